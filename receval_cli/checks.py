@@ -1,0 +1,86 @@
+"""Data checks that need a pass over the rows: counts, nulls, NaN, duplicates.
+
+They are built as lazy queries and collected together with the evaluation, so the files
+are read once; `raise_for` then turns a failed check into an InputError.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from receval_cli.errors import InputError
+from receval_cli.io import Input
+
+_EXAMPLES = 3
+
+
+def check_query(source: Input, duplicates_policy: str, value_columns: list[str]) -> pl.LazyFrame:
+    """One row: rows, nulls per column, NaN per value column, duplicate pairs, examples."""
+    frame = source.frame
+    exprs: list[pl.Expr] = [pl.len().alias("rows")]
+    for column in ["user", "item", *value_columns]:
+        exprs.append(pl.col(column).null_count().alias(f"null:{column}"))
+    for column in value_columns:
+        exprs.append(pl.col(column).is_nan().sum().alias(f"nan:{column}"))
+    stats = frame.select(exprs)
+    if duplicates_policy != "error":
+        return stats
+    dups = (
+        frame.group_by("user", "item")
+        .agg(pl.len().alias("copies"))
+        .filter(pl.col("copies") > 1)
+        .select(
+            pl.len().alias("duplicate_pairs"),
+            pl.struct("user", "item", "copies")
+            .sort_by("copies", "user", "item", descending=[True, False, False])
+            .head(_EXAMPLES)
+            .implode()
+            .alias("duplicate_examples"),
+        )
+    )
+    return pl.concat([stats, dups], how="horizontal")
+
+
+def raw_rows(source: Input) -> pl.LazyFrame:
+    """Rows in the file; for a list layout, also the distinct users (one row each)."""
+    exprs = [pl.len().alias("raw_rows")]
+    if source.layout == "items":
+        exprs.append(pl.col(source.columns["user"]).n_unique().alias("raw_users"))
+    return source.raw.select(exprs)
+
+
+def raise_for(source: Input, result: dict[str, object], policy_key: str) -> None:
+    """Raise an InputError for the first failed check of one input."""
+    where = f"{source.role} file {source.path}"
+    if result["raw_rows"] == 0:
+        raise InputError(f"{where} has no rows. Write the data first.")
+    users = result.get("raw_users")
+    if users is not None and users != result["raw_rows"]:
+        raise InputError(
+            f"{where}: a list layout needs one row per user, but {result['raw_rows']} rows "
+            f"hold {users} users. Merge each user's rows into one list."
+        )
+    for name, value in result.items():
+        if name.startswith("null:") and value:
+            column = source.columns.get(name[5:], name[5:])
+            raise InputError(
+                f"{where}: column '{column}' has {value} null value(s). Every row needs a "
+                f"{name[5:]}; drop or fill those rows."
+            )
+        if name.startswith("nan:") and value:
+            column = source.columns.get(name[4:], name[4:])
+            raise InputError(
+                f"{where}: column '{column}' has {value} NaN value(s), which cannot be "
+                "ranked or compared. Drop or fill those rows."
+            )
+    pairs = result.get("duplicate_pairs")
+    if pairs:
+        examples = result["duplicate_examples"]
+        assert isinstance(examples, list)
+        shown = "; ".join(
+            f"user {e['user']!r}, item {e['item']!r} ({e['copies']} rows)" for e in examples
+        )
+        raise InputError(
+            f"{where}: {pairs} (user, item) pair(s) appear more than once, e.g. {shown}. "
+            f"Remove the duplicates, or set conventions.{policy_key} to say which row counts."
+        )

@@ -1,0 +1,310 @@
+"""The YAML config: strict loading (no duplicate keys, no code), pydantic validation.
+
+Paths inside a config file are relative to the folder of that file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+
+from receval_cli.conventions import Conventions
+from receval_cli.errors import ConfigError, did_you_mean
+from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
+
+FileFormat = Literal["csv", "tsv", "parquet", "jsonl"]
+OutputFormat = Literal["table", "json"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PredictionColumns(_Strict):
+    """Column names in the predictions file. Give one of score, rank or items."""
+
+    user: str = "user"
+    item: str = "item"
+    score: str | None = None
+    rank: str | None = None
+    items: str | None = Field(None, description="A list column: one row per user, items in order.")
+
+    @model_validator(mode="after")
+    def _one_layout(self) -> PredictionColumns:
+        given = [n for n in ("score", "rank", "items") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(
+                f"give only one of score, rank or items (found {', '.join(given)}): a list "
+                "is ranked either by score, by a rank column, or by its order"
+            )
+        return self
+
+
+class TruthColumns(_Strict):
+    """Column names in the ground-truth file."""
+
+    user: str = "user"
+    item: str = "item"
+    relevance: str | None = Field(None, description="Grades; absent: every listed item has 1.")
+    items: str | None = Field(None, description="A list column: one row per user.")
+    relevances: str | None = Field(None, description="With items: a list of grades.")
+
+
+class _FileConfig(_Strict):
+    path: str
+    format: FileFormat | None = Field(None, description="Default: from the file's extension.")
+    separator: str | None = Field(None, description="CSV field separator (default , or tab).")
+    list_separator: str = Field("|", description="Separator of a list stored as CSV text.")
+
+
+class PredictionsConfig(_FileConfig):
+    columns: PredictionColumns = PredictionColumns()
+
+
+class GroundTruthConfig(_FileConfig):
+    columns: TruthColumns = TruthColumns()
+
+
+class Gate(_Strict):
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> Gate:
+        if self.min is None and self.max is None:
+            raise ValueError("a gate needs min, max, or both, e.g. {min: 0.3}")
+        return self
+
+
+class OutputConfig(_Strict):
+    format: OutputFormat = "table"
+    path: str | None = None
+
+
+class Config(_Strict):
+    """The whole config file."""
+
+    predictions: PredictionsConfig
+    ground_truth: GroundTruthConfig
+    metrics: list[str | dict[str, Any]] = Field(min_length=1)
+    cutoffs: list[PositiveInt] | None = None
+    conventions: Conventions = Conventions()
+    gates: dict[str, Gate] = {}
+    output: OutputConfig = OutputConfig()
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated config, its file, and its metric list expanded into specs."""
+
+    config: Config
+    path: Path
+    specs: tuple[MetricSpec, ...]
+    gates: dict[str, Gate]
+
+    def resolve_path(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.path.parent / candidate
+
+
+def load_config(path: Path) -> LoadedConfig:
+    """Read, validate and expand a config file; every problem raises ConfigError."""
+    raw = _read_yaml(path)
+    if not isinstance(raw, dict):
+        found = "an empty file" if raw is None else f"a {type(raw).__name__}"
+        raise ConfigError(
+            f"{path}: the config must be a mapping with at least predictions, ground_truth "
+            f"and metrics; found {found}. Start from configs/quickstart.yaml."
+        )
+    try:
+        config = Config.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(_format_validation_error(path, error)) from None
+    specs = expand_metrics(path, config)
+    return LoadedConfig(config, path, specs, _canonical_gates(path, config, specs))
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys (it already refuses Python object tags)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in mapping:
+            line = key_node.start_mark.line + 1
+            raise ConfigError(
+                f"{loader.name}: line {line}: the key '{key}' appears twice in the same "
+                "mapping; YAML would silently keep only the last. Remove one of them."
+            )
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def _read_yaml(path: Path) -> Any:
+    if not path.exists():
+        raise ConfigError(f"{path}: the config file does not exist. Check the path.")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a config file. Name the YAML file.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the config as UTF-8 text ({error}).") from None
+    loader = _StrictLoader(text)
+    loader.name = str(path)
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problem = error.problem or str(error)
+        hint = (
+            " Tags that build Python objects are never loaded."
+            if "python/" in str(error)
+            else " Check the indentation (spaces, not tabs) and the quoting."
+        )
+        raise ConfigError(f"{path}: invalid YAML at {where}: {problem}.{hint}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: invalid YAML: {error}") from None
+    finally:
+        loader.dispose()
+
+
+def _loc(parts: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _format_validation_error(path: Path, error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        loc = tuple(p for p in item["loc"] if p not in ("str", "dict[str,any]"))
+        where = _loc(loc) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            parent = _model_at(loc[:-1])
+            valid = sorted(parent.model_fields) if parent else []
+            key = str(loc[-1])
+            lines.append(
+                f"{where}: unknown key '{key}'.{did_you_mean(key, valid)} "
+                f"Valid keys here: {', '.join(valid)}."
+            )
+        elif item["type"] == "missing":
+            lines.append(f"{where}: required key is missing.")
+        else:
+            found = item.get("input")
+            found_text = "" if isinstance(found, dict | list) else f" (found {found!r})"
+            lines.append(f"{where}: {item['msg']}{found_text}.")
+    return f"{path}: the config is not valid:\n  " + "\n  ".join(lines)
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] = Config
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        annotation = field.annotation if field else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model
+
+
+_ENTRY_KEYS = ("name", "k", "cutoffs")
+
+
+def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
+    """Turn the `metrics` list (strings or mappings) and `cutoffs` into resolved specs."""
+    specs: list[MetricSpec] = []
+    for index, entry in enumerate(config.metrics):
+        where = f"{path}: metrics[{index}]"
+        try:
+            for spec in _entry_specs(entry, config.cutoffs):
+                resolved = resolve(spec)
+                if resolved not in specs:
+                    specs.append(resolved)
+        except (SpecError, SpecSyntaxError) as error:
+            raise ConfigError(f"{where}: {error}") from None
+    return tuple(specs)
+
+
+def _entry_specs(entry: str | dict[str, Any], cutoffs: list[int] | None) -> list[MetricSpec]:
+    if isinstance(entry, str):
+        base = MetricSpec.parse(entry)
+        explicit_all = "@" in entry
+        return _with_cutoffs(base, None if explicit_all else cutoffs)
+    if "name" not in entry:
+        raise SpecSyntaxError("a metric mapping needs a name, e.g. {name: ndcg, cutoffs: [10]}")
+    base = MetricSpec.parse(str(entry["name"]))
+    params = dict(base.params)
+    for key, value in entry.items():
+        if key in _ENTRY_KEYS:
+            continue
+        if isinstance(value, dict | list) or value is None:
+            raise SpecSyntaxError(f"parameter '{key}' must be a single value, found {value!r}")
+        params[str(key)] = value
+    ks = _entry_cutoffs(entry, base)
+    spec = MetricSpec(base.name, base.k, tuple(params.items()))
+    if ks is not None:
+        return [MetricSpec(spec.name, k, spec.params) for k in ks]
+    explicit = "@" in str(entry["name"])
+    return _with_cutoffs(spec, None if explicit else cutoffs)
+
+
+def _entry_cutoffs(entry: dict[str, Any], base: MetricSpec) -> list[int] | None:
+    if "k" in entry and "cutoffs" in entry:
+        raise SpecSyntaxError("give either k or cutoffs, not both")
+    raw = entry.get("cutoffs", entry.get("k"))
+    if raw is None:
+        return None
+    if base.k is not None:
+        raise SpecSyntaxError(f"'{entry['name']}' already has a cutoff; drop k/cutoffs")
+    values = raw if isinstance(raw, list) else [raw]
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise SpecSyntaxError(f"cutoff {value!r} is not a positive integer")
+    return values
+
+
+def _with_cutoffs(spec: MetricSpec, cutoffs: list[int] | None) -> list[MetricSpec]:
+    if spec.k is not None or not cutoffs:
+        return [spec]
+    from receval_cli.metrics import lookup
+
+    try:
+        takes_cutoff = lookup(spec.name).takes_cutoff
+    except SpecError:
+        return [spec]  # resolve() reports the unknown name
+    if not takes_cutoff:
+        return [spec]
+    return [MetricSpec(spec.name, k, spec.params) for k in cutoffs]
+
+
+def _canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -> dict[str, Gate]:
+    """Key every gate by its metric's canonical name (so `ap@10` gates `map@10`)."""
+    names = [str(s) for s in specs]
+    gates: dict[str, Gate] = {}
+    for metric, gate in config.gates.items():
+        try:
+            canonical = str(resolve(MetricSpec.parse(metric)))
+        except (SpecError, SpecSyntaxError):
+            canonical = metric
+        if canonical not in names:
+            raise ConfigError(
+                f"{path}: gates.{metric}: no such metric among this config's metrics."
+                f"{did_you_mean(metric, names)} Gate one of: {', '.join(names)}; or add "
+                f"'{metric}' to metrics."
+            )
+        gates[canonical] = gate
+    return gates

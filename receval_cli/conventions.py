@@ -1,0 +1,101 @@
+"""Edge-case conventions: every choice that makes "the same" metric differ between tools.
+
+Each is a named setting with a documented default; the resolved set is echoed in every
+report, so a number never travels without the rules that produced it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TieBreak = Literal["item_desc", "item_asc", "input_order"]
+MissingPolicy = Literal["zero", "skip"]
+PrecisionDenominator = Literal["k", "list_length"]
+ApDenominator = Literal["relevant", "min_k_relevant", "hits"]
+IdealDcg = Literal["at_k", "all_relevant"]
+Gain = Literal["linear", "exponential"]
+Discount = Literal["log2", "jarvelin"]
+PredictionDuplicates = Literal["error", "first", "max_score"]
+TruthDuplicates = Literal["error", "first", "max"]
+
+
+class Conventions(BaseModel):
+    """The `conventions` section of the config."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    relevance_threshold: float = Field(
+        1.0,
+        description=(
+            "An item is relevant when its relevance >= this value. Binary metrics use it; "
+            "graded metrics (the DCG family) still use the grades as gains."
+        ),
+    )
+    tie_break: TieBreak = Field(
+        "item_desc",
+        description=(
+            "Order of items with equal score (or equal rank) after score descending: "
+            "item_desc (trec_eval's rule), item_asc, or input_order (file order)."
+        ),
+    )
+    users_without_recommendations: MissingPolicy = Field(
+        "zero",
+        description=(
+            "Users in the ground truth with no recommendation: zero (kept, every metric "
+            "counts 0) or skip (left out of the mean)."
+        ),
+    )
+    users_without_relevant: MissingPolicy = Field(
+        "skip",
+        description=(
+            "Users in the ground truth with no item at or above relevance_threshold: skip "
+            "(left out of the mean) or zero (kept; a ratio with a 0 denominator counts 0)."
+        ),
+    )
+    precision_denominator: PrecisionDenominator = Field(
+        "k",
+        description=(
+            "Precision@k divides the hits by k, or by list_length (the user's list truncated at k)."
+        ),
+    )
+    ap_denominator: ApDenominator = Field(
+        "min_k_relevant",
+        description=(
+            "AP@k divides the summed precisions by all relevant items (relevant, trec_eval), "
+            "min(k, relevant) (min_k_relevant), or the hits in the top k (hits)."
+        ),
+    )
+    ideal_dcg: IdealDcg = Field(
+        "at_k",
+        description=(
+            "IDCG@k is the DCG of the ideal list truncated at k (at_k), or of every "
+            "relevant item (all_relevant, Jurity's rule)."
+        ),
+    )
+    gain: Gain = Field(
+        "linear",
+        description="DCG-family gain: linear (rel) or exponential (2^rel - 1).",
+    )
+    discount: Discount = Field(
+        "log2",
+        description=(
+            "DCG-family discount: log2 (1/log2(i+1)) or jarvelin (positions 1 and 2 "
+            "undiscounted, then 1/log2(i))."
+        ),
+    )
+    duplicates: PredictionDuplicates = Field(
+        "error",
+        description=(
+            "A (user, item) repeated in the predictions: error, first (keep the first "
+            "row in file order), or max_score (keep the best-ranked row)."
+        ),
+    )
+    truth_duplicates: TruthDuplicates = Field(
+        "error",
+        description=(
+            "A (user, item) repeated in the ground truth: error, first (keep the first "
+            "row in file order), or max (keep the highest relevance)."
+        ),
+    )

@@ -1,0 +1,38 @@
+"""receval's own exceptions.
+
+They are raised deep inside and turned into a message and an exit code only at the CLI
+edge. Every message names the file, the column or key, what was found and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+class RecEvalError(Exception):
+    """Base of every error receval reports to a user (exit code 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class ConfigError(RecEvalError):
+    """The YAML config is malformed, or names a key, metric or value that is not valid."""
+
+
+class InputError(RecEvalError):
+    """An input file is missing, unreadable, or its contents do not fit the config."""
+
+
+class UsageError(RecEvalError):
+    """The command line asks for something inconsistent."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return ' Did you mean 'x'?' for the closest choice, or '' when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" Did you mean '{close[0]}'?" if close else ""

@@ -1,0 +1,213 @@
+"""Run the registry over the prepared data: every metric at every cutoff in one pass."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import polars as pl
+
+from receval_cli.checks import check_query, raise_for, raw_rows
+from receval_cli.config import LoadedConfig
+from receval_cli.conventions import Conventions
+from receval_cli.errors import InputError, RecEvalError
+from receval_cli.gates import check_gates
+from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import resolved_params
+from receval_cli.metrics.stats import Stats
+from receval_cli.prepare import build_events
+from receval_cli.report import Report
+
+EVALUATED = "evaluated"
+
+
+class InternalError(RecEvalError):
+    """receval computed something impossible: a bug, reported with the metric's name."""
+
+    exit_code = 3
+
+
+def metric_exprs(
+    specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> tuple[Stats, dict[str, pl.Expr]]:
+    """The per-user expression of every spec, and the statistics they need."""
+    stats = Stats()
+    values = conventions.model_dump()
+    exprs = {}
+    for spec in specs:
+        definition = lookup(spec.name)
+        params = resolved_params(spec, values)
+        exprs[str(spec)] = definition.compute(stats, spec.k, params).alias(str(spec))
+    return stats, exprs
+
+
+def max_depth(specs: tuple[MetricSpec, ...]) -> int | None:
+    """How deep each list must be kept: the largest cutoff, or None for the whole list."""
+    if any(spec.k is None for spec in specs):
+        return None
+    return max(spec.k for spec in specs if spec.k is not None)
+
+
+def user_status(conventions: Conventions) -> pl.Expr:
+    """Why a user is or is not in the mean (first matching reason wins)."""
+    skip_no_relevant = conventions.users_without_relevant == "skip"
+    skip_no_recs = conventions.users_without_recommendations == "skip"
+    return (
+        pl.when(~pl.col("in_truth"))
+        .then(pl.lit("only_in_predictions"))
+        .when((pl.col("n_relevant") == 0) & skip_no_relevant)
+        .then(pl.lit("no_relevant"))
+        .when((pl.col("list_length") == 0) & skip_no_recs)
+        .then(pl.lit("no_recommendations"))
+        .otherwise(pl.lit(EVALUATED))
+        .alias("status")
+    )
+
+
+def per_user_frame(
+    predictions: Input, truth: Input, loaded: LoadedConfig
+) -> tuple[pl.LazyFrame, list[str]]:
+    """The lazy per-user table: statistics, status and one column per metric."""
+    conventions = loaded.config.conventions
+    stats, exprs = metric_exprs(loaded.specs, conventions)
+    events = build_events(
+        predictions.frame, predictions.layout, truth.frame, conventions, max_depth(loaded.specs)
+    )
+    frame = (
+        events.with_columns(list(stats.row_columns.values()))
+        .group_by("user")
+        .agg(list(stats.aggregations.values()))
+        .with_columns(user_status(conventions), *exprs.values())
+    )
+    return frame, list(exprs)
+
+
+def evaluate(loaded: LoadedConfig) -> Report:
+    """Read the inputs, compute every metric, check the gates; return the Report."""
+    started = time.perf_counter()
+    config = loaded.config
+    predictions = read_predictions(config.predictions, loaded.resolve_path(config.predictions.path))
+    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    align_ids(predictions, truth)
+    frame, names = per_user_frame(predictions, truth, loaded)
+    queries = [
+        check_query(predictions, config.conventions.duplicates, [predictions.layout]),
+        raw_rows(predictions),
+        check_query(truth, config.conventions.truth_duplicates, ["rel"]),
+        raw_rows(truth),
+        frame,
+    ]
+    try:
+        p_check, p_rows, t_check, t_rows, per_user = pl.collect_all(queries)
+    except pl.exceptions.PolarsError as error:
+        raise _diagnose(error, predictions, truth) from None
+    raise_for(
+        predictions, {**p_check.row(0, named=True), **p_rows.row(0, named=True)}, "duplicates"
+    )
+    raise_for(
+        truth, {**t_check.row(0, named=True), **t_rows.row(0, named=True)}, "truth_duplicates"
+    )
+    users = _user_counts(per_user, predictions, truth)
+    evaluated = per_user.filter(pl.col("status") == EVALUATED)
+    means = evaluated.select(pl.col(names).mean()).row(0, named=True)
+    metrics = {name: float(means[name]) for name in names}
+    _guard_ranges(metrics, loaded.specs)
+    inputs = {
+        "predictions": {**predictions.describe(), "rows": p_rows.item(0, "raw_rows")},
+        "ground_truth": {**truth.describe(), "rows": t_rows.item(0, "raw_rows")},
+    }
+    return Report(
+        metrics=metrics,
+        config=_resolved_config(loaded),
+        conventions=config.conventions.model_dump(),
+        inputs=inputs,
+        users=users,
+        gates=check_gates(loaded.gates, metrics),
+        elapsed_seconds=time.perf_counter() - started,
+        per_user=per_user.select("user", "status", *names),
+    )
+
+
+def _user_counts(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dict[str, Any]:
+    counts = per_user.select(
+        in_ground_truth=pl.col("in_truth").sum(),
+        in_predictions=(pl.col("list_length") > 0).sum(),
+        in_both=(pl.col("in_truth") & (pl.col("list_length") > 0)).sum(),
+        evaluated=(pl.col("status") == EVALUATED).sum(),
+        zero_recs=((pl.col("status") == EVALUATED) & (pl.col("list_length") == 0)).sum(),
+        zero_relevant=((pl.col("status") == EVALUATED) & (pl.col("n_relevant") == 0)).sum(),
+        skipped_no_relevant=(pl.col("status") == "no_relevant").sum(),
+        skipped_no_recs=(pl.col("status") == "no_recommendations").sum(),
+        only_in_predictions=(pl.col("status") == "only_in_predictions").sum(),
+    ).row(0, named=True)
+    if counts["in_both"] == 0:
+        raise InputError(_no_overlap_message(per_user, predictions, truth))
+    if counts["evaluated"] == 0:
+        raise InputError(
+            f"no user could be evaluated: of {counts['in_ground_truth']} users in the ground "
+            f"truth, {counts['skipped_no_relevant']} have no item with relevance >= the "
+            f"relevance_threshold and {counts['skipped_no_recs']} have no recommendation. "
+            "Lower conventions.relevance_threshold, or check the relevance column."
+        )
+    return {
+        "in_ground_truth": counts["in_ground_truth"],
+        "in_predictions": counts["in_predictions"],
+        "in_both": counts["in_both"],
+        "evaluated": counts["evaluated"],
+        "counted_as_zero": {
+            "no_recommendations": counts["zero_recs"],
+            "no_relevant": counts["zero_relevant"],
+        },
+        "skipped": {
+            "no_relevant": counts["skipped_no_relevant"],
+            "no_recommendations": counts["skipped_no_recs"],
+        },
+        "only_in_predictions": counts["only_in_predictions"],
+    }
+
+
+def _no_overlap_message(per_user: pl.DataFrame, predictions: Input, truth: Input) -> str:
+    def sample(mask: pl.Expr) -> str:
+        users = per_user.filter(mask).get_column("user").sort().head(3).to_list()
+        return ", ".join(repr(u) for u in users)
+
+    return (
+        f"no user appears in both {predictions.path} (users e.g. "
+        f"{sample(pl.col('list_length') > 0)}) and {truth.path} (users e.g. "
+        f"{sample(pl.col('in_truth'))}). Check predictions.columns.user and "
+        "ground_truth.columns.user, and that both files use the same ids."
+    )
+
+
+def _guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> None:
+    for spec in specs:
+        value = metrics[str(spec)]
+        upper = lookup(spec.name).upper_bound
+        if math.isnan(value) or value < 0 or (upper is not None and value > upper + 1e-9):
+            raise InternalError(
+                f"internal error: {spec} = {value}, outside its range [0, {upper}]. This is a "
+                "bug in receval; please report it with the config and a data sample."
+            )
+
+
+def _diagnose(error: pl.exceptions.PolarsError, *inputs: Input) -> InputError:
+    """Find which file the engine failed on, and say so."""
+    for source in inputs:
+        try:
+            source.frame.select(pl.len()).collect()
+        except pl.exceptions.PolarsError as inner:
+            return InputError(
+                f"{source.role} file {source.path} could not be read: "
+                f"{str(inner).strip().splitlines()[0]}. Check the file's contents and the "
+                "columns named in the config."
+            )
+    return InputError(f"the inputs could not be evaluated: {str(error).strip().splitlines()[0]}")
+
+
+def _resolved_config(loaded: LoadedConfig) -> dict[str, Any]:
+    data = loaded.config.model_dump(mode="json")
+    data["metrics"] = [str(s) for s in loaded.specs]
+    data["source"] = str(loaded.path)
+    return data

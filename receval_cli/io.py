@@ -1,0 +1,294 @@
+"""Readers: scan an input file lazily, map its columns, check its schema.
+
+Every reader returns a LazyFrame with receval's canonical column names:
+predictions (user, item, score | rank[, row]) and ground truth (user, item, rel[, row]),
+where `row` is the row's position in the file (for input_order ties and `first`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from receval_cli.config import FileFormat, GroundTruthConfig, PredictionsConfig
+from receval_cli.errors import InputError, did_you_mean
+
+_EXTENSIONS: dict[str, FileFormat] = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
+_COMPRESSION = (".gz", ".zst")
+_CSV_SCHEMA_ROWS = 10_000
+
+
+@dataclass
+class Input:
+    """A scanned input file in canonical columns, with what the report says about it."""
+
+    role: str
+    path: Path
+    format: FileFormat
+    layout: str
+    columns: dict[str, str]
+    frame: pl.LazyFrame
+    raw: pl.LazyFrame = field(repr=False)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "path": str(self.path),
+            "format": self.format,
+            "layout": self.layout,
+            "columns": self.columns,
+        }
+
+
+def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat:
+    if given is not None:
+        return given
+    suffixes = [s.lower() for s in path.suffixes]
+    while suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes.pop()
+    if suffixes and suffixes[-1] in _EXTENSIONS:
+        return _EXTENSIONS[suffixes[-1]]
+    raise InputError(
+        f"{role} file {path}: cannot tell the format from the extension "
+        f"'{''.join(path.suffixes) or '(none)'}'. Set {_key(role)}.format to one of "
+        f"csv, tsv, parquet, jsonl."
+    )
+
+
+def _key(role: str) -> str:
+    return "predictions" if role == "predictions" else "ground_truth"
+
+
+def scan(path: Path, fmt: FileFormat, separator: str | None, role: str) -> pl.LazyFrame:
+    """Open a file lazily; missing, empty and unreadable files raise InputError."""
+    if not path.exists():
+        raise InputError(
+            f"{role} file {path} does not exist. Fix {_key(role)}.path in the config "
+            "(relative paths are read from the config file's folder)."
+        )
+    if path.is_dir():
+        raise InputError(f"{role} file {path} is a folder. Point {_key(role)}.path at a file.")
+    if path.stat().st_size == 0:
+        raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
+    try:
+        if fmt in ("csv", "tsv"):
+            sep = separator or ("\t" if fmt == "tsv" else ",")
+            frame = pl.scan_csv(path, separator=sep, infer_schema_length=_CSV_SCHEMA_ROWS)
+        elif fmt == "parquet":
+            frame = pl.scan_parquet(path)
+        else:
+            frame = pl.scan_ndjson(path, infer_schema_length=_CSV_SCHEMA_ROWS)
+        frame.collect_schema()
+    except pl.exceptions.PolarsError as error:
+        raise InputError(
+            f"{role} file {path} cannot be read as {fmt}: {_first_line(error)}. Check that "
+            f"the file is complete and really {fmt} (or set {_key(role)}.format)."
+        ) from None
+    return frame
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _require_column(schema: pl.Schema, column: str, role: str, path: Path, key: str) -> None:
+    if column not in schema:
+        names = list(schema.names())
+        raise InputError(
+            f"{role} file {path} has no column '{column}' (set by {_key(role)}.columns."
+            f"{key}).{did_you_mean(column, names)} Its columns are: {', '.join(names)}. "
+            f"Set {_key(role)}.columns.{key} to one of them."
+        )
+
+
+def _is_empty(frame: pl.LazyFrame) -> bool:
+    return frame.head(1).collect().height == 0
+
+
+def _check_id(frame: pl.LazyFrame, schema: pl.Schema, column: str, role: str, path: Path) -> None:
+    dtype = schema[column]
+    if dtype.is_integer() or dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+        return
+    if _is_empty(frame):
+        raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
+    raise InputError(
+        f"{role} file {path}: column '{column}' holds {dtype} values; ids must be integers "
+        f"or strings. Fix the column (e.g. write ids as integers, not 1.0)."
+    )
+
+
+def _check_numeric(
+    frame: pl.LazyFrame, schema: pl.Schema, column: str, role: str, path: Path, what: str
+) -> None:
+    dtype = schema[column]
+    if dtype.is_numeric() or dtype == pl.Boolean:
+        return
+    if _is_empty(frame):
+        raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
+    raise InputError(
+        f"{role} file {path}: column '{column}' ({what}) holds {dtype} values, not numbers. "
+        f"Fix the values, or point {_key(role)}.columns at the numeric column."
+    )
+
+
+def _id_expr(column: str, schema: pl.Schema) -> pl.Expr:
+    dtype = schema[column]
+    expr = pl.col(column)
+    return expr.cast(pl.String) if dtype == pl.Categorical or isinstance(dtype, pl.Enum) else expr
+
+
+def _list_items(
+    frame: pl.LazyFrame,
+    schema: pl.Schema,
+    column: str,
+    list_separator: str,
+    role: str,
+    path: Path,
+) -> pl.Expr:
+    dtype = schema[column]
+    if isinstance(dtype, pl.List):
+        return pl.col(column)
+    if dtype == pl.String:
+        return pl.col(column).str.split(list_separator).list.eval(pl.element().str.strip_chars())
+    if _is_empty(frame):
+        raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
+    raise InputError(
+        f"{role} file {path}: column '{column}' holds {dtype} values; a list layout needs a "
+        f"list column (Parquet, JSONL) or text separated by '{list_separator}' (CSV)."
+    )
+
+
+def read_predictions(config: PredictionsConfig, path: Path) -> Input:
+    """Scan the predictions file into (user, item, score | rank, row)."""
+    role = "predictions"
+    fmt = detect_format(path, config.format, role)
+    raw = scan(path, fmt, config.separator, role)
+    schema = raw.collect_schema()
+    cols = config.columns
+    layout, value_col = _prediction_layout(cols.score, cols.rank, cols.items, schema, path)
+    _require_column(schema, cols.user, role, path, "user")
+    _check_id(raw, schema, cols.user, role, path)
+    indexed = raw.with_row_index("row")
+    user = _id_expr(cols.user, schema).alias("user")
+    if layout == "items":
+        items = _list_items(raw, schema, value_col, config.list_separator, role, path)
+        frame = (
+            indexed.select(user, items.alias("item"), "row")
+            .filter(pl.col("item").list.len() > 0)
+            .with_columns(rank=pl.int_ranges(1, pl.col("item").list.len() + 1))
+            .explode(["item", "rank"])
+            .with_columns(pl.col("rank").cast(pl.Float64))
+        )
+        mapping = {"user": cols.user, "items": value_col}
+    else:
+        _require_column(schema, cols.item, role, path, "item")
+        _check_id(raw, schema, cols.item, role, path)
+        _check_numeric(raw, schema, value_col, role, path, layout)
+        frame = indexed.select(
+            user,
+            _id_expr(cols.item, schema).alias("item"),
+            pl.col(value_col).cast(pl.Float64).alias(layout),
+            "row",
+        )
+        mapping = {"user": cols.user, "item": cols.item, layout: value_col}
+    return Input(role, path, fmt, layout, mapping, frame, raw)
+
+
+def _prediction_layout(
+    score: str | None, rank: str | None, items: str | None, schema: pl.Schema, path: Path
+) -> tuple[str, str]:
+    for layout, given in (("score", score), ("rank", rank), ("items", items)):
+        if given is not None:
+            _require_column(schema, given, "predictions", path, layout)
+            return layout, given
+    for layout in ("score", "rank", "items"):
+        if layout in schema:
+            return layout, layout
+    names = list(schema.names())
+    raise InputError(
+        f"predictions file {path}: no score, rank or items column was named in "
+        f"predictions.columns, and none of those names is in the file (its columns: "
+        f"{', '.join(names)}). Set predictions.columns.score (or .rank, or .items)."
+    )
+
+
+def read_ground_truth(config: GroundTruthConfig, path: Path) -> Input:
+    """Scan the ground-truth file into (user, item, rel, row)."""
+    role = "ground truth"
+    fmt = detect_format(path, config.format, role)
+    raw = scan(path, fmt, config.separator, role)
+    schema = raw.collect_schema()
+    cols = config.columns
+    _require_column(schema, cols.user, role, path, "user")
+    _check_id(raw, schema, cols.user, role, path)
+    indexed = raw.with_row_index("row")
+    user = _id_expr(cols.user, schema).alias("user")
+    mapping = {"user": cols.user}
+    if cols.items is not None:
+        _require_column(schema, cols.items, role, path, "items")
+        items = _list_items(raw, schema, cols.items, config.list_separator, role, path)
+        mapping["items"] = cols.items
+        if cols.relevances is not None:
+            _require_column(schema, cols.relevances, role, path, "relevances")
+            rels = _list_items(raw, schema, cols.relevances, config.list_separator, role, path)
+            mapping["relevances"] = cols.relevances
+            if schema[cols.relevances] == pl.String:
+                rels = rels.list.eval(pl.element().cast(pl.Float64, strict=False))
+            rels = rels.cast(pl.List(pl.Float64))
+        else:
+            rels = items.list.eval(pl.lit(1.0))
+        frame = (
+            indexed.select(user, items.alias("item"), rels.alias("rel"), "row")
+            .filter(pl.col("item").list.len() > 0)
+            .explode(["item", "rel"])
+        )
+        layout = "items"
+    else:
+        if cols.relevances is not None:
+            raise InputError(
+                "ground_truth.columns.relevances goes with ground_truth.columns.items (a list "
+                "layout); for one row per item use ground_truth.columns.relevance."
+            )
+        _require_column(schema, cols.item, role, path, "item")
+        _check_id(raw, schema, cols.item, role, path)
+        mapping["item"] = cols.item
+        relevance = cols.relevance
+        if relevance is None and "relevance" in schema:
+            relevance = "relevance"
+        if relevance is not None:
+            _require_column(schema, relevance, role, path, "relevance")
+            _check_numeric(raw, schema, relevance, role, path, "relevance")
+            rel = pl.col(relevance).cast(pl.Float64)
+            mapping["relevance"] = relevance
+        else:
+            rel = pl.lit(1.0, dtype=pl.Float64)
+        frame = indexed.select(
+            user, _id_expr(cols.item, schema).alias("item"), rel.alias("rel"), "row"
+        )
+        layout = "graded" if relevance is not None else "binary"
+    return Input(role, path, fmt, layout, mapping, frame, raw)
+
+
+def align_ids(predictions: Input, truth: Input) -> None:
+    """Give user and item ids one type in both files.
+
+    Integers in both stay integers (Int64); otherwise both are compared as strings, so an
+    integer 7 in one file matches the text "7" in the other (but not "07").
+    """
+    p_schema = predictions.frame.collect_schema()
+    t_schema = truth.frame.collect_schema()
+    casts: list[pl.Expr] = []
+    for column in ("user", "item"):
+        both_int = p_schema[column].is_integer() and t_schema[column].is_integer()
+        casts.append(pl.col(column).cast(pl.Int64 if both_int else pl.String))
+    predictions.frame = predictions.frame.with_columns(casts)
+    truth.frame = truth.frame.with_columns(casts)

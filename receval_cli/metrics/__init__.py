@@ -1,0 +1,15 @@
+"""The metric registry, filled by importing the metric families."""
+
+from receval_cli.metrics import ranking as ranking
+from receval_cli.metrics.registry import REGISTRY, MetricDef, SpecError, lookup, resolve
+from receval_cli.metrics.spec import MetricSpec, SpecSyntaxError
+
+__all__ = [
+    "REGISTRY",
+    "MetricDef",
+    "MetricSpec",
+    "SpecError",
+    "SpecSyntaxError",
+    "lookup",
+    "resolve",
+]

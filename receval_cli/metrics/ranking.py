@@ -1,0 +1,205 @@
+"""Ranking metrics. Each is computed per user, then averaged over the evaluated users.
+
+Notation: for one user, rel_i is the relevance grade of the item at rank i (0 when the
+item is not in the ground truth), R the set of relevant items (grade >= the
+relevance_threshold), hits@k the relevant items among the top k. Where a denominator is
+0 the per-user value is 0 (which users enter the mean is set by the conventions).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from receval_cli.metrics.registry import Param, Params, register
+from receval_cli.metrics.stats import Stats, safe_div
+
+GAIN = Param(
+    "gain",
+    "linear: rel; exponential: 2^rel - 1",
+    choices=("linear", "exponential"),
+    convention="gain",
+)
+DISCOUNT = Param(
+    "discount",
+    "log2: 1/log2(i+1); jarvelin: 1 for i <= 2, then 1/log2(i)",
+    choices=("log2", "jarvelin"),
+    convention="discount",
+)
+IDEAL = Param(
+    "ideal",
+    "at_k: ideal list truncated at k; all_relevant: every relevant item",
+    choices=("at_k", "all_relevant"),
+    convention="ideal_dcg",
+)
+PRECISION_DENOMINATOR = Param(
+    "denominator",
+    "k, or list_length (the list truncated at k)",
+    choices=("k", "list_length"),
+    convention="precision_denominator",
+)
+AP_DENOMINATOR = Param(
+    "denominator",
+    "relevant: |R|; min_k_relevant: min(k, |R|); hits: hits@k",
+    choices=("relevant", "min_k_relevant", "hits"),
+    convention="ap_denominator",
+)
+BETA = Param("beta", "weight of recall against precision (> 0)", positive_number=True)
+
+
+@register(
+    "precision",
+    summary="Share of the top k that is relevant.",
+    formula="hits@k / k   (denominator=list_length: hits@k / min(k, list length))",
+    params=(PRECISION_DENOMINATOR,),
+)
+def precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """P@k = hits@k / k. Without a cutoff, k is the list length.
+
+    Example: relevant items at ranks 1 and 3 of 5 give P@5 = 2/5.
+    """
+    denominator = pl.lit(k) if k is not None and p["denominator"] == "k" else s.retrieved(k)
+    return safe_div(s.hits(k), denominator)
+
+
+@register(
+    "recall",
+    summary="Share of the relevant items found in the top k.",
+    formula="hits@k / |R|",
+)
+def recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """R@k = hits@k / |R|. Example: 8 relevant, 5 in the top 10: R@10 = 5/8."""
+    return safe_div(s.hits(k), s.n_relevant())
+
+
+def _f_beta(s: Stats, k: int | None, p: Params, beta: float) -> pl.Expr:
+    prec, rec = precision(s, k, p), recall(s, k, p)
+    b2 = beta * beta
+    return safe_div((1.0 + b2) * prec * rec, b2 * prec + rec)
+
+
+@register(
+    "f1",
+    summary="Harmonic mean of precision@k and recall@k, per user.",
+    formula="2 * P@k * R@k / (P@k + R@k)",
+    params=(PRECISION_DENOMINATOR,),
+)
+def f1(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """F1@k = 2 P R / (P + R), 0 when P + R = 0. Example: P = 0.5, R = 0.25: F1 = 1/3."""
+    return _f_beta(s, k, p, 1.0)
+
+
+@register(
+    "fbeta",
+    summary="Weighted harmonic mean of precision@k and recall@k, per user.",
+    formula="(1 + beta^2) * P@k * R@k / (beta^2 * P@k + R@k)",
+    params=(PRECISION_DENOMINATOR, BETA),
+)
+def fbeta(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """F_beta@k; beta > 1 weighs recall more. 0 when both are 0."""
+    beta = p["beta"]
+    assert not isinstance(beta, str)
+    return _f_beta(s, k, p, float(beta))
+
+
+@register(
+    "hit_rate",
+    summary="1 when any relevant item is in the top k, else 0.",
+    formula="[hits@k > 0]",
+    aliases=("success", "hr"),
+)
+def hit_rate(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """HR@k = 1 if hits@k > 0 else 0 (trec_eval's success_k)."""
+    return (s.hits(k) > 0).cast(pl.Float64)
+
+
+@register(
+    "mrr",
+    summary="Reciprocal rank of the first relevant item in the top k (0 if none).",
+    formula="1 / rank of the first relevant item within the top k",
+    aliases=("rr", "recip_rank"),
+)
+def mrr(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """RR@k = 1/rank_first. Example: first relevant at rank 3: RR = 1/3; at rank 6, RR@5 = 0."""
+    return s.reciprocal_rank(k)
+
+
+@register(
+    "map",
+    summary="Average precision at the relevant items of the top k, per user (mean = MAP).",
+    formula="sum over relevant i <= k of P@i / denominator   (|R|, min(k, |R|) or hits@k)",
+    params=(AP_DENOMINATOR,),
+    aliases=("ap",),
+)
+def average_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """AP@k = (sum of P@i at each relevant rank i <= k) / denominator.
+
+    Example: relevant at ranks 1, 4 and 5 of 5, |R| = 3: AP = (1/1 + 2/4 + 3/5) / 3 = 0.7.
+    """
+    by = p["denominator"]
+    if by == "relevant":
+        denominator = s.n_relevant()
+    elif by == "hits":
+        denominator = s.hits(k)
+    else:
+        denominator = s.n_relevant() if k is None else pl.min_horizontal(s.n_relevant(), k)
+    return safe_div(s.precision_sum(k), denominator)
+
+
+@register(
+    "r_precision",
+    summary="Precision at rank |R|, the user's number of relevant items.",
+    formula="hits@|R| / |R|",
+    takes_cutoff=False,
+    aliases=("rprec",),
+)
+def r_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """R-Prec = hits@|R| / |R|. Example: 4 relevant, 2 of them in the top 4: 0.5."""
+    return safe_div(s.hits_at_r(), s.n_relevant())
+
+
+@register(
+    "cg",
+    summary="Cumulative gain: the sum of the gains of the top k items.",
+    formula="sum_{i<=k} gain(rel_i)",
+    params=(GAIN,),
+    upper_bound=None,
+)
+def cg(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """CG@k = sum of gains. Example: grades (2, 0, 3, 2): CG@4 = 7."""
+    return s.cg(k, str(p["gain"]))
+
+
+@register(
+    "dcg",
+    summary="Discounted cumulative gain of the top k.",
+    formula="sum_{i<=k} gain(rel_i) * discount(i)",
+    params=(GAIN, DISCOUNT),
+    upper_bound=None,
+)
+def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """DCG@k. Example: grades (3, 2, 2, 0), linear, log2: 3 + 2/log2(3) + 2/2 = 5.26."""
+    return s.dcg(k, str(p["gain"]), str(p["discount"]))
+
+
+@register(
+    "idcg",
+    summary="DCG of the ideal ranking (ground truth by relevance, descending).",
+    formula="DCG@k of the ideal list (ideal=all_relevant: of every relevant item)",
+    params=(GAIN, DISCOUNT, IDEAL),
+    upper_bound=None,
+)
+def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """IDCG@k. With ideal=all_relevant the ideal list is not truncated at k."""
+    cut = k if p["ideal"] == "at_k" else None
+    return s.idcg(cut, str(p["gain"]), str(p["discount"]))
+
+
+@register(
+    "ndcg",
+    summary="DCG@k normalised by the ideal DCG.",
+    formula="DCG@k / IDCG@k   (0 when IDCG is 0)",
+    params=(GAIN, DISCOUNT, IDEAL),
+)
+def ndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """NDCG@k = DCG@k / IDCG@k. Example: grades (2, 0, 3, 2), linear, log2: 4.36/5.26 = 0.83."""
+    return safe_div(dcg(s, k, p), idcg(s, k, p))

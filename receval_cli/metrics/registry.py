@@ -1,0 +1,147 @@
+"""The metric registry: one typed entry per metric; every list of metrics comes from here."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from receval_cli.errors import did_you_mean
+from receval_cli.metrics.spec import MetricSpec, ParamValue
+from receval_cli.metrics.stats import Stats
+
+Params = Mapping[str, ParamValue]
+Compute = Callable[[Stats, int | None, Params], pl.Expr]
+
+
+class SpecError(ValueError):
+    """A spec names an unknown metric or parameter, or a value that is not valid."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A metric parameter; its default comes from a convention or is fixed."""
+
+    name: str
+    doc: str
+    choices: tuple[str, ...] = ()
+    convention: str | None = None
+    default: ParamValue | None = None
+    positive_number: bool = False
+
+    def check(self, value: ParamValue, spec_text: str) -> ParamValue:
+        if self.choices:
+            if value not in self.choices:
+                raise SpecError(
+                    f"parameter '{self.name}' of '{spec_text}' is '{value}'; choose one of "
+                    f"{', '.join(self.choices)}.{did_you_mean(str(value), self.choices)}"
+                )
+            return value
+        if self.positive_number and (
+            isinstance(value, str) or not math.isfinite(value) or value <= 0
+        ):
+            raise SpecError(
+                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a "
+                "positive number"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """Everything receval knows about one metric."""
+
+    name: str
+    compute: Compute
+    summary: str
+    formula: str
+    takes_cutoff: bool = True
+    params: tuple[Param, ...] = ()
+    aliases: tuple[str, ...] = ()
+    higher_is_better: bool = True
+    upper_bound: float | None = 1.0
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+REGISTRY: dict[str, MetricDef] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(
+    name: str,
+    *,
+    summary: str,
+    formula: str,
+    takes_cutoff: bool = True,
+    params: tuple[Param, ...] = (),
+    aliases: tuple[str, ...] = (),
+    upper_bound: float | None = 1.0,
+) -> Callable[[Compute], Compute]:
+    """Decorator: add the decorated compute function to the registry under `name`."""
+
+    def add(compute: Compute) -> Compute:
+        REGISTRY[name] = MetricDef(
+            name, compute, summary, formula, takes_cutoff, params, aliases, True, upper_bound
+        )
+        for alias in aliases:
+            _ALIASES[alias] = name
+        return compute
+
+    return add
+
+
+def lookup(name: str) -> MetricDef:
+    canonical = _ALIASES.get(name, name)
+    if canonical not in REGISTRY:
+        known = sorted([*REGISTRY, *_ALIASES])
+        raise SpecError(
+            f"unknown metric '{name}'.{did_you_mean(name, known)} Known metrics: "
+            f"{', '.join(sorted(REGISTRY))} (run `receval metrics` for their definitions)"
+        )
+    return REGISTRY[canonical]
+
+
+def resolve(spec: MetricSpec) -> MetricSpec:
+    """Check a spec against the registry and return it under the canonical metric name."""
+    definition = lookup(spec.name)
+    if spec.k is not None and not definition.takes_cutoff:
+        raise SpecError(f"'{spec}': {definition.name} takes no cutoff; write '{definition.name}'")
+    for name, value in spec.params:
+        param = definition.param(name)
+        if param is None:
+            names = [p.name for p in definition.params]
+            valid = ", ".join(names) if names else "none"
+            raise SpecError(
+                f"'{spec}': {definition.name} has no parameter '{name}' (its parameters: "
+                f"{valid}).{did_you_mean(name, names)}"
+            )
+        param.check(value, str(spec))
+    missing = [p.name for p in definition.params if p.convention is None and p.default is None]
+    missing = [m for m in missing if m not in spec.param_dict()]
+    if missing:
+        example = f"{definition.name}@10({missing[0]}=...)"
+        raise SpecError(
+            f"'{spec}': {definition.name} needs the parameter '{missing[0]}', e.g. {example}"
+        )
+    return MetricSpec(definition.name, spec.k, spec.params)
+
+
+def resolved_params(spec: MetricSpec, conventions: Mapping[str, object]) -> dict[str, ParamValue]:
+    """Every parameter of the spec's metric: explicit value, else convention, else default."""
+    definition = lookup(spec.name)
+    given = spec.param_dict()
+    values: dict[str, ParamValue] = {}
+    for param in definition.params:
+        if param.name in given:
+            values[param.name] = given[param.name]
+        elif param.convention is not None:
+            value = conventions[param.convention]
+            assert isinstance(value, str | int | float)
+            values[param.name] = value
+        elif param.default is not None:
+            values[param.name] = param.default
+    return values

@@ -1,0 +1,44 @@
+"""Write output files atomically: a temporary file in the same folder, then a rename.
+
+A reader never sees a half-written report, and a failed run leaves no file behind (an
+earlier report at the same path stays intact).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from receval_cli.errors import UsageError
+
+
+def check_destination(path: Path) -> None:
+    """Fail before any work when the output cannot be written there."""
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"output {path} is a folder; name a file, e.g. {path / 'report.json'}.")
+    if not folder.is_dir():
+        raise UsageError(
+            f"output {path}: the folder {folder} does not exist. Create it first "
+            f"(mkdir -p {folder})."
+        )
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"output {path}: the folder {folder} is not writable.")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    check_destination(path)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise UsageError(f"output {path} could not be written: {error.strerror}.") from None
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

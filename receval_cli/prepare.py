@@ -1,0 +1,83 @@
+"""Prepare once, evaluate many: rank the predictions, index the ground truth, join them.
+
+The result is the `events` frame described in metrics/stats.py: one row per (user, item)
+that is recommended, in the ground truth, or both.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from receval_cli.conventions import Conventions
+from receval_cli.metrics.stats import NOT_RETRIEVED
+
+_KEY = ["user", "item"]
+
+
+def _keep_first(frame: pl.LazyFrame) -> pl.LazyFrame:
+    return frame.filter(pl.col("row") == pl.col("row").min().over(_KEY))
+
+
+def dedupe_predictions(frame: pl.LazyFrame, layout: str, policy: str) -> pl.LazyFrame:
+    """Apply the `duplicates` convention (`error` is checked in checks.py, not here)."""
+    if policy == "first":
+        return _keep_first(frame)
+    if policy == "max_score":
+        value = pl.col(layout)
+        best = value.max() if layout == "score" else value.min()
+        return frame.group_by(_KEY).agg(best, pl.col("row").filter(value == best).min())
+    return frame
+
+
+def rank_predictions(
+    frame: pl.LazyFrame, layout: str, tie_break: str, max_depth: int | None
+) -> pl.LazyFrame:
+    """Number each user's items 1, 2, ... by score descending (or rank ascending).
+
+    Equal scores are ordered by `tie_break`; the order is total, so the ranking does not
+    depend on the engine or on the row order of the file (except for input_order).
+    """
+    key = pl.col("score") if layout == "score" else -pl.col("rank")
+    # One direction for every sort key: descending score (or ascending rank) first.
+    if tie_break == "item_desc":
+        order, descending = [key, pl.col("item")], True
+    elif tie_break == "item_asc":
+        order, descending = [-key, pl.col("item")], False
+    else:
+        order, descending = [-key, pl.col("row")], False
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(
+        "user", order_by=order, descending=descending
+    )
+    ranked = frame.select("user", "item", position.alias("rank"))
+    if max_depth is not None:
+        ranked = ranked.filter(pl.col("rank") <= max_depth)
+    return ranked
+
+
+def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
+    """Dedupe the ground truth and give each item its position in the ideal ranking."""
+    if conventions.truth_duplicates == "first":
+        frame = _keep_first(frame)
+    elif conventions.truth_duplicates == "max":
+        frame = frame.group_by(_KEY).agg(pl.col("rel").max())
+    ideal = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(
+        "user", order_by=[pl.col("rel"), pl.col("item")], descending=True
+    )
+    return frame.select("user", "item", "rel", ideal.alias("ideal_rank"))
+
+
+def build_events(
+    predictions: pl.LazyFrame,
+    layout: str,
+    truth: pl.LazyFrame,
+    conventions: Conventions,
+    max_depth: int | None,
+) -> pl.LazyFrame:
+    """Join ranked predictions with the indexed ground truth (a full join on user, item)."""
+    deduped = dedupe_predictions(predictions, layout, conventions.duplicates)
+    ranked = rank_predictions(deduped, layout, conventions.tie_break, max_depth)
+    indexed = index_truth(truth, conventions)
+    return ranked.join(indexed, on=_KEY, how="full", coalesce=True).with_columns(
+        pl.col("rank").fill_null(NOT_RETRIEVED),
+        relevant=(pl.col("rel") >= conventions.relevance_threshold).fill_null(False),
+    )

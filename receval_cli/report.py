@@ -1,0 +1,107 @@
+"""The Report (results as data) and its renderers: a rich table and JSON.
+
+Values are never rounded in the Report; only the table rounds, when printing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from receval_cli import __version__
+from receval_cli.gates import GateResult
+
+
+@dataclass
+class Report:
+    metrics: dict[str, float]
+    config: dict[str, Any]
+    conventions: dict[str, Any]
+    inputs: dict[str, dict[str, Any]]
+    users: dict[str, Any]
+    gates: list[GateResult] = field(default_factory=list)
+    elapsed_seconds: float = 0.0
+    per_user: pl.DataFrame | None = field(default=None, repr=False)
+    version: str = __version__
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "receval_version": self.version,
+            "metrics": self.metrics,
+            "gates": {
+                "passed": self.passed,
+                "results": [g.to_dict() for g in self.gates],
+            },
+            "users": self.users,
+            "conventions": self.conventions,
+            "inputs": self.inputs,
+            "config": self.config,
+            "elapsed_seconds": self.elapsed_seconds,
+        }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+def render_table(report: Report) -> RenderableType:
+    """The metric table with gate verdicts, then the user counts and the conventions."""
+    verdicts: dict[str, list[GateResult]] = {}
+    for gate in report.gates:
+        verdicts.setdefault(gate.metric, []).append(gate)
+    table = Table(title="receval", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    if report.gates:
+        table.add_column("gate")
+    for name, value in report.metrics.items():
+        row = [name, f"{value:.4f}"]
+        if report.gates:
+            row.append(_gate_cell(verdicts.get(name, [])))
+        table.add_row(*row)
+    parts: list[RenderableType] = [table, Text(_users_line(report.users))]
+    conventions = ", ".join(f"{k}={v}" for k, v in report.conventions.items())
+    parts.append(Text(f"conventions: {conventions}", style="dim"))
+    for gate in report.gates:
+        if not gate.passed:
+            parts.append(Text(f"gate failed: {gate.describe()}", style="bold red"))
+    return Group(*parts)
+
+
+def _gate_cell(gates: list[GateResult]) -> str:
+    cells = []
+    for gate in gates:
+        sign = ">=" if gate.bound == "min" else "<="
+        mark = "[green]ok[/green]" if gate.passed else "[bold red]FAIL[/bold red]"
+        cells.append(f"{mark} {sign} {gate.threshold:g}")
+    return "; ".join(cells)
+
+
+def _users_line(users: dict[str, Any]) -> str:
+    line = f"users: {users['evaluated']} evaluated"
+    zeros = users["counted_as_zero"]
+    if zeros["no_recommendations"]:
+        line += f" ({zeros['no_recommendations']} with no recommendation, counted as 0)"
+    skipped = users["skipped"]
+    reasons = [
+        f"{skipped['no_relevant']} with no relevant item" if skipped["no_relevant"] else "",
+        f"{skipped['no_recommendations']} with no recommendation"
+        if skipped["no_recommendations"]
+        else "",
+    ]
+    reasons = [r for r in reasons if r]
+    if reasons:
+        line += "; skipped: " + ", ".join(reasons)
+    if users["only_in_predictions"]:
+        line += f"; {users['only_in_predictions']} only in predictions (not evaluated)"
+    return line

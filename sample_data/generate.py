@@ -1,0 +1,59 @@
+"""Generate the bundled sample data (deterministic: the same files on every machine).
+
+    uv run python sample_data/generate.py
+
+200 users (string ids u001...) and 120 items (integer ids). Each user has a hidden taste;
+the ground truth holds the items a user rated (grades 1-5, relevant when >= 4 under the
+quickstart config), and the "model" scores 30 items per user with a noisy view of that taste.
+A few users get no recommendation, and a few recommendations go to users with no truth.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import polars as pl
+
+HERE = Path(__file__).parent
+N_USERS, N_ITEMS, LIST_LENGTH = 200, 120, 30
+
+
+def build() -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = random.Random(20261122)
+    truth_rows: list[tuple[str, int, int]] = []
+    pred_rows: list[tuple[str, int, float]] = []
+    for u in range(1, N_USERS + 11):
+        user = f"u{u:03d}"
+        taste = {item: rng.gauss(0, 1) for item in range(1, N_ITEMS + 1)}
+        if u <= N_USERS:
+            # People mostly rate what they like: a noisy top of their taste.
+            seen = {item: t + rng.gauss(0, 1.0) for item, t in taste.items()}
+            rated = sorted(seen, key=lambda i: -seen[i])[: rng.randint(5, 20)]
+            for item in rated:
+                grade = min(5, max(1, round(3 + 1.2 * taste[item] + rng.gauss(0, 0.5))))
+                truth_rows.append((user, item, grade))
+        if u % 40 == 0:
+            continue  # users without recommendations
+        noisy = {item: round(t + rng.gauss(0, 0.35), 4) for item, t in taste.items()}
+        top = sorted(noisy, key=lambda i: (-noisy[i], i))[:LIST_LENGTH]
+        pred_rows.extend((user, item, noisy[item]) for item in top)
+    truth = pl.DataFrame(truth_rows, schema=["user_id", "item_id", "rating"], orient="row")
+    predictions = pl.DataFrame(pred_rows, schema=["user_id", "item_id", "score"], orient="row")
+    return predictions, truth
+
+
+def main() -> None:
+    predictions, truth = build()
+    predictions.write_csv(HERE / "predictions.csv")
+    truth.write_parquet(HERE / "ground_truth.parquet")
+    lists = predictions.sort(["user_id", "score", "item_id"], descending=[False, True, True])
+    lists = lists.group_by("user_id", maintain_order=True).agg(pl.col("item_id").alias("items"))
+    with open(HERE / "predictions_lists.jsonl", "w", encoding="utf-8") as handle:
+        for row in lists.iter_rows(named=True):
+            handle.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
