@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from receval_cli.checks import check_query, raise_for, raw_rows
-from receval_cli.config import LoadedConfig
+from receval_cli.config import Gate, LoadedConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.gates import check_gates
@@ -67,13 +68,15 @@ def user_status(conventions: Conventions) -> pl.Expr:
 
 
 def per_user_frame(
-    predictions: Input, truth: Input, loaded: LoadedConfig
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
 ) -> tuple[pl.LazyFrame, list[str]]:
     """The lazy per-user table: statistics, status and one column per metric."""
-    conventions = loaded.config.conventions
-    stats, exprs = metric_exprs(loaded.specs, conventions)
+    stats, exprs = metric_exprs(specs, conventions)
     events = build_events(
-        predictions.frame, predictions.layout, truth.frame, conventions, max_depth(loaded.specs)
+        predictions.frame, predictions.layout, truth.frame, conventions, max_depth(specs)
     )
     frame = (
         events.with_columns(list(stats.row_columns.values()))
@@ -85,17 +88,32 @@ def per_user_frame(
 
 
 def evaluate(loaded: LoadedConfig) -> Report:
-    """Read the inputs, compute every metric, check the gates; return the Report."""
+    """Read the config's inputs, compute every metric, check the gates; return the Report."""
     started = time.perf_counter()
     config = loaded.config
     predictions = read_predictions(config.predictions, loaded.resolve_path(config.predictions.path))
     truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    report = evaluate_inputs(predictions, truth, loaded.specs, config.conventions, loaded.gates)
+    report.config = _resolved_config(loaded)
+    report.elapsed_seconds = time.perf_counter() - started
+    return report
+
+
+def evaluate_inputs(
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    gates: Mapping[str, Gate] | None = None,
+) -> Report:
+    """Evaluate mapped inputs: one collect for the checks and every metric at every cutoff."""
+    started = time.perf_counter()
     align_ids(predictions, truth)
-    frame, names = per_user_frame(predictions, truth, loaded)
+    frame, names = per_user_frame(predictions, truth, specs, conventions)
     queries = [
-        check_query(predictions, config.conventions.duplicates, [predictions.layout]),
+        check_query(predictions, conventions.duplicates, [predictions.layout]),
         raw_rows(predictions),
-        check_query(truth, config.conventions.truth_duplicates, ["rel"]),
+        check_query(truth, conventions.truth_duplicates, ["rel"]),
         raw_rows(truth),
         frame,
     ]
@@ -103,28 +121,27 @@ def evaluate(loaded: LoadedConfig) -> Report:
         p_check, p_rows, t_check, t_rows, per_user = pl.collect_all(queries)
     except pl.exceptions.PolarsError as error:
         raise _diagnose(error, predictions, truth) from None
-    raise_for(
-        predictions, {**p_check.row(0, named=True), **p_rows.row(0, named=True)}, "duplicates"
-    )
-    raise_for(
-        truth, {**t_check.row(0, named=True), **t_rows.row(0, named=True)}, "truth_duplicates"
-    )
+    for source, check, rows, key in (
+        (predictions, p_check, p_rows, "duplicates"),
+        (truth, t_check, t_rows, "truth_duplicates"),
+    ):
+        raise_for(source, {**check.row(0, named=True), **rows.row(0, named=True)}, key)
     users = _user_counts(per_user, predictions, truth)
     evaluated = per_user.filter(pl.col("status") == EVALUATED)
     means = evaluated.select(pl.col(names).mean()).row(0, named=True)
     metrics = {name: float(means[name]) for name in names}
-    _guard_ranges(metrics, loaded.specs)
+    _guard_ranges(metrics, specs)
     inputs = {
         "predictions": {**predictions.describe(), "rows": p_rows.item(0, "raw_rows")},
         "ground_truth": {**truth.describe(), "rows": t_rows.item(0, "raw_rows")},
     }
     return Report(
         metrics=metrics,
-        config=_resolved_config(loaded),
-        conventions=config.conventions.model_dump(),
+        config={"metrics": names},
+        conventions=conventions.model_dump(),
         inputs=inputs,
         users=users,
-        gates=check_gates(loaded.gates, metrics),
+        gates=check_gates(gates or {}, metrics),
         elapsed_seconds=time.perf_counter() - started,
         per_user=per_user.select("user", "status", *names),
     )

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import polars as pl
 
-from receval_cli.config import FileFormat, GroundTruthConfig, PredictionsConfig
+from receval_cli.config import (
+    FileFormat,
+    GroundTruthConfig,
+    PredictionColumns,
+    PredictionsConfig,
+    TruthColumns,
+)
 from receval_cli.errors import InputError, did_you_mean
 
 _EXTENSIONS: dict[str, FileFormat] = {
@@ -34,7 +40,7 @@ class Input:
 
     role: str
     path: Path
-    format: FileFormat
+    format: str
     layout: str
     columns: dict[str, str]
     frame: pl.LazyFrame
@@ -169,18 +175,24 @@ def _list_items(
 
 def read_predictions(config: PredictionsConfig, path: Path) -> Input:
     """Scan the predictions file into (user, item, score | rank, row)."""
+    fmt = detect_format(path, config.format, "predictions")
+    raw = scan(path, fmt, config.separator, "predictions")
+    return map_predictions(raw, config.columns, config.list_separator, path, fmt)
+
+
+def map_predictions(
+    raw: pl.LazyFrame, cols: PredictionColumns, list_separator: str, path: Path, fmt: str
+) -> Input:
+    """Map a predictions frame's columns to (user, item, score | rank, row), checking types."""
     role = "predictions"
-    fmt = detect_format(path, config.format, role)
-    raw = scan(path, fmt, config.separator, role)
     schema = raw.collect_schema()
-    cols = config.columns
     layout, value_col = _prediction_layout(cols.score, cols.rank, cols.items, schema, path)
     _require_column(schema, cols.user, role, path, "user")
     _check_id(raw, schema, cols.user, role, path)
     indexed = raw.with_row_index("row")
     user = _id_expr(cols.user, schema).alias("user")
     if layout == "items":
-        items = _list_items(raw, schema, value_col, config.list_separator, role, path)
+        items = _list_items(raw, schema, value_col, list_separator, role, path)
         frame = (
             indexed.select(user, items.alias("item"), "row")
             .filter(pl.col("item").list.len() > 0)
@@ -223,11 +235,17 @@ def _prediction_layout(
 
 def read_ground_truth(config: GroundTruthConfig, path: Path) -> Input:
     """Scan the ground-truth file into (user, item, rel, row)."""
+    fmt = detect_format(path, config.format, "ground truth")
+    raw = scan(path, fmt, config.separator, "ground truth")
+    return map_ground_truth(raw, config.columns, config.list_separator, path, fmt)
+
+
+def map_ground_truth(
+    raw: pl.LazyFrame, cols: TruthColumns, list_separator: str, path: Path, fmt: str
+) -> Input:
+    """Map a ground-truth frame's columns to (user, item, rel, row), checking types."""
     role = "ground truth"
-    fmt = detect_format(path, config.format, role)
-    raw = scan(path, fmt, config.separator, role)
     schema = raw.collect_schema()
-    cols = config.columns
     _require_column(schema, cols.user, role, path, "user")
     _check_id(raw, schema, cols.user, role, path)
     indexed = raw.with_row_index("row")
@@ -235,11 +253,11 @@ def read_ground_truth(config: GroundTruthConfig, path: Path) -> Input:
     mapping = {"user": cols.user}
     if cols.items is not None:
         _require_column(schema, cols.items, role, path, "items")
-        items = _list_items(raw, schema, cols.items, config.list_separator, role, path)
+        items = _list_items(raw, schema, cols.items, list_separator, role, path)
         mapping["items"] = cols.items
         if cols.relevances is not None:
             _require_column(schema, cols.relevances, role, path, "relevances")
-            rels = _list_items(raw, schema, cols.relevances, config.list_separator, role, path)
+            rels = _list_items(raw, schema, cols.relevances, list_separator, role, path)
             mapping["relevances"] = cols.relevances
             if schema[cols.relevances] == pl.String:
                 rels = rels.list.eval(pl.element().cast(pl.Float64, strict=False))
@@ -286,6 +304,15 @@ def align_ids(predictions: Input, truth: Input) -> None:
     """
     p_schema = predictions.frame.collect_schema()
     t_schema = truth.frame.collect_schema()
+    for source, schema in ((predictions, p_schema), (truth, t_schema)):
+        for column in ("user", "item"):
+            dtype = schema[column]
+            if not (dtype.is_integer() or dtype == pl.String):
+                raise InputError(
+                    f"{source.role} {source.path}: the {column} ids are {dtype} values; ids "
+                    f"must be integers or strings. Fix the column named by "
+                    f"{_key(source.role)}.columns."
+                )
     casts: list[pl.Expr] = []
     for column in ("user", "item"):
         both_int = p_schema[column].is_integer() and t_schema[column].is_integer()
