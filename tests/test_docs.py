@@ -1,0 +1,80 @@
+"""The README is checked against the code: its tables, its config and its examples."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from receval_cli.config import load_config
+from receval_cli.conventions import Conventions
+from receval_cli.metrics import REGISTRY
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def block(name: str) -> list[str]:
+    match = re.search(f"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", README, re.S)
+    assert match, f"README has no {name} block"
+    return [line for line in match.group(1).splitlines() if line.startswith("| `")]
+
+
+def code_blocks(language: str) -> list[str]:
+    return re.findall(f"```{language}\n(.*?)```", README, re.S)
+
+
+def test_metric_table_lists_every_registered_metric_with_its_formula() -> None:
+    rows = block("metrics-table")
+    assert len(rows) == len(REGISTRY)
+    for row, definition in zip(rows, REGISTRY.values(), strict=True):
+        name = definition.name + ("@k" if definition.takes_cutoff else "")
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert cells[0] == f"`{name}`"
+        assert cells[1].replace("\\|", "|") == definition.formula
+        for param in definition.params:
+            source = param.convention or "required"
+            assert f"`{param.name}` ({source})" in cells[2]
+
+
+def test_conventions_table_matches_the_model() -> None:
+    rows = block("conventions-table")
+    fields = Conventions.model_fields
+    assert [r.split("`")[1] for r in rows] == list(fields)
+    defaults = Conventions()
+    for row, (name, field) in zip(rows, fields.items(), strict=True):
+        assert f"| `{getattr(defaults, name)}` |" in row
+        assert field.description is not None and field.description in row
+
+
+def test_config_example_is_valid(tmp_path: Path) -> None:
+    example = next(b for b in code_blocks("yaml") if "predictions:" in b)
+    path = tmp_path / "config.yaml"
+    path.write_text(example, encoding="utf-8")
+    loaded = load_config(path)
+    assert [str(s) for s in loaded.specs] == [
+        "ndcg@5",
+        "ndcg@10",
+        "ndcg@20",
+        "precision@3",
+        "map",
+        "r_precision",
+        "ndcg@10(gain=exponential)",
+        "fbeta@10(beta=0.5)",
+    ]
+    assert set(loaded.gates) == {"ndcg@10", "precision@3"}
+
+
+def test_python_example_runs_and_prints_what_it_says() -> None:
+    example = next(b for b in code_blocks("python") if "evaluate_frames" in b)
+    namespace: dict[str, object] = {}
+    exec(example, namespace)  # the README's own code
+    report = namespace["report"]
+    assert report.metrics == {"precision@2": 0.5, "mrr": 0.5}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", ["uv run receval run configs/quickstart.yaml", "uv run pytest"])
+def test_quick_start_commands_are_the_ones_ci_runs(command: str) -> None:
+    assert command in README
+    assert command.removeprefix("uv run ") in (ROOT / ".ci" / "run").read_text()
