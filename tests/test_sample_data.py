@@ -1,0 +1,38 @@
+"""The bundled sample data is what sample_data/generate.py makes, and it runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import polars as pl
+from polars.testing import assert_frame_equal
+
+ROOT = Path(__file__).parent.parent
+
+
+def generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("generate", ROOT / "sample_data" / "generate.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shipped_files_are_the_generator_output() -> None:
+    predictions, truth = generator().build()
+    assert_frame_equal(pl.read_csv(ROOT / "sample_data" / "predictions.csv"), predictions)
+    assert_frame_equal(pl.read_parquet(ROOT / "sample_data" / "ground_truth.parquet"), truth)
+    lines = (ROOT / "sample_data" / "predictions_lists.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    expected = (
+        predictions.filter(pl.col("user_id") == first["user_id"])
+        .sort(["score", "item_id"], descending=True)
+        .get_column("item_id")
+        .to_list()
+    )
+    assert first["items"] == expected
+    assert len(lines) == predictions.get_column("user_id").n_unique()
