@@ -61,18 +61,17 @@ def raise_for(source: Input, result: dict[str, object], policy_key: str) -> None
             f"hold {users} users. Merge each user's rows into one list."
         )
     for name, value in result.items():
-        if name.startswith("null:") and value:
-            column = source.columns.get(name[5:], name[5:])
-            raise InputError(
-                f"{where}: column '{column}' has {value} null value(s). Every row needs a "
-                f"{name[5:]}; drop or fill those rows."
-            )
-        if name.startswith("nan:") and value:
-            column = source.columns.get(name[4:], name[4:])
-            raise InputError(
-                f"{where}: column '{column}' has {value} NaN value(s), which cannot be "
-                "ranked or compared. Drop or fill those rows."
-            )
+        kind, _, canonical = name.partition(":")
+        if kind not in ("null", "nan") or not value:
+            continue
+        column = source.source_column(canonical)
+        if kind == "null":
+            found = f"{value} null value(s)"
+            if canonical == "rel" and "relevances" in source.columns:
+                found += " (or text that is not a number)"
+        else:
+            found = f"{value} NaN value(s), which cannot be ranked or compared"
+        raise InputError(f"{where}: column '{column}' has {found}; drop or fill those rows.")
     pairs = result.get("duplicate_pairs")
     if pairs:
         examples = result["duplicate_examples"]

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from receval_cli import __version__
 from receval_cli.config import load_config
@@ -54,9 +55,8 @@ def _main(
 
 
 def _fail(error: RecEvalError) -> typer.Exit:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        f"[bold red]error:[/bold red] {error}", markup=True, emoji=False
-    )
+    message = Text("error: ", style="bold red") + Text(str(error))
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(message)
     return typer.Exit(error.exit_code)
 
 
@@ -133,7 +133,7 @@ def list_metrics() -> None:
             f"{p.name}: {p.doc} ({'conventions.' + p.convention if p.convention else 'required'})"
             for p in definition.params
         )
-        table.add_row(name, f"{definition.summary}\n{definition.formula}", params)
+        table.add_row(Text(name), Text(f"{definition.summary}\n{definition.formula}"), Text(params))
     Console(highlight=False).print(table)
 
 

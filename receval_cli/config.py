@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
@@ -206,19 +206,27 @@ def _format_validation_error(path: Path, error: ValidationError) -> str:
         else:
             found = item.get("input")
             found_text = "" if isinstance(found, dict | list) else f" (found {found!r})"
-            lines.append(f"{where}: {item['msg']}{found_text}.")
+            message = str(item["msg"]).removeprefix("Value error, ")
+            lines.append(f"{where}: {message}{found_text}.")
     return f"{path}: the config is not valid:\n  " + "\n  ".join(lines)
 
 
 def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    model: type[BaseModel] = Config
+    """The pydantic model at a YAML path, looking through dict values (e.g. gates.X)."""
+    annotation: Any = Config
     for part in loc:
-        field = model.model_fields.get(str(part))
-        annotation = field.annotation if field else None
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(part))
+            if field is None:
+                return None
+            annotation = field.annotation
+        elif get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]
+        else:
             return None
-        model = annotation
-    return model
+    return (
+        annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    )
 
 
 _ENTRY_KEYS = ("name", "k", "cutoffs")
@@ -252,7 +260,11 @@ def _entry_specs(entry: str | dict[str, Any], cutoffs: list[int] | None) -> list
         if key in _ENTRY_KEYS:
             continue
         if isinstance(value, dict | list) or value is None:
-            raise SpecSyntaxError(f"parameter '{key}' must be a single value, found {value!r}")
+            hint = did_you_mean(str(key), _ENTRY_KEYS)
+            raise SpecSyntaxError(
+                f"'{key}' is not a key of a metric mapping (name, k, cutoffs) and, as a "
+                f"parameter, it needs a single value, not {value!r}.{hint}"
+            )
         params[str(key)] = value
     ks = _entry_cutoffs(entry, base)
     spec = MetricSpec(base.name, base.k, tuple(params.items()))

@@ -76,7 +76,7 @@ def per_user_frame(
     """The lazy per-user table: statistics, status and one column per metric."""
     stats, exprs = metric_exprs(specs, conventions)
     events = build_events(
-        predictions.frame, predictions.layout, truth.frame, conventions, max_depth(specs)
+        predictions.frame, predictions.value_column, truth.frame, conventions, max_depth(specs)
     )
     frame = (
         events.with_columns(list(stats.row_columns.values()))
@@ -111,7 +111,7 @@ def evaluate_inputs(
     align_ids(predictions, truth)
     frame, names = per_user_frame(predictions, truth, specs, conventions)
     queries = [
-        check_query(predictions, conventions.duplicates, [predictions.layout]),
+        check_query(predictions, conventions.duplicates, [predictions.value_column]),
         raw_rows(predictions),
         check_query(truth, conventions.truth_duplicates, ["rel"]),
         raw_rows(truth),
@@ -126,7 +126,7 @@ def evaluate_inputs(
         (truth, t_check, t_rows, "truth_duplicates"),
     ):
         raise_for(source, {**check.row(0, named=True), **rows.row(0, named=True)}, key)
-    users = _user_counts(per_user, predictions, truth)
+    users = _user_counts(per_user, predictions, truth, conventions.relevance_threshold)
     evaluated = per_user.filter(pl.col("status") == EVALUATED)
     means = evaluated.select(pl.col(names).mean()).row(0, named=True)
     metrics = {name: float(means[name]) for name in names}
@@ -147,7 +147,9 @@ def evaluate_inputs(
     )
 
 
-def _user_counts(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dict[str, Any]:
+def _user_counts(
+    per_user: pl.DataFrame, predictions: Input, truth: Input, threshold: float
+) -> dict[str, Any]:
     counts = per_user.select(
         in_ground_truth=pl.col("in_truth").sum(),
         in_predictions=(pl.col("list_length") > 0).sum(),
@@ -163,10 +165,12 @@ def _user_counts(per_user: pl.DataFrame, predictions: Input, truth: Input) -> di
         raise InputError(_no_overlap_message(per_user, predictions, truth))
     if counts["evaluated"] == 0:
         raise InputError(
-            f"no user could be evaluated: of {counts['in_ground_truth']} users in the ground "
-            f"truth, {counts['skipped_no_relevant']} have no item with relevance >= the "
-            f"relevance_threshold and {counts['skipped_no_recs']} have no recommendation. "
-            "Lower conventions.relevance_threshold, or check the relevance column."
+            f"no user could be evaluated: of the {counts['in_ground_truth']} users in "
+            f"{truth.path}, {counts['skipped_no_relevant']} have no item with relevance >= "
+            f"{threshold:g} (conventions.relevance_threshold) and {counts['skipped_no_recs']} "
+            f"have no recommendation (skipped by the conventions). Lower the threshold, check "
+            f"the column '{truth.source_column('rel')}', or set users_without_relevant / "
+            "users_without_recommendations to zero."
         )
     return {
         "in_ground_truth": counts["in_ground_truth"],
@@ -210,10 +214,10 @@ def _guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> N
 
 
 def _diagnose(error: pl.exceptions.PolarsError, *inputs: Input) -> InputError:
-    """Find which file the engine failed on, and say so."""
+    """Find which file the engine failed on, and say so (reads each input whole)."""
     for source in inputs:
         try:
-            source.frame.select(pl.len()).collect()
+            source.frame.collect()
         except pl.exceptions.PolarsError as inner:
             return InputError(
                 f"{source.role} file {source.path} could not be read: "

@@ -46,6 +46,22 @@ class Input:
     frame: pl.LazyFrame
     raw: pl.LazyFrame = field(repr=False)
 
+    @property
+    def value_column(self) -> str:
+        """The canonical column that orders a predictions list: score or rank."""
+        return "score" if self.layout == "score" else "rank"
+
+    def source_column(self, canonical: str) -> str:
+        """The file's column behind a canonical column (for messages)."""
+        for key in {
+            "rel": ("relevance", "relevances"),
+            "item": ("item", "items"),
+            "rank": ("rank", "items"),
+        }.get(canonical, (canonical,)):
+            if key in self.columns:
+                return self.columns[key]
+        return canonical
+
     def describe(self) -> dict[str, object]:
         return {
             "path": str(self.path),
@@ -109,10 +125,13 @@ def _first_line(error: BaseException) -> str:
 def _require_column(schema: pl.Schema, column: str, role: str, path: Path, key: str) -> None:
     if column not in schema:
         names = list(schema.names())
+        hint = ""
+        if len(names) == 1 and any(sep in names[0] for sep in ("\t", ";", "|", " ")):
+            hint = f" The header was read as one column: set {_key(role)}.separator."
         raise InputError(
             f"{role} file {path} has no column '{column}' (set by {_key(role)}.columns."
             f"{key}).{did_you_mean(column, names)} Its columns are: {', '.join(names)}. "
-            f"Set {_key(role)}.columns.{key} to one of them."
+            f"Set {_key(role)}.columns.{key} to one of them.{hint}"
         )
 
 
@@ -259,9 +278,7 @@ def map_ground_truth(
             _require_column(schema, cols.relevances, role, path, "relevances")
             rels = _list_items(raw, schema, cols.relevances, list_separator, role, path)
             mapping["relevances"] = cols.relevances
-            if schema[cols.relevances] == pl.String:
-                rels = rels.list.eval(pl.element().cast(pl.Float64, strict=False))
-            rels = rels.cast(pl.List(pl.Float64))
+            rels = rels.list.eval(pl.element().cast(pl.Float64, strict=False))
         else:
             rels = items.list.eval(pl.lit(1.0))
         frame = (
@@ -273,8 +290,9 @@ def map_ground_truth(
     else:
         if cols.relevances is not None:
             raise InputError(
-                "ground_truth.columns.relevances goes with ground_truth.columns.items (a list "
-                "layout); for one row per item use ground_truth.columns.relevance."
+                f"{role} file {path}: ground_truth.columns.relevances goes with "
+                "ground_truth.columns.items (a list layout); for one row per item set "
+                "ground_truth.columns.relevance instead."
             )
         _require_column(schema, cols.item, role, path, "item")
         _check_id(raw, schema, cols.item, role, path)

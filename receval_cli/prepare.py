@@ -18,26 +18,29 @@ def _keep_first(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.filter(pl.col("row") == pl.col("row").min().over(_KEY))
 
 
-def dedupe_predictions(frame: pl.LazyFrame, layout: str, policy: str) -> pl.LazyFrame:
-    """Apply the `duplicates` convention (`error` is checked in checks.py, not here)."""
+def dedupe_predictions(frame: pl.LazyFrame, by: str, policy: str) -> pl.LazyFrame:
+    """Apply the `duplicates` convention (`error` is checked in checks.py, not here).
+
+    `by` is the column that orders the list: "score" (descending) or "rank" (ascending).
+    """
     if policy == "first":
         return _keep_first(frame)
     if policy == "max_score":
-        value = pl.col(layout)
-        best = value.max() if layout == "score" else value.min()
+        value = pl.col(by)
+        best = value.max() if by == "score" else value.min()
         return frame.group_by(_KEY).agg(best, pl.col("row").filter(value == best).min())
     return frame
 
 
 def rank_predictions(
-    frame: pl.LazyFrame, layout: str, tie_break: str, max_depth: int | None
+    frame: pl.LazyFrame, by: str, tie_break: str, max_depth: int | None
 ) -> pl.LazyFrame:
     """Number each user's items 1, 2, ... by score descending (or rank ascending).
 
     Equal scores are ordered by `tie_break`; the order is total, so the ranking does not
     depend on the engine or on the row order of the file (except for input_order).
     """
-    key = pl.col("score") if layout == "score" else -pl.col("rank")
+    key = pl.col("score") if by == "score" else -pl.col("rank")
     # One direction for every sort key: descending score (or ascending rank) first.
     if tie_break == "item_desc":
         order, descending = [key, pl.col("item")], True
@@ -68,14 +71,14 @@ def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
 
 def build_events(
     predictions: pl.LazyFrame,
-    layout: str,
+    by: str,
     truth: pl.LazyFrame,
     conventions: Conventions,
     max_depth: int | None,
 ) -> pl.LazyFrame:
     """Join ranked predictions with the indexed ground truth (a full join on user, item)."""
-    deduped = dedupe_predictions(predictions, layout, conventions.duplicates)
-    ranked = rank_predictions(deduped, layout, conventions.tie_break, max_depth)
+    deduped = dedupe_predictions(predictions, by, conventions.duplicates)
+    ranked = rank_predictions(deduped, by, conventions.tie_break, max_depth)
     indexed = index_truth(truth, conventions)
     return ranked.join(indexed, on=_KEY, how="full", coalesce=True).with_columns(
         pl.col("rank").fill_null(NOT_RETRIEVED),

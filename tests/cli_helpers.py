@@ -1,0 +1,103 @@
+"""Shared helpers for the CLI tests: a fixed-width runner, small files, error assertions.
+
+The hand-checkable case used throughout (binary relevance, default conventions):
+
+    predictions  u1: a 0.9, b 0.8, c 0.7        u2: d 0.9, e 0.5
+    ground truth u1: b                          u2: d, f
+
+    precision@1 = (0 + 1) / 2 = 0.5
+    ndcg@2      = u1: (1/log2 3) / 1 = 0.63093
+                  u2: 1 / (1 + 1/log2 3) = 0.61315      mean 0.62204
+    map (whole list, |R| denominator) = u1: (1/2)/1, u2: (1/1)/2 -> 0.5
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner, Result
+
+from receval_cli.cli import app
+
+# A fixed terminal: 120 columns, no colour whatever the caller's environment says.
+ENV: dict[str, str | None] = {
+    "COLUMNS": "120",
+    "LINES": "200",
+    "FORCE_COLOR": None,
+    "NO_COLOR": None,
+    "TTY_COMPATIBLE": None,
+    "TTY_INTERACTIVE": None,
+    "TERM": "xterm",
+}
+
+PREDICTIONS_CSV = "user,item,score\nu1,a,0.9\nu1,b,0.8\nu1,c,0.7\nu2,d,0.9\nu2,e,0.5\n"
+TRUTH_CSV = "user,item\nu1,b\nu2,d\nu2,f\n"
+
+INV_LOG2_3 = 1 / math.log2(3)
+PRECISION_1 = 0.5
+NDCG_2 = (INV_LOG2_3 + 1 / (1 + INV_LOG2_3)) / 2
+MAP_ALL = 0.5
+
+
+def invoke(*args: str | Path, env: dict[str, str | None] | None = None) -> Result:
+    return CliRunner().invoke(app, [str(a) for a in args], env={**ENV, **(env or {})})
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_config(folder: Path, config: dict[str, Any] | str, name: str = "config.yaml") -> Path:
+    """Write a config (a dict, dumped as YAML, or raw YAML text) into folder."""
+    text = config if isinstance(config, str) else yaml.safe_dump(config, sort_keys=False)
+    return write(folder / name, text)
+
+
+def hand_case(folder: Path, **extra: Any) -> Path:
+    """The two-user case of the module docstring; extra keys are added to the config."""
+    write(folder / "predictions.csv", PREDICTIONS_CSV)
+    write(folder / "truth.csv", TRUTH_CSV)
+    config: dict[str, Any] = {
+        "predictions": {"path": "predictions.csv"},
+        "ground_truth": {"path": "truth.csv"},
+        "metrics": ["precision@1", "ndcg@2"],
+    }
+    config.update(extra)
+    return write_config(folder, config)
+
+
+def run_json(config: Path, *args: str | Path, expect: int = 0) -> dict[str, Any]:
+    result = invoke("run", config, "--format", "json", *args)
+    assert result.exit_code == expect, (result.exit_code, result.stdout, result.stderr)
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def assert_no_traceback(result: Result) -> None:
+    """The command ended by a clean exit, never by an escaped exception."""
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"escaped exception: {result.exception!r}"
+    )
+    assert "Traceback" not in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def assert_user_error(result: Result, *words: str) -> str:
+    """Exit 2, one `error:` message on stderr holding every word, nothing on stdout."""
+    assert_no_traceback(result)
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stdout == ""
+    stderr = result.stderr
+    assert stderr.startswith("error: "), stderr
+    missing = [w for w in words if w not in stderr]
+    assert not missing, f"message lacks {missing}: {stderr!r}"
+    return stderr
