@@ -43,8 +43,8 @@ class Conventions(BaseModel):
     users_without_recommendations: MissingPolicy = Field(
         "zero",
         description=(
-            "Users in the ground truth with no recommendation: zero (kept, every metric "
-            "counts 0) or skip (left out of the mean)."
+            "Users in the ground truth with no recommendation: zero (kept with an empty "
+            "list, so every metric of the list counts 0) or skip (left out of the mean)."
         ),
     )
     users_without_relevant: MissingPolicy = Field(
@@ -70,8 +70,9 @@ class Conventions(BaseModel):
     ideal_dcg: IdealDcg = Field(
         "at_k",
         description=(
-            "IDCG@k is the DCG of the ideal list truncated at k (at_k), or of every "
-            "relevant item (all_relevant, Jurity's rule)."
+            "IDCG@k is the DCG of the ideal list truncated at k (at_k), or of the whole "
+            "ideal list, every ground-truth item with a positive grade (all_relevant, "
+            "Jurity's rule)."
         ),
     )
     gain: Gain = Field(

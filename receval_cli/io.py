@@ -90,8 +90,18 @@ def _key(role: str) -> str:
     return "predictions" if role == "predictions" else "ground_truth"
 
 
-def scan(path: Path, fmt: FileFormat, separator: str | None, role: str) -> pl.LazyFrame:
-    """Open a file lazily; missing, empty and unreadable files raise InputError."""
+def scan(
+    path: Path,
+    fmt: FileFormat,
+    separator: str | None,
+    role: str,
+    text_columns: tuple[str | None, ...] = (),
+) -> pl.LazyFrame:
+    """Open a file lazily; missing, empty and unreadable files raise InputError.
+
+    `text_columns` (list columns) are read from CSV as text, whatever they look like: a
+    list of one integer per row is still a list.
+    """
     if not path.exists():
         raise InputError(
             f"{role} file {path} does not exist. Fix {_key(role)}.path in the config "
@@ -105,6 +115,15 @@ def scan(path: Path, fmt: FileFormat, separator: str | None, role: str) -> pl.La
         if fmt in ("csv", "tsv"):
             sep = separator or ("\t" if fmt == "tsv" else ",")
             frame = pl.scan_csv(path, separator=sep, infer_schema_length=_CSV_SCHEMA_ROWS)
+            names = frame.collect_schema().names()
+            overrides = {c: pl.String for c in text_columns if c is not None and c in names}
+            if overrides:
+                frame = pl.scan_csv(
+                    path,
+                    separator=sep,
+                    infer_schema_length=_CSV_SCHEMA_ROWS,
+                    schema_overrides=overrides,
+                )
         elif fmt == "parquet":
             frame = pl.scan_parquet(path)
         else:
@@ -195,7 +214,8 @@ def _list_items(
 def read_predictions(config: PredictionsConfig, path: Path) -> Input:
     """Scan the predictions file into (user, item, score | rank, row)."""
     fmt = detect_format(path, config.format, "predictions")
-    raw = scan(path, fmt, config.separator, "predictions")
+    lists = (config.columns.items or "items",) if config.columns.score is None else ()
+    raw = scan(path, fmt, config.separator, "predictions", lists)
     return map_predictions(raw, config.columns, config.list_separator, path, fmt)
 
 
@@ -217,6 +237,8 @@ def map_predictions(
             .filter(pl.col("item").list.len() > 0)
             .with_columns(rank=pl.int_ranges(1, pl.col("item").list.len() + 1))
             .explode(["item", "rank"])
+            .drop("row")
+            .with_row_index("row")  # one position per element, for `first`
             .with_columns(pl.col("rank").cast(pl.Float64))
         )
         mapping = {"user": cols.user, "items": value_col}
@@ -255,7 +277,8 @@ def _prediction_layout(
 def read_ground_truth(config: GroundTruthConfig, path: Path) -> Input:
     """Scan the ground-truth file into (user, item, rel, row)."""
     fmt = detect_format(path, config.format, "ground truth")
-    raw = scan(path, fmt, config.separator, "ground truth")
+    lists = (config.columns.items, config.columns.relevances)
+    raw = scan(path, fmt, config.separator, "ground truth", lists)
     return map_ground_truth(raw, config.columns, config.list_separator, path, fmt)
 
 
@@ -285,6 +308,8 @@ def map_ground_truth(
             indexed.select(user, items.alias("item"), rels.alias("rel"), "row")
             .filter(pl.col("item").list.len() > 0)
             .explode(["item", "rel"])
+            .drop("row")
+            .with_row_index("row")  # one position per element, for `first`
         )
         layout = "items"
     else:

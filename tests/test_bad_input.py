@@ -5,6 +5,7 @@ is written (an earlier report at the --output path is left as it was).
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -529,8 +530,11 @@ def test_relevances_without_items(tmp_path: Path) -> None:
 
 
 def test_list_column_that_is_not_a_list(tmp_path: Path) -> None:
-    config = with_predictions(tmp_path, "lists.csv", "user,items\nu1,5\n", items="items")
-    fails(config, "lists.csv", "column 'items'", "Int64", "list column", "'|'")
+    # In CSV a list is text ("5" is a list of one); in Parquet it must be a list column.
+    buffer = io.BytesIO()
+    pl.DataFrame({"user": ["u1"], "items": [5]}).write_parquet(buffer)
+    config = with_predictions(tmp_path, "lists.parquet", buffer.getvalue(), items="items")
+    fails(config, "lists.parquet", "column 'items'", "Int64", "list column", "'|'")
 
 
 # --- duplicates ------------------------------------------------------------------------

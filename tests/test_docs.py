@@ -45,7 +45,8 @@ def test_conventions_table_matches_the_model() -> None:
     defaults = Conventions()
     for row, (name, field) in zip(rows, fields.items(), strict=True):
         assert f"| `{getattr(defaults, name)}` |" in row
-        assert field.description is not None and field.description in row
+        assert field.description is not None
+        assert field.description in row
 
 
 def test_config_example_is_valid(tmp_path: Path) -> None:

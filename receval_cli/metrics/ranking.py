@@ -27,7 +27,7 @@ DISCOUNT = Param(
 )
 IDEAL = Param(
     "ideal",
-    "at_k: ideal list truncated at k; all_relevant: every relevant item",
+    "at_k: ideal list truncated at k; all_relevant: the whole ideal list",
     choices=("at_k", "all_relevant"),
     convention="ideal_dcg",
 )
@@ -184,12 +184,17 @@ def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "idcg",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
-    formula="DCG@k of the ideal list (ideal=all_relevant: of every relevant item)",
+    formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list)",
     params=(GAIN, DISCOUNT, IDEAL),
     upper_bound=None,
 )
 def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """IDCG@k. With ideal=all_relevant the ideal list is not truncated at k."""
+    """IDCG@k: the DCG of the user's ground truth sorted by grade, descending.
+
+    The ideal list holds every ground-truth item with a positive grade (also those below
+    the relevance threshold, as their grades count in DCG); ideal=all_relevant does not
+    truncate it at k.
+    """
     cut = k if p["ideal"] == "at_k" else None
     return s.idcg(cut, str(p["gain"]), str(p["discount"]))
 

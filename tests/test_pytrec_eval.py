@@ -1,0 +1,178 @@
+"""receval against pytrec_eval (trec_eval 9.x in a Python binding) on random data.
+
+Under trec_eval's conventions receval must give trec_eval's per-query numbers and means:
+
+    tie_break=item_desc               trec_eval sorts by score, then docno descending
+    users_without_recommendations=skip  trec_eval evaluates the queries in both run and qrels
+    relevance_threshold=1, ap_denominator=relevant, ideal_dcg=at_k, gain=linear,
+    discount=log2, precision_denominator=k
+    users_without_relevant=zero       see test_trec_eval_keeps_queries_without_relevant_docs:
+                                      a query whose judgments are all 0 is still evaluated
+                                      (every measure 0) and enters trec_eval's mean
+
+The data: string ids (docnos like d2 and d10, so string order is not numeric order),
+grades 0..3, scores rounded to one or two decimals (many ties), short lists, users in only
+one of the two files, users whose judgments are all 0.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import polars as pl
+import pytest
+import pytrec_eval
+
+from receval_cli.api import evaluate_frames
+
+TOL = 1e-12
+CUTOFFS = (1, 2, 3, 5, 10)
+TREC_CONVENTIONS = {
+    "tie_break": "item_desc",
+    "users_without_recommendations": "skip",
+    "users_without_relevant": "zero",
+    "relevance_threshold": 1,
+    "ap_denominator": "relevant",
+    "ideal_dcg": "at_k",
+    "gain": "linear",
+    "discount": "log2",
+    "precision_denominator": "k",
+}
+# trec_eval measure (with its _k suffix) -> receval metric
+PAIRS: dict[str, str] = {
+    "recip_rank": "mrr",
+    "map": "map",
+    "ndcg": "ndcg",
+    "Rprec": "r_precision",
+}
+for _k in CUTOFFS:
+    PAIRS |= {
+        f"P_{_k}": f"precision@{_k}",
+        f"recall_{_k}": f"recall@{_k}",
+        f"ndcg_cut_{_k}": f"ndcg@{_k}",
+        f"map_cut_{_k}": f"map@{_k}",
+        f"success_{_k}": f"hit_rate@{_k}",
+    }
+CUTS = ",".join(map(str, CUTOFFS))
+MEASURES = {
+    f"P.{CUTS}",
+    f"recall.{CUTS}",
+    f"ndcg_cut.{CUTS}",
+    f"map_cut.{CUTS}",
+    f"success.{CUTS}",
+    "recip_rank",
+    "map",
+    "ndcg",
+    "Rprec",
+}
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, dict[str, float]]
+
+
+def random_data(seed: int) -> tuple[Qrels, Run]:
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(rng.randint(6, 25))]
+    users = [f"u{i}" for i in range(rng.randint(8, 30))]
+    qrels: Qrels = {}
+    run: Run = {}
+    decimals = rng.choice([1, 2])
+    for user in users:
+        side = rng.random()
+        if side > 0.15:  # in the qrels
+            judged = rng.sample(docs, rng.randint(1, min(8, len(docs))))
+            grades = [0, 0, 1, 1, 2, 3] if rng.random() > 0.2 else [0]  # some: no relevant
+            qrels[user] = {doc: rng.choice(grades) for doc in judged}
+        if side < 0.85 or side > 0.97:  # in the run (some users in neither)
+            listed = rng.sample(docs, rng.randint(1, min(12, len(docs))))
+            run[user] = {doc: round(rng.random(), decimals) for doc in listed}
+    # At least one user in both with a relevant document.
+    qrels.setdefault("anchor", {})["d1"] = 2
+    run.setdefault("anchor", {})["d1"] = 0.5
+    return qrels, run
+
+
+def receval_report(qrels: Qrels, run: Run, metrics: list[str]) -> Any:
+    truth = pl.DataFrame(
+        [(u, d, g) for u, judged in qrels.items() for d, g in judged.items()],
+        schema={"user": pl.String, "item": pl.String, "rel": pl.Int64},
+        orient="row",
+    )
+    predictions = pl.DataFrame(
+        [(u, d, s) for u, scored in run.items() for d, s in scored.items()],
+        schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
+        orient="row",
+    )
+    return evaluate_frames(
+        predictions,
+        truth,
+        metrics,
+        conventions=TREC_CONVENTIONS,
+        truth_columns={"user": "user", "item": "item", "relevance": "rel"},
+    )
+
+
+def test_trec_eval_keeps_queries_without_relevant_docs() -> None:
+    """The finding behind users_without_relevant=zero: trec_eval reports such a query."""
+    qrels = {"q1": {"a": 1}, "q2": {"a": 0, "b": 0}, "q3": {"x": 1}}
+    run = {"q1": {"a": 1.0}, "q2": {"a": 1.0}, "q4": {"a": 1.0}}
+    results = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.1"}).evaluate(run)
+    # q3 has no run and q4 no qrels: left out. q2 is there, with zeros.
+    assert set(results) == {"q1", "q2"}
+    assert results["q2"] == {"map": 0.0, "P_1": 0.0}
+    report = receval_report(qrels, run, ["map", "precision@1"])
+    assert report.metrics == {"map": 0.5, "precision@1": 0.5}  # the mean over q1 and q2
+    statuses = dict(report.per_user.select("user", "status").iter_rows())
+    assert statuses == {
+        "q1": "evaluated",
+        "q2": "evaluated",
+        "q3": "no_recommendations",
+        "q4": "only_in_predictions",
+    }
+
+
+def test_trec_eval_breaks_ties_by_docno_descending() -> None:
+    """trec_eval orders equal scores by docno, descending (as strings: d9 before d10)."""
+    qrels = {"q": {"d10": 1}}
+    run = {"q": {"d9": 0.5, "d10": 0.5, "d1": 0.5, "d2": 0.9}}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    assert trec["q"]["recip_rank"] == 1 / 3  # d2, then d9, d10, d1
+    assert receval_report(qrels, run, ["mrr"]).metrics["mrr"] == 1 / 3
+
+
+SEEDS = range(12)
+
+
+def test_random_data_has_the_edge_cases() -> None:
+    """Across the seeds: ties, users on one side only, queries with no relevant document."""
+    ties = only_qrels = only_run = no_relevant = 0
+    for seed in SEEDS:
+        qrels, run = random_data(seed)
+        ties += sum(len(set(s.values())) < len(s) for s in run.values())
+        only_qrels += len(set(qrels) - set(run))
+        only_run += len(set(run) - set(qrels))
+        no_relevant += sum(max(qrels[q].values()) == 0 for q in set(qrels) & set(run))
+    assert min(ties, only_qrels, only_run, no_relevant) >= 5
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_agrees_with_trec_eval(seed: int) -> None:
+    qrels, run = random_data(seed)
+    trec = pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(run)
+    report = receval_report(qrels, run, sorted(set(PAIRS.values())))
+
+    evaluated = report.per_user.filter(pl.col("status") == "evaluated")
+    assert sorted(evaluated["user"]) == sorted(trec)
+
+    rows = {row["user"]: row for row in evaluated.iter_rows(named=True)}
+    for query, values in trec.items():
+        assert set(PAIRS) <= set(values)
+        for measure, metric in PAIRS.items():
+            got, want = rows[query][metric], values[measure]
+            assert math.isclose(got, want, rel_tol=0, abs_tol=TOL), (query, measure, got, want)
+    for measure, metric in PAIRS.items():
+        want = math.fsum(values[measure] for values in trec.values()) / len(trec)
+        got = report.metrics[metric]
+        assert math.isclose(got, want, rel_tol=0, abs_tol=TOL), (measure, got, want)
