@@ -1,7 +1,9 @@
 """Data checks that need a pass over the rows: counts, nulls, NaN, duplicates.
 
 They are built as lazy queries and collected together with the evaluation, so the files
-are read once; `raise_for` then turns a failed check into an InputError.
+are read once; `raise_for` then turns a failed check into an InputError. Duplicates are
+found by the per-user aggregation itself (distinct items < rows); only then does
+`raise_duplicates` look for examples.
 """
 
 from __future__ import annotations
@@ -14,31 +16,14 @@ from receval_cli.io import Input
 _EXAMPLES = 3
 
 
-def check_query(source: Input, duplicates_policy: str, value_columns: list[str]) -> pl.LazyFrame:
-    """One row: rows, nulls per column, NaN per value column, duplicate pairs, examples."""
-    frame = source.frame
+def check_query(source: Input, value_columns: list[str]) -> pl.LazyFrame:
+    """One row: rows, nulls per column, NaN per value column."""
     exprs: list[pl.Expr] = [pl.len().alias("rows")]
     for column in ["user", "item", *value_columns]:
         exprs.append(pl.col(column).null_count().alias(f"null:{column}"))
     for column in value_columns:
         exprs.append(pl.col(column).is_nan().sum().alias(f"nan:{column}"))
-    stats = frame.select(exprs)
-    if duplicates_policy != "error":
-        return stats
-    dups = (
-        frame.group_by("user", "item")
-        .agg(pl.len().alias("copies"))
-        .filter(pl.col("copies") > 1)
-        .select(
-            pl.len().alias("duplicate_pairs"),
-            pl.struct("user", "item", "copies")
-            .sort_by("copies", "user", "item", descending=[True, False, False])
-            .head(_EXAMPLES)
-            .implode()
-            .alias("duplicate_examples"),
-        )
-    )
-    return pl.concat([stats, dups], how="horizontal")
+    return source.frame.select(exprs)
 
 
 def raw_rows(source: Input) -> pl.LazyFrame:
@@ -49,7 +34,7 @@ def raw_rows(source: Input) -> pl.LazyFrame:
     return source.raw.select(exprs)
 
 
-def raise_for(source: Input, result: dict[str, object], policy_key: str) -> None:
+def raise_for(source: Input, result: dict[str, object]) -> None:
     """Raise an InputError for the first failed check of one input."""
     where = f"{source.role} file {source.path}"
     if result["raw_rows"] == 0:
@@ -72,14 +57,23 @@ def raise_for(source: Input, result: dict[str, object], policy_key: str) -> None
         else:
             found = f"{value} NaN value(s), which cannot be ranked or compared"
         raise InputError(f"{where}: column '{column}' has {found}; drop or fill those rows.")
-    pairs = result.get("duplicate_pairs")
-    if pairs:
-        examples = result["duplicate_examples"]
-        assert isinstance(examples, list)
-        shown = "; ".join(
-            f"user {e['user']!r}, item {e['item']!r} ({e['copies']} rows)" for e in examples
-        )
-        raise InputError(
-            f"{where}: {pairs} (user, item) pair(s) appear more than once, e.g. {shown}. "
-            f"Remove the duplicates, or set conventions.{policy_key} to say which row counts."
-        )
+
+
+def raise_duplicates(source: Input, policy_key: str) -> None:
+    """Raise the InputError for repeated (user, item) pairs, with the worst examples."""
+    found = (
+        source.frame.group_by("user", "item")
+        .agg(pl.len().alias("copies"))
+        .filter(pl.col("copies") > 1)
+        .sort("copies", "user", "item", descending=[True, False, False])
+        .collect()
+    )
+    shown = "; ".join(
+        f"user {e['user']!r}, item {e['item']!r} ({e['copies']} rows)"
+        for e in found.head(_EXAMPLES).iter_rows(named=True)
+    )
+    raise InputError(
+        f"{source.role} file {source.path}: {found.height} (user, item) pair(s) appear more "
+        f"than once, e.g. {shown}. Remove the duplicates, or set conventions.{policy_key} to "
+        "say which row counts."
+    )

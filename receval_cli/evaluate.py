@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from receval_cli.checks import check_query, raise_for, raw_rows
+from receval_cli.checks import check_query, raise_duplicates, raise_for, raw_rows
 from receval_cli.config import Gate, LoadedConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError, RecEvalError
@@ -18,7 +18,7 @@ from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.stats import Stats
-from receval_cli.prepare import build_events
+from receval_cli.prepare import dedupe_predictions, index_truth, join_hits, rank_predictions
 from receval_cli.report import Report
 
 EVALUATED = "evaluated"
@@ -73,16 +73,46 @@ def per_user_frame(
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
 ) -> tuple[pl.LazyFrame, list[str]]:
-    """The lazy per-user table: statistics, status and one column per metric."""
+    """The lazy per-user table: statistics, status and one column per metric.
+
+    Three aggregations, each over its own table: the lists (length, and distinct items
+    for the duplicates check), the ground truth (|R|, ideal DCGs) and the hits (every
+    statistic of the recommended items that are in the ground truth).
+    """
     stats, exprs = metric_exprs(specs, conventions)
-    events = build_events(
-        predictions.frame, predictions.value_column, truth.frame, conventions, max_depth(specs)
+    deduped = dedupe_predictions(
+        predictions.frame, predictions.value_column, conventions.duplicates
     )
+    ranked = rank_predictions(
+        deduped, predictions.value_column, conventions.tie_break, max_depth(specs)
+    )
+    indexed = index_truth(truth.frame, conventions)
+    item = pl.col("item")
+    list_aggs = [pl.len().alias("list_length")]
+    if conventions.duplicates == "error":
+        list_aggs.append(item.n_unique().alias("list_distinct"))
+    lists = deduped.group_by("user").agg(list_aggs)
+    truth_aggs = [*stats.truth.aggregations.values(), pl.len().alias("truth_items")]
+    if conventions.truth_duplicates == "error":
+        truth_aggs.append(item.n_unique().alias("truth_distinct"))
+    truth_stats = stats.truth.with_rows(indexed).group_by("user").agg(truth_aggs)
+    frame = truth_stats.join(lists, on="user", how="full", coalesce=True)
+    if stats.hits.aggregations:
+        hits = join_hits(ranked, indexed)
+        if stats.needs_n_relevant_on_hits:
+            hits = hits.join(truth_stats.select("user", "n_relevant"), on="user", how="left")
+        hit_stats = (
+            stats.hits.with_rows(hits).group_by("user").agg(list(stats.hits.aggregations.values()))
+        )
+        frame = frame.join(hit_stats, on="user", how="left")
     frame = (
-        events.with_columns(list(stats.row_columns.values()))
-        .group_by("user")
-        .agg(list(stats.aggregations.values()))
+        frame.with_columns(
+            in_truth=pl.col("truth_items").is_not_null(),
+            list_length=pl.col("list_length").fill_null(0),
+            n_relevant=pl.col("n_relevant").fill_null(0),
+        )
         .with_columns(user_status(conventions), *exprs.values())
+        .sort("user")  # a fixed order, so the means are summed the same way every run
     )
     return frame, list(exprs)
 
@@ -111,9 +141,9 @@ def evaluate_inputs(
     align_ids(predictions, truth)
     frame, names = per_user_frame(predictions, truth, specs, conventions)
     queries = [
-        check_query(predictions, conventions.duplicates, [predictions.value_column]),
+        check_query(predictions, [predictions.value_column]),
         raw_rows(predictions),
-        check_query(truth, conventions.truth_duplicates, ["rel"]),
+        check_query(truth, ["rel"]),
         raw_rows(truth),
         frame,
     ]
@@ -121,11 +151,14 @@ def evaluate_inputs(
         p_check, p_rows, t_check, t_rows, per_user = pl.collect_all(queries)
     except pl.exceptions.PolarsError as error:
         raise _diagnose(error, predictions, truth) from None
-    for source, check, rows, key in (
-        (predictions, p_check, p_rows, "duplicates"),
-        (truth, t_check, t_rows, "truth_duplicates"),
+    raise_for(predictions, {**p_check.row(0, named=True), **p_rows.row(0, named=True)})
+    raise_for(truth, {**t_check.row(0, named=True), **t_rows.row(0, named=True)})
+    for source, length, distinct, key in (
+        (predictions, "list_length", "list_distinct", "duplicates"),
+        (truth, "truth_items", "truth_distinct", "truth_duplicates"),
     ):
-        raise_for(source, {**check.row(0, named=True), **rows.row(0, named=True)}, key)
+        if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
+            raise_duplicates(source, key)
     users = _user_counts(per_user, predictions, truth, conventions.relevance_threshold)
     evaluated = per_user.filter(pl.col("status") == EVALUATED)
     means = evaluated.select(pl.col(names).mean()).row(0, named=True)

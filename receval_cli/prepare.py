@@ -1,7 +1,6 @@
 """Prepare once, evaluate many: rank the predictions, index the ground truth, join them.
 
-The result is the `events` frame described in metrics/stats.py: one row per (user, item)
-that is recommended, in the ground truth, or both.
+The results are the `lists`, `truth` and `hits` tables described in metrics/stats.py.
 """
 
 from __future__ import annotations
@@ -9,7 +8,6 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.conventions import Conventions
-from receval_cli.metrics.stats import NOT_RETRIEVED
 
 _KEY = ["user", "item"]
 
@@ -58,7 +56,7 @@ def rank_predictions(
 
 
 def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
-    """Dedupe the ground truth and give each item its position in the ideal ranking."""
+    """Dedupe the ground truth, mark relevant items, rank each user's ideal list."""
     if conventions.truth_duplicates == "first":
         frame = _keep_first(frame)
     elif conventions.truth_duplicates == "max":
@@ -66,21 +64,15 @@ def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
     ideal = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(
         "user", order_by=[pl.col("rel"), pl.col("item")], descending=True
     )
-    return frame.select("user", "item", "rel", ideal.alias("ideal_rank"))
-
-
-def build_events(
-    predictions: pl.LazyFrame,
-    by: str,
-    truth: pl.LazyFrame,
-    conventions: Conventions,
-    max_depth: int | None,
-) -> pl.LazyFrame:
-    """Join ranked predictions with the indexed ground truth (a full join on user, item)."""
-    deduped = dedupe_predictions(predictions, by, conventions.duplicates)
-    ranked = rank_predictions(deduped, by, conventions.tie_break, max_depth)
-    indexed = index_truth(truth, conventions)
-    return ranked.join(indexed, on=_KEY, how="full", coalesce=True).with_columns(
-        pl.col("rank").fill_null(NOT_RETRIEVED),
-        relevant=(pl.col("rel") >= conventions.relevance_threshold).fill_null(False),
+    return frame.select(
+        "user",
+        "item",
+        "rel",
+        (pl.col("rel") >= conventions.relevance_threshold).alias("relevant"),
+        ideal.alias("ideal_rank"),
     )
+
+
+def join_hits(ranked: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:
+    """The recommended items that are in the ground truth: the only rows that can score."""
+    return ranked.join(truth.select(*_KEY, "rel", "relevant"), on=_KEY, how="inner")

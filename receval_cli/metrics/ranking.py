@@ -58,7 +58,7 @@ def precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
     Example: relevant items at ranks 1 and 3 of 5 give P@5 = 2/5.
     """
     denominator = pl.lit(k) if k is not None and p["denominator"] == "k" else s.retrieved(k)
-    return safe_div(s.hits(k), denominator)
+    return safe_div(s.hits_at(k), denominator)
 
 
 @register(
@@ -68,7 +68,7 @@ def precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 )
 def recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """R@k = hits@k / |R|. Example: 8 relevant, 5 in the top 10: R@10 = 5/8."""
-    return safe_div(s.hits(k), s.n_relevant())
+    return safe_div(s.hits_at(k), s.n_relevant())
 
 
 def _f_beta(s: Stats, k: int | None, p: Params, beta: float) -> pl.Expr:
@@ -109,7 +109,7 @@ def fbeta(s: Stats, k: int | None, p: Params) -> pl.Expr:
 )
 def hit_rate(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """HR@k = 1 if hits@k > 0 else 0 (trec_eval's success_k)."""
-    return (s.hits(k) > 0).cast(pl.Float64)
+    return (s.hits_at(k) > 0).cast(pl.Float64)
 
 
 @register(
@@ -139,7 +139,7 @@ def average_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
     if by == "relevant":
         denominator = s.n_relevant()
     elif by == "hits":
-        denominator = s.hits(k)
+        denominator = s.hits_at(k)
     else:
         denominator = s.n_relevant() if k is None else pl.min_horizontal(s.n_relevant(), k)
     return safe_div(s.precision_sum(k), denominator)

@@ -1,27 +1,32 @@
 """Per-user statistics that the ranking metrics are built from.
 
-The prepared `events` frame has one row per (user, item) that is recommended, in the
-ground truth, or both:
+The prepared data are three small-as-possible tables, each aggregated per user once:
 
-    user         the user id
-    rank         1-based position in the user's ranked list; NOT_RETRIEVED when the item
-                 is only in the ground truth
-    rel          the item's relevance grade; null when the item is not in the ground truth
-    relevant     rel >= relevance_threshold (false when rel is null)
-    ideal_rank   1-based position of the item in the user's ideal list (ground truth by
-                 relevance, descending); null when the item is not in the ground truth
+    lists   the ranked predictions: (user, item, rank); gives `list_length`
+    truth   the ground truth: (user, item, rel, relevant, ideal_rank); gives `n_relevant`
+            and the ideal DCGs. `ideal_rank` is the item's position in the user's ideal
+            list (ground truth by grade, descending).
+    hits    the recommended items that are in the ground truth, an inner join of the two:
+            (user, item, rank, rel, relevant[, n_relevant]). Only these rows can score,
+            so hits@k, reciprocal rank, AP and DCG are aggregated over them alone.
 
-A `Stats` object hands out each statistic as a column reference and records the one
-aggregation that computes it, so hits@10 is computed once however many metrics use it.
-All of them run in a single `group_by(user).agg(...)`.
+`rank` is the 1-based position in the user's ranked list, `rel` the grade, `relevant`
+means rel >= relevance_threshold. A `Stats` object hands out each statistic as a column
+reference and records the one aggregation that computes it, so hits@10 is computed once
+however many metrics use it.
+
+Sums of floats (DCG, AP's precisions) are running sums in rank order (`cum_sum` over
+the user's rows ordered by rank) read at the cutoff, so every value is added in the same
+order on every run: reports are bit-for-bit reproducible.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import polars as pl
 
-NOT_RETRIEVED = 2**32 - 1
-ALL = NOT_RETRIEVED - 1  # the cutoff that stands for "the whole list"
+ALL = 2**32 - 2  # the cutoff that stands for "the whole list"
 
 _rank = pl.col("rank")
 _rel = pl.col("rel")
@@ -59,26 +64,45 @@ def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     )
 
 
-class Stats:
-    """Collects the per-user aggregations (and per-row helper columns) metrics ask for."""
+@dataclass
+class Table:
+    """Per-row helper columns and per-user aggregations asked of one prepared table."""
 
-    def __init__(self) -> None:
-        self.row_columns: dict[str, pl.Expr] = {}
-        self.aggregations: dict[str, pl.Expr] = {}
-        for name, expr in (
-            ("in_truth", _rel.is_not_null().any()),
-            ("list_length", (_rank != NOT_RETRIEVED).sum()),
-            ("n_relevant", _relevant.sum()),
-        ):
-            self._agg(name, expr)
+    rows: dict[str, pl.Expr] = field(default_factory=dict)
+    aggregations: dict[str, pl.Expr] = field(default_factory=dict)
 
-    def _agg(self, name: str, expr: pl.Expr) -> pl.Expr:
+    def row(self, name: str, expr: pl.Expr) -> pl.Expr:
+        self.rows.setdefault(name, expr.alias(name))
+        return pl.col(name)
+
+    def agg(self, name: str, expr: pl.Expr) -> pl.Expr:
         self.aggregations.setdefault(name, expr.alias(name))
         return pl.col(name)
 
-    def _row(self, name: str, expr: pl.Expr) -> pl.Expr:
-        self.row_columns.setdefault(name, expr.alias(name))
-        return pl.col(name)
+    def with_rows(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """Add the helper columns in the order asked (a later one may use an earlier)."""
+        for expr in self.rows.values():
+            frame = frame.with_columns(expr)
+        return frame
+
+
+def _running(total: pl.Expr, order: pl.Expr) -> pl.Expr:
+    return total.cum_sum().over("user", order_by=order)
+
+
+def _at(running: pl.Expr, position: pl.Expr, k: int | None) -> pl.Expr:
+    """A non-decreasing running sum read at the last position <= k (0 when none)."""
+    return running.filter(position <= depth(k)).max().fill_null(0.0)
+
+
+class Stats:
+    """Collects the per-user statistics metrics ask for, by table."""
+
+    def __init__(self) -> None:
+        self.truth = Table()
+        self.hits = Table()
+        self.needs_n_relevant_on_hits = False
+        self.truth.agg("n_relevant", _relevant.sum())
 
     def n_relevant(self) -> pl.Expr:
         """Relevant items in the ground truth (|R|)."""
@@ -90,55 +114,61 @@ class Stats:
 
     def retrieved(self, k: int | None) -> pl.Expr:
         """Items in the top k: min(k, list length)."""
-        return self._agg(f"retrieved@{cutoff_label(k)}", (_rank <= depth(k)).sum())
+        length = pl.col("list_length")
+        return length if k is None else pl.min_horizontal(length, pl.lit(k, pl.UInt32))
 
-    def hits(self, k: int | None) -> pl.Expr:
+    def hits_at(self, k: int | None) -> pl.Expr:
         """Relevant items in the top k."""
-        return self._agg(f"hits@{cutoff_label(k)}", (_relevant & (_rank <= depth(k))).sum())
+        return self.hits.agg(
+            f"hits@{cutoff_label(k)}", (_relevant & (_rank <= depth(k))).sum()
+        ).fill_null(0)
 
     def hits_at_r(self) -> pl.Expr:
         """Relevant items in the top |R| positions."""
-        return self._agg("hits@R", (_relevant & (_rank <= _relevant.sum())).sum())
+        self.needs_n_relevant_on_hits = True
+        within = _rank <= pl.col("n_relevant")
+        return self.hits.agg("hits@R", (_relevant & within).sum()).fill_null(0)
 
     def reciprocal_rank(self, k: int | None) -> pl.Expr:
         """1/rank of the first relevant item in the top k; 0 when there is none."""
         first = _rank.filter(_relevant & (_rank <= depth(k))).min()
-        return self._agg(f"rr@{cutoff_label(k)}", (1.0 / first.cast(pl.Float64)).fill_null(0.0))
+        return self.hits.agg(f"rr@{cutoff_label(k)}", 1.0 / first.cast(pl.Float64)).fill_null(0.0)
 
     def precision_sum(self, k: int | None) -> pl.Expr:
         """Sum over relevant items at rank i <= k of precision@i (AP's numerator)."""
-        hits_so_far = self._row(
-            "hits_so_far", _relevant.cast(pl.UInt32).cum_sum().over("user", order_by="rank")
+        hits_so_far = self.hits.row("hits_so_far", _running(_relevant.cast(pl.UInt32), _rank))
+        running = self.hits.row(
+            "precision_sum",
+            _running(
+                pl.when(_relevant).then(hits_so_far / _rank.cast(pl.Float64)).otherwise(0.0),
+                _rank,
+            ),
         )
-        at = _relevant & (_rank <= depth(k))
-        return self._agg(
-            f"precision_sum@{cutoff_label(k)}",
-            (hits_so_far.cast(pl.Float64) / _rank.cast(pl.Float64)).filter(at).sum(),
+        return self.hits.agg(f"precision_sum@{cutoff_label(k)}", _at(running, _rank, k)).fill_null(
+            0.0
         )
 
     def cg(self, k: int | None, gain_kind: str) -> pl.Expr:
         """Sum of the gains of the top k items."""
-        gains = self._row(f"gain_{gain_kind}", gain(_rel, gain_kind))
-        return self._agg(
-            f"cg@{cutoff_label(k)}[{gain_kind}]", gains.filter(_rank <= depth(k)).sum()
-        )
+        running = self.hits.row(f"cg[{gain_kind}]", _running(gain(_rel, gain_kind), _rank))
+        return self.hits.agg(
+            f"cg@{cutoff_label(k)}[{gain_kind}]", _at(running, _rank, k)
+        ).fill_null(0.0)
 
     def dcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
         """Sum of gain(rel_i) * discount(i) over the top k positions i."""
-        gains = self._row(f"gain_{gain_kind}", gain(_rel, gain_kind))
-        discounts = self._row(f"discount_{discount_kind}", discount(_rank, discount_kind))
-        return self._agg(
-            f"dcg@{cutoff_label(k)}[{gain_kind},{discount_kind}]",
-            (gains * discounts).filter(_rank <= depth(k)).sum(),
+        name = f"{gain_kind},{discount_kind}"
+        terms = gain(_rel, gain_kind) * discount(_rank, discount_kind)
+        running = self.hits.row(f"dcg[{name}]", _running(terms, _rank))
+        return self.hits.agg(f"dcg@{cutoff_label(k)}[{name}]", _at(running, _rank, k)).fill_null(
+            0.0
         )
 
     def idcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
         """DCG of the ideal list (ground truth sorted by relevance) truncated at k."""
-        gains = self._row(f"gain_{gain_kind}", gain(_rel, gain_kind))
-        discounts = self._row(
-            f"ideal_discount_{discount_kind}", discount(_ideal_rank, discount_kind)
-        )
-        return self._agg(
-            f"idcg@{cutoff_label(k)}[{gain_kind},{discount_kind}]",
-            (gains * discounts).filter(_ideal_rank <= depth(k)).sum(),
-        )
+        name = f"{gain_kind},{discount_kind}"
+        terms = gain(_rel, gain_kind) * discount(_ideal_rank, discount_kind)
+        running = self.truth.row(f"idcg[{name}]", _running(terms, _ideal_rank))
+        return self.truth.agg(
+            f"idcg@{cutoff_label(k)}[{name}]", _at(running, _ideal_rank, k)
+        ).fill_null(0.0)
