@@ -18,7 +18,13 @@ from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.stats import Stats
-from receval_cli.prepare import dedupe_predictions, index_truth, join_hits, rank_predictions
+from receval_cli.prepare import (
+    dedupe_predictions,
+    index_truth,
+    join_hits,
+    rank_lists,
+    ranked_items,
+)
 from receval_cli.report import Report
 
 EVALUATED = "evaluated"
@@ -80,23 +86,19 @@ def per_user_frame(
     statistic of the recommended items that are in the ground truth).
     """
     stats, exprs = metric_exprs(specs, conventions)
-    deduped = dedupe_predictions(
-        predictions.frame, predictions.value_column, conventions.duplicates
+    by = predictions.value_column
+    deduped = dedupe_predictions(predictions.frame, by, conventions.duplicates)
+    lists = rank_lists(
+        deduped, by, conventions.tie_break, max_depth(specs), conventions.duplicates == "error"
     )
-    ranked = rank_predictions(
-        deduped, predictions.value_column, conventions.tie_break, max_depth(specs)
-    )
+    ranked = ranked_items(lists)
     indexed = index_truth(truth.frame, conventions)
     item = pl.col("item")
-    list_aggs = [pl.len().alias("list_length")]
-    if conventions.duplicates == "error":
-        list_aggs.append(item.n_unique().alias("list_distinct"))
-    lists = deduped.group_by("user").agg(list_aggs)
     truth_aggs = [*stats.truth.aggregations.values(), pl.len().alias("truth_items")]
     if conventions.truth_duplicates == "error":
         truth_aggs.append(item.n_unique().alias("truth_distinct"))
     truth_stats = stats.truth.with_rows(indexed).group_by("user").agg(truth_aggs)
-    frame = truth_stats.join(lists, on="user", how="full", coalesce=True)
+    frame = truth_stats.join(lists.drop("items"), on="user", how="full", coalesce=True)
     if stats.hits.aggregations:
         hits = join_hits(ranked, indexed)
         if stats.needs_n_relevant_on_hits:

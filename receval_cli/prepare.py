@@ -30,49 +30,55 @@ def dedupe_predictions(frame: pl.LazyFrame, by: str, policy: str) -> pl.LazyFram
     return frame
 
 
-def rank_predictions(
-    frame: pl.LazyFrame, by: str, tie_break: str, max_depth: int | None
+def rank_lists(
+    frame: pl.LazyFrame,
+    by: str,
+    tie_break: str,
+    max_depth: int | None,
+    count_distinct: bool,
 ) -> pl.LazyFrame:
-    """Number each user's items 1, 2, ... by score descending (or rank ascending).
+    """One row per user: its items in rank order (the top max_depth), and its list length.
 
-    Equal scores are ordered by `tie_break`; the order is total, so the ranking does not
-    depend on the engine or on the row order of the file (except for input_order).
+    Items are ordered by score descending (or rank ascending), then by `tie_break`; the
+    order is total, so the ranking depends neither on the engine nor on the row order of
+    the file (except for input_order, which uses it on purpose). `list_distinct` (the
+    distinct items) is counted when duplicates must be found.
     """
-    key = pl.col("score") if by == "score" else -pl.col("rank")
-    # One direction for every sort key: descending score (or ascending rank) first.
-    if tie_break == "item_desc":
-        order, descending = [key, pl.col("item")], True
-    elif tie_break == "item_asc":
-        order, descending = [-key, pl.col("item")], False
+    if tie_break == "input_order":
+        second, second_descending = "row", False
     else:
-        order, descending = [-key, pl.col("row")], False
-    position = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(
-        "user", order_by=order, descending=descending
+        second, second_descending = "item", tie_break == "item_desc"
+    ordered = pl.col("item").sort_by(
+        [pl.col(by), pl.col(second)], descending=[by == "score", second_descending]
     )
-    ranked = frame.select("user", "item", position.alias("rank"))
     if max_depth is not None:
-        ranked = ranked.filter(pl.col("rank") <= max_depth)
-    return ranked
+        ordered = ordered.head(max_depth)
+    aggregations = [ordered.alias("items"), pl.len().alias("list_length")]
+    if count_distinct:
+        aggregations.append(pl.col("item").n_unique().alias("list_distinct"))
+    return frame.group_by("user").agg(aggregations)
+
+
+def ranked_items(lists: pl.LazyFrame) -> pl.LazyFrame:
+    """(user, item, rank) from the per-user ranked lists."""
+    positions = pl.int_ranges(1, pl.col("items").list.len() + 1, dtype=pl.UInt32)
+    return (
+        lists.select("user", pl.col("items").alias("item"), positions.alias("rank"))
+        .explode(["item", "rank"])
+        .drop_nulls("item")  # an empty list explodes to one null row
+    )
 
 
 def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
-    """Dedupe the ground truth, mark relevant items, rank each user's ideal list."""
+    """Dedupe the ground truth and mark the relevant items."""
     if conventions.truth_duplicates == "first":
         frame = _keep_first(frame)
     elif conventions.truth_duplicates == "max":
         frame = frame.group_by(_KEY).agg(pl.col("rel").max())
-    ideal = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(
-        "user", order_by=[pl.col("rel"), pl.col("item")], descending=True
-    )
-    return frame.select(
-        "user",
-        "item",
-        "rel",
-        (pl.col("rel") >= conventions.relevance_threshold).alias("relevant"),
-        ideal.alias("ideal_rank"),
-    )
+    relevant = pl.col("rel") >= conventions.relevance_threshold
+    return frame.select("user", "item", "rel", relevant.alias("relevant"))
 
 
 def join_hits(ranked: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:
     """The recommended items that are in the ground truth: the only rows that can score."""
-    return ranked.join(truth.select(*_KEY, "rel", "relevant"), on=_KEY, how="inner")
+    return ranked.join(truth, on=_KEY, how="inner")

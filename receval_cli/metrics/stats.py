@@ -3,9 +3,8 @@
 The prepared data are three small-as-possible tables, each aggregated per user once:
 
     lists   the ranked predictions: (user, item, rank); gives `list_length`
-    truth   the ground truth: (user, item, rel, relevant, ideal_rank); gives `n_relevant`
-            and the ideal DCGs. `ideal_rank` is the item's position in the user's ideal
-            list (ground truth by grade, descending).
+    truth   the ground truth: (user, item, rel, relevant); gives `n_relevant` and the
+            ideal DCGs (the user's grades sorted descending, in one aggregation).
     hits    the recommended items that are in the ground truth, an inner join of the two:
             (user, item, rank, rel, relevant[, n_relevant]). Only these rows can score,
             so hits@k, reciprocal rank, AP and DCG are aggregated over them alone.
@@ -15,9 +14,10 @@ means rel >= relevance_threshold. A `Stats` object hands out each statistic as a
 reference and records the one aggregation that computes it, so hits@10 is computed once
 however many metrics use it.
 
-Sums of floats (DCG, AP's precisions) are running sums in rank order (`cum_sum` over
-the user's rows ordered by rank) read at the cutoff, so every value is added in the same
-order on every run: reports are bit-for-bit reproducible.
+Sums of floats are taken in a fixed order: DCG and AP's precisions are running sums in
+rank order (`cum_sum` over the user's rows ordered by rank) read at the cutoff, the ideal
+DCG sums the sorted grades, so every value is added the same way on every run: reports
+are bit-for-bit reproducible.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ ALL = 2**32 - 2  # the cutoff that stands for "the whole list"
 _rank = pl.col("rank")
 _rel = pl.col("rel")
 _relevant = pl.col("relevant")
-_ideal_rank = pl.col("ideal_rank")
 
 
 def depth(k: int | None) -> int:
@@ -92,7 +91,7 @@ def _running(total: pl.Expr, order: pl.Expr) -> pl.Expr:
 
 def _at(running: pl.Expr, position: pl.Expr, k: int | None) -> pl.Expr:
     """A non-decreasing running sum read at the last position <= k (0 when none)."""
-    return running.filter(position <= depth(k)).max().fill_null(0.0)
+    return pl.when(position <= depth(k)).then(running).max().fill_null(0.0)
 
 
 class Stats:
@@ -131,7 +130,7 @@ class Stats:
 
     def reciprocal_rank(self, k: int | None) -> pl.Expr:
         """1/rank of the first relevant item in the top k; 0 when there is none."""
-        first = _rank.filter(_relevant & (_rank <= depth(k))).min()
+        first = pl.when(_relevant & (_rank <= depth(k))).then(_rank).min()
         return self.hits.agg(f"rr@{cutoff_label(k)}", 1.0 / first.cast(pl.Float64)).fill_null(0.0)
 
     def precision_sum(self, k: int | None) -> pl.Expr:
@@ -165,10 +164,20 @@ class Stats:
         )
 
     def idcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
-        """DCG of the ideal list (ground truth sorted by relevance) truncated at k."""
-        name = f"{gain_kind},{discount_kind}"
-        terms = gain(_rel, gain_kind) * discount(_ideal_rank, discount_kind)
-        running = self.truth.row(f"idcg[{name}]", _running(terms, _ideal_rank))
-        return self.truth.agg(
-            f"idcg@{cutoff_label(k)}[{name}]", _at(running, _ideal_rank, k)
-        ).fill_null(0.0)
+        """DCG of the ideal list (ground truth sorted by relevance) truncated at k.
+
+        One aggregation per (gain, discount) keeps the running ideal DCG as a list per
+        user; IDCG@k is read from it at position min(k, list length).
+        """
+        ideal_gains = gain(_rel, gain_kind).sort(descending=True)
+        positions = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32)
+        running = self.truth.agg(
+            f"ideal_dcg[{gain_kind},{discount_kind}]",
+            (ideal_gains * discount(positions, discount_kind)).cum_sum().implode(),
+        )
+        value = (
+            running.list.last()
+            if k is None
+            else running.list.get(pl.min_horizontal(running.list.len(), k) - 1, null_on_oob=True)
+        )
+        return value.fill_null(0.0)
