@@ -1,9 +1,9 @@
-"""Data checks that need a pass over the rows: counts, nulls, NaN, duplicates.
+"""Data checks that need a pass over the rows: nulls, NaN, duplicates, row counts.
 
-They are built as lazy queries and collected together with the evaluation, so the files
-are read once; `raise_for` then turns a failed check into an InputError. Duplicates are
-found by the per-user aggregation itself (distinct items < rows); only then does
-`raise_duplicates` look for examples.
+The counts are aggregations that ride along in the per-user aggregation the evaluation
+runs anyway (summed over users afterwards), so checking costs no extra pass over the
+data; `raise_for` then turns a failed check into an InputError. Duplicates are found the
+same way (distinct items < rows); only then does `raise_duplicates` look for examples.
 """
 
 from __future__ import annotations
@@ -16,14 +16,25 @@ from receval_cli.io import Input
 _EXAMPLES = 3
 
 
-def check_query(source: Input, value_columns: list[str]) -> pl.LazyFrame:
-    """One row: rows, nulls per column, NaN per value column."""
-    exprs: list[pl.Expr] = [pl.len().alias("rows")]
-    for column in ["user", "item", *value_columns]:
-        exprs.append(pl.col(column).null_count().alias(f"null:{column}"))
-    for column in value_columns:
-        exprs.append(pl.col(column).is_nan().sum().alias(f"nan:{column}"))
-    return source.frame.select(exprs)
+def check_exprs(prefix: str, value_column: str) -> list[pl.Expr]:
+    """Null counts of user, item and the value column, and its NaN count.
+
+    Inside a group_by they count per group (the null user is a group of its own); the
+    totals are the sums over groups, or the same expressions in a plain select.
+    """
+    exprs = [
+        pl.col(column).null_count().alias(f"{prefix}null:{column}")
+        for column in ("user", "item", value_column)
+    ]
+    exprs.append(pl.col(value_column).is_nan().sum().alias(f"{prefix}nan:{value_column}"))
+    return exprs
+
+
+def totals(frame: pl.DataFrame, prefix: str) -> dict[str, object]:
+    """Sum the check columns named with `prefix`, keyed without it."""
+    columns = [c for c in frame.columns if c.startswith(prefix)]
+    sums = frame.select(pl.col(columns).sum()).row(0, named=True)
+    return {name.removeprefix(prefix): value for name, value in sums.items()}
 
 
 def raw_rows(source: Input) -> pl.LazyFrame:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from receval_cli.checks import check_query, raise_duplicates, raise_for, raw_rows
+from receval_cli.checks import check_exprs, raise_duplicates, raise_for, raw_rows, totals
 from receval_cli.config import Gate, LoadedConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError, RecEvalError
@@ -28,6 +29,8 @@ from receval_cli.prepare import (
 from receval_cli.report import Report
 
 EVALUATED = "evaluated"
+PREDICTION_CHECKS = "predictions:"
+TRUTH_CHECKS = "truth:"
 
 
 class InternalError(RecEvalError):
@@ -73,34 +76,66 @@ def user_status(conventions: Conventions) -> pl.Expr:
     )
 
 
+@dataclass
+class Plan:
+    """The lazy per-user table, its metric columns, and where each input's checks are."""
+
+    frame: pl.LazyFrame
+    names: list[str]
+    check_queries: dict[str, pl.LazyFrame]  # for inputs deduped before aggregation
+
+
+def _checked(
+    source: Input,
+    prefix: str,
+    value_column: str,
+    policy: str,
+    distinct: str,
+    apart: dict[str, pl.LazyFrame],
+) -> list[pl.Expr]:
+    """Check aggregations to run inside the input's per-user group_by, when it sees raw rows.
+
+    With a dedupe policy the group_by sees deduped rows, so the checks run apart.
+    """
+    checks = check_exprs(prefix, value_column)
+    if policy != "error":
+        apart[prefix] = source.frame.select(checks)
+        return []
+    return [*checks, pl.col("item").n_unique().alias(distinct)]
+
+
 def per_user_frame(
     predictions: Input,
     truth: Input,
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
-) -> tuple[pl.LazyFrame, list[str]]:
-    """The lazy per-user table: statistics, status and one column per metric.
+) -> Plan:
+    """The lazy per-user table: statistics, checks, status and one column per metric.
 
-    Three aggregations, each over its own table: the lists (length, and distinct items
-    for the duplicates check), the ground truth (|R|, ideal DCGs) and the hits (every
-    statistic of the recommended items that are in the ground truth).
+    Three aggregations, each over its own table: the lists (ranking, length, checks), the
+    ground truth (|R|, ideal DCGs, checks) and the hits (every statistic of the
+    recommended items that are in the ground truth).
     """
     stats, exprs = metric_exprs(specs, conventions)
+    check_queries: dict[str, pl.LazyFrame] = {}
     by = predictions.value_column
     deduped = dedupe_predictions(predictions.frame, by, conventions.duplicates)
-    lists = rank_lists(
-        deduped, by, conventions.tie_break, max_depth(specs), conventions.duplicates == "error"
+    list_checks = _checked(
+        predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
     )
-    ranked = ranked_items(lists)
+    lists = rank_lists(deduped, by, conventions.tie_break, max_depth(specs), list_checks)
     indexed = index_truth(truth.frame, conventions)
-    item = pl.col("item")
-    truth_aggs = [*stats.truth.aggregations.values(), pl.len().alias("truth_items")]
-    if conventions.truth_duplicates == "error":
-        truth_aggs.append(item.n_unique().alias("truth_distinct"))
-    truth_stats = stats.truth.with_rows(indexed).group_by("user").agg(truth_aggs)
+    truth_checks = _checked(
+        truth, TRUTH_CHECKS, "rel", conventions.truth_duplicates, "truth_distinct", check_queries
+    )
+    truth_stats = (
+        stats.truth.with_rows(indexed)
+        .group_by("user")
+        .agg(*stats.truth.aggregations.values(), pl.len().alias("truth_items"), *truth_checks)
+    )
     frame = truth_stats.join(lists.drop("items"), on="user", how="full", coalesce=True)
     if stats.hits.aggregations:
-        hits = join_hits(ranked, indexed)
+        hits = join_hits(ranked_items(lists), indexed)
         if stats.needs_n_relevant_on_hits:
             hits = hits.join(truth_stats.select("user", "n_relevant"), on="user", how="left")
         hit_stats = (
@@ -116,7 +151,7 @@ def per_user_frame(
         .with_columns(user_status(conventions), *exprs.values())
         .sort("user")  # a fixed order, so the means are summed the same way every run
     )
-    return frame, list(exprs)
+    return Plan(frame, list(exprs), check_queries)
 
 
 def evaluate(loaded: LoadedConfig) -> Report:
@@ -138,23 +173,25 @@ def evaluate_inputs(
     conventions: Conventions,
     gates: Mapping[str, Gate] | None = None,
 ) -> Report:
-    """Evaluate mapped inputs: one collect for the checks and every metric at every cutoff."""
+    """Evaluate mapped inputs: one query computes the checks and every metric at every cutoff."""
     started = time.perf_counter()
     align_ids(predictions, truth)
-    frame, names = per_user_frame(predictions, truth, specs, conventions)
-    queries = [
-        check_query(predictions, [predictions.value_column]),
-        raw_rows(predictions),
-        check_query(truth, ["rel"]),
-        raw_rows(truth),
-        frame,
-    ]
+    plan = per_user_frame(predictions, truth, specs, conventions)
+    names = plan.names
     try:
-        p_check, p_rows, t_check, t_rows, per_user = pl.collect_all(queries)
+        rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)])
+        per_user = plan.frame.collect()
+        apart = dict(
+            zip(plan.check_queries, pl.collect_all(list(plan.check_queries.values())), strict=True)
+        )
     except pl.exceptions.PolarsError as error:
         raise _diagnose(error, predictions, truth) from None
-    raise_for(predictions, {**p_check.row(0, named=True), **p_rows.row(0, named=True)})
-    raise_for(truth, {**t_check.row(0, named=True), **t_rows.row(0, named=True)})
+    for source, prefix, found in (
+        (predictions, PREDICTION_CHECKS, rows[0]),
+        (truth, TRUTH_CHECKS, rows[1]),
+    ):
+        result = totals(apart.get(prefix, per_user), prefix)
+        raise_for(source, {**result, **found.row(0, named=True)})
     for source, length, distinct, key in (
         (predictions, "list_length", "list_distinct", "duplicates"),
         (truth, "truth_items", "truth_distinct", "truth_duplicates"),
@@ -167,8 +204,8 @@ def evaluate_inputs(
     metrics = {name: float(means[name]) for name in names}
     _guard_ranges(metrics, specs)
     inputs = {
-        "predictions": {**predictions.describe(), "rows": p_rows.item(0, "raw_rows")},
-        "ground_truth": {**truth.describe(), "rows": t_rows.item(0, "raw_rows")},
+        "predictions": {**predictions.describe(), "rows": rows[0].item(0, "raw_rows")},
+        "ground_truth": {**truth.describe(), "rows": rows[1].item(0, "raw_rows")},
     }
     return Report(
         metrics=metrics,

@@ -35,14 +35,14 @@ def rank_lists(
     by: str,
     tie_break: str,
     max_depth: int | None,
-    count_distinct: bool,
+    extra: list[pl.Expr],
 ) -> pl.LazyFrame:
     """One row per user: its items in rank order (the top max_depth), and its list length.
 
     Items are ordered by score descending (or rank ascending), then by `tie_break`; the
     order is total, so the ranking depends neither on the engine nor on the row order of
-    the file (except for input_order, which uses it on purpose). `list_distinct` (the
-    distinct items) is counted when duplicates must be found.
+    the file (except for input_order, which uses it on purpose). `extra` aggregations
+    (checks) ride along in the same group_by.
     """
     if tie_break == "input_order":
         second, second_descending = "row", False
@@ -53,10 +53,7 @@ def rank_lists(
     )
     if max_depth is not None:
         ordered = ordered.head(max_depth)
-    aggregations = [ordered.alias("items"), pl.len().alias("list_length")]
-    if count_distinct:
-        aggregations.append(pl.col("item").n_unique().alias("list_distinct"))
-    return frame.group_by("user").agg(aggregations)
+    return frame.group_by("user").agg(ordered.alias("items"), pl.len().alias("list_length"), *extra)
 
 
 def ranked_items(lists: pl.LazyFrame) -> pl.LazyFrame:
