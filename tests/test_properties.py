@@ -182,8 +182,7 @@ def test_row_order_does_not_matter(data: dict[str, Any], rng: random.Random) -> 
     shuffled = dict(data)
     shuffled["predictions"] = rng.sample(data["predictions"], len(data["predictions"]))
     shuffled["truth"] = rng.sample(data["truth"], len(data["truth"]))
-    # To 1e-12 here; bit-identity is test_results_are_bit_identical_across_runs_and_row_orders.
-    assert_same_results(original, run_receval(shuffled))
+    assert_same_results(original, run_receval(shuffled), tol=0.0)  # bit for bit
 
 
 SAMPLE = Path(__file__).parent.parent / "sample_data"
@@ -393,11 +392,9 @@ def test_formats_and_layouts_give_the_same_metrics(data: dict[str, Any]) -> None
         results["mixed"] = cli_metrics(folder, "score.parquet", "score", "truth.csv", data)
     baseline = results["parquet", "score"]
     assert baseline.keys() == set(FORMAT_METRICS)
-    # To 1e-12 here; bit-identity is test_results_are_bit_identical_across_runs_and_row_orders.
+    # Every format and layout gives the identical report, to the last bit.
     for key, metrics in results.items():
-        assert metrics.keys() == baseline.keys(), key
-        for name, value in metrics.items():
-            assert math.isclose(value, baseline[name], rel_tol=0, abs_tol=TOL), (key, name)
+        assert metrics == baseline, key
     for name, value in expected.items():
         assert math.isclose(baseline[name], value, rel_tol=0, abs_tol=TOL), name
 
