@@ -211,6 +211,16 @@ def _list_items(
     )
 
 
+def _users(
+    raw: pl.LazyFrame, column: str, role: str, path: Path
+) -> tuple[pl.Schema, pl.LazyFrame, pl.Expr]:
+    """The schema, the frame with file row positions, and the checked user id column."""
+    schema = raw.collect_schema()
+    _require_column(schema, column, role, path, "user")
+    _check_id(raw, schema, column, role, path)
+    return schema, raw.with_row_index("row"), _id_expr(column, schema).alias("user")
+
+
 def read_predictions(config: PredictionsConfig, path: Path) -> Input:
     """Scan the predictions file into (user, item, score | rank, row)."""
     fmt = detect_format(path, config.format, "predictions")
@@ -224,12 +234,8 @@ def map_predictions(
 ) -> Input:
     """Map a predictions frame's columns to (user, item, score | rank, row), checking types."""
     role = "predictions"
-    schema = raw.collect_schema()
+    schema, indexed, user = _users(raw, cols.user, role, path)
     layout, value_col = _prediction_layout(cols.score, cols.rank, cols.items, schema, path)
-    _require_column(schema, cols.user, role, path, "user")
-    _check_id(raw, schema, cols.user, role, path)
-    indexed = raw.with_row_index("row")
-    user = _id_expr(cols.user, schema).alias("user")
     if layout == "items":
         items = _list_items(raw, schema, value_col, list_separator, role, path)
         frame = (
@@ -287,11 +293,7 @@ def map_ground_truth(
 ) -> Input:
     """Map a ground-truth frame's columns to (user, item, rel, row), checking types."""
     role = "ground truth"
-    schema = raw.collect_schema()
-    _require_column(schema, cols.user, role, path, "user")
-    _check_id(raw, schema, cols.user, role, path)
-    indexed = raw.with_row_index("row")
-    user = _id_expr(cols.user, schema).alias("user")
+    schema, indexed, user = _users(raw, cols.user, role, path)
     mapping = {"user": cols.user}
     if cols.items is not None:
         _require_column(schema, cols.items, role, path, "items")
