@@ -107,10 +107,6 @@ class Stats:
         """Relevant items in the ground truth (|R|)."""
         return pl.col("n_relevant")
 
-    def list_length(self) -> pl.Expr:
-        """Items recommended to the user."""
-        return pl.col("list_length")
-
     def retrieved(self, k: int | None) -> pl.Expr:
         """Items in the top k: min(k, list length)."""
         length = pl.col("list_length")
