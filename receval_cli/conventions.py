@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+
+from receval_cli.errors import did_you_mean
+from receval_cli.presets import PRESETS
 
 TieBreak = Literal["item_desc", "item_asc", "input_order"]
 MissingPolicy = Literal["zero", "skip"]
@@ -26,6 +29,13 @@ class Conventions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    preset: str | None = Field(
+        None,
+        description=(
+            "A named set of conventions that reproduces a well-known tool (trec_eval); "
+            "keys given beside it override single settings."
+        ),
+    )
     relevance_threshold: float = Field(
         1.0,
         description=(
@@ -100,3 +110,24 @@ class Conventions(BaseModel):
             "row in file order), or max (keep the highest relevance)."
         ),
     )
+    max_depth: PositiveInt | None = Field(
+        None,
+        description=(
+            "Only the first N items of each list count, for every metric (trec_eval's -M); "
+            "none: the whole list."
+        ),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data: object) -> object:
+        """Start from the preset's values; keys given beside it win."""
+        if not isinstance(data, dict) or data.get("preset") is None:
+            return data
+        name = data["preset"]
+        if name not in PRESETS:
+            known = ", ".join(sorted(PRESETS))
+            raise ValueError(
+                f"unknown preset '{name}'; choose one of {known}.{did_you_mean(str(name), PRESETS)}"
+            )
+        return {**PRESETS[name].conventions, **data}

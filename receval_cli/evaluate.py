@@ -53,11 +53,13 @@ def metric_exprs(
     return stats, exprs
 
 
-def max_depth(specs: tuple[MetricSpec, ...]) -> int | None:
-    """How deep each list must be kept: the largest cutoff, or None for the whole list."""
-    if any(spec.k is None for spec in specs):
-        return None
-    return max(spec.k for spec in specs if spec.k is not None)
+def max_depth(specs: tuple[MetricSpec, ...], limit: int | None) -> int | None:
+    """How deep each list must be kept: the largest cutoff (None: the whole list), and
+    never past the `max_depth` convention."""
+    deepest = None if any(s.k is None for s in specs) else max(s.k or 0 for s in specs)
+    if limit is None:
+        return deepest
+    return limit if deepest is None else min(deepest, limit)
 
 
 def user_status(conventions: Conventions) -> pl.Expr:
@@ -123,7 +125,8 @@ def per_user_frame(
     list_checks = _checked(
         predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
     )
-    lists = rank_lists(deduped, by, conventions.tie_break, max_depth(specs), list_checks)
+    depth = max_depth(specs, conventions.max_depth)
+    lists = rank_lists(deduped, by, conventions.tie_break, depth, list_checks)
     indexed = index_truth(truth.frame, conventions)
     truth_checks = _checked(
         truth, TRUTH_CHECKS, "rel", conventions.truth_duplicates, "truth_distinct", check_queries
@@ -145,13 +148,17 @@ def per_user_frame(
     frame = (
         frame.with_columns(
             in_truth=pl.col("truth_items").is_not_null(),
-            list_length=pl.col("list_length").fill_null(0),
+            list_length=_capped(pl.col("list_rows").fill_null(0), conventions.max_depth),
             n_relevant=pl.col("n_relevant").fill_null(0),
         )
         .with_columns(user_status(conventions), *exprs.values())
         .sort("user")  # a fixed order, so the means are summed the same way every run
     )
     return Plan(frame, list(exprs), check_queries)
+
+
+def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
+    return length if limit is None else pl.min_horizontal(length, pl.lit(limit, pl.UInt32))
 
 
 def evaluate(loaded: LoadedConfig) -> Report:
@@ -193,15 +200,14 @@ def evaluate_inputs(
         result = totals(apart.get(prefix, per_user), prefix)
         raise_for(source, {**result, **found.row(0, named=True)})
     for source, length, distinct, key in (
-        (predictions, "list_length", "list_distinct", "duplicates"),
+        (predictions, "list_rows", "list_distinct", "duplicates"),
         (truth, "truth_items", "truth_distinct", "truth_duplicates"),
     ):
         if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
             raise_duplicates(source, key)
     users = _user_counts(per_user, predictions, truth, conventions.relevance_threshold)
     evaluated = per_user.filter(pl.col("status") == EVALUATED)
-    means = evaluated.select(pl.col(names).mean()).row(0, named=True)
-    metrics = {name: float(means[name]) for name in names}
+    metrics = _aggregate(evaluated, specs)
     _guard_ranges(metrics, specs)
     inputs = {
         "predictions": {**predictions.describe(), "rows": rows[0].item(0, "raw_rows")},
@@ -217,6 +223,16 @@ def evaluate_inputs(
         elapsed_seconds=time.perf_counter() - started,
         per_user=per_user.select("user", "status", *names),
     )
+
+
+def _aggregate(evaluated: pl.DataFrame, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
+    """Each metric's per-user values, averaged (or summed, for counts) over the users."""
+    exprs = []
+    for spec in specs:
+        column = pl.col(str(spec))
+        exprs.append(column.sum() if lookup(spec.name).aggregate == "sum" else column.mean())
+    values = evaluated.select(exprs).row(0, named=True)
+    return {str(spec): float(values[str(spec)]) for spec in specs}
 
 
 def _user_counts(

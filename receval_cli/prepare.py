@@ -37,7 +37,7 @@ def rank_lists(
     max_depth: int | None,
     extra: list[pl.Expr],
 ) -> pl.LazyFrame:
-    """One row per user: its items in rank order (the top max_depth), and its list length.
+    """One row per user: its items in rank order (the top max_depth), and its row count.
 
     Items are ordered by score descending (or rank ascending), then by `tie_break`; the
     order is total, so the ranking depends neither on the engine nor on the row order of
@@ -53,7 +53,7 @@ def rank_lists(
     )
     if max_depth is not None:
         ordered = ordered.head(max_depth)
-    return frame.group_by("user").agg(ordered.alias("items"), pl.len().alias("list_length"), *extra)
+    return frame.group_by("user").agg(ordered.alias("items"), pl.len().alias("list_rows"), *extra)
 
 
 def ranked_items(lists: pl.LazyFrame) -> pl.LazyFrame:

@@ -70,8 +70,11 @@ def render_table(report: Report) -> RenderableType:
             row.append(_gate_cell(verdicts.get(name, [])))
         table.add_row(*row)
     parts: list[RenderableType] = [table, Text(_users_line(report.users))]
-    conventions = ", ".join(f"{k}={v}" for k, v in report.conventions.items())
-    parts.append(Text(f"conventions: {conventions}", style="dim"))
+    settings = {k: v for k, v in report.conventions.items() if k != "preset"}
+    listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
+    preset = report.conventions.get("preset")
+    heading = f"conventions (preset {preset})" if preset else "conventions"
+    parts.append(Text(f"{heading}: {listed}", style="dim"))
     for gate in report.gates:
         if not gate.passed:
             parts.append(Text(f"gate failed: {gate.describe()}", style="bold red"))

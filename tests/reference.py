@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_CONVENTIONS: dict[str, Any] = {
+    "preset": None,
     "relevance_threshold": 1.0,
     "tie_break": "item_desc",
     "users_without_recommendations": "zero",
@@ -42,6 +43,7 @@ DEFAULT_CONVENTIONS: dict[str, Any] = {
     "discount": "log2",
     "duplicates": "error",
     "truth_duplicates": "error",
+    "max_depth": None,
 }
 
 # metric name -> {parameter name: the convention that gives its default}
@@ -58,9 +60,13 @@ PARAMS: dict[str, dict[str, str | None]] = {
     "dcg": {"gain": "gain", "discount": "discount"},
     "idcg": {"gain": "gain", "discount": "discount", "ideal": "ideal_dcg"},
     "ndcg": {"gain": "gain", "discount": "discount", "ideal": "ideal_dcg"},
+    "num_ret": {},
+    "num_rel": {},
+    "num_rel_ret": {},
 }
-NO_CUTOFF = {"r_precision"}
-UPPER_BOUND_ONE = set(PARAMS) - {"cg", "dcg", "idcg"}
+SUMMED = {"num_ret", "num_rel", "num_rel_ret"}  # reported as sums over users, not means
+NO_CUTOFF = {"r_precision", *SUMMED}
+UPPER_BOUND_ONE = set(PARAMS) - {"cg", "dcg", "idcg", *SUMMED}
 
 
 class ReferenceError(ValueError):
@@ -241,6 +247,12 @@ def user_metric(
         return divide(total, n_rel if k is None else min(k, n_rel))
     if name == "r_precision":
         return divide(sum(1 for item in ranked[:n_rel] if item in relevant), n_rel)
+    if name == "num_ret":
+        return float(len(ranked))
+    if name == "num_rel":
+        return float(n_rel)
+    if name == "num_rel_ret":
+        return float(sum(1 for item in ranked if item in relevant))
 
     gain_kind = params["gain"]
     if name == "cg":
@@ -281,8 +293,10 @@ def evaluate(
     lists = dedupe_predictions(predictions, layout, conv["duplicates"])
     grades = dedupe_truth(truth, conv["truth_duplicates"])
     threshold = float(conv["relevance_threshold"])
+    depth = conv["max_depth"]  # only the first max_depth items of a list count
     ranked = {
-        user: rank_list(entries, layout, conv["tie_break"]) for user, entries in lists.items()
+        user: rank_list(entries, layout, conv["tie_break"])[:depth]
+        for user, entries in lists.items()
     }
 
     specs = []
@@ -322,8 +336,8 @@ def evaluate(
     evaluated = [user for user, state in status.items() if state == "evaluated"]
     if not evaluated:
         raise ReferenceError("no user can be evaluated")
-    means = {
-        text: math.fsum(per_user[user][text] for user in evaluated) / len(evaluated)
-        for text, _name, _k, _params in specs
-    }
+    means = {}
+    for text, name, _k, _params in specs:
+        total = math.fsum(per_user[user][text] for user in evaluated)
+        means[text] = total if name in SUMMED else total / len(evaluated)
     return ReferenceReport(means, status, per_user)

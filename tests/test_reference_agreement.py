@@ -22,10 +22,13 @@ from hypothesis import strategies as st
 from receval_cli.api import evaluate_frames
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError
+from receval_cli.presets import PRESETS
 
 TOL = 1e-12
 
 CONVENTION_CHOICES: dict[str, list[Any]] = {
+    "preset": [None, "trec_eval"],  # every other key is drawn too, and keys beside it win
+    "max_depth": [None, None, 1, 2, 3],
     "relevance_threshold": [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0],
     "tie_break": ["item_desc", "item_asc", "input_order"],
     "users_without_recommendations": ["zero", "skip"],
@@ -60,9 +63,10 @@ GRADES = [-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0]
 def test_conventions_cover_every_setting() -> None:
     """The choices above list every convention and every one of its values."""
     assert set(CONVENTION_CHOICES) == set(Conventions.model_fields)
+    assert set(CONVENTION_CHOICES["preset"]) == {None, *PRESETS}
     for name, values in CONVENTION_CHOICES.items():
         annotation = Conventions.model_fields[name].annotation
-        if annotation is float:
+        if annotation is float or name in ("preset", "max_depth"):
             continue
         assert set(values) == set(annotation.__args__), name  # type: ignore[union-attr]
     assert set(reference.DEFAULT_CONVENTIONS) == set(Conventions.model_fields)

@@ -1,6 +1,7 @@
 """The metric registry, filled by importing the metric families."""
 
-from receval_cli.metrics import ranking as ranking
+from receval_cli.metrics import ranking as ranking  # noqa: I001 (registry order)
+from receval_cli.metrics import counts as counts
 from receval_cli.metrics.registry import REGISTRY, MetricDef, SpecError, lookup, resolve
 from receval_cli.metrics.spec import MetricSpec, SpecSyntaxError
 

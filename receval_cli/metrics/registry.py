@@ -62,6 +62,7 @@ class MetricDef:
     aliases: tuple[str, ...] = ()
     higher_is_better: bool = True
     upper_bound: float | None = 1.0
+    aggregate: str = "mean"  # how per-user values become the report's value: mean or sum
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -80,12 +81,22 @@ def register(
     params: tuple[Param, ...] = (),
     aliases: tuple[str, ...] = (),
     upper_bound: float | None = 1.0,
+    aggregate: str = "mean",
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`."""
 
     def add(compute: Compute) -> Compute:
         REGISTRY[name] = MetricDef(
-            name, compute, summary, formula, takes_cutoff, params, aliases, True, upper_bound
+            name,
+            compute,
+            summary,
+            formula,
+            takes_cutoff,
+            params,
+            aliases,
+            True,
+            upper_bound,
+            aggregate,
         )
         for alias in aliases:
             _ALIASES[alias] = name
