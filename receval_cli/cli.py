@@ -74,10 +74,18 @@ def run(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print nothing when writing to --output.")
     ] = False,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="Conventions of a well-known tool (e.g. trec_eval); the config's other "
+            "conventions still override single settings.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
     try:
-        loaded = load_config(config)
+        loaded = load_config(config, preset)
         chosen = format.value if format is not None else loaded.config.output.format
         destination = output
         if destination is None and loaded.config.output.path is not None:

@@ -16,7 +16,7 @@ from receval_cli.conventions import Conventions
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
 
-FileFormat = Literal["csv", "tsv", "parquet", "jsonl"]
+FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
 OutputFormat = Literal["table", "json"]
 
 
@@ -111,8 +111,12 @@ class LoadedConfig:
         return candidate if candidate.is_absolute() else self.path.parent / candidate
 
 
-def load_config(path: Path) -> LoadedConfig:
-    """Read, validate and expand a config file; every problem raises ConfigError."""
+def load_config(path: Path, preset: str | None = None) -> LoadedConfig:
+    """Read, validate and expand a config file; every problem raises ConfigError.
+
+    `preset` (from the command line) replaces the config's conventions.preset; the other
+    conventions the config gives still override single settings of the preset.
+    """
     raw = _read_yaml(path)
     if not isinstance(raw, dict):
         found = "an empty file" if raw is None else f"a {type(raw).__name__}"
@@ -120,6 +124,11 @@ def load_config(path: Path) -> LoadedConfig:
             f"{path}: the config must be a mapping with at least predictions, ground_truth "
             f"and metrics; found {found}. Start from configs/quickstart.yaml."
         )
+    if preset is not None:
+        conventions = raw.get("conventions") or {}
+        if not isinstance(conventions, dict):
+            raise ConfigError(f"{path}: conventions must be a mapping, found {conventions!r}.")
+        raw["conventions"] = {**conventions, "preset": preset}
     try:
         config = Config.model_validate(raw)
     except ValidationError as error:
@@ -207,7 +216,8 @@ def _format_validation_error(path: Path, error: ValidationError) -> str:
             found = item.get("input")
             found_text = "" if isinstance(found, dict | list) else f" (found {found!r})"
             message = str(item["msg"]).removeprefix("Value error, ")
-            lines.append(f"{where}: {message}{found_text}.")
+            end = "" if message.endswith((".", "?", "!")) and not found_text else "."
+            lines.append(f"{where}: {message}{found_text}{end}")
     return f"{path}: the config is not valid:\n  " + "\n  ".join(lines)
 
 

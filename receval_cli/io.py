@@ -20,6 +20,7 @@ from receval_cli.config import (
     TruthColumns,
 )
 from receval_cli.errors import InputError, did_you_mean
+from receval_cli.trec import looks_like_trec, scan_trec
 
 _EXTENSIONS: dict[str, FileFormat] = {
     ".csv": "csv",
@@ -29,6 +30,8 @@ _EXTENSIONS: dict[str, FileFormat] = {
     ".pq": "parquet",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
+    ".run": "trec",
+    ".qrels": "trec",
 }
 _COMPRESSION = (".gz", ".zst")
 _CSV_SCHEMA_ROWS = 10_000
@@ -72,6 +75,8 @@ class Input:
 
 
 def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat:
+    """The given format, else the extension's, else TREC when the content looks like it."""
+    _check_file(path, role)
     if given is not None:
         return given
     suffixes = [s.lower() for s in path.suffixes]
@@ -79,11 +84,25 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
         suffixes.pop()
     if suffixes and suffixes[-1] in _EXTENSIONS:
         return _EXTENSIONS[suffixes[-1]]
+    if looks_like_trec(path, role):
+        return "trec"
     raise InputError(
         f"{role} file {path}: cannot tell the format from the extension "
-        f"'{''.join(path.suffixes) or '(none)'}'. Set {_key(role)}.format to one of "
-        f"csv, tsv, parquet, jsonl."
+        f"'{''.join(path.suffixes) or '(none)'}' nor from the content. Set "
+        f"{_key(role)}.format to one of csv, tsv, parquet, jsonl, trec."
     )
+
+
+def _check_file(path: Path, role: str) -> None:
+    if not path.exists():
+        raise InputError(
+            f"{role} file {path} does not exist. Fix {_key(role)}.path in the config "
+            "(relative paths are read from the config file's folder)."
+        )
+    if path.is_dir():
+        raise InputError(f"{role} file {path} is a folder. Point {_key(role)}.path at a file.")
+    if path.stat().st_size == 0:
+        raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
 
 
 def _key(role: str) -> str:
@@ -102,17 +121,11 @@ def scan(
     `text_columns` (list columns) are read from CSV as text, whatever they look like: a
     list of one integer per row is still a list.
     """
-    if not path.exists():
-        raise InputError(
-            f"{role} file {path} does not exist. Fix {_key(role)}.path in the config "
-            "(relative paths are read from the config file's folder)."
-        )
-    if path.is_dir():
-        raise InputError(f"{role} file {path} is a folder. Point {_key(role)}.path at a file.")
-    if path.stat().st_size == 0:
-        raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
+    _check_file(path, role)
     try:
-        if fmt in ("csv", "tsv"):
+        if fmt == "trec":
+            frame = scan_trec(path, role)
+        elif fmt in ("csv", "tsv"):
             sep = separator or ("\t" if fmt == "tsv" else ",")
             frame = pl.scan_csv(path, separator=sep, infer_schema_length=_CSV_SCHEMA_ROWS)
             names = frame.collect_schema().names()
