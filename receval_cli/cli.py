@@ -12,14 +12,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from receval_cli import __version__
-from receval_cli.config import load_config
-from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError
+from receval_cli.config import PredictionsConfig, load_config
+from receval_cli.conventions import Conventions
+from receval_cli.convert import trec_run, write_trec_run
+from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
 from receval_cli.evaluate import evaluate
+from receval_cli.io import read_predictions
 from receval_cli.metrics import REGISTRY
 from receval_cli.output import check_destination, write_atomic
 from receval_cli.report import Report, render_json, render_table
@@ -124,6 +128,58 @@ def _render(report: Report, chosen: str, width: int) -> str:
     buffer = io.StringIO()
     Console(file=buffer, width=width, no_color=True, highlight=False).print(render_table(report))
     return buffer.getvalue()
+
+
+@app.command()
+def convert(
+    source: Annotated[Path, typer.Argument(help="A predictions file (CSV, Parquet, JSONL, ...).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The TREC run to write.")],
+    file_format: Annotated[
+        str | None, typer.Option("--format", help="csv, tsv, parquet, jsonl or trec.")
+    ] = None,
+    user: Annotated[str, typer.Option(help="The user (query) column.")] = "user",
+    item: Annotated[str, typer.Option(help="The item (document) column.")] = "item",
+    score: Annotated[str | None, typer.Option(help="The score column.")] = None,
+    rank: Annotated[str | None, typer.Option(help="The rank column.")] = None,
+    items: Annotated[str | None, typer.Option(help="A list column of ranked items.")] = None,
+    tie_break: Annotated[
+        str, typer.Option(help="item_desc, item_asc or input_order.")
+    ] = "item_desc",
+    tag: Annotated[str, typer.Option(help="The run tag (last field).")] = "receval",
+) -> None:
+    """Write a predictions file as a TREC run (`query Q0 doc rank score tag`)."""
+    try:
+        config = PredictionsConfig.model_validate(
+            {
+                "path": str(source),
+                "format": file_format,
+                "columns": {
+                    "user": user,
+                    "item": item,
+                    "score": score,
+                    "rank": rank,
+                    "items": items,
+                },
+            }
+        )
+        tie = Conventions.model_validate({"tie_break": tie_break}).tie_break
+        check_destination(output)
+        run = trec_run(read_predictions(config, source), tie, tag)
+        write_atomic(output, lambda handle: write_trec_run(run, handle))
+    except ValidationError as error:
+        raise _fail(UsageError(_option_error(error))) from None
+    except RecEvalError as error:
+        raise _fail(error) from None
+    Console(stderr=True, highlight=False).print(
+        f"wrote {run.height} lines for {run.get_column('user').n_unique()} users to {output}",
+        markup=False,
+    )
+
+
+def _option_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"option {where}: {str(first['msg']).removeprefix('Value error, ')}"
 
 
 @app.command("metrics")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from receval_cli.errors import UsageError
 
@@ -27,13 +29,17 @@ def check_destination(path: Path) -> None:
         raise UsageError(f"output {path}: the folder {folder} is not writable.")
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | Callable[[TextIO], None]) -> None:
+    """Write `content` (text, or a function that writes to the open file) atomically."""
     check_destination(path)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(descriptor, 0o666 & ~_umask())  # mkstemp makes 0600; use the usual mode
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            if isinstance(content, str):
+                handle.write(content)
+            else:
+                content(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)

@@ -30,6 +30,18 @@ def dedupe_predictions(frame: pl.LazyFrame, by: str, policy: str) -> pl.LazyFram
     return frame
 
 
+def sorted_by_rank(values: pl.Expr, by: str, tie_break: str) -> pl.Expr:
+    """`values` of one user in rank order: `by` (score descending, or rank ascending),
+    then the tie-break (item descending or ascending, or file order)."""
+    if tie_break == "input_order":
+        second, second_descending = "row", False
+    else:
+        second, second_descending = "item", tie_break == "item_desc"
+    return values.sort_by(
+        [pl.col(by), pl.col(second)], descending=[by == "score", second_descending]
+    )
+
+
 def rank_lists(
     frame: pl.LazyFrame,
     by: str,
@@ -44,13 +56,7 @@ def rank_lists(
     the file (except for input_order, which uses it on purpose). `extra` aggregations
     (checks) ride along in the same group_by.
     """
-    if tie_break == "input_order":
-        second, second_descending = "row", False
-    else:
-        second, second_descending = "item", tie_break == "item_desc"
-    ordered = pl.col("item").sort_by(
-        [pl.col(by), pl.col(second)], descending=[by == "score", second_descending]
-    )
+    ordered = sorted_by_rank(pl.col("item"), by, tie_break)
     if max_depth is not None:
         ordered = ordered.head(max_depth)
     return frame.group_by("user").agg(ordered.alias("items"), pl.len().alias("list_rows"), *extra)
