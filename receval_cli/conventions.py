@@ -18,7 +18,7 @@ MissingPolicy = Literal["zero", "skip"]
 PrecisionDenominator = Literal["k", "list_length"]
 ApDenominator = Literal["relevant", "min_k_relevant", "hits"]
 IdealDcg = Literal["at_k", "all_relevant"]
-Gain = Literal["linear", "exponential"]
+Gain = Literal["linear", "exponential", "binary"]
 Discount = Literal["log2", "jarvelin"]
 PredictionDuplicates = Literal["error", "first", "max_score"]
 TruthDuplicates = Literal["error", "first", "max"]
@@ -87,7 +87,10 @@ class Conventions(BaseModel):
     )
     gain: Gain = Field(
         "linear",
-        description="DCG-family gain: linear (rel) or exponential (2^rel - 1).",
+        description=(
+            "DCG-family gain: linear (rel), exponential (2^rel - 1), or binary (1 for a "
+            "relevant item, else 0)."
+        ),
     )
     discount: Discount = Field(
         "log2",

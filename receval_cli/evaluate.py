@@ -18,6 +18,7 @@ from receval_cli.gates import check_gates
 from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import resolved_params
+from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
 from receval_cli.prepare import (
     dedupe_predictions,
@@ -26,6 +27,7 @@ from receval_cli.prepare import (
     rank_lists,
     ranked_items,
 )
+from receval_cli.presets import PRESETS
 from receval_cli.report import Report
 
 EVALUATED = "evaluated"
@@ -44,13 +46,20 @@ def metric_exprs(
 ) -> tuple[Stats, dict[str, pl.Expr]]:
     """The per-user expression of every spec, and the statistics they need."""
     stats = Stats()
-    values = conventions.model_dump()
     exprs = {}
     for spec in specs:
-        definition = lookup(spec.name)
-        params = resolved_params(spec, values)
-        exprs[str(spec)] = definition.compute(stats, spec.k, params).alias(str(spec))
+        params = metric_params(spec, conventions)
+        value = lookup(spec.name).compute(stats, spec.k, params)
+        exprs[str(spec)] = value.alias(str(spec))
     return stats, exprs
+
+
+def metric_params(spec: MetricSpec, conventions: Conventions) -> dict[str, ParamValue]:
+    """The spec's parameters: explicit, else its preset's for this metric, else conventions."""
+    values = conventions.model_dump()
+    preset = PRESETS[conventions.preset] if conventions.preset else None
+    overrides = preset.overrides(spec.name, values) if preset else None
+    return resolved_params(spec, values, overrides)
 
 
 def max_depth(specs: tuple[MetricSpec, ...], limit: int | None) -> int | None:
@@ -206,8 +215,10 @@ def evaluate_inputs(
         if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
             raise_duplicates(source, key)
     users = _user_counts(per_user, predictions, truth, conventions.relevance_threshold)
-    evaluated = per_user.filter(pl.col("status") == EVALUATED)
-    metrics = _aggregate(evaluated, specs)
+    metrics, users_per_metric = _aggregate(per_user, specs, conventions)
+    differing = {n: c for n, c in users_per_metric.items() if c != users["evaluated"]}
+    if differing:
+        users["evaluated_per_metric"] = differing
     _guard_ranges(metrics, specs)
     inputs = {
         "predictions": {**predictions.describe(), "rows": rows[0].item(0, "raw_rows")},
@@ -225,14 +236,39 @@ def evaluate_inputs(
     )
 
 
-def _aggregate(evaluated: pl.DataFrame, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
-    """Each metric's per-user values, averaged (or summed, for counts) over the users."""
+def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
+    """The users one metric averages over: in the ground truth, and not skipped by its
+    users_without_relevant / users_without_recommendations parameters."""
+    kept = pl.col("in_truth")
+    if params["users_without_relevant"] == "skip":
+        kept = kept & (pl.col("n_relevant") > 0)
+    if params["users_without_recommendations"] == "skip":
+        kept = kept & (pl.col("list_length") > 0)
+    return kept
+
+
+def _aggregate(
+    per_user: pl.DataFrame, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Each metric averaged (or summed, for counts) over its users, and how many users."""
     exprs = []
+    counts = []
     for spec in specs:
-        column = pl.col(str(spec))
-        exprs.append(column.sum() if lookup(spec.name).aggregate == "sum" else column.mean())
-    values = evaluated.select(exprs).row(0, named=True)
-    return {str(spec): float(values[str(spec)]) for spec in specs}
+        name = str(spec)
+        kept = metric_users(metric_params(spec, conventions))
+        values = pl.col(name).filter(kept)
+        summed = lookup(spec.name).aggregate == "sum"
+        exprs.append((values.sum() if summed else values.mean()).alias(name))
+        counts.append(kept.sum().alias(name))
+    means = per_user.select(exprs).row(0, named=True)
+    numbers = per_user.select(counts).row(0, named=True)
+    for name, count in numbers.items():
+        if count == 0:
+            raise InputError(
+                f"no user is left to average {name} over: its users_without_relevant / "
+                "users_without_recommendations settings skip every user. Set them to zero."
+            )
+    return {n: float(v) for n, v in means.items()}, {n: int(v) for n, v in numbers.items()}
 
 
 def _user_counts(

@@ -18,6 +18,17 @@ class Preset:
     conventions: dict[str, object]
     metrics: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # metric name -> parameter defaults that differ for that metric (e.g. which users count)
+    per_metric: dict[str, dict[str, object]] = field(default_factory=dict)
+
+    def overrides(self, metric: str, conventions: dict[str, object]) -> dict[str, object]:
+        """This preset's parameter defaults for `metric`, where the conventions still hold
+        the preset's own value (a convention the user changed applies to every metric)."""
+        return {
+            name: value
+            for name, value in self.per_metric.get(metric, {}).items()
+            if name not in self.conventions or conventions.get(name) == self.conventions[name]
+        }
 
 
 PRESETS: dict[str, Preset] = {

@@ -64,6 +64,13 @@ PARAMS: dict[str, dict[str, str | None]] = {
     "num_rel": {},
     "num_rel_ret": {},
 }
+# Every metric also takes the two user policies as parameters.
+USER_PARAMS = {
+    "users_without_recommendations": "users_without_recommendations",
+    "users_without_relevant": "users_without_relevant",
+}
+for _params in PARAMS.values():
+    _params.update(USER_PARAMS)
 SUMMED = {"num_ret", "num_rel", "num_rel_ret"}  # reported as sums over users, not means
 NO_CUTOFF = {"r_precision", *SUMMED}
 UPPER_BOUND_ONE = set(PARAMS) - {"cg", "dcg", "idcg", *SUMMED}
@@ -108,7 +115,9 @@ def parse_spec(text: str) -> tuple[str, int | None, dict[str, Any]]:
 # building blocks
 
 
-def gain(grade: float | None, kind: str) -> float:
+def gain(grade: float | None, kind: str, threshold: float) -> float:
+    if kind == "binary":
+        return 1.0 if grade is not None and grade >= threshold else 0.0
     if grade is None or grade <= 0:
         return 0.0
     if kind == "linear":
@@ -256,11 +265,11 @@ def user_metric(
 
     gain_kind = params["gain"]
     if name == "cg":
-        return sum(gain(grades.get(item), gain_kind) for item in shown)
+        return sum(gain(grades.get(item), gain_kind, threshold) for item in shown)
     discount_kind = params["discount"]
     dcg = 0.0
     for position, item in enumerate(shown, start=1):
-        dcg += gain(grades.get(item), gain_kind) * discount(position, discount_kind)
+        dcg += gain(grades.get(item), gain_kind, threshold) * discount(position, discount_kind)
     if name == "dcg":
         return dcg
     # The ideal list: every ground-truth item, best grade first.
@@ -269,7 +278,7 @@ def user_metric(
         ideal = ideal[:k]
     idcg = 0.0
     for position, grade in enumerate(ideal, start=1):
-        idcg += gain(grade, gain_kind) * discount(position, discount_kind)
+        idcg += gain(grade, gain_kind, threshold) * discount(position, discount_kind)
     if name == "idcg":
         return idcg
     if name == "ndcg":
@@ -314,6 +323,10 @@ def evaluate(
 
     status: dict[Any, str] = {}
     per_user: dict[Any, dict[str, float]] = {}
+    n_relevant = {
+        user: sum(1 for grade in judged.values() if grade >= threshold)
+        for user, judged in grades.items()
+    }
     for user in set(ranked) | set(grades):
         if user not in grades:
             status[user] = "only_in_predictions"
@@ -337,7 +350,15 @@ def evaluate(
     if not evaluated:
         raise ReferenceError("no user can be evaluated")
     means = {}
-    for text, name, _k, _params in specs:
-        total = math.fsum(per_user[user][text] for user in evaluated)
-        means[text] = total if name in SUMMED else total / len(evaluated)
+    for text, name, _k, params in specs:
+        users = [
+            user
+            for user in grades
+            if not (params["users_without_relevant"] == "skip" and n_relevant[user] == 0)
+            and not (params["users_without_recommendations"] == "skip" and not ranked.get(user))
+        ]
+        if not users:
+            raise ReferenceError(f"no user is left to average {text} over")
+        total = math.fsum(per_user[user][text] for user in users)
+        means[text] = total if name in SUMMED else total / len(users)
     return ReferenceReport(means, status, per_user)

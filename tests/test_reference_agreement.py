@@ -36,7 +36,7 @@ CONVENTION_CHOICES: dict[str, list[Any]] = {
     "precision_denominator": ["k", "list_length"],
     "ap_denominator": ["relevant", "min_k_relevant", "hits"],
     "ideal_dcg": ["at_k", "all_relevant"],
-    "gain": ["linear", "exponential"],
+    "gain": ["linear", "exponential", "binary"],
     "discount": ["log2", "jarvelin"],
     "duplicates": ["error", "first", "max_score"],
     "truth_duplicates": ["error", "first", "max"],
@@ -376,8 +376,9 @@ def test_agrees_with_reference_on_longer_lists(seed: int) -> None:
         metrics += [canonical(name, k, base) for k in cutoffs]
         for param in params:
             if param != "beta":
+                k = None if name in reference.NO_CUTOFF else 10
                 for value in param_choices(name, param):
-                    metrics.append(canonical(name, 10, {**base, param: value}))
+                    metrics.append(canonical(name, k, {**base, param: value}))
     data = {
         "predictions": predictions,
         "truth": truth,

@@ -60,7 +60,7 @@ def test_syntax_errors(text: str, message: str) -> None:
         ("fbeta@10", "needs the parameter 'beta'"),
         ("fbeta@10(beta=0)", "positive number"),
         ("fbeta@10(beta=inf)", "positive number"),
-        ("recall@10(beta=1)", "parameters: none"),
+        ("recall@10(beta=1)", "has no parameter 'beta'"),
     ],
 )
 def test_registry_errors(text: str, message: str) -> None:

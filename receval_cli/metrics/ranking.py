@@ -15,8 +15,8 @@ from receval_cli.metrics.stats import Stats, safe_div
 
 GAIN = Param(
     "gain",
-    "linear: rel; exponential: 2^rel - 1",
-    choices=("linear", "exponential"),
+    "linear: rel; exponential: 2^rel - 1; binary: 1 if relevant",
+    choices=("linear", "exponential", "binary"),
     convention="gain",
 )
 DISCOUNT = Param(

@@ -65,8 +65,27 @@ class MetricDef:
     aggregate: str = "mean"  # how per-user values become the report's value: mean or sum
 
     def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
+        return next((p for p in self.all_params() if p.name == name), None)
 
+    def all_params(self) -> tuple[Param, ...]:
+        """The metric's own parameters, then those every metric takes (which users count)."""
+        return (*self.params, *USER_PARAMS)
+
+
+USER_PARAMS = (
+    Param(
+        "users_without_recommendations",
+        "zero: kept with an empty list; skip: left out of this metric's mean",
+        choices=("zero", "skip"),
+        convention="users_without_recommendations",
+    ),
+    Param(
+        "users_without_relevant",
+        "skip: left out of this metric's mean; zero: kept",
+        choices=("zero", "skip"),
+        convention="users_without_relevant",
+    ),
+)
 
 REGISTRY: dict[str, MetricDef] = {}
 _ALIASES: dict[str, str] = {}
@@ -124,7 +143,7 @@ def resolve(spec: MetricSpec) -> MetricSpec:
     for name, value in spec.params:
         param = definition.param(name)
         if param is None:
-            names = [p.name for p in definition.params]
+            names = [p.name for p in definition.all_params()]
             valid = ", ".join(names) if names else "none"
             raise SpecError(
                 f"'{spec}': {definition.name} has no parameter '{name}' (its parameters: "
@@ -141,14 +160,23 @@ def resolve(spec: MetricSpec) -> MetricSpec:
     return MetricSpec(definition.name, spec.k, spec.params)
 
 
-def resolved_params(spec: MetricSpec, conventions: Mapping[str, object]) -> dict[str, ParamValue]:
-    """Every parameter of the spec's metric: explicit value, else convention, else default."""
+def resolved_params(
+    spec: MetricSpec,
+    conventions: Mapping[str, object],
+    preset_overrides: Mapping[str, object] | None = None,
+) -> dict[str, ParamValue]:
+    """Every parameter of the spec's metric: explicit value, else the preset's value for
+    this metric, else the convention, else the fixed default."""
     definition = lookup(spec.name)
     given = spec.param_dict()
     values: dict[str, ParamValue] = {}
-    for param in definition.params:
+    for param in definition.all_params():
         if param.name in given:
             values[param.name] = given[param.name]
+        elif preset_overrides and param.name in preset_overrides:
+            value = preset_overrides[param.name]
+            assert isinstance(value, str | int | float)
+            values[param.name] = value
         elif param.convention is not None:
             value = conventions[param.convention]
             assert isinstance(value, str | int | float)

@@ -43,7 +43,10 @@ def cutoff_label(k: int | None) -> str:
 
 
 def gain(rel: pl.Expr, kind: str) -> pl.Expr:
-    """linear: rel; exponential: 2^rel - 1. Missing and negative grades give no gain."""
+    """linear: rel; exponential: 2^rel - 1; binary: 1 for a relevant item (rel >= the
+    relevance threshold), else 0. Missing and negative grades give no gain."""
+    if kind == "binary":
+        return _relevant.cast(pl.Float64)
     grade = rel.fill_null(0.0).clip(lower_bound=0.0)
     return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
 
