@@ -14,17 +14,17 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from receval_cli import __version__
+from receval_cli.catalog import metric_detail, metric_table
 from receval_cli.config import PredictionsConfig, load_config
 from receval_cli.conventions import Conventions
 from receval_cli.convert import trec_run, write_trec_run
 from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
 from receval_cli.evaluate import evaluate
 from receval_cli.io import read_predictions
-from receval_cli.metrics import REGISTRY
+from receval_cli.metrics import SpecError
 from receval_cli.output import check_destination, write_atomic
 from receval_cli.report import Report, render_json, render_table
 
@@ -183,22 +183,15 @@ def _option_error(error: ValidationError) -> str:
 
 
 @app.command("metrics")
-def list_metrics() -> None:
-    """List every metric with its formula and parameters."""
-    table = Table(title="receval metrics", title_justify="left", show_lines=True)
-    table.add_column("name")
-    table.add_column("definition")
-    table.add_column("parameters (default)")
-    for definition in REGISTRY.values():
-        name = definition.name + ("@k" if definition.takes_cutoff else "")
-        if definition.aliases:
-            name += "\n(" + ", ".join(definition.aliases) + ")"
-        params = "\n".join(
-            f"{p.name}: {p.doc} ({'conventions.' + p.convention if p.convention else 'required'})"
-            for p in definition.params
-        )
-        table.add_row(Text(name), Text(f"{definition.summary}\n{definition.formula}"), Text(params))
-    Console(highlight=False).print(table)
+def list_metrics(
+    name: Annotated[str | None, typer.Argument(help="Show this one metric in full.")] = None,
+) -> None:
+    """List every metric with its formula and parameters, or show one in full."""
+    try:
+        shown = metric_table() if name is None else metric_detail(name)
+    except SpecError as error:
+        raise _fail(UsageError(str(error))) from None
+    Console(highlight=False).print(shown)
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from cli_helpers import (
     PREDICTIONS_CSV,
     TRUTH_CSV,
     assert_no_traceback,
+    assert_user_error,
     hand_case,
     invoke,
     run_json,
@@ -744,3 +745,31 @@ def test_conventions_change_the_numbers(tmp_path: Path) -> None:
     assert report["users"]["skipped"]["no_relevant"] == 1
     assert report["metrics"] == pytest.approx({"precision@2": 0.5, "mrr": 0.5})
     assert math.isclose(report["conventions"]["relevance_threshold"], 3.0)
+
+
+def test_metrics_command_shows_one_metric_in_full() -> None:
+    result = invoke("metrics", "ap")  # an alias names the metric too
+    assert result.exit_code == 0, result.stderr
+    out = " ".join(result.stdout.split())
+    assert out.startswith("map Average precision")
+    assert "better: higher" in out
+    assert "(1/1 + 2/4 + 3/5) / 3 = 0.7" in out  # the docstring's worked example
+    assert "denominator" in out
+    assert "min_k_relevant" in out
+    assert "conventions.ap_denominator" in out
+    # how each preset defines it
+    assert "trec_eval" in out
+    assert "map_cut_k" in out
+    assert "denominator=relevant" in out
+
+
+def test_metrics_command_marks_counts_and_direction() -> None:
+    out = invoke("metrics").stdout
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert "count" in rows["num_rel"]
+    assert "higher" in rows["ndcg@k"]
+
+
+def test_metrics_command_unknown_metric() -> None:
+    result = invoke("metrics", "ndgc")
+    assert_user_error(result, "unknown metric 'ndgc'", "Did you mean 'ndcg'")
