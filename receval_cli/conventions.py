@@ -22,6 +22,7 @@ Gain = Literal["linear", "exponential", "binary"]
 Discount = Literal["log2", "jarvelin"]
 PredictionDuplicates = Literal["error", "first", "max_score"]
 TruthDuplicates = Literal["error", "first", "max"]
+ScorePrecision = Literal["float64", "float32"]
 
 
 class Conventions(BaseModel):
@@ -97,6 +98,13 @@ class Conventions(BaseModel):
         description=(
             "DCG-family discount: log2 (1/log2(i+1)) or jarvelin (positions 1 and 2 "
             "undiscounted, then 1/log2(i))."
+        ),
+    )
+    score_precision: ScorePrecision = Field(
+        "float64",
+        description=(
+            "Scores are compared as read (float64), or rounded to single precision first "
+            "(float32, as trec_eval stores them: scores equal in float32 then tie)."
         ),
     )
     duplicates: PredictionDuplicates = Field(

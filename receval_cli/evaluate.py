@@ -26,6 +26,7 @@ from receval_cli.prepare import (
     join_hits,
     rank_lists,
     ranked_items,
+    with_score_precision,
 )
 from receval_cli.presets import PRESETS
 from receval_cli.report import Report
@@ -130,7 +131,8 @@ def per_user_frame(
     stats, exprs = metric_exprs(specs, conventions)
     check_queries: dict[str, pl.LazyFrame] = {}
     by = predictions.value_column
-    deduped = dedupe_predictions(predictions.frame, by, conventions.duplicates)
+    scored = with_score_precision(predictions.frame, by, conventions.score_precision)
+    deduped = dedupe_predictions(scored, by, conventions.duplicates)
     list_checks = _checked(
         predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
     )

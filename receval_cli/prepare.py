@@ -16,6 +16,13 @@ def _keep_first(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.filter(pl.col("row") == pl.col("row").min().over(_KEY))
 
 
+def with_score_precision(frame: pl.LazyFrame, by: str, precision: str) -> pl.LazyFrame:
+    """Round scores to single precision when the `score_precision` convention says so."""
+    if by != "score" or precision == "float64":
+        return frame
+    return frame.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+
+
 def dedupe_predictions(frame: pl.LazyFrame, by: str, policy: str) -> pl.LazyFrame:
     """Apply the `duplicates` convention (`error` is checked in checks.py, not here).
 

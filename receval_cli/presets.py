@@ -49,6 +49,7 @@ PRESETS: dict[str, Preset] = {
             "ideal_dcg": "at_k",
             "gain": "linear",
             "discount": "log2",
+            "score_precision": "float32",
             "duplicates": "error",
             "truth_duplicates": "error",
             "max_depth": None,
@@ -74,6 +75,7 @@ PRESETS: dict[str, Preset] = {
             "measures still use the grades).",
             "Ids are compared as text (TREC files are read as text), so ties break by docno "
             "in descending byte order, as trec_eval does.",
+            "Scores are rounded to float32 before ranking, as trec_eval keeps them.",
         ),
     ),
 }

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ DEFAULT_CONVENTIONS: dict[str, Any] = {
     "ideal_dcg": "at_k",
     "gain": "linear",
     "discount": "log2",
+    "score_precision": "float64",
     "duplicates": "error",
     "truth_duplicates": "error",
     "max_depth": None,
@@ -299,6 +301,12 @@ def evaluate(
 ) -> ReferenceReport:
     """Per-user values and means of `metrics` (spec strings; the keys of the result)."""
     conv = {**DEFAULT_CONVENTIONS, **(conventions or {})}
+    if layout == "score" and conv["score_precision"] == "float32":
+        # single precision, as C's float: pack and unpack through 4 bytes
+        predictions = [
+            (user, item, struct.unpack("f", struct.pack("f", score))[0])
+            for user, item, score in predictions
+        ]
     lists = dedupe_predictions(predictions, layout, conv["duplicates"])
     grades = dedupe_truth(truth, conv["truth_duplicates"])
     threshold = float(conv["relevance_threshold"])

@@ -38,6 +38,7 @@ CONVENTION_CHOICES: dict[str, list[Any]] = {
     "ideal_dcg": ["at_k", "all_relevant"],
     "gain": ["linear", "exponential", "binary"],
     "discount": ["log2", "jarvelin"],
+    "score_precision": ["float64", "float32"],
     "duplicates": ["error", "first", "max_score"],
     "truth_duplicates": ["error", "first", "max"],
 }
@@ -55,7 +56,8 @@ INT_ITEMS = list(range(-3, 13))
 STR_ITEMS = ["a", "b", "B", "Z", "9", "10", "i1", "i10", "i2", "é", "a b", ""]
 INT_USERS = [0, 1, 2, 7, 10, -4]
 STR_USERS = ["u1", "u2", "U3", "10", "9", "ü"]
-SCORES = [1.0, 0.5, 0.25, 0.0, -0.0, -1.5, 0.75]
+# 0.1 and 0.1 + 1e-9 differ in float64 and are equal in float32
+SCORES = [1.0, 0.5, 0.25, 0.0, -0.0, -1.5, 0.75, 0.1, 0.1 + 1e-9]
 RANKS = [1, 2, 2, 3, 4, 5, 7]
 GRADES = [-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0]
 
