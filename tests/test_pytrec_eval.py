@@ -142,6 +142,22 @@ def test_trec_eval_breaks_ties_by_docno_descending() -> None:
     assert receval_report(qrels, run, ["mrr"]).metrics["mrr"] == 1 / 3
 
 
+def test_trec_eval_ties_scores_equal_in_single_precision() -> None:
+    """trec_eval keeps scores as C floats: 0.1 and 0.1 + 1e-9 tie, then d9 beats d10."""
+    qrels = {"q": {"d10": 1}}
+    run = {"q": {"d9": 0.1, "d10": 0.1 + 1e-9}}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    assert trec["q"]["recip_rank"] == 1 / 2
+    predictions = pl.DataFrame(
+        {"user": ["q", "q"], "item": ["d9", "d10"], "score": [0.1, 0.1 + 1e-9]}
+    )
+    truth = pl.DataFrame({"user": ["q"], "item": ["d10"]})
+    preset = evaluate_frames(predictions, truth, ["mrr"], conventions={"preset": "trec_eval"})
+    assert preset.metrics["mrr"] == 1 / 2
+    exact = evaluate_frames(predictions, truth, ["mrr"])  # float64: d10 scores higher
+    assert exact.metrics["mrr"] == 1.0
+
+
 SEEDS = range(12)
 
 
