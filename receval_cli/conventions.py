@@ -33,8 +33,8 @@ class Conventions(BaseModel):
     preset: str | None = Field(
         None,
         description=(
-            "A named set of conventions that reproduces a well-known tool (trec_eval); "
-            "keys given beside it override single settings."
+            "A named set of conventions that reproduces a well-known tool (trec_eval, ranx, "
+            "replay, ...); keys given beside it override single settings."
         ),
     )
     relevance_threshold: float = Field(

@@ -78,4 +78,88 @@ PRESETS: dict[str, Preset] = {
             "Scores are rounded to float32 before ranking, as trec_eval keeps them.",
         ),
     ),
+    "ranx": Preset(
+        name="ranx",
+        summary="ranx 0.3.21 (ranx.evaluate with make_comparable=True).",
+        checked_against="ranx 0.3.21 golden files (tests/golden/ranx), per user and means",
+        conventions={
+            "relevance_threshold": 1,
+            "tie_break": "input_order",
+            "users_without_recommendations": "zero",
+            "users_without_relevant": "zero",
+            "precision_denominator": "k",
+            "ap_denominator": "relevant",
+            "ideal_dcg": "at_k",
+            "gain": "linear",
+            "discount": "log2",
+            "score_precision": "float64",
+            "duplicates": "error",
+            "truth_duplicates": "error",
+            "max_depth": None,
+        },
+        metrics={
+            "precision@k": "precision@k",
+            "recall@k": "recall@k",
+            "f1@k": "f1@k",
+            "hit_rate@k": "hit_rate@k",
+            "mrr@k": "mrr@k",
+            "map@k": "map@k",
+            "ndcg@k": "ndcg@k",
+            "ndcg@k(gain=exponential)": "ndcg_burges@k",
+            "precision": "precision",
+            "recall": "recall",
+            "f1": "f1",
+            "hit_rate": "hit_rate",
+            "mrr": "mrr",
+            "map": "map",
+            "ndcg": "ndcg",
+            "ndcg(gain=exponential)": "ndcg_burges",
+        },
+        notes=(
+            "Every ground-truth user is evaluated (ranx.evaluate(..., make_comparable=True)): "
+            "users with no recommendation or with only non-relevant judgments count 0.",
+            "Ties: ranx sorts with numba's argsort, which keeps input order for lists of at "
+            "most 15 items (tie_break input_order); for longer lists with tied scores ranx's "
+            "order follows no simple rule and may differ.",
+            "ndcg_burges is ndcg with gain exponential.",
+            "Only at relevance_threshold 1: ranx's -lN also zeroes the gain of grades below N "
+            "in ndcg, where receval keeps them.",
+        ),
+    ),
+    "replay": Preset(
+        name="replay",
+        summary="RePlay 0.22.0 (replay.metrics, DataFrame input): binary metrics.",
+        checked_against="replay-rec 0.22.0 golden files (tests/golden/replay), per user and means",
+        conventions={
+            "relevance_threshold": 1,
+            "tie_break": "item_desc",
+            "users_without_recommendations": "zero",
+            "users_without_relevant": "skip",
+            "precision_denominator": "k",
+            "ap_denominator": "min_k_relevant",
+            "ideal_dcg": "at_k",
+            "gain": "binary",
+            "discount": "log2",
+            "score_precision": "float64",
+            "duplicates": "error",
+            "truth_duplicates": "error",
+            "max_depth": None,
+        },
+        metrics={
+            "precision@k": "Precision@k",
+            "recall@k": "Recall@k",
+            "hit_rate@k": "HitRate@k",
+            "mrr@k": "MRR@k",
+            "map@k": "MAP@k",
+            "ndcg@k": "NDCG@k",
+        },
+        notes=(
+            "RePlay's ground truth is the rows with relevance >= relevance_threshold (it takes "
+            "no grade): users with none are not evaluated; users in it with no "
+            "recommendation count 0.",
+            "Ties: score, then item, both descending (its DataFrame paths); with dict input "
+            "RePlay keeps input order (tie_break input_order).",
+            "NDCG is binary, with the ideal over min(k, relevant) items.",
+        ),
+    ),
 }

@@ -79,3 +79,14 @@ def test_python_example_runs_and_prints_what_it_says() -> None:
 def test_quick_start_commands_are_the_ones_ci_runs(command: str) -> None:
     assert command in README
     assert command.removeprefix("uv run ") in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_preset_fixes_every_convention_and_is_documented() -> None:
+    from receval_cli.presets import PRESETS
+
+    settings = set(Conventions.model_fields) - {"preset"}
+    presets_section = README.split("### Presets")[1].split("\n### ")[0]
+    for name, preset in PRESETS.items():
+        assert set(preset.conventions) == settings, name
+        assert f"| `{name}` |" in presets_section, name
+        Conventions(preset=name)  # valid values
