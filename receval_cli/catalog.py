@@ -98,7 +98,7 @@ def metric_detail(name: str) -> RenderableType:
         spec = MetricSpec(definition.name, 10 if definition.takes_cutoff else None)
         if any(p.convention is None and p.default is None for p in definition.params):
             continue  # a required parameter (fbeta's beta) has no preset value
-        resolved = resolved_params(spec, values, preset.overrides(definition.name, values))
+        resolved = resolved_params(spec, values, preset.overrides(definition.name, frozenset()))
         measure = preset.metrics.get(f"{definition.name}@k") or preset.metrics.get(
             definition.name, "(not in this library)"
         )

@@ -6,9 +6,17 @@ report, so a number never travels without the rules that produced it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PositiveInt,
+    PrivateAttr,
+    model_validator,
+)
 
 from receval_cli.errors import did_you_mean
 from receval_cli.presets import PRESETS
@@ -129,16 +137,31 @@ class Conventions(BaseModel):
         ),
     )
 
-    @model_validator(mode="before")
+    _given: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def given(self) -> frozenset[str]:
+        """The settings written explicitly (not taken from the preset or the defaults)."""
+        return self._given
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _apply_preset(cls, data: object) -> object:
+    def _apply_preset(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Conventions]
+    ) -> Conventions:
         """Start from the preset's values; keys given beside it win."""
-        if not isinstance(data, dict) or data.get("preset") is None:
+        if isinstance(data, Conventions):
             return data
-        name = data["preset"]
-        if name not in PRESETS:
-            known = ", ".join(sorted(PRESETS))
-            raise ValueError(
-                f"unknown preset '{name}'; choose one of {known}.{did_you_mean(str(name), PRESETS)}"
-            )
-        return {**PRESETS[name].conventions, **data}
+        given = frozenset(data) - {"preset"} if isinstance(data, dict) else frozenset()
+        if isinstance(data, dict) and data.get("preset") is not None:
+            name = data["preset"]
+            if name not in PRESETS:
+                known = ", ".join(sorted(PRESETS))
+                raise ValueError(
+                    f"unknown preset '{name}'; choose one of {known}."
+                    f"{did_you_mean(str(name), PRESETS)}"
+                )
+            data = {**PRESETS[name].conventions, **data}
+        conventions = handler(data)
+        conventions._given = given
+        return conventions

@@ -59,7 +59,7 @@ def metric_params(spec: MetricSpec, conventions: Conventions) -> dict[str, Param
     """The spec's parameters: explicit, else its preset's for this metric, else conventions."""
     values = conventions.model_dump()
     preset = PRESETS[conventions.preset] if conventions.preset else None
-    overrides = preset.overrides(spec.name, values) if preset else None
+    overrides = preset.overrides(spec.name, conventions.given) if preset else None
     return resolved_params(spec, values, overrides)
 
 

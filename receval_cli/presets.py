@@ -21,14 +21,10 @@ class Preset:
     # metric name -> parameter defaults that differ for that metric (e.g. which users count)
     per_metric: dict[str, dict[str, object]] = field(default_factory=dict)
 
-    def overrides(self, metric: str, conventions: dict[str, object]) -> dict[str, object]:
-        """This preset's parameter defaults for `metric`, where the conventions still hold
-        the preset's own value (a convention the user changed applies to every metric)."""
-        return {
-            name: value
-            for name, value in self.per_metric.get(metric, {}).items()
-            if name not in self.conventions or conventions.get(name) == self.conventions[name]
-        }
+    def overrides(self, metric: str, given: frozenset[str]) -> dict[str, object]:
+        """This preset's parameter defaults for `metric`, except for the conventions the
+        user wrote beside the preset (those apply to every metric)."""
+        return {k: v for k, v in self.per_metric.get(metric, {}).items() if k not in given}
 
 
 PRESETS: dict[str, Preset] = {
@@ -160,6 +156,96 @@ PRESETS: dict[str, Preset] = {
             "Ties: score, then item, both descending (its DataFrame paths); with dict input "
             "RePlay keeps input order (tie_break input_order).",
             "NDCG is binary, with the ideal over min(k, relevant) items.",
+        ),
+    ),
+    "jurity": Preset(
+        name="jurity",
+        summary=(
+            "Fidelity's Jurity 2.1 (jurity.recommenders): Precision, Recall, MAP, NDCG on clicks."
+        ),
+        checked_against=(
+            "jurity 2.1.0 with pandas 2.3.3 on the shared golden data "
+            "(tests/golden/jurity, tests/test_preset_jurity.py)"
+        ),
+        conventions={
+            "relevance_threshold": 1,  # a click: relevance >= 1 (Jurity: click != 0)
+            "tie_break": "item_desc",  # Jurity's order of equal scores is an unstable sort's
+            "users_without_recommendations": "zero",  # Recall, NDCG; Precision, MAP: per_metric
+            "users_without_relevant": "skip",
+            "precision_denominator": "list_length",
+            "ap_denominator": "min_k_relevant",
+            "ideal_dcg": "all_relevant",
+            "gain": "binary",
+            "discount": "log2",
+            "score_precision": "float64",  # pandas compares the scores as float64
+            "duplicates": "error",
+            "truth_duplicates": "error",
+            "max_depth": None,
+        },
+        per_metric={
+            "precision": {"users_without_recommendations": "skip"},
+            "map": {"users_without_recommendations": "skip"},
+        },
+        metrics={
+            "precision@k": "Precision(click_column, k)",
+            "recall@k": "Recall(click_column, k)",
+            "map@k": "MAP(click_column, k)",
+            "ndcg@k": "NDCG(click_column, k)",
+        },
+        notes=(
+            "Feed clicks as relevance 1 (or grades: relevance_threshold 1 makes grade >= 1 a "
+            "click and the binary gain ignores the grade).",
+            "Precision and MAP average over users with a click and a recommendation; Recall "
+            "and NDCG over users with a click, a user without recommendations counting 0.",
+            "Jurity breaks score ties with an unstable sort: its numbers on tied scores are "
+            "not reproducible, by receval or by Jurity itself on other rows.",
+        ),
+    ),
+    "recommenders": Preset(
+        name="recommenders",
+        summary=(
+            "Microsoft Recommenders 1.2 (recommenders.evaluation.python_evaluation): "
+            "precision_at_k, recall_at_k, map_at_k, map, ndcg_at_k."
+        ),
+        checked_against=(
+            "recommenders 1.2.1 with pandas 2.3.3 on the shared golden data "
+            "(tests/golden/recommenders, tests/test_preset_recommenders.py)"
+        ),
+        conventions={
+            "relevance_threshold": 1,  # rating_true = the rows with relevance >= 1
+            "tie_break": "input_order",
+            "users_without_recommendations": "skip",  # ndcg: zero (per_metric)
+            "users_without_relevant": "skip",
+            "precision_denominator": "k",
+            "ap_denominator": "min_k_relevant",  # map_at_k; `map` is denominator=relevant
+            "ideal_dcg": "at_k",
+            "gain": "binary",  # ndcg_at_k's default score_type
+            "discount": "log2",  # loge (the default discfun_type) gives the same NDCG
+            "score_precision": "float64",  # pandas compares the scores as float64
+            "duplicates": "error",
+            "truth_duplicates": "error",
+            "max_depth": None,
+        },
+        per_metric={
+            "ndcg": {"users_without_recommendations": "zero"},
+        },
+        metrics={
+            "precision@k": "precision_at_k",
+            "recall@k": "recall_at_k",
+            "map@k": "map_at_k",
+            "map@k(denominator=relevant)": "map",
+            "ndcg@k": "ndcg_at_k (score_type='binary')",
+            "ndcg@k(gain=linear)": "ndcg_at_k(score_type='raw')",
+            "ndcg@k(gain=exponential)": "ndcg_at_k(score_type='exp')",
+        },
+        notes=(
+            "rating_true holds only relevant rows: give the ground truth with its grades and "
+            "relevance_threshold picks them (1: grade >= 1).",
+            "precision, recall and map average over users in both files; ndcg_at_k over every "
+            "user in the ground truth, a user without recommendations counting 0.",
+            "Equal scores keep their file order (pandas' stable two-column sort).",
+            "r_precision_at_k is not reproduced: its mean leaves out users whose R-precision "
+            "is 0, and it cuts R at k.",
         ),
     ),
 }

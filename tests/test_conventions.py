@@ -179,3 +179,24 @@ def test_truth_duplicates(policy: str, grade: float) -> None:
         predictions, truth, ["dcg@1"], conventions={"truth_duplicates": policy}
     )
     assert report.metrics["dcg@1"] == grade
+
+
+def test_a_preset_can_treat_users_differently_per_metric() -> None:
+    # Jurity: precision averages over users with a recommendation, recall over all.
+    report = evaluate_frames(
+        PREDICTIONS, TRUTH, ["precision@5", "recall@5"], conventions={"preset": "jurity"}
+    )
+    assert report.users["evaluated_per_metric"] == {"precision@5": 1}  # A only; recall: A, B
+    assert report.metrics["precision@5"] == pytest.approx(2 / 4)  # list length 4
+    assert report.metrics["recall@5"] == pytest.approx((2 / 3 + 0) / 2)
+
+
+def test_a_convention_written_beside_the_preset_applies_to_every_metric() -> None:
+    report = evaluate_frames(
+        PREDICTIONS,
+        TRUTH,
+        ["precision@5", "recall@5"],
+        conventions={"preset": "jurity", "users_without_recommendations": "zero"},
+    )
+    assert "evaluated_per_metric" not in report.users
+    assert report.metrics["precision@5"] == pytest.approx((2 / 4 + 0) / 2)

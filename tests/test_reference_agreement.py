@@ -27,7 +27,7 @@ from receval_cli.presets import PRESETS
 TOL = 1e-12
 
 CONVENTION_CHOICES: dict[str, list[Any]] = {
-    "preset": [None, "trec_eval"],  # every other key is drawn too, and keys beside it win
+    "preset": [None, "trec_eval", "ranx", "replay", "jurity", "recommenders"],  # keys beside win
     "max_depth": [None, None, 1, 2, 3],
     "relevance_threshold": [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0],
     "tie_break": ["item_desc", "item_asc", "input_order"],

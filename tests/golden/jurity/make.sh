@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Jurity's numbers on the shared golden data, in a virtual environment of their own.
+#
+#   tests/golden/jurity/make.sh
+#
+# Jurity 2.1.0 installs with pandas 3 but crashes when run: pin pandas 2.3. The environment
+# lives outside the repository (VENV overrides where); receval is not installed in it.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="${VENV:-/tmp/golden-jurity}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+    uv venv "$VENV" --python 3.11
+fi
+uv pip install --python "$VENV/bin/python" "jurity==2.1.0" "pandas==2.3.3" "numpy==2.4.6"
+
+for dataset in tiefree ties; do
+    "$VENV/bin/python" "$HERE/run_jurity.py" "$dataset" "$HERE/$dataset.json"
+done

@@ -1,0 +1,128 @@
+"""The jurity preset against Jurity 2.1.0's own numbers (tests/golden/jurity).
+
+tests/golden/jurity/make.sh ran Jurity's Precision, Recall, MAP and NDCG at k = 1, 3, 5, 10
+on the shared data (tests/golden/data) and stored each metric's per-user values and mean;
+NOTES.md there says how Jurity defines them and why the preset is what it is. Here receval
+evaluates the same files under `preset: jurity` and must agree to 1e-9, per user and in
+the mean. Jurity itself is never run here.
+
+Jurity orders equal scores by an unstable sort (its order depends on the whole frame, not
+on any rule receval can state), so the means are compared on `tiefree` only. On `ties`
+the metrics still see the same users, and a user whose list has no tied score is ranked
+the same by both: those users' values are compared.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from receval_cli.api import evaluate_frames
+from receval_cli.report import Report
+
+GOLDEN = Path(__file__).parent / "golden"
+TOL = 1e-9
+CUTOFFS = (1, 3, 5, 10)
+# Jurity metric (its str(), e.g. "NDCG@10", without the cutoff) -> receval metric
+METRICS = {"Precision": "precision", "Recall": "recall", "MAP": "map", "NDCG": "ndcg"}
+PAIRS = {f"{j}@{k}": f"{r}@{k}" for j, r in METRICS.items() for k in CUTOFFS}
+IDS = {"user": pl.String, "item": pl.String}
+
+
+@cache
+def golden(dataset: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / "jurity" / f"{dataset}.json").read_text())
+    return data
+
+
+@cache
+def frames(dataset: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    data = GOLDEN / "data"
+    return (
+        pl.read_csv(data / f"{dataset}_predictions.csv", schema_overrides=IDS),
+        pl.read_csv(data / f"{dataset}_truth.csv", schema_overrides=IDS),
+    )
+
+
+@cache
+def receval(dataset: str) -> Report:
+    predictions, truth = frames(dataset)
+    return evaluate_frames(
+        predictions,
+        truth,
+        list(PAIRS.values()),
+        conventions={"preset": "jurity"},
+        truth_columns={"relevance": "relevance"},
+    )
+
+
+def per_user(report: Report, metric: str) -> dict[str, float]:
+    assert report.per_user is not None
+    return dict(report.per_user.select("user", metric).iter_rows())
+
+
+def users_averaged(report: Report, metric: str) -> int:
+    """How many users receval's mean of `metric` is over."""
+    count: int = report.users.get("evaluated_per_metric", {}).get(metric, report.users["evaluated"])
+    return count
+
+
+def test_golden_files_are_jurity_2_1_0_on_pandas_2() -> None:
+    for dataset in ("tiefree", "ties"):
+        data = golden(dataset)
+        assert (data["library"], data["version"], data["dataset"]) == ("jurity", "2.1.0", dataset)
+        assert data["pandas"].startswith("2.")
+        assert set(data["metrics"]) == set(PAIRS)
+
+
+@pytest.mark.parametrize("jurity_name", sorted(PAIRS))
+def test_mean_matches_jurity(jurity_name: str) -> None:
+    expected = golden("tiefree")["metrics"][jurity_name]["mean"]
+    assert receval("tiefree").metrics[PAIRS[jurity_name]] == pytest.approx(expected, abs=TOL)
+
+
+@pytest.mark.parametrize("jurity_name", sorted(PAIRS))
+def test_per_user_values_match_jurity(jurity_name: str) -> None:
+    expected = golden("tiefree")["metrics"][jurity_name]["per_user"]
+    got = per_user(receval("tiefree"), PAIRS[jurity_name])
+    assert {u: got[u] for u in expected} == pytest.approx(expected, abs=TOL)
+
+
+@pytest.mark.parametrize("jurity_name", sorted(PAIRS))
+def test_users_in_the_mean_match_jurity(jurity_name: str) -> None:
+    """Precision and MAP average over users with a click and a recommendation, Recall and
+    NDCG over users with a click: the per-user values Jurity averages are receval's users
+    of that metric, so their mean is receval's mean (on both datasets: which users count
+    does not depend on ties)."""
+    for dataset in ("tiefree", "ties"):
+        entry = golden(dataset)["metrics"][jurity_name]
+        got = per_user(receval(dataset), PAIRS[jurity_name])
+        assert len(entry["per_user"]) == entry["support"]
+        assert users_averaged(receval(dataset), PAIRS[jurity_name]) == entry["support"]
+        mean_over_jurity_users = sum(got[u] for u in entry["per_user"]) / entry["support"]
+        assert receval(dataset).metrics[PAIRS[jurity_name]] == pytest.approx(
+            mean_over_jurity_users, abs=TOL
+        )
+
+
+def test_tied_data_users_without_tied_scores_match_jurity() -> None:
+    predictions, _ = frames("ties")
+    untied = set(
+        predictions.group_by("user")
+        .agg(tied=pl.col("score").is_duplicated().any())
+        .filter(~pl.col("tied"))
+        .get_column("user")
+    )
+    compared = 0
+    for jurity_name, metric in PAIRS.items():
+        expected = golden("ties")["metrics"][jurity_name]["per_user"]
+        got = per_user(receval("ties"), metric)
+        users = sorted(untied & set(expected))
+        compared += len(users)
+        assert {u: got[u] for u in users} == pytest.approx({u: expected[u] for u in users}, abs=TOL)
+    assert compared > 100  # the check is not empty
