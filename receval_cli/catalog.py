@@ -32,10 +32,21 @@ def _param_lines(definition: MetricDef) -> str:
     return "\n".join(lines)
 
 
+def preset_measures(definition: MetricDef) -> str:
+    """`preset: their measure` for each preset whose tool has this metric."""
+    lines = []
+    for preset in PRESETS.values():
+        keys = [f"{definition.name}@k", definition.name]
+        measure = next((preset.metrics[k] for k in keys if k in preset.metrics), None)
+        if measure is not None:
+            lines.append(f"{preset.name}: {measure}")
+    return "\n".join(lines)
+
+
 def metric_table() -> RenderableType:
-    """One row per metric: name and aliases, definition, parameters, better."""
+    """One row per metric: name and aliases, definition, parameters, better, presets."""
     table = Table(title="receval metrics", title_justify="left", show_lines=True)
-    for column in ("name", "definition", "parameters (default from)", "better"):
+    for column in ("name", "definition", "parameters (default from)", "better", "in presets"):
         table.add_column(column)
     for definition in REGISTRY.values():
         name = definition.name + ("@k" if definition.takes_cutoff else "")
@@ -46,6 +57,7 @@ def metric_table() -> RenderableType:
             Text(f"{definition.summary}\n{definition.formula}"),
             Text(_param_lines(definition)),
             Text(direction(definition)),
+            Text(preset_measures(definition)),
         )
     footer = Text(
         "Every metric also takes users_without_recommendations and users_without_relevant "

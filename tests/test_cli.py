@@ -769,6 +769,7 @@ def test_metrics_command_marks_counts_and_direction() -> None:
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
     assert "count" in rows["num_rel"]
     assert "higher" in rows["ndcg@k"]
+    assert "trec_eval: ndcg_cut_k" in rows["ndcg@k"]  # how each preset's tool names it
 
 
 def test_metrics_command_unknown_metric() -> None:

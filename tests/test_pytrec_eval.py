@@ -26,6 +26,7 @@ import pytest
 import pytrec_eval
 
 from receval_cli.api import evaluate_frames
+from receval_cli.conventions import Conventions
 
 TOL = 1e-12
 CUTOFFS = (1, 2, 3, 5, 10)
@@ -40,6 +41,13 @@ TREC_CONVENTIONS = {
     "discount": "log2",
     "precision_denominator": "k",
 }
+
+
+def test_the_preset_holds_these_conventions() -> None:
+    """What the agreement below relies on, spelled out (the tests run the preset itself)."""
+    assert Conventions(preset="trec_eval").model_dump().items() >= TREC_CONVENTIONS.items()
+
+
 # trec_eval measure (with its _k suffix) -> receval metric
 PAIRS: dict[str, str] = {
     "recip_rank": "mrr",
@@ -109,7 +117,7 @@ def receval_report(qrels: Qrels, run: Run, metrics: list[str]) -> Any:
         predictions,
         truth,
         metrics,
-        conventions=TREC_CONVENTIONS,
+        conventions={"preset": "trec_eval"},
         truth_columns={"user": "user", "item": "item", "relevance": "rel"},
     )
 
