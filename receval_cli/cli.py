@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal erro
 from __future__ import annotations
 
 import io
+import re
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -142,6 +143,7 @@ def convert(
     score: Annotated[str | None, typer.Option(help="The score column.")] = None,
     rank: Annotated[str | None, typer.Option(help="The rank column.")] = None,
     items: Annotated[str | None, typer.Option(help="A list column of ranked items.")] = None,
+    separator: Annotated[str | None, typer.Option(help="CSV field separator.")] = None,
     tie_break: Annotated[
         str, typer.Option(help="item_desc, item_asc or input_order.")
     ] = "item_desc",
@@ -153,6 +155,7 @@ def convert(
             {
                 "path": str(source),
                 "format": file_format,
+                "separator": separator,
                 "columns": {
                     "user": user,
                     "item": item,
@@ -169,11 +172,28 @@ def convert(
     except ValidationError as error:
         raise _fail(UsageError(_option_error(error))) from None
     except RecEvalError as error:
+        error.args = (_as_options(str(error)),)
         raise _fail(error) from None
     Console(stderr=True, highlight=False).print(
         f"wrote {run.height} lines for {run.get_column('user').n_unique()} users to {output}",
         markup=False,
     )
+
+
+_CONFIG_TO_OPTIONS = (
+    (re.compile(r"Fix predictions\.path in the config \([^)]*\)\."), "Check the path."),
+    (re.compile(r"predictions\.path"), "the SOURCE argument"),
+    (re.compile(r"predictions\.columns\.(\w+)"), r"--\1"),
+    (re.compile(r"predictions\.columns"), "--score, --rank or --items"),
+    (re.compile(r"predictions\.(format|separator)"), r"--\1"),
+)
+
+
+def _as_options(message: str) -> str:
+    """A reader's message names config keys; `convert` takes command-line options."""
+    for pattern, replacement in _CONFIG_TO_OPTIONS:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 def _option_error(error: ValidationError) -> str:

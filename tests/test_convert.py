@@ -92,3 +92,11 @@ def test_missing_output_folder(tmp_path: Path) -> None:
     write(tmp_path / "p.csv", "user,item,score\nq,a,1.0\n")
     result = invoke("convert", tmp_path / "p.csv", "-o", tmp_path / "nope" / "p.run")
     assert_user_error(result, "does not exist", "mkdir -p")
+
+
+def test_messages_name_the_options_not_config_keys(tmp_path: Path) -> None:
+    result = invoke("convert", SAMPLE / "predictions.csv", "-o", tmp_path / "p.run")
+    message = assert_user_error(result, "no column 'user'", "(set by --user)", "Set --user to")
+    assert "predictions.columns" not in message
+    missing = invoke("convert", tmp_path / "nope.csv", "-o", tmp_path / "p.run")
+    assert_user_error(missing, "nope.csv", "does not exist. Check the path.")
