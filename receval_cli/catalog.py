@@ -78,13 +78,18 @@ def metric_detail(name: str) -> RenderableType:
     """One metric in full: definition, docstring, parameters, and each preset's settings."""
     definition = lookup(name)
     doc = inspect.getdoc(definition.compute) or ""
-    upper = "unbounded" if definition.upper_bound is None else f"[0, {definition.upper_bound:g}]"
+    low = "-inf" if definition.lower_bound is None else f"{definition.lower_bound:g}"
+    high = "inf" if definition.upper_bound is None else f"{definition.upper_bound:g}"
+    upper = f"[{low}, {high}]"
     head = Text()
     head.append(f"{definition.name}", style="bold")
     head.append(f"  {definition.summary}\n")
     head.append(f"formula: {definition.formula}\n")
     head.append(f"range: {upper}; better: {direction(definition)}; ")
-    head.append(f"report value: {definition.aggregate} over the users\n")
+    if definition.scope == "pairs":
+        head.append("report value: one value over the scored (user, item) pairs\n")
+    else:
+        head.append(f"report value: {definition.aggregate} over the users\n")
     if definition.aliases:
         head.append(f"aliases: {', '.join(definition.aliases)}\n")
     head.append(

@@ -31,6 +31,8 @@ Discount = Literal["log2", "jarvelin"]
 PredictionDuplicates = Literal["error", "first", "max_score"]
 TruthDuplicates = Literal["error", "first", "max"]
 ScorePrecision = Literal["float64", "float32"]
+Unrated = Literal["ignore", "default"]
+Unpredicted = Literal["error", "ignore", "default"]
 
 
 class Conventions(BaseModel):
@@ -137,12 +139,43 @@ class Conventions(BaseModel):
         ),
     )
 
+    unrated: Unrated = Field(
+        "ignore",
+        description=(
+            "Rating metrics: a predicted (user, item) with no actual rating is ignored, or "
+            "scored against default_rating (default)."
+        ),
+    )
+    default_rating: float | None = Field(
+        None, description="The actual rating assumed for unrated predictions (unrated: default)."
+    )
+    unpredicted: Unpredicted = Field(
+        "error",
+        description=(
+            "Rating metrics: a rated (user, item) with no prediction is an error, ignored, or "
+            "scored with default_prediction (default)."
+        ),
+    )
+    default_prediction: float | None = Field(
+        None, description="The prediction assumed for unpredicted ratings (unpredicted: default)."
+    )
+
     _given: frozenset[str] = PrivateAttr(default=frozenset())
 
     @property
     def given(self) -> frozenset[str]:
         """The settings written explicitly (not taken from the preset or the defaults)."""
         return self._given
+
+    @model_validator(mode="after")
+    def _defaults_given(self) -> Conventions:
+        if self.unrated == "default" and self.default_rating is None:
+            raise ValueError("unrated: default needs default_rating, e.g. default_rating: 0")
+        if self.unpredicted == "default" and self.default_prediction is None:
+            raise ValueError(
+                "unpredicted: default needs default_prediction, e.g. default_prediction: 3"
+            )
+        return self
 
     @model_validator(mode="wrap")
     @classmethod

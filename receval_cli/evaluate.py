@@ -20,6 +20,13 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
+from receval_cli.pairs import (
+    describe_pairs,
+    joined_pairs,
+    pair_counts,
+    raise_unpredicted,
+    scored_pairs,
+)
 from receval_cli.prepare import (
     dedupe_predictions,
     index_truth,
@@ -66,7 +73,7 @@ def metric_params(spec: MetricSpec, conventions: Conventions) -> dict[str, Param
 def max_depth(specs: tuple[MetricSpec, ...], limit: int | None) -> int | None:
     """How deep each list must be kept: the largest cutoff (None: the whole list), and
     never past the `max_depth` convention."""
-    deepest = None if any(s.k is None for s in specs) else max(s.k or 0 for s in specs)
+    deepest = None if any(s.k is None for s in specs) else max((s.k or 0 for s in specs), default=1)
     if limit is None:
         return deepest
     return limit if deepest is None else min(deepest, limit)
@@ -194,7 +201,9 @@ def evaluate_inputs(
     """Evaluate mapped inputs: one query computes the checks and every metric at every cutoff."""
     started = time.perf_counter()
     align_ids(predictions, truth)
-    plan = per_user_frame(predictions, truth, specs, conventions)
+    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
+    plan = per_user_frame(predictions, truth, user_specs, conventions)
     names = plan.names
     try:
         rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)])
@@ -216,8 +225,15 @@ def evaluate_inputs(
     ):
         if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
             raise_duplicates(source, key)
-    users = _user_counts(per_user, predictions, truth, conventions.relevance_threshold)
-    metrics, users_per_metric = _aggregate(per_user, specs, conventions)
+    users = _user_counts(
+        per_user, predictions, truth, conventions.relevance_threshold, bool(user_specs)
+    )
+    metrics, users_per_metric = _aggregate(per_user, user_specs, conventions)
+    pairs = None
+    if pair_specs:
+        pair_values, pairs = _pair_metrics(predictions, truth, pair_specs, conventions)
+        metrics.update(pair_values)
+    metrics = {str(spec): metrics[str(spec)] for spec in specs}
     differing = {n: c for n, c in users_per_metric.items() if c != users["evaluated"]}
     if differing:
         users["evaluated_per_metric"] = differing
@@ -235,7 +251,44 @@ def evaluate_inputs(
         gates=check_gates(gates or {}, metrics),
         elapsed_seconds=time.perf_counter() - started,
         per_user=per_user.select("user", "status", *names),
+        pairs=pairs,
     )
+
+
+def _pair_metrics(
+    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The rating metrics: one value each over the scored (user, item) pairs."""
+    if predictions.value_column != "score":
+        raise InputError(
+            f"predictions file {predictions.path}: rating metrics ({', '.join(map(str, specs))}) "
+            "compare predicted ratings with actual ones, and this file has no score column "
+            f"(its layout is {predictions.layout}). Name the predicted rating as "
+            "predictions.columns.score."
+        )
+    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
+    joined = joined_pairs(scored, index_truth(truth.frame, conventions))
+    exprs = [
+        lookup(s.name).compute(Stats(), s.k, metric_params(s, conventions)).alias(str(s))
+        for s in specs
+    ]
+    try:
+        counted, values = pl.collect_all(
+            [pair_counts(joined), scored_pairs(joined, conventions).select(exprs)]
+        )
+    except pl.exceptions.PolarsError as error:
+        raise _diagnose(error, predictions, truth) from None
+    counts = counted.row(0, named=True)
+    if counts["unpredicted"] and conventions.unpredicted == "error":
+        raise_unpredicted(joined, counts["unpredicted"], truth)
+    described = describe_pairs(counts, conventions)
+    if described["used"] == 0:
+        raise InputError(
+            f"no (user, item) pair is both predicted in {predictions.path} and rated in "
+            f"{truth.path}, so the rating metrics have nothing to score. Check the ids, or set "
+            "conventions.unrated / unpredicted to default."
+        )
+    return {n: float(v) for n, v in values.row(0, named=True).items()}, described
 
 
 def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
@@ -253,6 +306,8 @@ def _aggregate(
     per_user: pl.DataFrame, specs: tuple[MetricSpec, ...], conventions: Conventions
 ) -> tuple[dict[str, float], dict[str, int]]:
     """Each metric averaged (or summed, for counts) over its users, and how many users."""
+    if not specs:
+        return {}, {}
     exprs = []
     counts = []
     for spec in specs:
@@ -274,8 +329,9 @@ def _aggregate(
 
 
 def _user_counts(
-    per_user: pl.DataFrame, predictions: Input, truth: Input, threshold: float
+    per_user: pl.DataFrame, predictions: Input, truth: Input, threshold: float, ranking: bool
 ) -> dict[str, Any]:
+    """Users by status; `ranking`: per-user metrics are asked, so some user must count."""
     counts = per_user.select(
         in_ground_truth=pl.col("in_truth").sum(),
         in_predictions=(pl.col("list_length") > 0).sum(),
@@ -289,7 +345,7 @@ def _user_counts(
     ).row(0, named=True)
     if counts["in_both"] == 0:
         raise InputError(_no_overlap_message(per_user, predictions, truth))
-    if counts["evaluated"] == 0:
+    if counts["evaluated"] == 0 and ranking:
         raise InputError(
             f"no user could be evaluated: of the {counts['in_ground_truth']} users in "
             f"{truth.path}, {counts['skipped_no_relevant']} have no item with relevance >= "
@@ -331,11 +387,13 @@ def _no_overlap_message(per_user: pl.DataFrame, predictions: Input, truth: Input
 def _guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> None:
     for spec in specs:
         value = metrics[str(spec)]
-        upper = lookup(spec.name).upper_bound
-        if math.isnan(value) or value < 0 or (upper is not None and value > upper + 1e-9):
+        definition = lookup(spec.name)
+        lower, upper = definition.lower_bound, definition.upper_bound
+        below = lower is not None and value < lower
+        if math.isnan(value) or below or (upper is not None and value > upper + 1e-9):
             raise InternalError(
-                f"internal error: {spec} = {value}, outside its range [0, {upper}]. This is a "
-                "bug in receval; please report it with the config and a data sample."
+                f"internal error: {spec} = {value}, outside its range [{lower}, {upper}]. This "
+                "is a bug in receval; please report it with the config and a data sample."
             )
 
 

@@ -28,6 +28,7 @@ class Report:
     gates: list[GateResult] = field(default_factory=list)
     elapsed_seconds: float = 0.0
     per_user: pl.DataFrame | None = field(default=None, repr=False)
+    pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
     version: str = __version__
 
     @property
@@ -43,6 +44,7 @@ class Report:
                 "results": [g.to_dict() for g in self.gates],
             },
             "users": self.users,
+            **({"pairs": self.pairs} if self.pairs is not None else {}),
             "conventions": self.conventions,
             "inputs": self.inputs,
             "config": self.config,
@@ -70,6 +72,15 @@ def render_table(report: Report) -> RenderableType:
             row.append(_gate_cell(verdicts.get(name, [])))
         table.add_row(*row)
     parts: list[RenderableType] = [table, Text(_users_line(report.users))]
+    if report.pairs is not None:
+        pairs = report.pairs
+        parts.append(
+            Text(
+                f"rating pairs: {pairs['used']} scored; {pairs['unrated']['count']} unrated "
+                f"({pairs['unrated']['rule']}), {pairs['unpredicted']['count']} unpredicted "
+                f"({pairs['unpredicted']['rule']})"
+            )
+        )
     settings = {k: v for k, v in report.conventions.items() if k != "preset"}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = report.conventions.get("preset")

@@ -6,6 +6,7 @@
 the ground truth holds the items a user rated (grades 1-5, relevant when >= 4 under the
 quickstart config), and the "model" scores 30 items per user with a noisy view of that taste.
 A few users get no recommendation, and a few recommendations go to users with no truth.
+rating_predictions.csv holds a rating model's predicted ratings (configs/ratings.yaml).
 """
 
 from __future__ import annotations
@@ -44,8 +45,24 @@ def build() -> tuple[pl.DataFrame, pl.DataFrame]:
     return predictions, truth
 
 
+def build_ratings(truth: pl.DataFrame) -> pl.DataFrame:
+    """A rating model's predictions: a noisy predicted rating for every rated (user, item),
+    and for a few items each user did not rate (which rating metrics ignore by default)."""
+    rng = random.Random(1122)
+    rows: list[tuple[str, int, float]] = []
+    for user, item, rating in truth.iter_rows():
+        rows.append((user, item, round(min(5.0, max(1.0, rating + rng.gauss(0, 0.8))), 2)))
+    rated = set(zip(truth["user_id"], truth["item_id"], strict=True))
+    for user in sorted(set(truth["user_id"])):
+        for item in rng.sample(range(1, N_ITEMS + 1), 3):
+            if (user, item) not in rated:
+                rows.append((user, item, round(rng.uniform(1, 5), 2)))
+    return pl.DataFrame(rows, schema=["user_id", "item_id", "predicted_rating"], orient="row")
+
+
 def main() -> None:
     predictions, truth = build()
+    build_ratings(truth).write_csv(HERE / "rating_predictions.csv")
     predictions.write_csv(HERE / "predictions.csv")
     truth.write_parquet(HERE / "ground_truth.parquet")
     lists = predictions.sort(["user_id", "score", "item_id"], descending=[False, True, True])

@@ -46,6 +46,10 @@ DEFAULT_CONVENTIONS: dict[str, Any] = {
     "duplicates": "error",
     "truth_duplicates": "error",
     "max_depth": None,
+    "unrated": "ignore",
+    "default_rating": None,
+    "unpredicted": "error",
+    "default_prediction": None,
 }
 
 # metric name -> {parameter name: the convention that gives its default}

@@ -74,7 +74,8 @@ def test_table_exact_text(tmp_path: Path) -> None:
         "users_without_relevant=skip, precision_denominator=k, ap_denominator=min_k_relevant, "
         "ideal_dcg=at_k, gain=linear, \n"
         "discount=log2, score_precision=float64, duplicates=error, truth_duplicates=error, "
-        "max_depth=none\n"
+        "max_depth=none, unrated=ignore, \n"
+        "default_rating=none, unpredicted=error, default_prediction=none\n"
     )
     assert result.stdout == expected
     assert result.stderr == ""

@@ -62,9 +62,13 @@ RANKS = [1, 2, 2, 3, 4, 5, 7]
 GRADES = [-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0]
 
 
+# Conventions of the rating metrics only (tests/test_rating.py): no ranking metric reads them.
+RATING_CONVENTIONS = {"unrated", "default_rating", "unpredicted", "default_prediction"}
+
+
 def test_conventions_cover_every_setting() -> None:
     """The choices above list every convention and every one of its values."""
-    assert set(CONVENTION_CHOICES) == set(Conventions.model_fields)
+    assert set(CONVENTION_CHOICES) == set(Conventions.model_fields) - RATING_CONVENTIONS
     assert set(CONVENTION_CHOICES["preset"]) == {None, *PRESETS}
     for name, values in CONVENTION_CHOICES.items():
         annotation = Conventions.model_fields[name].annotation

@@ -36,3 +36,5 @@ def test_shipped_files_are_the_generator_output() -> None:
     )
     assert first["items"] == expected
     assert len(lines) == predictions.get_column("user_id").n_unique()
+    ratings = pl.read_csv(ROOT / "sample_data" / "rating_predictions.csv")
+    assert_frame_equal(ratings, generator().build_ratings(truth))

@@ -63,13 +63,15 @@ class MetricDef:
     higher_is_better: bool = True
     upper_bound: float | None = 1.0
     aggregate: str = "mean"  # how per-user values become the report's value: mean or sum
+    scope: str = "user"  # user: a per-user value, averaged; pairs: one value over all pairs
+    lower_bound: float | None = 0.0
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.all_params() if p.name == name), None)
 
     def all_params(self) -> tuple[Param, ...]:
-        """The metric's own parameters, then those every metric takes (which users count)."""
-        return (*self.params, *USER_PARAMS)
+        """The metric's own parameters, then (per-user metrics) which users count."""
+        return (*self.params, *USER_PARAMS) if self.scope == "user" else self.params
 
 
 USER_PARAMS = (
@@ -101,6 +103,9 @@ def register(
     aliases: tuple[str, ...] = (),
     upper_bound: float | None = 1.0,
     aggregate: str = "mean",
+    scope: str = "user",
+    higher_is_better: bool = True,
+    lower_bound: float | None = 0.0,
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`."""
 
@@ -113,9 +118,11 @@ def register(
             takes_cutoff,
             params,
             aliases,
-            True,
+            higher_is_better,
             upper_bound,
             aggregate,
+            scope,
+            lower_bound,
         )
         for alias in aliases:
             _ALIASES[alias] = name

@@ -1,0 +1,78 @@
+"""The (user, item) pairs that rating metrics score: predicted rating against actual rating.
+
+A full join of the predictions' scores and the ground truth's relevance; the conventions
+say what happens to a prediction with no rating (`unrated`) and to a rating with no
+prediction (`unpredicted`). The counts say how many pairs each rule touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from receval_cli.conventions import Conventions
+from receval_cli.errors import InputError
+from receval_cli.io import Input
+
+_KEY = ["user", "item"]
+_EXAMPLES = 3
+
+
+def joined_pairs(predictions: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:
+    """Every predicted or rated (user, item): predicted and actual, null where missing."""
+    return predictions.select(*_KEY, pl.col("score").alias("predicted")).join(
+        truth.select(*_KEY, pl.col("rel").alias("actual")), on=_KEY, how="full", coalesce=True
+    )
+
+
+def scored_pairs(joined: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
+    """The pairs the rating metrics use, with defaults filled in where the rules say so."""
+    keep = pl.col("predicted").is_not_null() & pl.col("actual").is_not_null()
+    filled = []
+    if conventions.unrated == "default":
+        keep = keep | pl.col("actual").is_null()
+        filled.append(pl.col("actual").fill_null(conventions.default_rating))
+    if conventions.unpredicted == "default":
+        keep = keep | pl.col("predicted").is_null()
+        filled.append(pl.col("predicted").fill_null(conventions.default_prediction))
+    return joined.filter(keep).with_columns(filled)
+
+
+def pair_counts(joined: pl.LazyFrame) -> pl.LazyFrame:
+    return joined.select(
+        both=(pl.col("predicted").is_not_null() & pl.col("actual").is_not_null()).sum(),
+        unrated=pl.col("actual").is_null().sum(),
+        unpredicted=pl.col("predicted").is_null().sum(),
+    )
+
+
+def describe_pairs(counts: dict[str, int], conventions: Conventions) -> dict[str, Any]:
+    """What the report says about the pairs: how many were used, defaulted or dropped."""
+    unrated, unpredicted = counts["unrated"], counts["unpredicted"]
+    used = counts["both"]
+    used += unrated if conventions.unrated == "default" else 0
+    used += unpredicted if conventions.unpredicted == "default" else 0
+    return {
+        "used": used,
+        "with_both": counts["both"],
+        "unrated": {"count": unrated, "rule": conventions.unrated},
+        "unpredicted": {"count": unpredicted, "rule": conventions.unpredicted},
+    }
+
+
+def raise_unpredicted(joined: pl.LazyFrame, count: int, truth: Input) -> None:
+    examples = (
+        joined.filter(pl.col("predicted").is_null())
+        .sort(_KEY)
+        .head(_EXAMPLES)
+        .collect()
+        .iter_rows(named=True)
+    )
+    shown = "; ".join(f"user {e['user']!r}, item {e['item']!r}" for e in examples)
+    raise InputError(
+        f"{truth.role} file {truth.path}: {count} rated (user, item) pair(s) have no "
+        f"prediction, e.g. {shown}. Rating metrics need a prediction for every rating: set "
+        "conventions.unpredicted to ignore (score only the predicted pairs) or to default "
+        "(with default_prediction)."
+    )

@@ -1,0 +1,178 @@
+"""Rating prediction metrics: hand-computed cases, the seed's table, scikit-learn, properties."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+from cli_helpers import assert_user_error, invoke, write, write_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
+from receval_cli.api import evaluate_frames
+from receval_cli.errors import InputError
+
+RATING_METRICS = ["mae", "mse", "rmse", "r2"]
+
+
+def frames(pairs: list[tuple[str, str, float | None, float | None]]) -> tuple:
+    """(user, item, predicted, actual); None leaves the pair out of that file."""
+    predictions = pl.DataFrame(
+        [(u, i, p) for u, i, p, _ in pairs if p is not None],
+        schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
+        orient="row",
+    )
+    truth = pl.DataFrame(
+        [(u, i, a) for u, i, _, a in pairs if a is not None],
+        schema={"user": pl.String, "item": pl.String, "relevance": pl.Float64},
+        orient="row",
+    )
+    return predictions, truth
+
+
+def test_hand_computed_errors() -> None:
+    # errors p - r: 1, -2, 0.5
+    data = frames([("u", "a", 3.0, 2.0), ("u", "b", 1.0, 3.0), ("v", "c", 4.5, 4.0)])
+    report = evaluate_frames(*data, RATING_METRICS)
+    assert report.metrics["mae"] == pytest.approx(7 / 6)
+    assert report.metrics["mse"] == pytest.approx(1.75)
+    assert report.metrics["rmse"] == pytest.approx(math.sqrt(1.75))
+    mean = (2 + 3 + 4) / 3
+    assert report.metrics["r2"] == pytest.approx(1 - 5.25 / ((2 - mean) ** 2 + 0 + 1))
+
+
+def test_r2_example_and_its_constant_case() -> None:
+    data = frames([("u", "a", 1.0, 1.0), ("u", "b", 2.0, 2.0), ("u", "c", 4.0, 3.0)])
+    assert evaluate_frames(*data, ["r2"]).metrics["r2"] == pytest.approx(0.5)
+    constant = frames([("u", "a", 1.0, 3.0), ("u", "b", 2.0, 3.0)])
+    assert evaluate_frames(*constant, ["r2"]).metrics["r2"] == 0.0  # SS_tot = 0
+
+
+SEED_TABLE = {  # seed 002: user1's actual / predicted ratings ("?" = unrated)
+    "item1": (4, 2.3),
+    "item2": (2, 3.6),
+    "item3": (3, 3.4),
+    "item4": (None, 4.3),
+    "item5": (5, 4.5),
+    "item6": (None, 2.3),
+    "item7": (2, 4.9),
+    "item8": (None, 4.3),
+    "item9": (None, 3.3),
+    "item10": (4, 4.3),
+}
+
+
+def test_seed_table_ignores_unrated_recommendations() -> None:
+    data = frames([("user1", i, p, a) for i, (a, p) in SEED_TABLE.items()])
+    report = evaluate_frames(*data, ["mae", "rmse"])
+    errors = [abs(p - a) for a, p in SEED_TABLE.values() if a is not None]
+    assert report.metrics["mae"] == pytest.approx(sum(errors) / 6)  # 7.4 / 6
+    assert report.metrics["rmse"] == pytest.approx(math.sqrt(sum(e * e for e in errors) / 6))
+    assert report.pairs == {
+        "used": 6,
+        "with_both": 6,
+        "unrated": {"count": 4, "rule": "ignore"},
+        "unpredicted": {"count": 0, "rule": "error"},
+    }
+
+
+def test_unrated_scored_against_a_default_rating() -> None:
+    data = frames([("user1", i, p, a) for i, (a, p) in SEED_TABLE.items()])
+    report = evaluate_frames(
+        *data, ["mae"], conventions={"unrated": "default", "default_rating": 1.0}
+    )
+    errors = [abs(p - (1.0 if a is None else a)) for a, p in SEED_TABLE.values()]
+    assert report.metrics["mae"] == pytest.approx(sum(errors) / 10)
+    assert report.pairs is not None
+    assert report.pairs["used"] == 10
+
+
+def test_unpredicted_ratings() -> None:
+    data = frames([("u", "a", 3.0, 2.0), ("u", "b", None, 5.0)])
+    with pytest.raises(InputError, match=r"1 rated \(user, item\) pair\(s\) have no prediction"):
+        evaluate_frames(*data, ["mae"])
+    ignored = evaluate_frames(*data, ["mae"], conventions={"unpredicted": "ignore"})
+    assert ignored.metrics["mae"] == 1.0
+    defaulted = evaluate_frames(
+        *data, ["mae"], conventions={"unpredicted": "default", "default_prediction": 3.0}
+    )
+    assert defaulted.metrics["mae"] == pytest.approx((1 + 2) / 2)
+
+
+def test_a_default_rule_needs_its_value() -> None:
+    data = frames([("u", "a", 3.0, 2.0)])
+    with pytest.raises(ValueError, match="needs default_rating"):
+        evaluate_frames(*data, ["mae"], conventions={"unrated": "default"})
+
+
+def test_rating_metrics_need_scores() -> None:
+    predictions = pl.DataFrame({"user": ["u"], "item": ["a"], "rank": [1]})
+    truth = pl.DataFrame({"user": ["u"], "item": ["a"], "relevance": [4.0]})
+    with pytest.raises(InputError, match="no score column"):
+        evaluate_frames(predictions, truth, ["rmse"], prediction_columns={"rank": "rank"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(-5, 5, allow_nan=False, allow_subnormal=False),
+            st.floats(-5, 5, allow_nan=False, allow_subnormal=False),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_agrees_with_scikit_learn_and_rmse_bounds_mae(pairs: list[tuple[float, float]]) -> None:
+    predicted = [p for p, _ in pairs]
+    actual = [a for _, a in pairs]
+    data = frames([(f"u{i % 3}", f"i{i}", p, a) for i, (p, a) in enumerate(pairs)])
+    got = evaluate_frames(*data, RATING_METRICS).metrics
+    assert got["mae"] == pytest.approx(mean_absolute_error(actual, predicted), abs=1e-12)
+    assert got["mse"] == pytest.approx(mean_squared_error(actual, predicted), abs=1e-12)
+    assert got["rmse"] == pytest.approx(math.sqrt(mean_squared_error(actual, predicted)), abs=1e-12)
+    if len(set(actual)) > 1:  # scikit-learn's r2 of a constant target is a special case
+        assert got["r2"] == pytest.approx(r2_score(actual, predicted), rel=1e-9, abs=1e-9)
+    assert got["rmse"] >= got["mae"] - 1e-12
+
+
+def test_cli_reports_the_pairs_and_errors_cleanly(tmp_path: Path) -> None:
+    write(tmp_path / "p.csv", "user,item,score\nu,a,3.0\nu,b,4.0\n")
+    write(tmp_path / "t.csv", "user,item,rating\nu,a,2\nu,c,5\n")
+    config = {
+        "predictions": {"path": "p.csv"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "rating"}},
+        "metrics": ["rmse", "ndcg@2"],
+    }
+    path = write_config(tmp_path, config)
+    assert_user_error(
+        invoke("run", path), "t.csv", "have no prediction", "user 'u', item 'c'", "unpredicted"
+    )
+    config["conventions"] = {"unpredicted": "ignore"}
+    result = invoke("run", write_config(tmp_path, config), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["metrics"]["rmse"] == 1.0
+    assert report["pairs"]["unrated"] == {"count": 1, "rule": "ignore"}
+    assert report["pairs"]["unpredicted"] == {"count": 1, "rule": "ignore"}
+    table = invoke("run", write_config(tmp_path, config)).stdout
+    assert "rating pairs: 1 scored; 1 unrated (ignore), 1 unpredicted (ignore)" in table
+
+
+def test_config_default_rule_without_value(tmp_path: Path) -> None:
+    write(tmp_path / "p.csv", "user,item,score\nu,a,3.0\n")
+    write(tmp_path / "t.csv", "user,item,rating\nu,a,2\n")
+    path = write_config(
+        tmp_path,
+        {
+            "predictions": {"path": "p.csv"},
+            "ground_truth": {"path": "t.csv"},
+            "metrics": ["mae"],
+            "conventions": {"unpredicted": "default"},
+        },
+    )
+    assert_user_error(invoke("run", path), "conventions", "needs default_prediction")
