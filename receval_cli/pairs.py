@@ -27,7 +27,8 @@ def joined_pairs(predictions: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame
 
 
 def scored_pairs(joined: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
-    """The pairs the rating metrics use, with defaults filled in where the rules say so."""
+    """The pairs the rating metrics use, with defaults filled in where the rules say so,
+    `relevant` (a click, for AUC) marked, in a fixed order so sums add up the same way."""
     keep = pl.col("predicted").is_not_null() & pl.col("actual").is_not_null()
     filled = []
     if conventions.unrated == "default":
@@ -36,7 +37,10 @@ def scored_pairs(joined: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame
     if conventions.unpredicted == "default":
         keep = keep | pl.col("predicted").is_null()
         filled.append(pl.col("predicted").fill_null(conventions.default_prediction))
-    return joined.filter(keep).with_columns(filled)
+    relevant = pl.col("actual") >= conventions.relevance_threshold
+    return (
+        joined.filter(keep).with_columns(filled).with_columns(relevant.alias("relevant")).sort(_KEY)
+    )
 
 
 def pair_counts(joined: pl.LazyFrame) -> pl.LazyFrame:

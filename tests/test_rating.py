@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import assert_user_error, invoke, write, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
 
 from receval_cli.api import evaluate_frames
 from receval_cli.errors import InputError
@@ -176,3 +176,63 @@ def test_config_default_rule_without_value(tmp_path: Path) -> None:
         },
     )
     assert_user_error(invoke("run", path), "conventions", "needs default_prediction")
+
+
+def clicks(rows: list[tuple[str, str, float, float]]) -> tuple:
+    """(user, item, score, click) for AUC: every pair is in both files."""
+    return frames([(u, i, s, c) for u, i, s, c in rows])
+
+
+def test_auc_counts_a_tie_as_one_half() -> None:
+    data = clicks([("u", "a", 0.9, 1), ("u", "b", 0.8, 0), ("u", "c", 0.8, 1), ("u", "d", 0.1, 0)])
+    # positive-negative pairs: a>b, a>d, c=b (1/2), c>d: 3.5 of 4
+    assert evaluate_frames(*data, ["auc"]).metrics["auc"] == pytest.approx(3.5 / 4)
+
+
+def test_gauc_weights_users_by_impressions_or_not() -> None:
+    data = clicks(
+        [
+            ("u", "a", 0.9, 1),
+            ("u", "b", 0.1, 0),  # u: AUC 1, 2 pairs
+            ("v", "a", 0.1, 1),
+            ("v", "b", 0.5, 0),
+            ("v", "c", 0.9, 0),
+            ("v", "d", 0.2, 1),  # v: positives 0.1, 0.2 vs 0.5, 0.9: AUC 0, 4 pairs
+            ("w", "a", 0.3, 1),  # w: only clicks, left out
+        ]
+    )
+    report = evaluate_frames(*data, ["gauc", "gauc(weight=none)", "auc"])
+    assert report.metrics["gauc"] == pytest.approx((1 * 2 + 0 * 4) / 6)
+    assert report.metrics["gauc(weight=none)"] == pytest.approx(0.5)
+
+
+def test_auc_without_both_classes_is_zero() -> None:
+    data = clicks([("u", "a", 0.9, 1), ("u", "b", 0.1, 1)])
+    assert evaluate_frames(*data, ["auc", "gauc"]).metrics == {"auc": 0.0, "gauc": 0.0}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), st.booleans()),
+        min_size=2,
+        max_size=40,
+    )
+)
+def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
+    labels = [int(c) for _, c in rows]
+    scores = [s for s, _ in rows]
+    data = clicks([(f"u{i % 4}", f"i{i}", s, float(c)) for i, (s, c) in enumerate(rows)])
+    got = evaluate_frames(*data, ["auc", "gauc(weight=none)"]).metrics
+    if 0 < sum(labels) < len(labels):
+        assert got["auc"] == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    else:
+        assert got["auc"] == 0.0
+    per_user = []
+    for u in range(4):
+        mine = [(s, c) for i, (s, c) in enumerate(rows) if i % 4 == u]
+        user_labels = [int(c) for _, c in mine]
+        if 0 < sum(user_labels) < len(user_labels):
+            per_user.append(roc_auc_score(user_labels, [s for s, _ in mine]))
+    expected = sum(per_user) / len(per_user) if per_user else 0.0
+    assert got["gauc(weight=none)"] == pytest.approx(expected, abs=1e-12)

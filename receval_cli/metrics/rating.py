@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.metrics.registry import Params, register
+from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats
 
 _error = pl.col("predicted") - pl.col("actual")
@@ -77,3 +77,63 @@ def r2(s: Stats, k: int | None, p: Params) -> pl.Expr:
     residual = _error.pow(2).sum()
     total = (actual - actual.mean()).pow(2).sum()
     return pl.when(total > 0).then(1.0 - residual / total).otherwise(0.0)
+
+
+_clicked = pl.col("relevant")
+_score_rank = pl.col("predicted").rank("average")
+
+
+def _auc(rank: pl.Expr, positives: pl.Expr, count: pl.Expr) -> pl.Expr:
+    """Mann-Whitney: (sum of positives' ranks - P(P+1)/2) / (P * N); ties rank as averages,
+    so a tied (positive, negative) pair counts 1/2."""
+    rank_sum = pl.when(_clicked).then(rank).otherwise(0.0).sum()
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * (count - positives))
+
+
+@register(
+    "auc",
+    summary="Area under the ROC curve over the scored pairs: clicked (relevant) vs not.",
+    formula="P(score of a relevant pair > score of a non-relevant pair), ties count 1/2",
+    takes_cutoff=False,
+    scope="pairs",
+)
+def auc(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """AUC over the (user, item) pairs in both files (Jurity's definition); a pair is clicked
+    when its relevance >= relevance_threshold. 0 when there is no clicked or no other pair.
+
+    Example: scores (0.9 clicked, 0.8 not, 0.8 clicked, 0.1 not): pairs (0.9>0.8, 0.9>0.1,
+    0.8=0.8 counts 1/2, 0.8>0.1) give 3.5 / 4 = 0.875.
+    """
+    positives = _clicked.sum().cast(pl.Float64)
+    value = _auc(_score_rank, positives, pl.len().cast(pl.Float64))
+    return pl.when((positives > 0) & (positives < pl.len())).then(value).otherwise(0.0)
+
+
+GAUC_WEIGHT = Param(
+    "weight",
+    "impressions: each user weighs by its scored pairs; none: every user alike",
+    choices=("impressions", "none"),
+    default="impressions",
+)
+
+
+@register(
+    "gauc",
+    summary="Group AUC: each user's AUC over its own pairs, averaged over users.",
+    formula="sum_u w_u AUC_u / sum_u w_u over users with clicked and non-clicked pairs",
+    takes_cutoff=False,
+    scope="pairs",
+    params=(GAUC_WEIGHT,),
+)
+def gauc(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """GAUC: AUC per user, weighted by the user's pairs (weight=impressions) or not
+    (weight=none); users whose pairs are all clicked or all not clicked are left out."""
+    positives = _clicked.sum().over("user").cast(pl.Float64)
+    count = pl.len().over("user").cast(pl.Float64)
+    rank = pl.col("predicted").rank("average").over("user")
+    rank_sum = pl.when(_clicked).then(rank).otherwise(0.0).sum().over("user")
+    per_user = (rank_sum - positives * (positives + 1) / 2) / (positives * (count - positives))
+    kept = pl.col("user").is_first_distinct() & (positives > 0) & (positives < count)
+    weight = count if p["weight"] == "impressions" else pl.lit(1.0)
+    total = weight.filter(kept).sum()
+    return pl.when(total > 0).then((per_user * weight).filter(kept).sum() / total).otherwise(0.0)
