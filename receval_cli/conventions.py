@@ -160,6 +160,14 @@ class Conventions(BaseModel):
         None, description="The prediction assumed for unpredicted ratings (unpredicted: default)."
     )
 
+    prediction_threshold: float | None = Field(
+        None,
+        description=(
+            "Set metrics with retrieve=threshold: an item is retrieved when its predicted "
+            "score is at least this value."
+        ),
+    )
+
     _given: frozenset[str] = PrivateAttr(default=frozenset())
 
     @property

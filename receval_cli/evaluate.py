@@ -144,7 +144,19 @@ def per_user_frame(
         predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
     )
     depth = max_depth(specs, conventions.max_depth)
-    lists = rank_lists(deduped, by, conventions.tie_break, depth, list_checks)
+    if stats.lists.aggregations and by != "score":
+        raise InputError(
+            f"predictions file {predictions.path}: retrieving items by prediction_threshold "
+            f"needs scores, and this file's layout is {predictions.layout}. Name the score "
+            "column as predictions.columns.score, or use retrieve=list."
+        )
+    lists = rank_lists(
+        deduped,
+        by,
+        conventions.tie_break,
+        depth,
+        [*list_checks, *stats.lists.aggregations.values()],
+    )
     indexed = index_truth(truth.frame, conventions)
     truth_checks = _checked(
         truth, TRUTH_CHECKS, "rel", conventions.truth_duplicates, "truth_distinct", check_queries
@@ -159,6 +171,9 @@ def per_user_frame(
         hits = join_hits(ranked_items(lists), indexed)
         if stats.needs_n_relevant_on_hits:
             hits = hits.join(truth_stats.select("user", "n_relevant"), on="user", how="left")
+        if stats.list_columns_on_hits:
+            needed = lists.select("user", *sorted(stats.list_columns_on_hits))
+            hits = hits.join(needed, on="user", how="left")
         hit_stats = (
             stats.hits.with_rows(hits).group_by("user").agg(list(stats.hits.aggregations.values()))
         )

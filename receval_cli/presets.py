@@ -53,6 +53,7 @@ PRESETS: dict[str, Preset] = {
             "default_rating": None,
             "unpredicted": "error",
             "default_prediction": None,
+            "prediction_threshold": None,
         },
         metrics={
             "precision@k": "P_k",
@@ -100,6 +101,7 @@ PRESETS: dict[str, Preset] = {
             "default_rating": None,
             "unpredicted": "error",
             "default_prediction": None,
+            "prediction_threshold": None,
         },
         metrics={
             "precision@k": "precision@k",
@@ -152,6 +154,7 @@ PRESETS: dict[str, Preset] = {
             "default_rating": None,
             "unpredicted": "error",
             "default_prediction": None,
+            "prediction_threshold": None,
         },
         metrics={
             "precision@k": "Precision@k",
@@ -197,6 +200,7 @@ PRESETS: dict[str, Preset] = {
             "default_rating": None,
             "unpredicted": "error",
             "default_prediction": None,
+            "prediction_threshold": None,
         },
         per_metric={
             "precision": {"users_without_recommendations": "skip"},
@@ -245,6 +249,7 @@ PRESETS: dict[str, Preset] = {
             "default_rating": None,
             "unpredicted": "error",
             "default_prediction": None,
+            "prediction_threshold": None,
         },
         per_metric={
             "ndcg": {"users_without_recommendations": "zero"},

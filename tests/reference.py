@@ -50,6 +50,7 @@ DEFAULT_CONVENTIONS: dict[str, Any] = {
     "default_rating": None,
     "unpredicted": "error",
     "default_prediction": None,
+    "prediction_threshold": None,
 }
 
 # metric name -> {parameter name: the convention that gives its default}

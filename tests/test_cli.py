@@ -75,7 +75,8 @@ def test_table_exact_text(tmp_path: Path) -> None:
         "ideal_dcg=at_k, gain=linear, \n"
         "discount=log2, score_precision=float64, duplicates=error, truth_duplicates=error, "
         "max_depth=none, unrated=ignore, \n"
-        "default_rating=none, unpredicted=error, default_prediction=none\n"
+        "default_rating=none, unpredicted=error, default_prediction=none, "
+        "prediction_threshold=none\n"
     )
     assert result.stdout == expected
     assert result.stderr == ""

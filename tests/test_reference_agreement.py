@@ -63,7 +63,13 @@ GRADES = [-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0]
 
 
 # Conventions of the rating metrics only (tests/test_rating.py): no ranking metric reads them.
-RATING_CONVENTIONS = {"unrated", "default_rating", "unpredicted", "default_prediction"}
+RATING_CONVENTIONS = {
+    "unrated",
+    "default_rating",
+    "unpredicted",
+    "default_prediction",
+    "prediction_threshold",  # set metrics only: tests/test_classification.py
+}
 
 
 def test_conventions_cover_every_setting() -> None:

@@ -186,6 +186,8 @@ def resolved_params(
             values[param.name] = value
         elif param.convention is not None:
             value = conventions[param.convention]
+            if value is None:
+                continue  # an unset optional convention (e.g. prediction_threshold)
             assert isinstance(value, str | int | float)
             values[param.name] = value
         elif param.default is not None:

@@ -103,7 +103,9 @@ class Stats:
     def __init__(self) -> None:
         self.truth = Table()
         self.hits = Table()
+        self.lists = Table()  # aggregations over each user's predictions (score layout)
         self.needs_n_relevant_on_hits = False
+        self.list_columns_on_hits: set[str] = set()
         self.truth.agg("n_relevant", _relevant.sum())
 
     def n_relevant(self) -> pl.Expr:
@@ -126,6 +128,25 @@ class Stats:
         self.needs_n_relevant_on_hits = True
         within = _rank <= pl.col("n_relevant")
         return self.hits.agg("hits@R", (_relevant & within).sum()).fill_null(0)
+
+    def above(self, threshold: float) -> pl.Expr:
+        """Predictions with score >= threshold: a prefix of the ranked list."""
+        return self.lists.agg(f"above[{threshold!r}]", (pl.col("score") >= threshold).sum())
+
+    def retrieved_above(self, k: int | None, threshold: float) -> pl.Expr:
+        """Items in the top k whose score >= threshold: min(k, above)."""
+        above = self.above(threshold).fill_null(0)
+        return above if k is None else pl.min_horizontal(above, pl.lit(k, pl.UInt32))
+
+    def hits_above(self, k: int | None, threshold: float) -> pl.Expr:
+        """Relevant items in the top k whose score >= threshold (the first min(k, above))."""
+        name = f"above[{threshold!r}]"
+        self.above(threshold)
+        self.list_columns_on_hits.add(name)
+        within = _rank <= pl.min_horizontal(pl.col(name), depth(k))
+        return self.hits.agg(
+            f"hits@{cutoff_label(k)}[score>={threshold!r}]", (_relevant & within).sum()
+        ).fill_null(0)
 
     def reciprocal_rank(self, k: int | None) -> pl.Expr:
         """1/rank of the first relevant item in the top k; 0 when there is none."""
