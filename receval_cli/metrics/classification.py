@@ -11,8 +11,9 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.errors import ConfigError
+from receval_cli.metrics.ranking import BETA
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, safe_div
+from receval_cli.metrics.stats import Stats, f_beta, safe_div
 
 RETRIEVE = Param(
     "retrieve",
@@ -25,7 +26,6 @@ THRESHOLD = Param(
     "the predicted score at which an item counts as retrieved (retrieve=threshold)",
     convention="prediction_threshold",
 )
-BETA = Param("beta", "weight of recall against precision (> 0)", positive_number=True)
 
 
 def _counts(s: Stats, k: int | None, p: Params) -> tuple[pl.Expr, pl.Expr]:
@@ -53,9 +53,7 @@ def _recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 
 def _f_beta(s: Stats, k: int | None, p: Params, beta: float) -> pl.Expr:
-    precision, recall = _precision(s, k, p), _recall(s, k, p)
-    b2 = beta * beta
-    return safe_div((1.0 + b2) * precision * recall, b2 * precision + recall)
+    return f_beta(_precision(s, k, p), _recall(s, k, p), beta)
 
 
 @register(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, safe_div
+from receval_cli.metrics.stats import Stats, f_beta, safe_div
 
 GAIN = Param(
     "gain",
@@ -72,9 +72,7 @@ def recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 
 def _f_beta(s: Stats, k: int | None, p: Params, beta: float) -> pl.Expr:
-    prec, rec = precision(s, k, p), recall(s, k, p)
-    b2 = beta * beta
-    return safe_div((1.0 + b2) * prec * rec, b2 * prec + rec)
+    return f_beta(precision(s, k, p), recall(s, k, p), beta)
 
 
 @register(

@@ -66,6 +66,12 @@ def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     )
 
 
+def f_beta(precision: pl.Expr, recall: pl.Expr, beta: float) -> pl.Expr:
+    """(1 + beta^2) P R / (beta^2 P + R), and 0 where P + R = 0."""
+    b2 = beta * beta
+    return safe_div((1.0 + b2) * precision * recall, b2 * precision + recall)
+
+
 @dataclass
 class Table:
     """Per-row helper columns and per-user aggregations asked of one prepared table."""
