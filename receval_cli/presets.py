@@ -198,7 +198,7 @@ PRESETS: dict[str, Preset] = {
             "max_depth": None,
             "unrated": "ignore",
             "default_rating": None,
-            "unpredicted": "error",
+            "unpredicted": "ignore",  # AUC scores only the pairs in both files
             "default_prediction": None,
             "prediction_threshold": None,
         },
@@ -211,6 +211,7 @@ PRESETS: dict[str, Preset] = {
             "recall@k": "Recall(click_column, k)",
             "map@k": "MAP(click_column, k)",
             "ndcg@k": "NDCG(click_column, k)",
+            "auc": "AUC(click_column)",
         },
         notes=(
             "Feed clicks as relevance 1 (or grades: relevance_threshold 1 makes grade >= 1 a "

@@ -18,3 +18,4 @@ uv pip install --python "$VENV/bin/python" "jurity==2.1.0" "pandas==2.3.3" "nump
 for dataset in tiefree ties; do
     "$VENV/bin/python" "$HERE/run_jurity.py" "$dataset" "$HERE/$dataset.json"
 done
+"$VENV/bin/python" "$HERE/run_jurity_auc.py"

@@ -1,0 +1,150 @@
+"""Jurity's AUC on the shared golden data (run in make.sh's venv, /tmp/golden-jurity).
+
+    /tmp/golden-jurity/bin/python run_jurity_auc.py DATASET OUT.json  # DATASET: ties, tiefree
+    # or, with no arguments: both datasets, to auc_tiefree.json and auc_ties.json here
+
+Does not import receval. Feeds tests/golden/data/DATASET_{predictions,truth}.csv to
+jurity.recommenders.AUC (click_column="click", k=None: every prediction) and writes its
+value, the pairs it scored, and scikit-learn's roc_auc_score on the same pairs.
+
+How Jurity 2.1.0 computes it (recommenders/auc.py, read from the installed source):
+  get_score sets (user_id, item_id) as the index of both frames, and with k=None keeps every
+  prediction (with k it would keep each user's top k by get_sorted_clicks, an unstable sort);
+  it inner-joins actual to predicted on that index (`actual.join(predicted, how="inner",
+  rsuffix="_r")`), so only pairs in both files count: truth rows without a prediction and
+  predictions without a truth row are dropped. Label = actual's click column, score =
+  predicted's column of the same name ("click_r" after the join). _get_results returns
+  sklearn.metrics.roc_auc_score(labels, scores), or NaN when the labels have one class.
+  Unlike Precision/Recall/MAP/NDCG, AUC does not drop the click == 0 rows: grade-0 truth rows
+  are the negatives. roc_auc_score integrates the ROC curve over distinct thresholds, so a
+  tied (positive, negative) pair counts 1/2 and the value does not depend on row order:
+  deterministic on both datasets.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import math
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+from jurity.recommenders import AUC
+from sklearn.metrics import roc_auc_score
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "data"
+CLICK = "click"
+USER, ITEM = "user_id", "item_id"
+
+FEEDING = {
+    "actual_results": (
+        "every ground-truth row as (user_id, item_id, click) with click = 1 if relevance >= 1 "
+        "else 0; AUC keeps the click == 0 rows (they are the negatives)"
+    ),
+    "predicted_results": (
+        "every prediction row as (user_id, item_id, click) with click = the score; after the "
+        "join Jurity reads it as click_r"
+    ),
+    "ids": "read as strings",
+    "call": "AUC(click_column='click').get_score(actual_results, predicted_results, "
+    "return_extended_results=True)  (k=None: every prediction)",
+}
+PAIRS_RULE = (
+    "inner join of actual and predicted on (user_id, item_id): pairs in both files; truth rows "
+    "without a prediction (receval: unpredicted) and predictions without a truth row "
+    "(receval: unrated) are dropped"
+)
+
+
+def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    ids = {"user": str, "item": str}
+    predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)
+    truth = pd.read_csv(DATA / f"{dataset}_truth.csv", dtype=ids)
+    actual = pd.DataFrame(
+        {USER: truth["user"], ITEM: truth["item"], CLICK: (truth["relevance"] >= 1).astype(int)}
+    )
+    predicted = pd.DataFrame(
+        {USER: predictions["user"], ITEM: predictions["item"], CLICK: predictions["score"]}
+    )
+    return actual, predicted
+
+
+def run(dataset: str) -> dict[str, object]:
+    actual, predicted = load(dataset)
+    for name, frame in (("actual", actual), ("predicted", predicted)):
+        if frame.duplicated([USER, ITEM]).any():  # a repeated pair would join twice
+            raise SystemExit(f"{dataset}: duplicate (user, item) rows in {name}")
+    extended = AUC(click_column=CLICK).get_score(actual, predicted, return_extended_results=True)
+    value = float(extended["auc"])
+
+    # the pairs Jurity scored, rebuilt as its join builds them
+    both = actual.merge(predicted, on=[USER, ITEM], how="inner", suffixes=("", "_r"))
+    if len(both) != extended["support"]:
+        raise SystemExit(f"{dataset}: {len(both)} joined pairs, Jurity's support is {extended}")
+    cross_check = float(roc_auc_score(both[CLICK], both[f"{CLICK}_r"]))
+    if not math.isclose(value, cross_check, rel_tol=0, abs_tol=1e-12):
+        raise SystemExit(f"{dataset}: Jurity {value} != roc_auc_score {cross_check}")
+
+    # order independence: the same call on shuffled rows
+    rng = np.random.default_rng(0)
+    shuffled = [
+        float(
+            AUC(click_column=CLICK).get_score(
+                actual.sample(frac=1, random_state=rng), predicted.sample(frac=1, random_state=rng)
+            )
+        )
+        for _ in range(5)
+    ]
+    if max(abs(s - value) for s in shuffled) > 1e-12:
+        raise SystemExit(f"{dataset}: AUC changes with row order: {value} vs {shuffled}")
+
+    truth_pairs = set(zip(actual[USER], actual[ITEM], strict=True))
+    predicted_pairs = set(zip(predicted[USER], predicted[ITEM], strict=True))
+    tied_scores = int(both[f"{CLICK}_r"].duplicated(keep=False).sum())
+    return {
+        "library": "jurity",
+        "version": importlib.metadata.version("jurity"),
+        "python": platform.python_version(),
+        "pandas": pd.__version__,
+        "numpy": np.__version__,
+        "scikit-learn": sklearn.__version__,
+        "dataset": dataset,
+        "feeding": FEEDING,
+        "metric": "AUC(click)",
+        "auc": value,
+        "support": int(extended["support"]),
+        "pairs": {
+            "rule": PAIRS_RULE,
+            "used": len(both),
+            "positives": int(both[CLICK].sum()),
+            "negatives": int((both[CLICK] == 0).sum()),
+            "truth_rows_without_prediction": len(truth_pairs - predicted_pairs),
+            "predictions_without_truth_row": len(predicted_pairs - truth_pairs),
+            "scored_pairs_sharing_a_score": tied_scores,
+        },
+        "sklearn_roc_auc_score_on_pairs_in_both": cross_check,
+        "order_independent": True,
+        "ties": (
+            "roc_auc_score counts a tied (positive, negative) pair as 1/2 and does not depend on "
+            "row order (checked on 5 shuffles): deterministic on ties as on tiefree"
+        ),
+    }
+
+
+def main() -> None:
+    if len(sys.argv) == 1:
+        jobs = [(d, HERE / f"auc_{d}.json") for d in ("tiefree", "ties")]
+    else:
+        jobs = [(sys.argv[1], Path(sys.argv[2]))]
+    for dataset, out in jobs:
+        out.write_text(json.dumps(run(dataset), indent=1) + "\n")
+        print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
