@@ -777,3 +777,14 @@ def test_metrics_command_marks_counts_and_direction() -> None:
 def test_metrics_command_unknown_metric() -> None:
     result = invoke("metrics", "ndgc")
     assert_user_error(result, "unknown metric 'ndgc'", "Did you mean 'ndcg'")
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "receval_cli", "--version"], capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"receval {__version__}"
