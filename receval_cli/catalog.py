@@ -27,7 +27,12 @@ def direction(definition: MetricDef) -> str:
 def _param_lines(definition: MetricDef) -> str:
     lines = []
     for param in definition.params:
-        source = f"conventions.{param.convention}" if param.convention else "required"
+        if param.convention:
+            source = f"conventions.{param.convention}"
+        elif param.default is not None:
+            source = f"default {param.default}"
+        else:
+            source = "required" if param.required else "optional"
         lines.append(f"{param.name}: {param.doc} ({source})")
     return "\n".join(lines)
 
@@ -102,8 +107,12 @@ def metric_detail(name: str) -> RenderableType:
     params.add_column("default")
     defaults = Conventions().model_dump()
     for param in definition.all_params():
-        default = defaults[param.convention] if param.convention else param.default
-        source = f"{default} (conventions.{param.convention})" if param.convention else "required"
+        if param.convention:
+            source = f"{defaults[param.convention]} (conventions.{param.convention})"
+        elif param.default is not None:
+            source = str(param.default)
+        else:
+            source = "required" if param.required else "optional"
         params.add_row(Text(param.name), Text(param.doc), Text(source))
     presets = Table(title="presets", title_justify="left")
     presets.add_column("preset")
@@ -113,7 +122,7 @@ def metric_detail(name: str) -> RenderableType:
         conventions = Conventions(preset=preset.name)
         values = conventions.model_dump()
         spec = MetricSpec(definition.name, 10 if definition.takes_cutoff else None)
-        if any(p.convention is None and p.default is None for p in definition.params):
+        if any(p.required for p in definition.params):
             continue  # a required parameter (fbeta's beta) has no preset value
         resolved = resolved_params(spec, values, preset.overrides(definition.name, frozenset()))
         measure = preset.metrics.get(f"{definition.name}@k") or preset.metrics.get(

@@ -52,6 +52,9 @@ class TruthColumns(_Strict):
     relevance: str | None = Field(None, description="Grades; absent: every listed item has 1.")
     items: str | None = Field(None, description="A list column: one row per user.")
     relevances: str | None = Field(None, description="With items: a list of grades.")
+    propensity: str | None = Field(
+        None, description="Logged data: the logging policy's probability of the item (ctr)."
+    )
 
 
 class _FileConfig(_Strict):

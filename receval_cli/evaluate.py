@@ -16,6 +16,7 @@ from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.gates import check_gates
 from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.spec import ParamValue
@@ -218,6 +219,7 @@ def evaluate_inputs(
     align_ids(predictions, truth)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
+    logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
     plan = per_user_frame(predictions, truth, user_specs, conventions)
     names = plan.names
     try:
@@ -248,6 +250,10 @@ def evaluate_inputs(
     if pair_specs:
         pair_values, pairs = _pair_metrics(predictions, truth, pair_specs, conventions)
         metrics.update(pair_values)
+    logged = None
+    if logged_specs:
+        logged_values, logged = logged_metrics(predictions, truth, logged_specs, conventions)
+        metrics.update(logged_values)
     metrics = {str(spec): metrics[str(spec)] for spec in specs}
     differing = {n: c for n, c in users_per_metric.items() if c != users["evaluated"]}
     if differing:
@@ -267,6 +273,7 @@ def evaluate_inputs(
         elapsed_seconds=time.perf_counter() - started,
         per_user=per_user.select("user", "status", *names),
         pairs=pairs,
+        logged=logged,
     )
 
 

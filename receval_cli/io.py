@@ -347,8 +347,17 @@ def map_ground_truth(
             mapping["relevance"] = relevance
         else:
             rel = pl.lit(1.0, dtype=pl.Float64)
+        extra = []
+        propensity = cols.propensity
+        if propensity is None and "propensity" in schema:
+            propensity = "propensity"
+        if propensity is not None:
+            _require_column(schema, propensity, role, path, "propensity")
+            _check_numeric(raw, schema, propensity, role, path, "propensity")
+            extra.append(pl.col(propensity).cast(pl.Float64).alias("propensity"))
+            mapping["propensity"] = propensity
         frame = indexed.select(
-            user, _id_expr(cols.item, schema).alias("item"), rel.alias("rel"), "row"
+            user, _id_expr(cols.item, schema).alias("item"), rel.alias("rel"), *extra, "row"
         )
         layout = "graded" if relevance is not None else "binary"
     return Input(role, path, fmt, layout, mapping, frame, raw)

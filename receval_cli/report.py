@@ -29,6 +29,7 @@ class Report:
     elapsed_seconds: float = 0.0
     per_user: pl.DataFrame | None = field(default=None, repr=False)
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
+    logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
     version: str = __version__
 
     @property
@@ -45,6 +46,7 @@ class Report:
             },
             "users": self.users,
             **({"pairs": self.pairs} if self.pairs is not None else {}),
+            **({"logged": self.logged} if self.logged is not None else {}),
             "conventions": self.conventions,
             "inputs": self.inputs,
             "config": self.config,

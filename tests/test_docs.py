@@ -34,7 +34,9 @@ def test_metric_table_lists_every_registered_metric_with_its_formula() -> None:
         assert cells[0] == f"`{name}`"
         assert cells[1].replace("\\|", "|") == definition.formula
         for param in definition.params:
-            fixed = "required" if param.default is None else f"default {param.default}"
+            fixed = "required" if param.required else "optional"
+            if param.default is not None:
+                fixed = f"default {param.default}"
             source = param.convention or fixed
             assert f"`{param.name}` ({source})" in cells[2]
 

@@ -30,6 +30,11 @@ class Param:
     convention: str | None = None
     default: ParamValue | None = None
     positive_number: bool = False
+    optional: bool = False  # may be left out (no default): the metric then does without
+
+    @property
+    def required(self) -> bool:
+        return self.convention is None and self.default is None and not self.optional
 
     def check(self, value: ParamValue, spec_text: str) -> ParamValue:
         if self.choices:
@@ -157,7 +162,7 @@ def resolve(spec: MetricSpec) -> MetricSpec:
                 f"{valid}).{did_you_mean(name, names)}"
             )
         param.check(value, str(spec))
-    missing = [p.name for p in definition.params if p.convention is None and p.default is None]
+    missing = [p.name for p in definition.params if p.required]
     missing = [m for m in missing if m not in spec.param_dict()]
     if missing:
         example = f"{definition.name}@10({missing[0]}=...)"

@@ -1,0 +1,116 @@
+"""Off-policy metrics over logged data: the recommendations matched against a click log.
+
+The ground truth is the log (user, item, click[, propensity]); every recommendation is
+left-joined to it (see metrics/ctr.py for the estimators). The log is validated first:
+clicks must be 0 or 1 and propensities in (0, 1].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from receval_cli.conventions import Conventions
+from receval_cli.errors import InputError
+from receval_cli.io import Input
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.ctr import weight
+from receval_cli.metrics.registry import resolved_params
+from receval_cli.metrics.stats import Stats
+from receval_cli.prepare import dedupe_predictions, with_score_precision
+
+_KEY = ["user", "item"]
+_EXAMPLES = 3
+
+
+def _problems(log: pl.LazyFrame, has_propensity: bool) -> pl.LazyFrame:
+    bad_click = ~pl.col("rel").is_in([0.0, 1.0])
+    exprs = [bad_click.sum().alias("bad_clicks")]
+    if has_propensity:
+        p = pl.col("propensity")
+        exprs.append((p.is_nan() | (p <= 0) | (p > 1)).sum().alias("bad_propensities"))
+    return log.select(exprs)
+
+
+def _raise_bad_rows(log: pl.LazyFrame, truth: Input, problems: dict[str, int]) -> None:
+    for key, condition, column, need in (
+        ("bad_clicks", ~pl.col("rel").is_in([0.0, 1.0]), "rel", "0 or 1"),
+        ("bad_propensities", None, "propensity", "in (0, 1]"),
+    ):
+        count = problems.get(key, 0)
+        if not count:
+            continue
+        if condition is None:
+            p = pl.col("propensity")
+            condition = p.is_nan() | (p <= 0) | (p > 1)
+        rows = log.filter(condition).sort("row").head(_EXAMPLES).collect()
+        shown = "; ".join(
+            f"row {r['row'] + 1} (user {r['user']!r}, item {r['item']!r}): {r[column]!r}"
+            for r in rows.iter_rows(named=True)
+        )
+        raise InputError(
+            f"{truth.role} file {truth.path}: ctr needs every {truth.source_column(column)} "
+            f"{need}, and {count} row(s) are not, e.g. {shown}. Fix those rows."
+        )
+
+
+def logged_metrics(
+    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The ctr estimates, and what the report says about the match."""
+    if predictions.value_column != "score":
+        raise InputError(
+            f"predictions file {predictions.path}: ctr needs the recommendations' scores (the "
+            f"predicted reward); this file's layout is {predictions.layout}. Name the score "
+            "column as predictions.columns.score."
+        )
+    has_propensity = "propensity" in truth.frame.collect_schema().names()
+    log = truth.frame
+    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
+    recommendations = dedupe_predictions(scored, "score", conventions.duplicates)
+    propensity = pl.col("propensity") if has_propensity else None
+    try:
+        problems, sizes = pl.collect_all(
+            [
+                _problems(log, has_propensity),
+                log.select(pl.len().alias("rows"), pl.col("item").n_unique().alias("items")),
+            ]
+        )
+    except pl.exceptions.PolarsError as error:
+        raise InputError(f"{truth.role} file {truth.path} could not be read: {error}") from None
+    _raise_bad_rows(log, truth, problems.row(0, named=True))
+    n_items = sizes.item(0, "items")
+    if propensity is None:
+        propensity = pl.lit(1.0 / n_items)
+    joined = recommendations.select(*_KEY, "score").join(
+        log.select(*_KEY, pl.col("rel").alias("click"), propensity.alias("propensity")),
+        on=_KEY,
+        how="left",
+    )
+    matched = pl.col("click").is_not_null()
+    exprs, ess = [], []
+    for spec in specs:
+        params = resolved_params(spec, conventions.model_dump())
+        exprs.append(lookup(spec.name).compute(Stats(), spec.k, params).alias(str(spec)))
+        w = weight(params).filter(matched)
+        ess.append((w.sum().pow(2) / w.pow(2).sum()).alias(str(spec)))
+    values, counts, sample_sizes = pl.collect_all(
+        [
+            joined.sort(_KEY).select(exprs),
+            joined.select(pl.len().alias("recommendations"), matched.sum().alias("matched")),
+            joined.sort(_KEY).select(ess),
+        ]
+    )
+    described = {
+        **counts.row(0, named=True),
+        "logged_rows": sizes.item(0, "rows"),
+        "propensity": truth.source_column("propensity")
+        if has_propensity
+        else f"1 / {n_items} logged items",
+        "effective_sample_size": {
+            name: (None if value is None else float(value))
+            for name, value in sample_sizes.row(0, named=True).items()
+        },
+    }
+    return {n: float(v) for n, v in values.row(0, named=True).items()}, described

@@ -1,0 +1,104 @@
+"""Off-policy CTR: hand-computed cases, Jurity's own numbers, log validation, unbiasedness."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+from cli_helpers import assert_user_error, invoke, write, write_config
+
+from receval_cli.api import evaluate_frames
+
+GOLDEN = Path(__file__).parent / "golden"
+ESTIMATORS = ["ctr", "ctr(estimator=ips)", "ctr(estimator=dr)"]
+
+
+def test_hand_computed() -> None:
+    # a: score 0.5, logged click 1 with propensity 0.5; b: score 0.2, not in the log
+    recommendations = pl.DataFrame({"user": ["u", "u"], "item": ["a", "b"], "score": [0.5, 0.2]})
+    log = pl.DataFrame(
+        {"user": ["u", "v"], "item": ["a", "c"], "click": [1, 0], "propensity": [0.5, 0.25]}
+    )
+    report = evaluate_frames(
+        recommendations,
+        log,
+        [*ESTIMATORS, "ctr(estimator=ips,max_weight=1.5)"],
+        truth_columns={"relevance": "click"},
+    )
+    assert report.metrics == pytest.approx(
+        {
+            "ctr": 1.0,  # the one matched recommendation was clicked
+            "ctr(estimator=ips)": (1 / 0.5 + 0) / 2,
+            "ctr(estimator=dr)": (0.5 + (1 - 0.5) / 0.5 + 0.2) / 2,
+            "ctr(estimator=ips,max_weight=1.5)": (1.5 + 0) / 2,
+        }
+    )
+    assert report.logged is not None
+    assert report.logged["recommendations"] == 2
+    assert report.logged["matched"] == 1
+    assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] == 1.0
+
+
+@pytest.mark.parametrize("propensity", [True, False])
+def test_agrees_with_jurity(propensity: bool) -> None:
+    golden = json.loads((GOLDEN / "jurity" / "ctr_tiefree.json").read_text())
+    assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
+    ids = {"user": pl.String, "item": pl.String}
+    log = pl.read_csv(GOLDEN / "data" / "logged.csv", schema_overrides=ids)
+    if not propensity:
+        log = log.drop("propensity")  # Jurity then assumes 1 / number of logged items
+    recommendations = pl.read_csv(GOLDEN / "data" / "tiefree_predictions.csv", schema_overrides=ids)
+    report = evaluate_frames(recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"})
+    suffix = "" if propensity else "_default_propensity"
+    for name, estimation in zip(ESTIMATORS, ("matching", "ips", "dr"), strict=True):
+        want = golden["ctr"][estimation + suffix]
+        assert report.metrics[name] == pytest.approx(want, abs=1e-9), name
+
+
+def test_ips_is_unbiased_on_a_simulated_log() -> None:
+    """A uniform logging policy over 4 items; the new policy always shows item 0, whose true
+    CTR is 0.3. IPS's standard error is about sqrt(p(1-p)/n / 0.25), so allow 5 of them."""
+    rng = random.Random(3)
+    n, true_ctr = 20_000, {0: 0.3, 1: 0.1, 2: 0.5, 3: 0.2}
+    rows = []
+    for user in range(n):
+        item = rng.randrange(4)
+        rows.append((user, item, int(rng.random() < true_ctr[item]), 0.25))
+    log = pl.DataFrame(rows, schema=["user", "item", "click", "propensity"], orient="row")
+    recommendations = pl.DataFrame({"user": range(n), "item": [0] * n, "score": [0.3] * n})
+    report = evaluate_frames(
+        recommendations,
+        log,
+        ["ctr(estimator=ips)", "ctr(estimator=dr)"],
+        truth_columns={"relevance": "click"},
+    )
+    tolerance = 5 * math.sqrt(true_ctr[0] * (1 - true_ctr[0]) / n / 0.25)
+    assert abs(report.metrics["ctr(estimator=ips)"] - 0.3) < tolerance
+    assert abs(report.metrics["ctr(estimator=dr)"] - 0.3) < tolerance
+
+
+def logged_config(folder: Path, log_csv: str) -> Path:
+    write(folder / "recs.csv", "user,item,score\nu,a,0.5\n")
+    write(folder / "log.csv", log_csv)
+    return write_config(
+        folder,
+        {
+            "predictions": {"path": "recs.csv"},
+            "ground_truth": {"path": "log.csv", "columns": {"relevance": "click"}},
+            "metrics": ["ctr(estimator=ips)"],
+        },
+    )
+
+
+def test_clicks_must_be_zero_or_one(tmp_path: Path) -> None:
+    config = logged_config(tmp_path, "user,item,click,propensity\nu,a,1,0.5\nu,b,2,0.5\n")
+    assert_user_error(invoke("run", config), "log.csv", "click 0 or 1", "row 2", "'b'")
+
+
+def test_propensities_must_be_in_0_1(tmp_path: Path) -> None:
+    config = logged_config(tmp_path, "user,item,click,propensity\nu,a,1,0.5\nu,b,0,0\n")
+    assert_user_error(invoke("run", config), "log.csv", "propensity in (0, 1]", "row 2")
