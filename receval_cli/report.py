@@ -83,6 +83,15 @@ def render_table(report: Report) -> RenderableType:
                 f"({pairs['unpredicted']['rule']})"
             )
         )
+    if report.logged is not None:
+        logged = report.logged
+        parts.append(
+            Text(
+                f"logged: {logged['matched']} of {logged['recommendations']} recommendations "
+                f"matched in {logged['logged_rows']} logged rows (propensity: "
+                f"{logged['propensity']})"
+            )
+        )
     settings = {k: v for k, v in report.conventions.items() if k != "preset"}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = report.conventions.get("preset")

@@ -6,12 +6,14 @@
 the ground truth holds the items a user rated (grades 1-5, relevant when >= 4 under the
 quickstart config), and the "model" scores 30 items per user with a noisy view of that taste.
 A few users get no recommendation, and a few recommendations go to users with no truth.
-rating_predictions.csv holds a rating model's predicted ratings (configs/ratings.yaml).
+rating_predictions.csv holds a rating model's predicted ratings (configs/ratings.yaml);
+logged_clicks.csv and click_predictions.csv a click log and a new policy (configs/ctr.yaml).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -60,9 +62,42 @@ def build_ratings(truth: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["user_id", "item_id", "predicted_rating"], orient="row")
 
 
+def build_clicks() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A click log and a new policy's recommendations (configs/ctr.yaml).
+
+    The logging policy showed each user 6 of the 120 items uniformly at random (propensity
+    6/120 = 0.05); a shown item was clicked with probability sigmoid(1.5 taste - 1.5). The
+    new policy recommends each user's top 10 items by a noisy view of the taste, with that
+    view's click probability as its predicted reward.
+    """
+    rng = random.Random(2026)
+    log: list[tuple[str, int, int, float]] = []
+    recommendations: list[tuple[str, int, float]] = []
+    for u in range(1, N_USERS + 1):
+        user = f"u{u:03d}"
+        taste = {item: rng.gauss(0, 1) for item in range(1, N_ITEMS + 1)}
+        for item in rng.sample(range(1, N_ITEMS + 1), 6):
+            click = int(rng.random() < _sigmoid(1.5 * taste[item] - 1.5))
+            log.append((user, item, click, 6 / N_ITEMS))
+        view = {item: t + rng.gauss(0, 0.5) for item, t in taste.items()}
+        for item in sorted(view, key=lambda i: (-view[i], i))[:10]:
+            recommendations.append((user, item, round(_sigmoid(1.5 * view[item] - 1.5), 4)))
+    return (
+        pl.DataFrame(log, schema=["user_id", "item_id", "click", "propensity"], orient="row"),
+        pl.DataFrame(recommendations, schema=["user_id", "item_id", "predicted_ctr"], orient="row"),
+    )
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
 def main() -> None:
     predictions, truth = build()
     build_ratings(truth).write_csv(HERE / "rating_predictions.csv")
+    log, recommendations = build_clicks()
+    log.write_csv(HERE / "logged_clicks.csv")
+    recommendations.write_csv(HERE / "click_predictions.csv")
     predictions.write_csv(HERE / "predictions.csv")
     truth.write_parquet(HERE / "ground_truth.parquet")
     lists = predictions.sort(["user_id", "score", "item_id"], descending=[False, True, True])

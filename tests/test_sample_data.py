@@ -38,3 +38,16 @@ def test_shipped_files_are_the_generator_output() -> None:
     assert len(lines) == predictions.get_column("user_id").n_unique()
     ratings = pl.read_csv(ROOT / "sample_data" / "rating_predictions.csv")
     assert_frame_equal(ratings, generator().build_ratings(truth))
+    log, recommendations = generator().build_clicks()
+    assert_frame_equal(pl.read_csv(ROOT / "sample_data" / "logged_clicks.csv"), log)
+    assert_frame_equal(pl.read_csv(ROOT / "sample_data" / "click_predictions.csv"), recommendations)
+
+
+def test_bundled_configs_run() -> None:
+    from typer.testing import CliRunner
+
+    from receval_cli.cli import app
+
+    for config in ("quickstart", "ratings", "ctr"):
+        result = CliRunner().invoke(app, ["run", str(ROOT / "configs" / f"{config}.yaml")])
+        assert result.exit_code == 0, (config, result.stderr)
