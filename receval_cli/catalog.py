@@ -93,6 +93,8 @@ def metric_detail(name: str) -> RenderableType:
     head.append(f"range: {upper}; better: {direction(definition)}; ")
     if definition.scope == "pairs":
         head.append("report value: one value over the scored (user, item) pairs\n")
+    elif definition.scope == "logged":
+        head.append("report value: one estimate over the recommendations and the log\n")
     else:
         head.append(f"report value: {definition.aggregate} over the users\n")
     if definition.aliases:

@@ -212,6 +212,7 @@ PRESETS: dict[str, Preset] = {
             "map@k": "MAP(click_column, k)",
             "ndcg@k": "NDCG(click_column, k)",
             "auc": "AUC(click_column)",
+            "ctr": "CTR(click_column, estimation=matching|ips|dr)",
         },
         notes=(
             "Feed clicks as relevance 1 (or grades: relevance_threshold 1 makes grade >= 1 a "
