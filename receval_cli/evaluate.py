@@ -289,7 +289,8 @@ def _pair_metrics(
             "predictions.columns.score."
         )
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
-    joined = joined_pairs(scored, index_truth(truth.frame, conventions))
+    deduped = dedupe_predictions(scored, "score", conventions.duplicates)
+    joined = joined_pairs(deduped, index_truth(truth.frame, conventions))
     exprs = [
         lookup(s.name).compute(Stats(), s.k, metric_params(s, conventions)).alias(str(s))
         for s in specs

@@ -24,6 +24,18 @@ _KEY = ["user", "item"]
 _EXAMPLES = 3
 
 
+def _dedupe_log(log: pl.LazyFrame, policy: str, has_propensity: bool) -> pl.LazyFrame:
+    """Apply truth_duplicates to the log (`error` is checked with the ground truth)."""
+    if policy == "first":
+        return log.filter(pl.col("row") == pl.col("row").min().over(_KEY))
+    if policy == "max":
+        kept = [pl.col("rel").max(), pl.col("row").min()]
+        if has_propensity:
+            kept.append(pl.col("propensity").sort_by("rel", descending=True).first())
+        return log.group_by(_KEY).agg(kept)
+    return log
+
+
 def _problems(log: pl.LazyFrame, has_propensity: bool) -> pl.LazyFrame:
     bad_click = ~pl.col("rel").is_in([0.0, 1.0])
     exprs = [bad_click.sum().alias("bad_clicks")]
@@ -66,7 +78,7 @@ def logged_metrics(
             "column as predictions.columns.score."
         )
     has_propensity = "propensity" in truth.frame.collect_schema().names()
-    log = truth.frame
+    log = _dedupe_log(truth.frame, conventions.truth_duplicates, has_propensity)
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     recommendations = dedupe_predictions(scored, "score", conventions.duplicates)
     propensity = pl.col("propensity") if has_propensity else None
@@ -94,7 +106,8 @@ def logged_metrics(
         params = resolved_params(spec, conventions.model_dump())
         exprs.append(lookup(spec.name).compute(Stats(), spec.k, params).alias(str(spec)))
         w = weight(params).filter(matched)
-        ess.append((w.sum().pow(2) / w.pow(2).sum()).alias(str(spec)))
+        squares = w.pow(2).sum()
+        ess.append(pl.when(squares > 0).then(w.sum().pow(2) / squares).alias(str(spec)))
     values, counts, sample_sizes = pl.collect_all(
         [
             joined.sort(_KEY).select(exprs),

@@ -102,3 +102,40 @@ def test_clicks_must_be_zero_or_one(tmp_path: Path) -> None:
 def test_propensities_must_be_in_0_1(tmp_path: Path) -> None:
     config = logged_config(tmp_path, "user,item,click,propensity\nu,a,1,0.5\nu,b,0,0\n")
     assert_user_error(invoke("run", config), "log.csv", "propensity in (0, 1]", "row 2")
+
+
+def test_no_match_gives_zero_and_no_sample_size() -> None:
+    recommendations = pl.DataFrame({"user": ["u"], "item": ["a"], "score": [0.4]})
+    log = pl.DataFrame({"user": ["u"], "item": ["b"], "click": [1], "propensity": [0.5]})
+    report = evaluate_frames(recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"})
+    assert report.metrics == {"ctr": 0.0, "ctr(estimator=ips)": 0.0, "ctr(estimator=dr)": 0.4}
+    assert report.logged is not None
+    assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] is None
+    from receval_cli.report import render_json
+
+    assert '"effective_sample_size"' in render_json(report)  # no NaN in the JSON
+
+
+def test_a_repeated_log_row_follows_truth_duplicates() -> None:
+    recommendations = pl.DataFrame({"user": ["u"], "item": ["a"], "score": [0.4]})
+    log = pl.DataFrame(
+        {"user": ["u", "u"], "item": ["a", "a"], "click": [0, 1], "propensity": [0.5, 0.25]}
+    )
+    first = evaluate_frames(
+        recommendations,
+        log,
+        ["ctr(estimator=ips)"],
+        conventions={"truth_duplicates": "first"},
+        truth_columns={"relevance": "click"},
+    )
+    assert first.metrics["ctr(estimator=ips)"] == 0.0  # the first row: no click
+    best = evaluate_frames(
+        recommendations,
+        log,
+        ["ctr(estimator=ips)"],
+        conventions={"truth_duplicates": "max"},
+        truth_columns={"relevance": "click"},
+    )
+    assert best.metrics["ctr(estimator=ips)"] == 1 / 0.25  # the click, with its propensity
+    assert best.logged is not None
+    assert best.logged["recommendations"] == 1

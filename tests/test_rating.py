@@ -236,3 +236,14 @@ def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
             per_user.append(roc_auc_score(user_labels, [s for s, _ in mine]))
     expected = sum(per_user) / len(per_user) if per_user else 0.0
     assert got["gauc(weight=none)"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_duplicate_predictions_follow_the_duplicates_convention() -> None:
+    predictions = pl.DataFrame({"user": ["u", "u"], "item": ["a", "a"], "score": [2.0, 4.0]})
+    truth = pl.DataFrame({"user": ["u"], "item": ["a"], "relevance": [3.0]})
+    report = evaluate_frames(predictions, truth, ["mae"], conventions={"duplicates": "max_score"})
+    assert report.metrics["mae"] == 1.0  # the kept prediction is 4.0
+    assert report.pairs is not None
+    assert report.pairs["used"] == 1
+    with pytest.raises(InputError, match="appear more than once"):
+        evaluate_frames(predictions, truth, ["mae"])
