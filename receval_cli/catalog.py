@@ -14,7 +14,6 @@ from rich.text import Text
 
 from receval_cli.conventions import Conventions
 from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, lookup
-from receval_cli.metrics.registry import resolved_params
 from receval_cli.presets import PRESETS
 
 
@@ -122,11 +121,10 @@ def metric_detail(name: str) -> RenderableType:
     presets.add_column("parameters under the preset")
     for preset in PRESETS.values():
         conventions = Conventions(preset=preset.name)
-        values = conventions.model_dump()
         spec = MetricSpec(definition.name, 10 if definition.takes_cutoff else None)
         if any(p.required for p in definition.params):
             continue  # a required parameter (fbeta's beta) has no preset value
-        resolved = resolved_params(spec, values, preset.overrides(definition.name, frozenset()))
+        resolved = conventions.metric_params(spec)
         measure = preset.metrics.get(f"{definition.name}@k") or preset.metrics.get(
             definition.name, "(not in this library)"
         )

@@ -19,6 +19,8 @@ from pydantic import (
 )
 
 from receval_cli.errors import did_you_mean
+from receval_cli.metrics.registry import resolved_params
+from receval_cli.metrics.spec import MetricSpec, ParamValue
 from receval_cli.presets import PRESETS
 
 TieBreak = Literal["item_desc", "item_asc", "input_order"]
@@ -174,6 +176,13 @@ class Conventions(BaseModel):
     def given(self) -> frozenset[str]:
         """The settings written explicitly (not taken from the preset or the defaults)."""
         return self._given
+
+    def metric_params(self, spec: MetricSpec) -> dict[str, ParamValue]:
+        """The spec's parameters: explicit, else its preset's for this metric (unless the
+        user wrote that convention), else these conventions, else the fixed default."""
+        preset = PRESETS[self.preset] if self.preset else None
+        overrides = preset.overrides(spec.name, self.given) if preset else None
+        return resolved_params(spec, self.model_dump(), overrides)
 
     @model_validator(mode="after")
     def _defaults_given(self) -> Conventions:

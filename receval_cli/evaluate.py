@@ -18,7 +18,6 @@ from receval_cli.gates import check_gates
 from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
 from receval_cli.pairs import (
@@ -36,7 +35,6 @@ from receval_cli.prepare import (
     ranked_items,
     with_score_precision,
 )
-from receval_cli.presets import PRESETS
 from receval_cli.report import Report
 
 EVALUATED = "evaluated"
@@ -57,18 +55,10 @@ def metric_exprs(
     stats = Stats()
     exprs = {}
     for spec in specs:
-        params = metric_params(spec, conventions)
+        params = conventions.metric_params(spec)
         value = lookup(spec.name).compute(stats, spec.k, params)
         exprs[str(spec)] = value.alias(str(spec))
     return stats, exprs
-
-
-def metric_params(spec: MetricSpec, conventions: Conventions) -> dict[str, ParamValue]:
-    """The spec's parameters: explicit, else its preset's for this metric, else conventions."""
-    values = conventions.model_dump()
-    preset = PRESETS[conventions.preset] if conventions.preset else None
-    overrides = preset.overrides(spec.name, conventions.given) if preset else None
-    return resolved_params(spec, values, overrides)
 
 
 def max_depth(specs: tuple[MetricSpec, ...], limit: int | None) -> int | None:
@@ -292,7 +282,7 @@ def _pair_metrics(
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
     joined = joined_pairs(deduped, index_truth(truth.frame, conventions))
     exprs = [
-        lookup(s.name).compute(Stats(), s.k, metric_params(s, conventions)).alias(str(s))
+        lookup(s.name).compute(Stats(), s.k, conventions.metric_params(s)).alias(str(s))
         for s in specs
     ]
     try:
@@ -335,7 +325,7 @@ def _aggregate(
     counts = []
     for spec in specs:
         name = str(spec)
-        kept = metric_users(metric_params(spec, conventions))
+        kept = metric_users(conventions.metric_params(spec))
         values = pl.col(name).filter(kept)
         summed = lookup(spec.name).aggregate == "sum"
         exprs.append((values.sum() if summed else values.mean()).alias(name))

@@ -16,9 +16,8 @@ from receval_cli.errors import InputError
 from receval_cli.io import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.ctr import weight
-from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.stats import Stats
-from receval_cli.prepare import dedupe_predictions, with_score_precision
+from receval_cli.prepare import dedupe_predictions, keep_first, with_score_precision
 
 _KEY = ["user", "item"]
 _EXAMPLES = 3
@@ -27,7 +26,7 @@ _EXAMPLES = 3
 def _dedupe_log(log: pl.LazyFrame, policy: str, has_propensity: bool) -> pl.LazyFrame:
     """Apply truth_duplicates to the log (`error` is checked with the ground truth)."""
     if policy == "first":
-        return log.filter(pl.col("row") == pl.col("row").min().over(_KEY))
+        return keep_first(log)
     if policy == "max":
         kept = [pl.col("rel").max(), pl.col("row").min()]
         if has_propensity:
@@ -36,26 +35,27 @@ def _dedupe_log(log: pl.LazyFrame, policy: str, has_propensity: bool) -> pl.Lazy
     return log
 
 
-def _problems(log: pl.LazyFrame, has_propensity: bool) -> pl.LazyFrame:
-    bad_click = ~pl.col("rel").is_in([0.0, 1.0])
-    exprs = [bad_click.sum().alias("bad_clicks")]
+def _rules(has_propensity: bool) -> dict[str, tuple[pl.Expr, str, str]]:
+    """Each check of the log: the rows failing it, the column, and what it needs."""
+    rules = {"bad_clicks": (~pl.col("rel").is_in([0.0, 1.0]), "rel", "0 or 1")}
     if has_propensity:
         p = pl.col("propensity")
-        exprs.append((p.is_nan() | (p <= 0) | (p > 1)).sum().alias("bad_propensities"))
-    return log.select(exprs)
+        rules["bad_propensities"] = (p.is_nan() | (p <= 0) | (p > 1), "propensity", "in (0, 1]")
+    return rules
 
 
-def _raise_bad_rows(log: pl.LazyFrame, truth: Input, problems: dict[str, int]) -> None:
-    for key, condition, column, need in (
-        ("bad_clicks", ~pl.col("rel").is_in([0.0, 1.0]), "rel", "0 or 1"),
-        ("bad_propensities", None, "propensity", "in (0, 1]"),
-    ):
-        count = problems.get(key, 0)
+def _problems(log: pl.LazyFrame, has_propensity: bool) -> pl.LazyFrame:
+    rules = _rules(has_propensity)
+    return log.select(failing.sum().alias(key) for key, (failing, _, _) in rules.items())
+
+
+def _raise_bad_rows(
+    log: pl.LazyFrame, truth: Input, problems: dict[str, int], has_propensity: bool
+) -> None:
+    for key, (condition, column, need) in _rules(has_propensity).items():
+        count = problems[key]
         if not count:
             continue
-        if condition is None:
-            p = pl.col("propensity")
-            condition = p.is_nan() | (p <= 0) | (p > 1)
         rows = log.filter(condition).sort("row").head(_EXAMPLES).collect()
         shown = "; ".join(
             f"row {r['row'] + 1} (user {r['user']!r}, item {r['item']!r}): {r[column]!r}"
@@ -91,7 +91,7 @@ def logged_metrics(
         )
     except pl.exceptions.PolarsError as error:
         raise InputError(f"{truth.role} file {truth.path} could not be read: {error}") from None
-    _raise_bad_rows(log, truth, problems.row(0, named=True))
+    _raise_bad_rows(log, truth, problems.row(0, named=True), has_propensity)
     n_items = sizes.item(0, "items")
     if propensity is None:
         propensity = pl.lit(1.0 / n_items)
@@ -103,7 +103,7 @@ def logged_metrics(
     matched = pl.col("click").is_not_null()
     exprs, ess = [], []
     for spec in specs:
-        params = resolved_params(spec, conventions.model_dump())
+        params = conventions.metric_params(spec)
         exprs.append(lookup(spec.name).compute(Stats(), spec.k, params).alias(str(spec)))
         w = weight(params).filter(matched)
         squares = w.pow(2).sum()

@@ -12,7 +12,8 @@ from receval_cli.conventions import Conventions
 _KEY = ["user", "item"]
 
 
-def _keep_first(frame: pl.LazyFrame) -> pl.LazyFrame:
+def keep_first(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """The first row (in file order) of each (user, item)."""
     return frame.filter(pl.col("row") == pl.col("row").min().over(_KEY))
 
 
@@ -29,7 +30,7 @@ def dedupe_predictions(frame: pl.LazyFrame, by: str, policy: str) -> pl.LazyFram
     `by` is the column that orders the list: "score" (descending) or "rank" (ascending).
     """
     if policy == "first":
-        return _keep_first(frame)
+        return keep_first(frame)
     if policy == "max_score":
         value = pl.col(by)
         best = value.max() if by == "score" else value.min()
@@ -82,7 +83,7 @@ def ranked_items(lists: pl.LazyFrame) -> pl.LazyFrame:
 def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
     """Dedupe the ground truth and mark the relevant items."""
     if conventions.truth_duplicates == "first":
-        frame = _keep_first(frame)
+        frame = keep_first(frame)
     elif conventions.truth_duplicates == "max":
         frame = frame.group_by(_KEY).agg(pl.col("rel").max())
     relevant = pl.col("rel") >= conventions.relevance_threshold

@@ -80,13 +80,16 @@ def r2(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 
 _clicked = pl.col("relevant")
-_score_rank = pl.col("predicted").rank("average")
 
 
-def _auc(rank: pl.Expr, positives: pl.Expr, count: pl.Expr) -> pl.Expr:
-    """Mann-Whitney: (sum of positives' ranks - P(P+1)/2) / (P * N); ties rank as averages,
-    so a tied (positive, negative) pair counts 1/2."""
-    rank_sum = pl.when(_clicked).then(rank).otherwise(0.0).sum()
+def _clicked_ranks(rank: pl.Expr) -> pl.Expr:
+    return pl.when(_clicked).then(rank).otherwise(0.0)
+
+
+def _auc(rank_sum: pl.Expr, positives: pl.Expr, count: pl.Expr) -> pl.Expr:
+    """Mann-Whitney: (sum of the clicked pairs' ranks - P(P+1)/2) / (P * N), the ranks
+    being average ranks of the score (so a tied clicked/unclicked pair counts 1/2) and P, N
+    the clicked and unclicked pairs."""
     return (rank_sum - positives * (positives + 1) / 2) / (positives * (count - positives))
 
 
@@ -105,7 +108,8 @@ def auc(s: Stats, k: int | None, p: Params) -> pl.Expr:
     0.8=0.8 counts 1/2, 0.8>0.1) give 3.5 / 4 = 0.875.
     """
     positives = _clicked.sum().cast(pl.Float64)
-    value = _auc(_score_rank, positives, pl.len().cast(pl.Float64))
+    rank_sum = _clicked_ranks(pl.col("predicted").rank("average")).sum()
+    value = _auc(rank_sum, positives, pl.len().cast(pl.Float64))
     return pl.when((positives > 0) & (positives < pl.len())).then(value).otherwise(0.0)
 
 
@@ -131,8 +135,7 @@ def gauc(s: Stats, k: int | None, p: Params) -> pl.Expr:
     positives = _clicked.sum().over("user").cast(pl.Float64)
     count = pl.len().over("user").cast(pl.Float64)
     rank = pl.col("predicted").rank("average").over("user")
-    rank_sum = pl.when(_clicked).then(rank).otherwise(0.0).sum().over("user")
-    per_user = (rank_sum - positives * (positives + 1) / 2) / (positives * (count - positives))
+    per_user = _auc(_clicked_ranks(rank).sum().over("user"), positives, count)
     kept = pl.col("user").is_first_distinct() & (positives > 0) & (positives < count)
     weight = count if p["weight"] == "impressions" else pl.lit(1.0)
     total = weight.filter(kept).sum()
