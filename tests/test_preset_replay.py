@@ -13,17 +13,15 @@ both datasets are checked.
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Any
 
+import golden_files
 import polars as pl
 import pytest
 
 from receval_cli.api import evaluate_frames
 
-GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
 DATASETS = ("tiefree", "ties")
 # RePlay metric class -> receval metric
@@ -43,16 +41,7 @@ def receval_name(replay_metric: str) -> str:
 
 
 def load(dataset: str) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame]:
-    golden = json.loads((GOLDEN / "replay" / f"{dataset}.json").read_text())
-    predictions = pl.read_csv(
-        GOLDEN / "data" / f"{dataset}_predictions.csv",
-        schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
-    )
-    truth = pl.read_csv(
-        GOLDEN / "data" / f"{dataset}_truth.csv",
-        schema={"user": pl.String, "item": pl.String, "relevance": pl.Int64},
-    )
-    return golden, predictions, truth
+    return golden_files.load("replay", dataset)
 
 
 def evaluate(
