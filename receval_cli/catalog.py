@@ -81,7 +81,7 @@ def _stack(*parts: RenderableType) -> Table:
 def metric_detail(name: str) -> RenderableType:
     """One metric in full: definition, docstring, parameters, and each preset's settings."""
     definition = lookup(name)
-    doc = inspect.getdoc(definition.compute) or ""
+    doc = inspect.getdoc(definition.function) or ""
     low = "-inf" if definition.lower_bound is None else f"{definition.lower_bound:g}"
     high = "inf" if definition.upper_bound is None else f"{definition.upper_bound:g}"
     upper = f"[{low}, {high}]"

@@ -72,6 +72,38 @@ class GroundTruthConfig(_FileConfig):
     columns: TruthColumns = TruthColumns()
 
 
+class CatalogColumns(_Strict):
+    """Column names in the catalog file: the item id, and optional item features."""
+
+    item: str = "item"
+    category: str | None = Field(None, description="One category per item (0/1 distance).")
+    tags: str | None = Field(None, description="A set of tags per item (Jaccard distance).")
+    embedding: str | None = Field(
+        None, description="A vector of numbers per item (cosine distance)."
+    )
+    title: str | None = Field(None, description="A display name (not used by metrics).")
+
+
+class CatalogConfig(_FileConfig):
+    """Every item that could be recommended, optionally with features."""
+
+    columns: CatalogColumns = CatalogColumns()
+
+
+class InteractionColumns(_Strict):
+    """Column names in the interactions (training) log."""
+
+    user: str = "user"
+    item: str = "item"
+    timestamp: str | None = Field(None, description="Kept for inspection; metrics ignore it.")
+
+
+class InteractionsConfig(_FileConfig):
+    """The training or historical log: item popularity and what each user already knew."""
+
+    columns: InteractionColumns = InteractionColumns()
+
+
 class Gate(_Strict):
     min: float | None = None
     max: float | None = None
@@ -93,6 +125,11 @@ class Config(_Strict):
 
     predictions: PredictionsConfig
     ground_truth: GroundTruthConfig
+    catalog: CatalogConfig | None = None
+    interactions: InteractionsConfig | None = None
+    baseline: PredictionsConfig | None = Field(
+        None, description="An obvious recommender's lists (default: the most popular items)."
+    )
     metrics: list[str | dict[str, Any]] = Field(min_length=1)
     cutoffs: list[PositiveInt] | None = None
     conventions: Conventions = Conventions()

@@ -15,9 +15,18 @@ from receval_cli.config import Gate, LoadedConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.gates import check_gates
+from receval_cli.global_eval import (
+    describe_items,
+    global_values,
+    recommended_items,
+    require_universe,
+    state_queries,
+    universe_of,
+)
 from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import StateInputs
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
 from receval_cli.pairs import (
@@ -35,7 +44,9 @@ from receval_cli.prepare import (
     ranked_items,
     with_score_precision,
 )
+from receval_cli.recs import missing_input, raise_unknown_features, recs_aggregates
 from receval_cli.report import Report
+from receval_cli.sources import Sources, check_sources, read_sources
 
 EVALUATED = "evaluated"
 PREDICTION_CHECKS = "predictions:"
@@ -49,15 +60,27 @@ class InternalError(RecEvalError):
 
 
 def metric_exprs(
-    specs: tuple[MetricSpec, ...], conventions: Conventions
+    specs: tuple[MetricSpec, ...], conventions: Conventions, sources: Sources | None = None
 ) -> tuple[Stats, dict[str, pl.Expr]]:
-    """The per-user expression of every spec, and the statistics they need."""
-    stats = Stats()
+    """The per-user expression of every spec, and the statistics they need.
+
+    A metric whose side columns need an optional input that is not given is an error.
+    """
+    sources = sources or Sources()
+    stats = Stats(tuple(sources.features()), sources.embedding_dims)
     exprs = {}
     for spec in specs:
         params = conventions.metric_params(spec)
-        value = lookup(spec.name).compute(stats, spec.k, params)
+        before = set(stats.sides)
+        value = lookup(spec.name).expr(stats, spec.k, params)
         exprs[str(spec)] = value.alias(str(spec))
+        for side in sorted(stats.sides - before):
+            missing = missing_input(side, sources)
+            if missing is not None:
+                raise InputError(
+                    f"{spec} needs the {missing} input, which the config does not give. "
+                    "Add it (see the README, 'Beyond accuracy')."
+                )
     return stats, exprs
 
 
@@ -93,6 +116,9 @@ class Plan:
     frame: pl.LazyFrame
     names: list[str]
     check_queries: dict[str, pl.LazyFrame]  # for inputs deduped before aggregation
+    lists: pl.LazyFrame  # one row per user of the predictions: its ranked, capped list
+    items: pl.LazyFrame  # the deduped predictions
+    recs_sides: set[str]  # the side columns the beyond-accuracy metrics joined in
 
 
 def _checked(
@@ -119,14 +145,19 @@ def per_user_frame(
     truth: Input,
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
+    sources: Sources | None = None,
+    list_specs: tuple[MetricSpec, ...] = (),
 ) -> Plan:
     """The lazy per-user table: statistics, checks, status and one column per metric.
 
-    Three aggregations, each over its own table: the lists (ranking, length, checks), the
-    ground truth (|R|, ideal DCGs, checks) and the hits (every statistic of the
-    recommended items that are in the ground truth).
+    Four aggregations, each over its own table: the lists (ranking, length, checks), the
+    ground truth (|R|, ideal DCGs, checks), the hits (every statistic of the recommended
+    items that are in the ground truth) and, for beyond-accuracy metrics, the recs (every
+    recommended item with its side columns). `list_specs` (global metrics) only deepen the
+    lists.
     """
-    stats, exprs = metric_exprs(specs, conventions)
+    sources = sources or Sources()
+    stats, exprs = metric_exprs(specs, conventions, sources)
     check_queries: dict[str, pl.LazyFrame] = {}
     by = predictions.value_column
     scored = with_score_precision(predictions.frame, by, conventions.score_precision)
@@ -134,7 +165,7 @@ def per_user_frame(
     list_checks = _checked(
         predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
     )
-    depth = max_depth(specs, conventions.max_depth)
+    depth = max_depth((*specs, *list_specs), conventions.max_depth)
     if stats.lists.aggregations and by != "score":
         raise InputError(
             f"predictions file {predictions.path}: retrieving items by prediction_threshold "
@@ -169,6 +200,9 @@ def per_user_frame(
             stats.hits.with_rows(hits).group_by("user").agg(list(stats.hits.aggregations.values()))
         )
         frame = frame.join(hit_stats, on="user", how="left")
+    if stats.recs.aggregations:
+        recs = recs_aggregates(lists, stats, sources, indexed, conventions, depth)
+        frame = frame.join(recs, on="user", how="left")
     frame = (
         frame.with_columns(
             in_truth=pl.col("truth_items").is_not_null(),
@@ -178,7 +212,8 @@ def per_user_frame(
         .with_columns(user_status(conventions), *exprs.values())
         .sort("user")  # a fixed order, so the means are summed the same way every run
     )
-    return Plan(frame, list(exprs), check_queries)
+    items = deduped.select("user", "item")
+    return Plan(frame, list(exprs), check_queries, lists, items, set(stats.sides))
 
 
 def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
@@ -191,7 +226,10 @@ def evaluate(loaded: LoadedConfig) -> Report:
     config = loaded.config
     predictions = read_predictions(config.predictions, loaded.resolve_path(config.predictions.path))
     truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    report = evaluate_inputs(predictions, truth, loaded.specs, config.conventions, loaded.gates)
+    sources = read_sources(loaded)
+    report = evaluate_inputs(
+        predictions, truth, loaded.specs, config.conventions, loaded.gates, sources
+    )
     report.config = _resolved_config(loaded)
     report.elapsed_seconds = time.perf_counter() - started
     return report
@@ -203,23 +241,40 @@ def evaluate_inputs(
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
     gates: Mapping[str, Gate] | None = None,
+    sources: Sources | None = None,
 ) -> Report:
     """Evaluate mapped inputs: one query computes the checks and every metric at every cutoff."""
     started = time.perf_counter()
-    align_ids(predictions, truth)
+    sources = sources or Sources()
+    align_ids(predictions, truth, *sources.given())
+    check_sources(sources)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
-    plan = per_user_frame(predictions, truth, user_specs, conventions)
+    global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
+    universe = universe_of(sources)
+    require_universe(global_specs, universe)
+    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, global_specs)
     names = plan.names
+    beyond = bool(global_specs or plan.recs_sides or sources.catalog is not None)
+    inputs = StateInputs(plan.lists, plan.items, plan.frame)
+    states = state_queries(global_specs, conventions, inputs)
     try:
         rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)])
-        per_user = plan.frame.collect()
+        extra = [recommended_items(plan.lists)] if beyond else []
+        per_user, *computed = pl.collect_all(
+            [plan.frame, *extra, *(query for _, query in states.values())]
+        )
         apart = dict(
             zip(plan.check_queries, pl.collect_all(list(plan.check_queries.values())), strict=True)
         )
     except pl.exceptions.PolarsError as error:
         raise _diagnose(error, predictions, truth) from None
+    recommended = computed.pop(0) if beyond else None
+    state_tables = {
+        name: (state, table)
+        for (name, (state, _)), table in zip(states.items(), computed, strict=True)
+    }
     for source, prefix, found in (
         (predictions, PREDICTION_CHECKS, rows[0]),
         (truth, TRUTH_CHECKS, rows[1]),
@@ -235,7 +290,15 @@ def evaluate_inputs(
     users = _user_counts(
         per_user, predictions, truth, conventions.relevance_threshold, bool(user_specs)
     )
+    items_block = None
+    if recommended is not None:
+        items_block = describe_items(recommended, universe)
+        features = plan.recs_sides & {"category", "tags", "embedding"}
+        if features and sources.catalog is not None and universe.items is not None:
+            unknown = recommended.join(universe.items, on="item", how="anti")
+            raise_unknown_features(unknown, sources.catalog, features)
     metrics, users_per_metric = _aggregate(per_user, user_specs, conventions)
+    metrics.update(global_values(global_specs, conventions, state_tables, universe))
     pairs = None
     if pair_specs:
         pair_values, pairs = _pair_metrics(predictions, truth, pair_specs, conventions)
@@ -249,21 +312,23 @@ def evaluate_inputs(
     if differing:
         users["evaluated_per_metric"] = differing
     _guard_ranges(metrics, specs)
-    inputs = {
+    described = {
         "predictions": {**predictions.describe(), "rows": rows[0].item(0, "raw_rows")},
         "ground_truth": {**truth.describe(), "rows": rows[1].item(0, "raw_rows")},
+        **{source.role: source.describe() for source in sources.given()},
     }
     return Report(
         metrics=metrics,
         config={"metrics": names},
         conventions=conventions.model_dump(),
-        inputs=inputs,
+        inputs=described,
         users=users,
         gates=check_gates(gates or {}, metrics),
         elapsed_seconds=time.perf_counter() - started,
         per_user=per_user.select("user", "status", *names),
         pairs=pairs,
         logged=logged,
+        items=items_block,
     )
 
 
@@ -282,8 +347,7 @@ def _pair_metrics(
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
     joined = joined_pairs(deduped, index_truth(truth.frame, conventions))
     exprs = [
-        lookup(s.name).compute(Stats(), s.k, conventions.metric_params(s)).alias(str(s))
-        for s in specs
+        lookup(s.name).expr(Stats(), s.k, conventions.metric_params(s)).alias(str(s)) for s in specs
     ]
     try:
         counted, values = pl.collect_all(
@@ -325,7 +389,7 @@ def _aggregate(
     counts = []
     for spec in specs:
         name = str(spec)
-        kept = metric_users(conventions.metric_params(spec))
+        kept = metric_users(conventions.metric_params(spec)) & pl.col(name).is_not_null()
         values = pl.col(name).filter(kept)
         summed = lookup(spec.name).aggregate == "sum"
         exprs.append((values.sum() if summed else values.mean()).alias(name))
@@ -336,7 +400,8 @@ def _aggregate(
         if count == 0:
             raise InputError(
                 f"no user is left to average {name} over: its users_without_relevant / "
-                "users_without_recommendations settings skip every user. Set them to zero."
+                "users_without_recommendations settings skip every user (or, for "
+                "intra_list_diversity, no list has 2 items to compare). Set them to zero."
             )
     return {n: float(v) for n, v in means.items()}, {n: int(v) for n, v in numbers.items()}
 

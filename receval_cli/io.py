@@ -105,8 +105,12 @@ def _check_file(path: Path, role: str) -> None:
         raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
 
 
+_CONFIG_KEYS = {"ground truth": "ground_truth"}
+
+
 def _key(role: str) -> str:
-    return "predictions" if role == "predictions" else "ground_truth"
+    """The config section of an input's role ("ground truth" -> ground_truth)."""
+    return _CONFIG_KEYS.get(role, role)
 
 
 def scan(
@@ -234,21 +238,28 @@ def _users(
     return schema, raw.with_row_index("row"), _id_expr(column, schema).alias("user")
 
 
-def read_predictions(config: PredictionsConfig, path: Path) -> Input:
-    """Scan the predictions file into (user, item, score | rank, row)."""
-    fmt = detect_format(path, config.format, "predictions")
+def read_predictions(config: PredictionsConfig, path: Path, role: str = "predictions") -> Input:
+    """Scan the predictions (or baseline) file into (user, item, score | rank, row)."""
+    fmt = detect_format(path, config.format, role)
     lists = (config.columns.items or "items",) if config.columns.score is None else ()
-    raw = scan(path, fmt, config.separator, "predictions", lists)
-    return map_predictions(raw, config.columns, config.list_separator, path, fmt)
+    raw = scan(path, fmt, config.separator, role, lists)
+    return map_predictions(raw, config.columns, config.list_separator, path, fmt, role)
 
 
 def map_predictions(
-    raw: pl.LazyFrame, cols: PredictionColumns, list_separator: str, path: Path, fmt: str
+    raw: pl.LazyFrame,
+    cols: PredictionColumns,
+    list_separator: str,
+    path: Path,
+    fmt: str,
+    role: str = "predictions",
 ) -> Input:
-    """Map a predictions frame's columns to (user, item, score | rank, row), checking types."""
-    role = "predictions"
+    """Map a predictions frame's columns to (user, item, score | rank, row), checking types.
+
+    `role` is "baseline" for the baseline recommender's lists, which share the layouts.
+    """
     schema, indexed, user = _users(raw, cols.user, role, path)
-    layout, value_col = _prediction_layout(cols.score, cols.rank, cols.items, schema, path)
+    layout, value_col = _prediction_layout(cols, schema, path, role)
     if layout == "items":
         items = _list_items(raw, schema, value_col, list_separator, role, path)
         frame = (
@@ -276,20 +287,20 @@ def map_predictions(
 
 
 def _prediction_layout(
-    score: str | None, rank: str | None, items: str | None, schema: pl.Schema, path: Path
+    cols: PredictionColumns, schema: pl.Schema, path: Path, role: str
 ) -> tuple[str, str]:
-    for layout, given in (("score", score), ("rank", rank), ("items", items)):
+    for layout, given in (("score", cols.score), ("rank", cols.rank), ("items", cols.items)):
         if given is not None:
-            _require_column(schema, given, "predictions", path, layout)
+            _require_column(schema, given, role, path, layout)
             return layout, given
     for layout in ("score", "rank", "items"):
         if layout in schema:
             return layout, layout
     names = list(schema.names())
     raise InputError(
-        f"predictions file {path}: no score, rank or items column was named in "
-        f"predictions.columns, and none of those names is in the file (its columns: "
-        f"{', '.join(names)}). Set predictions.columns.score (or .rank, or .items)."
+        f"{role} file {path}: no score, rank or items column was named in "
+        f"{role}.columns, and none of those names is in the file (its columns: "
+        f"{', '.join(names)}). Set {role}.columns.score (or .rank, or .items)."
     )
 
 
@@ -363,26 +374,27 @@ def map_ground_truth(
     return Input(role, path, fmt, layout, mapping, frame, raw)
 
 
-def align_ids(predictions: Input, truth: Input) -> None:
-    """Give user and item ids one type in both files.
+def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
+    """Give user and item ids one type in every file.
 
-    Integers in both stay integers (Int64); otherwise both are compared as strings, so an
-    integer 7 in one file matches the text "7" in the other (but not "07").
+    Integers everywhere stay integers (Int64); otherwise all are compared as strings, so
+    an integer 7 in one file matches the text "7" in another (but not "07"). `others` are
+    the optional inputs (catalog, interactions, baseline); a catalog has no user column.
     """
-    p_schema = predictions.frame.collect_schema()
-    t_schema = truth.frame.collect_schema()
-    for source, schema in ((predictions, p_schema), (truth, t_schema)):
+    inputs = (predictions, truth, *others)
+    schemas = [source.frame.collect_schema() for source in inputs]
+    for source, schema in zip(inputs, schemas, strict=True):
         for column in ("user", "item"):
-            dtype = schema[column]
-            if not (dtype.is_integer() or dtype == pl.String):
+            dtype = schema.get(column)
+            if dtype is not None and not (dtype.is_integer() or dtype == pl.String):
                 raise InputError(
                     f"{source.role} {source.path}: the {column} ids are {dtype} values; ids "
                     f"must be integers or strings. Fix the column named by "
                     f"{_key(source.role)}.columns."
                 )
-    casts: list[pl.Expr] = []
     for column in ("user", "item"):
-        both_int = p_schema[column].is_integer() and t_schema[column].is_integer()
-        casts.append(pl.col(column).cast(pl.Int64 if both_int else pl.String))
-    predictions.frame = predictions.frame.with_columns(casts)
-    truth.frame = truth.frame.with_columns(casts)
+        dtypes = [schema[column] for schema in schemas if column in schema]
+        target = pl.Int64 if all(d.is_integer() for d in dtypes) else pl.String
+        for source, schema in zip(inputs, schemas, strict=True):
+            if column in schema:
+                source.frame = source.frame.with_columns(pl.col(column).cast(target))

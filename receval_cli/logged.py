@@ -104,7 +104,7 @@ def logged_metrics(
     exprs, ess = [], []
     for spec in specs:
         params = conventions.metric_params(spec)
-        exprs.append(lookup(spec.name).compute(Stats(), spec.k, params).alias(str(spec)))
+        exprs.append(lookup(spec.name).expr(Stats(), spec.k, params).alias(str(spec)))
         w = weight(params).filter(matched)
         squares = w.pow(2).sum()
         ess.append(pl.when(squares > 0).then(w.sum().pow(2) / squares).alias(str(spec)))

@@ -30,6 +30,7 @@ class Report:
     per_user: pl.DataFrame | None = field(default=None, repr=False)
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
     logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
+    items: dict[str, Any] | None = None  # beyond accuracy: the catalog and the lists' items
     version: str = __version__
 
     @property
@@ -47,6 +48,7 @@ class Report:
             "users": self.users,
             **({"pairs": self.pairs} if self.pairs is not None else {}),
             **({"logged": self.logged} if self.logged is not None else {}),
+            **({"items": self.items} if self.items is not None else {}),
             "conventions": self.conventions,
             "inputs": self.inputs,
             "config": self.config,
@@ -92,6 +94,8 @@ def render_table(report: Report) -> RenderableType:
                 f"{logged['propensity']})"
             )
         )
+    if report.items is not None:
+        parts.append(Text(_items_line(report.items)))
     settings = {k: v for k, v in report.conventions.items() if k != "preset"}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = report.conventions.get("preset")
@@ -129,4 +133,17 @@ def _users_line(users: dict[str, Any]) -> str:
         line += "; skipped: " + ", ".join(reasons)
     if users["only_in_predictions"]:
         line += f"; {users['only_in_predictions']} only in predictions (not evaluated)"
+    return line
+
+
+def _items_line(items: dict[str, Any]) -> str:
+    line = f"items: {items['recommended']} recommended"
+    if "universe" in items:
+        line += f"; {items['universe']}: {items['universe_size']} items"
+        if items["outside_universe"]:
+            shown = ", ".join(map(repr, items["outside_examples"]))
+            line += (
+                f"; {items['outside_universe']} recommended items are not in the "
+                f"{items['universe']} (e.g. {shown}) and count for no coverage"
+            )
     return line

@@ -14,6 +14,7 @@ import polars as pl
 RUN_FIELDS = ("user", "q0", "item", "rank", "score", "tag")
 QRELS_FIELDS = ("user", "iteration", "item", "relevance")
 _SNIFF_LINES = 5
+RUN_ROLES = ("predictions", "baseline")  # inputs read as runs; the others as qrels
 
 
 def scan_trec(path: Path, role: str) -> pl.LazyFrame:
@@ -21,7 +22,7 @@ def scan_trec(path: Path, role: str) -> pl.LazyFrame:
 
     A line with too few fields leaves nulls, which the input checks report.
     """
-    fields = RUN_FIELDS if role == "predictions" else QRELS_FIELDS
+    fields = RUN_FIELDS if role in RUN_ROLES else QRELS_FIELDS
     lines = pl.scan_csv(
         path,
         has_header=False,
@@ -33,7 +34,7 @@ def scan_trec(path: Path, role: str) -> pl.LazyFrame:
     tokens = pl.col("line").str.extract_all(r"\S+")
     columns = [tokens.list.get(i, null_on_oob=True).alias(f) for i, f in enumerate(fields)]
     frame = lines.filter(tokens.list.len() > 0).select(columns)
-    if role == "predictions":
+    if role in RUN_ROLES:
         return frame.with_columns(
             pl.col("rank").cast(pl.Int64, strict=False),
             pl.col("score").cast(pl.Float64, strict=False),
@@ -49,7 +50,7 @@ def looks_like_trec(path: Path, role: str) -> bool:
     except OSError:
         return False
     sample = lines[:_SNIFF_LINES]
-    shaped = _is_run if role == "predictions" else _is_qrels
+    shaped = _is_run if role in RUN_ROLES else _is_qrels
     return bool(sample) and all(shaped(tokens) for tokens in sample)
 
 

@@ -16,6 +16,65 @@ Params = Mapping[str, ParamValue]
 Compute = Callable[[Stats, int | None, Params], pl.Expr]
 
 
+@dataclass(frozen=True)
+class StateInputs:
+    """What a global metric's partial state is built from (one machine, or one partition).
+
+    lists     one row per user of the predictions: `items`, the ranked list (capped at the
+              deepest cutoff asked)
+    items     the deduped predictions (user, item), whole lists
+    users     the per-user table (in_truth, list_length)
+    """
+
+    lists: pl.LazyFrame
+    items: pl.LazyFrame
+    users: pl.LazyFrame
+
+
+@dataclass(frozen=True)
+class State:
+    """A mergeable partial state: rows of `keys` and additive integer counts.
+
+    Two partitions' states merge by concatenating them and summing the counts per key
+    (`merge_states`), so the same definition serves one machine and a cluster.
+    """
+
+    name: str  # metrics asking for the same name share one state
+    keys: tuple[str, ...]
+    build: Callable[[StateInputs], pl.LazyFrame]
+
+
+@dataclass(frozen=True)
+class Universe:
+    """The items a global metric is measured against: the catalog, else the interactions
+    log's items (None when neither is given)."""
+
+    items: pl.DataFrame | None
+    source: str
+
+
+Finish = Callable[[pl.DataFrame, Universe, int | None, Params], float]
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A global metric: its partial state, and the finish step that turns the merged state
+    into the value."""
+
+    state: Callable[[int | None, Params], State]
+    finish: Finish
+    needs_universe: bool = False
+
+
+def merge_states(states: list[pl.DataFrame], keys: tuple[str, ...]) -> pl.DataFrame:
+    """Merge partial states of one kind: concatenate, and sum the counts per key."""
+    merged = pl.concat(states)
+    counts = [c for c in merged.columns if c not in keys]
+    if not keys:
+        return merged.select(pl.col(counts).sum())
+    return merged.group_by(list(keys)).agg(pl.col(counts).sum()).sort(list(keys))
+
+
 class SpecError(ValueError):
     """A spec names an unknown metric or parameter, or a value that is not valid."""
 
@@ -30,6 +89,7 @@ class Param:
     convention: str | None = None
     default: ParamValue | None = None
     positive_number: bool = False
+    share: bool = False  # a number in (0, 1]
     optional: bool = False  # may be left out (no default): the metric then does without
 
     @property
@@ -51,6 +111,11 @@ class Param:
                 f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a "
                 "positive number"
             )
+        if self.share and (isinstance(value, str) or not 0 < value <= 1):
+            raise SpecError(
+                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a share "
+                "in (0, 1], e.g. 0.2"
+            )
         return value
 
 
@@ -59,7 +124,7 @@ class MetricDef:
     """Everything receval knows about one metric."""
 
     name: str
-    compute: Compute
+    compute: Compute | None  # per-user metrics: the per-user expression
     summary: str
     formula: str
     takes_cutoff: bool = True
@@ -70,6 +135,20 @@ class MetricDef:
     aggregate: str = "mean"  # how per-user values become the report's value: mean or sum
     scope: str = "user"  # user: a per-user value, averaged; pairs: one value over all pairs
     lower_bound: float | None = 0.0
+    partial: Partial | None = None  # scope "global": one value from a mergeable state
+
+    @property
+    def function(self) -> Callable[..., object]:
+        """The function that defines the metric (its docstring documents it)."""
+        if self.partial is not None:
+            return self.partial.finish
+        assert self.compute is not None
+        return self.compute
+
+    def expr(self, stats: Stats, k: int | None, params: Params) -> pl.Expr:
+        """The metric's expression (per user, per pair or per logged row)."""
+        assert self.compute is not None, f"{self.name} is a global metric"
+        return self.compute(stats, k, params)
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.all_params() if p.name == name), None)
@@ -132,6 +211,44 @@ def register(
         for alias in aliases:
             _ALIASES[alias] = name
         return compute
+
+    return add
+
+
+def register_global(
+    name: str,
+    *,
+    summary: str,
+    formula: str,
+    state: Callable[[int | None, Params], State],
+    takes_cutoff: bool = True,
+    params: tuple[Param, ...] = (),
+    aliases: tuple[str, ...] = (),
+    upper_bound: float | None = 1.0,
+    higher_is_better: bool = True,
+    needs_universe: bool = False,
+) -> Callable[[Finish], Finish]:
+    """Decorator: register a global metric whose finish step is the decorated function."""
+
+    def add(finish: Finish) -> Finish:
+        REGISTRY[name] = MetricDef(
+            name,
+            None,
+            summary,
+            formula,
+            takes_cutoff,
+            params,
+            aliases,
+            higher_is_better,
+            upper_bound,
+            "global",
+            "global",
+            0.0,
+            Partial(state, finish, needs_universe),
+        )
+        for alias in aliases:
+            _ALIASES[alias] = name
+        return finish
 
     return add
 

@@ -9,6 +9,13 @@ The prepared data are three small-as-possible tables, each aggregated per user o
             (user, item, rank, rel, relevant[, n_relevant]). Only these rows can score,
             so hits@k, reciprocal rank, AP and DCG are aggregated over them alone.
 
+Beyond-accuracy metrics add a fourth table:
+
+    recs    every recommended item (user, item, rank), left-joined to the side columns
+            the metrics ask for (`Stats.side`): the item's popularity in the interactions
+            log, whether the user already knew it, its rank in the baseline's list, whether
+            it is relevant, its features from the catalog.
+
 `rank` is the 1-based position in the user's ranked list, `rel` the grade, `relevant`
 means rel >= relevance_threshold. A `Stats` object hands out each statistic as a column
 reference and records the one aggregation that computes it, so hits@10 is computed once
@@ -103,16 +110,46 @@ def _at(running: pl.Expr, position: pl.Expr, k: int | None) -> pl.Expr:
     return pl.when(position <= depth(k)).then(running).max().fill_null(0.0)
 
 
-class Stats:
-    """Collects the per-user statistics metrics ask for, by table."""
+SIDES = ("popularity", "known", "baseline", "relevant", "category", "tags", "embedding")
 
-    def __init__(self) -> None:
+
+class Stats:
+    """Collects the per-user statistics metrics ask for, by table.
+
+    `features` are the item features the catalog carries, `embedding_dims` the length of
+    its embeddings (0 without them).
+    """
+
+    def __init__(self, features: tuple[str, ...] = (), embedding_dims: int = 0) -> None:
         self.truth = Table()
         self.hits = Table()
         self.lists = Table()  # aggregations over each user's predictions (score layout)
+        self.recs = Table()  # aggregations over every recommended item (see the module doc)
+        self.items = Table()  # per-item columns of the interactions log, joined into recs
+        self.sides: set[str] = set()
+        self.features = features
+        self.embedding_dims = embedding_dims
         self.needs_n_relevant_on_hits = False
         self.list_columns_on_hits: set[str] = set()
         self.truth.agg("n_relevant", _relevant.sum())
+
+    def side(self, name: str) -> pl.Expr:
+        """A side column of the recs table; the evaluation joins it in (see SIDES)."""
+        assert name in SIDES, name
+        self.sides.add(name)
+        return pl.col(name)
+
+    def rec_count(self, name: str, condition: pl.Expr, k: int | None) -> pl.Expr:
+        """Recommended items in the top k that meet `condition`."""
+        within = condition & (_rank <= depth(k))
+        return self.recs.agg(f"{name}@{cutoff_label(k)}", within.sum()).fill_null(0)
+
+    def rec_sum(self, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
+        """The sum of a float `term` over the top k items, added in rank order."""
+        running = self.recs.row(f"running[{name}]", _running(term, _rank))
+        last = pl.min_horizontal(_rank.max(), depth(k))
+        value = running.filter(_rank == last).first()
+        return self.recs.agg(f"sum[{name}]@{cutoff_label(k)}", value).fill_null(0.0)
 
     def n_relevant(self) -> pl.Expr:
         """Relevant items in the ground truth (|R|)."""

@@ -1,0 +1,200 @@
+"""Global beyond-accuracy metrics: one value over all the users' lists.
+
+Each is a mergeable partial state (a table of keys and integer counts, see State in
+registry.py) and a finish step. The states need no ground truth: they describe every
+list in the predictions file, cut at k.
+
+    exposure@k      (item, lists): how many top-k lists hold each item
+    lengths@k       (length, item, lists): the same, split by the length of the list
+    predicted       (item, rows): the items the model scored at all, in whole lists
+    user_coverage   (truth_users, covered): ground-truth users, and those with a list
+
+The universe U of coverage and Gini is the catalog, else the items of the interactions
+log; recommended items outside U are left out (the report counts them).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from receval_cli.errors import InputError
+from receval_cli.metrics.registry import Params, State, StateInputs, Universe, register_global
+from receval_cli.metrics.stats import cutoff_label, depth
+
+
+def _top(k: int | None) -> pl.Expr:
+    return pl.col("items").list.head(depth(k))
+
+
+def exposure(k: int | None, p: Params) -> State:
+    def build(inputs: StateInputs) -> pl.LazyFrame:
+        items = inputs.lists.select(_top(k).alias("item")).explode("item").drop_nulls()
+        return items.group_by("item").agg(pl.len().cast(pl.Int64).alias("lists"))
+
+    return State(f"exposure@{cutoff_label(k)}", ("item",), build)
+
+
+def lengths(k: int | None, p: Params) -> State:
+    def build(inputs: StateInputs) -> pl.LazyFrame:
+        top = _top(k)
+        items = (
+            inputs.lists.select(top.list.len().alias("length"), top.alias("item"))
+            .filter(pl.col("length") > 0)
+            .explode("item")
+        )
+        return items.group_by("length", "item").agg(pl.len().cast(pl.Int64).alias("lists"))
+
+    return State(f"lengths@{cutoff_label(k)}", ("length", "item"), build)
+
+
+def predicted(k: int | None, p: Params) -> State:
+    def build(inputs: StateInputs) -> pl.LazyFrame:
+        return inputs.items.group_by("item").agg(pl.len().cast(pl.Int64).alias("rows"))
+
+    return State("predicted", ("item",), build)
+
+
+def truth_users(k: int | None, p: Params) -> State:
+    def build(inputs: StateInputs) -> pl.LazyFrame:
+        in_truth = pl.col("in_truth")
+        return inputs.users.select(
+            in_truth.sum().cast(pl.Int64).alias("truth_users"),
+            (in_truth & (pl.col("list_length") > 0)).sum().cast(pl.Int64).alias("covered"),
+        )
+
+    return State("user_coverage", (), build)
+
+
+def _universe_items(universe: Universe) -> pl.DataFrame:
+    assert universe.items is not None, "checked before the finish step"
+    return universe.items
+
+
+def _covered(state: pl.DataFrame, universe: Universe) -> float:
+    items = _universe_items(universe)
+    inside = items.join(state.select("item"), on="item", how="semi").height
+    return inside / items.height
+
+
+@register_global(
+    "catalog_coverage",
+    summary="Share of the catalog's items that appear in at least one top-k list.",
+    formula="|U ∩ union of L@k over users| / |U|",
+    state=exposure,
+    needs_universe=True,
+)
+def catalog_coverage(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float:
+    """Needs a `catalog` (else the items of `interactions` are the catalog, as MS
+    Recommenders' catalog_coverage). Example: a catalog of 4 items and lists [a, b], [b,
+    c]: 3/4."""
+    return _covered(state, universe)
+
+
+@register_global(
+    "prediction_coverage",
+    summary="Share of the catalog's items the model scores for at least one user.",
+    formula="|U ∩ items in the predictions| / |U|",
+    state=predicted,
+    takes_cutoff=False,
+    needs_universe=True,
+)
+def prediction_coverage(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float:
+    """Herlocker et al.: what share of the items can this recommender predict at all? The
+    whole predictions file counts, not only the top k. Example: a catalog of 4 items, the
+    file scores a, b, c for some user: 3/4."""
+    return _covered(state, universe)
+
+
+@register_global(
+    "user_coverage",
+    summary="Share of the ground truth's users who receive a non-empty list.",
+    formula="|{u in truth : |L_u| > 0}| / |users in truth|",
+    state=truth_users,
+    takes_cutoff=False,
+)
+def user_coverage(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float:
+    """Example: 4 users in the ground truth, 3 of them with recommendations: 3/4."""
+    row = state.row(0, named=True)
+    return int(row["covered"]) / int(row["truth_users"]) if row["truth_users"] else 0.0
+
+
+@register_global(
+    "inter_list_diversity",
+    summary="Mean cosine distance between the binary vectors of every pair of users' lists.",
+    formula="1 - sum over user pairs u < v of |L_u ∩ L_v| / sqrt(|L_u| |L_v|) / (N (N-1) / 2)",
+    state=lengths,
+    aliases=("personalization",),
+)
+def inter_list_diversity(
+    state: pl.DataFrame, universe: Universe, k: int | None, p: Params
+) -> float:
+    """Jurity's Inter-List Diversity and recmetrics' personalization, computed exactly
+    without enumerating the pairs: with c(l, i) the lists of length l that hold item i,
+    the cosine similarities of all pairs sum to sum_i (a_i^2 - b_i) / 2, where a_i =
+    sum_l c(l, i) / sqrt(l) and b_i = sum_l c(l, i) / l; N = sum_l sum_i c(l, i) / l.
+    Users with an empty list are left out. Example: lists [a, b] and [a, c]: similarity
+    1/2, diversity 1/2."""
+    weighted = state.sort("item", "length").select(
+        "item",
+        "length",
+        (pl.col("lists") / pl.col("length").cast(pl.Float64).sqrt()).alias("a"),
+        (pl.col("lists") / pl.col("length").cast(pl.Float64)).alias("b"),
+    )
+    per_item = weighted.group_by("item", maintain_order=True).agg(
+        pl.col("a").sum(), pl.col("b").sum()
+    )
+    similarity = float(per_item.select(((pl.col("a") ** 2 - pl.col("b")) / 2.0).sum()).item())
+    entries = state.group_by("length").agg(pl.col("lists").sum()).sort("length")
+    users = sum(int(n) // int(length) for length, n in entries.iter_rows())
+    if users < 2:
+        raise InputError(
+            f"inter_list_diversity@{cutoff_label(k)} compares pairs of users' lists, and "
+            f"{users} user(s) have a non-empty list. Evaluate at least 2 users."
+        )
+    return 1.0 - similarity / (users * (users - 1) / 2.0)
+
+
+@register_global(
+    "gini",
+    summary="Gini index of the items' exposure in the top-k lists (0: even, 1: one item).",
+    formula="sum_j (2j - |U| - 1) x_j / (|U| sum_j x_j), x the exposures of U ascending",
+    state=exposure,
+    needs_universe=True,
+    higher_is_better=False,
+)
+def gini(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float:
+    """Concentration of exposure over the catalog U (items never recommended count 0), as
+    RecBole's GiniIndex. Example: a catalog of 4 items, exposures (0, 0, 1, 3): (-3·0 -
+    1·0 + 1·1 + 3·3) / (4·4) = 10/16."""
+    items = _universe_items(universe)
+    counts = (
+        items.join(state, on="item", how="left")
+        .select(pl.col("lists").fill_null(0))
+        .sort("lists")
+        .get_column("lists")
+    )
+    n = counts.len()
+    total = int(counts.sum())
+    if total == 0:
+        raise InputError(
+            f"gini@{cutoff_label(k)}: no recommended item is in the {universe.source}, so "
+            "there is no exposure to measure. Check that the item ids match."
+        )
+    weights = pl.int_range(1, n + 1, eager=True, dtype=pl.Int64) * 2 - n - 1
+    return float((weights * counts).sum()) / (n * total)
+
+
+@register_global(
+    "entropy",
+    summary="Shannon entropy (bits) of the items' exposure in the top-k lists.",
+    formula="-sum_i p_i log2 p_i, p_i = the item's share of all top-k recommendations",
+    state=exposure,
+    upper_bound=None,
+)
+def entropy(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float:
+    """MS Recommenders' distributional_coverage. At most log2 of the number of items
+    recommended. Example: exposures (1, 1, 2): 1.5 bits."""
+    counts = state.sort("item").get_column("lists")
+    total = int(counts.sum())
+    shares = counts.cast(pl.Float64) / total
+    return float(-(shares * shares.log(2)).sum()) + 0.0  # + 0.0: no -0.0 for one item
