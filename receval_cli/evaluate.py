@@ -389,21 +389,28 @@ def _aggregate(
     counts = []
     for spec in specs:
         name = str(spec)
-        kept = metric_users(conventions.metric_params(spec)) & pl.col(name).is_not_null()
+        users = metric_users(conventions.metric_params(spec))
+        kept = users & pl.col(name).is_not_null()  # null: undefined for the user (no pair)
         values = pl.col(name).filter(kept)
         summed = lookup(spec.name).aggregate == "sum"
         exprs.append((values.sum() if summed else values.mean()).alias(name))
         counts.append(kept.sum().alias(name))
+        counts.append(users.sum().alias(f"{name}:users"))
     means = per_user.select(exprs).row(0, named=True)
     numbers = per_user.select(counts).row(0, named=True)
-    for name, count in numbers.items():
-        if count == 0:
+    for spec in specs:
+        name = str(spec)
+        if numbers[f"{name}:users"] == 0:
             raise InputError(
                 f"no user is left to average {name} over: its users_without_relevant / "
-                "users_without_recommendations settings skip every user (or, for "
-                "intra_list_diversity, no list has 2 items to compare). Set them to zero."
+                "users_without_recommendations settings skip every user. Set them to zero."
             )
-    return {n: float(v) for n, v in means.items()}, {n: int(v) for n, v in numbers.items()}
+        if numbers[name] == 0:
+            raise InputError(
+                f"{name} is undefined for every evaluated user: no list has 2 items in its "
+                "top k to compare. Use a cutoff of at least 2."
+            )
+    return {n: float(v) for n, v in means.items()}, {str(s): int(numbers[str(s)]) for s in specs}
 
 
 def _user_counts(

@@ -194,4 +194,6 @@ def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     similar = s.rec_sum(f"similarity[{feature}]", similarity_to_earlier(s, feature), k)
     n = s.retrieved(k).cast(pl.Float64)
     pairs = n * (n - 1.0) / 2.0
-    return pl.when(pairs > 0).then(1.0 - similar / pairs)
+    # clipped to [0, 2] like scikit-learn's cosine distances: identical unit vectors can
+    # have a dot product of 1 + 1e-16
+    return pl.when(pairs > 0).then((1.0 - similar / pairs).clip(0.0, 2.0))

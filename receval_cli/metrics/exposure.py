@@ -15,6 +15,9 @@ log; recommended items outside U are left out (the report counts them).
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import polars as pl
 
 from receval_cli.errors import InputError
@@ -129,29 +132,37 @@ def inter_list_diversity(
     state: pl.DataFrame, universe: Universe, k: int | None, p: Params
 ) -> float:
     """Jurity's Inter-List Diversity and recmetrics' personalization, computed exactly
-    without enumerating the pairs: with c(l, i) the lists of length l that hold item i,
-    the cosine similarities of all pairs sum to sum_i (a_i^2 - b_i) / 2, where a_i =
-    sum_l c(l, i) / sqrt(l) and b_i = sum_l c(l, i) / l; N = sum_l sum_i c(l, i) / l.
-    Users with an empty list are left out. Example: lists [a, b] and [a, c]: similarity
-    1/2, diversity 1/2."""
-    weighted = state.sort("item", "length").select(
-        "item",
-        "length",
-        (pl.col("lists") / pl.col("length").cast(pl.Float64).sqrt()).alias("a"),
-        (pl.col("lists") / pl.col("length").cast(pl.Float64)).alias("b"),
+    without enumerating the user pairs. Two lists of lengths l and l' sharing s items have
+    cosine similarity s / sqrt(l l'). With c(l, i) the lists of length l holding item i and
+    S(l, l') = sum_i c(l, i) c(l', i), the similarities of all pairs sum to
+    sum_l (S(l, l) - l N_l) / (2 l) + sum_{l < l'} S(l, l') / sqrt(l l'), where N_l is the
+    number of lists of length l. The first sum is rational and is added exactly (fractions),
+    so equal-length lists (the usual case) give a correctly rounded value. Users with an
+    empty list are left out. Example: lists [a, b] and [a, c]: similarity 1/2, diversity
+    1/2."""
+    lists = state.group_by("length").agg(
+        pl.col("lists").sum().alias("entries"), (pl.col("lists") ** 2).sum().alias("squares")
     )
-    per_item = weighted.group_by("item", maintain_order=True).agg(
-        pl.col("a").sum(), pl.col("b").sum()
-    )
-    similarity = float(per_item.select(((pl.col("a") ** 2 - pl.col("b")) / 2.0).sum()).item())
-    entries = state.group_by("length").agg(pl.col("lists").sum()).sort("length")
-    users = sum(int(n) // int(length) for length, n in entries.iter_rows())
+    users = 0
+    same_length = Fraction(0)
+    for length, entries, squares in lists.sort("length").iter_rows():
+        users += int(entries) // int(length)
+        same_length += Fraction(int(squares) - int(entries), 2 * int(length))
     if users < 2:
         raise InputError(
             f"inter_list_diversity@{cutoff_label(k)} compares pairs of users' lists, and "
             f"{users} user(s) have a non-empty list. Evaluate at least 2 users."
         )
-    return 1.0 - similarity / (users * (users - 1) / 2.0)
+    shared = (
+        state.join(state, on="item", suffix="_other")
+        .filter(pl.col("length") < pl.col("length_other"))
+        .group_by("length", "length_other")
+        .agg((pl.col("lists") * pl.col("lists_other")).sum().alias("shared"))
+        .sort("length", "length_other")
+    )
+    mixed = sum(int(s) / math.sqrt(int(a) * int(b)) for a, b, s in shared.iter_rows())
+    pairs = users * (users - 1) // 2
+    return float(1 - same_length / pairs) - mixed / pairs
 
 
 @register_global(
