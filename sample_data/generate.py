@@ -8,6 +8,9 @@ quickstart config), and the "model" scores 30 items per user with a noisy view o
 A few users get no recommendation, and a few recommendations go to users with no truth.
 rating_predictions.csv holds a rating model's predicted ratings (configs/ratings.yaml);
 logged_clicks.csv and click_predictions.csv a click log and a new policy (configs/ctr.yaml).
+catalog.jsonl (every item: title, genre, tags, an 8-number embedding) and interactions.csv
+(a training log that favours popular items) feed the beyond-accuracy metrics
+(configs/beyond.yaml).
 """
 
 from __future__ import annotations
@@ -88,6 +91,47 @@ def build_clicks() -> tuple[pl.DataFrame, pl.DataFrame]:
     )
 
 
+GENRES = ("drama", "comedy", "thriller", "documentary", "animation")
+TAGS = ("classic", "indie", "award", "family", "dark", "light", "long", "short")
+
+
+def build_catalog() -> pl.DataFrame:
+    """Every item with a genre, 0-3 tags, and an embedding near its genre's centre."""
+    rng = random.Random(3)
+    centres = {g: [rng.gauss(0, 1) for _ in range(8)] for g in GENRES}
+    rows = []
+    for item in range(1, N_ITEMS + 1):
+        genre = GENRES[item % len(GENRES)]
+        rows.append(
+            {
+                "item_id": item,
+                "title": f"Title {item}",
+                "genre": genre,
+                "tags": sorted(rng.sample(TAGS, rng.randint(0, 3))),
+                "embedding": [round(c + rng.gauss(0, 0.6), 3) for c in centres[genre]],
+            }
+        )
+    return pl.DataFrame(rows)
+
+
+def build_interactions() -> pl.DataFrame:
+    """A training log: each user interacted with 5-25 distinct items, popular items more
+    often (item popularity falls off as a power law)."""
+    rng = random.Random(4)
+    weights = [1 / (rank**0.9) for rank in range(1, N_ITEMS + 1)]
+    order = list(range(1, N_ITEMS + 1))
+    rng.shuffle(order)  # which item is how popular
+    rows: list[tuple[str, int, int]] = []
+    for u in range(1, N_USERS + 1):
+        seen: set[int] = set()
+        for _ in range(rng.randint(5, 25)):
+            seen.add(rng.choices(order, weights)[0])
+        rows.extend(
+            (f"u{u:03d}", item, 1_700_000_000 + rng.randrange(10**7)) for item in sorted(seen)
+        )
+    return pl.DataFrame(rows, schema=["user_id", "item_id", "timestamp"], orient="row")
+
+
 def _sigmoid(x: float) -> float:
     return 1 / (1 + math.exp(-x))
 
@@ -99,6 +143,10 @@ def main() -> None:
     log.write_csv(HERE / "logged_clicks.csv")
     recommendations.write_csv(HERE / "click_predictions.csv")
     predictions.write_csv(HERE / "predictions.csv")
+    build_interactions().write_csv(HERE / "interactions.csv")
+    with open(HERE / "catalog.jsonl", "w", encoding="utf-8") as handle:
+        for row in build_catalog().iter_rows(named=True):
+            handle.write(json.dumps(row) + "\n")
     truth.write_parquet(HERE / "ground_truth.parquet")
     lists = predictions.sort(["user_id", "score", "item_id"], descending=[False, True, True])
     lists = lists.group_by("user_id", maintain_order=True).agg(pl.col("item_id").alias("items"))

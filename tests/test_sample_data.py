@@ -41,6 +41,10 @@ def test_shipped_files_are_the_generator_output() -> None:
     log, recommendations = generator().build_clicks()
     assert_frame_equal(pl.read_csv(ROOT / "sample_data" / "logged_clicks.csv"), log)
     assert_frame_equal(pl.read_csv(ROOT / "sample_data" / "click_predictions.csv"), recommendations)
+    interactions = pl.read_csv(ROOT / "sample_data" / "interactions.csv")
+    assert_frame_equal(interactions, generator().build_interactions())
+    catalog = pl.read_ndjson(ROOT / "sample_data" / "catalog.jsonl")
+    assert_frame_equal(catalog, generator().build_catalog())
 
 
 def test_bundled_configs_run() -> None:
@@ -48,6 +52,6 @@ def test_bundled_configs_run() -> None:
 
     from receval_cli.cli import app
 
-    for config in ("quickstart", "ratings", "ctr"):
+    for config in ("quickstart", "ratings", "ctr", "beyond"):
         result = CliRunner().invoke(app, ["run", str(ROOT / "configs" / f"{config}.yaml")])
         assert result.exit_code == 0, (config, result.stderr)
