@@ -64,9 +64,9 @@ def metric_table() -> RenderableType:
             Text(preset_measures(definition)),
         )
     footer = Text(
-        "Every metric also takes users_without_recommendations and users_without_relevant "
-        "(conventions.*). `receval metrics NAME` shows one metric in full, with how each "
-        "preset defines it."
+        "Every per-user metric also takes users_without_recommendations and "
+        "users_without_relevant (conventions.*). `receval metrics NAME` shows one metric in "
+        "full, with how each preset defines it."
     )
     return _stack(table, footer)
 
@@ -94,6 +94,10 @@ def metric_detail(name: str) -> RenderableType:
         head.append("report value: one value over the scored (user, item) pairs\n")
     elif definition.scope == "logged":
         head.append("report value: one estimate over the recommendations and the log\n")
+    elif definition.scope == "global":
+        head.append(
+            "report value: one value over every list in the predictions (a mergeable state)\n"
+        )
     else:
         head.append(f"report value: {definition.aggregate} over the users\n")
     if definition.aliases:
