@@ -105,10 +105,17 @@ def tag_similarity(recs: pl.LazyFrame) -> pl.LazyFrame:
         pl.len().alias("shared"), pl.col("n_tags").first(), pl.col("n_tags_earlier").first()
     )
     jaccard = pl.col("shared") / (pl.col("n_tags") + pl.col("n_tags_earlier") - pl.col("shared"))
-    per_item = shared.group_by("user", "rank").agg(jaccard.sort().sum().alias("shared_tags"))
+    # summed in rank order (a running sum read at the last earlier item): a plain group_by
+    # sum adds in whatever order the threads deliver, and the last bits would vary
+    item = ["user", "rank"]
+    per_item = shared.select(
+        *item,
+        jaccard.cum_sum().over(item, order_by="rank_earlier").alias("shared_tags"),
+        (pl.col("rank_earlier") == pl.col("rank_earlier").max().over(item)).alias("last"),
+    ).filter("last")
     empty = pl.col("n_tags") == 0
     earlier_empty = empty.cast(pl.UInt32).cum_sum().over("user", order_by="rank") - 1
-    return tagged.join(per_item, on=["user", "rank"], how="left").select(
+    return tagged.join(per_item.drop("last"), on=item, how="left").select(
         "user",
         "rank",
         (

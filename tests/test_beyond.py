@@ -385,3 +385,55 @@ def test_partition_states_merge_to_the_whole(data: dict[str, Any], parts: int) -
     assert global_values(specs, Conventions(), merged_states, universe) == global_values(
         specs, Conventions(), whole, universe
     )
+
+
+SAMPLE = Path(__file__).parent.parent / "sample_data"
+SAMPLE_METRICS = [
+    "novelty@10",
+    "novelty@10(items=new,share=users)",
+    "serendipity@10",
+    "arp@10",
+    "long_tail_share@10",
+    "intra_list_diversity@10(feature=category)",
+    "intra_list_diversity@10(feature=tags)",
+    "intra_list_diversity@10(feature=embedding)",
+    "inter_list_diversity@10",
+    "inter_list_diversity@7",
+    "gini@10",
+    "entropy@10",
+    "catalog_coverage@5",
+]
+
+
+def test_bit_identical_whatever_the_row_order() -> None:
+    """Shuffling every input's rows changes nothing, to the last bit."""
+    inputs = {
+        "predictions": pl.read_csv(SAMPLE / "predictions.csv"),
+        "truth": pl.read_parquet(SAMPLE / "ground_truth.parquet"),
+        "catalog": pl.read_ndjson(SAMPLE / "catalog.jsonl"),
+        "log": pl.read_csv(SAMPLE / "interactions.csv"),
+    }
+
+    def run(frames: dict[str, pl.DataFrame]) -> Any:
+        ids = {"user": "user_id", "item": "item_id"}
+        features = {"item": "item_id", "category": "genre", "tags": "tags"}
+        return evaluate_frames(
+            frames["predictions"],
+            frames["truth"],
+            SAMPLE_METRICS,
+            conventions={"relevance_threshold": 4},
+            prediction_columns={**ids, "score": "score"},
+            truth_columns={**ids, "relevance": "rating"},
+            catalog=frames["catalog"],
+            catalog_columns={**features, "embedding": "embedding"},
+            interactions=frames["log"],
+            interaction_columns=ids,
+        )
+
+    first = run(inputs)
+    for seed in range(3):
+        shuffled = {n: f.sample(fraction=1.0, shuffle=True, seed=seed) for n, f in inputs.items()}
+        again = run(shuffled)
+        assert again.metrics == first.metrics
+        assert again.per_user is not None and first.per_user is not None
+        assert again.per_user.equals(first.per_user)
