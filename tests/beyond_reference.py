@@ -28,9 +28,7 @@ def catalog_coverage(lists: Lists, k: int, catalog: set[Any]) -> float:
 
 def inter_list_diversity(lists: Lists, k: int) -> float:
     sets = [set(items) for items in top(lists, k).values() if items]
-    distances = [
-        1 - len(a & b) / math.sqrt(len(a) * len(b)) for a, b in combinations(sets, 2)
-    ]
+    distances = [1 - len(a & b) / math.sqrt(len(a) * len(b)) for a, b in combinations(sets, 2)]
     return mean(distances)
 
 
@@ -114,9 +112,7 @@ def unexpectedness_user(items: list[Any], baseline: list[Any]) -> float:
     return sum(i not in baseline for i in items) / len(items) if items else 0.0
 
 
-def serendipity_user(
-    items: list[Any], baseline: list[Any], relevant: set[Any], k: int
-) -> float:
+def serendipity_user(items: list[Any], baseline: list[Any], relevant: set[Any], k: int) -> float:
     return sum(i in relevant and i not in baseline for i in items) / k
 
 

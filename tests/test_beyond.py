@@ -24,13 +24,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from receval_cli.api import evaluate_frames
+from receval_cli.config import PredictionColumns, TruthColumns
 from receval_cli.conventions import Conventions
 from receval_cli.evaluate import per_user_frame
 from receval_cli.global_eval import global_values, state_queries
 from receval_cli.io import align_ids, map_ground_truth, map_predictions
-from receval_cli.config import PredictionColumns, TruthColumns
 from receval_cli.metrics import MetricSpec, resolve
-from receval_cli.metrics.registry import StateInputs, merge_states, Universe
+from receval_cli.metrics.registry import StateInputs, Universe, merge_states
 
 PREDICTIONS = "user,item,score\n1,a,0.9\n1,b,0.8\n1,c,0.7\n2,a,0.9\n2,c,0.5\n2,d,0.4\n3,e,0.3\n"
 TRUTH = "user,item\n1,b\n1,c\n2,d\n3,x\n"
@@ -79,9 +79,7 @@ HAND = {
     # u1 {p,q} {q} {}: Jaccard 1/2, 0, 0; u2 {p,q} {} {p}: 0, 1/2, 0
     "intra_list_diversity@3(feature=tags)": 1 - (1 / 2) / 3,
     # u1 cos (a,b) 0, (a,c) (b,c) 1/sqrt2; u2 (a,c) 1/sqrt2, (a,d) -1, (c,d) -1/sqrt2
-    "intra_list_diversity@3(feature=embedding)": (
-        (1 - (2 / math.sqrt(2)) / 3) + (1 - (-1) / 3)
-    )
+    "intra_list_diversity@3(feature=embedding)": ((1 - (2 / math.sqrt(2)) / 3) + (1 - (-1) / 3))
     / 2,
 }
 
@@ -312,7 +310,7 @@ def test_bounds(data: dict[str, Any]) -> None:
 def test_same_list_for_everyone_has_no_inter_list_diversity(items: list[str], users: int) -> None:
     data = {"lists": dict.fromkeys(range(users), items), "log": [(0, "i0")], "relevant": {}}
     data["relevant"] = {u: set() for u in range(users)}
-    data.update(categories={i: "x" for i in ITEMS}, tags={i: [] for i in ITEMS})
+    data.update(categories=dict.fromkeys(ITEMS, "x"), tags={i: [] for i in ITEMS})
     data["vectors"] = {i: [1.0, 2.0, 3.0] for i in ITEMS}
     names = ["inter_list_diversity@6", "intra_list_diversity@6(feature=embedding)"]
     names.append("intra_list_diversity@6(feature=category)")
@@ -330,7 +328,7 @@ def test_uniform_exposure_has_gini_0_and_maximal_entropy(rounds: int) -> None:
         for n in range(len(ITEMS) // 2):
             lists[r * 10 + n] = [ITEMS[2 * n], ITEMS[2 * n + 1]]
     data = {"lists": lists, "log": [(0, "i0")], "relevant": {u: set() for u in lists}}
-    data.update(categories={i: "x" for i in ITEMS}, tags={i: [] for i in ITEMS})
+    data.update(categories=dict.fromkeys(ITEMS, "x"), tags={i: [] for i in ITEMS})
     data["vectors"] = {i: [1.0, 0.0, 0.0] for i in ITEMS}
     metrics = receval_values(data, ["gini@2", "entropy@2"])["metrics"]
     assert metrics["gini@2"] == 0.0
@@ -435,5 +433,6 @@ def test_bit_identical_whatever_the_row_order() -> None:
         shuffled = {n: f.sample(fraction=1.0, shuffle=True, seed=seed) for n, f in inputs.items()}
         again = run(shuffled)
         assert again.metrics == first.metrics
-        assert again.per_user is not None and first.per_user is not None
+        assert again.per_user is not None
+        assert first.per_user is not None
         assert again.per_user.equals(first.per_user)
