@@ -159,7 +159,8 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
         "config.yaml",
         "unknown key 'metric'",
         "Did you mean 'metrics'?",
-        "Valid keys here: baseline, catalog, conventions, cutoffs, gates, ground_truth, interactions, metrics, output, predictions",
+        "Valid keys here: baseline, catalog, conventions, cutoffs, gates, ground_truth, "
+        "interactions, metrics, output, predictions",
     )
 
 

@@ -7,7 +7,8 @@ Writes, next to this script:
   catalog.csv            item, emb, genre, tags: 60 items i00-i59. emb: an 8-dim vector,
                          "|"-separated, 4 decimals, normal(0, 1) (negative values: cosine
                          similarities below 0); i01 = -i00 (cosine distance 2) and i02 =
-                         2 * i00 (distance 0). No zero vector (the peers disagree on it).
+                         2 * i00 (distance 0). No zero vector: MS Recommenders
+                         divides by its norm (ZeroDivisionError).
                          genre: one of g0-g5. tags: 0-3 of t0-t7, "|"-separated, empty for
                          some items (an empty tag set).
   log.csv                user, item: the interactions log. 200 users u000-u199 with 5-25
@@ -15,13 +16,14 @@ Writes, next to this script:
                          i00-i54; every one of those 55 items is in the log at least once,
                          the 5 "cold" items i55-i59 never are. No repeated (user, item)
                          row (MS Recommenders assumes none).
-  equal_predictions.csv  user, item, score: every log user scores 15 items from i00-i54
+  equal_predictions.csv  user, item, score: every log user scores 15 items from i00-i49
                          that are not in their log (MS Recommenders refuses a recommended
                          pair that is in the log); every top-k list (k <= 15) has exactly
-                         k items, every recommended item is in the log.
+                         k items, every recommended item is in the log, and i50-i54 (in
+                         the log) are never recommended.
   ragged_predictions.csv user, item, score: users u000-u179 and u200-u219 (not in the log)
-                         with 1-15 items from all 60 (cold items included), not in their
-                         log; lists of different lengths, some of one item.
+                         with 1-15 items from all 60 but i40-i44 (cold items included),
+                         not in their log; lists of different lengths, some of one item.
 
 Scores are distinct across the whole file (6 decimals): no ties anywhere, so every
 library ranks the same way whatever its sort.
@@ -74,7 +76,10 @@ def catalog(rng: random.Random) -> list[tuple[str, str, str, str]]:
 def log(rng: random.Random) -> dict[str, set[int]]:
     warm = list(range(N_WARM))
     popularity = [1.0 / (i + 1) ** 0.8 for i in warm]
-    known = {user(u): set(weighted_sample(rng, warm, popularity, rng.randint(5, 25))) for u in range(N_USERS)}
+    known = {
+        user(u): set(weighted_sample(rng, warm, popularity, rng.randint(5, 25)))
+        for u in range(N_USERS)
+    }
     for i in warm:  # every warm item in the log at least once
         holders = [u for u, items in known.items() if i in items]
         if not holders:
@@ -85,8 +90,9 @@ def log(rng: random.Random) -> dict[str, set[int]]:
 def predictions(
     rng: random.Random, known: dict[str, set[int]], users: list[str], ragged: bool
 ) -> list[tuple[str, str, float]]:
-    pool = list(range(N_ITEMS if ragged else N_WARM))
-    popularity = [1.0 / (i + 1) ** 0.5 if i < N_WARM else 0.15 for i in pool]
+    never = range(40, 45) if ragged else range(50, 55)  # in the log, never recommended
+    pool = [i for i in range(N_ITEMS if ragged else N_WARM) if i not in never]
+    popularity = {i: 1.0 / (i + 1) ** 0.5 if i < N_WARM else 0.1 for i in pool}
     scores = iter(rng.sample(range(1, 1_000_000), 15 * len(users)))
     rows = []
     for u in users:
@@ -112,7 +118,9 @@ def main() -> None:
     rows = [(u, item(i)) for u, items in known.items() for i in sorted(items)]
     write("log.csv", ["user", "item"], rows)
     everyone = [user(u) for u in range(N_USERS)]
-    write("equal_predictions.csv", ["user", "item", "score"], predictions(rng, known, everyone, False))
+    write(
+        "equal_predictions.csv", ["user", "item", "score"], predictions(rng, known, everyone, False)
+    )
     some = [user(u) for u in (*range(180), *range(200, 220))]
     write("ragged_predictions.csv", ["user", "item", "score"], predictions(rng, known, some, True))
 

@@ -27,3 +27,4 @@ fi
 for dataset in tiefree ties; do
     "$VENV/bin/python" "$HERE/run_recommenders.py" "$dataset" "$HERE/$dataset.json"
 done
+"$VENV/bin/python" "$HERE/run_recommenders_beyond.py" "$HERE/beyond.json"
