@@ -213,6 +213,9 @@ PRESETS: dict[str, Preset] = {
             "ndcg@k": "NDCG(click_column, k)",
             "auc": "AUC(click_column)",
             "ctr": "CTR(click_column, estimation=matching|ips|dr)",
+            "inter_list_diversity@k": "InterListDiversity(click_column, k, user_sample_size=None)",
+            "intra_list_diversity@k": "IntraListDiversity(item_features, click_column, k, "
+            "user_sample_size=None): cosine on the feature columns",
         },
         notes=(
             "Feed clicks as relevance 1 (or grades: relevance_threshold 1 makes grade >= 1 a "
@@ -255,6 +258,7 @@ PRESETS: dict[str, Preset] = {
         },
         per_metric={
             "ndcg": {"users_without_recommendations": "zero"},
+            "novelty": {"unseen": "zero"},
         },
         metrics={
             "precision@k": "precision_at_k",
@@ -264,6 +268,10 @@ PRESETS: dict[str, Preset] = {
             "ndcg@k": "ndcg_at_k (score_type='binary')",
             "ndcg@k(gain=linear)": "ndcg_at_k(score_type='raw')",
             "ndcg@k(gain=exponential)": "ndcg_at_k(score_type='exp')",
+            "catalog_coverage@k": "catalog_coverage (the train items as the catalog)",
+            "novelty@k": "novelty (a mean over all recommendations)",
+            "entropy@k": "distributional_coverage",
+            "intra_list_diversity@k": "diversity(item_sim_measure='item_feature_vector')",
         },
         notes=(
             "rating_true holds only relevant rows: give the ground truth with its grades and "
@@ -273,6 +281,8 @@ PRESETS: dict[str, Preset] = {
             "Equal scores keep their file order (pandas' stable two-column sort).",
             "r_precision_at_k is not reproduced: its mean leaves out users whose R-precision "
             "is 0, and it cuts R at k.",
+            "novelty and catalog_coverage agree when every user has k recommendations, all "
+            "of them items of the training log (see tests/golden/recommenders/NOTES.md).",
         ),
     ),
 }

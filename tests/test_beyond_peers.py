@@ -24,6 +24,8 @@ import polars as pl
 import pytest
 
 from receval_cli.api import evaluate_frames
+from receval_cli.conventions import Conventions
+from receval_cli.metrics import MetricSpec
 from receval_cli.report import Report
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -249,6 +251,23 @@ def test_recommenders_novelty(k: int) -> None:
     assert receval("equal").metrics[metric] == pytest.approx(entry["value"], abs=TOL)
     if k == PER_USER_AT:
         assert_per_user(entry["per_user"], per_user(receval("equal"), metric))
+
+
+def test_recommenders_preset_counts_unseen_items_as_zero() -> None:
+    """Under the recommenders preset, novelty's default is the library's (unseen=zero)."""
+    frame = predictions("equal")
+    report = evaluate_frames(
+        frame,
+        placeholder_truth(frame),
+        ["novelty@10"],
+        conventions={"preset": "recommenders"},
+        interactions=log(),
+    )
+    expected = recommenders("equal", "novelty@10")["value"]
+    assert report.metrics["novelty@10"] == pytest.approx(expected, abs=TOL)
+    # (every item of `equal` is in the log, so the value alone cannot tell the rule)
+    params = Conventions(preset="recommenders").metric_params(MetricSpec.parse("novelty@10"))
+    assert params["unseen"] == "zero"
 
 
 @pytest.mark.parametrize("k", CUTOFFS)
