@@ -194,25 +194,31 @@ def register(
     """Decorator: add the decorated compute function to the registry under `name`."""
 
     def add(compute: Compute) -> Compute:
-        REGISTRY[name] = MetricDef(
-            name,
-            compute,
-            summary,
-            formula,
-            takes_cutoff,
-            params,
-            aliases,
-            higher_is_better,
-            upper_bound,
-            aggregate,
-            scope,
-            lower_bound,
+        _add(
+            MetricDef(
+                name,
+                compute,
+                summary,
+                formula,
+                takes_cutoff,
+                params,
+                aliases,
+                higher_is_better,
+                upper_bound,
+                aggregate,
+                scope,
+                lower_bound,
+            )
         )
-        for alias in aliases:
-            _ALIASES[alias] = name
         return compute
 
     return add
+
+
+def _add(definition: MetricDef) -> None:
+    REGISTRY[definition.name] = definition
+    for alias in definition.aliases:
+        _ALIASES[alias] = definition.name
 
 
 def register_global(
@@ -231,23 +237,23 @@ def register_global(
     """Decorator: register a global metric whose finish step is the decorated function."""
 
     def add(finish: Finish) -> Finish:
-        REGISTRY[name] = MetricDef(
-            name,
-            None,
-            summary,
-            formula,
-            takes_cutoff,
-            params,
-            aliases,
-            higher_is_better,
-            upper_bound,
-            "global",
-            "global",
-            0.0,
-            Partial(state, finish, needs_universe),
+        partial = Partial(state, finish, needs_universe)
+        _add(
+            MetricDef(
+                name,
+                None,
+                summary,
+                formula,
+                takes_cutoff,
+                params,
+                aliases,
+                higher_is_better,
+                upper_bound,
+                aggregate="global",
+                scope="global",
+                partial=partial,
+            )
         )
-        for alias in aliases:
-            _ALIASES[alias] = name
         return finish
 
     return add
