@@ -247,7 +247,7 @@ def evaluate_inputs(
     started = time.perf_counter()
     sources = sources or Sources()
     align_ids(predictions, truth, *sources.given())
-    check_sources(sources)
+    check_sources(sources, conventions.duplicates)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")

@@ -71,9 +71,7 @@ def baseline_ranks(baseline: Input, conventions: Conventions, depth: int | None)
     """(user, item, baseline): the baseline's lists ranked like the predictions."""
     by = baseline.value_column
     scored = with_score_precision(baseline.frame, by, conventions.score_precision)
-    deduped = dedupe_predictions(
-        scored, by, "first" if conventions.duplicates == "error" else conventions.duplicates
-    )
+    deduped = dedupe_predictions(scored, by, conventions.duplicates)  # `error`: checked
     lists = rank_lists(deduped, by, conventions.tie_break, depth, [])
     return ranked_items(lists).rename({"rank": "baseline"})
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
+from receval_cli.checks import check_exprs, raise_duplicates, raise_for
 from receval_cli.config import CatalogConfig, InteractionsConfig, LoadedConfig
 from receval_cli.errors import InputError
 from receval_cli.io import (
@@ -133,13 +134,19 @@ def map_interactions(raw: pl.LazyFrame, config: InteractionsConfig, path: Path, 
     return Input(role, path, fmt, "log", mapping, frame, raw)
 
 
-def check_sources(sources: Sources) -> None:
+def check_sources(sources: Sources, duplicates: str = "error") -> None:
     """Every optional input's rows: not empty, no null ids; the catalog lists each item
-    once and its embeddings are finite vectors of one length."""
+    once and its embeddings are finite vectors of one length; the baseline has no null or
+    NaN score or rank, and no repeated (user, item) unless the `duplicates` convention
+    says which row counts."""
     queries = {}
     for source in sources.given():
         ids = [c for c in ("user", "item") if c in source.frame.collect_schema()]
         exprs = [pl.len().alias("rows"), *(pl.col(c).null_count().alias(c) for c in ids)]
+        if source.role == "baseline":
+            exprs += check_exprs("", source.value_column)
+            pairs = pl.struct("user", "item").n_unique()
+            exprs.append((pl.len() - pairs).alias("repeated_pairs"))
         if source.role == "catalog":
             exprs.append((pl.len() - pl.col("item").n_unique()).alias("repeated"))
             if "category" in source.columns:
@@ -163,6 +170,10 @@ def check_sources(sources: Sources) -> None:
     for source, result in zip(sources.given(), results, strict=True):
         found = result.row(0, named=True)
         _raise_for(source, found)
+        if source.role == "baseline":
+            raise_for(source, {"raw_rows": found["rows"], **found})
+            if found["repeated_pairs"] and duplicates == "error":
+                raise_duplicates(source, "duplicates")
         if "longest" in found:
             sources.embedding_dims = int(found["longest"] or 0)
 

@@ -3,6 +3,7 @@ no report file."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,32 @@ def test_head_must_be_a_share(tmp_path: Path) -> None:
     write(tmp_path / "log.csv", "user,item\n1,a\n")
     config = setup(tmp_path, ["long_tail_share@2(head=20)"], interactions={"path": "log.csv"})
     fails(config, "parameter 'head' of 'long_tail_share@2(head=20)' is '20'", "in (0, 1]")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("user,item,score\n1,a,0.5\n1,a,0.4\n", ["1 (user, item) pair(s) appear more than once"]),
+        ("user,item,score\n1,b,0.5\n1,a,NaN\n", ["column 'score' has 1 NaN value(s)"]),
+        ("user,item,score\n1,b,0.5\n1,a,\n", ["column 'score' has 1 null value(s)"]),
+    ],
+)
+def test_bad_baselines(tmp_path: Path, text: str, words: list[str]) -> None:
+    write(tmp_path / "b.csv", text)
+    config = setup(tmp_path, ["unexpectedness@2"], baseline={"path": "b.csv"})
+    fails(config, "baseline file", *words)
+
+
+def test_baseline_duplicates_follow_the_convention(tmp_path: Path) -> None:
+    write(tmp_path / "b.csv", "user,item,score\n1,a,0.5\n1,a,0.4\n")
+    config = setup(
+        tmp_path,
+        ["unexpectedness@2"],
+        baseline={"path": "b.csv"},
+        conventions={"duplicates": "first"},
+    )
+    result = invoke("run", config)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    # u1's top 2 a b: a expected; u2's a c: no baseline list
+    assert report["metrics"]["unexpectedness@2"] == (1 / 2 + 1) / 2
