@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -76,6 +77,18 @@ def test_python_example_runs_and_prints_what_it_says() -> None:
     exec(example, namespace)  # the README's own code
     report = namespace["report"]
     assert report.metrics == {"precision@2": 0.5, "mrr": 0.5}  # type: ignore[attr-defined]
+
+
+def test_python_example_with_a_catalog_and_a_log() -> None:
+    first, second = [b for b in code_blocks("python") if "evaluate_frames" in b][:2]
+    namespace: dict[str, object] = {}
+    exec(first + second, namespace)  # the README's own code, the second block after the first
+    report = namespace["report"]
+    assert report.metrics == {  # type: ignore[attr-defined]
+        "catalog_coverage@2": 2 / 3,
+        "novelty@2": -math.log2(2 / 3),
+        "intra_list_diversity@2": 1.0,
+    }
 
 
 @pytest.mark.parametrize("command", ["uv run receval run configs/quickstart.yaml", "uv run pytest"])
