@@ -5,7 +5,6 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal erro
 
 from __future__ import annotations
 
-import io
 import re
 import sys
 from enum import StrEnum
@@ -19,15 +18,15 @@ from rich.text import Text
 
 from receval_cli import __version__
 from receval_cli.catalog import metric_detail, metric_table
-from receval_cli.config import PredictionsConfig, load_config
+from receval_cli.config import ConfidenceConfig, LoadedConfig, PredictionsConfig, load_config
 from receval_cli.conventions import Conventions
 from receval_cli.convert import trec_run, write_trec_run
 from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
-from receval_cli.evaluate import evaluate
 from receval_cli.io import read_predictions
 from receval_cli.metrics import SpecError
-from receval_cli.output import check_destination, write_atomic
-from receval_cli.report import Report, render_json, render_table
+from receval_cli.models import evaluate_config
+from receval_cli.output import check_destination, write_atomic, write_atomic_with
+from receval_cli.render import Result, per_user_values, render, table
 
 app = typer.Typer(
     name="receval",
@@ -41,6 +40,20 @@ app = typer.Typer(
 class Format(StrEnum):
     table = "table"
     json = "json"
+    markdown = "markdown"
+    csv = "csv"
+    junit = "junit"
+
+
+# an output file's format from its extension (--output may be given several times)
+_EXTENSIONS = {
+    ".json": "json",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".csv": "csv",
+    ".xml": "junit",
+    ".txt": "table",
+}
 
 
 def _version(value: bool) -> None:
@@ -70,11 +83,28 @@ def run(
     config: Annotated[Path, typer.Argument(help="The YAML config file.")],
     format: Annotated[
         Format | None,
-        typer.Option("--format", "-f", help="table or json (default: the config's output.format)."),
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json, markdown, csv or junit (default: the config's output.format).",
+        ),
     ] = None,
     output: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the report to this file (atomically). Repeat it for several files; "
+            "each file's format then comes from its extension (.json, .md, .csv, .xml for "
+            "JUnit, .txt for the table).",
+        ),
+    ] = None,
+    per_user: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the report to this file (atomically)."),
+        typer.Option(
+            "--per-user",
+            help="Write every per-user metric value (with the model) to this Parquet file.",
+        ),
     ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print nothing when writing to --output.")
@@ -87,25 +117,46 @@ def run(
             "conventions still override single settings.",
         ),
     ] = None,
+    ci: Annotated[
+        bool,
+        typer.Option(
+            "--ci",
+            help="Confidence intervals for every per-user metric (the config's confidence "
+            "settings, else 95% bootstrap, 1000 resamples).",
+        ),
+    ] = False,
+    baseline_report: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline-report",
+            help="Compare with the metrics of a saved JSON report instead of a baseline model.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
     try:
         loaded = load_config(config, preset)
         chosen = format.value if format is not None else loaded.config.output.format
-        destination = output
-        if destination is None and loaded.config.output.path is not None:
-            destination = loaded.resolve_path(loaded.config.output.path)
-        if destination is not None:
+        destinations = _destinations(output or [], loaded, format)
+        for destination in [*destinations, *([per_user] if per_user else [])]:
             check_destination(destination)
-        report = evaluate(loaded)
+        confidence = None
+        if ci:
+            confidence = loaded.config.confidence or ConfidenceConfig()
+        report = evaluate_config(loaded, confidence, baseline_report)
+        texts = {path: render(report, fmt, width=100) for path, fmt in destinations.items()}
+        if per_user is not None:
+            frame = per_user_values(report)
+            write_atomic_with(per_user, lambda path: frame.write_parquet(path))
+        for path, text in texts.items():
+            write_atomic(path, text)
         table_shown = False
-        if destination is not None:
-            write_atomic(destination, _render(report, chosen, width=100))
-            table_shown = not quiet
-        elif chosen == "json":
-            sys.stdout.write(render_json(report))
-        else:
+        if not destinations and chosen == "table":
             table_shown = True
+        elif not destinations:
+            sys.stdout.write(render(report, chosen))
+        else:
+            table_shown = not quiet
         if table_shown:
             _print_table(report)
     except RecEvalError as error:
@@ -119,16 +170,33 @@ def run(
         raise typer.Exit(EXIT_GATE_FAILED)
 
 
-def _print_table(report: Report) -> None:
-    Console(highlight=False).print(render_table(report))
+def _destinations(
+    outputs: list[Path], loaded: LoadedConfig, given: Format | None
+) -> dict[Path, str]:
+    """Each output file and its format: with one file, --format (else the extension, else
+    the config's output.format); with several, each file's extension."""
+    if not outputs and loaded.config.output.path is not None:
+        outputs = [loaded.resolve_path(loaded.config.output.path)]
+    if len(outputs) == 1:
+        (path,) = outputs
+        by_extension = _EXTENSIONS.get(path.suffix.lower())
+        fmt = given.value if given is not None else by_extension or loaded.config.output.format
+        return {path: fmt}
+    formats: dict[Path, str] = {}
+    for path in outputs:
+        found = _EXTENSIONS.get(path.suffix.lower())
+        if found is None:
+            raise UsageError(
+                f"output {path}: with several --output files each format comes from the "
+                f"extension, and '{path.suffix or '(none)'}' is not one of "
+                f"{', '.join(_EXTENSIONS)}. Rename the file."
+            )
+        formats[path] = found
+    return formats
 
 
-def _render(report: Report, chosen: str, width: int) -> str:
-    if chosen == "json":
-        return render_json(report)
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, no_color=True, highlight=False).print(render_table(report))
-    return buffer.getvalue()
+def _print_table(report: Result) -> None:
+    Console(highlight=False).print(table(report))
 
 
 @app.command()

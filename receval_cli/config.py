@@ -7,17 +7,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PositiveInt,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 
 from receval_cli.conventions import Conventions
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
-OutputFormat = Literal["table", "json"]
+OutputFormat = Literal["table", "json", "markdown", "csv", "junit"]
 
 
 class _Strict(BaseModel):
@@ -68,6 +77,84 @@ class PredictionsConfig(_FileConfig):
     columns: PredictionColumns = PredictionColumns()
 
 
+class ModelFile(_Strict):
+    """One model's predictions file among several; unset keys come from `predictions`."""
+
+    name: str | None = Field(None, description="In a list: the model's name (default: file stem).")
+    path: str
+    format: FileFormat | None = None
+    separator: str | None = None
+    list_separator: str | None = None
+    columns: PredictionColumns | None = None
+
+
+class PredictionSet(_Strict):
+    """Several models, each a predictions file, evaluated against the same ground truth.
+
+    `models` is a mapping name: path (or name: {path, columns, ...}), or a list of paths
+    (or of {name, path, ...}) where a missing name is the file's stem.
+    """
+
+    models: dict[str, ModelFile] = Field(min_length=1)
+    format: FileFormat | None = None
+    separator: str | None = None
+    list_separator: str = "|"
+    columns: PredictionColumns = PredictionColumns()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named(cls, data: Any) -> Any:
+        """Turn the list form and bare paths into name: {path, ...}."""
+        if not isinstance(data, dict):
+            return data
+        models = data.get("models")
+        entries: list[tuple[str | None, Any]]
+        if isinstance(models, dict):
+            entries = list(models.items())
+        elif isinstance(models, list):
+            entries = [(None, entry) for entry in models]
+        else:
+            return data
+        named: dict[str, Any] = {}
+        for given, entry in entries:
+            model = {"path": entry} if isinstance(entry, str) else entry
+            name = given
+            if name is None and isinstance(model, dict):
+                name = model.get("name") or Path(str(model.get("path", ""))).name.split(".")[0]
+            if name in named:
+                raise ValueError(
+                    f"two models are named '{name}'; give each a distinct name (a mapping "
+                    "name: path, or name: in each list entry)"
+                )
+            named[str(name)] = model
+        return {**data, "models": named}
+
+    def files(self) -> dict[str, PredictionsConfig]:
+        """Each model's name and its complete predictions config."""
+        return {
+            name: PredictionsConfig(
+                path=model.path,
+                format=model.format or self.format,
+                separator=model.separator or self.separator,
+                list_separator=model.list_separator or self.list_separator,
+                columns=model.columns or self.columns,
+            )
+            for name, model in self.models.items()
+        }
+
+
+def _predictions_kind(value: Any) -> str:
+    return "<models>" if isinstance(value, dict) and "models" in value else "<file>"
+
+
+# predictions: one file, or several models (a tag in an error's location, dropped in messages)
+_TAGGED: dict[str, type[BaseModel]] = {"<file>": PredictionsConfig, "<models>": PredictionSet}
+Predictions = Annotated[
+    Annotated[PredictionsConfig, Tag("<file>")] | Annotated[PredictionSet, Tag("<models>")],
+    Discriminator(_predictions_kind),
+]
+
+
 class GroundTruthConfig(_FileConfig):
     columns: TruthColumns = TruthColumns()
 
@@ -105,14 +192,37 @@ class InteractionsConfig(_FileConfig):
 
 
 class Gate(_Strict):
+    """A bar for one metric: absolute (min, max) and, with several models or a baseline
+    report, relative to the baseline (max_drop, max_relative_drop, no_significant_drop)."""
+
     min: float | None = None
     max: float | None = None
+    max_drop: float | None = Field(
+        None, ge=0, description="The most the metric may get worse than the baseline."
+    )
+    max_relative_drop: float | None = Field(
+        None, ge=0, description="The same, as a share of the baseline's value (0.02 = 2%)."
+    )
+    no_significant_drop: bool = Field(
+        False, description="Fail when the model is significantly worse than the baseline."
+    )
+    model: str | None = Field(None, description="Gate only this model (default: every one).")
 
     @model_validator(mode="after")
     def _a_bound(self) -> Gate:
-        if self.min is None and self.max is None:
-            raise ValueError("a gate needs min, max, or both, e.g. {min: 0.3}")
+        bounds = (self.min, self.max, self.max_drop, self.max_relative_drop)
+        if bounds == (None, None, None, None) and not self.no_significant_drop:
+            raise ValueError(
+                "a gate needs min, max, max_drop, max_relative_drop or "
+                "no_significant_drop, e.g. {min: 0.3}"
+            )
         return self
+
+    @property
+    def relative(self) -> bool:
+        """It compares with a baseline."""
+        bounds = (self.max_drop, self.max_relative_drop)
+        return self.no_significant_drop or bounds != (None, None)
 
 
 class OutputConfig(_Strict):
@@ -120,10 +230,30 @@ class OutputConfig(_Strict):
     path: str | None = None
 
 
+class ConfidenceConfig(_Strict):
+    """Confidence intervals of the per-user-averaged metrics (users resampled)."""
+
+    level: float = Field(0.95, gt=0, lt=1)
+    method: Literal["bootstrap", "normal"] = "bootstrap"
+    resamples: PositiveInt = 1000
+    seed: int = 0
+
+
+class ComparisonConfig(_Strict):
+    """Every model against the baseline model: paired per-user differences."""
+
+    baseline: str | None = Field(None, description="A model's name (default: the first).")
+    test: Literal["t", "wilcoxon", "permutation"] = "t"
+    correction: Literal["holm", "bonferroni", "none"] = "holm"
+    level: float = Field(0.95, gt=0, lt=1, description="1 - the significance level.")
+    resamples: PositiveInt = Field(10_000, description="permutation: random sign flips.")
+    seed: int = 0
+
+
 class Config(_Strict):
     """The whole config file."""
 
-    predictions: PredictionsConfig
+    predictions: Predictions
     ground_truth: GroundTruthConfig
     catalog: CatalogConfig | None = None
     interactions: InteractionsConfig | None = None
@@ -135,6 +265,30 @@ class Config(_Strict):
     conventions: Conventions = Conventions()
     gates: dict[str, Gate] = {}
     output: OutputConfig = OutputConfig()
+    confidence: ConfidenceConfig | None = None
+    comparison: ComparisonConfig | None = None
+
+    def model_files(self) -> dict[str, PredictionsConfig]:
+        """Each model's predictions config; a single file is the model named "model"."""
+        if isinstance(self.predictions, PredictionSet):
+            return self.predictions.files()
+        return {"model": self.predictions}
+
+    @property
+    def several_models(self) -> bool:
+        return isinstance(self.predictions, PredictionSet)
+
+    @model_validator(mode="after")
+    def _known_baseline(self) -> Config:
+        if self.comparison is None or self.comparison.baseline is None:
+            return self
+        names = list(self.model_files())
+        if self.comparison.baseline not in names:
+            raise ValueError(
+                f"comparison.baseline '{self.comparison.baseline}' is not a model; the models "
+                f"are: {', '.join(names)}.{did_you_mean(self.comparison.baseline, names)}"
+            )
+        return self
 
 
 @dataclass(frozen=True)
@@ -241,7 +395,7 @@ def _format_validation_error(path: Path, error: ValidationError) -> str:
     lines = []
     for item in error.errors():
         loc = tuple(p for p in item["loc"] if p not in ("str", "dict[str,any]"))
-        where = _loc(loc) or "(top level)"
+        where = _loc(tuple(p for p in loc if not str(p).startswith("<"))) or "(top level)"
         if item["type"] == "extra_forbidden":
             parent = _model_at(loc[:-1])
             valid = sorted(parent.model_fields) if parent else []
@@ -265,7 +419,9 @@ def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
     """The pydantic model at a YAML path, looking through dict values (e.g. gates.X)."""
     annotation: Any = Config
     for part in loc:
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if part in _TAGGED:
+            annotation = _TAGGED[str(part)]
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
             field = annotation.model_fields.get(str(part))
             if field is None:
                 return None

@@ -23,7 +23,7 @@ from receval_cli.global_eval import (
     state_queries,
     universe_of,
 )
-from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.io import Input, align_ids
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs
@@ -46,7 +46,7 @@ from receval_cli.prepare import (
 )
 from receval_cli.recs import missing_input, raise_unknown_features, recs_aggregates
 from receval_cli.report import Report
-from receval_cli.sources import Sources, check_sources, read_sources
+from receval_cli.sources import Sources, check_sources
 
 EVALUATED = "evaluated"
 PREDICTION_CHECKS = "predictions:"
@@ -220,21 +220,6 @@ def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
     return length if limit is None else pl.min_horizontal(length, pl.lit(limit, pl.UInt32))
 
 
-def evaluate(loaded: LoadedConfig) -> Report:
-    """Read the config's inputs, compute every metric, check the gates; return the Report."""
-    started = time.perf_counter()
-    config = loaded.config
-    predictions = read_predictions(config.predictions, loaded.resolve_path(config.predictions.path))
-    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    sources = read_sources(loaded)
-    report = evaluate_inputs(
-        predictions, truth, loaded.specs, config.conventions, loaded.gates, sources
-    )
-    report.config = _resolved_config(loaded)
-    report.elapsed_seconds = time.perf_counter() - started
-    return report
-
-
 def evaluate_inputs(
     predictions: Input,
     truth: Input,
@@ -326,6 +311,7 @@ def evaluate_inputs(
         gates=check_gates(gates or {}, metrics),
         elapsed_seconds=time.perf_counter() - started,
         per_user=per_user.select("user", "status", *names),
+        counted=per_user.select("user", *(_counted(s, conventions) for s in user_specs)),
         pairs=pairs,
         logged=logged,
         items=items_block,
@@ -379,6 +365,13 @@ def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
     return kept
 
 
+def _counted(spec: MetricSpec, conventions: Conventions) -> pl.Expr:
+    """True for the users in this metric's mean (kept by its user rules, and defined)."""
+    name = str(spec)
+    kept = metric_users(conventions.metric_params(spec)) & pl.col(name).is_not_null()
+    return kept.alias(name)
+
+
 def _aggregate(
     per_user: pl.DataFrame, specs: tuple[MetricSpec, ...], conventions: Conventions
 ) -> tuple[dict[str, float], dict[str, int]]:
@@ -390,7 +383,7 @@ def _aggregate(
     for spec in specs:
         name = str(spec)
         users = metric_users(conventions.metric_params(spec))
-        kept = users & pl.col(name).is_not_null()  # null: undefined for the user (no pair)
+        kept = _counted(spec, conventions)  # null: undefined for the user (no pair)
         values = pl.col(name).filter(kept)
         summed = lookup(spec.name).aggregate == "sum"
         exprs.append((values.sum() if summed else values.mean()).alias(name))
@@ -496,8 +489,9 @@ def _diagnose(error: pl.exceptions.PolarsError, *inputs: Input) -> InputError:
     return InputError(f"the inputs could not be evaluated: {str(error).strip().splitlines()[0]}")
 
 
-def _resolved_config(loaded: LoadedConfig) -> dict[str, Any]:
-    data = loaded.config.model_dump(mode="json")
+def resolved_config(loaded: LoadedConfig) -> dict[str, Any]:
+    """The config as the report states it: validated, metrics expanded, its path."""
+    data = loaded.config.model_dump(mode="json", serialize_as_any=True)
     data["metrics"] = [str(s) for s in loaded.specs]
     data["source"] = str(loaded.path)
     return data

@@ -55,3 +55,20 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def write_atomic_with(path: Path, writer: Callable[[Path], None]) -> None:
+    """Let `writer` write a temporary file (e.g. Parquet), then rename it to `path`."""
+    check_destination(path)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(descriptor)
+    try:
+        writer(Path(temporary))
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise UsageError(f"output {path} could not be written: {error.strerror}.") from None
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

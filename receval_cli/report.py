@@ -28,6 +28,10 @@ class Report:
     gates: list[GateResult] = field(default_factory=list)
     elapsed_seconds: float = 0.0
     per_user: pl.DataFrame | None = field(default=None, repr=False)
+    # per user and per-user metric: True when the user is in that metric's mean
+    counted: pl.DataFrame | None = field(default=None, repr=False)
+    # confidence intervals: {"level", "method", ..., "intervals": {metric: [low, high]}}
+    confidence: dict[str, Any] | None = None
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
     logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
     items: dict[str, Any] | None = None  # beyond accuracy: the catalog and the lists' items
@@ -45,6 +49,7 @@ class Report:
                 "passed": self.passed,
                 "results": [g.to_dict() for g in self.gates],
             },
+            **({"confidence": self.confidence} if self.confidence is not None else {}),
             "users": self.users,
             **({"pairs": self.pairs} if self.pairs is not None else {}),
             **({"logged": self.logged} if self.logged is not None else {}),
@@ -70,12 +75,13 @@ def render_table(report: Report) -> RenderableType:
     table.add_column("value", justify="right")
     if report.gates:
         table.add_column("gate")
+    intervals = (report.confidence or {}).get("intervals", {})
     for name, value in report.metrics.items():
-        row = [name, f"{value:.4f}"]
+        row = [name, format_value(value, intervals.get(name))]
         if report.gates:
-            row.append(_gate_cell(verdicts.get(name, [])))
+            row.append(gate_cell(verdicts.get(name, [])))
         table.add_row(*row)
-    parts: list[RenderableType] = [table, Text(_users_line(report.users))]
+    parts: list[RenderableType] = [table, Text(users_line(report.users))]
     if report.pairs is not None:
         pairs = report.pairs
         parts.append(
@@ -96,6 +102,8 @@ def render_table(report: Report) -> RenderableType:
         )
     if report.items is not None:
         parts.append(Text(_items_line(report.items)))
+    if report.confidence is not None:
+        parts.append(Text(confidence_line(report.confidence)))
     settings = {k: v for k, v in report.conventions.items() if k != "preset"}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = report.conventions.get("preset")
@@ -107,16 +115,42 @@ def render_table(report: Report) -> RenderableType:
     return Group(*parts)
 
 
-def _gate_cell(gates: list[GateResult]) -> str:
+def format_value(value: float, interval: list[float] | None = None) -> str:
+    """The value to 4 decimals, with +- the half-width of its interval when there is one."""
+    if interval is None:
+        return f"{value:.4f}"
+    return f"{value:.4f} ± {(interval[1] - interval[0]) / 2:.4f}"
+
+
+def gate_cell(gates: list[GateResult]) -> str:
     cells = []
     for gate in gates:
-        sign = ">=" if gate.bound == "min" else "<="
         mark = "[green]ok[/green]" if gate.passed else "[bold red]FAIL[/bold red]"
-        cells.append(f"{mark} {sign} {gate.threshold:g}")
+        if gate.model is not None:
+            mark = f"{gate.model} {mark}"
+        if gate.bound == "no_significant_drop":
+            cells.append(f"{mark} no significant drop")
+        elif gate.bound in ("max_drop", "max_relative_drop"):
+            share = "%" if gate.bound == "max_relative_drop" else ""
+            limit = gate.threshold * 100 if share else gate.threshold
+            cells.append(f"{mark} drop <= {limit:g}{share}")
+        else:
+            sign = ">=" if gate.bound == "min" else "<="
+            cells.append(f"{mark} {sign} {gate.threshold:g}")
     return "; ".join(cells)
 
 
-def _users_line(users: dict[str, Any]) -> str:
+def confidence_line(confidence: dict[str, Any]) -> str:
+    method = confidence["method"]
+    how = (
+        f"bootstrap over users, {confidence['resamples']} resamples, seed {confidence['seed']}"
+        if method == "bootstrap"
+        else "normal approximation"
+    )
+    return f"±: half-width of the {confidence['level']:.0%} confidence interval ({how})"
+
+
+def users_line(users: dict[str, Any]) -> str:
     line = f"users: {users['evaluated']} evaluated"
     zeros = users["counted_as_zero"]
     if zeros["no_recommendations"]:

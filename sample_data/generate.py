@@ -10,7 +10,8 @@ rating_predictions.csv holds a rating model's predicted ratings (configs/ratings
 logged_clicks.csv and click_predictions.csv a click log and a new policy (configs/ctr.yaml).
 catalog.jsonl (every item: title, genre, tags, an 8-number embedding) and interactions.csv
 (a training log that favours popular items) feed the beyond-accuracy metrics
-(configs/beyond.yaml).
+(configs/beyond.yaml). popular_predictions.csv is a most-popular baseline model
+(configs/compare.yaml).
 """
 
 from __future__ import annotations
@@ -132,6 +133,19 @@ def build_interactions() -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["user_id", "item_id", "timestamp"], orient="row")
 
 
+def build_popular_model(predictions: pl.DataFrame, interactions: pl.DataFrame) -> pl.DataFrame:
+    """A baseline model (configs/compare.yaml): every user gets the 30 items most often in
+    the training log, scored by their count (ties: lower item id first)."""
+    counts = (
+        interactions.group_by("item_id").len().sort(["len", "item_id"], descending=[True, False])
+    )
+    top = counts.head(LIST_LENGTH).with_columns(
+        score=(pl.col("len") - pl.int_range(pl.len()) / 1000).cast(pl.Float64)
+    )
+    users = predictions.select("user_id").unique().sort("user_id")
+    return users.join(top.select("item_id", "score"), how="cross")
+
+
 def _sigmoid(x: float) -> float:
     return 1 / (1 + math.exp(-x))
 
@@ -143,7 +157,9 @@ def main() -> None:
     log.write_csv(HERE / "logged_clicks.csv")
     recommendations.write_csv(HERE / "click_predictions.csv")
     predictions.write_csv(HERE / "predictions.csv")
-    build_interactions().write_csv(HERE / "interactions.csv")
+    interactions = build_interactions()
+    interactions.write_csv(HERE / "interactions.csv")
+    build_popular_model(predictions, interactions).write_csv(HERE / "popular_predictions.csv")
     with open(HERE / "catalog.jsonl", "w", encoding="utf-8") as handle:
         for row in build_catalog().iter_rows(named=True):
             handle.write(json.dumps(row) + "\n")

@@ -159,8 +159,8 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
         "config.yaml",
         "unknown key 'metric'",
         "Did you mean 'metrics'?",
-        "Valid keys here: baseline, catalog, conventions, cutoffs, gates, ground_truth, "
-        "interactions, metrics, output, predictions",
+        "Valid keys here: baseline, catalog, comparison, confidence, conventions, cutoffs, "
+        "gates, ground_truth, interactions, metrics, output, predictions",
     )
 
 
@@ -323,7 +323,13 @@ def test_gate_on_an_unknown_metric(tmp_path: Path) -> None:
 
 def test_gate_without_min_or_max(tmp_path: Path) -> None:
     config = config_with(tmp_path, metrics=["ndcg@2"], gates={"ndcg@2": {}})
-    fails(config, "config.yaml", "gates.ndcg@2", "needs min, max, or both", "{min: 0.3}")
+    fails(
+        config,
+        "config.yaml",
+        "gates.ndcg@2",
+        "needs min, max, max_drop, max_relative_drop or no_significant_drop",
+        "{min: 0.3}",
+    )
 
 
 def test_gate_with_a_misspelled_bound(tmp_path: Path) -> None:
@@ -333,7 +339,7 @@ def test_gate_with_a_misspelled_bound(tmp_path: Path) -> None:
         "gates.ndcg@2.minimum",
         "unknown key 'minimum'",
         "Did you mean 'min'?",
-        "Valid keys here: max, min.",
+        "Valid keys here: max, max_drop, max_relative_drop, min, model, no_significant_drop.",
     )
 
 

@@ -45,6 +45,8 @@ def test_shipped_files_are_the_generator_output() -> None:
     assert_frame_equal(interactions, generator().build_interactions())
     catalog = pl.read_ndjson(ROOT / "sample_data" / "catalog.jsonl")
     assert_frame_equal(catalog, generator().build_catalog())
+    popular = pl.read_csv(ROOT / "sample_data" / "popular_predictions.csv")
+    assert_frame_equal(popular, generator().build_popular_model(predictions, interactions))
 
 
 def test_bundled_configs_run() -> None:
@@ -52,6 +54,6 @@ def test_bundled_configs_run() -> None:
 
     from receval_cli.cli import app
 
-    for config in ("quickstart", "ratings", "ctr", "beyond"):
+    for config in ("quickstart", "ratings", "ctr", "beyond", "compare"):
         result = CliRunner().invoke(app, ["run", str(ROOT / "configs" / f"{config}.yaml")])
         assert result.exit_code == 0, (config, result.stderr)

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from receval_cli.config import load_config
-from receval_cli.evaluate import evaluate
+from receval_cli.models import evaluate_config as evaluate
 
 HERE = Path(__file__).parent / "conformance" / "trec_eval"
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")

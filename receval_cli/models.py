@@ -1,0 +1,208 @@
+"""Run a config: one model or several, intervals, comparisons with a baseline, gates.
+
+A config with one predictions file gives a Report (flat JSON); with `predictions.models`
+every model is evaluated against the same ground truth (each in its own pass, reading the
+ground truth and the optional inputs again: they are lazy scans) and the result is a
+ModelsReport, whose JSON nests `models.NAME.metrics`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from receval_cli import __version__
+from receval_cli.config import ComparisonConfig, ConfidenceConfig, LoadedConfig
+from receval_cli.errors import ConfigError, InputError
+from receval_cli.evaluate import evaluate_inputs, resolved_config
+from receval_cli.gates import GateResult, check_gates, check_relative
+from receval_cli.io import read_ground_truth, read_predictions
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.report import Report
+from receval_cli.sources import read_sources
+from receval_cli.uncertainty import Comparison, add_intervals, compare
+
+
+@dataclass
+class ModelsReport:
+    """Several models' Reports, their comparisons with the baseline, and the gates."""
+
+    models: dict[str, Report]
+    baseline: str | None
+    comparisons: list[Comparison]
+    comparison: dict[str, Any] | None  # the comparison settings (test, correction, ...)
+    gates: list[GateResult]
+    config: dict[str, Any]
+    conventions: dict[str, Any]
+    elapsed_seconds: float = 0.0
+    baseline_report: str | None = None  # the saved report compared with, if any
+    version: str = __version__
+    best: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    def to_dict(self) -> dict[str, Any]:
+        models = {}
+        for name, report in self.models.items():
+            data = report.to_dict()
+            for key in ("receval_version", "gates", "conventions", "config", "elapsed_seconds"):
+                data.pop(key, None)
+            models[name] = data
+        comparisons = None
+        if self.comparison is not None:
+            comparisons = {
+                **self.comparison,
+                "baseline": self.baseline,
+                "baseline_report": self.baseline_report,
+                "results": [c.to_dict() for c in self.comparisons],
+            }
+        return {
+            "receval_version": self.version,
+            "models": models,
+            "best": self.best,
+            **({"comparisons": comparisons} if comparisons is not None else {}),
+            "gates": {"passed": self.passed, "results": [g.to_dict() for g in self.gates]},
+            "conventions": self.conventions,
+            "config": self.config,
+            "elapsed_seconds": self.elapsed_seconds,
+        }
+
+
+def evaluate_config(
+    loaded: LoadedConfig,
+    confidence: ConfidenceConfig | None = None,
+    baseline_report: Path | None = None,
+) -> Report | ModelsReport:
+    """Evaluate every model of the config; intervals, comparisons and gates as configured."""
+    started = time.perf_counter()
+    config = loaded.config
+    confidence = confidence or config.confidence
+    comparing = config.several_models or baseline_report is not None
+    if comparing and confidence is None:
+        confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
+    reports: dict[str, Report] = {}
+    for name, file in config.model_files().items():
+        predictions = read_predictions(file, loaded.resolve_path(file.path))
+        truth_path = loaded.resolve_path(config.ground_truth.path)
+        truth = read_ground_truth(config.ground_truth, truth_path)
+        reports[name] = evaluate_inputs(
+            predictions, truth, loaded.specs, config.conventions, sources=read_sources(loaded)
+        )
+        if confidence is not None:
+            add_intervals(reports[name], confidence)
+    if not comparing:
+        (report,) = reports.values()
+        report.gates = check_gates(loaded.gates, report.metrics)
+        _reject_relative_gates(loaded)
+        report.config = resolved_config(loaded)
+        report.elapsed_seconds = time.perf_counter() - started
+        return report
+    assert confidence is not None
+    settings = config.comparison or ComparisonConfig()
+    baseline, saved = None, None
+    if baseline_report is not None:
+        saved = read_baseline_report(baseline_report, settings.baseline)
+    else:
+        baseline = settings.baseline or next(iter(reports))
+    comparisons = compare(reports, baseline, saved, settings, confidence)
+    gates = _gates(loaded, reports, baseline, comparisons)
+    return ModelsReport(
+        models=reports,
+        baseline=baseline,
+        comparisons=comparisons,
+        comparison=settings.model_dump(exclude={"baseline"}),
+        gates=gates,
+        config=resolved_config(loaded),
+        conventions=config.conventions.model_dump(),
+        elapsed_seconds=time.perf_counter() - started,
+        baseline_report=str(baseline_report) if baseline_report is not None else None,
+        best=_best(reports),
+    )
+
+
+def _reject_relative_gates(loaded: LoadedConfig) -> None:
+    relative = [metric for metric, gate in loaded.gates.items() if gate.relative]
+    if relative:
+        raise ConfigError(
+            f"{loaded.path}: gates.{relative[0]} compares with a baseline (max_drop, "
+            "max_relative_drop or no_significant_drop), and this run has one model. List "
+            "several models under predictions.models, or pass --baseline-report PATH."
+        )
+
+
+def _gates(
+    loaded: LoadedConfig,
+    reports: dict[str, Report],
+    baseline: str | None,
+    comparisons: list[Comparison],
+) -> list[GateResult]:
+    """Every gate for every model but the baseline (the reference, not under test), or for
+    the one model a gate names."""
+    found = {(c.model, c.metric): c for c in comparisons}
+    results: list[GateResult] = []
+    for model, report in reports.items():
+        named = {m: g for m, g in loaded.gates.items() if g.model == model}
+        if model == baseline:
+            results += check_gates(named, report.metrics, model)
+            continue
+        results += check_gates(loaded.gates, report.metrics, model)
+        for metric, gate in loaded.gates.items():
+            if not gate.relative or gate.model not in (None, model):
+                continue
+            comparison = found.get((model, metric))
+            if comparison is None:
+                raise InputError(f"gates.{metric}: the baseline has no value for {metric}.")
+            if gate.no_significant_drop and comparison.p_adjusted is None:
+                raise ConfigError(
+                    f"{loaded.path}: gates.{metric}: no_significant_drop needs per-user values "
+                    f"to test, and {metric} is one value over all users (a global, rating or "
+                    "click metric). Use max_drop or max_relative_drop for it."
+                )
+            higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+            results += check_relative(metric, gate, model, comparison.to_dict(), higher)
+    return results
+
+
+def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
+    """For each metric, the model(s) with the best value (ties: all of them)."""
+    best: dict[str, list[str]] = {}
+    first = next(iter(reports.values()))
+    for metric in first.metrics:
+        higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+        values = {name: r.metrics[metric] for name, r in reports.items()}
+        target = max(values.values()) if higher else min(values.values())
+        best[metric] = [name for name, v in values.items() if v == target]
+    return best
+
+
+def read_baseline_report(path: Path, model: str | None) -> dict[str, float]:
+    """The metric values of a saved JSON report (a model's, for a several-model report)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(
+            f"baseline report {path} cannot be read as a receval JSON report ({error}). "
+            "Write it with `receval run CONFIG --format json --output PATH`."
+        ) from None
+    if not isinstance(data, dict) or not ("metrics" in data or "models" in data):
+        raise InputError(
+            f"baseline report {path} has no 'metrics' (nor 'models'): it is not a receval "
+            "JSON report. Write it with `receval run CONFIG --format json --output PATH`."
+        )
+    if "models" in data:
+        names = list(data["models"])
+        chosen = model or data.get("comparisons", {}).get("baseline") or names[0]
+        if chosen not in data["models"]:
+            raise InputError(
+                f"baseline report {path} has no model '{chosen}' (its models: "
+                f"{', '.join(names)}). Set comparison.baseline to one of them."
+            )
+        metrics = data["models"][chosen]["metrics"]
+    else:
+        metrics = data["metrics"]
+    return {str(k): float(v) for k, v in metrics.items()}
