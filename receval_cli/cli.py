@@ -27,6 +27,14 @@ from receval_cli.metrics import SpecError
 from receval_cli.models import evaluate_config
 from receval_cli.output import check_destination, write_atomic, write_atomic_with
 from receval_cli.render import Result, per_user_values, render, table
+from receval_cli.saved_reports import (
+    CompareFormat,
+    choose_format,
+    compare_reports,
+    comparison_table,
+    conventions_warning,
+    render_comparison,
+)
 
 app = typer.Typer(
     name="receval",
@@ -268,6 +276,64 @@ def _option_error(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     return f"option {where}: {str(first['msg']).removeprefix('Value error, ')}"
+
+
+@app.command()
+def compare(
+    reports: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Two or more saved JSON reports (receval run CONFIG --format json --output PATH).",
+            show_default=False,
+        ),
+    ] = None,
+    format: Annotated[
+        CompareFormat | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json, markdown or csv (default: the --output file's extension, "
+            "else table).",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the comparison to this file (atomically)."),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="The column the deltas are against (default: the first). A report's column "
+            "is its file stem, or STEM:MODEL for each model of a several-model report.",
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Show only this metric (repeat it for several)."),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print nothing when writing to --output.")
+    ] = False,
+) -> None:
+    """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""
+    try:
+        chosen = choose_format(format, output)
+        if output is not None:
+            check_destination(output)
+        comparison = compare_reports(reports or [], baseline, metric or [])
+        if output is not None:
+            write_atomic(output, render_comparison(comparison, chosen))
+    except RecEvalError as error:
+        raise _fail(error) from None
+    table_shown = not quiet if output is not None else chosen == CompareFormat.table
+    if table_shown:
+        Console(highlight=False).print(comparison_table(comparison))
+    elif output is None:
+        sys.stdout.write(render_comparison(comparison, chosen))
+    warning = conventions_warning(comparison)
+    if warning and not table_shown:  # the table shows it below; the other formats may not
+        Console(stderr=True, highlight=False, soft_wrap=True).print(warning, markup=False)
 
 
 @app.command("metrics")

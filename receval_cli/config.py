@@ -191,6 +191,16 @@ class InteractionsConfig(_FileConfig):
     columns: InteractionColumns = InteractionColumns()
 
 
+class SegmentColumns(_Strict):
+    user: str = "user"
+
+
+class SegmentsConfig(_FileConfig):
+    """User attributes (one row per user) that `segment_by` splits the users by."""
+
+    columns: SegmentColumns = SegmentColumns()
+
+
 class Gate(_Strict):
     """A bar for one metric: absolute (min, max) and, with several models or a baseline
     report, relative to the baseline (max_drop, max_relative_drop, no_significant_drop)."""
@@ -207,6 +217,9 @@ class Gate(_Strict):
         False, description="Fail when the model is significantly worse than the baseline."
     )
     model: str | None = Field(None, description="Gate only this model (default: every one).")
+    segment: str | None = Field(
+        None, description="Gate the metric within one segment, e.g. country=DE."
+    )
 
     @model_validator(mode="after")
     def _a_bound(self) -> Gate:
@@ -267,6 +280,12 @@ class Config(_Strict):
     output: OutputConfig = OutputConfig()
     confidence: ConfidenceConfig | None = None
     comparison: ComparisonConfig | None = None
+    segments: SegmentsConfig | None = None
+    segment_by: list[str] = Field(
+        [],
+        description="User attributes (of `segments`, else of the ground truth) to report "
+        "every metric by, one attribute at a time.",
+    )
 
     def model_files(self) -> dict[str, PredictionsConfig]:
         """Each model's predictions config; a single file is the model named "model"."""
@@ -277,6 +296,15 @@ class Config(_Strict):
     @property
     def several_models(self) -> bool:
         return isinstance(self.predictions, PredictionSet)
+
+    @model_validator(mode="after")
+    def _segments_need_attributes(self) -> Config:
+        if self.segments is not None and not self.segment_by:
+            raise ValueError(
+                "segments gives user attributes, and segment_by names none of them; add "
+                "segment_by: [an attribute column]"
+            )
+        return self
 
     @model_validator(mode="after")
     def _known_baseline(self) -> Config:

@@ -28,7 +28,7 @@ from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs
 from receval_cli.metrics.spec import ParamValue
-from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.stats import Stats, ordered_mean, ordered_sum
 from receval_cli.pairs import (
     describe_pairs,
     joined_pairs,
@@ -386,7 +386,7 @@ def _aggregate(
         kept = _counted(spec, conventions)  # null: undefined for the user (no pair)
         values = pl.col(name).filter(kept)
         summed = lookup(spec.name).aggregate == "sum"
-        exprs.append((values.sum() if summed else values.mean()).alias(name))
+        exprs.append((ordered_sum(values) if summed else ordered_mean(values)).alias(name))
         counts.append(kept.sum().alias(name))
         counts.append(users.sum().alias(f"{name}:users"))
     means = per_user.select(exprs).row(0, named=True)

@@ -84,17 +84,26 @@ class GateResult:
 
 
 def check_gates(
-    gates: Mapping[str, Gate], metrics: Mapping[str, float], model: str | None = None
+    gates: Mapping[str, Gate],
+    metrics: Mapping[str, float],
+    model: str | None = None,
+    segments: Mapping[str, Any] | None = None,
 ) -> list[GateResult]:
-    """The absolute bounds (min, max) of the gates that apply to this model."""
+    """The absolute bounds (min, max) of the gates that apply to this model; a gate that
+    names a segment reads the metric of that segment's report (`segments`)."""
     results = []
     for metric, gate in gates.items():
         if gate.model is not None and gate.model != model:
             continue
-        if gate.min is not None:
-            results.append(GateResult(metric, "min", gate.min, metrics[metric], model))
-        if gate.max is not None:
-            results.append(GateResult(metric, "max", gate.max, metrics[metric], model))
+        values = metrics
+        label = metric
+        if gate.segment is not None:
+            values = (segments or {})[gate.segment].metrics
+            label = f"{metric} [{gate.segment}]"
+        for bound in ("min", "max"):
+            threshold = getattr(gate, bound)
+            if threshold is not None:
+                results.append(GateResult(label, bound, threshold, values[metric], model))
     return results
 
 

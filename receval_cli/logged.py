@@ -16,7 +16,7 @@ from receval_cli.errors import InputError
 from receval_cli.io import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.ctr import weight
-from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.stats import Stats, ordered_sum
 from receval_cli.prepare import dedupe_predictions, keep_first, with_score_precision
 
 _KEY = ["user", "item"]
@@ -106,8 +106,8 @@ def logged_metrics(
         params = conventions.metric_params(spec)
         exprs.append(lookup(spec.name).expr(Stats(), spec.k, params).alias(str(spec)))
         w = weight(params).filter(matched)
-        squares = w.pow(2).sum()
-        ess.append(pl.when(squares > 0).then(w.sum().pow(2) / squares).alias(str(spec)))
+        squares = ordered_sum(w.pow(2))
+        ess.append(pl.when(squares > 0).then(ordered_sum(w).pow(2) / squares).alias(str(spec)))
     values, counts, sample_sizes = pl.collect_all(
         [
             joined.sort(_KEY).select(exprs),

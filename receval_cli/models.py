@@ -14,14 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from receval_cli import __version__
-from receval_cli.config import ComparisonConfig, ConfidenceConfig, LoadedConfig
-from receval_cli.errors import ConfigError, InputError
+from receval_cli.config import (
+    ComparisonConfig,
+    ConfidenceConfig,
+    LoadedConfig,
+    PredictionsConfig,
+)
+from receval_cli.errors import ConfigError, InputError, did_you_mean
 from receval_cli.evaluate import evaluate_inputs, resolved_config
 from receval_cli.gates import GateResult, check_gates, check_relative
 from receval_cli.io import read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report import Report
+from receval_cli.segments import Segment, segments_of, user_attributes
 from receval_cli.sources import read_sources
 from receval_cli.uncertainty import Comparison, add_intervals, compare
 
@@ -85,19 +93,26 @@ def evaluate_config(
     comparing = config.several_models or baseline_report is not None
     if comparing and confidence is None:
         confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
+    attributes = user_attributes(loaded)
+    segments = [] if attributes is None else segments_of(attributes, config.segment_by)
     reports: dict[str, Report] = {}
     for name, file in config.model_files().items():
-        predictions = read_predictions(file, loaded.resolve_path(file.path))
-        truth_path = loaded.resolve_path(config.ground_truth.path)
-        truth = read_ground_truth(config.ground_truth, truth_path)
-        reports[name] = evaluate_inputs(
-            predictions, truth, loaded.specs, config.conventions, sources=read_sources(loaded)
-        )
-        if confidence is not None:
-            add_intervals(reports[name], confidence)
+        whole = _evaluate_model(loaded, file, confidence, None)
+        assert whole is not None
+        reports[name] = whole
+        for segment in segments:
+            try:
+                part = _evaluate_model(loaded, file, confidence, segment)
+            except InputError as error:  # e.g. no user of the segment can be evaluated
+                reports[name].segments_skipped[segment.name] = str(error)
+                continue
+            if part is not None:
+                reports[name].segments[segment.name] = part
+        reports[name].attributes = attributes
+    _check_segment_gates(loaded, segments)
     if not comparing:
         (report,) = reports.values()
-        report.gates = check_gates(loaded.gates, report.metrics)
+        report.gates = check_gates(loaded.gates, report.metrics, segments=report.segments)
         _reject_relative_gates(loaded)
         report.config = resolved_config(loaded)
         report.elapsed_seconds = time.perf_counter() - started
@@ -125,6 +140,48 @@ def evaluate_config(
     )
 
 
+def _evaluate_model(
+    loaded: LoadedConfig,
+    file: PredictionsConfig,
+    confidence: ConfidenceConfig | None,
+    segment: Segment | None,
+) -> Report | None:
+    """One model's Report (over one segment's users), with intervals when asked; None for
+    a segment of users without a value (attribute=(none)) when every user has one."""
+    config = loaded.config
+    predictions = read_predictions(file, loaded.resolve_path(file.path))
+    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    if segment is not None:
+        segment.restrict(predictions)
+        segment.restrict(truth)
+        if segment.complement and truth.frame.select(pl.len()).collect().item() == 0:
+            return None
+    report = evaluate_inputs(
+        predictions, truth, loaded.specs, config.conventions, sources=read_sources(loaded)
+    )
+    if confidence is not None:
+        add_intervals(report, confidence)
+    return report
+
+
+def _check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
+    names = [s.name for s in segments]
+    for metric, gate in loaded.gates.items():
+        if gate.segment is None:
+            continue
+        if gate.segment not in names:
+            listed = ", ".join(names) if names else "none (set segment_by)"
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}.segment '{gate.segment}' is not a segment of "
+                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}"
+            )
+        if gate.relative:
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}: a gate on a segment takes min or max; "
+                "comparisons with the baseline are over all users."
+            )
+
+
 def _reject_relative_gates(loaded: LoadedConfig) -> None:
     relative = [metric for metric, gate in loaded.gates.items() if gate.relative]
     if relative:
@@ -148,9 +205,9 @@ def _gates(
     for model, report in reports.items():
         named = {m: g for m, g in loaded.gates.items() if g.model == model}
         if model == baseline:
-            results += check_gates(named, report.metrics, model)
+            results += check_gates(named, report.metrics, model, report.segments)
             continue
-        results += check_gates(loaded.gates, report.metrics, model)
+        results += check_gates(loaded.gates, report.metrics, model, report.segments)
         for metric, gate in loaded.gates.items():
             if not gate.relative or gate.model not in (None, model):
                 continue

@@ -26,6 +26,7 @@ from receval_cli.report import (
     format_value,
     gate_cell,
     render_table,
+    segment_tables,
     users_line,
 )
 
@@ -99,6 +100,8 @@ def models_table(result: ModelsReport) -> RenderableType:
     parts: list[RenderableType] = [grid]
     for name, report in result.models.items():
         parts.append(Text(f"{name}: {users_line(report.users)}"))
+    for name, report in result.models.items():
+        parts += segment_tables(report, name)
     if first.confidence is not None:
         parts.append(Text(confidence_line(first.confidence)))
     if result.comparison is not None:
@@ -272,5 +275,9 @@ def per_user_values(result: Result) -> pl.DataFrame:
             "status",
             *(pl.when(pl.col(f"{m}:counted")).then(pl.col(m)).alias(m) for m in metrics),
         )
+        if report.attributes is not None:
+            attributes = report.attributes.rename({"user": "user_text"})
+            frame = frame.with_columns(pl.col("user").cast(pl.String).alias("user_text"))
+            frame = frame.join(attributes, on="user_text", how="left").drop("user_text")
         frames.append(frame)
     return pl.concat(frames, how="diagonal")

@@ -32,6 +32,10 @@ class Report:
     counted: pl.DataFrame | None = field(default=None, repr=False)
     # confidence intervals: {"level", "method", ..., "intervals": {metric: [low, high]}}
     confidence: dict[str, Any] | None = None
+    # segment_by: each segment's own Report, and the segments that could not be evaluated
+    segments: dict[str, Report] = field(default_factory=dict)
+    segments_skipped: dict[str, str] = field(default_factory=dict)
+    attributes: pl.DataFrame | None = field(default=None, repr=False)  # user -> segment
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
     logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
     items: dict[str, Any] | None = None  # beyond accuracy: the catalog and the lists' items
@@ -54,11 +58,25 @@ class Report:
             **({"pairs": self.pairs} if self.pairs is not None else {}),
             **({"logged": self.logged} if self.logged is not None else {}),
             **({"items": self.items} if self.items is not None else {}),
+            **(
+                {"segments": self.segments_dict()} if self.segments or self.segments_skipped else {}
+            ),
             "conventions": self.conventions,
             "inputs": self.inputs,
             "config": self.config,
             "elapsed_seconds": self.elapsed_seconds,
         }
+
+    def segments_dict(self) -> dict[str, Any]:
+        """Per segment: its users evaluated, metrics and intervals (or why it was not)."""
+        found: dict[str, Any] = {}
+        for name, part in self.segments.items():
+            found[name] = {"users": part.users["evaluated"], "metrics": part.metrics}
+            if part.confidence is not None:
+                found[name]["intervals"] = part.confidence["intervals"]
+        for name, reason in self.segments_skipped.items():
+            found[name] = {"users": 0, "not_evaluated": reason}
+        return found
 
 
 def render_json(report: Report) -> str:
@@ -102,6 +120,7 @@ def render_table(report: Report) -> RenderableType:
         )
     if report.items is not None:
         parts.append(Text(_items_line(report.items)))
+    parts += segment_tables(report)
     if report.confidence is not None:
         parts.append(Text(confidence_line(report.confidence)))
     settings = {k: v for k, v in report.conventions.items() if k != "preset"}
@@ -113,6 +132,33 @@ def render_table(report: Report) -> RenderableType:
         if not gate.passed:
             parts.append(Text(f"gate failed: {gate.describe()}", style="bold red"))
     return Group(*parts)
+
+
+def segment_tables(report: Report, model: str | None = None) -> list[RenderableType]:
+    """One table per segment_by attribute: metrics down, its segments across (with their
+    evaluated users); then the segments that could not be evaluated."""
+    by_attribute: dict[str, list[str]] = {}
+    for name in report.segments:
+        by_attribute.setdefault(name.split("=", 1)[0], []).append(name)
+    parts: list[RenderableType] = []
+    for attribute, names in by_attribute.items():
+        title = f"by {attribute}" if model is None else f"{model} by {attribute}"
+        grid = Table(title=title, title_justify="left")
+        grid.add_column("metric")
+        for name in names:
+            users = report.segments[name].users["evaluated"]
+            grid.add_column(f"{name.split('=', 1)[1]}\n({users} users)", justify="right")
+        for metric in report.metrics:
+            cells = [metric]
+            for name in names:
+                part = report.segments[name]
+                interval = (part.confidence or {}).get("intervals", {}).get(metric)
+                cells.append(format_value(part.metrics[metric], interval))
+            grid.add_row(*cells)
+        parts.append(grid)
+    for name, reason in report.segments_skipped.items():
+        parts.append(Text(f"segment {name} not evaluated: {reason}", style="dim"))
+    return parts
 
 
 def format_value(value: float, interval: list[float] | None = None) -> str:

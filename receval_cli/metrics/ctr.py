@@ -16,7 +16,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.stats import Stats, ordered_mean
 
 ESTIMATOR = Param(
     "estimator",
@@ -61,8 +61,8 @@ def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
     w = weight(p)
     estimator = p["estimator"]
     if estimator == "matching":
-        return click.filter(_matched).mean().fill_null(0.0)
+        return ordered_mean(click.filter(_matched)).fill_null(0.0)
     if estimator == "ips":
-        return pl.when(_matched).then(click * w).otherwise(0.0).mean()
+        return ordered_mean(pl.when(_matched).then(click * w).otherwise(0.0))
     score = pl.col("score")
-    return (score + pl.when(_matched).then((click - score) * w).otherwise(0.0)).mean()
+    return ordered_mean(score + pl.when(_matched).then((click - score) * w).otherwise(0.0))

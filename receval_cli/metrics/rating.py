@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.stats import Stats, ordered_mean, ordered_sum
 
 _error = pl.col("predicted") - pl.col("actual")
 
@@ -28,7 +28,7 @@ _error = pl.col("predicted") - pl.col("actual")
 )
 def mae(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """MAE = mean |p - r|. Example: errors 1, -2, 0.5: (1 + 2 + 0.5) / 3 = 7/6."""
-    return _error.abs().mean()
+    return ordered_mean(_error.abs())
 
 
 @register(
@@ -42,7 +42,7 @@ def mae(s: Stats, k: int | None, p: Params) -> pl.Expr:
 )
 def mse(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """MSE = mean (p - r)^2. Example: errors 1, -2, 0.5: (1 + 4 + 0.25) / 3 = 1.75."""
-    return _error.pow(2).mean()
+    return ordered_mean(_error.pow(2))
 
 
 @register(
@@ -56,7 +56,7 @@ def mse(s: Stats, k: int | None, p: Params) -> pl.Expr:
 )
 def rmse(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """RMSE = sqrt(MSE); RMSE >= MAE always. Example: errors 1, -2, 0.5: sqrt(1.75)."""
-    return _error.pow(2).mean().sqrt()
+    return ordered_mean(_error.pow(2)).sqrt()
 
 
 @register(
@@ -74,8 +74,8 @@ def r2(s: Stats, k: int | None, p: Params) -> pl.Expr:
     Example: r = (1, 2, 3), p = (1, 2, 4): 1 - 1 / 2 = 0.5.
     """
     actual = pl.col("actual")
-    residual = _error.pow(2).sum()
-    total = (actual - actual.mean()).pow(2).sum()
+    residual = ordered_sum(_error.pow(2))
+    total = ordered_sum((actual - ordered_mean(actual)).pow(2))
     return pl.when(total > 0).then(1.0 - residual / total).otherwise(0.0)
 
 
@@ -138,5 +138,6 @@ def gauc(s: Stats, k: int | None, p: Params) -> pl.Expr:
     per_user = _auc(_clicked_ranks(rank).sum().over("user"), positives, count)
     kept = pl.col("user").is_first_distinct() & (positives > 0) & (positives < count)
     weight = count if p["weight"] == "impressions" else pl.lit(1.0)
-    total = weight.filter(kept).sum()
-    return pl.when(total > 0).then((per_user * weight).filter(kept).sum() / total).otherwise(0.0)
+    total = ordered_sum(weight.filter(kept))
+    weighted = ordered_sum((per_user * weight).filter(kept))
+    return pl.when(total > 0).then(weighted / total).otherwise(0.0)

@@ -73,6 +73,17 @@ def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     )
 
 
+def ordered_sum(values: pl.Expr) -> pl.Expr:
+    """The sum added one value after the other in row order (a running sum's last value):
+    a plain sum adds chunk by chunk, so its last bits depend on how the rows are chunked."""
+    return values.cum_sum().last().fill_null(0.0)
+
+
+def ordered_mean(values: pl.Expr) -> pl.Expr:
+    """The mean, summed in row order (see ordered_sum); null when there is no value."""
+    return values.cum_sum().last() / values.count()
+
+
 def f_beta(precision: pl.Expr, recall: pl.Expr, beta: float) -> pl.Expr:
     """(1 + beta^2) P R / (beta^2 P + R), and 0 where P + R = 0."""
     b2 = beta * beta
