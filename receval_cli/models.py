@@ -97,7 +97,8 @@ def evaluate_config(
     segments = [] if attributes is None else segments_of(attributes, config.segment_by)
     reports: dict[str, Report] = {}
     for name, file in config.model_files().items():
-        whole = _evaluate_model(loaded, file, confidence, None)
+        # with a comparison, compare() computes every model's intervals in one resampling
+        whole = _evaluate_model(loaded, file, None if comparing else confidence, None)
         assert whole is not None
         reports[name] = whole
         for segment in segments:

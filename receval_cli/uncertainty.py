@@ -126,19 +126,37 @@ def _p_value(differences: Floats, cfg: ComparisonConfig) -> float:
     return stats_tests.paired_t_test(differences)
 
 
-def _differences(
-    model: Report, baseline: Report | Mapping[str, float], names: list[str]
-) -> tuple[Floats, int]:
-    """(users x metrics) paired differences, NaN where a user is not in both means."""
-    users, values = _matrix(model, names)
-    if isinstance(baseline, Report):
-        base_users, base_values = _matrix(baseline, names)
-        order = {u: i for i, u in enumerate(base_users.to_list())}
-        index = np.array([order.get(u, -1) for u in users.to_list()], dtype=np.int64)
-        aligned = np.where(index[:, None] >= 0, base_values[np.maximum(index, 0)], np.nan)
-        return values - aligned, len(users)
-    fixed = np.array([baseline[n] for n in names], dtype=np.float64)
-    return values - fixed[None, :], len(users)
+def _aligned(reports: Mapping[str, Report], names: Mapping[str, list[str]]) -> dict[str, Floats]:
+    """Each report's per-user values (NaN where not counted) on one user index: the union
+    of the reports' users, sorted, so row u is the same user in every matrix."""
+    frames = []
+    for report in reports.values():
+        assert report.per_user is not None
+        frames.append(report.per_user.select("user"))
+    index = pl.concat(frames).unique().sort("user")
+    aligned = {}
+    for name, report in reports.items():
+        users, values = _matrix(report, names[name])
+        frame = pl.DataFrame({"user": users, "row": np.arange(users.len())})
+        rows = index.join(frame, on="user", how="left").get_column("row").to_numpy()
+        missing = np.isnan(rows.astype(np.float64))
+        taken = values[np.where(missing, 0, rows).astype(np.int64)]
+        taken[missing] = np.nan
+        aligned[name] = taken
+    return aligned
+
+
+def _tested_metrics(
+    report: Report, base_report: Report | None, base_metrics: Mapping[str, float]
+) -> tuple[list[str], list[str]]:
+    """The metrics both sides have, and those of them with per-user values to test."""
+    shared = [m for m in report.metrics if m in base_metrics]
+    per_user = [m for m in _per_user(report) if m in shared]
+    if base_report is not None:
+        per_user = [m for m in per_user if m in _per_user(base_report)]
+    else:  # against fixed values, only a mean's difference is a mean of differences
+        per_user = [m for m in per_user if _definition(m).aggregate == "mean"]
+    return shared, per_user
 
 
 def compare(
@@ -149,38 +167,56 @@ def compare(
     confidence: ConfidenceConfig,
 ) -> list[Comparison]:
     """Every model (but the baseline) against the baseline model, or against the values of
-    a saved report (`baseline_values`, taken as fixed), on every metric both have."""
+    a saved report (`baseline_values`, taken as fixed), on every metric both have; also
+    fills every model's confidence intervals.
+
+    All the intervals (each model's metrics, each model's differences) come from one
+    resampling of the users, aligned across the models: the same draws serve every model
+    and every difference (paired), and are made once.
+    """
     alpha = 1.0 - cfg.level
-    rows: list[dict[str, Any]] = []
     base_report = models[baseline] if baseline is not None else None
+    base_metrics = base_report.metrics if base_report is not None else dict(baseline_values or {})
+    own = {name: _per_user(report) for name, report in models.items()}
+    aligned = _aligned(models, own)
+    blocks: list[tuple[str, str, list[str], Floats]] = []  # kind, model, metrics, values
+    for name in models:
+        blocks.append(("values", name, own[name], aligned[name]))
+    plans: dict[str, tuple[list[str], list[str]]] = {}
     for name, report in models.items():
         if name == baseline:
             continue
-        base_metrics = base_report.metrics if base_report is not None else baseline_values or {}
-        shared = [m for m in report.metrics if m in base_metrics]
-        per_user = [m for m in _per_user(report) if m in shared]
+        shared, tested = _tested_metrics(report, base_report, base_metrics)
+        plans[name] = (shared, tested)
+        columns = [own[name].index(m) for m in tested]
+        mine = aligned[name][:, columns]
         if base_report is not None:
-            per_user = [m for m in per_user if m in _per_user(base_report)]
-        else:  # against fixed values, only a mean's difference is a mean of differences
-            per_user = [m for m in per_user if _definition(m).aggregate == "mean"]
-        tested: dict[str, dict[str, Any]] = {}
-        if per_user:
-            reference = base_report if base_report is not None else dict(base_metrics)
-            diffs, _ = _differences(report, reference, per_user)
-            bounds = _intervals(diffs, _summed(per_user), confidence)
-            for j, metric in enumerate(per_user):
-                column = diffs[:, j]
-                column = column[~np.isnan(column)]
-                scale = float(column.size) if _summed([metric])[0] else 1.0
-                tested[metric] = {
-                    "users": int(column.size),
-                    "difference": float(column.mean()) * scale if column.size else 0.0,
-                    "low": float(bounds[j, 0]),
-                    "high": float(bounds[j, 1]),
-                    "p_value": _p_value(column, cfg) if column.size else 1.0,
-                }
+            theirs = aligned[baseline][:, [own[baseline].index(m) for m in tested]]  # type: ignore[index]
+        else:
+            theirs = np.array([base_metrics[m] for m in tested], dtype=np.float64)[None, :]
+        blocks.append(("differences", name, tested, mine - theirs))
+    bounds = _intervals(
+        np.concatenate([b[3] for b in blocks], axis=1),
+        np.concatenate([_summed(b[2]) for b in blocks]),
+        confidence,
+    )
+    offset = 0
+    found: dict[tuple[str, str], Floats] = {}
+    for kind, name, metrics, values in blocks:
+        part = bounds[offset : offset + len(metrics)]
+        offset += len(metrics)
+        if kind == "values":
+            intervals = {
+                m: [float(lo), float(hi)] for m, (lo, hi) in zip(metrics, part, strict=True)
+            }
+            models[name].confidence = {**confidence.model_dump(), "intervals": intervals}
+        else:
+            found[(name, "low")], found[(name, "high")] = part[:, 0], part[:, 1]
+            found[(name, "values")] = values
+    rows: list[dict[str, Any]] = []
+    for name, (shared, tested) in plans.items():
         for metric in shared:
-            value, base = report.metrics[metric], float(base_metrics[metric])
+            value, base = models[name].metrics[metric], float(base_metrics[metric])
             row: dict[str, Any] = {
                 "model": name,
                 "metric": metric,
@@ -188,7 +224,18 @@ def compare(
                 "baseline": base,
                 "difference": value - base,
             }
-            row.update(tested.get(metric, {}))
+            if metric in tested:
+                j = tested.index(metric)
+                column = found[(name, "values")][:, j]
+                column = column[~np.isnan(column)]
+                scale = float(column.size) if _definition(metric).aggregate == "sum" else 1.0
+                row.update(
+                    users=int(column.size),
+                    difference=float(column.mean()) * scale if column.size else 0.0,
+                    low=float(found[(name, "low")][j]),
+                    high=float(found[(name, "high")][j]),
+                    p_value=_p_value(column, cfg) if column.size else 1.0,
+                )
             rows.append(row)
     p = np.array([r["p_value"] for r in rows if "p_value" in r], dtype=np.float64)
     adjusted = iter(_correct(p, cfg.correction).tolist())
