@@ -31,24 +31,17 @@ def check_destination(path: Path) -> None:
 
 def write_atomic(path: Path, content: str | Callable[[TextIO], None]) -> None:
     """Write `content` (text, or a function that writes to the open file) atomically."""
-    check_destination(path)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(descriptor, 0o666 & ~_umask())  # mkstemp makes 0600; use the usual mode
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+
+    def write_text(temporary: Path) -> None:
+        with temporary.open("w", encoding="utf-8") as handle:
             if isinstance(content, str):
                 handle.write(content)
             else:
                 content(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
-        raise UsageError(f"output {path} could not be written: {error.strerror}.") from None
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+
+    write_atomic_with(path, write_text)
 
 
 def _umask() -> int:
