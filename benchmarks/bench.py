@@ -149,7 +149,19 @@ def ensure_data(args: argparse.Namespace, users: int) -> tuple[Path, Path]:
     if args.regenerate or not (predictions.exists() and truth.exists()):
         print(f"generating {users:,} users x {args.per_user} items ...", flush=True)
         started = time.perf_counter()
-        generate(users, args.per_user, args.seed, predictions, truth)
+        # in a child process: a tool's process forked from a parent that holds the data
+        # would count the parent's pages in its own peak RSS
+        import subprocess
+
+        code = (
+            "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+            "from bench import generate; generate(int(sys.argv[2]), int(sys.argv[3]), "
+            "int(sys.argv[4]), Path(sys.argv[5]), Path(sys.argv[6]))"
+        )
+        arguments = [str(HERE), str(users), str(args.per_user), str(args.seed)]
+        subprocess.run(
+            [sys.executable, "-c", code, *arguments, str(predictions), str(truth)], check=True
+        )
         print(f"  done in {time.perf_counter() - started:.1f} s", flush=True)
     else:
         print(f"reusing {predictions.name} and {truth.name}", flush=True)

@@ -26,6 +26,7 @@ from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
+Engine = Literal["auto", "in_memory", "streaming", "gpu", "spark"]
 OutputFormat = Literal["table", "json", "markdown", "csv", "junit"]
 
 
@@ -280,6 +281,11 @@ class Config(_Strict):
     output: OutputConfig = OutputConfig()
     confidence: ConfidenceConfig | None = None
     comparison: ComparisonConfig | None = None
+    engine: Engine = Field(
+        "auto",
+        description="auto: streaming from 256 MiB of predictions on disk, else in memory; "
+        "in_memory; streaming (polars' out-of-core engine); gpu (polars' GPU engine); spark.",
+    )
     segments: SegmentsConfig | None = None
     segment_by: list[str] = Field(
         [],

@@ -227,8 +227,12 @@ def evaluate_inputs(
     conventions: Conventions,
     gates: Mapping[str, Gate] | None = None,
     sources: Sources | None = None,
+    engine: Any = "auto",
 ) -> Report:
-    """Evaluate mapped inputs: one query computes the checks and every metric at every cutoff."""
+    """Evaluate mapped inputs: one query computes the checks and every metric at every cutoff.
+
+    `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto").
+    """
     started = time.perf_counter()
     sources = sources or Sources()
     align_ids(predictions, truth, *sources.given())
@@ -245,13 +249,18 @@ def evaluate_inputs(
     inputs = StateInputs(plan.lists, plan.items, plan.frame)
     states = state_queries(global_specs, conventions, inputs)
     try:
-        rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)])
+        rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)], engine=engine)
         extra = [recommended_items(plan.lists)] if beyond else []
         per_user, *computed = pl.collect_all(
-            [plan.frame, *extra, *(query for _, query in states.values())]
+            [plan.frame, *extra, *(query for _, query in states.values())],
+            engine=engine,
         )
         apart = dict(
-            zip(plan.check_queries, pl.collect_all(list(plan.check_queries.values())), strict=True)
+            zip(
+                plan.check_queries,
+                pl.collect_all(list(plan.check_queries.values()), engine=engine),
+                strict=True,
+            )
         )
     except pl.exceptions.PolarsError as error:
         raise _diagnose(error, predictions, truth) from None
@@ -272,8 +281,12 @@ def evaluate_inputs(
     ):
         if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
             raise_duplicates(source, key)
-    users = _user_counts(
-        per_user, predictions, truth, conventions.relevance_threshold, bool(user_specs)
+    users = users_block(
+        user_tally(per_user),
+        truth,
+        conventions.relevance_threshold,
+        bool(user_specs),
+        _no_overlap_message(per_user, predictions, truth),
     )
     items_block = None
     if recommended is not None:
@@ -406,10 +419,8 @@ def _aggregate(
     return {n: float(v) for n, v in means.items()}, {str(s): int(numbers[str(s)]) for s in specs}
 
 
-def _user_counts(
-    per_user: pl.DataFrame, predictions: Input, truth: Input, threshold: float, ranking: bool
-) -> dict[str, Any]:
-    """Users by status; `ranking`: per-user metrics are asked, so some user must count."""
+def user_tally(per_user: pl.DataFrame) -> dict[str, int]:
+    """Users by status, as counts that add up across partitions of the users."""
     counts = per_user.select(
         in_ground_truth=pl.col("in_truth").sum(),
         in_predictions=(pl.col("list_length") > 0).sum(),
@@ -421,8 +432,16 @@ def _user_counts(
         skipped_no_recs=(pl.col("status") == "no_recommendations").sum(),
         only_in_predictions=(pl.col("status") == "only_in_predictions").sum(),
     ).row(0, named=True)
+    return {k: int(v) for k, v in counts.items()}
+
+
+def users_block(
+    counts: Mapping[str, int], truth: Input, threshold: float, ranking: bool, no_overlap: str
+) -> dict[str, Any]:
+    """The report's `users` block from the tally; `ranking`: per-user metrics are asked,
+    so some user must count. `no_overlap` is the message when no user is in both files."""
     if counts["in_both"] == 0:
-        raise InputError(_no_overlap_message(per_user, predictions, truth))
+        raise InputError(no_overlap)
     if counts["evaluated"] == 0 and ranking:
         raise InputError(
             f"no user could be evaluated: of the {counts['in_ground_truth']} users in "

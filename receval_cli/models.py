@@ -23,6 +23,7 @@ from receval_cli.config import (
     LoadedConfig,
     PredictionsConfig,
 )
+from receval_cli.engines import polars_engine
 from receval_cli.errors import ConfigError, InputError, did_you_mean
 from receval_cli.evaluate import evaluate_inputs, resolved_config
 from receval_cli.gates import GateResult, check_gates, check_relative
@@ -157,8 +158,14 @@ def _evaluate_model(
         segment.restrict(truth)
         if segment.complement and truth.frame.select(pl.len()).collect().item() == 0:
             return None
+    engine = polars_engine(config.engine, [predictions.path])
     report = evaluate_inputs(
-        predictions, truth, loaded.specs, config.conventions, sources=read_sources(loaded)
+        predictions,
+        truth,
+        loaded.specs,
+        config.conventions,
+        sources=read_sources(loaded),
+        engine=engine,
     )
     if confidence is not None:
         add_intervals(report, confidence)

@@ -160,7 +160,8 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
         "unknown key 'metric'",
         "Did you mean 'metrics'?",
         "Valid keys here: baseline, catalog, comparison, confidence, conventions, cutoffs, "
-        "gates, ground_truth, interactions, metrics, output, predictions",
+        "engine, gates, ground_truth, interactions, metrics, output, predictions, segment_by, "
+        "segments.",
     )
 
 
