@@ -24,7 +24,7 @@ from receval_cli.config import (
     PredictionsConfig,
 )
 from receval_cli.engines import polars_engine
-from receval_cli.errors import ConfigError, InputError, did_you_mean
+from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
 from receval_cli.evaluate import evaluate_inputs, resolved_config
 from receval_cli.gates import GateResult, check_gates, check_relative
 from receval_cli.io import read_ground_truth, read_predictions
@@ -90,6 +90,15 @@ def evaluate_config(
     """Evaluate every model of the config; intervals, comparisons and gates as configured."""
     started = time.perf_counter()
     config = loaded.config
+    if config.engine == "spark":
+        if confidence or config.confidence or baseline_report or config.segment_by:
+            raise UsageError(
+                "engine: spark computes the metrics; intervals, comparisons and segments "
+                "need per-user values and run on the polars engines (in_memory, streaming)."
+            )
+        from receval_cli.spark_engine import evaluate_spark
+
+        return evaluate_spark(loaded)
     confidence = confidence or config.confidence
     comparing = config.several_models or baseline_report is not None
     if comparing and confidence is None:

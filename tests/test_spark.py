@@ -1,0 +1,138 @@
+"""engine: spark agrees with the polars engines to 1e-12, on data with tied scores, users
+missing from either file and graded relevance; and refuses what it cannot run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from cli_helpers import write_config
+
+from receval_cli.config import load_config
+from receval_cli.errors import UsageError
+from receval_cli.models import evaluate_config
+from receval_cli.report import Report
+from receval_cli.spark_engine import evaluate_spark
+
+GOLDEN = Path(__file__).parent / "golden" / "data"
+SAMPLE = Path(__file__).parent.parent / "sample_data"
+RANKING = [
+    "precision@5",
+    "recall@10",
+    "f1@5",
+    "hit_rate@3",
+    "mrr",
+    "map@10",
+    "map(denominator=relevant)",
+    "r_precision",
+    "ndcg@5",
+    "ndcg(gain=exponential)",
+    "dcg@10",
+    "idcg@10",
+    "num_rel",
+    "num_ret",
+    "num_rel_ret",
+    "set_recall@5",
+]
+GLOBAL = ["catalog_coverage@5", "prediction_coverage", "user_coverage", "inter_list_diversity@5"]
+GLOBAL += ["gini@5", "entropy@5"]
+
+
+def polars_and_spark(
+    spark: Any, folder: Path, config: dict[str, Any], buckets: int = 7
+) -> tuple[Report, Report]:
+    path = write_config(folder, config)
+    in_memory = evaluate_config(load_config(path))
+    assert isinstance(in_memory, Report)
+    on_spark = evaluate_spark(load_config(path), spark, buckets=buckets)
+    return in_memory, on_spark
+
+
+def assert_agree(expected: Report, got: Report) -> None:
+    assert got.metrics.keys() == expected.metrics.keys()
+    for name, value in expected.metrics.items():
+        assert got.metrics[name] == pytest.approx(value, abs=1e-12), name
+    assert got.users == expected.users
+
+
+@pytest.mark.parametrize(
+    "conventions",
+    [
+        {},
+        {"users_without_relevant": "zero", "users_without_recommendations": "skip"},
+        {"relevance_threshold": 2, "tie_break": "item_asc", "precision_denominator": "list_length"},
+    ],
+)
+def test_ties_missing_users_and_grades(
+    spark: Any, tmp_path: Path, conventions: dict[str, Any]
+) -> None:
+    """ties_*: tied scores, users only in one file, grades 0-3."""
+    catalog = pl.read_csv(GOLDEN / "ties_predictions.csv").select("item").unique().sort("item")
+    catalog.write_csv(tmp_path / "catalog.csv")
+    config = {
+        "predictions": {"path": str(GOLDEN / "ties_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
+        "catalog": {"path": "catalog.csv"},
+        "metrics": [*RANKING, *GLOBAL],
+        "conventions": conventions,
+    }
+    assert_agree(*polars_and_spark(spark, tmp_path, config))
+
+
+def test_parquet_sample_and_bucket_counts(spark: Any, tmp_path: Path) -> None:
+    """The sample data (string ids, graded Parquet truth); the numbers do not depend on the
+    number of buckets."""
+    config = {
+        "predictions": {
+            "path": str(SAMPLE / "predictions.csv"),
+            "columns": {"user": "user_id", "item": "item_id", "score": "score"},
+        },
+        "ground_truth": {
+            "path": str(SAMPLE / "ground_truth.parquet"),
+            "columns": {"user": "user_id", "item": "item_id", "relevance": "rating"},
+        },
+        "metrics": RANKING,
+        "conventions": {"relevance_threshold": 4},
+    }
+    expected, one = polars_and_spark(spark, tmp_path, config, buckets=1)
+    assert_agree(expected, one)
+    _, many = polars_and_spark(spark, tmp_path, config, buckets=13)
+    assert_agree(expected, many)
+    assert many.inputs["engine"]["buckets"] == 13
+
+
+def test_the_cli_runs_spark(tmp_path: Path, spark: Any) -> None:
+    from cli_helpers import run_json
+
+    config = {
+        "predictions": {"path": str(GOLDEN / "tiefree_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "tiefree_truth.csv")},
+        "metrics": ["ndcg@10", "precision@5"],
+        "engine": "spark",
+    }
+    report = run_json(write_config(tmp_path, config))
+    plain = run_json(write_config(tmp_path, {**config, "engine": "in_memory"}, "plain.yaml"))
+    for name, value in plain["metrics"].items():
+        assert report["metrics"][name] == pytest.approx(value, abs=1e-12)
+    assert report["inputs"]["engine"]["name"] == "spark"
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"conventions": {"tie_break": "input_order"}}, "has no file order"),
+        ({"metrics": ["rmse"]}, "rating or click metrics"),
+        ({"metrics": ["novelty@5"]}, "does not yet run the per-user metrics that read"),
+    ],
+)
+def test_what_spark_refuses(spark: Any, tmp_path: Path, extra: dict[str, Any], words: str) -> None:
+    config = {
+        "predictions": {"path": str(GOLDEN / "tiefree_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "tiefree_truth.csv")},
+        "metrics": ["ndcg@10"],
+        **extra,
+    }
+    with pytest.raises(UsageError, match=words):
+        evaluate_spark(load_config(write_config(tmp_path, config)), spark)
