@@ -5,6 +5,7 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal erro
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from enum import StrEnum
@@ -43,6 +44,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
+
+
+class Engine(StrEnum):
+    auto = "auto"
+    in_memory = "in_memory"
+    streaming = "streaming"
+    spark = "spark"
+    gpu = "gpu"
 
 
 class Format(StrEnum):
@@ -133,6 +142,13 @@ def run(
             "settings, else 95% bootstrap, 1000 resamples).",
         ),
     ] = False,
+    engine: Annotated[
+        Engine | None,
+        typer.Option(
+            "--engine",
+            help="auto, in_memory, streaming, spark or gpu (default: the config's engine).",
+        ),
+    ] = None,
     baseline_report: Annotated[
         Path | None,
         typer.Option(
@@ -144,6 +160,9 @@ def run(
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
     try:
         loaded = load_config(config, preset)
+        if engine is not None:
+            chosen_engine = loaded.config.model_copy(update={"engine": engine.value})
+            loaded = dataclasses.replace(loaded, config=chosen_engine)
         chosen = format.value if format is not None else loaded.config.output.format
         destinations = _destinations(output or [], loaded, format)
         for destination in [*destinations, *([per_user] if per_user else [])]:
