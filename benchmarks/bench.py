@@ -216,7 +216,7 @@ def write_receval_config(data_dir: Path, predictions: Path, truth: Path) -> Path
 # --------------------------------------------------------------------------------------------
 
 
-def child_polars(predictions: Path, truth: Path) -> dict[str, Any]:
+def child_polars(predictions: Path, truth: Path, engine: str = "auto") -> dict[str, Any]:
     """The floor: scan, rank per user, left join, hits at each cutoff, mean. One collect."""
     import polars as pl
 
@@ -244,8 +244,13 @@ def child_polars(predictions: Path, truth: Path) -> dict[str, Any]:
             (h / pl.col("n_relevant")).mean().alias(f"recall@{k}"),
             (h > 0).cast(pl.Float64).mean().alias(f"hit_rate@{k}"),
         ]
-    metrics = per_user.select(exprs).collect().row(0, named=True)
+    metrics = per_user.select(exprs).collect(engine=engine).row(0, named=True)  # type: ignore[arg-type]
     return {"metrics": metrics, "stages": {"collect": time.perf_counter() - started}}
+
+
+def child_polars_streaming(predictions: Path, truth: Path) -> dict[str, Any]:
+    """The same floor on polars' streaming engine."""
+    return child_polars(predictions, truth, "streaming")
 
 
 def _to_dicts(predictions: Path, truth: Path) -> tuple[dict[str, Any], dict[str, Any], float]:
@@ -334,7 +339,12 @@ def child_ranx(predictions: Path, truth: Path) -> dict[str, Any]:
     }
 
 
-CHILDREN = {"polars": child_polars, "pytrec_eval": child_pytrec_eval, "ranx": child_ranx}
+CHILDREN = {
+    "polars": child_polars,
+    "polars_streaming": child_polars_streaming,
+    "pytrec_eval": child_pytrec_eval,
+    "ranx": child_ranx,
+}
 
 
 def child_main(tool: str, predictions: Path, truth: Path, result: Path) -> None:

@@ -1,0 +1,160 @@
+"""Rows against time and peak memory: 1M, 10M and 100M prediction rows, per engine, with
+the polars floor and the peers measured in the same run where they finish.
+
+    cd /work/main
+    UV_PROJECT_ENVIRONMENT=/tmp/bench-venv uv run --group bench --extra spark \\
+        python benchmarks/bench_scale.py
+    ... --sizes 10000,100000        # users (x 100 items); default 10k, 100k, 1M
+    ... --skip spark,ranx           # leave runs out
+
+Data, tools and timing are bench.py's (each run a fresh process; wall clock from spawn
+to exit; the process's own peak RSS). receval runs the 36 metrics of bench.py with each
+engine (in_memory, streaming, spark on local[2]); `polars` and `polars_streaming` are the
+bare scan-rank-join-sum floor on each engine; pytrec_eval and ranx run at the sizes
+PEERS.md says they finish (not at 100M). Writes benchmarks/scale.json and the plot
+benchmarks/scale.svg (seconds against rows, log-log), and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import bench
+
+HERE = Path(__file__).resolve().parent
+ENGINES = ("in_memory", "streaming", "spark")
+PEER_LIMIT = 100_000  # users: pytrec_eval and ranx are left out above (PEERS.md)
+
+
+def engine_config(config: Path, engine: str) -> Path:
+    text = config.read_text(encoding="utf-8") + f"engine: {engine}\n"
+    path = config.with_name(f"{config.stem}_{engine}.yaml")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def runs_for(users: int, skip: set[str]) -> list[tuple[str, str, str | None]]:
+    """(label, tool, engine) of every run at this size."""
+    runs = [(f"receval {e}", "receval", e) for e in ENGINES if e not in skip]
+    runs += [("polars floor (in memory)", "polars", None)]
+    runs += [("polars floor (streaming)", "polars_streaming", None)]
+    if users <= PEER_LIMIT:
+        runs += [(t, t, None) for t in ("pytrec_eval", "ranx") if t not in skip]
+    return [r for r in runs if r[1] not in skip]
+
+
+def plot(results: dict[int, dict[str, dict[str, Any]]], path: Path) -> None:
+    """seconds against rows, both on log scales, one line per run; plain SVG."""
+    width, height, left, bottom, top, right = 720, 440, 70, 50, 20, 230
+    points = {
+        label: [(rows, r["seconds"]) for rows, runs in results.items() if (r := runs.get(label))]
+        for runs in results.values()
+        for label in runs
+    }
+    all_rows = [x for line in points.values() for x, y in line if y]
+    all_secs = [y for line in points.values() for x, y in line if y]
+    if not all_rows:
+        return
+    x0, x1 = math.log10(min(all_rows)) - 0.1, math.log10(max(all_rows)) + 0.1
+    y0, y1 = math.log10(min(all_secs)) - 0.1, math.log10(max(all_secs)) + 0.1
+
+    def sx(v: float) -> float:
+        return left + (math.log10(v) - x0) / (x1 - x0) * (width - left - right)
+
+    def sy(v: float) -> float:
+        return height - bottom - (math.log10(v) - y0) / (y1 - y0) * (height - bottom - top)
+
+    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" '
+        'stroke="black"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="black"/>',
+        f'<text x="{(left + width - right) / 2}" y="{height - 12}" text-anchor="middle">'
+        "prediction rows</text>",
+        f'<text x="16" y="{(top + height - bottom) / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {(top + height - bottom) / 2})">seconds</text>',
+    ]
+    for rows in sorted({x for line in points.values() for x, _ in line}):
+        parts.append(
+            f'<text x="{sx(rows):.1f}" y="{height - bottom + 16}" text-anchor="middle">'
+            f"{rows / 1e6:g}M</text>"
+        )
+    for exponent in range(math.floor(y0), math.ceil(y1) + 1):
+        value = 10.0**exponent
+        if y0 <= exponent <= y1:
+            parts.append(
+                f'<text x="{left - 6}" y="{sy(value) + 4:.1f}" text-anchor="end">{value:g}</text>'
+            )
+    for n, (label, line) in enumerate(sorted(points.items())):
+        colour = colours[n % len(colours)]
+        coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in sorted(line) if y)
+        parts.append(
+            f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        )
+        ly = top + 16 * n + 10
+        parts.append(
+            f'<line x1="{width - right + 10}" y1="{ly}" x2="{width - right + 30}" y2="{ly}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+        )
+        parts.append(f'<text x="{width - right + 36}" y="{ly + 4}">{label}</text>')
+    parts.append("</svg>")
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="users per size")
+    parser.add_argument("--skip", default="", help="comma-separated runs to leave out")
+    parser.add_argument("--timeout", type=float, default=900)
+    args = parser.parse_args()
+    skip = {s for s in args.skip.split(",") if s}
+    options = bench.parse_args([])
+    results: dict[int, dict[str, dict[str, Any]]] = {}
+    for users in (int(u) for u in args.sizes.split(",")):
+        predictions, truth = bench.ensure_data(options, users)
+        bench.warm_page_cache(predictions, truth)
+        config = bench.write_receval_config(options.data_dir, predictions, truth)
+        rows = users * 100
+        results[rows] = {}
+        for label, tool, engine in runs_for(users, skip):
+            chosen = engine_config(config, engine) if engine else config
+            print(f"{rows:>11,} rows  {label} ...", flush=True)
+            outcome = bench.run_tool(
+                tool, predictions, truth, chosen, options.data_dir, args.timeout
+            )
+            results[rows][label] = {
+                "seconds": outcome.get("seconds"),
+                "rss_mib": outcome.get("rss_mib"),
+                "error": outcome.get("error"),
+            }
+            shown = "failed" if outcome.get("seconds") is None else f"{outcome['seconds']:.2f} s"
+            print(f"             {shown}, {outcome['rss_mib']:,.0f} MiB {outcome.get('error', '')}")
+    (HERE / "scale.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    plot(results, HERE / "scale.svg")
+    labels = list(dict.fromkeys(label for runs in results.values() for label in runs))
+    print("\n| run | " + " | ".join(f"{rows / 1e6:g}M rows" for rows in results) + " |")
+    print("|---|" + "---|" * len(results))
+    for label in labels:
+        cells = []
+        for runs in results.values():
+            r = runs.get(label)
+            if r is None:
+                cells.append("not run")
+            elif r["seconds"] is None:
+                cells.append(f"failed ({r['error']})")
+            else:
+                cells.append(f"{r['seconds']:.1f} s, {r['rss_mib']:,.0f} MiB")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
