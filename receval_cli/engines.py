@@ -1,8 +1,9 @@
 """Which engine collects the lazy queries: polars in memory, polars streaming, polars GPU.
 
 `auto` streams when the predictions on disk reach STREAMING_FROM bytes: polars' streaming
-engine processes the files in batches, and on the 10M-row benchmark it was as fast as the
-in-memory engine with a third less peak memory. Spark is its own path (spark_engine.py).
+engine processes the files in batches. In benchmarks/bench_scale.py it was as fast as the
+in-memory engine at 1M rows (7 MiB of Parquet), and faster with less memory from 10M rows
+(73 MiB) up. Spark is its own path (spark_engine.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from receval_cli.errors import UsageError
 
-STREAMING_FROM = 256 * 2**20  # bytes of predictions files
+STREAMING_FROM = 32 * 2**20  # bytes of predictions files
 
 
 def polars_engine(choice: str, predictions: Iterable[Path] = ()) -> Any:
