@@ -286,6 +286,11 @@ class Config(_Strict):
         description="auto: streaming from 32 MiB of predictions on disk, else in memory; "
         "in_memory; streaming (polars' out-of-core engine); gpu (polars' GPU engine); spark.",
     )
+    partitions: PositiveInt = Field(
+        1,
+        description="Evaluate the users in this many hash buckets, one after the other (a "
+        "polars engine: about 1/N of the memory), or Spark's buckets (default 64).",
+    )
     segments: SegmentsConfig | None = None
     segment_by: list[str] = Field(
         [],

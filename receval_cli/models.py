@@ -29,6 +29,7 @@ from receval_cli.evaluate import evaluate_inputs, resolved_config
 from receval_cli.gates import GateResult, check_gates, check_relative
 from receval_cli.io import read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.partitions import evaluate_partitioned
 from receval_cli.report import Report
 from receval_cli.segments import Segment, segments_of, user_attributes
 from receval_cli.sources import read_sources
@@ -90,15 +91,21 @@ def evaluate_config(
     """Evaluate every model of the config; intervals, comparisons and gates as configured."""
     started = time.perf_counter()
     config = loaded.config
-    if config.engine == "spark":
+    if config.engine == "spark" or config.partitions > 1:
         if confidence or config.confidence or baseline_report or config.segment_by:
             raise UsageError(
-                "engine: spark computes the metrics; intervals, comparisons and segments "
-                "need per-user values and run on the polars engines (in_memory, streaming)."
+                "partitioned runs (engine: spark, partitions > 1) compute the metrics from "
+                "partial sums; intervals, comparisons and segments need every per-user value "
+                "and run without partitions."
             )
-        from receval_cli.spark_engine import evaluate_spark
+        if config.engine == "spark":
+            from receval_cli.spark_engine import DEFAULT_BUCKETS, evaluate_spark
 
-        return evaluate_spark(loaded)
+            buckets = config.partitions if config.partitions > 1 else DEFAULT_BUCKETS
+            return evaluate_spark(loaded, buckets=buckets)
+        file = next(iter(config.model_files().values()))
+        engine = polars_engine(config.engine, [loaded.resolve_path(file.path)])
+        return evaluate_partitioned(loaded, config.partitions, engine)
     confidence = confidence or config.confidence
     comparing = config.several_models or baseline_report is not None
     if comparing and confidence is None:

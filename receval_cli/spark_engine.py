@@ -17,8 +17,6 @@ run on Spark; rating (pairs) and click (logged) metrics do not yet.
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import time
 from pathlib import Path
@@ -26,28 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli.checks import raise_for, totals
 from receval_cli.config import GroundTruthConfig, LoadedConfig, PredictionsConfig
 from receval_cli.conventions import Conventions
-from receval_cli.errors import InputError, UsageError
-from receval_cli.evaluate import (
-    PREDICTION_CHECKS,
-    TRUTH_CHECKS,
-    _counted,
-    metric_exprs,
-    metric_users,
-    per_user_frame,
-    resolved_config,
-    user_tally,
-    users_block,
-)
-from receval_cli.gates import check_gates
-from receval_cli.global_eval import global_values, require_universe, state_queries, universe_of
+from receval_cli.errors import UsageError
 from receval_cli.io import Input
-from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import State, StateInputs, merge_states
+from receval_cli.metrics import MetricSpec
+from receval_cli.partitions import (
+    check_partitionable,
+    describe_only,
+    finish,
+    merge_partials,
+    partial_results,
+)
 from receval_cli.report import Report
-from receval_cli.sources import Sources, read_sources
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
@@ -139,21 +128,10 @@ def _canonical(
     return predictions, layout, truth, mapping, tmapping
 
 
-def _input(
-    role: str, path: str, layout: str, columns: dict[str, str], frame: pl.DataFrame
-) -> Input:
+def _input(role: str, layout: str, frame: pl.DataFrame) -> Input:
+    """A bucket's Arrow rows as an Input (row: the position within the bucket)."""
     lazy = frame.lazy().with_row_index("row")
-    return Input(role, Path(path), "spark", layout, columns, lazy, frame.lazy())
-
-
-def _ipc(table: pl.DataFrame) -> str:
-    buffer = io.BytesIO()
-    table.write_ipc(buffer)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _from_ipc(text: str) -> pl.DataFrame:
-    return pl.read_ipc(io.BytesIO(base64.b64decode(text)))
+    return Input(role, Path(f"spark:{role}"), "spark", layout, {}, lazy, frame.lazy())
 
 
 def evaluate_bucket(
@@ -164,75 +142,9 @@ def evaluate_bucket(
     conventions: Conventions,
 ) -> dict[str, Any]:
     """One bucket's mergeable partial results (the function the executors run)."""
-    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
-    global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
-    p = _input("predictions", "spark:predictions", layout, {}, predictions)
-    t = _input("ground truth", "spark:ground_truth", "graded", {}, truth)
-    plan = per_user_frame(p, t, user_specs, conventions, Sources(), global_specs)
-    states = state_queries(
-        global_specs, conventions, StateInputs(plan.lists, plan.items, plan.frame)
-    )
-    per_user, *tables = pl.collect_all([plan.frame, *(q for _, q in states.values())])
-    apart = dict(
-        zip(plan.check_queries, pl.collect_all(list(plan.check_queries.values())), strict=True)
-    )
-    checks = {
-        "predictions": totals(apart.get(PREDICTION_CHECKS, per_user), PREDICTION_CHECKS),
-        "truth": totals(apart.get(TRUTH_CHECKS, per_user), TRUTH_CHECKS),
-    }
-    duplicates = {
-        key: bool(distinct in per_user.columns and (per_user[length] != per_user[distinct]).any())
-        for key, length, distinct in (
-            ("duplicates", "list_rows", "list_distinct"),
-            ("truth_duplicates", "truth_items", "truth_distinct"),
-        )
-    }
-    sums = {}
-    for spec in user_specs:
-        name = str(spec)
-        kept = _counted(spec, conventions)
-        users = metric_users(conventions.metric_params(spec))
-        row = per_user.select(
-            pl.col(name).filter(kept).sum().alias("sum"),
-            kept.sum().alias("counted"),
-            users.sum().alias("users"),
-        ).row(0)
-        sums[name] = [float(row[0] or 0.0), int(row[1]), int(row[2])]
-    return {
-        "rows": {"predictions": predictions.height, "truth": truth.height},
-        "checks": checks,
-        "duplicates": duplicates,
-        "tally": user_tally(per_user),
-        "sums": sums,
-        "states": {name: _ipc(table) for name, table in zip(states, tables, strict=True)},
-    }
-
-
-def _merge(partials: list[dict[str, Any]]) -> dict[str, Any]:
-    """Add up the buckets' partial results (the states stay a list per state)."""
-    merged: dict[str, Any] = {
-        "rows": {"predictions": 0, "truth": 0},
-        "checks": {"predictions": {}, "truth": {}},
-        "duplicates": {"duplicates": False, "truth_duplicates": False},
-        "tally": {},
-        "sums": {},
-        "states": {},
-    }
-    for part in partials:
-        for key in ("predictions", "truth"):
-            merged["rows"][key] += part["rows"][key]
-            for name, value in part["checks"][key].items():
-                merged["checks"][key][name] = merged["checks"][key].get(name, 0) + (value or 0)
-        for key, found in part["duplicates"].items():
-            merged["duplicates"][key] |= found
-        for key, value in part["tally"].items():
-            merged["tally"][key] = merged["tally"].get(key, 0) + value
-        for name, (total, counted, users) in part["sums"].items():
-            old = merged["sums"].get(name, [0.0, 0, 0])
-            merged["sums"][name] = [old[0] + total, old[1] + counted, old[2] + users]
-        for name, text in part["states"].items():
-            merged["states"].setdefault(name, []).append(_from_ipc(text))
-    return merged
+    p = _input("predictions", layout, predictions)
+    t = _input("ground truth", "graded", truth)
+    return partial_results(p, t, specs, conventions, engine="in-memory")
 
 
 def evaluate_spark(
@@ -244,89 +156,17 @@ def evaluate_spark(
     config = loaded.config
     conventions = config.conventions
     _refuse_file_order(conventions)
+    check_partitionable(loaded, "engine: spark")
     specs = loaded.specs
-    unsupported = [str(s) for s in specs if lookup(s.name).scope not in ("user", "global")]
-    if unsupported:
-        raise UsageError(
-            f"engine: spark runs the per-user and global metrics; {', '.join(unsupported)} "
-            "(rating or click metrics) do not run there yet. Use another engine for them."
-        )
-    if config.several_models:
-        raise UsageError("engine: spark evaluates one predictions file; list one model.")
-    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
-    try:
-        metric_exprs(user_specs, conventions, Sources())
-    except InputError:
-        raise UsageError(
-            "engine: spark does not yet run the per-user metrics that read the catalog, the "
-            "interactions or the baseline (novelty, serendipity, intra_list_diversity, ...); "
-            "the global ones (coverage, inter_list_diversity, gini, entropy) do run. Use "
-            "another engine for those."
-        ) from None
     session = _spark_session(spark)
     (file,) = config.model_files().values()
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
     partials = _run_buckets(session, predictions, truth, layout, specs, conventions, buckets)
-    merged = _merge(partials)
-    p_input = _input(
-        "predictions", str(loaded.resolve_path(file.path)), layout, mapping, pl.DataFrame()
-    )
-    t_input = _input(
-        "ground truth",
-        str(loaded.resolve_path(config.ground_truth.path)),
-        "graded",
-        tmapping,
-        pl.DataFrame(),
-    )
-    for source, key in ((p_input, "predictions"), (t_input, "truth")):
-        raise_for(source, {"raw_rows": merged["rows"][key], **merged["checks"][key]})
-    for key, found in merged["duplicates"].items():
-        if found:
-            raise InputError(
-                f"{'predictions' if key == 'duplicates' else 'ground truth'}: some (user, item) "
-                f"pairs appear more than once. Remove the duplicates, or set "
-                f"conventions.{key} to say which row counts."
-            )
-    global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
-    users = users_block(
-        merged["tally"],
-        t_input,
-        conventions.relevance_threshold,
-        bool(user_specs),
-        f"no user appears in both {p_input.path} and {t_input.path}. Check the user columns "
-        "and that both use the same ids.",
-    )
-    metrics: dict[str, float] = {}
-    for spec in user_specs:
-        total, counted, evaluated = merged["sums"][str(spec)]
-        if evaluated == 0 or counted == 0:
-            raise InputError(f"no user is left to average {spec} over (see its user rules).")
-        summed = lookup(spec.name).aggregate == "sum"
-        metrics[str(spec)] = total if summed else total / counted
-    sources = read_sources(loaded)
-    universe = universe_of(sources)
-    require_universe(global_specs, universe)
-    states: dict[str, tuple[State, pl.DataFrame]] = {}
-    for spec in global_specs:
-        partial = lookup(spec.name).partial
-        assert partial is not None
-        state = partial.state(spec.k, conventions.metric_params(spec))
-        states[state.name] = (state, merge_states(merged["states"][state.name], state.keys))
-    metrics.update(global_values(global_specs, conventions, states, universe))
-    metrics = {str(s): metrics[str(s)] for s in specs}
-    return Report(
-        metrics=metrics,
-        config=resolved_config(loaded),
-        conventions=conventions.model_dump(),
-        inputs={
-            "predictions": {**p_input.describe(), "rows": merged["rows"]["predictions"]},
-            "ground_truth": {**t_input.describe(), "rows": merged["rows"]["truth"]},
-            "engine": {"name": "spark", "buckets": buckets, "spark": session.version},
-        },
-        users=users,
-        gates=check_gates(loaded.gates, metrics),
-        elapsed_seconds=time.perf_counter() - started,
-    )
+    p_input = describe_only("predictions", str(loaded.resolve_path(file.path)), layout, mapping)
+    truth_path = str(loaded.resolve_path(config.ground_truth.path))
+    t_input = describe_only("ground truth", truth_path, "graded", tmapping)
+    info = {"name": "spark", "buckets": buckets, "spark": session.version}
+    return finish(loaded, merge_partials(partials), p_input, t_input, info, started)
 
 
 def _run_buckets(

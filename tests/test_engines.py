@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_user_error, invoke, run_json
+from cli_helpers import assert_user_error, invoke, run_json, write_config
 
 from receval_cli import engines
 
@@ -32,3 +32,61 @@ def test_auto_streams_from_the_threshold(tmp_path: Path, monkeypatch: pytest.Mon
 def test_gpu_fails_loudly_without_its_engine() -> None:
     result = invoke("run", ROOT / "configs" / "quickstart.yaml", "--engine", "gpu")
     assert_user_error(result, "engine: gpu needs polars' GPU engine", "cudf-polars")
+
+
+GOLDEN = Path(__file__).parent / "golden" / "data"
+PARTITIONED = [
+    "precision@5",
+    "recall@10",
+    "map(denominator=relevant)",
+    "ndcg@5",
+    "mrr",
+    "r_precision",
+    "num_rel_ret",
+    "inter_list_diversity@5",
+    "gini@5",
+    "entropy@5",
+    "user_coverage",
+]
+
+
+@pytest.mark.parametrize("partitions", [2, 3, 7])
+@pytest.mark.parametrize(
+    "conventions",
+    [{}, {"tie_break": "input_order", "users_without_relevant": "zero"}],
+)
+def test_partitions_agree_with_the_whole(
+    tmp_path: Path, partitions: int, conventions: dict[str, object]
+) -> None:
+    """Users in hash buckets, one after the other, merged: the same numbers (ties, users
+    missing from either file, grades; file-order ties work locally)."""
+    import polars as pl
+
+    catalog = pl.read_csv(GOLDEN / "ties_predictions.csv").select("item").unique()
+    catalog.write_csv(tmp_path / "catalog.csv")
+    config = {
+        "predictions": {"path": str(GOLDEN / "ties_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
+        "catalog": {"path": "catalog.csv"},
+        "metrics": PARTITIONED,
+        "conventions": conventions,
+    }
+    whole = run_json(write_config(tmp_path, config))
+    split = run_json(write_config(tmp_path, {**config, "partitions": partitions}, "p.yaml"))
+    for name, value in whole["metrics"].items():
+        assert split["metrics"][name] == pytest.approx(value, abs=1e-12), name
+    assert split["users"] == whole["users"]
+    assert split["inputs"]["engine"]["partitions"] == partitions
+
+
+def test_partitions_refuse_what_needs_every_user(tmp_path: Path) -> None:
+    config = {
+        "predictions": {"path": str(GOLDEN / "ties_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
+        "metrics": ["ndcg@5"],
+        "partitions": 3,
+    }
+    path = write_config(tmp_path, config)
+    assert_user_error(invoke("run", path, "--ci"), "partitioned runs", "intervals")
+    rating = write_config(tmp_path, {**config, "metrics": ["rmse"]}, "r.yaml")
+    assert_user_error(invoke("run", rating), "partitions: 3 runs the per-user and global")
