@@ -3,7 +3,9 @@
 `auto` streams when the predictions on disk reach STREAMING_FROM bytes: polars' streaming
 engine processes the files in batches. In benchmarks/bench_scale.py it was as fast as the
 in-memory engine at 1M rows (7 MiB of Parquet), and faster with less memory from 10M rows
-(73 MiB) up. Spark is its own path (spark_engine.py).
+(73 MiB) up. From PARTITION_FROM bytes, `auto` also evaluates the users in partitions
+(partitions.py) when the run allows it (per-user and global metrics, no intervals,
+comparisons or segments). Spark is its own path (spark_engine.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ from typing import Any
 from receval_cli.errors import UsageError
 
 STREAMING_FROM = 32 * 2**20  # bytes of predictions files
+PARTITION_FROM = 512 * 2**20  # auto: from here, users in partitions ...
+PARTITION_SIZE = 256 * 2**20  # ... of about this many bytes of predictions each
+
+
+def auto_partitions(predictions: Iterable[Path]) -> int:
+    """How many partitions `auto` uses: 1 below PARTITION_FROM bytes of predictions, else
+    one per PARTITION_SIZE bytes (100M rows, 733 MiB: 3; at 4 the run took the time of a
+    single pass with a third of its memory)."""
+    size = sum(p.stat().st_size for p in predictions if p.is_file())
+    return 1 if size < PARTITION_FROM else -(-size // PARTITION_SIZE)
 
 
 def polars_engine(choice: str, predictions: Iterable[Path] = ()) -> Any:

@@ -8,6 +8,7 @@ ModelsReport, whose JSON nests `models.NAME.metrics`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -23,13 +24,13 @@ from receval_cli.config import (
     LoadedConfig,
     PredictionsConfig,
 )
-from receval_cli.engines import polars_engine
+from receval_cli.engines import auto_partitions, polars_engine
 from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
 from receval_cli.evaluate import evaluate_inputs, resolved_config
 from receval_cli.gates import GateResult, check_gates, check_relative
 from receval_cli.io import read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.partitions import evaluate_partitioned
+from receval_cli.partitions import check_partitionable, evaluate_partitioned
 from receval_cli.report import Report
 from receval_cli.segments import Segment, segments_of, user_attributes
 from receval_cli.sources import read_sources
@@ -91,6 +92,9 @@ def evaluate_config(
     """Evaluate every model of the config; intervals, comparisons and gates as configured."""
     started = time.perf_counter()
     config = loaded.config
+    if config.engine == "auto" and config.partitions == 1:
+        loaded = _auto_partitions(loaded, confidence, baseline_report)
+        config = loaded.config
     if config.engine == "spark" or config.partitions > 1:
         if confidence or config.confidence or baseline_report or config.segment_by:
             raise UsageError(
@@ -156,6 +160,22 @@ def evaluate_config(
         baseline_report=str(baseline_report) if baseline_report is not None else None,
         best=_best(reports),
     )
+
+
+def _auto_partitions(
+    loaded: LoadedConfig, confidence: ConfidenceConfig | None, baseline_report: Path | None
+) -> LoadedConfig:
+    """engine: auto on big predictions: partitions, when the run allows them."""
+    config = loaded.config
+    paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
+    wanted = auto_partitions(paths)
+    if wanted == 1 or confidence or config.confidence or baseline_report or config.segment_by:
+        return loaded
+    try:
+        check_partitionable(loaded, "auto")
+    except UsageError:
+        return loaded
+    return dataclasses.replace(loaded, config=config.model_copy(update={"partitions": wanted}))
 
 
 def _evaluate_model(

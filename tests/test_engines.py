@@ -90,3 +90,28 @@ def test_partitions_refuse_what_needs_every_user(tmp_path: Path) -> None:
     assert_user_error(invoke("run", path, "--ci"), "partitioned runs", "intervals")
     rating = write_config(tmp_path, {**config, "metrics": ["rmse"]}, "r.yaml")
     assert_user_error(invoke("run", rating), "partitions: 3 runs the per-user and global")
+
+
+def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from receval_cli.config import load_config
+    from receval_cli.models import evaluate_config
+    from receval_cli.report import Report
+
+    predictions = GOLDEN / "ties_predictions.csv"
+    size = predictions.stat().st_size
+    monkeypatch.setattr(engines, "PARTITION_FROM", size)
+    monkeypatch.setattr(engines, "PARTITION_SIZE", size // 3 + 1)
+    assert engines.auto_partitions([predictions]) == 3
+    config = {
+        "predictions": {"path": str(predictions)},
+        "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
+        "metrics": ["ndcg@5", "precision@3"],
+    }
+    report = evaluate_config(load_config(write_config(tmp_path, config)))
+    assert isinstance(report, Report)
+    assert report.inputs["engine"]["partitions"] == 3
+    # a run that needs every per-user value (intervals) stays in one pass
+    with_ci = evaluate_config(load_config(write_config(tmp_path, {**config, "confidence": {}})))
+    assert isinstance(with_ci, Report)
+    assert "engine" not in with_ci.inputs
+    assert with_ci.metrics == pytest.approx(report.metrics, abs=1e-12)
