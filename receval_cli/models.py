@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -34,7 +34,9 @@ from receval_cli.partitions import check_partitionable, evaluate_partitioned
 from receval_cli.report import Report
 from receval_cli.segments import Segment, segments_of, user_attributes
 from receval_cli.sources import read_sources
-from receval_cli.uncertainty import Comparison, add_intervals, compare
+
+if TYPE_CHECKING:
+    from receval_cli.uncertainty import Comparison
 
 
 @dataclass
@@ -146,6 +148,8 @@ def evaluate_config(
         saved = read_baseline_report(baseline_report, settings.baseline)
     else:
         baseline = settings.baseline or next(iter(reports))
+    from receval_cli.uncertainty import compare  # numpy: only when comparing
+
     comparisons = compare(reports, baseline, saved, settings, confidence)
     gates = _gates(loaded, reports, baseline, comparisons)
     return ModelsReport(
@@ -204,6 +208,8 @@ def _evaluate_model(
         engine=engine,
     )
     if confidence is not None:
+        from receval_cli.uncertainty import add_intervals  # numpy: only with intervals
+
         add_intervals(report, confidence)
     return report
 
