@@ -283,7 +283,7 @@ class Config(_Strict):
     comparison: ComparisonConfig | None = None
     engine: Engine = Field(
         "auto",
-        description="auto: streaming from 32 MiB of predictions on disk, else in memory; "
+        description="auto: streaming from 32 MiB of predictions on disk, else polars' choice; "
         "in_memory; streaming (polars' out-of-core engine); gpu (polars' GPU engine); spark.",
     )
     partitions: PositiveInt = Field(

@@ -39,7 +39,7 @@ def polars_engine(choice: str, predictions: Iterable[Path] = ()) -> Any:
         return _gpu_engine()
     if choice == "auto":
         size = sum(p.stat().st_size for p in predictions if p.is_file())
-        return "streaming" if size >= STREAMING_FROM else "in-memory"
+        return "streaming" if size >= STREAMING_FROM else "auto"  # polars' own choice
     raise UsageError(f"engine '{choice}' does not run through polars' collect.")
 
 

@@ -24,7 +24,7 @@ def test_streaming_equals_in_memory(config: str) -> None:
 def test_auto_streams_from_the_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     small = tmp_path / "p.csv"
     small.write_text("user,item,score\n1,a,0.5\n", encoding="utf-8")
-    assert engines.polars_engine("auto", [small]) == "in-memory"
+    assert engines.polars_engine("auto", [small]) == "auto"  # polars decides
     monkeypatch.setattr(engines, "STREAMING_FROM", small.stat().st_size)
     assert engines.polars_engine("auto", [small]) == "streaming"
 
