@@ -176,7 +176,7 @@ def _auto_partitions(
     if wanted == 1 or confidence or config.confidence or baseline_report or config.segment_by:
         return loaded
     try:
-        check_partitionable(loaded, "auto")
+        check_partitionable(loaded, "auto", side_inputs=True)
     except UsageError:
         return loaded
     return dataclasses.replace(loaded, config=config.model_copy(update={"partitions": wanted}))

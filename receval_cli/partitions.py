@@ -38,17 +38,24 @@ from receval_cli.evaluate import (
     users_block,
 )
 from receval_cli.gates import check_gates
-from receval_cli.global_eval import global_values, require_universe, state_queries, universe_of
+from receval_cli.global_eval import (
+    global_values,
+    recommended_items,
+    require_universe,
+    state_queries,
+    universe_of,
+)
 from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import State, StateInputs, merge_states
 from receval_cli.report import Report
-from receval_cli.sources import Sources, read_sources
+from receval_cli.sources import Sources, check_sources, read_sources
 
 
-def check_partitionable(loaded: LoadedConfig, engine: str) -> None:
-    """Partitioned engines run the per-user metrics that read only predictions and ground
-    truth, and the global metrics; refuse the rest with the reason."""
+def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = False) -> None:
+    """Partitioned engines run the per-user and global metrics; refuse the rest with the
+    reason. `side_inputs`: the engine also runs the per-user metrics that read the catalog,
+    the interactions or the baseline."""
     config = loaded.config
     specs = loaded.specs
     unsupported = [str(s) for s in specs if lookup(s.name).scope not in ("user", "global")]
@@ -60,6 +67,8 @@ def check_partitionable(loaded: LoadedConfig, engine: str) -> None:
     if config.several_models:
         raise UsageError(f"{engine} evaluates one predictions file; list one model.")
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    if side_inputs:
+        return
     try:
         metric_exprs(user_specs, config.conventions, Sources())
     except InputError:
@@ -87,17 +96,26 @@ def partial_results(
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
     engine: Any = "auto",
+    sources: Sources | None = None,
 ) -> dict[str, Any]:
-    """One partition's mergeable partial results, as JSON-ready data."""
+    """One partition's mergeable partial results, as JSON-ready data. `sources`: the
+    optional inputs, whole (item popularity is the whole log's)."""
+    sources = sources or Sources()
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
-    plan = per_user_frame(predictions, truth, user_specs, conventions, Sources(), global_specs)
+    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, global_specs)
     states = state_queries(
         global_specs, conventions, StateInputs(plan.lists, plan.items, plan.frame)
     )
     rows = [f.select(pl.len()) for f in (predictions.frame, truth.frame)]
-    per_user, p_rows, t_rows, *tables = pl.collect_all(
-        [plan.frame, *rows, *(q for _, q in states.values())], engine=engine
+    featured = plan.recs_sides & {"category", "tags", "embedding"}
+    unknown = pl.LazyFrame({"item": []}).select(pl.len())
+    if featured and sources.catalog is not None:
+        catalog_items = sources.catalog.frame.select("item")
+        unknown = recommended_items(plan.lists).join(catalog_items, on="item", how="anti")
+        unknown = unknown.select(pl.len())
+    per_user, p_rows, t_rows, missing, *tables = pl.collect_all(
+        [plan.frame, *rows, unknown, *(q for _, q in states.values())], engine=engine
     )
     queries = list(plan.check_queries.values())
     apart = dict(zip(plan.check_queries, pl.collect_all(queries, engine=engine), strict=True))
@@ -128,6 +146,7 @@ def partial_results(
         "checks": checks,
         "duplicates": duplicates,
         "tally": user_tally(per_user),
+        "unknown_feature_items": int(missing.item()),
         "sums": sums,
         "states": {name: _ipc(table) for name, table in zip(states, tables, strict=True)},
     }
@@ -140,10 +159,12 @@ def merge_partials(partials: list[dict[str, Any]]) -> dict[str, Any]:
         "checks": {"predictions": {}, "truth": {}},
         "duplicates": {"duplicates": False, "truth_duplicates": False},
         "tally": {},
+        "unknown_feature_items": 0,
         "sums": {},
         "states": {},
     }
     for part in partials:
+        merged["unknown_feature_items"] += part["unknown_feature_items"]
         for key in ("predictions", "truth"):
             merged["rows"][key] += part["rows"][key]
             for name, value in part["checks"][key].items():
@@ -181,6 +202,12 @@ def finish(
                 f"pairs appear more than once. Remove the duplicates, or set "
                 f"conventions.{key} to say which row counts."
             )
+    if merged["unknown_feature_items"]:
+        raise InputError(
+            f"{merged['unknown_feature_items']} recommended item(s) are not in the catalog, so "
+            "intra-list diversity cannot compare them. Add them to the catalog, or check "
+            "that the item ids match."
+        )
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
     users = users_block(
@@ -192,12 +219,17 @@ def finish(
         "columns and that both use the same ids.",
     )
     metrics: dict[str, float] = {}
+    differing = {}
     for spec in user_specs:
         total, counted, evaluated = merged["sums"][str(spec)]
+        if counted != users["evaluated"]:
+            differing[str(spec)] = counted
         if evaluated == 0 or counted == 0:
             raise InputError(f"no user is left to average {spec} over (see its user rules).")
         summed = lookup(spec.name).aggregate == "sum"
         metrics[str(spec)] = total if summed else total / counted
+    if differing:
+        users["evaluated_per_metric"] = differing
     universe = universe_of(read_sources(loaded))
     require_universe(global_specs, universe)
     states: dict[str, tuple[State, pl.DataFrame]] = {}
@@ -226,7 +258,7 @@ def finish(
 def evaluate_partitioned(loaded: LoadedConfig, partitions: int, engine: Any) -> Report:
     """A polars engine over `partitions` hash buckets of the users, one after the other."""
     started = time.perf_counter()
-    check_partitionable(loaded, f"partitions: {partitions}")
+    check_partitionable(loaded, f"partitions: {partitions}", side_inputs=True)
     config = loaded.config
     (file,) = config.model_files().values()
     partials = []
@@ -236,12 +268,14 @@ def evaluate_partitioned(loaded: LoadedConfig, partitions: int, engine: Any) -> 
         truth = read_ground_truth(
             config.ground_truth, loaded.resolve_path(config.ground_truth.path)
         )
-        align_ids(predictions, truth)
+        sources = read_sources(loaded)
+        align_ids(predictions, truth, *sources.given())
+        check_sources(sources, config.conventions.duplicates)
         mine = (pl.col("user").hash(seed=0) % partitions) == bucket
         predictions.frame = predictions.frame.filter(mine)
         truth.frame = truth.frame.filter(mine)
         partials.append(
-            partial_results(predictions, truth, loaded.specs, config.conventions, engine)
+            partial_results(predictions, truth, loaded.specs, config.conventions, engine, sources)
         )
         described = (predictions, truth)
     assert described is not None

@@ -115,3 +115,19 @@ def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.Mon
     assert isinstance(with_ci, Report)
     assert "engine" not in with_ci.inputs
     assert with_ci.metrics == pytest.approx(report.metrics, abs=1e-12)
+
+
+def test_partitions_with_catalog_log_and_baseline(tmp_path: Path) -> None:
+    """The beyond-accuracy sample (catalog features, the log's popularity and what users
+    knew, the popularity baseline): partitions agree with the whole run."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "configs" / "beyond.yaml").read_text(encoding="utf-8"))
+    for key in ("predictions", "ground_truth", "catalog", "interactions"):
+        config[key]["path"] = str((ROOT / "configs" / config[key]["path"]).resolve())
+    config.pop("gates")
+    whole = run_json(write_config(tmp_path, config))
+    split = run_json(write_config(tmp_path, {**config, "partitions": 4}, "p.yaml"))
+    for name, value in whole["metrics"].items():
+        assert split["metrics"][name] == pytest.approx(value, abs=1e-12), name
+    assert split["users"] == whole["users"]
