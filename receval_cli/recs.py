@@ -136,8 +136,11 @@ def recs_aggregates(
     recs = ranked_items(lists)
     log = sources.interactions
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
-        assert log is not None
-        items = stats.items.with_rows(item_popularity(log.frame, conventions.tie_break))
+        popular = sources.popularity
+        if popular is None:
+            assert log is not None
+            popular = item_popularity(log.frame, conventions.tie_break)
+        items = stats.items.with_rows(popular)
         recs = recs.join(items.rename({"count": "popularity"}), on="item", how="left")
     if "known" in sides:
         assert log is not None

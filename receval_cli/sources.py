@@ -44,6 +44,9 @@ class Sources:
     interactions: Input | None = None
     baseline: Input | None = None
     embedding_dims: int = 0  # the catalog's embedding length, once checked
+    # item popularity computed beforehand from the whole log (a partition's log holds
+    # only its users); recs.item_popularity's columns
+    popularity: pl.LazyFrame | None = None
 
     def given(self) -> list[Input]:
         return [s for s in (self.catalog, self.interactions, self.baseline) if s is not None]

@@ -27,16 +27,21 @@ import polars as pl
 from receval_cli.config import GroundTruthConfig, LoadedConfig, PredictionsConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import UsageError
+from receval_cli.evaluate import metric_exprs
 from receval_cli.io import Input
-from receval_cli.metrics import MetricSpec
+from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.partitions import (
+    _from_ipc,
+    _ipc,
     check_partitionable,
     describe_only,
     finish,
     merge_partials,
     partial_results,
 )
+from receval_cli.recs import item_popularity
 from receval_cli.report import Report
+from receval_cli.sources import Sources, check_sources, read_sources
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
@@ -140,11 +145,98 @@ def evaluate_bucket(
     layout: str,
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
+    shipped: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One bucket's mergeable partial results (the function the executors run)."""
+    """One bucket's mergeable partial results (the function the executors run).
+
+    `truth` holds the bucket's ground truth (kind "truth") and, with the optional inputs,
+    its users' logged items (kind "known") and baseline lists (kind "baseline", the
+    score or rank in `value`); `shipped` carries the item-level tables every bucket needs
+    whole (the catalog, the log's item popularity)."""
+    shipped = shipped or {}
+    kinds = truth.get_column("kind") if "kind" in truth.columns else None
+    rows = truth if kinds is None else truth.filter(kinds == "truth")
     p = _input("predictions", layout, predictions)
-    t = _input("ground truth", "graded", truth)
-    return partial_results(p, t, specs, conventions, engine="in-memory")
+    t = _input("ground truth", "graded", rows.select("user", "item", "rel"))
+    sources = Sources()
+    if kinds is not None and shipped.get("interactions"):
+        known = truth.filter(kinds == "known").select("user", "item")
+        sources.interactions = _input("interactions", "log", known)
+    if kinds is not None and shipped.get("baseline_layout"):
+        value = shipped["baseline_layout"]
+        listed = truth.filter(kinds == "baseline").select(
+            "user", "item", pl.col("value").alias(value)
+        )
+        sources.baseline = _input("baseline", value, listed)
+    if shipped.get("catalog"):
+        catalog = _from_ipc(shipped["catalog"]).lazy()
+        columns = shipped["catalog_columns"]
+        sources.catalog = Input(
+            "catalog", Path("spark:catalog"), "spark", "catalog", columns, catalog, catalog
+        )
+        sources.embedding_dims = int(shipped["embedding_dims"])
+    if shipped.get("popularity"):
+        sources.popularity = _from_ipc(shipped["popularity"]).lazy()
+    return partial_results(p, t, specs, conventions, "in-memory", sources)
+
+
+def _side_inputs(
+    spark: SparkSession, loaded: LoadedConfig, id_types: dict[str, str]
+) -> tuple[SparkFrame | None, dict[str, Any]]:
+    """The optional inputs for the buckets: per-user rows to co-group with the truth
+    (logged items, baseline lists) and the item-level tables shipped to every bucket.
+    They are read on the driver by polars (they must fit there)."""
+    sources = read_sources(loaded)
+    if not sources.given():
+        return None, {}
+    conventions = loaded.config.conventions
+    casts = {
+        c: pl.col(c).cast(pl.Int64 if id_types[c] == "bigint" else pl.String)
+        for c in ("user", "item")
+    }
+    for source in sources.given():
+        names = source.frame.collect_schema().names()
+        source.frame = source.frame.with_columns(casts[c] for c in ("user", "item") if c in names)
+    check_sources(sources, conventions.duplicates)
+    shipped: dict[str, Any] = {}
+    parts = []
+    schema = "user {u}, item {i}, rel double, kind string, value double".format(
+        u=id_types["user"], i=id_types["item"]
+    )
+    if sources.catalog is not None:
+        shipped["catalog"] = _ipc(sources.catalog.frame.collect())
+        shipped["catalog_columns"] = sources.catalog.columns
+        shipped["embedding_dims"] = sources.embedding_dims
+    if sources.interactions is not None:
+        log = sources.interactions.frame
+        shipped["interactions"] = True
+        shipped["popularity"] = _ipc(item_popularity(log, conventions.tie_break).collect())
+        known = log.select("user", "item").unique().collect()
+        parts.append(known.with_columns(rel=None, kind=pl.lit("known"), value=None))
+    if sources.baseline is not None:
+        column = sources.baseline.value_column
+        shipped["baseline_layout"] = column
+        listed = sources.baseline.frame.select("user", "item", pl.col(column).alias("value"))
+        parts.append(
+            listed.collect().select(
+                "user", "item", rel=None, kind=pl.lit("baseline"), value="value"
+            )
+        )
+    if not parts:
+        return None, shipped
+    rows = pl.concat(
+        [
+            p.select(
+                "user",
+                "item",
+                pl.col("rel").cast(pl.Float64),
+                "kind",
+                pl.col("value").cast(pl.Float64),
+            )
+            for p in parts
+        ]
+    )
+    return spark.createDataFrame(rows.to_pandas(), schema=schema), shipped
 
 
 def evaluate_spark(
@@ -156,12 +248,31 @@ def evaluate_spark(
     config = loaded.config
     conventions = config.conventions
     _refuse_file_order(conventions)
-    check_partitionable(loaded, "engine: spark")
+    check_partitionable(loaded, "engine: spark", side_inputs=True)
     specs = loaded.specs
+    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    driver_sources = read_sources(loaded)
+    check_sources(driver_sources, conventions.duplicates)
+    metric_exprs(user_specs, conventions, driver_sources)  # a missing input: an error
     session = _spark_session(spark)
     (file,) = config.model_files().values()
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
-    partials = _run_buckets(session, predictions, truth, layout, specs, conventions, buckets)
+    id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
+    side_rows, shipped = _side_inputs(session, loaded, id_types)
+    if side_rows is not None:
+        from pyspark.sql import functions as F
+
+        labelled = truth.select(
+            "user",
+            "item",
+            "rel",
+            F.lit("truth").alias("kind"),
+            F.lit(None).cast("double").alias("value"),
+        )
+        truth = labelled.unionByName(side_rows)
+    partials = _run_buckets(
+        session, predictions, truth, layout, specs, conventions, buckets, shipped
+    )
     p_input = describe_only("predictions", str(loaded.resolve_path(file.path)), layout, mapping)
     truth_path = str(loaded.resolve_path(config.ground_truth.path))
     t_input = describe_only("ground truth", truth_path, "graded", tmapping)
@@ -177,6 +288,7 @@ def _run_buckets(
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
     buckets: int,
+    shipped: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Co-group both inputs by a hash bucket of the user; each bucket through the polars
     code, via Arrow; the partial results back to the driver as JSON."""
@@ -200,6 +312,7 @@ def _run_buckets(
             layout,
             parsed,
             rules,
+            shipped,
         )
         return pa.table({"bucket": [key[0]], "payload": [json.dumps(found)]})
 

@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import write_config
 
 from receval_cli.config import load_config
-from receval_cli.errors import UsageError
+from receval_cli.errors import InputError, UsageError
 from receval_cli.models import evaluate_config
 from receval_cli.report import Report
 from receval_cli.spark_engine import evaluate_spark
@@ -124,7 +124,6 @@ def test_the_cli_runs_spark(tmp_path: Path, spark: Any) -> None:
     [
         ({"conventions": {"tie_break": "input_order"}}, "has no file order"),
         ({"metrics": ["rmse"]}, "rating or click metrics"),
-        ({"metrics": ["novelty@5"]}, "does not yet run the per-user metrics that read"),
     ],
 )
 def test_what_spark_refuses(spark: Any, tmp_path: Path, extra: dict[str, Any], words: str) -> None:
@@ -136,3 +135,33 @@ def test_what_spark_refuses(spark: Any, tmp_path: Path, extra: dict[str, Any], w
     }
     with pytest.raises(UsageError, match=words):
         evaluate_spark(load_config(write_config(tmp_path, config)), spark)
+
+
+def test_a_missing_optional_input_is_an_error(spark: Any, tmp_path: Path) -> None:
+    config = {
+        "predictions": {"path": str(GOLDEN / "tiefree_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "tiefree_truth.csv")},
+        "metrics": ["novelty@5"],
+    }
+    with pytest.raises(InputError, match="novelty@5 needs the interactions input"):
+        evaluate_spark(load_config(write_config(tmp_path, config)), spark)
+
+
+def test_beyond_accuracy_on_spark(spark: Any, tmp_path: Path) -> None:
+    """The catalog's features, the log's popularity and what users knew, a baseline file:
+    Spark agrees with the polars engine."""
+    import yaml
+
+    root = Path(__file__).parent.parent / "configs"
+    config = yaml.safe_load((root / "beyond.yaml").read_text(encoding="utf-8"))
+    for key in ("predictions", "ground_truth", "catalog", "interactions"):
+        config[key]["path"] = str((root / config[key]["path"]).resolve())
+    config.pop("gates")
+    config["metrics"].append({"name": "unexpectedness", "k": 5})
+    baseline = pl.read_csv(SAMPLE / "popular_predictions.csv")
+    baseline.write_csv(tmp_path / "baseline.csv")
+    config["baseline"] = {
+        "path": str(tmp_path / "baseline.csv"),
+        "columns": {"user": "user_id", "item": "item_id", "score": "score"},
+    }
+    assert_agree(*polars_and_spark(spark, tmp_path, config))

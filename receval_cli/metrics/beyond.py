@@ -163,7 +163,8 @@ def similarity_to_earlier(s: Stats, feature: str) -> pl.Expr:
         return s.recs.row("similar_earlier[tags]", pl.col("tag_similarity_earlier"))
     dims = [pl.col(f"unit_{d}") for d in range(s.embedding_dims)]
     dots = [(x.cum_sum().over("user", order_by=rank) - x) * x for x in dims]
-    return s.recs.row("similar_earlier[embedding]", pl.sum_horizontal(dots))
+    summed = pl.sum_horizontal(dots) if dots else pl.lit(0.0)  # no dims: before the check
+    return s.recs.row("similar_earlier[embedding]", summed)
 
 
 def _only_feature(s: Stats) -> str:
