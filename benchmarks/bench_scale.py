@@ -10,9 +10,11 @@ the polars floor and the peers measured in the same run where they finish.
 Data, tools and timing are bench.py's (each run a fresh process; wall clock from spawn
 to exit; the process's own peak RSS). receval runs the 36 metrics of bench.py with each
 engine (in_memory, streaming, spark on local[2]); `polars` and `polars_streaming` are the
-bare scan-rank-join-sum floor on each engine; pytrec_eval and ranx run at the sizes
-PEERS.md says they finish (not at 100M). Writes benchmarks/scale.json and the plot
-benchmarks/scale.svg (seconds against rows, log-log), and prints the table.
+bare scan-rank-join-sum floor on each engine; pytrec_eval, ranx, RePlay (polars path, its
+own venv) and MS Recommenders (@10 metrics only, its own venv; peer_children.py) run at
+the sizes PEERS.md says they finish (not at 100M: RePlay needs 18 GiB there). Writes
+benchmarks/scale.json and the plot benchmarks/scale.svg (seconds against rows, log-log),
+and prints the table.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ def engine_config(config: Path, engine: str) -> Path:
     return path
 
 
+# peers in environments of their own (tests/golden/<library>/make.sh builds them)
+VENV_PEERS = {"replay": "/tmp/golden-replay", "recommenders": "/tmp/golden-recommenders"}
+
+
 def runs_for(users: int, skip: set[str]) -> list[tuple[str, str, str | None]]:
     """(label, tool, engine) of every run at this size."""
     runs = [(f"receval {e}", "receval", e) for e in ENGINES if e not in skip]
@@ -45,7 +51,32 @@ def runs_for(users: int, skip: set[str]) -> list[tuple[str, str, str | None]]:
     runs += [("polars floor (streaming)", "polars_streaming", None)]
     if users <= PEER_LIMIT:
         runs += [(t, t, None) for t in ("pytrec_eval", "ranx") if t not in skip]
+        runs += [("RePlay (polars)", "replay", None)]
+        runs += [("MS Recommenders (@10 only)", "recommenders", None)]
     return [r for r in runs if r[1] not in skip]
+
+
+def run_venv_peer(
+    tool: str, predictions: Path, truth: Path, work: Path, timeout: float
+) -> dict[str, Any]:
+    """A peer with its own venv: its Python runs peer_children.py."""
+    python = Path(VENV_PEERS[tool]) / "bin" / "python"
+    if not python.exists():
+        return {"seconds": None, "rss_mib": 0.0, "error": f"no venv at {python.parent.parent}"}
+    if tool == "recommenders":  # pandas there may have no pyarrow: CSV copies
+        import polars as pl
+
+        for path in (predictions, truth):
+            if not path.with_suffix(".csv").exists():
+                pl.read_parquet(path).write_csv(path.with_suffix(".csv"))
+    result = work / f"result_{tool}.json"
+    result.unlink(missing_ok=True)
+    command = [str(python), str(HERE / "peer_children.py"), tool, str(predictions), str(truth)]
+    log = work / f"log_{tool}.txt"
+    outcome = bench.spawn([*command, str(result)], log, timeout, bench.child_env(work))
+    if "error" not in outcome:
+        outcome.update(json.loads(result.read_text(encoding="utf-8")))
+    return outcome
 
 
 def plot(results: dict[int, dict[str, dict[str, Any]]], path: Path) -> None:
@@ -127,9 +158,12 @@ def main() -> int:
         for label, tool, engine in runs_for(users, skip):
             chosen = engine_config(config, engine) if engine else config
             print(f"{rows:>11,} rows  {label} ...", flush=True)
-            outcome = bench.run_tool(
-                tool, predictions, truth, chosen, options.data_dir, args.timeout
-            )
+            if tool in VENV_PEERS:
+                outcome = run_venv_peer(tool, predictions, truth, options.data_dir, args.timeout)
+            else:
+                outcome = bench.run_tool(
+                    tool, predictions, truth, chosen, options.data_dir, args.timeout
+                )
             results[rows][label] = {
                 "seconds": outcome.get("seconds"),
                 "rss_mib": outcome.get("rss_mib"),
