@@ -319,7 +319,11 @@ class Config(_Strict):
 
     @model_validator(mode="after")
     def _known_baseline(self) -> Config:
+        """With several models the baseline is one of them; with one model it names a model
+        of the --baseline-report file, checked when that is read."""
         if self.comparison is None or self.comparison.baseline is None:
+            return self
+        if not self.several_models:
             return self
         names = list(self.model_files())
         if self.comparison.baseline not in names:

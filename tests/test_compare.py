@@ -366,3 +366,49 @@ def test_per_user_output(tmp_path: Path) -> None:
         for metric in METRICS:
             mean = rows.get_column(metric).drop_nulls().mean()
             assert mean == pytest.approx(report["models"][name]["metrics"][metric], abs=1e-12)
+
+
+# --- the remaining error paths ----------------------------------------------------------
+
+
+def test_baseline_report_missing(tmp_path: Path) -> None:
+    config = single(tmp_path, "predictions.csv")
+    result = invoke("run", config, "--baseline-report", tmp_path / "nowhere.json")
+    assert_user_error(result, "nowhere.json cannot be read as a receval JSON report")
+
+
+def test_baseline_report_without_the_model(tmp_path: Path) -> None:
+    saved = tmp_path / "two.json"
+    assert invoke("run", two_models(tmp_path), "--format", "json", "-o", saved).exit_code == 0
+    config = single(tmp_path, "predictions.csv", comparison={"baseline": "other"})
+    assert_user_error(
+        invoke("run", config, "--baseline-report", saved),
+        "has no model 'other'",
+        "popular, model",
+    )
+
+
+def test_significance_gate_on_a_global_metric(tmp_path: Path) -> None:
+    config = two_models(tmp_path, gates={"user_coverage": {"no_significant_drop": True}})
+    text = config.read_text(encoding="utf-8").replace("- mrr@10", "- mrr@10\n- user_coverage")
+    config.write_text(text, encoding="utf-8")
+    assert_user_error(
+        invoke("run", config),
+        "gates.user_coverage: no_significant_drop needs per-user values",
+        "max_drop",
+    )
+
+
+def test_relative_gate_on_a_segment(tmp_path: Path) -> None:
+    truth = pl.read_parquet(SAMPLE / "ground_truth.parquet")
+    truth.with_columns(group=pl.lit("a")).write_parquet(tmp_path / "truth.parquet")
+    config = two_models(
+        tmp_path,
+        segment_by=["group"],
+        gates={"ndcg@10": {"max_drop": 0.1, "segment": "group=a"}},
+    )
+    text = config.read_text(encoding="utf-8").replace(
+        str(SAMPLE / "ground_truth.parquet"), str(tmp_path / "truth.parquet")
+    )
+    config.write_text(text, encoding="utf-8")
+    assert_user_error(invoke("run", config), "a gate on a segment takes min or max")
