@@ -370,20 +370,42 @@ def child_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
+def session_rss(session: int) -> int:
+    """Bytes resident in every process of a session (Linux /proc; 0 elsewhere)."""
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) != session:  # fields after the name: state, ppid, pgrp, session
+                continue
+            total += int((entry / "statm").read_text().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 def spawn(command: list[str], log: Path, timeout: float, env: dict[str, str]) -> dict[str, Any]:
-    """Run command in a new session; wall seconds, the child's own peak RSS, exit status."""
+    """Run command in a new session; wall seconds, the child's own peak RSS, exit status,
+    and the peak RSS of the whole session sampled every 0.1 s (`tree_rss_mib`: for Spark,
+    whose work runs in a JVM and Python workers that the child starts)."""
     import subprocess
 
+    tree_peak = 0
     with log.open("wb") as sink:
         started = time.perf_counter()
         process = subprocess.Popen(
             command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, env=env
         )
+        polls = 0
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             elapsed = time.perf_counter() - started
             if pid:
                 break
+            polls += 1
+            if polls % 10 == 0:
+                tree_peak = max(tree_peak, session_rss(process.pid))
             if elapsed > timeout:
                 os.killpg(process.pid, signal.SIGKILL)
                 pid, status, usage = os.wait4(process.pid, 0)
@@ -392,6 +414,7 @@ def spawn(command: list[str], log: Path, timeout: float, env: dict[str, str]) ->
             time.sleep(0.01)
     process.returncode = os.waitstatus_to_exitcode(status)
     outcome: dict[str, Any] = {"seconds": elapsed, "rss_mib": usage.ru_maxrss / 1024}
+    outcome["tree_rss_mib"] = max(tree_peak / 2**20, outcome["rss_mib"])
     if process.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
         outcome["error"] = f"exit {process.returncode}: " + " | ".join(tail)

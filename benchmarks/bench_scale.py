@@ -166,7 +166,8 @@ def main() -> int:
                 )
             results[rows][label] = {
                 "seconds": outcome.get("seconds"),
-                "rss_mib": outcome.get("rss_mib"),
+                # Spark works in a JVM and Python workers: the session's sampled peak
+                "rss_mib": outcome.get("tree_rss_mib" if engine == "spark" else "rss_mib"),
                 "error": outcome.get("error"),
             }
             shown = "failed" if outcome.get("seconds") is None else f"{outcome['seconds']:.2f} s"
