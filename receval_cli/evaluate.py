@@ -18,6 +18,7 @@ from receval_cli.gates import check_gates
 from receval_cli.global_eval import (
     describe_items,
     global_values,
+    outside_universe,
     recommended_items,
     require_universe,
     state_queries,
@@ -290,11 +291,12 @@ def evaluate_inputs(
     )
     items_block = None
     if recommended is not None:
-        items_block = describe_items(recommended, universe)
+        outside = outside_universe(recommended, universe)
+        items_block = describe_items(recommended, universe, outside)
         features = plan.recs_sides & {"category", "tags", "embedding"}
-        if features and sources.catalog is not None and universe.items is not None:
-            unknown = recommended.join(universe.items, on="item", how="anti")
-            raise_unknown_features(unknown, sources.catalog, features)
+        if features and sources.catalog is not None and outside is not None:
+            # with a catalog, the universe is the catalog: outside = items without features
+            raise_unknown_features(outside, sources.catalog, features)
     metrics, users_per_metric = _aggregate(per_user, user_specs, conventions)
     metrics.update(global_values(global_specs, conventions, state_tables, universe))
     pairs = None

@@ -81,12 +81,20 @@ def recommended_items(lists: pl.LazyFrame) -> pl.LazyFrame:
     return lists.select(pl.col("items").alias("item")).explode("item").drop_nulls().unique()
 
 
-def describe_items(recommended: pl.DataFrame, universe: Universe) -> dict[str, Any]:
+def outside_universe(recommended: pl.DataFrame, universe: Universe) -> pl.DataFrame | None:
+    """The recommended items that are not in the universe (None without a universe)."""
+    if universe.items is None:
+        return None
+    return recommended.join(universe.items, on="item", how="anti")
+
+
+def describe_items(
+    recommended: pl.DataFrame, universe: Universe, outside: pl.DataFrame | None
+) -> dict[str, Any]:
     """The report's `items` block: the universe and the recommended items outside it."""
     block: dict[str, Any] = {"recommended": recommended.height}
-    if universe.items is None:
+    if universe.items is None or outside is None:
         return block
-    outside = recommended.join(universe.items, on="item", how="anti")
     block.update(
         universe=universe.source,
         universe_size=universe.items.height,

@@ -15,6 +15,7 @@ scanning the files and keeping its users only, so memory holds about 1/N of the 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import time
 from pathlib import Path
@@ -261,26 +262,20 @@ def evaluate_partitioned(loaded: LoadedConfig, partitions: int, engine: Any) -> 
     check_partitionable(loaded, f"partitions: {partitions}", side_inputs=True)
     config = loaded.config
     (file,) = config.model_files().values()
+    predictions = read_predictions(file, loaded.resolve_path(file.path))
+    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    sources = read_sources(loaded)
+    align_ids(predictions, truth, *sources.given())
+    check_sources(sources, config.conventions.duplicates)
     partials = []
-    described: tuple[Input, Input] | None = None
     for bucket in range(partitions):
-        predictions = read_predictions(file, loaded.resolve_path(file.path))
-        truth = read_ground_truth(
-            config.ground_truth, loaded.resolve_path(config.ground_truth.path)
-        )
-        sources = read_sources(loaded)
-        align_ids(predictions, truth, *sources.given())
-        check_sources(sources, config.conventions.duplicates)
         mine = (pl.col("user").hash(seed=0) % partitions) == bucket
-        predictions.frame = predictions.frame.filter(mine)
-        truth.frame = truth.frame.filter(mine)
-        partials.append(
-            partial_results(predictions, truth, loaded.specs, config.conventions, engine, sources)
-        )
-        described = (predictions, truth)
-    assert described is not None
+        mine_p = dataclasses.replace(predictions, frame=predictions.frame.filter(mine))
+        mine_t = dataclasses.replace(truth, frame=truth.frame.filter(mine))
+        conventions = config.conventions
+        partials.append(partial_results(mine_p, mine_t, loaded.specs, conventions, engine, sources))
     info = {"name": str(engine), "partitions": partitions}
-    return finish(loaded, merge_partials(partials), *described, info, started)
+    return finish(loaded, merge_partials(partials), predictions, truth, info, started)
 
 
 def describe_only(role: str, path: str, layout: str, columns: dict[str, str]) -> Input:
