@@ -23,6 +23,7 @@ from receval_cli.models import ModelsReport
 from receval_cli.report import (
     Report,
     confidence_line,
+    footer,
     format_value,
     gate_cell,
     render_table,
@@ -114,12 +115,7 @@ def models_table(result: ModelsReport) -> RenderableType:
                 f"▲/▼ significant win/loss at level {c['level']:g}"
             )
         )
-    settings = {k: v for k, v in result.conventions.items() if k != "preset"}
-    listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
-    parts.append(Text(f"conventions: {listed}", style="dim"))
-    for gate in result.gates:
-        if not gate.passed:
-            parts.append(Text(f"gate failed: {gate.describe()}", style="bold red"))
+    parts += footer(result.conventions, result.gates)
     return Group(*parts)
 
 

@@ -5,7 +5,6 @@ Values are never rounded in the Report; only the table rounds, when printing.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,10 +78,6 @@ class Report:
         return found
 
 
-def render_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
-
-
 def render_table(report: Report) -> RenderableType:
     """The metric table with gate verdicts, then the user counts and the conventions."""
     verdicts: dict[str, list[GateResult]] = {}
@@ -123,15 +118,21 @@ def render_table(report: Report) -> RenderableType:
     parts += segment_tables(report)
     if report.confidence is not None:
         parts.append(Text(confidence_line(report.confidence)))
-    settings = {k: v for k, v in report.conventions.items() if k != "preset"}
+    parts += footer(report.conventions, report.gates)
+    return Group(*parts)
+
+
+def footer(conventions: dict[str, Any], gates: list[GateResult]) -> list[RenderableType]:
+    """The conventions in force, then every failed gate."""
+    settings = {k: v for k, v in conventions.items() if k != "preset"}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
-    preset = report.conventions.get("preset")
+    preset = conventions.get("preset")
     heading = f"conventions (preset {preset})" if preset else "conventions"
-    parts.append(Text(f"{heading}: {listed}", style="dim"))
-    for gate in report.gates:
+    parts: list[RenderableType] = [Text(f"{heading}: {listed}", style="dim")]
+    for gate in gates:
         if not gate.passed:
             parts.append(Text(f"gate failed: {gate.describe()}", style="bold red"))
-    return Group(*parts)
+    return parts
 
 
 def segment_tables(report: Report, model: str | None = None) -> list[RenderableType]:
