@@ -25,9 +25,9 @@ from receval_cli.config import (
     TruthColumns,
 )
 from receval_cli.conventions import Conventions
-from receval_cli.evaluate import evaluate_inputs
 from receval_cli.io import map_ground_truth, map_predictions
 from receval_cli.metrics import MetricSpec, resolve
+from receval_cli.pipeline import evaluate_inputs
 from receval_cli.report import Report
 from receval_cli.sources import Sources, map_catalog, map_interactions
 

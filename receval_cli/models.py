@@ -26,11 +26,11 @@ from receval_cli.config import (
 )
 from receval_cli.engines import auto_partitions, polars_engine
 from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
-from receval_cli.evaluate import evaluate_inputs, resolved_config
 from receval_cli.gates import GateResult, check_gates, check_relative
 from receval_cli.io import read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.partitions import check_partitionable, evaluate_partitioned
+from receval_cli.pipeline import evaluate_inputs, resolved_config
 from receval_cli.report import Report
 from receval_cli.segments import Segment, segments_of, user_attributes
 from receval_cli.sources import read_sources

@@ -27,17 +27,6 @@ from receval_cli.checks import raise_for, totals
 from receval_cli.config import LoadedConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError, UsageError
-from receval_cli.evaluate import (
-    PREDICTION_CHECKS,
-    TRUTH_CHECKS,
-    _counted,
-    metric_exprs,
-    metric_users,
-    per_user_frame,
-    resolved_config,
-    user_tally,
-    users_block,
-)
 from receval_cli.gates import check_gates
 from receval_cli.global_eval import (
     global_values,
@@ -49,6 +38,17 @@ from receval_cli.global_eval import (
 from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import State, StateInputs, merge_states
+from receval_cli.pipeline import (
+    PREDICTION_CHECKS,
+    TRUTH_CHECKS,
+    _counted,
+    metric_exprs,
+    metric_users,
+    per_user_frame,
+    resolved_config,
+    user_tally,
+    users_block,
+)
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources, read_sources
 

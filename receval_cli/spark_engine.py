@@ -27,7 +27,6 @@ import polars as pl
 from receval_cli.config import GroundTruthConfig, LoadedConfig, PredictionsConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import UsageError
-from receval_cli.evaluate import metric_exprs
 from receval_cli.io import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.partitions import (
@@ -39,6 +38,7 @@ from receval_cli.partitions import (
     merge_partials,
     partial_results,
 )
+from receval_cli.pipeline import metric_exprs
 from receval_cli.recs import item_popularity
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources, read_sources
