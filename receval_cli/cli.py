@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from receval_cli import __version__
+from receval_cli import __version__, console
 from receval_cli.catalog import metric_detail, metric_table
 from receval_cli.config import ConfidenceConfig, LoadedConfig, PredictionsConfig, load_config
 from receval_cli.conventions import Conventions
@@ -85,13 +85,16 @@ def _main(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
+    no_color: console.NoColorOption = False,
 ) -> None:
     """Exact, fast offline evaluation of recommender systems."""
+    console.reset()
+    console.configure(no_color=no_color)
 
 
 def _fail(error: RecEvalError) -> typer.Exit:
     message = Text("error: ", style="bold red") + Text(str(error))
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(message)
+    console.err().print(message)
     return typer.Exit(error.exit_code)
 
 
@@ -365,6 +368,9 @@ def list_metrics(
     except SpecError as error:
         raise _fail(UsageError(str(error))) from None
     Console(highlight=False).print(shown)
+
+
+# commands defined in their own modules: one registration line each, below this one
 
 
 def main() -> None:
