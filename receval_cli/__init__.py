@@ -1,1 +1,24 @@
+"""receval: exact, fast offline evaluation of recommender systems.
+
+`receval_cli.evaluate(predictions, ground_truth, metrics=[...])` is the Python API
+(receval_cli/api.py); the `receval` command is receval_cli/cli.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+__all__ = ["__version__", "evaluate"]
+
+if TYPE_CHECKING:
+    from receval_cli.api import evaluate
+
+
+def __getattr__(name: str) -> Any:
+    """`evaluate` is imported on first use, so the CLI's start-up does not pay for it."""
+    if name == "evaluate":
+        from receval_cli.api import evaluate
+
+        return evaluate
+    raise AttributeError(f"module 'receval_cli' has no attribute {name!r}")

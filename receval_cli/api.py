@@ -1,101 +1,213 @@
-"""A Python API for notebooks and tests: evaluate in-memory polars frames.
+"""The Python API for notebooks and scripts: `receval_cli.evaluate`.
+
+Each input is a path (read by the same readers as `receval run`, the format from the
+extension) or a frame (polars DataFrame/LazyFrame, or pandas DataFrame); the result is
+the Report the CLI renders.
 
 >>> import polars as pl
->>> from receval_cli.api import evaluate_frames
+>>> import receval_cli
 >>> preds = pl.DataFrame({"user": [1, 1], "item": [10, 11], "score": [0.9, 0.8]})
 >>> truth = pl.DataFrame({"user": [1], "item": [11]})
->>> evaluate_frames(preds, truth, ["precision@2", "mrr"]).metrics
+>>> receval_cli.evaluate(preds, truth, metrics=["precision@2", "mrr"]).metrics
 {'precision@2': 0.5, 'mrr': 0.5}
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
+from pydantic import BaseModel, ValidationError
 
 from receval_cli.config import (
-    CatalogColumns,
     CatalogConfig,
-    InteractionColumns,
+    GroundTruthConfig,
     InteractionsConfig,
-    PredictionColumns,
-    TruthColumns,
+    PredictionsConfig,
+    _format_validation_error,
+    metric_specs,
 )
 from receval_cli.conventions import Conventions
-from receval_cli.io import map_ground_truth, map_predictions
-from receval_cli.metrics import MetricSpec, resolve
+from receval_cli.errors import ConfigError, RecEvalError, UsageError
+from receval_cli.io import Input, map_ground_truth, map_predictions, read_ground_truth
+from receval_cli.io import read_predictions as read_prediction_file
 from receval_cli.pipeline import evaluate_inputs
 from receval_cli.report import Report
-from receval_cli.sources import Sources, map_catalog, map_interactions
+from receval_cli.sources import (
+    Sources,
+    map_catalog,
+    map_interactions,
+    read_catalog,
+    read_interactions,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+# a path, or a table in memory
+Data = str | os.PathLike[str] | pl.DataFrame | pl.LazyFrame | Any
+
+
+def evaluate(
+    predictions: Data,
+    ground_truth: Data,
+    metrics: str | Iterable[str | Mapping[str, Any]],
+    *,
+    cutoffs: Iterable[int] | None = None,
+    conventions: Mapping[str, Any] | str | None = None,
+    prediction_columns: Mapping[str, str] | None = None,
+    truth_columns: Mapping[str, str] | None = None,
+    list_separator: str = "|",
+    catalog: Data | None = None,
+    catalog_columns: Mapping[str, str] | None = None,
+    interactions: Data | None = None,
+    interaction_columns: Mapping[str, str] | None = None,
+    baseline: Data | None = None,
+    baseline_columns: Mapping[str, str] | None = None,
+) -> Report:
+    """Evaluate as `receval run` does (same readers, checks, conventions and numbers).
+
+    `metrics` and `cutoffs` are the config's keys of the same names ("ndcg@10", or "ndcg"
+    with `cutoffs=[5, 10]`, or mappings with parameters). `conventions` is the config's
+    conventions mapping, or a preset's name ("trec_eval"). The `*_columns` mappings name
+    the columns as the config's `columns` blocks do. `catalog`, `interactions` and
+    `baseline` are the optional inputs of the beyond-accuracy metrics. Problems raise
+    receval's own errors (`receval_cli.errors.RecEvalError`) with the CLI's messages,
+    the config's keys named as this function's arguments.
+    """
+    try:
+        entries: list[str | dict[str, Any]] = (
+            [metrics] if isinstance(metrics, str) else [_entry(m) for m in metrics]
+        )
+        if not entries:
+            raise UsageError("metrics is empty; name at least one metric, e.g. ['ndcg@10'].")
+        ks = list(cutoffs) if cutoffs is not None else None
+        specs = metric_specs(entries, ks, "evaluate()")
+        settings = {"preset": conventions} if isinstance(conventions, str) else conventions
+        chosen = _validated(Conventions, dict(settings or {}), "conventions")
+        given = {
+            "predictions": (predictions, prediction_columns),
+            "ground_truth": (ground_truth, truth_columns),
+            "catalog": (catalog, catalog_columns),
+            "interactions": (interactions, interaction_columns),
+            "baseline": (baseline, baseline_columns),
+        }
+        inputs = {
+            role: _input(data, role, columns, list_separator)
+            for role, (data, columns) in given.items()
+            if data is not None
+        }
+        sources = Sources(
+            catalog=inputs.get("catalog"),
+            interactions=inputs.get("interactions"),
+            baseline=inputs.get("baseline"),
+        )
+        return evaluate_inputs(
+            inputs["predictions"], inputs["ground_truth"], specs, chosen, sources=sources
+        )
+    except RecEvalError as error:
+        error.args = (_as_arguments(str(error)),)
+        raise
+
+
+# each input: its config model, its file reader, and its mapping of a frame's columns
+_READERS: dict[str, tuple[type[Any], Callable[..., Input], Callable[..., Input]]] = {
+    "predictions": (
+        PredictionsConfig,
+        read_prediction_file,
+        lambda raw, c, path, fmt: map_predictions(raw, c.columns, c.list_separator, path, fmt),
+    ),
+    "ground_truth": (
+        GroundTruthConfig,
+        read_ground_truth,
+        lambda raw, c, path, fmt: map_ground_truth(raw, c.columns, c.list_separator, path, fmt),
+    ),
+    "catalog": (CatalogConfig, read_catalog, map_catalog),
+    "interactions": (InteractionsConfig, read_interactions, map_interactions),
+    "baseline": (
+        PredictionsConfig,
+        lambda c, path: read_prediction_file(c, path, role="baseline"),
+        lambda raw, c, path, fmt: map_predictions(
+            raw, c.columns, c.list_separator, path, fmt, role="baseline"
+        ),
+    ),
+}
+
+# a reader's message names config keys; evaluate() takes keyword arguments
+_KEYS_TO_ARGUMENTS = (
+    (re.compile(r"\bpredictions\.columns\.(\w+)"), r"prediction_columns['\1']"),
+    (re.compile(r"\bground_truth\.columns\.(\w+)"), r"truth_columns['\1']"),
+    (re.compile(r"\bcatalog\.columns\.(\w+)"), r"catalog_columns['\1']"),
+    (re.compile(r"\binteractions\.columns\.(\w+)"), r"interaction_columns['\1']"),
+    (re.compile(r"\bbaseline\.columns\.(\w+)"), r"baseline_columns['\1']"),
+    (
+        re.compile(r"Fix (\w+)\.path in the config \([^)]*\)\."),
+        r"Check the path given as \1 (a relative path is read from the current folder).",
+    ),
+    (re.compile(r"Point (\w+)\.path at a file\."), r"Give a file as \1."),
+    (
+        re.compile(r"\b(predictions|ground_truth|catalog|interactions|baseline)\.list_separator"),
+        "list_separator",
+    ),
+)
+
+
+def _as_arguments(message: str) -> str:
+    for pattern, replacement in _KEYS_TO_ARGUMENTS:
+        message = pattern.sub(replacement, message)
+    return message
+
+
+def _entry(metric: str | Mapping[str, Any]) -> str | dict[str, Any]:
+    return metric if isinstance(metric, str) else dict(metric)
+
+
+def _validated(model: type[M], data: dict[str, Any], *within: str) -> M:
+    """The model, or a ConfigError whose lines name the config keys (made arguments later)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        heading = "the arguments are not valid"
+        raise ConfigError(_format_validation_error("evaluate()", error, within, heading)) from None
+
+
+def _input(data: Data, role: str, columns: Mapping[str, str] | None, separator: str) -> Input:
+    """A path read by the file reader, or a frame mapped with the same column mapping."""
+    model, read, mapped = _READERS[role]
+    frame = _as_lazy(data)
+    path = str(data) if frame is None else f"<{role.replace('_', ' ')} frame>"
+    settings = {"path": path, "columns": dict(columns or {}), "list_separator": separator}
+    tag = ("<file>",) if model is PredictionsConfig else ()  # predictions: one file
+    config = _validated(model, settings, role, *tag)
+    if frame is None:
+        return read(config, Path(path).expanduser())
+    return mapped(frame, config, Path(path), "frame")
+
+
+def _as_lazy(data: Data) -> pl.LazyFrame | None:
+    """The data as a LazyFrame, or None for a path."""
+    if isinstance(data, pl.LazyFrame):
+        return data
+    if isinstance(data, pl.DataFrame):
+        return data.lazy()
+    if isinstance(data, str | os.PathLike):
+        return None
+    if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
+        return pl.from_pandas(data).lazy()
+    raise UsageError(
+        f"an input is a {type(data).__name__}; give a path (str or Path), a polars "
+        "DataFrame or LazyFrame, or a pandas DataFrame."
+    )
 
 
 def evaluate_frames(
     predictions: pl.DataFrame | pl.LazyFrame,
     ground_truth: pl.DataFrame | pl.LazyFrame,
     metrics: Iterable[str],
-    *,
-    conventions: Mapping[str, Any] | None = None,
-    prediction_columns: Mapping[str, str] | None = None,
-    truth_columns: Mapping[str, str] | None = None,
-    list_separator: str = "|",
-    catalog: pl.DataFrame | pl.LazyFrame | None = None,
-    catalog_columns: Mapping[str, str] | None = None,
-    interactions: pl.DataFrame | pl.LazyFrame | None = None,
-    interaction_columns: Mapping[str, str] | None = None,
-    baseline: pl.DataFrame | pl.LazyFrame | None = None,
-    baseline_columns: Mapping[str, str] | None = None,
+    **options: Any,
 ) -> Report:
-    """Evaluate frames as `receval run` evaluates files (same checks, same conventions).
-
-    `catalog`, `interactions` and `baseline` are the optional inputs of the
-    beyond-accuracy metrics, with their column names as in the config.
-    """
-    specs = tuple(dict.fromkeys(resolve(MetricSpec.parse(m)) for m in metrics))
-    mapped_predictions = map_predictions(
-        predictions.lazy(),
-        PredictionColumns(**(prediction_columns or {})),
-        list_separator,
-        Path("<predictions frame>"),
-        "frame",
-    )
-    mapped_truth = map_ground_truth(
-        ground_truth.lazy(),
-        TruthColumns(**(truth_columns or {})),
-        list_separator,
-        Path("<ground truth frame>"),
-        "frame",
-    )
-    sources = Sources()
-    if catalog is not None:
-        config = CatalogConfig(
-            path="<catalog frame>",
-            columns=CatalogColumns(**(catalog_columns or {})),
-            list_separator=list_separator,
-        )
-        sources.catalog = map_catalog(catalog.lazy(), config, Path(config.path), "frame")
-    if interactions is not None:
-        log_config = InteractionsConfig(
-            path="<interactions frame>", columns=InteractionColumns(**(interaction_columns or {}))
-        )
-        sources.interactions = map_interactions(
-            interactions.lazy(), log_config, Path(log_config.path), "frame"
-        )
-    if baseline is not None:
-        sources.baseline = map_predictions(
-            baseline.lazy(),
-            PredictionColumns(**(baseline_columns or {})),
-            list_separator,
-            Path("<baseline frame>"),
-            "frame",
-            role="baseline",
-        )
-    return evaluate_inputs(
-        mapped_predictions,
-        mapped_truth,
-        specs,
-        Conventions(**(conventions or {})),
-        sources=sources,
-    )
+    """The earlier name of `evaluate` (frames only); kept for existing notebooks."""
+    return evaluate(predictions, ground_truth, list(metrics), **options)

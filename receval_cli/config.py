@@ -434,10 +434,17 @@ def _loc(parts: tuple[int | str, ...]) -> str:
     return text
 
 
-def _format_validation_error(path: Path, error: ValidationError) -> str:
+def _format_validation_error(
+    path: Path | str,
+    error: ValidationError,
+    within: tuple[str, ...] = (),
+    heading: str = "the config is not valid",
+) -> str:
+    """One line per problem. `within` is where the validated model sits in the config
+    (e.g. ("conventions",) when a Conventions was validated alone)."""
     lines = []
     for item in error.errors():
-        loc = tuple(p for p in item["loc"] if p not in ("str", "dict[str,any]"))
+        loc = within + tuple(p for p in item["loc"] if p not in ("str", "dict[str,any]"))
         where = _loc(tuple(p for p in loc if not str(p).startswith("<"))) or "(top level)"
         if item["type"] == "extra_forbidden":
             parent = _model_at(loc[:-1])
@@ -455,7 +462,7 @@ def _format_validation_error(path: Path, error: ValidationError) -> str:
             message = str(item["msg"]).removeprefix("Value error, ")
             end = "" if message.endswith((".", "?", "!")) and not found_text else "."
             lines.append(f"{where}: {message}{found_text}{end}")
-    return f"{path}: the config is not valid:\n  " + "\n  ".join(lines)
+    return f"{path}: {heading}:\n  " + "\n  ".join(lines)
 
 
 def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
@@ -482,17 +489,24 @@ _ENTRY_KEYS = ("name", "k", "cutoffs")
 
 
 def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
-    """Turn the `metrics` list (strings or mappings) and `cutoffs` into resolved specs."""
+    """Turn the config's `metrics` list and `cutoffs` into resolved specs."""
+    return metric_specs(config.metrics, config.cutoffs, str(path))
+
+
+def metric_specs(
+    entries: list[str | dict[str, Any]], cutoffs: list[int] | None, where: str
+) -> tuple[MetricSpec, ...]:
+    """Turn a `metrics` list (strings or mappings) and `cutoffs` into resolved specs."""
     specs: list[MetricSpec] = []
-    for index, entry in enumerate(config.metrics):
-        where = f"{path}: metrics[{index}]"
+    for index, entry in enumerate(entries):
+        where_entry = f"{where}: metrics[{index}]"
         try:
-            for spec in _entry_specs(entry, config.cutoffs):
+            for spec in _entry_specs(entry, cutoffs):
                 resolved = resolve(spec)
                 if resolved not in specs:
                     specs.append(resolved)
         except (SpecError, SpecSyntaxError) as error:
-            raise ConfigError(f"{where}: {error}") from None
+            raise ConfigError(f"{where_entry}: {error}") from None
     return tuple(specs)
 
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_json
 
 from receval_cli.config import load_config
 from receval_cli.conventions import Conventions
@@ -72,7 +73,7 @@ def test_config_example_is_valid(tmp_path: Path) -> None:
 
 
 def test_python_example_runs_and_prints_what_it_says() -> None:
-    example = next(b for b in code_blocks("python") if "evaluate_frames" in b)
+    example = next(b for b in code_blocks("python") if "receval_cli.evaluate" in b)
     namespace: dict[str, object] = {}
     exec(example, namespace)  # the README's own code
     report = namespace["report"]
@@ -80,15 +81,28 @@ def test_python_example_runs_and_prints_what_it_says() -> None:
 
 
 def test_python_example_with_a_catalog_and_a_log() -> None:
-    first, second = [b for b in code_blocks("python") if "evaluate_frames" in b][:2]
+    first, _, third = [b for b in code_blocks("python") if "receval_cli.evaluate" in b]
     namespace: dict[str, object] = {}
-    exec(first + second, namespace)  # the README's own code, the second block after the first
+    exec(first + third, namespace)  # the README's own code, the third block after the first
     report = namespace["report"]
     assert report.metrics == {  # type: ignore[attr-defined]
         "catalog_coverage@2": 2 / 3,
         "novelty@2": -math.log2(2 / 3),
         "intra_list_diversity@2": 1.0,
     }
+
+
+def test_python_example_with_files_gives_the_quickstart_numbers() -> None:
+    """The README's file example evaluates the quickstart's files with its conventions;
+    its values are the CLI's for the same metrics."""
+    first, second, _ = [b for b in code_blocks("python") if "receval_cli.evaluate" in b]
+    namespace: dict[str, object] = {}
+    exec(first + second, namespace)
+    metrics = namespace["report"].metrics  # type: ignore[attr-defined]
+    ran = run_json(ROOT / "configs" / "quickstart.yaml", expect=0)["metrics"]
+    assert set(metrics) == {f"{m}@{k}" for m in ("ndcg", "precision") for k in (5, 10)}
+    for name, value in metrics.items():
+        assert value == ran[name], name
 
 
 @pytest.mark.parametrize("command", ["uv run receval run configs/quickstart.yaml", "uv run pytest"])

@@ -1,0 +1,160 @@
+"""The Python API: `receval_cli.evaluate` on paths, polars and pandas frames.
+
+Its numbers must be the CLI's on the same data; its errors receval's own, naming the
+function's arguments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pytest
+from cli_helpers import NDCG_2, PRECISION_1, PREDICTIONS_CSV, TRUTH_CSV, hand_case, run_json, write
+
+import receval_cli
+from receval_cli.errors import ConfigError, InputError, UsageError
+from receval_cli.report import Report
+
+METRICS = ["precision@1", "ndcg@2"]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    return write(tmp_path / "p.csv", PREDICTIONS_CSV), write(tmp_path / "t.csv", TRUTH_CSV)
+
+
+def test_hand_case_from_paths_polars_and_pandas(files: tuple[Path, Path]) -> None:
+    """The hand-computed case (cli_helpers) through every kind of input gives its values."""
+    predictions, truth = files
+    frames = pl.read_csv(predictions), pl.read_csv(truth)
+    for given in [
+        (predictions, truth),
+        (str(predictions), str(truth)),
+        frames,
+        (frames[0].lazy(), frames[1].lazy()),
+        (frames[0].to_pandas(), frames[1].to_pandas()),
+        (pd.read_csv(predictions), truth),  # mixed: a pandas frame and a path
+    ]:
+        report = receval_cli.evaluate(*given, metrics=METRICS)
+        assert isinstance(report, Report)
+        assert report.metrics["precision@1"] == pytest.approx(PRECISION_1, abs=1e-15)
+        assert report.metrics["ndcg@2"] == pytest.approx(NDCG_2, abs=1e-15)
+
+
+def test_same_numbers_and_users_as_the_cli(tmp_path: Path, files: tuple[Path, Path]) -> None:
+    predictions, truth = files
+    config = hand_case(tmp_path / "cli", metrics=["ndcg", "recall", "map"], cutoffs=[1, 2, 3])
+    ran = run_json(config)
+    report = receval_cli.evaluate(
+        predictions, truth, metrics=["ndcg", "recall", "map"], cutoffs=[1, 2, 3]
+    )
+    assert report.metrics == ran["metrics"]
+    assert report.users == ran["users"]
+
+
+def test_conventions_mapping_and_preset_name(files: tuple[Path, Path]) -> None:
+    predictions, truth = files
+    # u2's list (d, e) holds one of its two relevant items: precision@5 over k=5 or the list
+    by_k = receval_cli.evaluate(predictions, truth, metrics="precision@5").metrics
+    assert by_k["precision@5"] == pytest.approx((1 / 5 + 1 / 5) / 2)
+    by_list = receval_cli.evaluate(
+        predictions,
+        truth,
+        metrics="precision@5",
+        conventions={"precision_denominator": "list_length"},
+    ).metrics
+    assert by_list["precision@5"] == pytest.approx((1 / 3 + 1 / 2) / 2)
+    preset = receval_cli.evaluate(predictions, truth, metrics="map", conventions="trec_eval")
+    assert preset.conventions["preset"] == "trec_eval"
+
+
+def test_metric_mappings_with_parameters(files: tuple[Path, Path]) -> None:
+    predictions, truth = files
+    report = receval_cli.evaluate(
+        predictions, truth, metrics=[{"name": "ndcg", "cutoffs": [2], "gain": "exponential"}]
+    )
+    assert list(report.metrics) == ["ndcg@2(gain=exponential)"]
+
+
+def test_column_mapping_of_files(tmp_path: Path) -> None:
+    predictions = write(tmp_path / "p.csv", PREDICTIONS_CSV.replace("user,item", "uid,iid"))
+    truth = write(tmp_path / "t.csv", TRUTH_CSV.replace("user,item", "uid,iid"))
+    report = receval_cli.evaluate(
+        predictions,
+        truth,
+        metrics=METRICS,
+        prediction_columns={"user": "uid", "item": "iid"},
+        truth_columns={"user": "uid", "item": "iid"},
+    )
+    assert report.metrics["precision@1"] == pytest.approx(PRECISION_1, abs=1e-15)
+
+
+def test_errors_name_the_arguments(tmp_path: Path, files: tuple[Path, Path]) -> None:
+    predictions, truth = files
+    with pytest.raises(InputError) as missing_column:
+        receval_cli.evaluate(
+            predictions, truth, metrics=METRICS, prediction_columns={"user": "uid"}
+        )
+    assert "has no column 'uid' (set by prediction_columns['user'])" in str(missing_column.value)
+    assert "Set prediction_columns['user'] to one of them." in str(missing_column.value)
+
+    with pytest.raises(InputError) as missing_file:
+        receval_cli.evaluate(tmp_path / "nope.csv", truth, metrics=METRICS)
+    assert str(missing_file.value) == (
+        f"predictions file {tmp_path / 'nope.csv'} does not exist. Check the path given as "
+        "predictions (a relative path is read from the current folder)."
+    )
+
+    with pytest.raises(InputError) as folder:
+        receval_cli.evaluate(predictions, tmp_path, metrics=METRICS)
+    assert (
+        str(folder.value)
+        == f"ground truth file {tmp_path} is a folder. Give a file as ground_truth."
+    )
+
+    with pytest.raises(ConfigError) as conventions:
+        receval_cli.evaluate(predictions, truth, metrics=METRICS, conventions={"tie_brake": "x"})
+    assert str(conventions.value).startswith(
+        "evaluate(): the arguments are not valid:\n  conventions.tie_brake: unknown key "
+        "'tie_brake'. Did you mean 'tie_break'?"
+    )
+
+    with pytest.raises(ConfigError) as columns:
+        receval_cli.evaluate(predictions, truth, metrics=METRICS, truth_columns={"usr": "u"})
+    assert "truth_columns['usr']: unknown key 'usr'. Did you mean 'user'?" in str(columns.value)
+
+    with pytest.raises(ConfigError) as metric:
+        receval_cli.evaluate(predictions, truth, metrics=["ndgc@10"])
+    assert str(metric.value).startswith("evaluate(): metrics[0]: ")
+    assert "ndcg" in str(metric.value)
+
+    with pytest.raises(UsageError) as empty:
+        receval_cli.evaluate(predictions, truth, metrics=[])
+    assert str(empty.value) == "metrics is empty; name at least one metric, e.g. ['ndcg@10']."
+
+    with pytest.raises(UsageError) as kind:
+        receval_cli.evaluate([(1, 2, 0.5)], truth, metrics=METRICS)
+    assert str(kind.value) == (
+        "an input is a list; give a path (str or Path), a polars DataFrame or LazyFrame, "
+        "or a pandas DataFrame."
+    )
+
+
+def test_checks_run_on_frames_too() -> None:
+    """Frames get the file inputs' checks: a duplicate (user, item) is an error."""
+    predictions = pl.DataFrame({"user": [1, 1], "item": [10, 10], "score": [0.9, 0.8]})
+    truth = pl.DataFrame({"user": [1], "item": [10]})
+    with pytest.raises(InputError, match="duplicate"):
+        receval_cli.evaluate(predictions, truth, metrics=METRICS)
+
+
+def test_importing_the_package_does_not_import_the_api() -> None:
+    """`import receval_cli` (the CLI's first import) stays light: the API loads on use."""
+    import subprocess
+    import sys
+
+    code = "import sys, receval_cli; print('receval_cli.api' in sys.modules)"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "False"
