@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -74,4 +76,53 @@ def log(message: str) -> None:
     """A plain log line on stderr, shown with --verbose only."""
     if SETTINGS.verbosity >= 2:
         stamp = time.strftime("%H:%M:%S")
-        err().print(f"{stamp} {message}", markup=False)
+        target = _LIVE.display.console if _LIVE is not None else err()
+        target.print(f"{stamp} {message}", markup=False)
+
+
+@dataclass
+class _Live:
+    display: Any  # rich.progress.Progress
+    task: Any  # its one task
+
+
+_LIVE: _Live | None = None
+
+
+@contextmanager
+def live_stages() -> Iterator[None]:
+    """While a run lasts, show its current stage and the elapsed time on stderr: a
+    transient spinner when stderr is a terminal, unless --quiet. Elsewhere (cron, CI,
+    pipes) nothing is drawn; --verbose logs the stages as plain lines instead."""
+    global _LIVE
+    if SETTINGS.verbosity < 1 or not sys.stderr.isatty() or _LIVE is not None:
+        yield
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    display = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err(),
+        transient=True,
+        redirect_stdout=False,  # the report goes to stdout untouched
+        redirect_stderr=False,
+    )
+    with display:
+        _LIVE = _Live(display, display.add_task("starting", total=None))
+        try:
+            yield
+        finally:
+            _LIVE = None
+
+
+@contextmanager
+def stage(name: str) -> Iterator[None]:
+    """A named stage of a run: shown by live_stages, logged (with its time) by --verbose."""
+    started = time.perf_counter()
+    if _LIVE is not None:
+        _LIVE.display.update(_LIVE.task, description=name)
+    log(f"{name} ...")
+    yield
+    log(f"{name}: done in {time.perf_counter() - started:.2f} s")

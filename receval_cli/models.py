@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli import __version__
+from receval_cli import __version__, console
 from receval_cli.config import (
     ComparisonConfig,
     ConfidenceConfig,
@@ -98,12 +98,7 @@ def evaluate_config(
         loaded = _auto_partitions(loaded, confidence, baseline_report)
         config = loaded.config
     if config.engine == "spark" or config.partitions > 1:
-        if confidence or config.confidence or baseline_report or config.segment_by:
-            raise UsageError(
-                "partitioned runs (engine: spark, partitions > 1) compute the metrics from "
-                "partial sums; intervals, comparisons and segments need every per-user value "
-                "and run without partitions."
-            )
+        refuse_partitioned_extras(loaded, confidence, baseline_report)
         if config.engine == "spark":
             from receval_cli.spark_engine import DEFAULT_BUCKETS, evaluate_spark
 
@@ -121,12 +116,15 @@ def evaluate_config(
     reports: dict[str, Report] = {}
     for name, file in config.model_files().items():
         # with a comparison, compare() computes every model's intervals in one resampling
-        whole = _evaluate_model(loaded, file, None if comparing else confidence, None)
+        label = f"model {name}: " if config.several_models else ""
+        with console.stage(f"{label}read, rank, join, metrics"):
+            whole = _evaluate_model(loaded, file, None if comparing else confidence, None)
         assert whole is not None
         reports[name] = whole
         for segment in segments:
             try:
-                part = _evaluate_model(loaded, file, confidence, segment)
+                with console.stage(f"{label}segment {segment.name}"):
+                    part = _evaluate_model(loaded, file, confidence, segment)
             except InputError as error:  # e.g. no user of the segment can be evaluated
                 reports[name].segments_skipped[segment.name] = str(error)
                 continue
@@ -150,7 +148,8 @@ def evaluate_config(
         baseline = settings.baseline or next(iter(reports))
     from receval_cli.uncertainty import compare  # numpy: only when comparing
 
-    comparisons = compare(reports, baseline, saved, settings, confidence)
+    with console.stage("intervals and comparisons"):
+        comparisons = compare(reports, baseline, saved, settings, confidence)
     gates = _gates(loaded, reports, baseline, comparisons)
     return ModelsReport(
         models=reports,
@@ -164,6 +163,20 @@ def evaluate_config(
         baseline_report=str(baseline_report) if baseline_report is not None else None,
         best=_best(reports),
     )
+
+
+def refuse_partitioned_extras(
+    loaded: LoadedConfig, confidence: ConfidenceConfig | None, baseline_report: Path | None
+) -> None:
+    """Partitioned runs (engine: spark, partitions > 1) refuse intervals, comparisons and
+    segments."""
+    config = loaded.config
+    if confidence or config.confidence or baseline_report or config.segment_by:
+        raise UsageError(
+            "partitioned runs (engine: spark, partitions > 1) compute the metrics from "
+            "partial sums; intervals, comparisons and segments need every per-user value "
+            "and run without partitions."
+        )
 
 
 def _auto_partitions(

@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from receval_cli import console
 from receval_cli.checks import raise_for, totals
 from receval_cli.config import LoadedConfig
 from receval_cli.conventions import Conventions
@@ -273,7 +274,9 @@ def evaluate_partitioned(loaded: LoadedConfig, partitions: int, engine: Any) -> 
         mine_p = dataclasses.replace(predictions, frame=predictions.frame.filter(mine))
         mine_t = dataclasses.replace(truth, frame=truth.frame.filter(mine))
         conventions = config.conventions
-        partials.append(partial_results(mine_p, mine_t, loaded.specs, conventions, engine, sources))
+        with console.stage(f"partition {bucket + 1}/{partitions}: read, rank, join, metrics"):
+            partial = partial_results(mine_p, mine_t, loaded.specs, conventions, engine, sources)
+        partials.append(partial)
     info = {"name": str(engine), "partitions": partitions}
     return finish(loaded, merge_partials(partials), predictions, truth, info, started)
 

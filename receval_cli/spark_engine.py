@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from receval_cli import console
 from receval_cli.config import GroundTruthConfig, LoadedConfig, PredictionsConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import UsageError
@@ -254,7 +255,8 @@ def evaluate_spark(
     driver_sources = read_sources(loaded)
     check_sources(driver_sources, conventions.duplicates)
     metric_exprs(user_specs, conventions, driver_sources)  # a missing input: an error
-    session = _spark_session(spark)
+    with console.stage("start Spark"):
+        session = _spark_session(spark)
     (file,) = config.model_files().values()
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
