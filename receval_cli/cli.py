@@ -23,6 +23,8 @@ from receval_cli.config import ConfidenceConfig, LoadedConfig, PredictionsConfig
 from receval_cli.conventions import Conventions
 from receval_cli.convert import trec_run, write_trec_run
 from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
+from receval_cli.init_config import init_command
+from receval_cli.inspect_users import inspect_command
 from receval_cli.io import read_predictions
 from receval_cli.metrics import SpecError
 from receval_cli.models import evaluate_config
@@ -36,6 +38,8 @@ from receval_cli.saved_reports import (
     conventions_warning,
     render_comparison,
 )
+from receval_cli.schema import schema_command
+from receval_cli.validate import validate_command
 
 app = typer.Typer(
     name="receval",
@@ -60,6 +64,7 @@ class Format(StrEnum):
     markdown = "markdown"
     csv = "csv"
     junit = "junit"
+    html = "html"
 
 
 # an output file's format from its extension (--output may be given several times)
@@ -70,6 +75,8 @@ _EXTENSIONS = {
     ".csv": "csv",
     ".xml": "junit",
     ".txt": "table",
+    ".html": "html",
+    ".htm": "html",
 }
 
 
@@ -106,7 +113,7 @@ def run(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown, csv or junit (default: the config's output.format).",
+            help="table, json, markdown, csv, junit or html (default: the config's output.format).",
         ),
     ] = None,
     output: Annotated[
@@ -116,7 +123,7 @@ def run(
             "-o",
             help="Write the report to this file (atomically). Repeat it for several files; "
             "each file's format then comes from its extension (.json, .md, .csv, .xml for "
-            "JUnit, .txt for the table).",
+            "JUnit, .txt for the table, .html).",
         ),
     ] = None,
     per_user: Annotated[
@@ -127,8 +134,15 @@ def run(
         ),
     ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print nothing when writing to --output.")
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing when writing to --output, and no progress display.",
+        ),
     ] = False,
+    verbose: console.VerboseOption = False,
+    no_color: console.NoColorOption = False,
     preset: Annotated[
         str | None,
         typer.Option(
@@ -161,7 +175,39 @@ def run(
     ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
+    console.configure(no_color=no_color, quiet=quiet, verbose=verbose)
     try:
+        with console.live_stages():
+            report, table_shown = _run(
+                config, format, output, per_user, quiet, preset, ci, engine, baseline_report
+            )
+    except RecEvalError as error:
+        raise _fail(error) from None
+    if table_shown:
+        _print_table(report)
+    if not report.passed:
+        if not table_shown:  # the table already lists the failures
+            stderr = console.err()
+            for gate in report.gates:
+                if not gate.passed:
+                    stderr.print(f"gate failed: {gate.describe()}", markup=False)
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def _run(
+    config: Path,
+    format: Format | None,
+    output: list[Path] | None,
+    per_user: Path | None,
+    quiet: bool,
+    preset: str | None,
+    ci: bool,
+    engine: Engine | None,
+    baseline_report: Path | None,
+) -> tuple[Result, bool]:
+    """Evaluate, write the output files, print any non-table report on stdout; return the
+    report and whether the table is still to be shown."""
+    with console.stage("config"):
         loaded = load_config(config, preset)
         if engine is not None:
             chosen_engine = loaded.config.model_copy(update={"engine": engine.value})
@@ -170,34 +216,22 @@ def run(
         destinations = _destinations(output or [], loaded, format)
         for destination in [*destinations, *([per_user] if per_user else [])]:
             check_destination(destination)
-        confidence = None
-        if ci:
-            confidence = loaded.config.confidence or ConfidenceConfig()
-        report = evaluate_config(loaded, confidence, baseline_report)
+    confidence = None
+    if ci:
+        confidence = loaded.config.confidence or ConfidenceConfig()
+    report = evaluate_config(loaded, confidence, baseline_report)
+    with console.stage("report"):
         texts = {path: render(report, fmt, width=100) for path, fmt in destinations.items()}
         if per_user is not None:
             frame = per_user_values(report)
             write_atomic_with(per_user, lambda path: frame.write_parquet(path))
         for path, text in texts.items():
             write_atomic(path, text)
-        table_shown = False
-        if not destinations and chosen == "table":
-            table_shown = True
-        elif not destinations:
+            console.log(f"wrote {path}")
+        if not destinations and chosen != "table":
             sys.stdout.write(render(report, chosen))
-        else:
-            table_shown = not quiet
-        if table_shown:
-            _print_table(report)
-    except RecEvalError as error:
-        raise _fail(error) from None
-    if not report.passed:
-        if not table_shown:  # the table already lists the failures
-            stderr = Console(stderr=True, highlight=False, soft_wrap=True)
-            for gate in report.gates:
-                if not gate.passed:
-                    stderr.print(f"gate failed: {gate.describe()}", markup=False)
-        raise typer.Exit(EXIT_GATE_FAILED)
+    table_shown = chosen == "table" if not destinations else not quiet
+    return report, table_shown
 
 
 def _destinations(
@@ -371,6 +405,10 @@ def list_metrics(
 
 
 # commands defined in their own modules: one registration line each, below this one
+app.command("init")(init_command)
+app.command("schema")(schema_command)
+app.command("validate")(validate_command)
+app.command("inspect")(inspect_command)
 
 
 def main() -> None:

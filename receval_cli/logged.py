@@ -67,10 +67,11 @@ def _raise_bad_rows(
         )
 
 
-def logged_metrics(
-    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """The ctr estimates, and what the report says about the match."""
+def checked_log(
+    predictions: Input, truth: Input, conventions: Conventions
+) -> tuple[pl.LazyFrame, bool, pl.DataFrame]:
+    """The click log deduped and checked (the predictions have scores, clicks are 0 or 1,
+    propensities in (0, 1]), whether it has propensities, and its size (rows, items)."""
     if predictions.value_column != "score":
         raise InputError(
             f"predictions file {predictions.path}: ctr needs the recommendations' scores (the "
@@ -79,9 +80,6 @@ def logged_metrics(
         )
     has_propensity = "propensity" in truth.frame.collect_schema().names()
     log = _dedupe_log(truth.frame, conventions.truth_duplicates, has_propensity)
-    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
-    recommendations = dedupe_predictions(scored, "score", conventions.duplicates)
-    propensity = pl.col("propensity") if has_propensity else None
     try:
         problems, sizes = pl.collect_all(
             [
@@ -92,6 +90,17 @@ def logged_metrics(
     except pl.exceptions.PolarsError as error:
         raise InputError(f"{truth.role} file {truth.path} could not be read: {error}") from None
     _raise_bad_rows(log, truth, problems.row(0, named=True), has_propensity)
+    return log, has_propensity, sizes
+
+
+def logged_metrics(
+    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The ctr estimates, and what the report says about the match."""
+    log, has_propensity, sizes = checked_log(predictions, truth, conventions)
+    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
+    recommendations = dedupe_predictions(scored, "score", conventions.duplicates)
+    propensity = pl.col("propensity") if has_propensity else None
     n_items = sizes.item(0, "items")
     if propensity is None:
         propensity = pl.lit(1.0 / n_items)

@@ -27,7 +27,7 @@ from receval_cli.global_eval import (
 from receval_cli.io import Input, align_ids
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import StateInputs
+from receval_cli.metrics.registry import StateInputs, Universe
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats, ordered_mean, ordered_sum
 from receval_cli.pairs import (
@@ -251,7 +251,8 @@ def evaluate_inputs(
     states = state_queries(global_specs, conventions, inputs)
     try:
         rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)], engine=engine)
-        extra = [recommended_items(plan.lists)] if beyond else []
+        exposure_query = _item_exposure(plan.lists, exposure_depth((*user_specs, *global_specs)))
+        extra = [recommended_items(plan.lists), exposure_query] if beyond else []
         per_user, *computed = pl.collect_all(
             [plan.frame, *extra, *(query for _, query in states.values())],
             engine=engine,
@@ -266,6 +267,7 @@ def evaluate_inputs(
     except pl.exceptions.PolarsError as error:
         raise _diagnose(error, predictions, truth) from None
     recommended = computed.pop(0) if beyond else None
+    exposure = computed.pop(0) if beyond else None
     state_tables = {
         name: (state, table)
         for (name, (state, _)), table in zip(states.items(), computed, strict=True)
@@ -330,23 +332,37 @@ def evaluate_inputs(
         pairs=pairs,
         logged=logged,
         items=items_block,
+        exposure=None if exposure is None else _with_universe(exposure, universe),
     )
+
+
+def exposure_depth(specs: tuple[MetricSpec, ...]) -> int | None:
+    """The cutoff of the report's item exposure: the metrics' largest (None: whole lists)."""
+    return max((s.k for s in specs if s.k is not None), default=None)
+
+
+def _item_exposure(lists: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
+    """Each item of the lists and how many lists hold it in their top k."""
+    top = pl.col("items") if k is None else pl.col("items").list.head(k)
+    items = lists.select(top.alias("item")).explode("item").drop_nulls()
+    return items.group_by("item").agg(pl.len().cast(pl.Int64).alias("lists"))
+
+
+def _with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
+    """The exposures, flagged in or out of the universe, with its unrecommended items (0)."""
+    if universe.items is None:
+        return exposure.with_columns(in_universe=pl.lit(None, pl.Boolean)).sort("item")
+    inside = universe.items.select("item", in_universe=pl.lit(True))
+    joined = exposure.join(inside, on="item", how="full", coalesce=True)
+    filled = [pl.col("lists").fill_null(0), pl.col("in_universe").fill_null(False)]
+    return joined.with_columns(filled).sort("item")
 
 
 def _pair_metrics(
     predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """The rating metrics: one value each over the scored (user, item) pairs."""
-    if predictions.value_column != "score":
-        raise InputError(
-            f"predictions file {predictions.path}: rating metrics ({', '.join(map(str, specs))}) "
-            "compare predicted ratings with actual ones, and this file has no score column "
-            f"(its layout is {predictions.layout}). Name the predicted rating as "
-            "predictions.columns.score."
-        )
-    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
-    deduped = dedupe_predictions(scored, "score", conventions.duplicates)
-    joined = joined_pairs(deduped, index_truth(truth.frame, conventions))
+    joined = pair_join(predictions, truth, specs, conventions)
     exprs = [
         lookup(s.name).expr(Stats(), s.k, conventions.metric_params(s)).alias(str(s)) for s in specs
     ]
@@ -356,7 +372,35 @@ def _pair_metrics(
         )
     except pl.exceptions.PolarsError as error:
         raise _diagnose(error, predictions, truth) from None
-    counts = counted.row(0, named=True)
+    described = checked_pairs(counted.row(0, named=True), joined, predictions, truth, conventions)
+    return {n: float(v) for n, v in values.row(0, named=True).items()}, described
+
+
+def pair_join(
+    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> pl.LazyFrame:
+    """The (user, item) pairs the rating metrics score (`specs`); the predictions need scores."""
+    if predictions.value_column != "score":
+        raise InputError(
+            f"predictions file {predictions.path}: rating metrics ({', '.join(map(str, specs))}) "
+            "compare predicted ratings with actual ones, and this file has no score column "
+            f"(its layout is {predictions.layout}). Name the predicted rating as "
+            "predictions.columns.score."
+        )
+    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
+    deduped = dedupe_predictions(scored, "score", conventions.duplicates)
+    return joined_pairs(deduped, index_truth(truth.frame, conventions))
+
+
+def checked_pairs(
+    counts: dict[str, Any],
+    joined: pl.LazyFrame,
+    predictions: Input,
+    truth: Input,
+    conventions: Conventions,
+) -> dict[str, Any]:
+    """The report's `pairs` block from the pair counts; raises for a rating without a
+    prediction (unpredicted: error) and for no pair to score."""
     if counts["unpredicted"] and conventions.unpredicted == "error":
         raise_unpredicted(joined, counts["unpredicted"], truth)
     described = describe_pairs(counts, conventions)
@@ -366,7 +410,7 @@ def _pair_metrics(
             f"{truth.path}, so the rating metrics have nothing to score. Check the ids, or set "
             "conventions.unrated / unpredicted to default."
         )
-    return {n: float(v) for n, v in values.row(0, named=True).items()}, described
+    return described
 
 
 def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:

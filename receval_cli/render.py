@@ -2,6 +2,7 @@
 
 table   rich table (terminal, or plain text in a file)
 json    every number, never rounded
+html    one self-contained page with figures (html_report.py; imports matplotlib)
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ def render(result: Result, fmt: str, width: int = 100) -> str:
         return render_csv(result)
     if fmt == "junit":
         return render_junit(result)
+    if fmt == "html":
+        from receval_cli.html_report import render_html  # matplotlib: only for HTML
+
+        return render_html(result)
     return render_text(result, width)
 
 

@@ -38,6 +38,9 @@ class Report:
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
     logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
     items: dict[str, Any] | None = None  # beyond accuracy: the catalog and the lists' items
+    # beyond accuracy: (item, lists, in_universe): how many capped lists hold each item,
+    # the universe's items never recommended included (lists 0); in_universe null without one
+    exposure: pl.DataFrame | None = field(default=None, repr=False)
     version: str = __version__
 
     @property

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
 
 from receval_cli.api import evaluate_frames
-from receval_cli.errors import InputError
+from receval_cli.errors import ConfigError, InputError
 
 RATING_METRICS = ["mae", "mse", "rmse", "r2"]
 
@@ -105,7 +105,7 @@ def test_unpredicted_ratings() -> None:
 
 def test_a_default_rule_needs_its_value() -> None:
     data = frames([("u", "a", 3.0, 2.0)])
-    with pytest.raises(ValueError, match="needs default_rating"):
+    with pytest.raises(ConfigError, match="needs default_rating"):
         evaluate_frames(*data, ["mae"], conventions={"unrated": "default"})
 
 

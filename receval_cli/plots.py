@@ -1,0 +1,215 @@
+"""The HTML report's figures: matplotlib's object API (no pyplot state), saved as SVG text.
+
+Only `--format html` imports this module, so other runs never pay for matplotlib. The SVG
+is deterministic: text stays text (svg.fonttype none), ids come from a fixed salt and are
+prefixed per figure (unique in the page), and there is no date, no metadata, no namespace
+URL: the markup is meant to be inlined in an HTML page.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib as mpl
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+
+# matplotlib's tab10, in a fixed order: one colour per model
+COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+_VERDICT_COLORS = {"win": "#2ca02c", "loss": "#d62728", "tie": "#7f7f7f", "untested": "#000000"}
+_RC: dict[Any, Any] = {  # Any: matplotlib types the keys as a Literal of every rcParam
+    "svg.fonttype": "none",
+    "svg.hashsalt": "receval",
+    "font.size": 9.0,
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+}
+_SIZE = (4.6, 2.9)  # inches: two figures side by side on a laptop screen
+_TAG = re.compile(r"<[^>]*>")
+
+# one curve: (cutoff, value, interval or None) for each cutoff
+Curve = Sequence[tuple[int, float, tuple[float, float] | None]]
+
+
+def color(index: int) -> str:
+    return COLORS[index % len(COLORS)]
+
+
+def label(text: str) -> str:
+    """Text shown as it is: no mathtext ($), not hidden from legends (a leading _)."""
+    text = text.replace("$", r"\$")
+    return "\u200b" + text if text.startswith("_") else text
+
+
+def to_svg(figure: Figure, prefix: str) -> str:
+    """The figure as an <svg> element; every id (and reference to it) starts with prefix."""
+    buffer = io.StringIO()
+    metadata = {"Date": None, "Creator": None, "Format": None, "Type": None}
+    with mpl.rc_context(_RC):
+        FigureCanvasSVG(figure)
+        figure.savefig(buffer, format="svg", metadata=metadata)
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    text = re.sub(r"<style[^>]*>.*?</style>\s*", "", text, flags=re.S)
+
+    def fix(tag: re.Match[str]) -> str:
+        markup = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", tag.group(0))
+        markup = re.sub(r'\bid="', f'id="{prefix}', markup)
+        markup = markup.replace('href="#', f'href="#{prefix}')
+        return markup.replace("url(#", f"url(#{prefix}")
+
+    return _TAG.sub(fix, text).strip() + "\n"
+
+
+def _figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Axes]:
+    with mpl.rc_context(_RC):
+        figure = Figure(figsize=size, layout="constrained")
+        axes = figure.add_subplot()
+    axes.grid(True, color="#dddddd", linewidth=0.6)
+    axes.set_axisbelow(True)
+    return figure, axes
+
+
+def _legend(axes: Axes, names: Sequence[str]) -> None:
+    if len(names) > 1:
+        axes.legend(fontsize=8, frameon=False)
+
+
+def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
+    """family@k against k, one line per model, with a band for the intervals."""
+    figure, axes = _figure()
+    for index, (name, points) in enumerate(curves.items()):
+        ks = [k for k, _, _ in points]
+        axes.plot(ks, [v for _, v, _ in points], marker="o", color=color(index), label=label(name))
+        bands = [b for _, _, b in points]
+        if all(b is not None for b in bands):
+            lows = [b[0] for b in bands if b is not None]
+            highs = [b[1] for b in bands if b is not None]
+            axes.fill_between(ks, lows, highs, color=color(index), alpha=0.15, linewidth=0)
+    cutoffs = sorted({k for points in curves.values() for k, _, _ in points})
+    axes.set_xticks(cutoffs)
+    axes.set_xlabel("k (cutoff)")
+    axes.set_ylabel(label(family))
+    _legend(axes, list(curves))
+    return to_svg(figure, prefix)
+
+
+def histogram_figure(metric: str, values: Mapping[str, Sequence[float]], prefix: str) -> str:
+    """The per-user values of one metric: one step histogram per model, shared bins, and a
+    dashed line at each model's mean."""
+    found = [v for series in values.values() for v in series]
+    low, high = min(found), max(found)
+    if low >= 0.0 and high <= 1.0:
+        low, high = 0.0, 1.0
+    elif low == high:
+        low, high = low - 0.5, high + 0.5
+    bins = [low + (high - low) * i / 20 for i in range(21)]
+    figure, axes = _figure()
+    several = len(values) > 1
+    for index, (name, series) in enumerate(values.items()):
+        axes.hist(
+            list(series),
+            bins=bins,
+            histtype="step" if several else "stepfilled",
+            color=color(index),
+            alpha=1.0 if several else 0.6,
+            linewidth=1.4,
+            label=label(name),
+        )
+        if series:
+            axes.axvline(math.fsum(series) / len(series), color=color(index), linestyle="--")
+    axes.set_xlabel(f"{label(metric)} per user")
+    axes.set_ylabel("users")
+    _legend(axes, list(values))
+    return to_svg(figure, prefix)
+
+
+def _runs(counts: Sequence[int]) -> tuple[list[int], list[int]]:
+    """A sorted sequence as the step points where its value changes (and the last one):
+    exact for a step plot, and small however many items there are."""
+    xs: list[int] = []
+    ys: list[int] = []
+    for position, count in enumerate(counts):
+        if not ys or count != ys[-1]:
+            xs.append(position + 1)
+            ys.append(count)
+    if counts:
+        xs.append(len(counts))
+        ys.append(counts[-1])
+    return xs, ys
+
+
+def long_tail_figure(exposures: Mapping[str, Sequence[int]], depth: str, prefix: str) -> str:
+    """Each item's exposure (the lists holding it), most exposed first, one line per model."""
+    figure, axes = _figure()
+    for index, (name, counts) in enumerate(exposures.items()):
+        xs, ys = _runs(sorted(counts, reverse=True))
+        axes.step(xs, ys, where="post", color=color(index), label=label(name))
+    axes.set_xlabel("items, most exposed first")
+    axes.set_ylabel(f"{depth} lists holding the item")
+    axes.set_ylim(bottom=0)
+    _legend(axes, list(exposures))
+    return to_svg(figure, prefix)
+
+
+def lorenz_figure(
+    exposures: Mapping[str, Sequence[int]], ginis: Mapping[str, float], prefix: str
+) -> str:
+    """The Lorenz curve of exposure (items ascending), the diagonal of an even exposure."""
+    figure, axes = _figure((4.0, 3.4))
+    axes.plot([0, 1], [0, 1], color="#999999", linestyle=":", label="even exposure")
+    for index, (name, counts) in enumerate(exposures.items()):
+        ordered = sorted(counts)
+        total = sum(ordered) or 1
+        xs, ys = [0.0], [0.0]
+        running = 0
+        for position, count in enumerate(ordered):
+            running += count
+            last = position == len(ordered) - 1
+            if last or ordered[position + 1] != count:  # the curve bends only here
+                xs.append((position + 1) / len(ordered))
+                ys.append(running / total)
+        shown = f"{name} (Gini {ginis[name]:.4f})"
+        axes.plot(xs, ys, color=color(index), label=label(shown))
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1)
+    axes.set_xlabel("share of items (least exposed first)")
+    axes.set_ylabel("share of exposure")
+    axes.legend(fontsize=8, frameon=False, loc="upper left")
+    return to_svg(figure, prefix)
+
+
+def comparison_figure(
+    rows: Sequence[tuple[str, float, float | None, float | None, str]], prefix: str
+) -> str:
+    """Each (model, metric) difference from the baseline with its interval, coloured by
+    the verdict (win, loss, tie, untested)."""
+    height = max(1.8, 0.28 * len(rows) + 1.0)
+    figure, axes = _figure((6.4, height))
+    for position, (_, difference, low, high, verdict) in enumerate(reversed(rows)):
+        shade = _VERDICT_COLORS.get(verdict, "#000000")
+        if low is not None and high is not None:
+            axes.plot([low, high], [position, position], color=shade, linewidth=2)
+        axes.plot([difference], [position], marker="o", color=shade)
+    axes.axvline(0.0, color="#555555", linewidth=0.8)
+    axes.set_yticks(range(len(rows)), [label(r[0]) for r in reversed(rows)])
+    axes.set_ylim(-0.7, len(rows) - 0.3)
+    axes.set_xlabel("difference from the baseline")
+    return to_svg(figure, prefix)

@@ -1,0 +1,395 @@
+"""`receval run --format html`: one self-contained page with the metrics and the figures.
+
+The bundled configs (quickstart: one model, several cutoffs; compare: two models with
+intervals and comparisons; beyond: beyond-accuracy metrics with a catalog) are rendered
+once each (module fixture) and checked against the JSON report of the same run, the
+per-user Parquet file and plain polars computations on the sample files. The Chromium
+tests render the pages headless: no console message (the page has no script, so any
+message is an error: a blocked fetch, a parse error), and a screenshot that is not blank.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from cli_helpers import NDCG_2, PRECISION_1, hand_case, invoke, write, write_config
+from matplotlib.image import imread
+
+from receval_cli.metrics import MetricSpec
+
+ROOT = Path(__file__).parent.parent
+SAMPLE = ROOT / "sample_data"
+CONFIGS = ("quickstart", "compare", "beyond")
+FIGURE = re.compile(
+    r'<figure class="plot" data-kind="(\w+)" data-name="([^"]*)">(.*?)</figure>', re.S
+)
+EXACT = re.compile(r'<span title="([^"]+)">')
+
+
+@dataclass
+class Run:
+    page: str  # --output page.html
+    printed: str  # the same run's page on stdout
+    report: dict[str, Any]  # --format json
+    per_user_metrics: list[str]  # the per-user metric columns of --per-user
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    folder = tmp_path_factory.mktemp("html")
+    found = {}
+    for name in CONFIGS:
+        config = ROOT / "configs" / f"{name}.yaml"
+        page = folder / f"{name}.html"
+        written = invoke("run", config, "--format", "html", "--output", page, "--quiet")
+        assert written.exit_code == 0, written.stderr
+        printed = invoke("run", config, "--format", "html")
+        assert printed.exit_code == 0, printed.stderr
+        parquet = folder / f"{name}.parquet"
+        as_json = invoke("run", config, "--format", "json", "--per-user", parquet)
+        assert as_json.exit_code == 0, as_json.stderr
+        columns = pl.read_parquet(parquet).columns
+        found[name] = Run(
+            page=page.read_text(encoding="utf-8"),
+            printed=printed.stdout,
+            report=json.loads(as_json.stdout),
+            per_user_metrics=[c for c in columns if c not in ("model", "user", "status")],
+        )
+    return found
+
+
+def models_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    models: dict[str, dict[str, Any]] = report.get("models", {"model": report})
+    return models
+
+
+def figures(page: str) -> list[tuple[str, str, str]]:
+    """Each figure: kind, name (unescaped) and its markup."""
+    return [(kind, html.unescape(name), body) for kind, name, body in FIGURE.findall(page)]
+
+
+def exact(value: float, signed: bool = False) -> str:
+    """How the page shows a float: 4 decimals, the exact value as the tooltip."""
+    shown = f"{value:+.4f}" if signed else f"{value:.4f}"
+    return f'<span title="{value!r}">{shown}</span>'
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_page_shows_every_value_of_the_json_report(runs: dict[str, Run], name: str) -> None:
+    """Every metric of every model (4 decimals, exact in the tooltip), every interval and
+    comparison difference, the user counts and one verdict per gate, as in the JSON."""
+    run = runs[name]
+    page, report = run.page, run.report
+    for model in models_of(report).values():
+        for metric, value in model["metrics"].items():
+            assert exact(value) in page, (metric, value)
+        for metric, (low, high) in model.get("confidence", {}).get("intervals", {}).items():
+            assert f"[{exact(low)}, {exact(high)}]" in page, metric
+        for key in ("in_ground_truth", "evaluated", "only_in_predictions"):
+            assert f"<td>{key}</td>" + f'<td class="num">{model["users"][key]}</td>' in page
+    for result in report.get("comparisons", {}).get("results", []):
+        assert exact(result["difference"], signed=True) in page, result
+    gates = report["gates"]["results"]
+    assert page.count('<td class="pass">pass</td>') == sum(g["passed"] for g in gates)
+    assert page.count('<td class="fail">FAIL</td>') == sum(not g["passed"] for g in gates)
+    for metric, best in report.get("best", {}).items():
+        value = report["models"][best[0]]["metrics"][metric]
+        assert f"<strong>{exact(value)}*</strong>" in page, metric
+
+
+def expected_figures(run: Run) -> dict[str, set[str]]:
+    """The figures the page must hold, from the JSON report and the per-user file."""
+    families: dict[str, set[int]] = {}
+    for metric in next(iter(models_of(run.report).values()))["metrics"]:
+        spec = MetricSpec.parse(metric)
+        if spec.k is not None:
+            label = f"{spec.name}@k" + str(spec).removeprefix(f"{spec.name}@{spec.k}")
+            families.setdefault(label, set()).add(spec.k)
+    beyond = "items" in next(iter(models_of(run.report).values()))
+    return {
+        "curve": {family for family, ks in families.items() if len(ks) >= 2},
+        "histogram": set(run.per_user_metrics),
+        "long_tail": {"exposure"} if beyond else set(),
+        "lorenz": {"gini"} if beyond else set(),
+        "comparison": {""} if "comparisons" in run.report else set(),
+    }
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_one_svg_per_expected_figure(runs: dict[str, Run], name: str) -> None:
+    """A curve per metric family at 2+ cutoffs, a histogram per per-user metric, the
+    exposure figures with beyond-accuracy metrics, a comparison figure with a baseline;
+    each figure is one inline SVG and the page has no other."""
+    run = runs[name]
+    found = figures(run.page)
+    shown: dict[str, set[str]] = {}
+    for kind, figure_name, body in found:
+        assert body.count("<svg ") == 1, (kind, figure_name)
+        assert figure_name not in shown.get(kind, set()), (kind, figure_name)
+        shown.setdefault(kind, set()).add(figure_name)
+    expected = expected_figures(run)
+    assert {k: v for k, v in shown.items() if v} == {k: v for k, v in expected.items() if v}
+    assert run.page.count("<svg ") == len(found)
+    if name == "quickstart":  # the families, written out once
+        assert expected["curve"] == {
+            f"{m}@k" for m in ("ndcg", "precision", "recall", "map", "mrr", "hit_rate")
+        }
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_histograms_hold_the_users_of_each_mean(runs: dict[str, Run], name: str) -> None:
+    """Each histogram's caption: per model, the users in the metric's mean (as the JSON's
+    users block counts them) and their mean, which is the metric's value."""
+    run = runs[name]
+    models = models_of(run.report)
+    for kind, metric, body in figures(run.page):
+        if kind != "histogram":
+            continue
+        caption = body.split("<figcaption>")[1]
+        summaries = re.findall(r"(?:([^;:>]+): )?(\d+) users, mean " + EXACT.pattern, caption)
+        assert len(summaries) == len(models), caption
+        for (model_name, users, mean), (expected_name, model) in zip(
+            summaries, models.items(), strict=True
+        ):
+            if len(models) > 1:
+                assert html.unescape(model_name.strip()) == expected_name
+            counted = model["users"].get("evaluated_per_metric", {}).get(metric)
+            assert int(users) == (counted or model["users"]["evaluated"]), metric
+            assert float(mean) == pytest.approx(model["metrics"][metric], rel=1e-12), metric
+
+
+def top_10_exposure() -> pl.DataFrame:
+    """How many users' top-10 lists hold each item, from the sample predictions by plain
+    polars: score descending, ties by item descending (the default tie_break)."""
+    predictions = pl.read_csv(SAMPLE / "predictions.csv")
+    top = (
+        predictions.sort(["user_id", "score", "item_id"], descending=[False, True, True])
+        .group_by("user_id", maintain_order=True)
+        .head(10)
+    )
+    return top.group_by("item_id").agg(pl.len().alias("lists"))
+
+
+def test_exposure_figures_match_an_independent_count(runs: dict[str, Run]) -> None:
+    """beyond.yaml: the long tail's caption (catalog size, most exposed item, items never
+    recommended) and the Lorenz curve's Gini, against the top-10 exposure counted here over
+    the catalog, the Gini formula written out, and the JSON's gini@10."""
+    run = runs["beyond"]
+    exposure = top_10_exposure()
+    catalog = pl.read_ndjson(SAMPLE / "catalog.jsonl").select("item_id")
+    counts = sorted(
+        catalog.join(exposure, on="item_id", how="left").get_column("lists").fill_null(0)
+    )
+    n, total = len(counts), sum(counts)
+    gini = sum((2 * j - n - 1) * x for j, x in enumerate(counts, start=1)) / (n * total)
+    assert gini == pytest.approx(run.report["metrics"]["gini@10"], rel=1e-12)
+    kinds = {kind: body for kind, _, body in figures(run.page)}
+    never = sum(1 for c in counts if c == 0)
+    assert (
+        f"{n} items, the most exposed in {max(counts)} lists, {never} never recommended"
+        in (kinds["long_tail"])
+    )
+    shown = re.search(r"Gini " + EXACT.pattern, kinds["lorenz"])
+    assert shown is not None
+    assert float(shown.group(1)) == pytest.approx(gini, rel=1e-12)
+    assert f"in the top-10 lists over the catalog ({n} items)" in kinds["lorenz"]
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_page_fetches_nothing(runs: dict[str, Run], name: str) -> None:
+    """No URL, no src=, only in-page links (#...), no stylesheet or script to load, and a
+    Content-Security-Policy that forbids every fetch."""
+    page = runs[name].page
+    assert "http://" not in page
+    assert "https://" not in page
+    assert re.search(r"\ssrc\s*=", page) is None
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert hrefs
+    assert all(h.startswith("#") for h in hrefs), {h for h in hrefs if not h.startswith("#")}
+    assert set(re.findall(r"url\((.)", page)) <= {"#"}
+    for tag in ("<script", "<link", "<img", "<iframe", "@import"):
+        assert tag not in page
+    assert "default-src 'none'" in page.split("</head>")[0]
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_same_run_same_bytes(runs: dict[str, Run], name: str) -> None:
+    """Two runs (one written to a file, one printed on stdout) give the same bytes."""
+    run = runs[name]
+    assert run.page.encode("utf-8") == run.printed.encode("utf-8")
+    assert run.page.startswith("<!DOCTYPE html>")
+
+
+HOSTILE = "<script>alert(1)</script>"
+
+
+def test_names_and_paths_from_the_data_are_escaped(tmp_path: Path) -> None:
+    """A model named like a script tag, read from a path that holds one, a model named
+    like mathtext with markup, and one with a leading underscore (which matplotlib hides
+    from legends): shown as text everywhere, in the tables and in the figures' text."""
+    hand_case(tmp_path)
+    hostile_file = write(tmp_path / "<script>alert(1)<" / "script>.csv", "")
+    shutil.copy(tmp_path / "predictions.csv", hostile_file)
+    assert str(hostile_file).endswith(HOSTILE + ".csv")
+    config = write_config(
+        tmp_path,
+        {
+            "predictions": {
+                "models": {
+                    HOSTILE: str(hostile_file),
+                    "$x^2$ & <b>": "predictions.csv",
+                    "_under": "predictions.csv",
+                }
+            },
+            "ground_truth": {"path": "truth.csv"},
+            "metrics": ["precision@1", "ndcg@1", "ndcg@2"],
+        },
+        "hostile.yaml",
+    )
+    page_path = tmp_path / "page.html"
+    result = invoke("run", config, "--output", page_path, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    page = page_path.read_text(encoding="utf-8")
+    assert "<script" not in page
+    assert "<b>" not in page
+    escaped = html.escape(HOSTILE)
+    assert f"<th>{escaped}</th>" in page  # the metric table's column
+    assert f"{escaped}.csv" in page  # the inputs and the config
+    svg_texts = re.findall(r"<text [^>]*>([^<]*)</text>", page)
+    assert escaped in svg_texts  # a legend
+    assert "$x^2$ &amp; &lt;b&gt;" in svg_texts  # no mathtext, no markup
+    assert "\u200b_under" in svg_texts  # in the legend, not hidden
+
+
+def test_segments_are_tabled(tmp_path: Path) -> None:
+    """segment_by: one column per segment (with its users), its values as in the JSON."""
+    config = hand_case(tmp_path, segment_by=["group"])
+    write(tmp_path / "truth.csv", "user,item,group\nu1,b,a\nu2,d,b\nu2,f,b\n")
+    page_path = tmp_path / "page.html"
+    assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    report = json.loads(invoke("run", config, "--format", "json").stdout)
+    section = page.split('<section id="segments">')[1].split("</section>")[0]
+    for name, segment in report["segments"].items():
+        assert f"<th>{name}<br><small>{segment['users']} users</small></th>" in section
+        for value in segment["metrics"].values():
+            assert exact(value) in section, name
+
+
+def test_a_partitioned_run_says_why_it_has_no_distributions(tmp_path: Path) -> None:
+    """partitions: 2 keeps no per-user values: the page has its metrics and no histogram."""
+    config = hand_case(tmp_path, partitions=2, metrics=["precision@1", "ndcg@1", "ndcg@2"])
+    page_path = tmp_path / "page.html"
+    assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    assert exact(PRECISION_1) in page
+    assert exact(NDCG_2) in page
+    assert [kind for kind, _, _ in figures(page)] == ["curve"]
+    assert "kept no per-user values" in page
+
+
+def test_other_formats_do_not_import_matplotlib() -> None:
+    """matplotlib is imported for --format html only (a fresh interpreter)."""
+    code = (
+        "import sys; from typer.testing import CliRunner; from receval_cli.cli import app; "
+        f"r = CliRunner().invoke(app, ['run', {str(ROOT / 'configs' / 'quickstart.yaml')!r}, "
+        "'--format', 'json']); assert r.exit_code == 0, r.output; "
+        "print('matplotlib' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "False"
+
+
+# Chromium: at most 4 launches (the control page and the three receval pages).
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (CI installs Debian's chromium); the pages are still "
+    "checked as text above",
+)
+CONSOLE = re.compile(r"^\[[^\]]*:CONSOLE\b[^\]]*\]\s*(.*)$", re.M)
+WINDOW = (1280, 2000)
+
+
+def render_in_chromium(page: Path, screenshot: Path, profile: Path) -> list[str]:
+    """Open the page in headless Chromium (no network: every host name fails to resolve),
+    take a screenshot, and return every console message it logged (errors, uncaught
+    exceptions, blocked fetches: a page without script should log none)."""
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--screenshot={screenshot}",
+            f"--window-size={WINDOW[0]},{WINDOW[1]}",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return CONSOLE.findall(done.stderr)
+
+
+@needs_chromium
+def test_console_detection_flags_a_broken_page(tmp_path: Path) -> None:
+    """The negative control: a page that logs an error, throws, and tries a fetch that its
+    Content-Security-Policy blocks. The helper must report all three."""
+    page = write(
+        tmp_path / "broken.html",
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; script-src 'unsafe-inline'\">"
+        "<title>control</title></head><body><p>control</p>"
+        '<script>console.error("receval-control-error");</script>'
+        '<script>throw new Error("receval-control-throw");</script>'
+        '<img src="http://example.invalid/receval-control.png" alt="">'
+        "</body></html>",
+    )
+    messages = render_in_chromium(page, tmp_path / "broken.png", tmp_path / "profile")
+    joined = "\n".join(messages)
+    assert "receval-control-error" in joined
+    assert "receval-control-throw" in joined
+    assert "example.invalid/receval-control.png" in joined
+    assert (tmp_path / "broken.png").is_file()
+
+
+@needs_chromium
+@pytest.mark.parametrize("name", CONFIGS)
+def test_page_renders_in_chromium(runs: dict[str, Run], name: str, tmp_path: Path) -> None:
+    """No console message; a screenshot of the requested size that is not blank: many
+    distinct colours (text, figures) and a fair share of non-background pixels."""
+    page = write(tmp_path / f"{name}.html", runs[name].page)
+    screenshot = tmp_path / f"{name}.png"
+    assert render_in_chromium(page, screenshot, tmp_path / "profile") == []
+    image = imread(screenshot)
+    assert image.shape[:2] == (WINDOW[1], WINDOW[0])
+    pixels = np.round(image[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
+    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    assert len(colours) >= 100, len(colours)
+    assert 1 - counts.max() / len(pixels) >= 0.05  # not one colour over 95% of the page
