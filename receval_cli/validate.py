@@ -442,9 +442,11 @@ def _inputs(health: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _files(inputs: dict[str, dict[str, Any]]) -> Table:
     """Each input's path, format, layout and mapped columns."""
     table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")  # a path is never cut short
     for label, block in inputs.items():
         columns = ", ".join(f"{key}={name}" for key, name in block["columns"].items())
-        table.add_row(label, block["path"], f"{block['format']}, {block['layout']}: {columns}")
+        table.add_row(label, f"{block['path']}\n{block['format']}, {block['layout']}: {columns}")
     return table
 
 
