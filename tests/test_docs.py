@@ -120,3 +120,56 @@ def test_every_preset_fixes_every_convention_and_is_documented() -> None:
         assert set(preset.conventions) == settings, name
         assert f"| `{name}` |" in presets_section, name
         Conventions(preset=name)  # valid values
+
+
+def _readme_commands() -> list[str]:
+    """Every `uv run receval ...` line of the README's bash blocks, comments dropped."""
+    lines = []
+    for block in code_blocks("bash"):
+        for line in block.splitlines():
+            if line.startswith("uv run receval ") and "configs/quickstart.yaml   #" not in line:
+                lines.append(line.split("#")[0].strip())
+    return lines
+
+
+@pytest.mark.parametrize("command", _readme_commands())
+def test_readme_commands_run(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's receval commands run as written, on a copy of the bundled configs and
+    sample data (so the files they write land in a temporary folder)."""
+    import shlex
+    import shutil
+
+    from cli_helpers import invoke
+
+    for folder in ("configs", "sample_data"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    monkeypatch.chdir(tmp_path)
+    args = shlex.split(command)[3:]
+    result = invoke(*args)
+    assert result.exit_code == 0, (command, result.stdout, result.stderr)
+    assert result.stdout or list(tmp_path.glob("*.*")), command  # it printed or wrote
+
+
+def test_readme_init_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `receval init` block, in order, on the sample data saved under its file names."""
+    import shlex
+
+    import polars as pl
+    from cli_helpers import invoke
+
+    block = next(b for b in code_blocks("bash") if b.startswith("receval init"))
+    predictions = pl.read_csv(ROOT / "sample_data" / "predictions.csv")
+    truth = pl.read_parquet(ROOT / "sample_data" / "ground_truth.parquet")
+    monkeypatch.chdir(tmp_path)
+    for folder in ("runs", "data"):
+        (tmp_path / folder).mkdir()
+    predictions.write_parquet("runs/model.parquet")
+    predictions.write_csv("preds.csv")
+    truth.write_csv("data/test.csv")
+    truth.write_csv("truth.csv")
+    for line in block.splitlines():
+        args = shlex.split(line.split("#")[0])[1:]
+        result = invoke(*args)
+        assert result.exit_code == 0, (line, result.stdout, result.stderr)
+    assert Path("receval.yaml").exists()
+    assert Path("template.yaml").exists()
