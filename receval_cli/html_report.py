@@ -21,13 +21,12 @@ from receval_cli.gates import GateResult
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.models import ModelsReport
 from receval_cli.pipeline import exposure_depth
-from receval_cli.report import Report, confidence_line, users_line
+from receval_cli.report import Report, confidence_line, gate_requirement, users_line
 
 Result = Report | ModelsReport
 _MARKS = {"win": " ▲", "loss": " ▼"}
 _NONE = "&ndash;"  # a value not computed
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"
-_REQUIREMENTS = {"min": ">=", "max": "<=", "max_drop": "drop <=", "max_relative_drop": "drop <="}
 
 
 def render_html(result: Result) -> str:
@@ -169,7 +168,7 @@ class _Page:
                 f'<td class="{"pass" if gate.passed else "fail"}">{verdict}</td>',
                 *([f"<td>{escape(gate.model or '')}</td>"] if self.several else []),
                 f"<td><code>{escape(gate.metric)}</code></td>",
-                f"<td>{escape(_requirement(gate))}</td>",
+                f"<td>{escape(gate_requirement(gate))}</td>",
                 f'<td class="num">{_num(gate.value)}</td>',
                 f'<td class="num">{_num(gate.margin, signed=True)}</td>',
                 f"<td>{escape(gate.describe())}</td>",
@@ -472,14 +471,6 @@ def _plain(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def _requirement(gate: GateResult) -> str:
-    if gate.bound == "no_significant_drop":
-        return f"no significant drop (alpha {gate.threshold:g})"
-    if gate.bound == "max_relative_drop":
-        return f"drop <= {gate.threshold * 100:g}% of the baseline"
-    return f"{_REQUIREMENTS[gate.bound]} {gate.threshold:g}"
-
-
 def _gate_cells(gates: list[GateResult]) -> str:
     cells = []
     for gate in gates:
@@ -487,7 +478,7 @@ def _gate_cells(gates: list[GateResult]) -> str:
         who = f"{gate.model} " if gate.model is not None else ""
         cells.append(
             f'<span class="{"pass" if gate.passed else "fail"}">{escape(who + verdict)}</span> '
-            f"{escape(_requirement(gate))}"
+            f"{escape(gate_requirement(gate))}"
         )
     return "<br>".join(cells)
 

@@ -172,21 +172,25 @@ def format_value(value: float, interval: list[float] | None = None) -> str:
     return f"{value:.4f} ± {(interval[1] - interval[0]) / 2:.4f}"
 
 
+def gate_requirement(gate: GateResult) -> str:
+    """What a gate asks, in words: ">= 0.3", "drop <= 2%", "no significant drop"."""
+    if gate.bound == "no_significant_drop":
+        return "no significant drop"
+    if gate.bound in ("max_drop", "max_relative_drop"):
+        share = "%" if gate.bound == "max_relative_drop" else ""
+        limit = gate.threshold * 100 if share else gate.threshold
+        return f"drop <= {limit:g}{share}"
+    sign = ">=" if gate.bound == "min" else "<="
+    return f"{sign} {gate.threshold:g}"
+
+
 def gate_cell(gates: list[GateResult]) -> str:
     cells = []
     for gate in gates:
         mark = "[green]ok[/green]" if gate.passed else "[bold red]FAIL[/bold red]"
         if gate.model is not None:
             mark = f"{gate.model} {mark}"
-        if gate.bound == "no_significant_drop":
-            cells.append(f"{mark} no significant drop")
-        elif gate.bound in ("max_drop", "max_relative_drop"):
-            share = "%" if gate.bound == "max_relative_drop" else ""
-            limit = gate.threshold * 100 if share else gate.threshold
-            cells.append(f"{mark} drop <= {limit:g}{share}")
-        else:
-            sign = ">=" if gate.bound == "min" else "<="
-            cells.append(f"{mark} {sign} {gate.threshold:g}")
+        cells.append(f"{mark} {gate_requirement(gate)}")
     return "; ".join(cells)
 
 

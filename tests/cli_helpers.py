@@ -62,10 +62,13 @@ def write_config(folder: Path, config: dict[str, Any] | str, name: str = "config
     return write(folder / name, text)
 
 
-def hand_case(folder: Path, **extra: Any) -> Path:
-    """The two-user case of the module docstring; extra keys are added to the config."""
-    write(folder / "predictions.csv", PREDICTIONS_CSV)
-    write(folder / "truth.csv", TRUTH_CSV)
+def hand_case(
+    folder: Path, rows: str = PREDICTIONS_CSV, truth_rows: str = TRUTH_CSV, **extra: Any
+) -> Path:
+    """The two-user case of the module docstring (or the CSV texts given); extra keys are
+    added to the config."""
+    write(folder / "predictions.csv", rows)
+    write(folder / "truth.csv", truth_rows)
     config: dict[str, Any] = {
         "predictions": {"path": "predictions.csv"},
         "ground_truth": {"path": "truth.csv"},

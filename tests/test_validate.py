@@ -27,6 +27,7 @@ from cli_helpers import (
     TRUTH_CSV,
     assert_no_traceback,
     assert_user_error,
+    hand_case,
     invoke,
     write,
     write_config,
@@ -229,22 +230,6 @@ def test_several_models_are_each_checked() -> None:
 # -- errors: exit 2 with run's message -----------------------------------------------------
 
 
-def two_users(
-    folder: Path, rows: str = PREDICTIONS_CSV, truth_rows: str = TRUTH_CSV, **extra: Any
-) -> Path:
-    """The hand case of cli_helpers (or the CSV text given); `extra` keys replace the
-    config's."""
-    write(folder / "predictions.csv", rows)
-    write(folder / "truth.csv", truth_rows)
-    config: dict[str, Any] = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
-        "metrics": ["precision@1", "ndcg@2"],
-    }
-    config.update(extra)
-    return write_config(folder, config)
-
-
 def same_error_as_run(config: Path) -> str:
     """validate and run both exit 2 with the same message; validate prints nothing else."""
     checked = validate(config)
@@ -256,7 +241,7 @@ def same_error_as_run(config: Path) -> str:
 
 
 def test_missing_predictions_file(tmp_path: Path) -> None:
-    config = two_users(tmp_path)
+    config = hand_case(tmp_path)
     (tmp_path / "predictions.csv").unlink()
     message = same_error_as_run(config)
     assert message == (
@@ -268,7 +253,7 @@ def test_missing_predictions_file(tmp_path: Path) -> None:
 
 def test_missing_column(tmp_path: Path) -> None:
     columns = {"path": "predictions.csv", "columns": {"item": "itm"}}
-    config = two_users(tmp_path, predictions=columns)
+    config = hand_case(tmp_path, predictions=columns)
     message = same_error_as_run(config)
     assert message == (
         f"error: predictions file {tmp_path / 'predictions.csv'} has no column 'itm' (set by "
@@ -278,7 +263,7 @@ def test_missing_column(tmp_path: Path) -> None:
 
 
 def test_duplicates_under_duplicates_error(tmp_path: Path) -> None:
-    config = two_users(tmp_path, rows=PREDICTIONS_CSV + "u1,a,0.1\n")
+    config = hand_case(tmp_path, rows=PREDICTIONS_CSV + "u1,a,0.1\n")
     message = same_error_as_run(config)
     assert message == (
         f"error: predictions file {tmp_path / 'predictions.csv'}: 1 (user, item) pair(s) appear "
@@ -288,7 +273,7 @@ def test_duplicates_under_duplicates_error(tmp_path: Path) -> None:
 
 
 def test_duplicates_with_a_policy_pass_and_are_counted(tmp_path: Path) -> None:
-    config = two_users(
+    config = hand_case(
         tmp_path,
         rows=PREDICTIONS_CSV + "u1,a,0.1\n",
         truth_rows=TRUTH_CSV + "u2,d\nu2,d\n",
@@ -300,7 +285,7 @@ def test_duplicates_with_a_policy_pass_and_are_counted(tmp_path: Path) -> None:
 
 
 def test_null_user_ids(tmp_path: Path) -> None:
-    config = two_users(tmp_path, rows=PREDICTIONS_CSV + ",f,0.3\n")
+    config = hand_case(tmp_path, rows=PREDICTIONS_CSV + ",f,0.3\n")
     message = same_error_as_run(config)
     assert message == (
         f"error: predictions file {tmp_path / 'predictions.csv'}: column 'user' has 1 null "
@@ -310,7 +295,7 @@ def test_null_user_ids(tmp_path: Path) -> None:
 
 def test_float_ids_are_refused(tmp_path: Path) -> None:
     predictions = "user,item,score\n1.0,10,0.9\n2.0,11,0.8\n"
-    config = two_users(tmp_path, rows=predictions, truth_rows="user,item\n1,10\n2,12\n")
+    config = hand_case(tmp_path, rows=predictions, truth_rows="user,item\n1,10\n2,12\n")
     message = same_error_as_run(config)
     assert message == (
         f"error: predictions file {tmp_path / 'predictions.csv'}: column 'user' holds Float64 "
@@ -320,21 +305,21 @@ def test_float_ids_are_refused(tmp_path: Path) -> None:
 
 
 def test_config_error(tmp_path: Path) -> None:
-    config = two_users(tmp_path, metric=["ndcg"])
+    config = hand_case(tmp_path, metric=["ndcg"])
     message = same_error_as_run(config)
     assert message.startswith(f"error: {config}: the config is not valid: metric: unknown key")
     assert "Did you mean 'metrics'?" in message
 
 
 def test_no_user_in_both_files(tmp_path: Path) -> None:
-    config = two_users(tmp_path, truth_rows="user,item\nu8,a\nu9,d\n")
+    config = hand_case(tmp_path, truth_rows="user,item\nu8,a\nu9,d\n")
     message = same_error_as_run(config)
     assert message.startswith("error: no user appears in both")
     assert "(users e.g. 'u1', 'u2')" in message
 
 
 def test_metric_needing_a_missing_input(tmp_path: Path) -> None:
-    config = two_users(tmp_path, metrics=["novelty@2"])
+    config = hand_case(tmp_path, metrics=["novelty@2"])
     message = same_error_as_run(config)
     assert message == (
         "error: novelty@2 needs the interactions input, which the config does not give. Add "
@@ -344,7 +329,7 @@ def test_metric_needing_a_missing_input(tmp_path: Path) -> None:
 
 def test_rating_without_a_prediction(tmp_path: Path) -> None:
     """unpredicted: error (the default) is checked as run checks it."""
-    config = two_users(
+    config = hand_case(
         tmp_path,
         truth_rows="user,item,rating\nu1,b,4\nu2,d,5\nu2,f,3\n",
         ground_truth={"path": "truth.csv", "columns": {"relevance": "rating"}},
@@ -355,7 +340,7 @@ def test_rating_without_a_prediction(tmp_path: Path) -> None:
 
 
 def test_clicks_that_are_not_0_or_1(tmp_path: Path) -> None:
-    config = two_users(
+    config = hand_case(
         tmp_path,
         truth_rows="user,item,click\nu1,a,1\nu2,d,2\n",
         ground_truth={"path": "truth.csv", "columns": {"relevance": "click"}},
@@ -367,7 +352,7 @@ def test_clicks_that_are_not_0_or_1(tmp_path: Path) -> None:
 
 def test_second_model_file_missing(tmp_path: Path) -> None:
     write(tmp_path / "a.csv", PREDICTIONS_CSV)
-    config = two_users(
+    config = hand_case(
         tmp_path,
         predictions={"models": {"a": "a.csv", "b": "b.csv"}},
         metrics=["precision@1"],
@@ -379,7 +364,7 @@ def test_second_model_file_missing(tmp_path: Path) -> None:
 def test_second_model_with_duplicates(tmp_path: Path) -> None:
     write(tmp_path / "a.csv", PREDICTIONS_CSV)
     write(tmp_path / "b.csv", PREDICTIONS_CSV + "u2,d,0.1\n")
-    config = two_users(
+    config = hand_case(
         tmp_path,
         predictions={"models": {"a": "a.csv", "b": "b.csv"}},
         metrics=["precision@1"],
@@ -403,7 +388,7 @@ def test_integer_and_text_ids_are_compared_as_text(tmp_path: Path) -> None:
     """Integer user ids in the predictions, text in the ground truth: run aligns them as
     text (7 matches "7"), so both commands accept the files; validate warns."""
     predictions = "user,item,score\n7,a,0.9\n8,b,0.8\n"
-    config = two_users(
+    config = hand_case(
         tmp_path,
         rows=predictions,
         truth_rows="user,item\nu7,a\n7,a\n8,c\n",
@@ -422,7 +407,7 @@ def test_integer_and_text_ids_are_compared_as_text(tmp_path: Path) -> None:
 
 def test_tiny_user_overlap(tmp_path: Path) -> None:
     truth = "user,item\n" + "".join(f"t{i},a\n" for i in range(20)) + "u1,b\n"
-    config = two_users(tmp_path, truth_rows=truth)
+    config = hand_case(tmp_path, truth_rows=truth)
     found = warnings_of(config)
     assert found[0] == (
         "only 1 of the 21 users in the ground truth have recommendations. Check "
@@ -433,7 +418,7 @@ def test_tiny_user_overlap(tmp_path: Path) -> None:
 
 def test_most_recommended_items_absent_from_the_ground_truth(tmp_path: Path) -> None:
     truth = "user,item\nu1,b\nu2,zz\n"
-    config = two_users(tmp_path, truth_rows=truth)
+    config = hand_case(tmp_path, truth_rows=truth)
     # the top-2 lists (ndcg@2) hold a, b (u1) and d, e (u2); only b is in the ground truth
     (warning,) = warnings_of(config)
     assert warning == (
@@ -448,7 +433,7 @@ ALL_ITEMS = "user,item\nu1,a\nu1,b\nu1,c\nu2,d\nu2,e\n"  # every recommended ite
 
 def test_lists_shorter_than_the_largest_cutoff(tmp_path: Path) -> None:
     """u1 has 3 recommendations, u2 has 2: one list is shorter than precision@3's k."""
-    config = two_users(tmp_path, truth_rows=ALL_ITEMS, metrics=["precision@3"])
+    config = hand_case(tmp_path, truth_rows=ALL_ITEMS, metrics=["precision@3"])
     (warning,) = warnings_of(config)
     assert warning == (
         "1 of the 2 users in both files have fewer than 3 recommendations, the largest "
@@ -457,7 +442,7 @@ def test_lists_shorter_than_the_largest_cutoff(tmp_path: Path) -> None:
 
 
 def test_warnings_are_printed_before_the_verdict(tmp_path: Path) -> None:
-    config = two_users(tmp_path, truth_rows=ALL_ITEMS, metrics=["precision@3"])
+    config = hand_case(tmp_path, truth_rows=ALL_ITEMS, metrics=["precision@3"])
     output = passes(config)
     text = " ".join(output.split())
     assert "warning: 1 of the 2 users in both files have fewer than 3 recommendations" in text
@@ -531,12 +516,12 @@ def test_no_color() -> None:
 
 
 def test_preset_option_is_run_s(tmp_path: Path) -> None:
-    config = two_users(tmp_path)
+    config = hand_case(tmp_path)
     assert_user_error(validate(config, "--preset", "nope"), "preset")
 
 
 def test_nan_scores(tmp_path: Path) -> None:
-    config = two_users(tmp_path, rows=PREDICTIONS_CSV + "u2,f,NaN\n")
+    config = hand_case(tmp_path, rows=PREDICTIONS_CSV + "u2,f,NaN\n")
     message = same_error_as_run(config)
     assert message == (
         f"error: predictions file {tmp_path / 'predictions.csv'}: column 'score' has 1 NaN "
@@ -545,7 +530,7 @@ def test_nan_scores(tmp_path: Path) -> None:
 
 
 def test_partitioned_runs_refuse_intervals(tmp_path: Path) -> None:
-    config = two_users(tmp_path, partitions=2, confidence={"resamples": 10})
+    config = hand_case(tmp_path, partitions=2, confidence={"resamples": 10})
     message = same_error_as_run(config)
     assert message.startswith("error: partitioned runs (engine: spark, partitions > 1)")
 
@@ -553,7 +538,7 @@ def test_partitioned_runs_refuse_intervals(tmp_path: Path) -> None:
 def test_relative_gate_needs_a_baseline(tmp_path: Path) -> None:
     """One model and a gate against the baseline: run needs --baseline-report, so does
     validate; with the saved report, both accept the config."""
-    config = two_users(tmp_path, gates={"precision@1": {"max_drop": 0.1}})
+    config = hand_case(tmp_path, gates={"precision@1": {"max_drop": 0.1}})
     message = same_error_as_run(config)
     assert "gates.precision@1 compares with a baseline" in message
     plain = write_config(
@@ -572,7 +557,7 @@ def test_relative_gate_needs_a_baseline(tmp_path: Path) -> None:
 
 
 def test_segment_attribute_missing(tmp_path: Path) -> None:
-    config = two_users(tmp_path, segment_by=["country"])
+    config = hand_case(tmp_path, segment_by=["country"])
     message = same_error_as_run(config)
     assert message.startswith(
         "error: segment_by names 'country', which is not a column of the ground truth"
