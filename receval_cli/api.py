@@ -23,11 +23,13 @@ from typing import Any, TypeVar
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
+from receval_cli import unknown_items
 from receval_cli.config import (
     CatalogConfig,
     GroundTruthConfig,
     InteractionsConfig,
     PredictionsConfig,
+    UnknownItemsConfig,
     _format_validation_error,
     metric_specs,
 )
@@ -105,9 +107,11 @@ def evaluate(
             interactions=inputs.get("interactions"),
             baseline=inputs.get("baseline"),
         )
-        return evaluate_inputs(
+        report = evaluate_inputs(
             inputs["predictions"], inputs["ground_truth"], specs, chosen, sources=sources
         )
+        unknown_items.check(report, UnknownItemsConfig())  # the warning; no gate
+        return report
     except RecEvalError as error:
         error.args = (_as_arguments(str(error)),)
         raise

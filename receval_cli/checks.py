@@ -17,7 +17,9 @@ _EXAMPLES = 3
 
 
 def check_exprs(prefix: str, value_column: str) -> list[pl.Expr]:
-    """Null counts of user, item and the value column, and its NaN count.
+    """Null counts of user, item and the value column, and its NaN count; for a relevance
+    column also its infinite values (a score of +-inf still orders a list; a grade of
+    +-inf has no gain that any metric could average).
 
     Inside a group_by they count per group (the null user is a group of its own); the
     totals are the sums over groups, or the same expressions in a plain select.
@@ -27,6 +29,8 @@ def check_exprs(prefix: str, value_column: str) -> list[pl.Expr]:
         for column in ("user", "item", value_column)
     ]
     exprs.append(pl.col(value_column).is_nan().sum().alias(f"{prefix}nan:{value_column}"))
+    if value_column == "rel":
+        exprs.append(pl.col("rel").is_infinite().sum().alias(f"{prefix}inf:rel"))
     return exprs
 
 
@@ -58,13 +62,17 @@ def raise_for(source: Input, result: dict[str, object]) -> None:
         )
     for name, value in result.items():
         kind, _, canonical = name.partition(":")
-        if kind not in ("null", "nan") or not value:
+        if kind not in ("null", "nan", "inf") or not value:
             continue
         column = source.source_column(canonical)
         if kind == "null":
             found = f"{value} null value(s)"
             if canonical == "rel" and "relevances" in source.columns:
-                found += " (or text that is not a number)"
+                found += " (text that is not a number, or a list of another length than the items)"
+            elif source.format == "trec" and canonical in ("rel", "score"):
+                found += " (a line with fewer fields, or text that is not a number)"
+        elif kind == "inf":
+            found = f"{value} infinite value(s); a grade must be a finite number"
         else:
             found = f"{value} NaN value(s), which cannot be ranked or compared"
         raise InputError(f"{where}: column '{column}' has {found}; drop or fill those rows.")

@@ -1,34 +1,46 @@
 """The command line: parsing and rendering only; the work is in plain functions.
 
-Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal error.
+Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal error,
+130 / 143 stopped by SIGINT / SIGTERM.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import signal
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperGroup
 
-from receval_cli import __version__, console
+from receval_cli import __version__, console, signals
 from receval_cli.catalog import metric_detail, metric_table
 from receval_cli.config import ConfidenceConfig, LoadedConfig, PredictionsConfig, load_config
 from receval_cli.conventions import Conventions
 from receval_cli.convert import trec_run, write_trec_run
 from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
 from receval_cli.init_config import init_command
+from receval_cli.input_changes import input_files, watching
 from receval_cli.inspect_users import inspect_command
 from receval_cli.io import read_predictions
 from receval_cli.metrics import SpecError
 from receval_cli.models import evaluate_config
-from receval_cli.output import check_destination, write_atomic, write_atomic_with
+from receval_cli.output import (
+    check_destination,
+    forget_written,
+    text_writer,
+    write_all_atomic,
+    write_atomic,
+    written,
+)
 from receval_cli.render import Result, per_user_values, render, table
 from receval_cli.saved_reports import (
     CompareFormat,
@@ -41,7 +53,20 @@ from receval_cli.saved_reports import (
 from receval_cli.schema import schema_command
 from receval_cli.validate import validate_command
 
+
+class _Commands(TyperGroup):
+    """The commands; a KeyboardInterrupt (SIGINT) leaves them as `Interrupted`, which
+    `main` reports (Typer would turn it into a silent exit 130)."""
+
+    def invoke(self, ctx: Any) -> Any:  # a click Context
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise signals.interrupted(signal.SIGINT) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="receval",
     help="Exact, fast offline evaluation of recommender systems.",
     no_args_is_help=True,
@@ -185,6 +210,9 @@ def run(
         raise _fail(error) from None
     if table_shown:
         _print_table(report)
+    elif not quiet:  # the table shows them; other formats go to files or pipes
+        for warning in report.warnings:
+            console.err().print(f"warning: {warning}", markup=False, style="yellow")
     if not report.passed:
         if not table_shown:  # the table already lists the failures
             stderr = console.err()
@@ -219,14 +247,16 @@ def _run(
     confidence = None
     if ci:
         confidence = loaded.config.confidence or ConfidenceConfig()
-    report = evaluate_config(loaded, confidence, baseline_report)
+    with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2, no report
+        report = evaluate_config(loaded, confidence, baseline_report)
     with console.stage("report"):
-        texts = {path: render(report, fmt, width=100) for path, fmt in destinations.items()}
+        writers: dict[Path, Callable[[Path], None]] = {}
         if per_user is not None:
-            frame = per_user_values(report)
-            write_atomic_with(per_user, lambda path: frame.write_parquet(path))
-        for path, text in texts.items():
-            write_atomic(path, text)
+            writers[per_user] = per_user_values(report).write_parquet
+        for path, fmt in destinations.items():
+            writers[path] = text_writer(render(report, fmt, width=100))
+        write_all_atomic(writers)  # every file or none
+        for path in writers:
             console.log(f"wrote {path}")
         if not destinations and chosen != "table":
             sys.stdout.write(render(report, chosen))
@@ -412,4 +442,22 @@ app.command("inspect")(inspect_command)
 
 
 def main() -> None:
-    app()
+    """The `receval` command. SIGINT and SIGTERM stop it with exit 130 or 143 and one line
+    on stderr, leaving no partial output file."""
+    signals.install()
+    forget_written()
+    try:
+        app()
+    except signals.Interrupted as stop:
+        console.err().print(_interrupted(stop), markup=False)
+        sys.exit(stop.exit_code)
+
+
+def _interrupted(stop: signals.Interrupted) -> str:
+    files = written()
+    if not files:
+        return (
+            f"interrupted by {stop.name}: stopped; no output file was written (an earlier "
+            "report at the same path is unchanged)."
+        )
+    return f"interrupted by {stop.name}: stopped after writing {', '.join(map(str, files))}."

@@ -205,7 +205,7 @@ class Conventions(BaseModel):
         given = frozenset(data) - {"preset"} if isinstance(data, dict) else frozenset()
         if isinstance(data, dict) and data.get("preset") is not None:
             name = data["preset"]
-            if name not in PRESETS:
+            if not isinstance(name, str) or name not in PRESETS:  # a list or mapping: unhashable
                 known = ", ".join(sorted(PRESETS))
                 raise ValueError(
                     f"unknown preset '{name}'; choose one of {known}."

@@ -106,8 +106,12 @@ class _Page:
                 about += f"; baseline {self.result.baseline}"
             elif self.result.baseline_report is not None:
                 about += f"; against {self.result.baseline_report}"
+        warnings = "".join(
+            f'<p class="verdict fail">warning: {escape(w)}</p>\n' for w in self.result.warnings
+        )
         return (
-            f'<p class="verdict {kind}">{escape(text)}</p>\n<p class="about">{escape(about)}</p>\n'
+            f'<p class="verdict {kind}">{escape(text)}</p>\n{warnings}'
+            f'<p class="about">{escape(about)}</p>\n'
         )
 
     def metrics(self) -> str:

@@ -215,6 +215,10 @@ _TEMPLATE_OPTIONAL = f"""
 #   path: path/to/users.csv
 #   columns: {{user: user}}
 # segment_by: [country]           # report every metric by these attributes
+
+# unknown_items:                  # recommended items unknown to the catalog / log / truth
+#   warn: 0.9                     # warn above this share (a join-key bug shows as ~1)
+#   max: 0.5                      # a gate: exit 1 above this share (default: none)
 """
 
 

@@ -30,6 +30,7 @@ from receval_cli.config import LoadedConfig, load_config
 from receval_cli.conventions import Conventions
 from receval_cli.engines import polars_engine
 from receval_cli.errors import InputError, RecEvalError, UsageError, did_you_mean
+from receval_cli.input_changes import input_files, watching
 from receval_cli.io import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
 from receval_cli.pipeline import EVALUATED, evaluate_inputs
@@ -474,7 +475,8 @@ def inspect_command(
     console.configure(no_color=no_color)
     try:
         loaded = load_config(config)
-        inspection = inspect_config(loaded, model, users, user, k, seed, history)
+        with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
+            inspection = inspect_config(loaded, model, users, user, k, seed, history)
     except RecEvalError as error:
         raise _fail(error) from None
     if format == InspectFormat.json:

@@ -20,6 +20,7 @@ from receval_cli.config import (
     TruthColumns,
 )
 from receval_cli.errors import InputError, did_you_mean
+from receval_cli.read_errors import READ_ERRORS, first_line, line_at_fault, read_failure
 from receval_cli.trec import looks_like_trec, scan_trec
 
 _EXTENSIONS: dict[str, FileFormat] = {
@@ -48,6 +49,7 @@ class Input:
     columns: dict[str, str]
     frame: pl.LazyFrame
     raw: pl.LazyFrame = field(repr=False)
+    separator: str | None = None  # the CSV separator the config gives, to explain failures
 
     @property
     def value_column(self) -> str:
@@ -64,6 +66,19 @@ class Input:
             if key in self.columns:
                 return self.columns[key]
         return canonical
+
+    def read_failure(self, error: BaseException) -> InputError:
+        """The InputError for a read of this file that failed: the line at fault when the
+        file shows one (a ragged row, bytes that are not UTF-8, a broken JSON line), else
+        polars' reason."""
+        found = line_at_fault(self.path, self.format, self.separator, self.role, error)
+        if found is not None:
+            return found
+        reason = first_line(error)
+        return InputError(
+            f"{self.role} file {self.path} could not be read: {reason}. Check the file's "
+            "contents and the columns named in the config."
+        )
 
     def describe(self) -> dict[str, object]:
         return {
@@ -123,14 +138,21 @@ def scan(
     """Open a file lazily; missing, empty and unreadable files raise InputError.
 
     `text_columns` (list columns) are read from CSV as text, whatever they look like: a
-    list of one integer per row is still a list.
+    list of one integer per row is still a list. A CSV file whose first row cannot be
+    parsed (an unclosed quote swallows the rest of the file) is refused here, naming the
+    line.
     """
     _check_file(path, role)
+    sep = separator or ("\t" if fmt == "tsv" else ",")
+    if fmt in ("csv", "tsv") and (len(sep.encode()) != 1 or sep in '\n\r"'):
+        raise InputError(
+            f"{role} file {path}: {_key(role)}.separator is {sep!r}; it must be one ASCII "
+            "character other than a quote or a line end, e.g. ',' or ';' (\"\\t\" for a tab)."
+        )
     try:
         if fmt == "trec":
             frame = scan_trec(path, role)
         elif fmt in ("csv", "tsv"):
-            sep = separator or ("\t" if fmt == "tsv" else ",")
             frame = pl.scan_csv(path, separator=sep, infer_schema_length=_CSV_SCHEMA_ROWS)
             names = frame.collect_schema().names()
             overrides = {c: pl.String for c in text_columns if c is not None and c in names}
@@ -146,40 +168,54 @@ def scan(
         else:
             frame = pl.scan_ndjson(path, infer_schema_length=_CSV_SCHEMA_ROWS)
         frame.collect_schema()
-    except pl.exceptions.PolarsError as error:
-        raise InputError(
-            f"{role} file {path} cannot be read as {fmt}: {_first_line(error)}. Check that "
-            f"the file is complete and really {fmt} (or set {_key(role)}.format)."
-        ) from None
+        if fmt in ("csv", "tsv") and frame.head(1).collect().height == 0:
+            found = line_at_fault(path, fmt, sep, role)  # rows there, none parsed?
+            if found is not None:
+                raise found
+    except READ_ERRORS as error:
+        raise read_failure(path, fmt, sep, role, error) from None
     return frame
 
 
-def _first_line(error: BaseException) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+_SEPARATORS = (";", "\t", "|", " ")
 
 
 def _require_column(schema: pl.Schema, column: str, role: str, path: Path, key: str) -> None:
-    if column not in schema:
-        names = list(schema.names())
-        hint = ""
-        if len(names) == 1 and any(sep in names[0] for sep in ("\t", ";", "|", " ")):
-            hint = f" The header was read as one column: set {_key(role)}.separator."
+    if column in schema:
+        return
+    names = list(schema.names())
+    where = f"{role} file {path} has no column '{column}' (set by {_key(role)}.columns.{key})."
+    counts = {sep: names[0].count(sep) for sep in _SEPARATORS} if len(names) == 1 else {}
+    separator = max(counts, key=lambda sep: counts[sep]) if any(counts.values()) else None
+    if separator is not None:
+        shown = '"\\t"' if separator == "\t" else f"'{separator}'"
         raise InputError(
-            f"{role} file {path} has no column '{column}' (set by {_key(role)}.columns."
-            f"{key}).{did_you_mean(column, names)} Its columns are: {', '.join(names)}. "
-            f"Set {_key(role)}.columns.{key} to one of them.{hint}"
+            f"{where} The header was read as one column, {names[0]!r}: the file looks "
+            f"separated by {shown}. Set {_key(role)}.separator: {shown}."
         )
+    hint = ""
+    if any("\ufffd" in name for name in names):
+        hint = " The header holds bytes that are not UTF-8: save the file as UTF-8."
+    raise InputError(
+        f"{where}{did_you_mean(column, names)} Its columns are: {', '.join(names)}. "
+        f"Set {_key(role)}.columns.{key} to one of them.{hint}"
+    )
 
 
-def _is_empty(frame: pl.LazyFrame) -> bool:
-    return frame.head(1).collect().height == 0
+def _is_empty(frame: pl.LazyFrame, role: str, path: Path) -> bool:
+    """The file has no row (its first rows are read; a failed read raises InputError)."""
+    try:
+        return frame.head(1).collect().height == 0
+    except READ_ERRORS as error:
+        fmt = _EXTENSIONS.get(path.suffix.lower(), "csv")  # the likeliest; only for messages
+        raise read_failure(path, fmt, None, role, error) from None
 
 
 def _check_id(frame: pl.LazyFrame, schema: pl.Schema, column: str, role: str, path: Path) -> None:
     dtype = schema[column]
     if dtype.is_integer() or dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
         return
-    if _is_empty(frame):
+    if _is_empty(frame, role, path):
         raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
     raise InputError(
         f"{role} file {path}: column '{column}' holds {dtype} values; ids must be integers "
@@ -193,12 +229,37 @@ def _check_numeric(
     dtype = schema[column]
     if dtype.is_numeric() or dtype == pl.Boolean:
         return
-    if _is_empty(frame):
+    if _is_empty(frame, role, path):
         raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
     raise InputError(
-        f"{role} file {path}: column '{column}' ({what}) holds {dtype} values, not numbers. "
-        f"Fix the values, or point {_key(role)}.columns at the numeric column."
+        f"{role} file {path}: column '{column}' ({what}) holds {dtype} values, not numbers"
+        f"{_not_a_number(frame, column, dtype)}. Fix the values, or point "
+        f"{_key(role)}.columns at the numeric column."
     )
+
+
+_NUMBER = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$|^\s*([+-]?inf|NaN)\s*$"
+
+
+def _not_a_number(frame: pl.LazyFrame, column: str, dtype: pl.DataType) -> str:
+    """' (e.g. 'high', row 3)': the first text value that is not a number, if any."""
+    if dtype != pl.String:
+        return ""
+    value = pl.col(column)
+    try:
+        found = (
+            frame.select(value, pl.int_range(1, pl.len() + 1).alias("row"))
+            .filter(value.is_not_null() & ~value.str.contains(_NUMBER))
+            .head(1)
+            .collect()
+        )
+    except READ_ERRORS:
+        return ""  # the read itself fails; the evaluation reports it
+    if found.height == 0:
+        return ""
+    text, row = found.row(0)
+    shown = repr(text) if len(text) <= 40 else repr(text[:36]) + "..."
+    return f" (e.g. {shown}, data row {row})"
 
 
 def _id_expr(column: str, schema: pl.Schema) -> pl.Expr:
@@ -220,7 +281,7 @@ def _list_items(
         return pl.col(column)
     if dtype == pl.String:
         return pl.col(column).str.split(list_separator).list.eval(pl.element().str.strip_chars())
-    if _is_empty(frame):
+    if _is_empty(frame, role, path):
         raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
     raise InputError(
         f"{role} file {path}: column '{column}' holds {dtype} values; a list layout needs a "
@@ -243,7 +304,9 @@ def read_predictions(config: PredictionsConfig, path: Path, role: str = "predict
     fmt = detect_format(path, config.format, role)
     lists = (config.columns.items or "items",) if config.columns.score is None else ()
     raw = scan(path, fmt, config.separator, role, lists)
-    return map_predictions(raw, config.columns, config.list_separator, path, fmt, role)
+    source = map_predictions(raw, config.columns, config.list_separator, path, fmt, role)
+    source.separator = config.separator
+    return source
 
 
 def map_predictions(
@@ -309,7 +372,9 @@ def read_ground_truth(config: GroundTruthConfig, path: Path) -> Input:
     fmt = detect_format(path, config.format, "ground truth")
     lists = (config.columns.items, config.columns.relevances)
     raw = scan(path, fmt, config.separator, "ground truth", lists)
-    return map_ground_truth(raw, config.columns, config.list_separator, path, fmt)
+    source = map_ground_truth(raw, config.columns, config.list_separator, path, fmt)
+    source.separator = config.separator
+    return source
 
 
 def map_ground_truth(
@@ -328,6 +393,10 @@ def map_ground_truth(
             rels = _list_items(raw, schema, cols.relevances, list_separator, role, path)
             mapping["relevances"] = cols.relevances
             rels = rels.list.eval(pl.element().cast(pl.Float64, strict=False))
+            # a grade list of another length than its items: null grades, which the
+            # checks report (exploding unequal lists would fail without naming the file)
+            nulls = items.list.eval(pl.lit(None, dtype=pl.Float64))
+            rels = pl.when(rels.list.len() == items.list.len()).then(rels).otherwise(nulls)
         else:
             rels = items.list.eval(pl.lit(1.0))
         frame = (

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli import __version__, console
+from receval_cli import __version__, console, unknown_items
 from receval_cli.config import (
     ComparisonConfig,
     ConfidenceConfig,
@@ -37,6 +37,10 @@ from receval_cli.sources import read_sources
 
 if TYPE_CHECKING:
     from receval_cli.uncertainty import Comparison
+
+
+# a model's report keys that the several-model report states once, for the whole run
+_RUN_WIDE = ("receval_version", "gates", "warnings", "conventions", "config", "elapsed_seconds")
 
 
 @dataclass
@@ -59,11 +63,24 @@ class ModelsReport:
     def passed(self) -> bool:
         return all(g.passed for g in self.gates)
 
+    @property
+    def warnings(self) -> list[str]:
+        """Every model's warnings (each names its model)."""
+        return [w for report in self.models.values() for w in report.warnings]
+
     def to_dict(self) -> dict[str, Any]:
         models = {}
         for name, report in self.models.items():
             data = report.to_dict()
-            for key in ("receval_version", "gates", "conventions", "config", "elapsed_seconds"):
+            drop = (
+                "receval_version",
+                "gates",
+                "warnings",
+                "conventions",
+                "config",
+                "elapsed_seconds",
+            )
+            for key in drop:
                 data.pop(key, None)
             models[name] = data
         comparisons = None
@@ -80,6 +97,7 @@ class ModelsReport:
             "best": self.best,
             **({"comparisons": comparisons} if comparisons is not None else {}),
             "gates": {"passed": self.passed, "results": [g.to_dict() for g in self.gates]},
+            "warnings": self.warnings,
             "conventions": self.conventions,
             "config": self.config,
             "elapsed_seconds": self.elapsed_seconds,
@@ -135,6 +153,7 @@ def evaluate_config(
     if not comparing:
         (report,) = reports.values()
         report.gates = check_gates(loaded.gates, report.metrics, segments=report.segments)
+        report.gates += unknown_items.check(report, config.unknown_items)
         _reject_relative_gates(loaded)
         report.config = resolved_config(loaded)
         report.elapsed_seconds = time.perf_counter() - started
@@ -266,6 +285,7 @@ def _gates(
     found = {(c.model, c.metric): c for c in comparisons}
     results: list[GateResult] = []
     for model, report in reports.items():
+        results += unknown_items.check(report, loaded.config.unknown_items, model)
         named = {m: g for m, g in loaded.gates.items() if g.model == model}
         if model == baseline:
             results += check_gates(named, report.metrics, model, report.segments)

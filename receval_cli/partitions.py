@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from receval_cli import console
+from receval_cli import console, unknown_items
 from receval_cli.checks import raise_for, totals
 from receval_cli.config import LoadedConfig
 from receval_cli.conventions import Conventions
@@ -43,6 +43,8 @@ from receval_cli.pipeline import (
     PREDICTION_CHECKS,
     TRUTH_CHECKS,
     _counted,
+    _diagnose,
+    guard_ranges,
     metric_exprs,
     metric_users,
     per_user_frame,
@@ -50,6 +52,7 @@ from receval_cli.pipeline import (
     user_tally,
     users_block,
 )
+from receval_cli.read_errors import READ_ERRORS
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources, read_sources
 
@@ -116,11 +119,16 @@ def partial_results(
         catalog_items = sources.catalog.frame.select("item")
         unknown = recommended_items(plan.lists).join(catalog_items, on="item", how="anti")
         unknown = unknown.select(pl.len())
-    per_user, p_rows, t_rows, missing, *tables = pl.collect_all(
-        [plan.frame, *rows, unknown, *(q for _, q in states.values())], engine=engine
-    )
+    recommended = recommended_items(plan.lists)
     queries = list(plan.check_queries.values())
-    apart = dict(zip(plan.check_queries, pl.collect_all(queries, engine=engine), strict=True))
+    try:
+        per_user, p_rows, t_rows, missing, listed, *tables = pl.collect_all(
+            [plan.frame, *rows, unknown, recommended, *(q for _, q in states.values())],
+            engine=engine,
+        )
+        apart = dict(zip(plan.check_queries, pl.collect_all(queries, engine=engine), strict=True))
+    except READ_ERRORS as error:  # a damaged file: say which, and where
+        raise _diagnose(error, predictions, truth) from None
     checks = {
         "predictions": totals(apart.get(PREDICTION_CHECKS, per_user), PREDICTION_CHECKS),
         "truth": totals(apart.get(TRUTH_CHECKS, per_user), TRUTH_CHECKS),
@@ -149,6 +157,7 @@ def partial_results(
         "duplicates": duplicates,
         "tally": user_tally(per_user),
         "unknown_feature_items": int(missing.item()),
+        "recommended": _ipc(listed),
         "sums": sums,
         "states": {name: _ipc(table) for name, table in zip(states, tables, strict=True)},
     }
@@ -162,11 +171,13 @@ def merge_partials(partials: list[dict[str, Any]]) -> dict[str, Any]:
         "duplicates": {"duplicates": False, "truth_duplicates": False},
         "tally": {},
         "unknown_feature_items": 0,
+        "recommended": [],
         "sums": {},
         "states": {},
     }
     for part in partials:
         merged["unknown_feature_items"] += part["unknown_feature_items"]
+        merged["recommended"].append(_from_ipc(part["recommended"]))
         for key in ("predictions", "truth"):
             merged["rows"][key] += part["rows"][key]
             for name, value in part["checks"][key].items():
@@ -190,9 +201,11 @@ def finish(
     truth: Input,
     engine: dict[str, Any],
     started: float,
+    reference: tuple[str, pl.LazyFrame],
 ) -> Report:
     """The Report from the merged partial results: checks, users, metrics, gates.
-    `predictions` and `truth` only describe the inputs (paths, columns) in messages."""
+    `predictions` and `truth` only describe the inputs (paths, columns) in messages;
+    `reference` names the items the recommended ones are checked against, and holds them."""
     conventions = loaded.config.conventions
     specs = loaded.specs
     for source, key in ((predictions, "predictions"), (truth, "truth")):
@@ -242,7 +255,12 @@ def finish(
         states[state.name] = (state, merge_states(merged["states"][state.name], state.keys))
     metrics.update(global_values(global_specs, conventions, states, universe))
     metrics = {str(s): metrics[str(s)] for s in specs}
-    return Report(
+    guard_ranges(metrics, specs)
+    recommended = pl.concat(merged["recommended"]).unique() if merged["recommended"] else None
+    name, items = reference
+    listed = recommended.lazy() if recommended is not None else pl.LazyFrame({"item": []})
+    found = unknown_items.unknown_query(listed, items).collect()
+    report = Report(
         metrics=metrics,
         config=resolved_config(loaded),
         conventions=conventions.model_dump(),
@@ -254,7 +272,10 @@ def finish(
         users=users,
         gates=check_gates(loaded.gates, metrics),
         elapsed_seconds=time.perf_counter() - started,
+        unknown_items=unknown_items.describe(found, name),
     )
+    report.gates += unknown_items.check(report, loaded.config.unknown_items)
+    return report
 
 
 def evaluate_partitioned(loaded: LoadedConfig, partitions: int, engine: Any) -> Report:
@@ -278,7 +299,8 @@ def evaluate_partitioned(loaded: LoadedConfig, partitions: int, engine: Any) -> 
             partial = partial_results(mine_p, mine_t, loaded.specs, conventions, engine, sources)
         partials.append(partial)
     info = {"name": str(engine), "partitions": partitions}
-    return finish(loaded, merge_partials(partials), predictions, truth, info, started)
+    reference = unknown_items.reference_of(truth, sources)
+    return finish(loaded, merge_partials(partials), predictions, truth, info, started, reference)
 
 
 def describe_only(role: str, path: str, layout: str, columns: dict[str, str]) -> Input:

@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from receval_cli import unknown_items
 from receval_cli.checks import check_exprs, raise_duplicates, raise_for, raw_rows, totals
 from receval_cli.config import Gate, LoadedConfig
 from receval_cli.conventions import Conventions
@@ -45,6 +46,7 @@ from receval_cli.prepare import (
     ranked_items,
     with_score_precision,
 )
+from receval_cli.read_errors import READ_ERRORS
 from receval_cli.recs import missing_input, raise_unknown_features, recs_aggregates
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources
@@ -253,8 +255,10 @@ def evaluate_inputs(
         rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)], engine=engine)
         exposure_query = _item_exposure(plan.lists, exposure_depth((*user_specs, *global_specs)))
         extra = [recommended_items(plan.lists), exposure_query] if beyond else []
-        per_user, *computed = pl.collect_all(
-            [plan.frame, *extra, *(query for _, query in states.values())],
+        reference, reference_items = unknown_items.reference_of(truth, sources)
+        unknown = unknown_items.unknown_query(recommended_items(plan.lists), reference_items)
+        per_user, unknown_found, *computed = pl.collect_all(
+            [plan.frame, unknown, *extra, *(query for _, query in states.values())],
             engine=engine,
         )
         apart = dict(
@@ -264,7 +268,7 @@ def evaluate_inputs(
                 strict=True,
             )
         )
-    except pl.exceptions.PolarsError as error:
+    except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise _diagnose(error, predictions, truth) from None
     recommended = computed.pop(0) if beyond else None
     exposure = computed.pop(0) if beyond else None
@@ -313,7 +317,7 @@ def evaluate_inputs(
     differing = {n: c for n, c in users_per_metric.items() if c != users["evaluated"]}
     if differing:
         users["evaluated_per_metric"] = differing
-    _guard_ranges(metrics, specs)
+    guard_ranges(metrics, specs)
     described = {
         "predictions": {**predictions.describe(), "rows": rows[0].item(0, "raw_rows")},
         "ground_truth": {**truth.describe(), "rows": rows[1].item(0, "raw_rows")},
@@ -333,6 +337,7 @@ def evaluate_inputs(
         logged=logged,
         items=items_block,
         exposure=None if exposure is None else _with_universe(exposure, universe),
+        unknown_items=unknown_items.describe(unknown_found, reference),
     )
 
 
@@ -370,7 +375,7 @@ def _pair_metrics(
         counted, values = pl.collect_all(
             [pair_counts(joined), scored_pairs(joined, conventions).select(exprs)]
         )
-    except pl.exceptions.PolarsError as error:
+    except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise _diagnose(error, predictions, truth) from None
     described = checked_pairs(counted.row(0, named=True), joined, predictions, truth, conventions)
     return {n: float(v) for n, v in values.row(0, named=True).items()}, described
@@ -527,7 +532,7 @@ def _no_overlap_message(per_user: pl.DataFrame, predictions: Input, truth: Input
     )
 
 
-def _guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> None:
+def guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> None:
     for spec in specs:
         value = metrics[str(spec)]
         definition = lookup(spec.name)
@@ -540,17 +545,13 @@ def _guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> N
             )
 
 
-def _diagnose(error: pl.exceptions.PolarsError, *inputs: Input) -> InputError:
+def _diagnose(error: BaseException, *inputs: Input) -> InputError:
     """Find which file the engine failed on, and say so (reads each input whole)."""
     for source in inputs:
         try:
             source.frame.collect()
-        except pl.exceptions.PolarsError as inner:
-            return InputError(
-                f"{source.role} file {source.path} could not be read: "
-                f"{str(inner).strip().splitlines()[0]}. Check the file's contents and the "
-                "columns named in the config."
-            )
+        except READ_ERRORS as inner:
+            return source.read_failure(inner)  # names the line at fault when it can
     return InputError(f"the inputs could not be evaluated: {str(error).strip().splitlines()[0]}")
 
 

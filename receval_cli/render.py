@@ -120,7 +120,7 @@ def models_table(result: ModelsReport) -> RenderableType:
                 f"▲/▼ significant win/loss at level {c['level']:g}"
             )
         )
-    parts += footer(result.conventions, result.gates)
+    parts += footer(result.conventions, result.gates, result.warnings)
     return Group(*parts)
 
 
@@ -203,6 +203,9 @@ def render_markdown(result: Result) -> str:
                 f"{result.baseline or 'the saved report'}; ▲/▼ a significant win/loss "
                 f"(paired {c['test']} test, {c['correction']} correction, level {c['level']:g}).",
             ]
+    if result.warnings:
+        lines += ["", "### Warnings", ""]
+        lines += [f"- ⚠️ {warning}" for warning in result.warnings]
     if failed:
         lines += ["", "### Failed gates", ""]
         lines += [f"- {gate.describe()}" for gate in failed]

@@ -41,6 +41,9 @@ class Report:
     # beyond accuracy: (item, lists, in_universe): how many capped lists hold each item,
     # the universe's items never recommended included (lists 0); in_universe null without one
     exposure: pl.DataFrame | None = field(default=None, repr=False)
+    # the recommended items the catalog (or log, or ground truth) lacks: unknown_items.py
+    unknown_items: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
     version: str = __version__
 
     @property
@@ -60,6 +63,8 @@ class Report:
             **({"pairs": self.pairs} if self.pairs is not None else {}),
             **({"logged": self.logged} if self.logged is not None else {}),
             **({"items": self.items} if self.items is not None else {}),
+            **({"unknown_items": self.unknown_items} if self.unknown_items is not None else {}),
+            "warnings": self.warnings,
             **(
                 {"segments": self.segments_dict()} if self.segments or self.segments_skipped else {}
             ),
@@ -121,17 +126,20 @@ def render_table(report: Report) -> RenderableType:
     parts += segment_tables(report)
     if report.confidence is not None:
         parts.append(Text(confidence_line(report.confidence)))
-    parts += footer(report.conventions, report.gates)
+    parts += footer(report.conventions, report.gates, report.warnings)
     return Group(*parts)
 
 
-def footer(conventions: dict[str, Any], gates: list[GateResult]) -> list[RenderableType]:
-    """The conventions in force, then every failed gate."""
+def footer(
+    conventions: dict[str, Any], gates: list[GateResult], warnings: list[str]
+) -> list[RenderableType]:
+    """The conventions in force, then every warning and every failed gate."""
     settings = {k: v for k, v in conventions.items() if k != "preset"}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = conventions.get("preset")
     heading = f"conventions (preset {preset})" if preset else "conventions"
     parts: list[RenderableType] = [Text(f"{heading}: {listed}", style="dim")]
+    parts += [Text(f"warning: {warning}", style="yellow") for warning in warnings]
     for gate in gates:
         if not gate.passed:
             parts.append(Text(f"gate failed: {gate.describe()}", style="bold red"))

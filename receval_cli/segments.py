@@ -18,6 +18,7 @@ import polars as pl
 from receval_cli.config import LoadedConfig, SegmentsConfig
 from receval_cli.errors import InputError
 from receval_cli.io import Input, detect_format, read_ground_truth, scan
+from receval_cli.read_errors import READ_ERRORS, read_failure
 
 NONE = "(none)"
 
@@ -58,10 +59,13 @@ def _from_file(config: SegmentsConfig, path: Path, attributes: list[str]) -> pl.
                 f"segments file {path} has no column '{column}' (named by {key}). Its "
                 f"columns are: {', '.join(names)}."
             )
-    table = frame.select(
-        pl.col(config.columns.user).cast(pl.String).alias("user"),
-        *(pl.col(a).cast(pl.String) for a in attributes),
-    ).collect()
+    try:
+        table = frame.select(
+            pl.col(config.columns.user).cast(pl.String).alias("user"),
+            *(pl.col(a).cast(pl.String) for a in attributes),
+        ).collect()
+    except READ_ERRORS as error:
+        raise read_failure(path, fmt, config.separator, role, error) from None
     repeated = table.height - table.get_column("user").n_unique()
     if repeated:
         raise InputError(
@@ -81,15 +85,18 @@ def _from_truth(truth: Input, attributes: list[str]) -> pl.DataFrame:
             "file. Add a segments file (segments.path) with that column, or fix segment_by."
         )
     user = truth.columns["user"]
-    per_user = (
-        truth.raw.select(
-            pl.col(user).cast(pl.String).alias("user"),
-            *(pl.col(a).cast(pl.String) for a in attributes),
+    try:
+        per_user = (
+            truth.raw.select(
+                pl.col(user).cast(pl.String).alias("user"),
+                *(pl.col(a).cast(pl.String) for a in attributes),
+            )
+            .group_by("user")
+            .agg(*(pl.col(a).drop_nulls().unique().alias(a) for a in attributes))
+            .collect()
         )
-        .group_by("user")
-        .agg(*(pl.col(a).drop_nulls().unique().alias(a) for a in attributes))
-        .collect()
-    )
+    except READ_ERRORS as error:
+        raise truth.read_failure(error) from None
     for attribute in attributes:
         several = per_user.filter(pl.col(attribute).list.len() > 1)
         if several.height:

@@ -32,6 +32,7 @@ from receval_cli.io import (
     read_predictions,
     scan,
 )
+from receval_cli.read_errors import READ_ERRORS, first_line
 
 FEATURES = ("category", "tags", "embedding")
 
@@ -77,7 +78,9 @@ def read_catalog(config: CatalogConfig, path: Path) -> Input:
     cols = config.columns
     fmt = detect_format(path, config.format, role)
     raw = scan(path, fmt, config.separator, role, (cols.tags, cols.embedding))
-    return map_catalog(raw, config, path, fmt)
+    source = map_catalog(raw, config, path, fmt)
+    source.separator = config.separator
+    return source
 
 
 def map_catalog(raw: pl.LazyFrame, config: CatalogConfig, path: Path, fmt: str) -> Input:
@@ -120,7 +123,9 @@ def read_interactions(config: InteractionsConfig, path: Path) -> Input:
     role = "interactions"
     fmt = detect_format(path, config.format, role)
     raw = scan(path, fmt, config.separator, role)
-    return map_interactions(raw, config, path, fmt)
+    source = map_interactions(raw, config, path, fmt)
+    source.separator = config.separator
+    return source
 
 
 def map_interactions(raw: pl.LazyFrame, config: InteractionsConfig, path: Path, fmt: str) -> Input:
@@ -168,8 +173,8 @@ def check_sources(sources: Sources, duplicates: str = "error") -> None:
         queries[source.role] = source.frame.select(exprs)
     try:
         results = pl.collect_all(list(queries.values()))
-    except pl.exceptions.PolarsError as error:
-        raise InputError(f"an optional input could not be read: {error}") from None
+    except READ_ERRORS as error:
+        raise _unreadable(sources.given(), error) from None
     for source, result in zip(sources.given(), results, strict=True):
         found = result.row(0, named=True)
         _raise_for(source, found)
@@ -179,6 +184,19 @@ def check_sources(sources: Sources, duplicates: str = "error") -> None:
                 raise_duplicates(source, "duplicates")
         if "longest" in found:
             sources.embedding_dims = int(found["longest"] or 0)
+
+
+def _unreadable(given: list[Input], error: BaseException) -> InputError:
+    """Which optional input failed to read, and where (each is read again, whole)."""
+    for source in given:
+        try:
+            source.frame.collect()
+        except READ_ERRORS as failed:
+            return source.read_failure(failed)
+    paths = ", ".join(str(source.path) for source in given)
+    return InputError(
+        f"the optional inputs ({paths}) could not be read together: {first_line(error)}."
+    )
 
 
 def _raise_for(source: Input, found: dict[str, int]) -> None:

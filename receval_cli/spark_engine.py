@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli import console
+from receval_cli import console, unknown_items
 from receval_cli.config import GroundTruthConfig, LoadedConfig, PredictionsConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import UsageError
@@ -260,6 +260,7 @@ def evaluate_spark(
     (file,) = config.model_files().values()
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
+    reference = unknown_items.reference_of_spark(truth, driver_sources)
     side_rows, shipped = _side_inputs(session, loaded, id_types)
     if side_rows is not None:
         from pyspark.sql import functions as F
@@ -279,7 +280,8 @@ def evaluate_spark(
     truth_path = str(loaded.resolve_path(config.ground_truth.path))
     t_input = describe_only("ground truth", truth_path, "graded", tmapping)
     info = {"name": "spark", "buckets": buckets, "spark": session.version}
-    return finish(loaded, merge_partials(partials), p_input, t_input, info, started)
+    merged = merge_partials(partials)
+    return finish(loaded, merged, p_input, t_input, info, started, reference)
 
 
 def _run_buckets(

@@ -1,8 +1,9 @@
 """TREC files: runs (`query Q0 docno rank score tag`) and qrels (`query iter docno rel`).
 
 Fields are separated by any run of spaces or tabs; anything after a run line's sixth field
-is ignored, as trec_eval ignores it. Every id is read as text, as trec_eval does; the run's
-rank column is kept but, like trec_eval, receval ranks by score.
+is ignored, as trec_eval ignores it; a UTF-8 byte-order mark at the start is dropped. Every
+id is read as text, as trec_eval does; the run's rank column is kept but, like trec_eval,
+receval ranks by score.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def scan_trec(path: Path, role: str) -> pl.LazyFrame:
         new_columns=["line"],
         schema_overrides={"line": pl.String},
     )
-    tokens = pl.col("line").str.extract_all(r"\S+")
+    # a UTF-8 byte-order mark would otherwise stick to the first line's query id
+    tokens = pl.col("line").str.strip_chars_start("\ufeff").str.extract_all(r"\S+")
     columns = [tokens.list.get(i, null_on_oob=True).alias(f) for i, f in enumerate(fields)]
     frame = lines.filter(tokens.list.len() > 0).select(columns)
     if role in RUN_ROLES:

@@ -24,9 +24,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli import console
+from receval_cli import console, unknown_items
 from receval_cli.checks import raise_duplicates, raise_for, raw_rows, totals
-from receval_cli.config import LoadedConfig, PredictionsConfig, load_config
+from receval_cli.config import LoadedConfig, PredictionsConfig, UnknownItemsConfig, load_config
 from receval_cli.conventions import Conventions
 from receval_cli.engines import polars_engine
 from receval_cli.errors import RecEvalError
@@ -36,6 +36,7 @@ from receval_cli.global_eval import (
     require_universe,
     universe_of,
 )
+from receval_cli.input_changes import input_files, watching
 from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.logged import checked_log
 from receval_cli.metrics import lookup
@@ -59,13 +60,13 @@ from receval_cli.pipeline import (
     user_tally,
     users_block,
 )
+from receval_cli.read_errors import READ_ERRORS
 from receval_cli.recs import raise_unknown_features
 from receval_cli.segments import segments_of, user_attributes
-from receval_cli.sources import check_sources, read_sources
+from receval_cli.sources import Sources, check_sources, read_sources
 
 EXAMPLES = 3
 TINY_OVERLAP = 0.1  # users in both files, as a share of the ground truth's users
-MOSTLY_UNKNOWN = 0.5  # recommended items in no user's ground truth, as a share
 RELEVANCE_VALUES = 20  # grades listed in the relevance distribution (the smallest)
 
 
@@ -94,7 +95,8 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
         if others:
             health["ground_truth"] = others.pop("ground truth")
             health["optional"] = others
-        health["warnings"] += _warnings(name if config.several_models else None, model)
+        several = name if config.several_models else None
+        health["warnings"] += _warnings(several, model, config.unknown_items)
     _check_segment_gates(loaded, segments)
     if not config.several_models and baseline_report is None:
         _reject_relative_gates(loaded)
@@ -164,7 +166,7 @@ def _check_model(
         )
         checks = list(plan.check_queries.values())
         apart = dict(zip(plan.check_queries, pl.collect_all(checks, engine=engine), strict=True))
-    except pl.exceptions.PolarsError as error:
+    except READ_ERRORS as error:
         raise _diagnose(error, predictions, truth) from None
     _raise_checks(predictions, truth, per_user, apart, rows_p, rows_t)
     tally = user_tally(per_user)
@@ -208,8 +210,16 @@ def _check_model(
         "ids": _alignment(types),
         "users": _users(per_user, tally, conventions),
         "items": _items(recommended, known, depth, universe.source, outside),
+        "unknown_items": _unknown(recommended, truth, sources),
     }
     return model, blocks
+
+
+def _unknown(recommended: pl.DataFrame, truth: Input, sources: Sources) -> dict[str, Any]:
+    """run's unknown_items block: the recommended items its reference does not know."""
+    reference, items = unknown_items.reference_of(truth, sources)
+    found = unknown_items.unknown_query(recommended.lazy(), items).collect()
+    return unknown_items.describe(found, reference)
 
 
 def _recommended(predictions: Input, lists: pl.LazyFrame, depth: int | None) -> pl.LazyFrame:
@@ -376,7 +386,7 @@ def _items(
     return block
 
 
-def _warnings(model: str | None, health: dict[str, Any]) -> list[str]:
+def _warnings(model: str | None, health: dict[str, Any], settings: UnknownItemsConfig) -> list[str]:
     """What `run` accepts but looks wrong."""
     where = f"model {model}: " if model else ""
     found = []
@@ -395,14 +405,9 @@ def _warnings(model: str | None, health: dict[str, Any]) -> list[str]:
             "ground truth have recommendations. Check predictions.columns.user and "
             "ground_truth.columns.user, and that both files hold the same users."
         )
-    items = health["items"]
-    absent = items["not_in_ground_truth"]["count"]
-    if absent > MOSTLY_UNKNOWN * items["recommended"]:
-        found.append(
-            f"{where}{absent} of the {items['recommended']} recommended items are in no "
-            "user's ground truth. Check predictions.columns.item and ground_truth.columns.item, "
-            "and that both files use the same item ids."
-        )
+    unknown = unknown_items.warning(health["unknown_items"], settings, model)
+    if unknown is not None:
+        found.append(unknown)
     lengths = health["predictions"]["list_length"]
     if lengths["shorter_than_cutoff"]:
         found.append(
@@ -569,7 +574,9 @@ def validate_command(
     """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
     console.configure(no_color=no_color, verbose=verbose)
     try:
-        health = validate_config(load_config(config, preset), baseline_report)
+        loaded = load_config(config, preset)
+        with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
+            health = validate_config(loaded, baseline_report)
     except RecEvalError as error:
         from receval_cli.cli import _fail
 

@@ -420,7 +420,8 @@ def test_corrupt_parquet(tmp_path: Path) -> None:
         "ground truth file",
         "truth.parquet",
         "cannot be read as parquet",
-        "complete and really parquet",
+        "does not end with Parquet's marker 'PAR1'",
+        "Write the file again",
     )
 
 

@@ -113,11 +113,23 @@ def test_json_report_structure_and_values(tmp_path: Path) -> None:
         "metrics",
         "gates",
         "users",
+        "unknown_items",
+        "warnings",
         "conventions",
         "inputs",
         "config",
         "elapsed_seconds",
     ]
+    # the lists as deep as the metrics look (ndcg@2): a, b and d, e; the ground truth knows
+    # b and d (and f)
+    assert report["unknown_items"] == {
+        "reference": "ground truth",
+        "recommended": 4,
+        "unknown": 2,
+        "share": 0.5,
+        "examples": ["a", "e"],
+    }
+    assert report["warnings"] == []  # 0.5 is under the default unknown_items.warn, 0.9
     assert report["receval_version"] == __version__
     assert list(report["metrics"]) == ["precision@1", "ndcg@2"]
     assert report["metrics"]["precision@1"] == pytest.approx(PRECISION_1, abs=1e-12)

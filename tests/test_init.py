@@ -376,10 +376,10 @@ def test_an_unreadable_file(tmp_path: Path) -> None:
     preds, _ = _files(tmp_path)
     fake = write(tmp_path / "t.parquet", "user,item\nu1,a\n")
     stderr = init_fails(tmp_path, "-p", preds, "-g", fake)
-    assert stderr.startswith(f"error: ground truth file {fake} cannot be read as parquet: ")
-    assert stderr.endswith(
-        "Check that the file is complete and really parquet (or give it the extension of its "
-        "format).\n"
+    assert stderr == (
+        f"error: ground truth file {fake} cannot be read as parquet: it does not start with "
+        "Parquet's marker 'PAR1', so it is not a Parquet file. Write it as Parquet (or give it "
+        "the extension of its format).\n"
     )
 
 

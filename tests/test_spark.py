@@ -55,6 +55,8 @@ def assert_agree(expected: Report, got: Report) -> None:
     for name, value in expected.metrics.items():
         assert got.metrics[name] == pytest.approx(value, abs=1e-12), name
     assert got.users == expected.users
+    assert got.unknown_items == expected.unknown_items
+    assert got.warnings == expected.warnings
 
 
 @pytest.mark.parametrize(

@@ -143,7 +143,7 @@ def test_quickstart_json_keys_and_numbers() -> None:
     assert health["config"] == QUICKSTART
     assert list(health["models"]) == ["model"]
     model = health["models"]["model"]
-    assert list(model) == ["predictions", "ids", "users", "items"]
+    assert list(model) == ["predictions", "ids", "users", "items", "unknown_items"]
     block_keys = ["path", "format", "layout", "columns", "rows", "users", "items"]
     block_keys += ["duplicate_rows", "nulls", "id_types"]
     assert list(model["predictions"]) == [*block_keys, "list_length"]
@@ -417,15 +417,22 @@ def test_tiny_user_overlap(tmp_path: Path) -> None:
 
 
 def test_most_recommended_items_absent_from_the_ground_truth(tmp_path: Path) -> None:
+    """validate gives run's unknown_items warning, at the config's threshold."""
     truth = "user,item\nu1,b\nu2,zz\n"
-    config = hand_case(tmp_path, truth_rows=truth)
     # the top-2 lists (ndcg@2) hold a, b (u1) and d, e (u2); only b is in the ground truth
+    assert warnings_of(hand_case(tmp_path, truth_rows=truth)) == []  # 0.75 <= 0.9
+    config = hand_case(tmp_path, truth_rows=truth, unknown_items={"warn": 0.7})
     (warning,) = warnings_of(config)
-    assert warning == (
-        "3 of the 4 recommended items are in no user's ground truth. Check "
-        "predictions.columns.item and ground_truth.columns.item, and that both files use "
-        "the same item ids."
+    expected = (
+        "3 of the 4 recommended items (75%) are not in the ground truth (e.g. 'a', 'd', "
+        "'e'). If that is unexpected, check that the item ids of both files match "
+        "(predictions.columns.item, ground_truth.columns.item, and their types); "
+        "unknown_items.warn sets when this warning shows."
     )
+    assert warning == expected
+    ran = invoke("run", config, "--format", "json")
+    assert json.loads(ran.stdout)["warnings"] == [expected]
+    assert ran.stderr == f"warning: {expected}\n"
 
 
 ALL_ITEMS = "user,item\nu1,a\nu1,b\nu1,c\nu2,d\nu2,e\n"  # every recommended item

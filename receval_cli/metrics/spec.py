@@ -23,6 +23,8 @@ _SPEC = re.compile(
 )
 _PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+MAX_CUTOFF = 2**32 - 1  # polars' list lengths and ranks are 32-bit
+
 
 class SpecSyntaxError(ValueError):
     """The text is not a well-formed metric spec; the message says why."""
@@ -53,6 +55,11 @@ class MetricSpec:
     def __post_init__(self) -> None:
         if self.k is not None and self.k <= 0:
             raise SpecSyntaxError(f"cutoff must be a positive integer, got {self.k}")
+        if self.k is not None and self.k > MAX_CUTOFF:
+            raise SpecSyntaxError(
+                f"cutoff {self.k} is larger than any list receval can hold ({MAX_CUTOFF:,}); "
+                "leave the cutoff out to use whole lists"
+            )
         object.__setattr__(self, "params", tuple(sorted(self.params)))
 
     @classmethod

@@ -1,0 +1,303 @@
+"""Explain a file polars could not read: find the line at fault and say how to fix it.
+
+polars' own messages rarely give a line number ("found more fields than defined in
+'Schema'", "invalid utf-8 sequence"). Only after a read has failed, these functions scan
+the file line by line with Python's csv and json modules, up to the first line that is
+wrong, and name it. When they find nothing, polars' first line is the reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+
+from receval_cli.errors import InputError
+
+# what a read of a damaged file raises: polars' errors, and the panic of a reader that met
+# bytes it did not expect (a BaseException, not an Exception)
+READ_ERRORS = (pl.exceptions.PolarsError, pl.exceptions.PanicException)
+
+_MAGIC = b"PAR1"
+_COMPRESSED = (".gz", ".zst")
+_BOM = "\ufeff"
+_SHOWN = 40  # characters of a value quoted in a message
+_RECORD_LINES = 10_000  # a CSV record spanning more lines is an unclosed quote
+
+
+class _Problem(Exception):
+    """A line at fault: the reason and the fix, for the message."""
+
+    def __init__(self, reason: str, fix: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fix = fix
+
+
+def read_failure(
+    path: Path, fmt: str, separator: str | None, role: str, error: BaseException
+) -> InputError:
+    """The InputError for a file that could not be read as `fmt` (error: polars' own)."""
+    found = line_at_fault(path, fmt, separator, role, error)
+    if found is not None:
+        return found
+    key = role.replace(" ", "_")
+    reason = first_line(error)
+    return InputError(
+        f"{role} file {path} cannot be read as {fmt}: {reason}. Check that the file is "
+        f"complete and really {fmt} (or set {key}.format)."
+    )
+
+
+def line_at_fault(
+    path: Path, fmt: str, separator: str | None, role: str, error: BaseException | None = None
+) -> InputError | None:
+    """The InputError naming the first line (or part) of the file that is wrong, if any."""
+    try:
+        _find_problem(path, fmt, separator, role.replace(" ", "_"), error)
+    except _Problem as problem:
+        return InputError(f"{role} file {path} cannot be read as {fmt}: {problem}. {problem.fix}")
+    except OSError as os_error:
+        return InputError(f"{role} file {path} cannot be read: {os_error.strerror or os_error}.")
+    return None
+
+
+def first_line(error: BaseException) -> str:
+    """polars' reason, for a message: the first line of its error."""
+    if isinstance(error, pl.exceptions.PanicException):
+        return "polars' reader panicked on it"
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _find_problem(
+    path: Path, fmt: str, separator: str | None, key: str, error: BaseException | None
+) -> None:
+    """Raise a _Problem for the first thing wrong in the file, or return when none is seen."""
+    message = "" if error is None else str(error)
+    if fmt == "parquet":
+        _parquet_problem(path, key, "" if error is None else first_line(error))
+    elif any(s.lower() in _COMPRESSED for s in path.suffixes):
+        return  # polars decompresses these; reading the raw bytes would tell nothing
+    elif fmt in ("csv", "tsv"):
+        _csv_problem(path, separator or ("\t" if fmt == "tsv" else ","), message)
+    elif fmt == "jsonl":
+        _jsonl_problem(path, message)
+    elif fmt == "trec":
+        for _ in _text_lines(path):
+            pass
+
+
+def _parquet_problem(path: Path, key: str, message: str) -> None:
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        head = handle.read(4)
+        handle.seek(max(size - 4, 0))
+        tail = handle.read(4)
+    if head != _MAGIC:
+        raise _Problem(
+            "it does not start with Parquet's marker 'PAR1', so it is not a Parquet file",
+            f"Write it as Parquet (or set {key}.format).",
+        )
+    if size < 12 or tail != _MAGIC:
+        raise _Problem(
+            "it does not end with Parquet's marker 'PAR1': the file is cut short (truncated, "
+            "or still being written)",
+            "Write the file again, completely.",
+        )
+    if "out of specification" in message or "panic" in message:  # a page is damaged
+        raise _Problem(f"the file is damaged ({message})", "Write the file again.")
+
+
+def _text_lines(path: Path) -> Iterator[str]:
+    """The file's lines as text (a UTF-8 BOM dropped); a line that is not UTF-8 raises."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise _Problem(
+                    f"line {number} is not UTF-8 text (byte 0x{raw[error.start]:02x} at "
+                    f"column {error.start + 1})",
+                    "Save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8).",
+                ) from None
+            yield line.removeprefix(_BOM) if number == 1 else line
+
+
+_PARSE = re.compile(
+    r"could not parse `(?P<value>.*?)` as dtype `(?P<dtype>\w+)` at column '(?P<column>[^']*)'",
+    re.DOTALL,
+)
+
+
+def _csv_problem(path: Path, separator: str, message: str) -> None:
+    if len(separator) != 1:
+        return
+    consumed: list[str] = []  # the lines of the record being read
+
+    def lines() -> Iterator[str]:
+        for text in _text_lines(path):
+            if len(consumed) == _RECORD_LINES:  # do not read the rest of the file into memory
+                raise _Problem(
+                    f"the quote that opens a value on line {line} is not closed within "
+                    f"{_RECORD_LINES:,} lines",
+                    'Close it, or double a quote inside a quoted value ("").',
+                )
+            consumed.append(text)
+            yield text
+
+    unparsed = _PARSE.search(message)
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    try:
+        reader = csv.reader(lines(), delimiter=separator, strict=True)
+        line, header = 1, None
+        while True:
+            consumed.clear()
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as error:
+                raise _csv_error(line, error) from None
+            if header is None:
+                header = row or None
+            elif row:
+                _check_row(row, header, "".join(consumed), line, separator, unparsed)
+            line += len(consumed)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _csv_error(line: int, error: csv.Error) -> _Problem:
+    if "unexpected end of data" in str(error):
+        return _Problem(
+            f"the quote that opens a value on line {line} is never closed",
+            'Close it, or double a quote inside a quoted value ("").',
+        )
+    return _Problem(
+        f"line {line} is not valid CSV ({error})",
+        'Quote the whole value, doubling any quote inside it ("").',
+    )
+
+
+def _check_row(
+    row: list[str],
+    header: list[str],
+    raw: str,
+    line: int,
+    separator: str,
+    unparsed: re.Match[str] | None,
+) -> None:
+    if len(row) > len(header):
+        raise _Problem(
+            f"line {line} has {len(row)} fields where the header has {len(header)}",
+            f"Fix that line; a value that holds the separator {separator!r} must be quoted.",
+        )
+    for value in row:
+        if '"' in value and '"' + value.replace('"', '""') + '"' not in raw:
+            raise _Problem(
+                f"line {line}: the value {_show(value)} holds a quote but is not quoted",
+                'Quote the value and double the quote inside it ("a""b").',
+            )
+    if unparsed is None or unparsed["column"] not in header:
+        return
+    index = header.index(unparsed["column"])
+    if index < len(row) and row[index] == unparsed["value"]:
+        raise _Problem(
+            f"line {line}: {_show(row[index])} in column '{unparsed['column']}' is not "
+            f"{_kind(unparsed['dtype'])}, as the rows before it are",
+            "Fix the value, or point the config's columns at the right column.",
+        )
+
+
+def _kind(dtype: str) -> str:
+    if dtype.startswith(("i", "u")):
+        return "an integer"
+    if dtype.startswith("f"):
+        return "a number"
+    return f"a {dtype} value"
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 4] + "...'"
+
+
+_CONVERT = re.compile(r"cannot parse '(?P<value>.*?)' \((?P<found>\w+)\) as (?P<dtype>\w+)")
+
+
+def _jsonl_problem(path: Path, message: str) -> None:
+    unconverted = _CONVERT.search(message)
+    rows = 0
+    for line, text in enumerate(_raw_json_lines(path), start=1):
+        if not text.strip():
+            continue
+        rows += 1
+        value = _json_value(text, line)
+        if not isinstance(value, dict):
+            raise _Problem(
+                f"line {line} holds a JSON {_json_kind(value)}, not an object",
+                'Write one JSON object per line, e.g. {"user": "u1", "item": "a", "score": 0.9}.',
+            )
+        if unconverted is not None:
+            for key, found in value.items():
+                if isinstance(found, str) and found == unconverted["value"]:
+                    raise _Problem(
+                        f"line {line}: {key!r} is {_show(found)}, not {_kind(_dtype(unconverted))}"
+                        ", as in the rows before it",
+                        "Fix the value, or point the config's columns at the right key.",
+                    )
+    if rows == 0:
+        raise _Problem("it holds only blank lines, no JSON object", "Write the data first.")
+
+
+def _dtype(match: re.Match[str]) -> str:
+    return "f64" if match["dtype"].startswith("Float") else match["dtype"].lower()
+
+
+def _raw_json_lines(path: Path) -> Iterator[str]:
+    with path.open("rb") as handle:
+        first = handle.read(3)
+        if first == _BOM.encode():
+            raise _Problem(
+                "line 1 starts with a byte-order mark (BOM), which JSON Lines does not allow",
+                "Save the file as UTF-8 without a BOM (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//').",
+            )
+    yield from _text_lines(path)
+
+
+def _json_value(text: str, line: int) -> object:
+    def refuse(constant: str) -> object:
+        raise _Problem(
+            f"line {line} holds {constant}, which JSON does not allow",
+            "Write null or a number (use CSV or Parquet for infinite scores).",
+        )
+
+    try:
+        return json.loads(text.rstrip("\r\n"), parse_constant=refuse)
+    except json.JSONDecodeError as error:
+        raise _Problem(
+            f"line {line} is not valid JSON ({error.msg} at column {error.colno})",
+            "Fix or remove that line: each line holds one JSON object.",
+        ) from None
+    except RecursionError:
+        raise _Problem(
+            f"line {line} nests lists or objects too deeply to read",
+            "Fix or remove that line: each line holds one flat JSON object.",
+        ) from None
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    return "boolean" if isinstance(value, bool) else "number"

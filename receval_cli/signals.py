@@ -1,0 +1,88 @@
+"""SIGINT and SIGTERM stop a command cleanly: exit 130 or 143, one line on stderr.
+
+SIGINT keeps Python's own handler (KeyboardInterrupt): polars chains a hook onto it that
+aborts a running query at once, and installing another Python handler would remove that
+hook. The command line turns the KeyboardInterrupt into `Interrupted`. SIGTERM gets a
+handler that raises `Interrupted`; Python runs it in the main thread, so during a polars
+query it takes effect when the query returns. Either exception unwinds through the atomic
+writes of `output.py`, which delete their temporary files: no partial output file is left.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(BaseException):
+    """A stopping signal arrived. A BaseException, as KeyboardInterrupt is, so that no
+    `except Exception` handler swallows it on its way to the top."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number, as a shell reports a process a signal stopped."""
+        return 128 + self.signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+_stopping: list[int] = []  # the signal being acted on, once one has arrived
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    if _stopping:  # already stopping: let the cleanup finish, then the process exits
+        return
+    _stopping.append(signum)
+    raise Interrupted(signum)
+
+
+def interrupted(signum: int) -> Interrupted:
+    """The exception for a signal that arrived by another way (a KeyboardInterrupt)."""
+    if not _stopping:
+        _stopping.append(signum)
+    return Interrupted(_stopping[0])
+
+
+def install() -> None:
+    """Make SIGTERM raise `Interrupted` from now on, unless the process was started with
+    it ignored (in the main thread only: elsewhere Python cannot handle signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _stopping.clear()
+    if signal.getsignal(signal.SIGTERM) != signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, _raise_interrupted)
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Run a short block that must not be cut in two (renaming a set of output files): a
+    SIGINT or SIGTERM arriving inside it raises `Interrupted` when the block ends. (Python's
+    SIGINT handler is put back, but polars' abort hook on it is gone: the outputs are
+    written last.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    previous = {s: signal.getsignal(s) for s in STOPPING}
+    replaced = [s for s, handler in previous.items() if handler not in (None, signal.SIG_IGN)]
+    for signum in replaced:
+        signal.signal(signum, lambda number, frame: arrived.append(number))
+    try:
+        yield
+    finally:
+        for signum in replaced:
+            signal.signal(signum, previous[signum])
+        if arrived and not _stopping:
+            _stopping.append(arrived[0])
+            raise Interrupted(arrived[0])

@@ -1,0 +1,1035 @@
+"""The bad-input matrix: one row per hostile input, across every reader and the config.
+
+Each row of BAD is run as `receval run CONFIG --output OUT.json` and must exit 2 with
+exactly one `error: ` message on stderr, equal to the row's text ({tmp} stands for the
+case's folder), nothing on stdout, no traceback, and no OUT.json (where the row says so,
+an earlier OUT.json is left byte for byte as it was). The rows of WORKS are inputs that
+look hostile but are valid (a BOM, quoted newlines, YAML anchors, unicode ids, +-inf
+scores, 100,000 predictions, a cutoff of a billion): each exits 0 with metric values
+computed in the test by hand or by the naive references of `helpers`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from cli_helpers import (
+    NDCG_2,
+    PRECISION_1,
+    PREDICTIONS_CSV,
+    TRUTH_CSV,
+    assert_no_traceback,
+    invoke,
+)
+from helpers import (
+    HAND_PARQUET,
+    alias_bomb,
+    average_precision,
+    build,
+    csv_rows,
+    damaged,
+    jsonl_rows,
+    ndcg_at,
+    panicking,
+    parquet_bytes,
+)
+
+EARLIER = b"an earlier report: a failed run must leave it as it was\n"
+VALID_YAML = (
+    "predictions: {path: predictions.csv}\n"
+    "ground_truth: {path: truth.csv}\n"
+    "metrics: [precision@1, ndcg@2]\n"
+)
+ROWS = 10_001  # more rows than the readers infer a schema from: the bad line comes later
+LATE = ROWS + 2  # the line number of a bad line after the header and ROWS rows
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A hostile input and the exact message it must give (after `error: `)."""
+
+    id: str
+    message: str
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    config: dict[str, Any] | str | None = None
+    run: str = "config.yaml"  # the config path given to `receval run`
+    folders: tuple[str, ...] = ()  # folders to create first
+    output: str = "OUT.json"
+    earlier: bool = False  # an earlier OUT.json must survive
+    never: str | None = None  # a file the input must not manage to create
+
+
+def predictions(name: str, content: str | bytes, **columns: str) -> dict[str, Any]:
+    """The files and config of a case whose predictions file is `name`."""
+    entry: dict[str, Any] = {"path": name}
+    if columns:
+        entry["columns"] = columns
+    return {"files": {name: content}, "config": {"predictions": entry}}
+
+
+def truth(name: str, content: str | bytes, **columns: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"path": name}
+    if columns:
+        entry["columns"] = columns
+    return {"files": {name: content}, "config": {"ground_truth": entry}}
+
+
+def optional(
+    key: str, name: str, content: str | bytes, metric: str, **extra: Any
+) -> dict[str, Any]:
+    """A case with an optional input (catalog, interactions, baseline, segments)."""
+    config: dict[str, Any] = {key: {"path": name}, "metrics": [metric], **extra}
+    return {"files": {name: content}, "config": config}
+
+
+def whole_parquet() -> bytes:
+    return parquet_bytes(pl.DataFrame({"user": ["u1", "u2"], "item": ["b", "d"]}))
+
+
+P = "predictions file {tmp}/"
+T = "ground truth file {tmp}/"
+CONFIG = "{tmp}/config.yaml"
+NO_ROWS = "has a header but no rows. Write the data first."
+NOT_UTF8 = "Save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)."
+RAGGED = "Fix that line; a value that holds the separator ',' must be quoted."
+DROP = "drop or fill those rows."
+BOMB_YAML = VALID_YAML.replace("[precision@1, ndcg@2]", "[{name: ndcg, k: 2, x: BOMB}]")
+
+BAD = [
+    # --- the config file and its YAML ------------------------------------------------------
+    Bad(
+        "config-missing",
+        "{tmp}/nope.yaml: the config file does not exist. Check the path.",
+        run="nope.yaml",
+        earlier=True,
+    ),
+    Bad(
+        "config-is-a-folder",
+        "{tmp}/configs: is a folder, not a config file. Name the YAML file.",
+        run="configs",
+        folders=("configs",),
+    ),
+    Bad(
+        "config-not-utf8",
+        f"{CONFIG}: the config is not UTF-8 text (byte 0xe9 at line 4, column 6). Save it as "
+        "UTF-8.",
+        files={"config.yaml": VALID_YAML.encode() + b"# caf\xe9\n"},
+    ),
+    Bad(
+        "yaml-tab-indentation",
+        f"{CONFIG}: invalid YAML at line 2, column 1: found character '\\t' that cannot start "
+        "any token. Check the indentation (spaces, not tabs) and the quoting.",
+        config="predictions:\n\tpath: predictions.csv\n",
+        earlier=True,
+    ),
+    Bad(
+        "yaml-duplicate-key",
+        f"{CONFIG}: line 4: the key 'metrics' appears twice in the same mapping; YAML would "
+        "silently keep only the last. Remove one of them.",
+        config=VALID_YAML + "metrics: [mrr]\n",
+    ),
+    Bad(
+        "yaml-duplicate-nested-key",
+        f"{CONFIG}: line 6: the key 'gain' appears twice in the same mapping; YAML would "
+        "silently keep only the last. Remove one of them.",
+        config=VALID_YAML + "conventions:\n  gain: linear\n  gain: exponential\n",
+    ),
+    Bad(
+        "yaml-duplicate-key-beside-a-merge",
+        f"{CONFIG}: line 5: the key 'path' appears twice in the same mapping; YAML would "
+        "silently keep only the last. Remove one of them.",
+        config="ground_truth: &files {path: truth.csv}\npredictions:\n  <<: *files\n"
+        "  path: predictions.csv\n  path: other.csv\nmetrics: [ndcg@2]\n",
+    ),
+    Bad(
+        "yaml-python-object-tag",
+        f"{CONFIG}: invalid YAML at line 4, column 9: could not determine a constructor for "
+        "the tag 'tag:yaml.org,2002:python/object/apply:os.system'. Tags that build Python "
+        "objects are never loaded.",
+        config=VALID_YAML + 'output: !!python/object/apply:os.system ["touch {tmp}/pwned"]\n',
+        never="pwned",
+        earlier=True,
+    ),
+    Bad(
+        "yaml-python-name-tag",
+        f"{CONFIG}: invalid YAML at line 4, column 9: could not determine a constructor for "
+        "the tag 'tag:yaml.org,2002:python/name:os.system'. Tags that build Python objects "
+        "are never loaded.",
+        config=VALID_YAML + "output: !!python/name:os.system\n",
+    ),
+    Bad(
+        "yaml-unknown-tag",
+        f"{CONFIG}: invalid YAML at line 4, column 9: could not determine a constructor for "
+        "the tag '!include'. Remove the tag: a config holds plain values.",
+        config=VALID_YAML + "output: !include other.yaml\n",
+    ),
+    Bad(
+        "yaml-undefined-alias",
+        f"{CONFIG}: invalid YAML at line 4, column 8: found undefined alias 'defaults'. "
+        "Define the anchor (&name) before its alias (*name).",
+        config=VALID_YAML + "gates: *defaults\n",
+    ),
+    Bad(
+        "yaml-recursive-alias",
+        f"{CONFIG}: invalid YAML at line 3, column 10: found unconstructable recursive node. "
+        "An alias cannot stand inside the value its anchor names.",
+        config=VALID_YAML.replace("[precision@1, ndcg@2]", "&m [ndcg@2, *m]"),
+    ),
+    Bad(
+        "yaml-alias-bomb",
+        f"{CONFIG}: the YAML expands to more than 100,000 values once its aliases (*name) are "
+        "repeated; a config is far smaller. Remove the aliases that repeat large values.",
+        config=BOMB_YAML.replace("BOMB", alias_bomb()),
+    ),
+    Bad(
+        "yaml-nested-too-deep",
+        f"{CONFIG}: the YAML nests more than 100 levels deep; a config nests a few. Check the "
+        "file.",
+        config=VALID_YAML + "gates: " + "[" * 200 + "]" * 200 + "\n",
+    ),
+    Bad(
+        "yaml-nul-character",
+        f"{CONFIG}: invalid YAML at line 4, column 3: the character U+0000 is not allowed in "
+        "YAML text. Remove it.",
+        config=VALID_YAML + "# \x00\n",
+    ),
+    Bad(
+        "yaml-list-as-key",
+        f"{CONFIG}: line 4, column 3: a key is a list; config keys are plain names.",
+        config=VALID_YAML + "? [a, b]\n: 1\n",
+    ),
+    Bad(
+        "yaml-merge-of-a-scalar",
+        f"{CONFIG}: invalid YAML at line 2, column 7: expected a mapping or list of mappings "
+        "for merging, but found scalar. A merge key takes an anchored mapping, e.g. "
+        "<<: *defaults.",
+        config="predictions:\n  <<: 3\n  path: predictions.csv\n"
+        "ground_truth: {path: truth.csv}\nmetrics: [ndcg@2]\n",
+    ),
+    Bad(
+        "yaml-a-list-not-a-mapping",
+        f"{CONFIG}: the config must be a mapping with at least predictions, ground_truth and "
+        "metrics; found a list. Start from configs/quickstart.yaml.",
+        config="- predictions\n- ground_truth\n",
+    ),
+    Bad(
+        "yaml-empty",
+        f"{CONFIG}: the config must be a mapping with at least predictions, ground_truth and "
+        "metrics; found an empty file. Start from configs/quickstart.yaml.",
+        config="# nothing but a comment\n",
+    ),
+    Bad(
+        "yaml-unclosed-brace",
+        f"{CONFIG}: invalid YAML at line 2, column 13: expected ',' or '}}', but got ':'. Check "
+        "the indentation (spaces, not tabs) and the quoting.",
+        config="predictions: {path: predictions.csv\nground_truth: {path: truth.csv}\n",
+    ),
+    Bad(
+        "config-preset-a-list",
+        f"{CONFIG}: the config is not valid:\n  conventions: unknown preset '['trec_eval']'; "
+        "choose one of jurity, ranx, recommenders, replay, trec_eval. Did you mean "
+        "'trec_eval'?",
+        config={"conventions": {"preset": ["trec_eval"]}},
+    ),
+    Bad(
+        "config-cutoff-zero",
+        f"{CONFIG}: metrics[0]: the cutoff in 'ndcg@0' is '0'; it must be a positive integer "
+        "(or 'all' for the whole list)",
+        config={"metrics": ["ndcg@0"]},
+    ),
+    # --- the predictions ------------------------------------------------------------------
+    Bad(
+        "predictions-missing",
+        P + "nope.csv does not exist. Fix predictions.path in the config (relative paths are "
+        "read from the config file's folder).",
+        config={"predictions": {"path": "nope.csv"}},
+        earlier=True,
+    ),
+    Bad(
+        "predictions-is-a-folder",
+        P + "runs.csv is a folder. Point predictions.path at a file.",
+        config={"predictions": {"path": "runs.csv"}},
+        folders=("runs.csv",),
+    ),
+    Bad(
+        "predictions-empty",
+        P + "empty.csv is empty (0 bytes). Write the data first.",
+        **predictions("empty.csv", ""),
+    ),
+    Bad(
+        "predictions-header-only",
+        P + "header.csv " + NO_ROWS,
+        **predictions("header.csv", "user,item,score\n"),
+    ),
+    Bad(
+        "csv-ragged-row",
+        P + "p.csv cannot be read as csv: line 4 has 4 fields where the header has 3. " + RAGGED,
+        **predictions("p.csv", "user,item,score\nu1,a,0.9\nu1,b,0.8\nu2,d,0.9,extra\n"),
+    ),
+    Bad(
+        "csv-ragged-row-late",
+        P
+        + f"p.csv cannot be read as csv: line {LATE} has 4 fields where the header has 3. "
+        + RAGGED,
+        **predictions("p.csv", "user,item,score\n" + csv_rows(ROWS) + "u1,a,0.9,extra\n"),
+        earlier=True,
+    ),
+    Bad(
+        "csv-semicolons-read-as-commas",
+        P + "p.csv has no column 'user' (set by predictions.columns.user). The header was read "
+        "as one column, 'user;item;score': the file looks separated by ';'. Set "
+        "predictions.separator: ';'.",
+        **predictions("p.csv", PREDICTIONS_CSV.replace(",", ";")),
+    ),
+    Bad(
+        "csv-tabs-read-as-commas",
+        P + "p.csv has no column 'user' (set by predictions.columns.user). The header was read "
+        "as one column, 'user\\titem\\tscore': the file looks separated by \"\\t\". Set "
+        'predictions.separator: "\\t".',
+        **predictions("p.csv", PREDICTIONS_CSV.replace(",", "\t")),
+    ),
+    Bad(
+        "csv-unclosed-quote",
+        P + "p.csv cannot be read as csv: the quote that opens a value on line 3 is never "
+        'closed. Close it, or double a quote inside a quoted value ("").',
+        **predictions("p.csv", 'user,item,score\nu1,a,0.9\nu1,"b,0.8\nu2,d,0.9\n'),
+    ),
+    Bad(
+        "csv-unclosed-quote-in-a-long-file",
+        P + "p.csv cannot be read as csv: the quote that opens a value on line 3 is not closed "
+        'within 10,000 lines. Close it, or double a quote inside a quoted value ("").',
+        **predictions("p.csv", 'user,item,score\nu1,a,0.9\nu1,"b,0.8\n' + csv_rows(ROWS)),
+    ),
+    Bad(
+        "csv-quote-inside-an-unquoted-value",
+        P + "p.csv cannot be read as csv: line 2: the value 'a\"b' holds a quote but is not "
+        'quoted. Quote the value and double the quote inside it ("a""b").',
+        **predictions("p.csv", 'user,item,score\nu1,a"b,0.9\nu2,d,0.9\n'),
+    ),
+    Bad(
+        "csv-text-after-a-closing-quote",
+        P + "p.csv cannot be read as csv: line 2 is not valid CSV (',' expected after '\"'). "
+        'Quote the whole value, doubling any quote inside it ("").',
+        **predictions("p.csv", 'user,item,score\nu1,"a"b,0.9\nu2,d,0.9\n'),
+    ),
+    Bad(
+        "csv-not-utf8",
+        P
+        + "p.csv cannot be read as csv: line 3 is not UTF-8 text (byte 0xe9 at column 7). "
+        + NOT_UTF8,
+        **predictions("p.csv", b"user,item,score\nu1,a,0.9\nu1,caf\xe9,0.8\n"),
+    ),
+    Bad(
+        "csv-not-utf8-late",
+        P + f"p.csv cannot be read as csv: line {LATE} is not UTF-8 text (byte 0xe9 at column "
+        "7). " + NOT_UTF8,
+        **predictions(
+            "p.csv", ("user,item,score\n" + csv_rows(ROWS)).encode() + b"u1,caf\xe9,0.8\n"
+        ),
+    ),
+    Bad(
+        "csv-text-scores",
+        P + "p.csv: column 'score' (score) holds String values, not numbers (e.g. 'high', data "
+        "row 2). Fix the values, or point predictions.columns at the numeric column.",
+        **predictions("p.csv", "user,item,score\nu1,a,0.9\nu1,b,high\n"),
+    ),
+    Bad(
+        "csv-text-score-late",
+        P + f"p.csv cannot be read as csv: line {LATE}: 'high' in column 'score' is not a "
+        "number, as the rows before it are. Fix the value, or point the config's columns at "
+        "the right column.",
+        **predictions("p.csv", "user,item,score\n" + csv_rows(ROWS) + "u1,a,high\n"),
+    ),
+    Bad(
+        "csv-lowercase-nan-scores",
+        P + "p.csv: column 'score' (score) holds String values, not numbers (e.g. 'nan', data "
+        "row 1). Fix the values, or point predictions.columns at the numeric column.",
+        **predictions("p.csv", "user,item,score\nu1,a,nan\nu1,b,0.5\n"),
+    ),
+    Bad(
+        "csv-float-ids",
+        P + "p.csv: column 'item' holds Float64 values; ids must be integers or strings. Fix "
+        "the column (e.g. write ids as integers, not 1.0).",
+        **predictions("p.csv", "user,item,score\nu1,1.0,0.9\nu2,2.5,0.8\n"),
+    ),
+    Bad(
+        "csv-null-user-ids",
+        P + "p.csv: column 'user' has 2 null value(s); " + DROP,
+        **predictions("p.csv", "user,item,score\nu1,b,0.9\n,d,0.8\n,e,0.7\n"),
+    ),
+    Bad(
+        "csv-null-scores",
+        P + "p.csv: column 'score' has 1 null value(s); " + DROP,
+        **predictions("p.csv", "user,item,score\nu1,b,\nu2,d,0.9\n"),
+    ),
+    Bad(
+        "csv-nan-scores",
+        P + "p.csv: column 'pred' has 1 NaN value(s), which cannot be ranked or compared; " + DROP,
+        **predictions("p.csv", "user,item,pred\nu1,b,NaN\nu2,d,0.9\n", score="pred"),
+    ),
+    Bad(
+        "csv-duplicate-rows",
+        P + "p.csv: 1 (user, item) pair(s) appear more than once, e.g. user 'u1', item 'a' "
+        "(2 rows). Remove the duplicates, or set conventions.duplicates to say which row "
+        "counts.",
+        **predictions("p.csv", "user,item,score\nu1,a,0.9\nu1,a,0.9\nu2,d,0.9\n"),
+        earlier=True,
+    ),
+    Bad(
+        "unknown-extension",
+        P + "p.txt: cannot tell the format from the extension '.txt' nor from the content. Set "
+        "predictions.format to one of csv, tsv, parquet, jsonl, trec.",
+        **predictions("p.txt", PREDICTIONS_CSV),
+    ),
+    Bad(
+        "parquet-truncated",
+        P + "p.parquet cannot be read as parquet: it does not end with Parquet's marker 'PAR1': "
+        "the file is cut short (truncated, or still being written). Write the file again, "
+        "completely.",
+        **predictions("p.parquet", whole_parquet()[:-30]),
+        earlier=True,
+    ),
+    Bad(
+        "parquet-that-is-text",
+        P + "p.parquet cannot be read as parquet: it does not start with Parquet's marker "
+        "'PAR1', so it is not a Parquet file. Write it as Parquet (or set predictions.format).",
+        **predictions("p.parquet", PREDICTIONS_CSV),
+    ),
+    Bad(
+        "parquet-damaged-page",
+        P + "p.parquet cannot be read as parquet: the file is damaged (parquet: File out of "
+        "specification: Invalid thrift: bad data). Write the file again.",
+        **predictions("p.parquet", damaged(HAND_PARQUET)),
+        earlier=True,
+    ),
+    Bad(
+        "parquet-damaged-ground-truth-in-partitions",
+        T + "t.parquet cannot be read as parquet: the file is damaged (parquet: File out of "
+        "specification: Invalid thrift: bad data). Write the file again.",
+        files={"t.parquet": damaged(HAND_PARQUET)},
+        config={"ground_truth": {"path": "t.parquet"}, "partitions": 2},
+        earlier=True,
+    ),
+    Bad(
+        "cutoff-beyond-32-bits",
+        "{tmp}/config.yaml: metrics[0]: cutoff 99999999999999999999 is larger than any list "
+        "receval can hold (4,294,967,295); leave the cutoff out to use whole lists",
+        config={"metrics": ["ndcg@99999999999999999999"]},
+    ),
+    Bad(
+        "partitions-beyond-the-limit",
+        "{tmp}/config.yaml: the config is not valid:\n  partitions: Input should be less than "
+        "or equal to 4096 (found 1000000000).",
+        config={"partitions": 1_000_000_000},
+    ),
+    Bad(
+        "parquet-page-that-panics-the-reader",
+        P + "p.parquet cannot be read as parquet: the file is damaged (polars' reader panicked "
+        "on it). Write the file again.",
+        **predictions("p.parquet", panicking(HAND_PARQUET)),
+    ),
+    Bad(
+        "csv-separator-of-two-bytes",
+        P + "p.csv: predictions.separator is 'é'; it must be one ASCII character other than a "
+        "quote or a line end, e.g. ',' or ';' (\"\\t\" for a tab).",
+        files={"p.csv": PREDICTIONS_CSV},
+        config={"predictions": {"path": "p.csv", "separator": "é"}},
+    ),
+    Bad(
+        "parquet-text-scores",
+        P + "p.parquet: column 'score' (score) holds String values, not numbers (e.g. 'top', "
+        "data row 1). Fix the values, or point predictions.columns at the numeric column.",
+        **predictions(
+            "p.parquet",
+            parquet_bytes(pl.DataFrame({"user": ["u1"], "item": ["b"], "score": ["top"]})),
+        ),
+    ),
+    Bad(
+        "jsonl-broken-line",
+        P + "p.jsonl cannot be read as jsonl: line 2 is not valid JSON (Expecting ',' delimiter "
+        "at column 36). Fix or remove that line: each line holds one JSON object.",
+        **predictions(
+            "p.jsonl",
+            '{"user":"u1","item":"a","score":0.9}\n{"user":"u1","item":"b","score":0.8\n'
+            '{"user":"u2","item":"d","score":0.9}\n',
+        ),
+    ),
+    Bad(
+        "jsonl-broken-line-late",
+        P + f"p.jsonl cannot be read as jsonl: line {ROWS + 1} is not valid JSON (Expecting "
+        "property name enclosed in double quotes at column 14). Fix or remove that line: each "
+        "line holds one JSON object.",
+        **predictions("p.jsonl", jsonl_rows(ROWS) + '{"user":"u1",\n'),
+    ),
+    Bad(
+        "jsonl-line-nested-too-deeply",
+        P + "p.jsonl cannot be read as jsonl: line 2 nests lists or objects too deeply to read. "
+        "Fix or remove that line: each line holds one flat JSON object.",
+        **predictions("p.jsonl", jsonl_rows(1) + "[" * 100_000 + "\n"),
+    ),
+    Bad(
+        "jsonl-not-an-object",
+        P + "p.jsonl cannot be read as jsonl: line 1 holds a JSON list, not an object. Write "
+        'one JSON object per line, e.g. {"user": "u1", "item": "a", "score": 0.9}.',
+        **predictions("p.jsonl", '["u1", "a", 0.9]\n'),
+    ),
+    Bad(
+        "jsonl-only-blank-lines",
+        P + "p.jsonl cannot be read as jsonl: it holds only blank lines, no JSON object. Write "
+        "the data first.",
+        **predictions("p.jsonl", "\n  \n\n"),
+    ),
+    Bad(
+        "jsonl-nan-literal",
+        P + "p.jsonl cannot be read as jsonl: line 1 holds NaN, which JSON does not allow. "
+        "Write null or a number (use CSV or Parquet for infinite scores).",
+        **predictions("p.jsonl", '{"user": "u1", "item": "a", "score": NaN}\n'),
+    ),
+    Bad(
+        "jsonl-bom",
+        P + "p.jsonl cannot be read as jsonl: line 1 starts with a byte-order mark (BOM), which "
+        "JSON Lines does not allow. Save the file as UTF-8 without a BOM (e.g. sed -i "
+        "'1s/^\\xEF\\xBB\\xBF//').",
+        **predictions("p.jsonl", '\ufeff{"user": "u1", "item": "a", "score": 0.9}\n'),
+    ),
+    Bad(
+        "jsonl-text-score-late",
+        P + f"p.jsonl cannot be read as jsonl: line {ROWS + 1}: 'score' is 'high', not a "
+        "number, as in the rows before it. Fix the value, or point the config's columns at "
+        "the right key.",
+        **predictions(
+            "p.jsonl", jsonl_rows(ROWS) + '{"user": "u1", "item": "a", "score": "high"}\n'
+        ),
+    ),
+    Bad(
+        "trec-run-short-line",
+        P + "p.run: column 'score' has 1 null value(s) (a line with fewer fields, or text that "
+        "is not a number); " + DROP,
+        **predictions("p.run", "u1 Q0 a 1 0.9 tag\nu1 Q0 b 2\nu2 Q0 d 1 0.9 tag\n"),
+    ),
+    # --- the ground truth -----------------------------------------------------------------
+    Bad(
+        "truth-missing",
+        T + "nope.parquet does not exist. Fix ground_truth.path in the config (relative paths "
+        "are read from the config file's folder).",
+        config={"ground_truth": {"path": "nope.parquet"}},
+    ),
+    Bad(
+        "truth-is-a-folder",
+        T + "judged.csv is a folder. Point ground_truth.path at a file.",
+        config={"ground_truth": {"path": "judged.csv"}},
+        folders=("judged.csv",),
+    ),
+    Bad(
+        "truth-header-only",
+        T + "t.csv " + NO_ROWS,
+        **truth("t.csv", "user,item,rating\n", relevance="rating"),
+    ),
+    Bad(
+        "truth-text-relevance",
+        T + "t.csv: column 'rating' (relevance) holds String values, not numbers (e.g. 'good', "
+        "data row 1). Fix the values, or point ground_truth.columns at the numeric column.",
+        **truth("t.csv", "user,item,rating\nu1,b,good\nu2,d,4\n", relevance="rating"),
+    ),
+    Bad(
+        "truth-null-relevance",
+        T + "t.csv: column 'rating' has 1 null value(s); " + DROP,
+        **truth("t.csv", "user,item,rating\nu1,b,5\nu2,d,\n", relevance="rating"),
+    ),
+    Bad(
+        "truth-nan-relevance",
+        T
+        + "t.csv: column 'rating' has 1 NaN value(s), which cannot be ranked or compared; "
+        + DROP,
+        **truth("t.csv", "user,item,rating\nu1,b,NaN\nu2,d,4\n", relevance="rating"),
+    ),
+    Bad(
+        "truth-infinite-relevance",
+        T
+        + "t.csv: column 'rating' has 2 infinite value(s); a grade must be a finite number; "
+        + DROP,
+        **truth("t.csv", "user,item,rating\nu1,b,inf\nu2,d,-inf\nu2,f,1\n", relevance="rating"),
+    ),
+    Bad(
+        "truth-duplicate-rows",
+        T + "t.csv: 1 (user, item) pair(s) appear more than once, e.g. user 'u1', item 'b' "
+        "(2 rows). Remove the duplicates, or set conventions.truth_duplicates to say which "
+        "row counts.",
+        **truth("t.csv", "user,item\nu1,b\nu1,b\nu2,d\n"),
+    ),
+    Bad(
+        "qrels-text-relevance",
+        T + "t.qrels: column 'relevance' has 1 null value(s) (a line with fewer fields, or text "
+        "that is not a number); " + DROP,
+        **truth("t.qrels", "u1 0 b 1\nu2 0 d high\n"),
+    ),
+    Bad(
+        "qrels-not-utf8",
+        T
+        + "t.qrels cannot be read as trec: line 2 is not UTF-8 text (byte 0xe9 at column 9). "
+        + NOT_UTF8,
+        **truth("t.qrels", b"u1 0 b 1\nu2 0 caf\xe9 1\n"),
+    ),
+    Bad(
+        "truth-grade-lists-of-another-length",
+        T + "t.jsonl: column 'grades' has 2 null value(s) (text that is not a number, or a "
+        "list of another length than the items); " + DROP,
+        **truth(
+            "t.jsonl",
+            '{"user": "u1", "items": ["b", "c"], "grades": [3]}\n',
+            items="items",
+            relevances="grades",
+        ),
+    ),
+    Bad(
+        "truth-parquet-float-ids",
+        T + "t.parquet: column 'user' holds Float64 values; ids must be integers or strings. "
+        "Fix the column (e.g. write ids as integers, not 1.0).",
+        **truth("t.parquet", parquet_bytes(pl.DataFrame({"user": [1.0, 2.0], "item": [1, 2]}))),
+    ),
+    Bad(
+        "ids-integer-against-zero-padded-text",
+        "no user appears in both {tmp}/p.csv (users e.g. '1', '2') and {tmp}/truth.jsonl "
+        "(users e.g. '001', '002'). Check predictions.columns.user and "
+        "ground_truth.columns.user, and that both files use the same ids.",
+        files={
+            "p.csv": "user,item,score\n1,10,0.9\n2,20,0.8\n",
+            "truth.jsonl": '{"user": "001", "item": "10"}\n{"user": "002", "item": "20"}\n',
+        },
+        config={"predictions": {"path": "p.csv"}, "ground_truth": {"path": "truth.jsonl"}},
+    ),
+    # --- the optional inputs --------------------------------------------------------------
+    Bad(
+        "catalog-missing",
+        "catalog file {tmp}/nope.csv does not exist. Fix catalog.path in the config (relative "
+        "paths are read from the config file's folder).",
+        config={"catalog": {"path": "nope.csv"}, "metrics": ["catalog_coverage@2"]},
+    ),
+    Bad(
+        "catalog-is-a-folder",
+        "catalog file {tmp}/items is a folder. Point catalog.path at a file.",
+        config={"catalog": {"path": "items"}, "metrics": ["catalog_coverage@2"]},
+        folders=("items",),
+    ),
+    Bad(
+        "catalog-repeated-item",
+        "catalog file {tmp}/c.csv: 1 row(s) repeat an item already listed (e.g. 'a'). List "
+        "each item once.",
+        **optional("catalog", "c.csv", "item\na\na\nb\n", "catalog_coverage@2"),
+    ),
+    Bad(
+        "catalog-ragged-row",
+        "catalog file {tmp}/c.csv cannot be read as csv: line 3 has 2 fields where the header "
+        "has 1. " + RAGGED,
+        **optional("catalog", "c.csv", "item\na\nb,c\n", "catalog_coverage@2"),
+    ),
+    Bad(
+        "catalog-header-only",
+        "catalog file {tmp}/c.csv has no rows. Write the data first.",
+        **optional("catalog", "c.csv", "item\n", "catalog_coverage@2"),
+    ),
+    Bad(
+        "interactions-missing",
+        "interactions file {tmp}/log.csv does not exist. Fix interactions.path in the config "
+        "(relative paths are read from the config file's folder).",
+        config={"interactions": {"path": "log.csv"}, "metrics": ["novelty@2"]},
+    ),
+    Bad(
+        "interactions-null-user",
+        "interactions file {tmp}/log.csv: column 'user' has 1 null value(s); " + DROP,
+        **optional("interactions", "log.csv", "user,item\nu1,a\n,b\n", "novelty@2"),
+    ),
+    Bad(
+        "interactions-column-missing",
+        "interactions file {tmp}/log.csv has no column 'user' (set by interactions.columns."
+        "user). Its columns are: uid, item. Set interactions.columns.user to one of them.",
+        **optional("interactions", "log.csv", "uid,item\nu1,a\n", "novelty@2"),
+    ),
+    Bad(
+        "interactions-not-utf8",
+        "interactions file {tmp}/log.csv cannot be read as csv: line 3 is not UTF-8 text (byte "
+        "0xe9 at column 4). " + NOT_UTF8,
+        **optional("interactions", "log.csv", b"user,item\nu1,a\nu2,\xe9\n", "novelty@2"),
+    ),
+    Bad(
+        "baseline-missing",
+        "baseline file {tmp}/b.csv does not exist. Fix baseline.path in the config (relative "
+        "paths are read from the config file's folder).",
+        config={"baseline": {"path": "b.csv"}, "metrics": ["unexpectedness@2"]},
+    ),
+    Bad(
+        "baseline-text-scores",
+        "baseline file {tmp}/b.csv: column 'score' (score) holds String values, not numbers "
+        "(e.g. 'n/a', data row 1). Fix the values, or point baseline.columns at the numeric "
+        "column.",
+        **optional("baseline", "b.csv", "user,item,score\nu1,a,n/a\n", "unexpectedness@2"),
+    ),
+    Bad(
+        "baseline-duplicate-rows",
+        "baseline file {tmp}/b.csv: 1 (user, item) pair(s) appear more than once, e.g. user "
+        "'u1', item 'a' (2 rows). Remove the duplicates, or set conventions.duplicates to say "
+        "which row counts.",
+        **optional("baseline", "b.csv", "user,item,score\nu1,a,1\nu1,a,2\n", "unexpectedness@2"),
+    ),
+    Bad(
+        "segments-missing",
+        "segments file {tmp}/nope.csv does not exist. Fix segments.path in the config "
+        "(relative paths are read from the config file's folder).",
+        config={"segments": {"path": "nope.csv"}, "segment_by": ["country"]},
+    ),
+    Bad(
+        "segments-is-a-folder",
+        "segments file {tmp}/users is a folder. Point segments.path at a file.",
+        config={"segments": {"path": "users"}, "segment_by": ["country"]},
+        folders=("users",),
+    ),
+    Bad(
+        "segments-ragged-row",
+        "segments file {tmp}/s.csv cannot be read as csv: line 3 has 3 fields where the header "
+        "has 2. " + RAGGED,
+        **optional(
+            "segments", "s.csv", "user,country\nu1,DE\nu2,FR,x\n", "ndcg@2", segment_by=["country"]
+        ),
+    ),
+    Bad(
+        "segments-repeated-user",
+        "segments file {tmp}/s.csv: 1 row(s) repeat a user already listed; give each user one row.",
+        **optional(
+            "segments", "s.csv", "user,country\nu1,DE\nu1,FR\n", "ndcg@2", segment_by=["country"]
+        ),
+    ),
+    Bad(
+        "segments-truncated-parquet",
+        "segments file {tmp}/s.parquet cannot be read as parquet: it does not end with "
+        "Parquet's marker 'PAR1': the file is cut short (truncated, or still being written). "
+        "Write the file again, completely.",
+        **optional("segments", "s.parquet", whole_parquet()[:-8], "ndcg@2", segment_by=["item"]),
+    ),
+    # --- the output -----------------------------------------------------------------------
+    Bad(
+        "output-is-a-folder",
+        "output {tmp}/OUT.json is a folder; name a file, e.g. {tmp}/OUT.json/report.json.",
+        folders=("OUT.json",),
+    ),
+    Bad(
+        "output-folder-missing",
+        "output {tmp}/missing/OUT.json: the folder {tmp}/missing does not exist. Create it "
+        "first (mkdir -p {tmp}/missing).",
+        output="missing/OUT.json",
+    ),
+]
+
+
+def test_the_matrix_has_forty_distinct_cases() -> None:
+    assert len({case.id for case in BAD}) == len(BAD) >= 40
+    assert len({case.message for case in BAD}) == len(BAD)
+
+
+@pytest.mark.parametrize("case", BAD, ids=lambda case: case.id)
+def test_bad_input(tmp_path: Path, case: Bad) -> None:
+    config = build(tmp_path, case.files, case.config)
+    for folder in case.folders:
+        (tmp_path / folder).mkdir()
+    out = tmp_path / case.output
+    if case.earlier:
+        out.write_bytes(EARLIER)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = invoke("run", config.parent / case.run, "--output", out)
+    assert_no_traceback(result)
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stdout == ""
+    assert result.stderr.replace(str(tmp_path), "{tmp}") == f"error: {case.message}\n"
+    if case.earlier:
+        assert out.read_bytes() == EARLIER
+    elif out.is_dir():
+        assert list(out.iterdir()) == []
+    else:
+        assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary file left
+    if case.never is not None:
+        assert not (tmp_path / case.never).exists()
+
+
+# --- inputs that look hostile but are valid ----------------------------------------------
+
+INV_LOG2_3 = 1 / math.log2(3)
+HAND = {"precision@1": PRECISION_1, "ndcg@2": NDCG_2}  # the hand case's values
+
+
+@dataclass(frozen=True)
+class Works:
+    """A valid input and the metric values it must give, computed independently."""
+
+    id: str
+    expected: dict[str, float]
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    config: dict[str, Any] | str | None = None
+
+
+def renamed(text: str, names: dict[str, str]) -> str:
+    """The hand case's CSV text with its ids replaced (u1 -> names['u1'], ...)."""
+    lines = []
+    for line in text.splitlines():
+        fields = line.split(",")
+        lines.append(",".join(names.get(f, f) for f in fields))
+    return "\n".join(lines) + "\n"
+
+
+UNICODE = {
+    "u1": "ユーザー1",
+    "u2": "🙂",
+    "a": "\u03b1",  # Greek alpha
+    "b": "\u03b2,\u03b2",  # Greek beta, a comma, beta: quoted in the CSV
+    "c": "ç",
+    "d": "日本",
+    "e": "ë",
+    "f": "\ufb00",  # the ligature ff
+}
+UNICODE_QUOTED = {k: f'"{v}"' if "," in v else v for k, v in UNICODE.items()}
+INTEGERS = {"u1": "1", "u2": "2", "a": "10", "b": "11", "c": "12", "d": "13", "e": "14", "f": "15"}
+
+# +-inf scores order the lists: u1 is a (+inf), c (0.7), b (-inf); u2 is e (+inf), d (-inf)
+INF_SCORES = "user,item,score\nu1,a,inf\nu1,b,-inf\nu1,c,0.7\nu2,d,-inf\nu2,e,+inf\n"
+INF_LISTS = {"u1": ["a", "c", "b"], "u2": ["e", "d"]}
+
+# grades below 0, between 0 and 1 and fractional above the threshold (1)
+GRADES = {"u1": {"b": 2.5, "a": -1.0, "c": 0.5}, "u2": {"d": 1.0, "f": -2.0}}
+GRADED_TRUTH = "user,item,grade\n" + "".join(
+    f"{user},{item},{grade}\n" for user, grades in GRADES.items() for item, grade in grades.items()
+)
+HAND_LISTS = {"u1": ["a", "b", "c"], "u2": ["d", "e"]}
+
+
+def exponential(grades: dict[str, float]) -> dict[str, float]:
+    """2^g - 1 for a positive grade, 0 for the others (no gain)."""
+    return {item: 2**g - 1 if g > 0 else 0.0 for item, g in grades.items()}
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+# one user with 100,000 predictions: item i<n> scored 100000 - n; five relevant items, one
+# of them never recommended
+LONG = 100_000
+LONG_RELEVANT = {"i0", "i7", "i500", f"i{LONG - 1}", "never"}
+LONG_PREDICTIONS = "user,item,score\n" + "".join(f"u1,i{n},{LONG - n}\n" for n in range(LONG))
+LONG_TRUTH = "user,item\n" + "".join(f"u1,{item}\n" for item in sorted(LONG_RELEVANT))
+LONG_LIST = [f"i{n}" for n in range(LONG)]
+
+
+def long_expected() -> dict[str, float]:
+    """The naive references over the one 100,000-item list."""
+    grades = dict.fromkeys(LONG_RELEVANT, 1.0)
+    first = min(n for n, item in enumerate(LONG_LIST, start=1) if item in LONG_RELEVANT)
+    return {
+        f"ndcg@{LONG}": ndcg_at(LONG_LIST, grades, LONG),
+        "ndcg@10": ndcg_at(LONG_LIST, grades, 10),
+        "map": average_precision(LONG_LIST, LONG_RELEVANT),
+        "recall@50000": len(LONG_RELEVANT & set(LONG_LIST[:50_000])) / len(LONG_RELEVANT),
+        "precision@1000": len(LONG_RELEVANT & set(LONG_LIST[:1000])) / 1000,
+        "mrr": 1 / first,
+    }
+
+
+ANCHORS_YAML = """\
+predictions: &defaults
+  path: predictions.csv
+  format: csv
+  separator: ","
+ground_truth:
+  <<: *defaults
+  path: truth.csv
+metrics: &metrics [precision@1, ndcg@2]
+gates:
+  ndcg@2: &bar {min: 0.1}
+  precision@1: *bar
+"""
+
+WORKS = [
+    Works(
+        "csv-with-a-bom",
+        HAND,
+        files={
+            "predictions.csv": "\ufeff" + PREDICTIONS_CSV,
+            "truth.csv": ("\ufeff" + TRUTH_CSV).encode(),
+        },
+    ),
+    Works(
+        "tsv-with-a-bom",
+        HAND,
+        files={"t.tsv": "\ufeff" + TRUTH_CSV.replace(",", "\t")},
+        config={"ground_truth": {"path": "t.tsv"}},
+    ),
+    Works(
+        "csv-with-a-bom-and-a-quoted-header",
+        HAND,
+        files={
+            "predictions.csv": '\ufeff"user","item","score"\n' + PREDICTIONS_CSV.split("\n", 1)[1]
+        },
+    ),
+    Works(
+        "qrels-with-a-bom",
+        HAND,
+        files={"t.qrels": "\ufeffu1 0 b 1\nu2 0 d 1\nu2 0 f 1\n"},
+        config={"ground_truth": {"path": "t.qrels"}},
+    ),
+    Works(
+        "csv-crlf-line-ends",
+        HAND,
+        files={
+            "predictions.csv": PREDICTIONS_CSV.replace("\n", "\r\n"),
+            "truth.csv": TRUTH_CSV.replace("\n", "\r\n"),
+        },
+    ),
+    Works(
+        # u1's items are "b,y" (0.9) and "a<newline>x" (0.8), and "a<newline>x" is relevant
+        "csv-quoted-newlines-and-separators",
+        {"precision@1": 0.5, "ndcg@2": (INV_LOG2_3 + 1 / (1 + INV_LOG2_3)) / 2},
+        files={
+            "predictions.csv": 'user,item,score\nu1,"b,y",0.9\nu1,"a\nx",0.8\nu2,d,0.9\n'
+            'u2,"say ""hi""",0.5\n',
+            "truth.csv": 'user,item\nu1,"a\nx"\nu2,d\nu2,f\n',
+        },
+    ),
+    Works(
+        "jsonl-with-blank-lines",
+        HAND,
+        files={
+            "p.jsonl": "\n".join(
+                f'{{"user": "{u}", "item": "{i}", "score": {s}}}\n'
+                for u, i, s in (line.split(",") for line in PREDICTIONS_CSV.splitlines()[1:])
+            )
+        },
+        config={"predictions": {"path": "p.jsonl"}},
+    ),
+    Works("yaml-anchors-aliases-and-merge-keys", HAND, config=ANCHORS_YAML),
+    Works(
+        "unicode-ids",
+        HAND,
+        files={
+            "predictions.csv": renamed(PREDICTIONS_CSV, UNICODE_QUOTED),
+            "truth.csv": renamed(TRUTH_CSV, UNICODE_QUOTED),
+        },
+    ),
+    Works(
+        # integers in the predictions, the same numbers as text in the ground truth: both
+        # sides are compared as text, so 1 matches "1"
+        "integer-ids-against-text-ids",
+        HAND,
+        files={
+            "predictions.csv": renamed(PREDICTIONS_CSV, INTEGERS),
+            "t.jsonl": "".join(
+                f'{{"user": "{INTEGERS[u]}", "item": "{INTEGERS[i]}"}}\n'
+                for u, i in (line.split(",") for line in TRUTH_CSV.splitlines()[1:])
+            ),
+        },
+        config={"ground_truth": {"path": "t.jsonl"}},
+    ),
+    Works(
+        "infinite-scores",
+        {
+            "precision@1": 0.0,
+            "ndcg@2": mean([0.0, INV_LOG2_3 / (1 + INV_LOG2_3)]),
+            "ndcg@3": mean([0.5, INV_LOG2_3 / (1 + INV_LOG2_3)]),
+        },
+        files={"predictions.csv": INF_SCORES},
+        config={"metrics": ["precision@1", "ndcg@2", "ndcg@3"]},
+    ),
+    Works(
+        # relevant (>= 1): u1's b (2.5) and u2's d (1); negative grades give no gain
+        "negative-and-fractional-grades",
+        {
+            "precision@1": 0.5,
+            "recall@3": 1.0,
+            "ndcg@3": mean([ndcg_at(HAND_LISTS[u], GRADES[u], 3) for u in GRADES]),
+            "ndcg@3(gain=exponential)": mean(
+                [ndcg_at(HAND_LISTS[u], exponential(GRADES[u]), 3) for u in GRADES]
+            ),
+        },
+        files={"truth.csv": GRADED_TRUTH},
+        config={
+            "ground_truth": {"path": "truth.csv", "columns": {"relevance": "grade"}},
+            "metrics": ["precision@1", "recall@3", "ndcg@3", "ndcg@3(gain=exponential)"],
+        },
+    ),
+    Works(
+        # u1: b at 2 of {b}; u2: d at 1 of {d, f}; a billion is far beyond every list
+        "a-cutoff-of-a-billion",
+        {
+            "ndcg@1000000000": NDCG_2,
+            "precision@1000000000": 1e-9,
+            "recall@1000000000": 0.75,
+            "map@1000000000": 0.5,
+        },
+        config={
+            "metrics": [
+                "ndcg@1000000000",
+                "precision@1000000000",
+                "recall@1000000000",
+                "map@1000000000",
+            ]
+        },
+    ),
+    Works(
+        "a-cutoff-beyond-every-list",
+        {"precision@10": 0.1, "ndcg@10": NDCG_2, "recall@10": 0.75, "hit_rate@10": 1.0},
+        config={"metrics": ["precision@10", "ndcg@10", "recall@10", "hit_rate@10"]},
+    ),
+    Works(
+        "one-user-with-100000-predictions",
+        long_expected(),
+        files={"predictions.csv": LONG_PREDICTIONS, "truth.csv": LONG_TRUTH},
+        config={"metrics": list(long_expected())},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", WORKS, ids=lambda case: case.id)
+def test_valid_input(tmp_path: Path, case: Works) -> None:
+    config = build(tmp_path, case.files, case.config)
+    out = tmp_path / "OUT.json"
+    result = invoke("run", config, "--output", out)
+    assert_no_traceback(result)
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["metrics"] == pytest.approx(case.expected, rel=1e-12, abs=1e-15)
+
+
+def test_anchors_and_merge_keys_are_read_as_written(tmp_path: Path) -> None:
+    """The merged ground_truth takes format and separator from *defaults and keeps its own
+    path; the aliased gate applies to both metrics."""
+    out = tmp_path / "OUT.json"
+    result = invoke("run", build(tmp_path, config=ANCHORS_YAML), "--output", out)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    truth_config = report["config"]["ground_truth"]
+    assert (truth_config["path"], truth_config["format"], truth_config["separator"]) == (
+        "truth.csv",
+        "csv",
+        ",",
+    )
+    gates = {(g["metric"], g["bound"], g["threshold"]) for g in report["gates"]["results"]}
+    assert gates == {("ndcg@2", "min", 0.1), ("precision@1", "min", 0.1)}
+
+
+def test_a_bom_changes_nothing(tmp_path: Path) -> None:
+    """The same files with and without a BOM give the same report metrics."""
+    plain = build(tmp_path / "plain")
+    bom = build(
+        tmp_path / "bom",
+        files={"predictions.csv": "\ufeff" + PREDICTIONS_CSV, "truth.csv": "\ufeff" + TRUTH_CSV},
+    )
+    reports = []
+    for config in (plain, bom):
+        result = invoke("run", config, "--output", config.parent / "OUT.json")
+        assert result.exit_code == 0, result.stderr
+        reports.append(json.loads((config.parent / "OUT.json").read_text(encoding="utf-8")))
+    assert reports[0]["metrics"] == reports[1]["metrics"]
+    assert reports[0]["users"] == reports[1]["users"]
