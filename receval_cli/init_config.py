@@ -219,6 +219,7 @@ _TEMPLATE_OPTIONAL = f"""
 # unknown_items:                  # recommended items unknown to the catalog / log / truth
 #   warn: 0.9                     # warn above this share (a join-key bug shows as ~1)
 #   max: 0.5                      # a gate: exit 1 above this share (default: none)
+#   check: true                   # false: skip the count (a pass over the lists)
 """
 
 

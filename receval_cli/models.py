@@ -238,6 +238,7 @@ def _evaluate_model(
         config.conventions,
         sources=read_sources(loaded),
         engine=engine,
+        check_unknown=config.unknown_items.check,
     )
     if confidence is not None:
         from receval_cli.uncertainty import add_intervals  # numpy: only with intervals

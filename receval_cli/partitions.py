@@ -102,6 +102,7 @@ def partial_results(
     conventions: Conventions,
     engine: Any = "auto",
     sources: Sources | None = None,
+    check_unknown: bool = True,
 ) -> dict[str, Any]:
     """One partition's mergeable partial results, as JSON-ready data. `sources`: the
     optional inputs, whole (item popularity is the whole log's)."""
@@ -119,7 +120,8 @@ def partial_results(
         catalog_items = sources.catalog.frame.select("item")
         unknown = recommended_items(plan.lists).join(catalog_items, on="item", how="anti")
         unknown = unknown.select(pl.len())
-    recommended = recommended_items(plan.lists)
+    # the distinct recommended items, for unknown_items (merged on the driver); or none
+    recommended = recommended_items(plan.lists if check_unknown else plan.lists.head(0))
     queries = list(plan.check_queries.values())
     try:
         per_user, p_rows, t_rows, missing, listed, *tables = pl.collect_all(
@@ -256,10 +258,11 @@ def finish(
     metrics.update(global_values(global_specs, conventions, states, universe))
     metrics = {str(s): metrics[str(s)] for s in specs}
     guard_ranges(metrics, specs)
-    recommended = pl.concat(merged["recommended"]).unique() if merged["recommended"] else None
-    name, items = reference
-    listed = recommended.lazy() if recommended is not None else pl.LazyFrame({"item": []})
-    found = unknown_items.unknown_query(listed, items).collect()
+    block = None
+    if loaded.config.unknown_items.check:
+        name, items = reference
+        listed = pl.concat(merged["recommended"]).unique().lazy()
+        block = unknown_items.describe(unknown_items.unknown_query(listed, items).collect(), name)
     report = Report(
         metrics=metrics,
         config=resolved_config(loaded),
@@ -272,7 +275,7 @@ def finish(
         users=users,
         gates=check_gates(loaded.gates, metrics),
         elapsed_seconds=time.perf_counter() - started,
-        unknown_items=unknown_items.describe(found, name),
+        unknown_items=block,
     )
     report.gates += unknown_items.check(report, loaded.config.unknown_items)
     return report
@@ -296,7 +299,10 @@ def evaluate_partitioned(loaded: LoadedConfig, partitions: int, engine: Any) -> 
         mine_t = dataclasses.replace(truth, frame=truth.frame.filter(mine))
         conventions = config.conventions
         with console.stage(f"partition {bucket + 1}/{partitions}: read, rank, join, metrics"):
-            partial = partial_results(mine_p, mine_t, loaded.specs, conventions, engine, sources)
+            check = config.unknown_items.check
+            partial = partial_results(
+                mine_p, mine_t, loaded.specs, conventions, engine, sources, check
+            )
         partials.append(partial)
     info = {"name": str(engine), "partitions": partitions}
     reference = unknown_items.reference_of(truth, sources)

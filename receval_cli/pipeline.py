@@ -181,7 +181,7 @@ def per_user_frame(
         conventions.tie_break,
         depth,
         [*list_checks, *stats.lists.aggregations.values()],
-    )
+    ).cache()  # ranked once, whatever reads it (the metrics, the items, the states)
     indexed = index_truth(truth.frame, conventions)
     truth_checks = _checked(
         truth, TRUTH_CHECKS, "rel", conventions.truth_duplicates, "truth_distinct", check_queries
@@ -231,10 +231,12 @@ def evaluate_inputs(
     gates: Mapping[str, Gate] | None = None,
     sources: Sources | None = None,
     engine: Any = "auto",
+    check_unknown: bool = True,
 ) -> Report:
     """Evaluate mapped inputs: one query computes the checks and every metric at every cutoff.
 
-    `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto").
+    `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto");
+    `check_unknown` counts the recommended items the reference lacks (unknown_items.py).
     """
     started = time.perf_counter()
     sources = sources or Sources()
@@ -257,10 +259,12 @@ def evaluate_inputs(
         extra = [recommended_items(plan.lists), exposure_query] if beyond else []
         reference, reference_items = unknown_items.reference_of(truth, sources)
         unknown = unknown_items.unknown_query(recommended_items(plan.lists), reference_items)
-        per_user, unknown_found, *computed = pl.collect_all(
-            [plan.frame, unknown, *extra, *(query for _, query in states.values())],
+        checked = [unknown] if check_unknown else []
+        per_user, *computed = pl.collect_all(
+            [plan.frame, *checked, *extra, *(query for _, query in states.values())],
             engine=engine,
         )
+        unknown_found = computed.pop(0) if check_unknown else None
         apart = dict(
             zip(
                 plan.check_queries,
@@ -337,7 +341,9 @@ def evaluate_inputs(
         logged=logged,
         items=items_block,
         exposure=None if exposure is None else _with_universe(exposure, universe),
-        unknown_items=unknown_items.describe(unknown_found, reference),
+        unknown_items=(
+            None if unknown_found is None else unknown_items.describe(unknown_found, reference)
+        ),
     )
 
 

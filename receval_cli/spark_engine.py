@@ -178,7 +178,8 @@ def evaluate_bucket(
         sources.embedding_dims = int(shipped["embedding_dims"])
     if shipped.get("popularity"):
         sources.popularity = _from_ipc(shipped["popularity"]).lazy()
-    return partial_results(p, t, specs, conventions, "in-memory", sources)
+    check = bool(shipped.get("unknown_items", True))
+    return partial_results(p, t, specs, conventions, "in-memory", sources, check)
 
 
 def _side_inputs(
@@ -260,8 +261,13 @@ def evaluate_spark(
     (file,) = config.model_files().values()
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
-    reference = unknown_items.reference_of_spark(truth, driver_sources)
+    reference = (
+        unknown_items.reference_of_spark(truth, driver_sources)
+        if config.unknown_items.check
+        else ("none", pl.LazyFrame({"item": []}))
+    )
     side_rows, shipped = _side_inputs(session, loaded, id_types)
+    shipped["unknown_items"] = config.unknown_items.check
     if side_rows is not None:
         from pyspark.sql import functions as F
 

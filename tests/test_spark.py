@@ -83,6 +83,20 @@ def test_ties_missing_users_and_grades(
     assert_agree(*polars_and_spark(spark, tmp_path, config))
 
 
+@pytest.mark.parametrize("check", [True, False])
+def test_unknown_items_against_the_ground_truth(spark: Any, tmp_path: Path, check: bool) -> None:
+    """No catalog: the reference is the ground truth, read by Spark; or no count at all."""
+    config = {
+        "predictions": {"path": str(GOLDEN / "ties_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
+        "metrics": RANKING,
+        "unknown_items": {"check": check, "warn": 0.1},
+    }
+    expected, got = polars_and_spark(spark, tmp_path, config)
+    assert_agree(expected, got)
+    assert (got.unknown_items is not None) == check
+
+
 def test_parquet_sample_and_bucket_counts(spark: Any, tmp_path: Path) -> None:
     """The sample data (string ids, graded Parquet truth); the numbers do not depend on the
     number of buckets."""

@@ -160,3 +160,26 @@ def test_agrees_with_plain_sets(seed: int) -> None:
         **({"examples": sorted(unknown)[:5]} if unknown else {}),
     }
     assert bool(report.warnings) == (len(unknown) / len(top) > 0.9)
+
+
+def test_check_false_skips_the_count(tmp_path: Path) -> None:
+    _files(tmp_path, [f"I{i}" for i in range(20)])  # nothing matches: it would warn
+    for extra in ({}, {"partitions": 2}):
+        config = _config(tmp_path, unknown_items={"check": False}, **extra)
+        result = invoke("run", config, "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert "unknown_items" not in report
+        assert report["warnings"] == []
+        assert result.stderr == ""
+
+
+def test_a_gate_needs_the_count(tmp_path: Path) -> None:
+    _files(tmp_path, ["i0"])
+    config = _config(tmp_path, unknown_items={"check": False, "max": 0.5})
+    result = invoke("run", config)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {config}: the config is not valid:\n  unknown_items: max is a gate on the "
+        "count that check: false turns off; drop one.\n"
+    )
