@@ -205,13 +205,3 @@ def _as_lazy(data: Data) -> pl.LazyFrame | None:
         f"an input is a {type(data).__name__}; give a path (str or Path), a polars "
         "DataFrame or LazyFrame, or a pandas DataFrame."
     )
-
-
-def evaluate_frames(
-    predictions: pl.DataFrame | pl.LazyFrame,
-    ground_truth: pl.DataFrame | pl.LazyFrame,
-    metrics: Iterable[str],
-    **options: Any,
-) -> Report:
-    """The earlier name of `evaluate` (frames only); kept for existing notebooks."""
-    return evaluate(predictions, ground_truth, list(metrics), **options)

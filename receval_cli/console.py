@@ -68,10 +68,6 @@ def err() -> Console:
     )
 
 
-def stderr_is_terminal() -> bool:
-    return sys.stderr.isatty()
-
-
 def log(message: str) -> None:
     """A plain log line on stderr, shown with --verbose only."""
     if SETTINGS.verbosity >= 2:

@@ -23,7 +23,7 @@ from cli_helpers import run_json, write, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.config import PredictionColumns, TruthColumns
 from receval_cli.conventions import Conventions
 from receval_cli.global_eval import global_values, state_queries
@@ -216,7 +216,7 @@ def frames(data: dict[str, Any]) -> dict[str, pl.DataFrame]:
 
 def receval_values(data: dict[str, Any], metrics: list[str]) -> dict[str, Any]:
     f = frames(data)
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         f["predictions"],
         f["truth"],
         metrics,
@@ -415,7 +415,7 @@ def test_bit_identical_whatever_the_row_order() -> None:
     def run(frames: dict[str, pl.DataFrame]) -> Any:
         ids = {"user": "user_id", "item": "item_id"}
         features = {"item": "item_id", "category": "genre", "tags": "tags"}
-        return evaluate_frames(
+        return receval_cli.evaluate(
             frames["predictions"],
             frames["truth"],
             SAMPLE_METRICS,

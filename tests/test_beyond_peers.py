@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.conventions import Conventions
 from receval_cli.metrics import MetricSpec
 from receval_cli.report import Report
@@ -88,7 +88,7 @@ def placeholder_truth(frame: pl.DataFrame) -> pl.DataFrame:
 
 def evaluate(dataset: str, metrics: Sequence[str], with_catalog: bool) -> Report:
     frame = predictions(dataset)
-    return evaluate_frames(
+    return receval_cli.evaluate(
         frame,
         placeholder_truth(frame),
         list(metrics),
@@ -256,7 +256,7 @@ def test_recommenders_novelty(k: int) -> None:
 def test_recommenders_preset_counts_unseen_items_as_zero() -> None:
     """Under the recommenders preset, novelty's default is the library's (unseen=zero)."""
     frame = predictions("equal")
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         frame,
         placeholder_truth(frame),
         ["novelty@10"],

@@ -10,7 +10,7 @@ from cli_helpers import assert_user_error, invoke, write, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.errors import InputError
 
 # seed 002: user1's rated items, actual / predicted rating (unrated ones left out, as the
@@ -35,7 +35,7 @@ SEED_CONVENTIONS = {"relevance_threshold": 3.5}
 def test_seed_precision_and_recall_at_3() -> None:
     # retrieved @3: item7, item5, item10; relevant: item5, item10, item1
     metrics = ["set_precision@3", "set_recall@3", "set_f1@3"]
-    report = evaluate_frames(PREDICTIONS, TRUTH, metrics, conventions=SEED_CONVENTIONS)
+    report = receval_cli.evaluate(PREDICTIONS, TRUTH, metrics, conventions=SEED_CONVENTIONS)
     assert report.metrics == pytest.approx(
         {"set_precision@3": 2 / 3, "set_recall@3": 2 / 3, "set_f1@3": 2 / 3}
     )
@@ -51,7 +51,7 @@ def test_retrieved_by_a_prediction_threshold() -> None:
         "set_precision@2(retrieve=threshold)",  # top 2 (item7, item5), both above 3.5
         "set_precision(retrieve=threshold,threshold=4.6)",  # only item7
     ]
-    got = evaluate_frames(PREDICTIONS, TRUTH, metrics, conventions=conventions).metrics
+    got = receval_cli.evaluate(PREDICTIONS, TRUTH, metrics, conventions=conventions).metrics
     p, r = 2 / 4, 2 / 3
     assert got == pytest.approx(
         {
@@ -81,7 +81,7 @@ def test_threshold_without_a_value_is_a_config_error(tmp_path: Path) -> None:
 def test_threshold_needs_scores() -> None:
     ranked = pl.DataFrame({"user": ["u"], "item": ["a"], "rank": [1]})
     with pytest.raises(InputError, match="needs scores"):
-        evaluate_frames(
+        receval_cli.evaluate(
             ranked,
             TRUTH,
             ["set_recall(retrieve=threshold,threshold=1)"],
@@ -115,7 +115,7 @@ def test_agrees_with_a_naive_count(
     if not {u for u, _, _ in predictions} & {u for u, _ in truth}:
         return  # nothing to evaluate (receval raises InputError for it)
     metrics = ["set_precision(retrieve=threshold)", "set_recall(retrieve=threshold)"]
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         pl.DataFrame(predictions, schema=["user", "item", "score"], orient="row"),
         pl.DataFrame(truth, schema=["user", "item"], orient="row"),
         metrics,

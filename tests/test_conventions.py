@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 
 PREDICTIONS = pl.DataFrame(
     {
@@ -40,7 +40,7 @@ A_IDCG5 = 3 + 2 / L2(3) + 1 / L2(4)
 
 
 def per_user(metric: str, conventions: dict[str, Any] | None = None) -> dict[str, float]:
-    report = evaluate_frames(PREDICTIONS, TRUTH, [metric], conventions=conventions)
+    report = receval_cli.evaluate(PREDICTIONS, TRUTH, [metric], conventions=conventions)
     evaluated = report.per_user.filter(pl.col("status") == "evaluated")
     return dict(zip(evaluated["user"], evaluated[metric], strict=True))
 
@@ -101,7 +101,7 @@ def test_user_a(metric: str, conventions: dict[str, Any], expected_a: float) -> 
     ],
 )
 def test_which_users_enter_the_mean(conventions: dict[str, Any], evaluated: set[str]) -> None:
-    report = evaluate_frames(PREDICTIONS, TRUTH, ["recall@5"], conventions=conventions)
+    report = receval_cli.evaluate(PREDICTIONS, TRUTH, ["recall@5"], conventions=conventions)
     assert set(per_user("recall@5", conventions)) == evaluated
     expected = (2 / 3) / len(evaluated)  # A has 2/3, every other evaluated user has 0
     assert report.metrics["recall@5"] == pytest.approx(expected)
@@ -110,7 +110,7 @@ def test_which_users_enter_the_mean(conventions: dict[str, Any], evaluated: set[
 
 
 def test_user_counts_say_why_users_were_skipped() -> None:
-    report = evaluate_frames(PREDICTIONS, TRUTH, ["ndcg@5"])
+    report = receval_cli.evaluate(PREDICTIONS, TRUTH, ["ndcg@5"])
     assert report.users == {
         "in_ground_truth": 3,
         "in_predictions": 3,
@@ -131,28 +131,30 @@ TIES_TRUTH = pl.DataFrame({"user": ["E"], "item": ["e1"]})
     [("item_desc", 3), ("item_asc", 1), ("input_order", 2)],
 )
 def test_tie_break(tie_break: str, rank_of_e1: int) -> None:
-    report = evaluate_frames(TIES, TIES_TRUTH, ["mrr"], conventions={"tie_break": tie_break})
+    report = receval_cli.evaluate(TIES, TIES_TRUTH, ["mrr"], conventions={"tie_break": tie_break})
     assert report.metrics["mrr"] == pytest.approx(1 / rank_of_e1)
 
 
 def test_tie_break_compares_integer_ids_as_numbers() -> None:
     predictions = pl.DataFrame({"user": [1, 1], "item": [9, 10], "score": [1.0, 1.0]})
     truth = pl.DataFrame({"user": [1], "item": [10]})
-    report = evaluate_frames(predictions, truth, ["mrr"], conventions={"tie_break": "item_desc"})
+    report = receval_cli.evaluate(
+        predictions, truth, ["mrr"], conventions={"tie_break": "item_desc"}
+    )
     assert report.metrics["mrr"] == 1.0  # 10 > 9 numerically (as text "9" > "10")
 
 
 def test_tie_break_applies_to_equal_ranks() -> None:
     predictions = pl.DataFrame({"user": ["E"] * 3, "item": ["b", "a", "c"], "rank": [1, 1, 2]})
     truth = pl.DataFrame({"user": ["E"], "item": ["a"]})
-    asc = evaluate_frames(
+    asc = receval_cli.evaluate(
         predictions,
         truth,
         ["mrr"],
         conventions={"tie_break": "item_asc"},
         prediction_columns={"rank": "rank"},
     )
-    desc = evaluate_frames(predictions, truth, ["mrr"], prediction_columns={"rank": "rank"})
+    desc = receval_cli.evaluate(predictions, truth, ["mrr"], prediction_columns={"rank": "rank"})
     assert (asc.metrics["mrr"], desc.metrics["mrr"]) == (1.0, 0.5)
 
 
@@ -165,7 +167,9 @@ DUP_TRUTH = pl.DataFrame({"user": ["U"], "item": ["a"]})
     [("first", 1 / 2), ("max_score", 1.0)],  # first keeps a at 0.1 (rank 2 after b)
 )
 def test_prediction_duplicates(policy: str, mrr: float) -> None:
-    report = evaluate_frames(DUPLICATED, DUP_TRUTH, ["mrr"], conventions={"duplicates": policy})
+    report = receval_cli.evaluate(
+        DUPLICATED, DUP_TRUTH, ["mrr"], conventions={"duplicates": policy}
+    )
     assert report.metrics["mrr"] == pytest.approx(mrr)
 
 
@@ -175,7 +179,7 @@ def test_truth_duplicates(policy: str, grade: float) -> None:
     truth = pl.DataFrame(
         {"user": ["U", "U", "U"], "item": ["a", "a", "b"], "relevance": [1.0, 3.0, 2.0]}
     )
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         predictions, truth, ["dcg@1"], conventions={"truth_duplicates": policy}
     )
     assert report.metrics["dcg@1"] == grade
@@ -183,7 +187,7 @@ def test_truth_duplicates(policy: str, grade: float) -> None:
 
 def test_a_preset_can_treat_users_differently_per_metric() -> None:
     # Jurity: precision averages over users with a recommendation, recall over all.
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         PREDICTIONS, TRUTH, ["precision@5", "recall@5"], conventions={"preset": "jurity"}
     )
     assert report.users["evaluated_per_metric"] == {"precision@5": 1}  # A only; recall: A, B
@@ -192,7 +196,7 @@ def test_a_preset_can_treat_users_differently_per_metric() -> None:
 
 
 def test_a_convention_written_beside_the_preset_applies_to_every_metric() -> None:
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         PREDICTIONS,
         TRUTH,
         ["precision@5", "recall@5"],

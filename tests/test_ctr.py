@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from cli_helpers import assert_user_error, invoke, write, write_config
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 
 GOLDEN = Path(__file__).parent / "golden"
 ESTIMATORS = ["ctr", "ctr(estimator=ips)", "ctr(estimator=dr)"]
@@ -23,7 +23,7 @@ def test_hand_computed() -> None:
     log = pl.DataFrame(
         {"user": ["u", "v"], "item": ["a", "c"], "click": [1, 0], "propensity": [0.5, 0.25]}
     )
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         recommendations,
         log,
         [*ESTIMATORS, "ctr(estimator=ips,max_weight=1.5)"],
@@ -52,7 +52,9 @@ def test_agrees_with_jurity(propensity: bool) -> None:
     if not propensity:
         log = log.drop("propensity")  # Jurity then assumes 1 / number of logged items
     recommendations = pl.read_csv(GOLDEN / "data" / "tiefree_predictions.csv", schema_overrides=ids)
-    report = evaluate_frames(recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"})
+    report = receval_cli.evaluate(
+        recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"}
+    )
     suffix = "" if propensity else "_default_propensity"
     for name, estimation in zip(ESTIMATORS, ("matching", "ips", "dr"), strict=True):
         want = golden["ctr"][estimation + suffix]
@@ -70,7 +72,7 @@ def test_ips_is_unbiased_on_a_simulated_log() -> None:
         rows.append((user, item, int(rng.random() < true_ctr[item]), 0.25))
     log = pl.DataFrame(rows, schema=["user", "item", "click", "propensity"], orient="row")
     recommendations = pl.DataFrame({"user": range(n), "item": [0] * n, "score": [0.3] * n})
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         recommendations,
         log,
         ["ctr(estimator=ips)", "ctr(estimator=dr)"],
@@ -107,7 +109,9 @@ def test_propensities_must_be_in_0_1(tmp_path: Path) -> None:
 def test_no_match_gives_zero_and_no_sample_size() -> None:
     recommendations = pl.DataFrame({"user": ["u"], "item": ["a"], "score": [0.4]})
     log = pl.DataFrame({"user": ["u"], "item": ["b"], "click": [1], "propensity": [0.5]})
-    report = evaluate_frames(recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"})
+    report = receval_cli.evaluate(
+        recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"}
+    )
     assert report.metrics == {"ctr": 0.0, "ctr(estimator=ips)": 0.0, "ctr(estimator=dr)": 0.4}
     assert report.logged is not None
     assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] is None
@@ -121,7 +125,7 @@ def test_a_repeated_log_row_follows_truth_duplicates() -> None:
     log = pl.DataFrame(
         {"user": ["u", "u"], "item": ["a", "a"], "click": [0, 1], "propensity": [0.5, 0.25]}
     )
-    first = evaluate_frames(
+    first = receval_cli.evaluate(
         recommendations,
         log,
         ["ctr(estimator=ips)"],
@@ -129,7 +133,7 @@ def test_a_repeated_log_row_follows_truth_duplicates() -> None:
         truth_columns={"relevance": "click"},
     )
     assert first.metrics["ctr(estimator=ips)"] == 0.0  # the first row: no click
-    best = evaluate_frames(
+    best = receval_cli.evaluate(
         recommendations,
         log,
         ["ctr(estimator=ips)"],

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.report import Report
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -36,7 +36,7 @@ def golden(dataset: str) -> dict[str, Any]:
 @cache
 def receval(dataset: str, preset: bool = False) -> Report:
     data = GOLDEN / "data"
-    return evaluate_frames(
+    return receval_cli.evaluate(
         pl.read_csv(data / f"{dataset}_predictions.csv", schema_overrides=IDS),
         pl.read_csv(data / f"{dataset}_truth.csv", schema_overrides=IDS),
         ["auc"],

@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.report import Report
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -52,7 +52,7 @@ def frames(dataset: str) -> tuple[pl.DataFrame, pl.DataFrame]:
 @cache
 def receval(dataset: str) -> Report:
     predictions, truth = frames(dataset)
-    return evaluate_frames(
+    return receval_cli.evaluate(
         predictions,
         truth,
         list(PAIRS.values()),

@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.metrics import MetricSpec
 from receval_cli.report import Report
 
@@ -73,7 +73,7 @@ def receval(dataset: str) -> Report:
     data = GOLDEN / "data"
     predictions = pl.read_csv(data / f"{dataset}_predictions.csv", schema_overrides=IDS)
     truth = pl.read_csv(data / f"{dataset}_truth.csv", schema_overrides=IDS)
-    return evaluate_frames(
+    return receval_cli.evaluate(
         predictions,
         truth,
         sorted({*pairs(dataset).values(), "r_precision"}),

@@ -20,7 +20,7 @@ import golden_files
 import polars as pl
 import pytest
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 
 TOL = 1e-9
 DATASETS = ("tiefree", "ties")
@@ -48,7 +48,7 @@ def evaluate(
     golden: dict[str, Any], predictions: pl.DataFrame, truth: pl.DataFrame, **overrides: Any
 ) -> Any:
     metrics = [receval_name(m) for m in golden["metrics"]]
-    return evaluate_frames(
+    return receval_cli.evaluate(
         predictions,
         truth,
         metrics,

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_reference_agreement import datasets, run_receval
 from typer.testing import CliRunner
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.cli import app
 from receval_cli.metrics import lookup
 
@@ -148,7 +148,7 @@ def test_a_perfect_ranking_scores_one(
     predictions = pl.DataFrame(data["predictions"], schema=["user", "item", "score"], orient="row")
     conventions = {"tie_break": tie_break, "relevance_threshold": threshold}
     columns = {"user": "user", "item": "item", "relevance": "rel"}
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         predictions, truth, specs, conventions=conventions, truth_columns=columns
     )
     rows = evaluated_rows(report)
@@ -190,7 +190,7 @@ SAMPLE_METRICS = ["ndcg@10", "ndcg", "idcg@20", "dcg@20", "map@10", "mrr", "r_pr
 
 
 def evaluate_sample(predictions: pl.DataFrame, truth: pl.DataFrame) -> Any:
-    return evaluate_frames(
+    return receval_cli.evaluate(
         predictions,
         truth,
         SAMPLE_METRICS,
@@ -250,8 +250,8 @@ def test_row_order_matters_for_input_order() -> None:
     forward = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [0.5, 0.5]})
     backward = forward.reverse()
     conventions = {"tie_break": "input_order"}
-    first = evaluate_frames(forward, truth, ["mrr"], conventions=conventions).metrics
-    second = evaluate_frames(backward, truth, ["mrr"], conventions=conventions).metrics
+    first = receval_cli.evaluate(forward, truth, ["mrr"], conventions=conventions).metrics
+    second = receval_cli.evaluate(backward, truth, ["mrr"], conventions=conventions).metrics
     assert (first["mrr"], second["mrr"]) == (0.5, 1.0)
 
 
@@ -412,7 +412,7 @@ def test_layouts_agree_in_memory(data: dict[str, Any]) -> None:
     )
     for layout, frame in [*frames_by_layout.items(), ("text", text_lists)]:
         column = "items" if layout == "text" else layout
-        reports[layout] = evaluate_frames(
+        reports[layout] = receval_cli.evaluate(
             frame,
             truth,
             FORMAT_METRICS,
@@ -460,8 +460,8 @@ def test_a_repeated_item_in_a_list_counts_once(policy: str) -> None:
     lists = pl.DataFrame({"user": [1], "items": [["a", "b", "a"]]})
     ranks = pl.DataFrame({"user": [1, 1, 1], "item": ["a", "b", "a"], "rank": [1, 2, 3]})
     conventions = {"duplicates": policy}
-    from_list = evaluate_frames(lists, truth, LIST_METRICS, conventions=conventions)
-    from_ranks = evaluate_frames(ranks, truth, LIST_METRICS, conventions=conventions)
+    from_list = receval_cli.evaluate(lists, truth, LIST_METRICS, conventions=conventions)
+    from_ranks = receval_cli.evaluate(ranks, truth, LIST_METRICS, conventions=conventions)
     expected = reference.evaluate(
         [(1, "a", 1), (1, "b", 2), (1, "a", 3)],
         [(1, "a", 1.0), (1, "c", 1.0)],
@@ -482,14 +482,14 @@ def test_a_repeated_item_in_a_truth_list_counts_once(policy: str) -> None:
     lists = pl.DataFrame({"user": [1], "items": [["a", "c", "a"]], "rels": [[1.0, 1.0, 3.0]]})
     rows = pl.DataFrame({"user": [1, 1, 1], "item": ["a", "c", "a"], "rel": [1.0, 1.0, 3.0]})
     conventions = {"truth_duplicates": policy}
-    from_list = evaluate_frames(
+    from_list = receval_cli.evaluate(
         predictions,
         lists,
         LIST_METRICS,
         conventions=conventions,
         truth_columns={"items": "items", "relevances": "rels"},
     )
-    from_rows = evaluate_frames(
+    from_rows = receval_cli.evaluate(
         predictions, rows, LIST_METRICS, conventions=conventions, truth_columns={"relevance": "rel"}
     )
     expected = reference.evaluate(

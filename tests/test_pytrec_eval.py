@@ -25,7 +25,7 @@ import polars as pl
 import pytest
 import pytrec_eval
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.conventions import Conventions
 
 TOL = 1e-12
@@ -113,7 +113,7 @@ def receval_report(qrels: Qrels, run: Run, metrics: list[str]) -> Any:
         schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
         orient="row",
     )
-    return evaluate_frames(
+    return receval_cli.evaluate(
         predictions,
         truth,
         metrics,
@@ -160,9 +160,9 @@ def test_trec_eval_ties_scores_equal_in_single_precision() -> None:
         {"user": ["q", "q"], "item": ["d9", "d10"], "score": [0.1, 0.1 + 1e-9]}
     )
     truth = pl.DataFrame({"user": ["q"], "item": ["d10"]})
-    preset = evaluate_frames(predictions, truth, ["mrr"], conventions={"preset": "trec_eval"})
+    preset = receval_cli.evaluate(predictions, truth, ["mrr"], conventions={"preset": "trec_eval"})
     assert preset.metrics["mrr"] == 1 / 2
-    exact = evaluate_frames(predictions, truth, ["mrr"])  # float64: d10 scores higher
+    exact = receval_cli.evaluate(predictions, truth, ["mrr"])  # float64: d10 scores higher
     assert exact.metrics["mrr"] == 1.0
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.errors import ConfigError, InputError
 
 RATING_METRICS = ["mae", "mse", "rmse", "r2"]
@@ -37,7 +37,7 @@ def frames(pairs: list[tuple[str, str, float | None, float | None]]) -> tuple:
 def test_hand_computed_errors() -> None:
     # errors p - r: 1, -2, 0.5
     data = frames([("u", "a", 3.0, 2.0), ("u", "b", 1.0, 3.0), ("v", "c", 4.5, 4.0)])
-    report = evaluate_frames(*data, RATING_METRICS)
+    report = receval_cli.evaluate(*data, RATING_METRICS)
     assert report.metrics["mae"] == pytest.approx(7 / 6)
     assert report.metrics["mse"] == pytest.approx(1.75)
     assert report.metrics["rmse"] == pytest.approx(math.sqrt(1.75))
@@ -47,9 +47,9 @@ def test_hand_computed_errors() -> None:
 
 def test_r2_example_and_its_constant_case() -> None:
     data = frames([("u", "a", 1.0, 1.0), ("u", "b", 2.0, 2.0), ("u", "c", 4.0, 3.0)])
-    assert evaluate_frames(*data, ["r2"]).metrics["r2"] == pytest.approx(0.5)
+    assert receval_cli.evaluate(*data, ["r2"]).metrics["r2"] == pytest.approx(0.5)
     constant = frames([("u", "a", 1.0, 3.0), ("u", "b", 2.0, 3.0)])
-    assert evaluate_frames(*constant, ["r2"]).metrics["r2"] == 0.0  # SS_tot = 0
+    assert receval_cli.evaluate(*constant, ["r2"]).metrics["r2"] == 0.0  # SS_tot = 0
 
 
 SEED_TABLE = {  # seed 002: user1's actual / predicted ratings ("?" = unrated)
@@ -68,7 +68,7 @@ SEED_TABLE = {  # seed 002: user1's actual / predicted ratings ("?" = unrated)
 
 def test_seed_table_ignores_unrated_recommendations() -> None:
     data = frames([("user1", i, p, a) for i, (a, p) in SEED_TABLE.items()])
-    report = evaluate_frames(*data, ["mae", "rmse"])
+    report = receval_cli.evaluate(*data, ["mae", "rmse"])
     errors = [abs(p - a) for a, p in SEED_TABLE.values() if a is not None]
     assert report.metrics["mae"] == pytest.approx(sum(errors) / 6)  # 7.4 / 6
     assert report.metrics["rmse"] == pytest.approx(math.sqrt(sum(e * e for e in errors) / 6))
@@ -82,7 +82,7 @@ def test_seed_table_ignores_unrated_recommendations() -> None:
 
 def test_unrated_scored_against_a_default_rating() -> None:
     data = frames([("user1", i, p, a) for i, (a, p) in SEED_TABLE.items()])
-    report = evaluate_frames(
+    report = receval_cli.evaluate(
         *data, ["mae"], conventions={"unrated": "default", "default_rating": 1.0}
     )
     errors = [abs(p - (1.0 if a is None else a)) for a, p in SEED_TABLE.values()]
@@ -94,10 +94,10 @@ def test_unrated_scored_against_a_default_rating() -> None:
 def test_unpredicted_ratings() -> None:
     data = frames([("u", "a", 3.0, 2.0), ("u", "b", None, 5.0)])
     with pytest.raises(InputError, match=r"1 rated \(user, item\) pair\(s\) have no prediction"):
-        evaluate_frames(*data, ["mae"])
-    ignored = evaluate_frames(*data, ["mae"], conventions={"unpredicted": "ignore"})
+        receval_cli.evaluate(*data, ["mae"])
+    ignored = receval_cli.evaluate(*data, ["mae"], conventions={"unpredicted": "ignore"})
     assert ignored.metrics["mae"] == 1.0
-    defaulted = evaluate_frames(
+    defaulted = receval_cli.evaluate(
         *data, ["mae"], conventions={"unpredicted": "default", "default_prediction": 3.0}
     )
     assert defaulted.metrics["mae"] == pytest.approx((1 + 2) / 2)
@@ -106,14 +106,14 @@ def test_unpredicted_ratings() -> None:
 def test_a_default_rule_needs_its_value() -> None:
     data = frames([("u", "a", 3.0, 2.0)])
     with pytest.raises(ConfigError, match="needs default_rating"):
-        evaluate_frames(*data, ["mae"], conventions={"unrated": "default"})
+        receval_cli.evaluate(*data, ["mae"], conventions={"unrated": "default"})
 
 
 def test_rating_metrics_need_scores() -> None:
     predictions = pl.DataFrame({"user": ["u"], "item": ["a"], "rank": [1]})
     truth = pl.DataFrame({"user": ["u"], "item": ["a"], "relevance": [4.0]})
     with pytest.raises(InputError, match="no score column"):
-        evaluate_frames(predictions, truth, ["rmse"], prediction_columns={"rank": "rank"})
+        receval_cli.evaluate(predictions, truth, ["rmse"], prediction_columns={"rank": "rank"})
 
 
 @settings(max_examples=60, deadline=None)
@@ -131,7 +131,7 @@ def test_agrees_with_scikit_learn_and_rmse_bounds_mae(pairs: list[tuple[float, f
     predicted = [p for p, _ in pairs]
     actual = [a for _, a in pairs]
     data = frames([(f"u{i % 3}", f"i{i}", p, a) for i, (p, a) in enumerate(pairs)])
-    got = evaluate_frames(*data, RATING_METRICS).metrics
+    got = receval_cli.evaluate(*data, RATING_METRICS).metrics
     assert got["mae"] == pytest.approx(mean_absolute_error(actual, predicted), abs=1e-12)
     assert got["mse"] == pytest.approx(mean_squared_error(actual, predicted), abs=1e-12)
     assert got["rmse"] == pytest.approx(math.sqrt(mean_squared_error(actual, predicted)), abs=1e-12)
@@ -188,7 +188,7 @@ def clicks(rows: list[tuple[str, str, float, float]]) -> tuple:
 def test_auc_counts_a_tie_as_one_half() -> None:
     data = clicks([("u", "a", 0.9, 1), ("u", "b", 0.8, 0), ("u", "c", 0.8, 1), ("u", "d", 0.1, 0)])
     # positive-negative pairs: a>b, a>d, c=b (1/2), c>d: 3.5 of 4
-    assert evaluate_frames(*data, ["auc"]).metrics["auc"] == pytest.approx(3.5 / 4)
+    assert receval_cli.evaluate(*data, ["auc"]).metrics["auc"] == pytest.approx(3.5 / 4)
 
 
 def test_gauc_weights_users_by_impressions_or_not() -> None:
@@ -203,14 +203,14 @@ def test_gauc_weights_users_by_impressions_or_not() -> None:
             ("w", "a", 0.3, 1),  # w: only clicks, left out
         ]
     )
-    report = evaluate_frames(*data, ["gauc", "gauc(weight=none)", "auc"])
+    report = receval_cli.evaluate(*data, ["gauc", "gauc(weight=none)", "auc"])
     assert report.metrics["gauc"] == pytest.approx((1 * 2 + 0 * 4) / 6)
     assert report.metrics["gauc(weight=none)"] == pytest.approx(0.5)
 
 
 def test_auc_without_both_classes_is_zero() -> None:
     data = clicks([("u", "a", 0.9, 1), ("u", "b", 0.1, 1)])
-    assert evaluate_frames(*data, ["auc", "gauc"]).metrics == {"auc": 0.0, "gauc": 0.0}
+    assert receval_cli.evaluate(*data, ["auc", "gauc"]).metrics == {"auc": 0.0, "gauc": 0.0}
 
 
 @settings(max_examples=60, deadline=None)
@@ -225,7 +225,7 @@ def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
     labels = [int(c) for _, c in rows]
     scores = [s for s, _ in rows]
     data = clicks([(f"u{i % 4}", f"i{i}", s, float(c)) for i, (s, c) in enumerate(rows)])
-    got = evaluate_frames(*data, ["auc", "gauc(weight=none)"]).metrics
+    got = receval_cli.evaluate(*data, ["auc", "gauc(weight=none)"]).metrics
     if 0 < sum(labels) < len(labels):
         assert got["auc"] == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
     else:
@@ -243,9 +243,11 @@ def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
 def test_duplicate_predictions_follow_the_duplicates_convention() -> None:
     predictions = pl.DataFrame({"user": ["u", "u"], "item": ["a", "a"], "score": [2.0, 4.0]})
     truth = pl.DataFrame({"user": ["u"], "item": ["a"], "relevance": [3.0]})
-    report = evaluate_frames(predictions, truth, ["mae"], conventions={"duplicates": "max_score"})
+    report = receval_cli.evaluate(
+        predictions, truth, ["mae"], conventions={"duplicates": "max_score"}
+    )
     assert report.metrics["mae"] == 1.0  # the kept prediction is 4.0
     assert report.pairs is not None
     assert report.pairs["used"] == 1
     with pytest.raises(InputError, match="appear more than once"):
-        evaluate_frames(predictions, truth, ["mae"])
+        receval_cli.evaluate(predictions, truth, ["mae"])

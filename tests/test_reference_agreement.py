@@ -19,7 +19,7 @@ import reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.presets import PRESETS
@@ -211,7 +211,7 @@ def run_receval(data: dict[str, Any]) -> Any:
     truth_columns = {"user": "u", "item": "i"}
     if not data["binary"]:
         truth_columns["relevance"] = "g"
-    return evaluate_frames(
+    return receval_cli.evaluate(
         predictions,
         truth,
         data["metrics"],

@@ -11,7 +11,7 @@ import math
 import polars as pl
 import pytest
 
-from receval_cli.api import evaluate_frames
+import receval_cli
 
 
 def one_user(
@@ -49,24 +49,24 @@ class TestQualityEvaluationSeed:
     """seed 000: CG, DCG and NDCG of the list graded (2, 0, 3, 2)."""
 
     def test_cg_is_the_sum_of_grades(self) -> None:
-        report = evaluate_frames(*one_user([2, 0, 3, 2]), ["cg@4"])
+        report = receval_cli.evaluate(*one_user([2, 0, 3, 2]), ["cg@4"])
         assert report.metrics["cg@4"] == 7
 
     def test_dcg_of_the_ideal_order_is_5_3(self) -> None:
-        report = evaluate_frames(*one_user([3, 2, 2, 0]), ["dcg@4", "idcg@4", "ndcg@4"])
+        report = receval_cli.evaluate(*one_user([3, 2, 2, 0]), ["dcg@4", "idcg@4", "ndcg@4"])
         assert round(report.metrics["dcg@4"], 1) == 5.3
         assert report.metrics["dcg@4"] == pytest.approx(3 + 2 / math.log2(3) + 2 / 2)
         assert report.metrics["ndcg@4"] == pytest.approx(1.0)
 
     def test_ndcg_of_the_initial_order_is_0_83(self) -> None:
-        report = evaluate_frames(*one_user([2, 0, 3, 2]), ["dcg@4", "idcg@4", "ndcg@4"])
+        report = receval_cli.evaluate(*one_user([2, 0, 3, 2]), ["dcg@4", "idcg@4", "ndcg@4"])
         assert round(report.metrics["dcg@4"], 1) == 4.4  # 2 + 0 + 1.5 + 0.9
         assert round(report.metrics["idcg@4"], 1) == 5.3
         assert round(report.metrics["ndcg@4"], 2) == 0.83
 
     def test_exponential_gain_variant(self) -> None:
         # The seed's alternative: (2^rel - 1) / log2(i + 1).
-        report = evaluate_frames(*one_user([2, 0, 3, 2]), ["dcg@4(gain=exponential)"])
+        report = receval_cli.evaluate(*one_user([2, 0, 3, 2]), ["dcg@4(gain=exponential)"])
         expected = 3 / 1 + 0 + 7 / 2 + 3 / math.log2(5)
         assert report.metrics["dcg@4(gain=exponential)"] == pytest.approx(expected)
 
@@ -88,7 +88,7 @@ class TestEvaluationMetricsSeed:
         ],
     )
     def test_recall_and_precision(self, metric: str, expected: float) -> None:
-        assert evaluate_frames(*self.data, [metric]).metrics[metric] == pytest.approx(expected)
+        assert receval_cli.evaluate(*self.data, [metric]).metrics[metric] == pytest.approx(expected)
 
     def mrr_users(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         # First relevant item at positions 1, 3, 6 and 2 for users 1 to 4.
@@ -104,12 +104,12 @@ class TestEvaluationMetricsSeed:
         return predictions, truth
 
     def test_mrr_is_one_half(self) -> None:
-        report = evaluate_frames(*self.mrr_users(), ["mrr"])
+        report = receval_cli.evaluate(*self.mrr_users(), ["mrr"])
         assert report.metrics["mrr"] == pytest.approx((1 + 1 / 3 + 1 / 6 + 1 / 2) / 4)
         assert report.metrics["mrr"] == pytest.approx(0.5)
 
     def test_mrr_at_5_drops_the_user_whose_first_hit_is_at_6(self) -> None:
-        report = evaluate_frames(*self.mrr_users(), ["mrr@5"])
+        report = receval_cli.evaluate(*self.mrr_users(), ["mrr@5"])
         # (1 + 0.33 + 0 + 0.5) / 4 = 11/24 = 0.458; the seed prints it truncated, "≈ 0.45".
         assert report.metrics["mrr@5"] == pytest.approx(11 / 24)
         assert math.floor(report.metrics["mrr@5"] * 100) / 100 == 0.45
@@ -143,7 +143,7 @@ class TestEvaluationOfRecommenderSystemsSeed:
                 "relevance": [float(a) for a, _ in table.values()],
             }
         )
-        report = evaluate_frames(
+        report = receval_cli.evaluate(
             predictions,
             truth,
             ["precision@3", "recall@3"],
@@ -158,7 +158,7 @@ class TestEvaluationOfRecommenderSystemsSeed:
     )
     def test_average_precision(self, hit_ranks: list[int], expected: float) -> None:
         data = hits_list(5, hit_ranks, 3)
-        report = evaluate_frames(*data, ["map@5", "map"])
+        report = receval_cli.evaluate(*data, ["map@5", "map"])
         assert report.metrics["map@5"] == pytest.approx(expected)
         assert report.metrics["map"] == pytest.approx(expected)
         assert round(report.metrics["map@5"], 3) == round(expected, 3)
@@ -166,7 +166,7 @@ class TestEvaluationOfRecommenderSystemsSeed:
     def test_ndcg_example_2_with_the_jarvelin_discount(self) -> None:
         data = hits_list(5, [2, 3, 4], 3)
         names = [f"{m}@5(discount=jarvelin)" for m in ("dcg", "idcg", "ndcg")]
-        values = evaluate_frames(*data, names).metrics
+        values = receval_cli.evaluate(*data, names).metrics
         assert round(values[names[0]], 2) == 2.13
         assert round(values[names[1]], 2) == 2.63
         assert round(values[names[2]], 2) == 0.81
@@ -175,7 +175,7 @@ class TestEvaluationOfRecommenderSystemsSeed:
 
     def test_ten_movies_discounted_cumulative_gain(self) -> None:
         names = [f"dcg@{k}(discount=jarvelin)" for k in range(1, 11)]
-        values = evaluate_frames(*one_user(self.grades), names).metrics
+        values = receval_cli.evaluate(*one_user(self.grades), names).metrics
         # The seed's running DCG: 3, 5, 6.89, (6.89, 6.89,) 7.28, 7.99, 8.66, 9.61, 9.61.
         printed = [3, 5, 6.89, 6.89, 6.89, 7.28, 7.99, 8.66, 9.61, 9.61]
         assert [round(values[n], 2) for n in names] == printed
@@ -184,7 +184,9 @@ class TestEvaluationOfRecommenderSystemsSeed:
         k_values = range(1, 11)
         names = {k: f"idcg@{k}(discount=jarvelin)" for k in k_values}
         ndcg = {k: f"ndcg@{k}(discount=jarvelin)" for k in k_values}
-        values = evaluate_frames(*one_user(self.grades), [*names.values(), *ndcg.values()]).metrics
+        values = receval_cli.evaluate(
+            *one_user(self.grades), [*names.values(), *ndcg.values()]
+        ).metrics
         # Ideal order 3, 3, 3, 2, 2, 2, 1, 0, 0, 0. The seed's running sum adds 0.86 after
         # 7.89 and skips the 1 at position 4 (it prints 8.75, 9.52, 9.88); the correct sums:
         correct = [3, 6, 7.89, 8.89, 9.75, 10.53, 10.88, 10.88, 10.88, 10.88]
@@ -199,18 +201,20 @@ class TestJurityDefinitionsSeed:
 
     def test_precision_divides_by_the_list_length(self) -> None:
         data = hits_list(3, [1, 3], 4)  # a list of 3 items, asked at k = 5
-        report = evaluate_frames(
+        report = receval_cli.evaluate(
             *data, ["precision@5"], conventions={"precision_denominator": "list_length"}
         )
         assert report.metrics["precision@5"] == pytest.approx(2 / 3)
 
     def test_map_normalises_by_min_k_relevant(self) -> None:
         data = hits_list(5, [1, 2], 4)  # P@1 = 1, P@2 = 1; min(2, 4) = 2
-        report = evaluate_frames(*data, ["map@2"], conventions={"ap_denominator": "min_k_relevant"})
+        report = receval_cli.evaluate(
+            *data, ["map@2"], conventions={"ap_denominator": "min_k_relevant"}
+        )
         assert report.metrics["map@2"] == pytest.approx(1.0)
 
     def test_ndcg_ideal_over_all_relevant_items(self) -> None:
         data = hits_list(2, [1], 3)  # binary relevance, |A| = 3, asked at k = 2
-        report = evaluate_frames(*data, ["ndcg@2"], conventions={"ideal_dcg": "all_relevant"})
+        report = receval_cli.evaluate(*data, ["ndcg@2"], conventions={"ideal_dcg": "all_relevant"})
         ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
         assert report.metrics["ndcg@2"] == pytest.approx(1 / ideal)
