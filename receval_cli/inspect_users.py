@@ -110,7 +110,9 @@ def inspect_config(
         "auto" if config.engine == "spark" else config.engine, [predictions.path]
     )
     # the whole files: the users' statuses, the input checks, and every user's values
-    report = evaluate_inputs(predictions, truth, specs, conventions, sources=sources, engine=engine)
+    report = evaluate_inputs(
+        predictions, truth, specs, conventions, sources=sources, engine=engine, check_unknown=False
+    )
     per_user = per_user_values(report).drop("model")
     if user is not None:
         chosen = [find_user(per_user, user, predictions, truth)]

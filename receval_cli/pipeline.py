@@ -223,6 +223,30 @@ def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
     return length if limit is None else pl.min_horizontal(length, pl.lit(limit, pl.UInt32))
 
 
+def raise_row_checks(
+    predictions: Input,
+    truth: Input,
+    per_user: pl.DataFrame,
+    apart: dict[str, pl.DataFrame],
+    rows: list[pl.DataFrame],
+) -> None:
+    """The row checks, in order: empty files, list layouts, nulls, NaN, duplicates.
+    `rows` holds raw_rows of the predictions and of the truth; `apart`, the check queries
+    collected on their own (else their columns are in `per_user`)."""
+    for source, prefix, found in (
+        (predictions, PREDICTION_CHECKS, rows[0]),
+        (truth, TRUTH_CHECKS, rows[1]),
+    ):
+        result = totals(apart.get(prefix, per_user), prefix)
+        raise_for(source, {**result, **found.row(0, named=True)})
+    for source, length, distinct, key in (
+        (predictions, "list_rows", "list_distinct", "duplicates"),
+        (truth, "truth_items", "truth_distinct", "truth_duplicates"),
+    ):
+        if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
+            raise_duplicates(source, key)
+
+
 def evaluate_inputs(
     predictions: Input,
     truth: Input,
@@ -280,18 +304,7 @@ def evaluate_inputs(
         name: (state, table)
         for (name, (state, _)), table in zip(states.items(), computed, strict=True)
     }
-    for source, prefix, found in (
-        (predictions, PREDICTION_CHECKS, rows[0]),
-        (truth, TRUTH_CHECKS, rows[1]),
-    ):
-        result = totals(apart.get(prefix, per_user), prefix)
-        raise_for(source, {**result, **found.row(0, named=True)})
-    for source, length, distinct, key in (
-        (predictions, "list_rows", "list_distinct", "duplicates"),
-        (truth, "truth_items", "truth_distinct", "truth_duplicates"),
-    ):
-        if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
-            raise_duplicates(source, key)
+    raise_row_checks(predictions, truth, per_user, apart, rows)
     users = users_block(
         user_tally(per_user),
         truth,

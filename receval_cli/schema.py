@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 
 from receval_cli import __version__, console
-from receval_cli.config import Config
+from receval_cli.config import Config, OutputFormat
 from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
-from receval_cli.output import check_destination, write_atomic
+from receval_cli.output import write_atomic
 from receval_cli.presets import PRESETS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -28,7 +28,6 @@ _FILE = {
     "path": "The file, relative to the config file's folder.",
     "columns": "The file's column names for receval's roles.",
 }
-_PREDICTION_FILE = {**_FILE, "format": "csv, tsv, parquet, jsonl or trec (default: extension)."}
 # descriptions for the keys whose model field has none: {definition: {key: text}}
 _DESCRIPTIONS: dict[str, dict[str, str]] = {
     "Config": {
@@ -51,11 +50,11 @@ _DESCRIPTIONS: dict[str, dict[str, str]] = {
         "comparison": "Every model against the baseline model, with paired tests.",
         "segments": "A file of user attributes to split the users by (segment_by).",
     },
-    "PredictionsConfig": _PREDICTION_FILE,
-    "GroundTruthConfig": _PREDICTION_FILE,
-    "CatalogConfig": _PREDICTION_FILE,
-    "InteractionsConfig": _PREDICTION_FILE,
-    "SegmentsConfig": _PREDICTION_FILE,
+    "PredictionsConfig": _FILE,
+    "GroundTruthConfig": _FILE,
+    "CatalogConfig": _FILE,
+    "InteractionsConfig": _FILE,
+    "SegmentsConfig": _FILE,
     "ModelFile": {
         "path": _FILE["path"],
         "format": "Default: `predictions.format`, else the extension.",
@@ -83,7 +82,7 @@ _DESCRIPTIONS: dict[str, dict[str, str]] = {
     "SegmentColumns": {"user": "The user id column."},
     "Gate": {"min": "Fail below this value.", "max": "Fail above this value."},
     "OutputConfig": {
-        "format": "table, json, markdown, csv or junit.",
+        "format": f"{', '.join(get_args(OutputFormat))}.",
         "path": "Write the report to this file (relative to the config file's folder).",
     },
     "ConfidenceConfig": {
@@ -238,8 +237,7 @@ def schema_command(
         sys.stdout.write(text)
         return
     try:
-        check_destination(output)
-        write_atomic(output, text)
+        write_atomic(output, text)  # it checks the destination first
     except RecEvalError as error:
         from receval_cli.cli import _fail
 

@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli import console, unknown_items
-from receval_cli.checks import raise_duplicates, raise_for, raw_rows, totals
+from receval_cli.checks import raw_rows
 from receval_cli.config import LoadedConfig, PredictionsConfig, UnknownItemsConfig, load_config
 from receval_cli.conventions import Conventions
 from receval_cli.engines import polars_engine
@@ -49,21 +49,21 @@ from receval_cli.models import (
 from receval_cli.pairs import pair_counts
 from receval_cli.partitions import check_partitionable
 from receval_cli.pipeline import (
-    PREDICTION_CHECKS,
-    TRUTH_CHECKS,
     _diagnose,
     _no_overlap_message,
     checked_pairs,
+    exposure_depth,
     max_depth,
     pair_join,
     per_user_frame,
+    raise_row_checks,
     user_tally,
     users_block,
 )
 from receval_cli.read_errors import READ_ERRORS
 from receval_cli.recs import raise_unknown_features
 from receval_cli.segments import segments_of, user_attributes
-from receval_cli.sources import Sources, check_sources, read_sources
+from receval_cli.sources import check_sources, read_sources
 
 EXAMPLES = 3
 TINY_OVERLAP = 0.1  # users in both files, as a share of the ground truth's users
@@ -150,25 +150,28 @@ def _check_model(
     plan = per_user_frame(predictions, truth, (), conventions, sources, listed)
     depth = max_depth(listed, conventions.max_depth)
     profiled = [predictions, truth, *sources.given()] if describe_all else [predictions]
+    reference, reference_items = unknown_items.reference_of(truth, sources)
+    listed_items = recommended_items(plan.lists)
     queries = [
         raw_rows(predictions),
         raw_rows(truth),
         plan.frame,
-        _recommended(predictions, plan.lists, depth),
+        listed_items,
         truth.frame.select("item").unique(),
         truth.frame.group_by("rel").len().sort("rel"),
+        unknown_items.unknown_query(listed_items, reference_items),
     ]
     for source in profiled:
         queries += _profile(source)
     try:
-        rows_p, rows_t, per_user, recommended, known, grades, *found = pl.collect_all(
+        rows_p, rows_t, per_user, recommended, known, grades, unknown, *found = pl.collect_all(
             queries, engine=engine
         )
         checks = list(plan.check_queries.values())
         apart = dict(zip(plan.check_queries, pl.collect_all(checks, engine=engine), strict=True))
     except READ_ERRORS as error:
         raise _diagnose(error, predictions, truth) from None
-    _raise_checks(predictions, truth, per_user, apart, rows_p, rows_t)
+    raise_row_checks(predictions, truth, per_user, apart, [rows_p, rows_t])
     tally = user_tally(per_user)
     users_block(
         tally,
@@ -201,55 +204,17 @@ def _check_model(
     )
     for role in blocks.keys() - {"predictions", "ground truth"}:
         del blocks[role]["pairs"]  # the rows of a catalog or a log
-    cutoffs = [s.k for s in loaded.specs if s.k is not None]
     model = {
         "predictions": {
             **blocks.pop("predictions"),
-            "list_length": _list_lengths(per_user, max(cutoffs, default=None)),
+            "list_length": _list_lengths(per_user, exposure_depth(loaded.specs)),
         },
         "ids": _alignment(types),
         "users": _users(per_user, tally, conventions),
         "items": _items(recommended, known, depth, universe.source, outside),
-        "unknown_items": _unknown(recommended, truth, sources),
+        "unknown_items": unknown_items.describe(unknown, reference),
     }
     return model, blocks
-
-
-def _unknown(recommended: pl.DataFrame, truth: Input, sources: Sources) -> dict[str, Any]:
-    """run's unknown_items block: the recommended items its reference does not know."""
-    reference, items = unknown_items.reference_of(truth, sources)
-    found = unknown_items.unknown_query(recommended.lazy(), items).collect()
-    return unknown_items.describe(found, reference)
-
-
-def _recommended(predictions: Input, lists: pl.LazyFrame, depth: int | None) -> pl.LazyFrame:
-    """The distinct items in the lists as deep as run ranks them (all items: the file's)."""
-    if depth is None:
-        return predictions.frame.select("item").unique()
-    return recommended_items(lists)
-
-
-def _raise_checks(
-    predictions: Input,
-    truth: Input,
-    per_user: pl.DataFrame,
-    apart: dict[str, pl.DataFrame],
-    rows_p: pl.DataFrame,
-    rows_t: pl.DataFrame,
-) -> None:
-    """`run`'s row checks, in its order: empty files, list layouts, nulls, NaN, duplicates."""
-    for source, prefix, rows in (
-        (predictions, PREDICTION_CHECKS, rows_p),
-        (truth, TRUTH_CHECKS, rows_t),
-    ):
-        result = totals(apart.get(prefix, per_user), prefix)
-        raise_for(source, {**result, **rows.row(0, named=True)})
-    for source, length, distinct, key in (
-        (predictions, "list_rows", "list_distinct", "duplicates"),
-        (truth, "truth_items", "truth_distinct", "truth_duplicates"),
-    ):
-        if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
-            raise_duplicates(source, key)
 
 
 def _id_types(source: Input) -> dict[str, pl.DataType]:
