@@ -17,7 +17,6 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -290,7 +289,7 @@ def _destinations(
 
 
 def _print_table(report: Result) -> None:
-    Console(highlight=False).print(table(report))
+    console.out().print(table(report))
 
 
 @app.command()
@@ -336,7 +335,7 @@ def convert(
     except RecEvalError as error:
         error.args = (_as_options(str(error)),)
         raise _fail(error) from None
-    Console(stderr=True, highlight=False).print(
+    console.err().print(
         f"wrote {run.height} lines for {run.get_column('user').n_unique()} users to {output}",
         markup=False,
     )
@@ -414,12 +413,12 @@ def compare(
         raise _fail(error) from None
     table_shown = not quiet if output is not None else chosen == CompareFormat.table
     if table_shown:
-        Console(highlight=False).print(comparison_table(comparison))
+        console.out().print(comparison_table(comparison))
     elif output is None:
         sys.stdout.write(render_comparison(comparison, chosen))
     warning = conventions_warning(comparison)
     if warning and not table_shown:  # the table shows it below; the other formats may not
-        Console(stderr=True, highlight=False, soft_wrap=True).print(warning, markup=False)
+        console.err().print(warning, markup=False)
 
 
 @app.command("metrics")
@@ -431,7 +430,7 @@ def list_metrics(
         shown = metric_table() if name is None else metric_detail(name)
     except SpecError as error:
         raise _fail(UsageError(str(error))) from None
-    Console(highlight=False).print(shown)
+    console.out().print(shown)
 
 
 # commands defined in their own modules: one registration line each, below this one

@@ -19,8 +19,10 @@ import polars as pl
 from receval_cli import plots
 from receval_cli.gates import GateResult
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.exposure import gini_of
 from receval_cli.models import ModelsReport
 from receval_cli.pipeline import exposure_depth
+from receval_cli.render import per_user_values
 from receval_cli.report import Report, confidence_line, gate_requirement, users_line
 
 Result = Report | ModelsReport
@@ -292,9 +294,13 @@ class _Page:
                 "up partial sums), so there is no distribution to show.</p>\n"
             )
         values: dict[str, dict[str, list[float]]] = {}
+        table = per_user_values(self.result)  # null where a user is not in the metric's mean
         for name, report in self.models.items():
-            for metric, series in _per_user(report).items():
-                values.setdefault(metric, {})[name] = series
+            rows = table.filter(pl.col("model") == name)
+            assert report.counted is not None
+            for metric in (c for c in report.counted.columns if c != "user"):
+                column = rows.get_column(metric).cast(pl.Float64)
+                values.setdefault(metric, {})[name] = column.filter(column.is_finite()).to_list()
         figures = []
         for metric, by_model in values.items():
             if not any(by_model.values()):
@@ -321,7 +327,9 @@ class _Page:
         if not exposures or not any(sum(c) for c in exposures.values()):
             return ""
         depth = self._depth()
-        ginis = {name: _gini(counts) for name, counts in exposures.items() if sum(counts)}
+        ginis = {
+            name: gini_of(pl.Series(counts)) for name, counts in exposures.items() if sum(counts)
+        }
         exposures = {name: exposures[name] for name in ginis}
         figures = [
             self._figure(
@@ -414,26 +422,6 @@ def _family_label(family: str) -> str:
 def _interval(report: Report, metric: str) -> tuple[float, float] | None:
     found = (report.confidence or {}).get("intervals", {}).get(metric)
     return None if found is None else (float(found[0]), float(found[1]))
-
-
-def _per_user(report: Report) -> dict[str, list[float]]:
-    """Each per-user metric's finite values over the users in its mean."""
-    assert report.per_user is not None
-    assert report.counted is not None
-    found = {}
-    for metric in (c for c in report.counted.columns if c != "user"):
-        column = report.per_user.get_column(metric).filter(report.counted.get_column(metric))
-        column = column.cast(pl.Float64)
-        found[metric] = column.filter(column.is_finite()).to_list()
-    return found
-
-
-def _gini(counts: list[int]) -> float:
-    """sum_j (2j - n - 1) x_j / (n sum x), x ascending: the gini metric's formula."""
-    ordered = sorted(counts)
-    n = len(ordered)
-    weighted = sum((2 * j - n - 1) * x for j, x in enumerate(ordered, start=1))
-    return weighted / (n * sum(ordered))
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

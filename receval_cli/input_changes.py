@@ -15,14 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
-
 from receval_cli.config import LoadedConfig
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.pipeline import InternalError
-
-# what polars raises when a file changes under a query: an error, or a panic of its reader
-_POLARS_FAILURES = (pl.exceptions.PolarsError, pl.exceptions.PanicException)
+from receval_cli.read_errors import READ_ERRORS
 
 
 @dataclass(frozen=True)
@@ -71,7 +67,7 @@ def watching(files: Mapping[Path, str]) -> Iterator[None]:
     before = {path: file_state(path) for path in files}
     try:
         yield
-    except (RecEvalError, OSError, *_POLARS_FAILURES) as error:
+    except (RecEvalError, OSError, *READ_ERRORS) as error:
         changed = _changed(files, before)
         if changed is not None:
             raise changed from None

@@ -7,6 +7,7 @@ where `row` is the row's position in the file (for input_order ties and `first`)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,6 +88,17 @@ class Input:
             "layout": self.layout,
             "columns": self.columns,
         }
+
+
+def failing_input(inputs: Iterable[Input]) -> InputError | None:
+    """After a query over several inputs failed: the first input that cannot be read on
+    its own (each is read whole), with the line at fault when it shows one; None if none."""
+    for source in inputs:
+        try:
+            source.frame.collect()
+        except READ_ERRORS as error:
+            return source.read_failure(error)
+    return None
 
 
 def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat:
@@ -207,6 +219,8 @@ def _is_empty(frame: pl.LazyFrame, role: str, path: Path) -> bool:
     try:
         return frame.head(1).collect().height == 0
     except READ_ERRORS as error:
+        if not path.is_file():  # a frame given in memory (the Python API): no file to scan
+            raise InputError(f"{role} {path} could not be read: {first_line(error)}.") from None
         fmt = _EXTENSIONS.get(path.suffix.lower(), "csv")  # the likeliest; only for messages
         raise read_failure(path, fmt, None, role, error) from None
 

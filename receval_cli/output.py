@@ -58,11 +58,6 @@ def write_atomic(path: Path, content: str | Callable[[TextIO], None]) -> None:
     write_all_atomic({path: text_writer(content)})
 
 
-def write_atomic_with(path: Path, writer: Writer) -> None:
-    """Let `writer` write a temporary file (e.g. Parquet), then rename it to `path`."""
-    write_all_atomic({path: writer})
-
-
 def write_all_atomic(writers: Mapping[Path, Writer]) -> None:
     """Write every file or none: each writer fills a temporary file next to its path, and
     only when all of them succeeded are they renamed into place."""

@@ -25,7 +25,7 @@ from receval_cli.global_eval import (
     state_queries,
     universe_of,
 )
-from receval_cli.io import Input, align_ids
+from receval_cli.io import Input, align_ids, failing_input
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs, Universe
@@ -46,7 +46,7 @@ from receval_cli.prepare import (
     ranked_items,
     with_score_precision,
 )
-from receval_cli.read_errors import READ_ERRORS
+from receval_cli.read_errors import READ_ERRORS, first_line
 from receval_cli.recs import missing_input, raise_unknown_features, recs_aggregates
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources
@@ -566,12 +566,8 @@ def guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> No
 
 def _diagnose(error: BaseException, *inputs: Input) -> InputError:
     """Find which file the engine failed on, and say so (reads each input whole)."""
-    for source in inputs:
-        try:
-            source.frame.collect()
-        except READ_ERRORS as inner:
-            return source.read_failure(inner)  # names the line at fault when it can
-    return InputError(f"the inputs could not be evaluated: {str(error).strip().splitlines()[0]}")
+    found = failing_input(inputs)
+    return found or InputError(f"the inputs could not be evaluated: {first_line(error)}")
 
 
 def resolved_config(loaded: LoadedConfig) -> dict[str, Any]:

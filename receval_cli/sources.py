@@ -29,6 +29,7 @@ from receval_cli.io import (
     _require_column,
     _users,
     detect_format,
+    failing_input,
     read_predictions,
     scan,
 )
@@ -188,11 +189,9 @@ def check_sources(sources: Sources, duplicates: str = "error") -> None:
 
 def _unreadable(given: list[Input], error: BaseException) -> InputError:
     """Which optional input failed to read, and where (each is read again, whole)."""
-    for source in given:
-        try:
-            source.frame.collect()
-        except READ_ERRORS as failed:
-            return source.read_failure(failed)
+    found = failing_input(given)
+    if found is not None:
+        return found
     paths = ", ".join(str(source.path) for source in given)
     return InputError(
         f"the optional inputs ({paths}) could not be read together: {first_line(error)}."

@@ -158,3 +158,16 @@ def test_importing_the_package_does_not_import_the_api() -> None:
     code = "import sys, receval_cli; print('receval_cli.api' in sys.modules)"
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "False"
+
+
+def test_a_frame_that_fails_to_compute_is_named() -> None:
+    """A lazy frame whose query fails is reported as the frame, not as a missing file."""
+    broken = pl.LazyFrame({"user": ["a"], "item": [2], "score": ["1.0"]}).with_columns(
+        pl.col("user").cast(pl.Int64)
+    )
+    truth = pl.DataFrame({"user": [1], "item": [2]})
+    with pytest.raises(InputError) as found:
+        receval_cli.evaluate(broken, truth, metrics=["mrr"])
+    assert str(found.value).startswith(
+        "predictions <predictions frame> could not be read: conversion from `str` to `i64` failed"
+    )

@@ -178,21 +178,21 @@ def gini(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> f
     RecBole's GiniIndex. Example: a catalog of 4 items, exposures (0, 0, 1, 3): (-3·0 -
     1·0 + 1·1 + 3·3) / (4·4) = 10/16."""
     items = _universe_items(universe)
-    counts = (
-        items.join(state, on="item", how="left")
-        .select(pl.col("lists").fill_null(0))
-        .sort("lists")
-        .get_column("lists")
-    )
-    n = counts.len()
-    total = int(counts.sum())
-    if total == 0:
+    counts = items.join(state, on="item", how="left").get_column("lists").fill_null(0)
+    if counts.sum() == 0:
         raise InputError(
             f"gini@{cutoff_label(k)}: no recommended item is in the {universe.source}, so "
             "there is no exposure to measure. Check that the item ids match."
         )
+    return gini_of(counts)
+
+
+def gini_of(counts: pl.Series) -> float:
+    """sum_j (2j - n - 1) x_j / (n sum x) over the counts x in ascending order (sum > 0)."""
+    ordered = counts.cast(pl.Int64).sort()
+    n = ordered.len()
     weights = pl.int_range(1, n + 1, eager=True, dtype=pl.Int64) * 2 - n - 1
-    return float((weights * counts).sum()) / (n * total)
+    return float((weights * ordered).sum()) / (n * int(ordered.sum()))
 
 
 @register_global(
