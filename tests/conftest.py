@@ -1,7 +1,15 @@
-"""Shared fixtures: one Spark session per test run (started only by the tests that ask)."""
+"""Shared fixtures: one Spark session per test run (started only by the tests that ask).
+
+Every test that uses the `spark` fixture is marked `spark`, so `pytest -m spark` runs just
+those (CI does, after installing the `spark` extra). Without pyspark or Java they skip with
+the reason; with RECEVAL_REQUIRE_SPARK=1 (CI's Spark step) they fail instead, so a broken
+Spark install cannot pass as a row of skips.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -9,14 +17,30 @@ from typing import Any
 import pytest
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
+def _missing_spark() -> str | None:
+    """Why Spark cannot start here, or None."""
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (the spark extra: uv sync --extra spark)"
+    if shutil.which("java") is None:
+        return "Spark needs Java 17 or newer, and no `java` is on the PATH"
+    return None
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """A local[2] SparkSession; the Spark tests are skipped, with the reason, without
     pyspark (the `spark` extra) or without Java."""
-    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra: spark)")
-    if shutil.which("java") is None:
-        pytest.skip("Spark needs Java 17 or newer, and no `java` is on the PATH")
-    del pyspark
+    missing = _missing_spark()
+    if missing is not None:
+        if os.environ.get("RECEVAL_REQUIRE_SPARK") == "1":
+            pytest.fail(f"RECEVAL_REQUIRE_SPARK=1 but {missing}")
+        pytest.skip(missing)
     from pyspark.sql import SparkSession
 
     session = (

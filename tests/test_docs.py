@@ -105,12 +105,6 @@ def test_python_example_with_files_gives_the_quickstart_numbers() -> None:
         assert value == ran[name], name
 
 
-@pytest.mark.parametrize("command", ["uv run receval run configs/quickstart.yaml", "uv run pytest"])
-def test_quick_start_commands_are_the_ones_ci_runs(command: str) -> None:
-    assert command in README
-    assert command.removeprefix("uv run ") in (ROOT / ".ci" / "run").read_text()
-
-
 def test_every_preset_fixes_every_convention_and_is_documented() -> None:
     from receval_cli.presets import PRESETS
 

@@ -1,0 +1,171 @@
+"""The README's set-up promise, kept true: the quick-start block is what CI runs, the
+install lines name only what exists, every Markdown table renders whole, and everything
+the tests import is declared in the `dev` group."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+MARKDOWN_FILES = [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
+
+
+def quickstart(readme: str) -> subprocess.CompletedProcess[str]:
+    """Run CI's extractor on a README text, as .ci/run does."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "quickstart_commands.py"), "/dev/stdin"],
+        input=readme,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_quickstart_block_is_the_two_documented_commands() -> None:
+    found = quickstart(README)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines() == [
+        "uv run receval run configs/quickstart.yaml",
+        "uv run pytest",
+    ]
+
+
+def test_ci_runs_the_extracted_block_in_a_fresh_environment_before_the_extras() -> None:
+    """.ci/run takes the commands from the README (not a copy of them), with no extras and
+    an empty uv cache, and installs the spark extra only afterwards."""
+    extract = CI.index(".ci/quickstart_commands.py README.md")
+    spark = CI.index("--extra spark")
+    assert extract < spark
+    assert "--extra" not in CI[:extract]
+    readme_step = CI[extract:spark]
+    assert "UV_CACHE_DIR=" in readme_step
+    assert "UV_PROJECT_ENVIRONMENT=" in readme_step
+    assert "RECEVAL_REQUIRE_SPARK=1" in CI[spark:]
+    assert "-m spark" in CI[spark:]
+
+
+def test_extractor_fails_without_the_marker() -> None:
+    """A README that lost its marker stops CI instead of running nothing."""
+    found = quickstart(README.replace("<!-- quickstart -->", ""))
+    assert found.returncode == 2
+    assert "no fenced code block" in found.stderr
+
+
+def test_extractor_drops_comments_and_blank_lines() -> None:
+    text = "<!-- quickstart -->\n```bash\n\nuv run a b   # why\n  uv run c\n```\n"
+    assert quickstart(text).stdout.splitlines() == ["uv run a b", "uv run c"]
+
+
+def test_development_section_tests_the_same_way() -> None:
+    development = README.split("## Development")[1]
+    assert "uv run pytest " in development
+
+
+def test_no_install_line_names_an_unpublished_package() -> None:
+    """receval is not on a package index: install lines take the clone's folder."""
+    name = PYPROJECT["project"]["name"]
+    for line in README.splitlines():
+        for command in re.findall(r"(?:pip|pipx|uv pip|uv tool) install ([^`#\n]*)", line):
+            for target in command.split():
+                if target.startswith("-"):
+                    continue
+                bare = target.strip("'\"").split("[")[0].split("==")[0]
+                assert bare != name, line
+
+
+def test_pip_install_into_a_system_python_is_not_the_first_line() -> None:
+    """`pip install uv` fails on Debian/Ubuntu's system Python (PEP 668); the README
+    leads with a line that works there."""
+    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    first = blocks[0].splitlines()[0]
+    assert first.startswith("pipx install uv")
+
+
+def test_bare_receval_commands_follow_the_tool_install() -> None:
+    """A command written `receval ...` (not `uv run receval ...`) only appears after the
+    section that installs the `receval` command."""
+    install = README.index("### Installing `receval` as a command")
+    for found in re.finditer(r"```bash\n(.*?)```", README, re.S):
+        lines = [line.strip() for line in found[1].splitlines()]
+        if any(line.startswith("receval ") for line in lines):
+            assert found.start() > install, found[1]
+
+
+def _table_ranges(text: str) -> list[tuple[int, int]]:
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    return [tuple(t.map) for t in tokens if t.type == "table_open" and t.map]  # type: ignore[misc]
+
+
+def _table_lines(text: str) -> list[int]:
+    """The source lines that look like table rows, outside fenced code."""
+    rows, fenced = [], False
+    for number, line in enumerate(text.splitlines()):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("|"):
+            rows.append(number)
+    return rows
+
+
+@pytest.mark.parametrize("path", MARKDOWN_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_table_keeps_all_its_rows(path: Path) -> None:
+    """Every `| ... |` line renders inside a table: a blank line inside a table would end
+    it and show the rest as a paragraph of pipes."""
+    text = path.read_text(encoding="utf-8")
+    ranges = _table_ranges(text)
+    assert ranges, "no table rendered"
+    lost = [n + 1 for n in _table_lines(text) if not any(start <= n < end for start, end in ranges)]
+    assert lost == [], f"{path.name}: lines {lost} are outside every rendered table"
+
+
+def test_table_check_catches_a_table_cut_by_a_blank_line() -> None:
+    text = "| a | b |\n|---|---|\n| 1 | 2 |\n\n| 3 | 4 |\n"
+    ranges = _table_ranges(text)
+    lost = [n for n in _table_lines(text) if not any(s <= n < e for s, e in ranges)]
+    assert lost == [4]
+
+
+def _imported_modules() -> set[str]:
+    """Every top-level module the test suite imports (the golden files' generators in
+    tests/golden run in each peer library's own environment, not here)."""
+    found: set[str] = set()
+    for path in (ROOT / "tests").rglob("*.py"):
+        if "golden" in path.relative_to(ROOT / "tests").parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_everything_the_tests_import_is_declared_in_core_or_dev() -> None:
+    """A fresh `uv sync` (core + dev group, no extras) can import every test module; only
+    pyspark, which the Spark tests import through their fixture, comes from an extra."""
+    declared = {_requirement_name(r) for r in PYPROJECT["project"]["dependencies"]}
+    declared |= {_requirement_name(r) for r in PYPROJECT["dependency-groups"]["dev"]}
+    local = {p.stem for p in (ROOT / "tests").rglob("*.py")} | {"receval_cli", "tests"}
+    distributions = importlib.metadata.packages_distributions()
+    missing = []
+    for module in sorted(_imported_modules() - local - set(sys.stdlib_module_names)):
+        names = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
+        if module != "pyspark" and not names & declared:
+            missing.append(f"{module} ({', '.join(sorted(names))})")
+    assert missing == [], "imported by the tests but not in the dev group: " + ", ".join(missing)
