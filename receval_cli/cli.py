@@ -7,24 +7,32 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal erro
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 import signal
 import sys
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.text import Text
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from receval_cli import __version__, console, signals
-from receval_cli.catalog import metric_detail, metric_table
+from receval_cli.catalog import ListingFormat, metric_detail, metric_listing, metric_table
 from receval_cli.config import ConfidenceConfig, LoadedConfig, PredictionsConfig, load_config
 from receval_cli.conventions import Conventions
 from receval_cli.convert import trec_run, write_trec_run
+from receval_cli.destinations import (
+    REPORT_EXTENSIONS,
+    TABLE_EXTENSIONS,
+    Destination,
+    check_append,
+    format_of,
+    guard,
+    is_stdout,
+)
 from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
 from receval_cli.init_config import init_command
 from receval_cli.input_changes import input_files, watching
@@ -33,17 +41,16 @@ from receval_cli.io import read_predictions
 from receval_cli.metrics import SpecError
 from receval_cli.models import evaluate_config
 from receval_cli.output import (
+    Content,
     check_destination,
     forget_written,
-    text_writer,
-    write_all_atomic,
-    write_atomic,
+    frame_writer,
+    write_outputs,
     written,
 )
 from receval_cli.render import Result, per_user_values, render, table
 from receval_cli.saved_reports import (
     CompareFormat,
-    choose_format,
     compare_reports,
     comparison_table,
     conventions_warning,
@@ -51,6 +58,46 @@ from receval_cli.saved_reports import (
 )
 from receval_cli.schema import schema_command
 from receval_cli.validate import validate_command
+
+
+def plain_metavars(params: list[Any], ctx: Any) -> None:
+    """Help as shells show it: `--quiet` (a flag) with no `<bool>`, `--output PATH`,
+    `--format FORMAT` (the choices are in its help), `CONFIG PATH`, `REPORTS PATH...`."""
+    for param in params:
+        if param.metavar is not None:
+            continue
+        shown = _plain_type(str(param.display_type_rich(ctx)))
+        if getattr(param, "param_type_name", "") == "argument":
+            param.metavar = str(param.name).upper()
+            # typer shows an argument's type from its annotation, not from its metavar
+            param.display_type_rich = lambda ctx, shown=shown: shown
+        elif param.is_flag:
+            param.metavar = ""
+        elif "|" in shown:  # choices: the help text lists them
+            param.metavar = str(param.name).upper()
+        else:
+            param.metavar = shown
+
+
+def _plain_type(shown: str) -> str:
+    """`<path>` -> PATH, `<list[Path]>` -> PATH..., `<int>` -> INTEGER."""
+    bare = shown.strip("<>")
+    several = bare.startswith("list[")
+    name = bare.removeprefix("list[").removesuffix("]")
+    if "|" not in name:
+        name = _METAVARS.get(name.lower(), name.upper())
+    return name + ("..." if several else "")
+
+
+_METAVARS = {"path": "PATH", "str": "TEXT", "int": "INTEGER", "float": "NUMBER"}
+
+
+class _Command(TyperCommand):
+    """A command whose help shows plain metavars (see plain_metavars)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        plain_metavars(self.get_params(ctx), ctx)
+        super().format_help(ctx, formatter)
 
 
 class _Commands(TyperGroup):
@@ -62,6 +109,10 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             raise signals.interrupted(signal.SIGINT) from None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        plain_metavars(self.get_params(ctx), ctx)
+        super().format_help(ctx, formatter)
 
 
 app = typer.Typer(
@@ -89,19 +140,7 @@ class Format(StrEnum):
     csv = "csv"
     junit = "junit"
     html = "html"
-
-
-# an output file's format from its extension (--output may be given several times)
-_EXTENSIONS = {
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".csv": "csv",
-    ".xml": "junit",
-    ".txt": "table",
-    ".html": "html",
-    ".htm": "html",
-}
+    github = "github"
 
 
 def _version(value: bool) -> None:
@@ -114,22 +153,44 @@ def _version(value: bool) -> None:
 def _main(
     version: Annotated[
         bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+        typer.Option(
+            "--version", "-V", callback=_version, is_eager=True, help="Print the version."
+        ),
     ] = False,
     no_color: console.NoColorOption = False,
+    log_format: console.LogFormatOption = None,
 ) -> None:
     """Exact, fast offline evaluation of recommender systems."""
     console.reset()
-    console.configure(no_color=no_color)
+    console.configure(no_color=no_color, log_format=log_format)
 
 
 def _fail(error: RecEvalError) -> typer.Exit:
-    message = Text("error: ", style="bold red") + Text(str(error))
-    console.err().print(message)
-    return typer.Exit(error.exit_code)
+    return console.fail(error, error.exit_code)
 
 
-@app.command()
+OutputOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the report here (atomically); - for standard output. Repeat it for "
+        "several files: each file's format comes from its extension (.json, .md, .csv, "
+        ".xml for JUnit, .txt for the table, .html); --format names the format of - and of "
+        "a name without a known extension.",
+    ),
+]
+AppendOption = Annotated[
+    bool,
+    typer.Option(
+        "--append",
+        help="Add the report to the end of the --output files instead of replacing them "
+        '(table, markdown, csv and github; e.g. -o "$GITHUB_STEP_SUMMARY" --append).',
+    ),
+]
+
+
+@app.command(cls=_Command)
 def run(
     config: Annotated[Path, typer.Argument(help="The YAML config file.")],
     format: Annotated[
@@ -137,24 +198,18 @@ def run(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown, csv, junit or html (default: the config's output.format).",
+            help="table, json, markdown, csv, junit, html or github (workflow annotations); "
+            "default: the --output file's extension, else the config's output.format.",
         ),
     ] = None,
-    output: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write the report to this file (atomically). Repeat it for several files; "
-            "each file's format then comes from its extension (.json, .md, .csv, .xml for "
-            "JUnit, .txt for the table, .html).",
-        ),
-    ] = None,
+    output: OutputOption = None,
+    append: AppendOption = False,
     per_user: Annotated[
         Path | None,
         typer.Option(
             "--per-user",
-            help="Write every per-user metric value (with the model) to this Parquet file.",
+            help="Write every per-user metric value (with the model) to this file: .parquet, "
+            ".csv, .tsv or .jsonl.",
         ),
     ] = None,
     quiet: Annotated[
@@ -162,10 +217,12 @@ def run(
         typer.Option(
             "--quiet",
             "-q",
-            help="Print nothing when writing to --output, and no progress display.",
+            help="No progress display and no table; warnings and failed gates still go to "
+            "stderr, and a report asked for with --format or --output is still written.",
         ),
     ] = False,
     verbose: console.VerboseOption = False,
+    log_format: console.LogFormatOption = None,
     no_color: console.NoColorOption = False,
     preset: Annotated[
         str | None,
@@ -199,103 +256,134 @@ def run(
     ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
-    console.configure(no_color=no_color, quiet=quiet, verbose=verbose)
+    console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
+    request = _Request(config, format, output or [], append, per_user, quiet)
     try:
         with console.live_stages():
-            report, table_shown = _run(
-                config, format, output, per_user, quiet, preset, ci, engine, baseline_report
-            )
+            report, table_shown = _run(request, preset, ci, engine, baseline_report)
     except RecEvalError as error:
         raise _fail(error) from None
     if table_shown:
-        _print_table(report)
-    elif not quiet:  # the table shows them; other formats go to files or pipes
+        console.show(table(report))
+    else:  # the table shows them; without it they go to stderr, even with --quiet
         for warning in report.warnings:
-            console.err().print(f"warning: {warning}", markup=False, style="yellow")
+            console.warn(warning)
     if not report.passed:
         if not table_shown:  # the table already lists the failures
-            stderr = console.err()
             for gate in report.gates:
                 if not gate.passed:
-                    stderr.print(f"gate failed: {gate.describe()}", markup=False)
+                    console.emit("gate", gate.describe())
         raise typer.Exit(EXIT_GATE_FAILED)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """What `run` was asked to write, and where."""
+
+    config: Path
+    format: Format | None
+    outputs: list[Path]
+    append: bool
+    per_user: Path | None
+    quiet: bool
+
+
 def _run(
-    config: Path,
-    format: Format | None,
-    output: list[Path] | None,
-    per_user: Path | None,
-    quiet: bool,
+    request: _Request,
     preset: str | None,
     ci: bool,
     engine: Engine | None,
     baseline_report: Path | None,
 ) -> tuple[Result, bool]:
-    """Evaluate, write the output files, print any non-table report on stdout; return the
-    report and whether the table is still to be shown."""
+    """Evaluate, write the outputs (files, then standard output); return the report and
+    whether the table is still to be shown on stdout."""
     with console.stage("config"):
-        loaded = load_config(config, preset)
+        loaded = load_config(request.config, preset)
         if engine is not None:
             chosen_engine = loaded.config.model_copy(update={"engine": engine.value})
             loaded = dataclasses.replace(loaded, config=chosen_engine)
-        chosen = format.value if format is not None else loaded.config.output.format
-        destinations = _destinations(output or [], loaded, format)
-        for destination in [*destinations, *([per_user] if per_user else [])]:
-            check_destination(destination)
+        inputs = {request.config: "config file", **input_files(loaded)}
+        if baseline_report is not None:
+            inputs[baseline_report] = "--baseline-report file"
+        named = [*request.outputs, *([request.per_user] if request.per_user else [])]
+        guard(named, inputs)  # before anything else: never an input overwritten
+        destinations = _destinations(request, loaded)
+        per_user = None
+        if request.per_user is not None:
+            check_destination(request.per_user)
+            fmt = format_of(request.per_user, None, TABLE_EXTENSIONS, option="--per-user")
+            per_user = Destination(request.per_user, fmt)
+        files = [d.path for d in [*destinations, per_user] if d is not None and d.path]
+        guard(files, inputs)  # the config's output.path too
+        for path in files:
+            check_destination(path)
     confidence = None
     if ci:
         confidence = loaded.config.confidence or ConfidenceConfig()
     with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2, no report
         report = evaluate_config(loaded, confidence, baseline_report)
     with console.stage("report"):
-        writers: dict[Path, Callable[[Path], None]] = {}
+        contents: dict[Destination, Content] = {}
         if per_user is not None:
-            writers[per_user] = per_user_values(report).write_parquet
-        for path, fmt in destinations.items():
-            writers[path] = text_writer(render(report, fmt, width=100))
-        write_all_atomic(writers)  # every file or none
-        for path in writers:
-            console.log(f"wrote {path}")
-        if not destinations and chosen != "table":
-            sys.stdout.write(render(report, chosen))
-    table_shown = chosen == "table" if not destinations else not quiet
-    return report, table_shown
+            contents[per_user] = frame_writer(per_user_values(report), per_user.format)
+        for destination in destinations:
+            if destination.path is not None or destination.format != "table":
+                contents[destination] = render(report, destination.format, width=100)
+        write_outputs(contents)  # every file or none, then standard output
+        for destination in contents:
+            if destination.path is not None:
+                console.log(f"wrote {destination.path}")
+    return report, _table_shown(request, destinations)
 
 
-def _destinations(
-    outputs: list[Path], loaded: LoadedConfig, given: Format | None
-) -> dict[Path, str]:
-    """Each output file and its format: with one file, --format (else the extension, else
-    the config's output.format); with several, each file's extension."""
-    if not outputs and loaded.config.output.path is not None:
-        outputs = [loaded.resolve_path(loaded.config.output.path)]
-    if len(outputs) == 1:
-        (path,) = outputs
-        by_extension = _EXTENSIONS.get(path.suffix.lower())
-        fmt = given.value if given is not None else by_extension or loaded.config.output.format
-        return {path: fmt}
-    formats: dict[Path, str] = {}
-    for path in outputs:
-        found = _EXTENSIONS.get(path.suffix.lower())
-        if found is None:
-            raise UsageError(
-                f"output {path}: with several --output files each format comes from the "
-                f"extension, and '{path.suffix or '(none)'}' is not one of "
-                f"{', '.join(_EXTENSIONS)}. Rename the file."
-            )
-        formats[path] = found
-    return formats
+def _table_shown(request: _Request, destinations: list[Destination]) -> bool:
+    """The table goes to stdout (through the console) when stdout is a table destination,
+    or beside files only; --quiet drops it, except when asked for with `-o -`."""
+    on_stdout = [d for d in destinations if d.path is None]
+    if not on_stdout:
+        return not request.quiet
+    if on_stdout[0].format != "table":
+        return False
+    return bool(request.outputs) or not request.quiet
 
 
-def _print_table(report: Result) -> None:
-    console.out().print(table(report))
+def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
+    """Each output and its format (see destinations.py): the --output files, else the
+    config's output.path, else standard output in --format or the config's format."""
+    given = request.format.value if request.format is not None else None
+    settings = loaded.config.output
+    default = given or settings.format
+    if not request.outputs:
+        if request.append:
+            raise UsageError("--append adds the report to a file: give --output PATH too.")
+        if settings.path is None:
+            return [Destination(None, default)]
+        configured = settings.format if "format" in settings.model_fields_set else None
+        path = loaded.resolve_path(settings.path)
+        check_destination(path)
+        return [Destination(path, format_of(path, given or configured, REPORT_EXTENSIONS))]
+    found = []
+    for path in request.outputs:
+        if is_stdout(path):
+            found.append(Destination(None, default))
+        else:
+            check_destination(path)  # a folder, a missing folder: said before the format
+            strict = len(request.outputs) == 1
+            fmt = format_of(path, given, REPORT_EXTENSIONS, strict=strict)
+            found.append(Destination(path, fmt, request.append))
+    if sum(d.path is None for d in found) > 1:
+        raise UsageError("--output -: standard output is named more than once; name it once.")
+    check_append(found)
+    return found
 
 
-@app.command()
+@app.command(cls=_Command)
 def convert(
     source: Annotated[Path, typer.Argument(help="A predictions file (CSV, Parquet, JSONL, ...).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The TREC run to write.")],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="The TREC run to write; - for standard output."),
+    ],
     file_format: Annotated[
         str | None, typer.Option("--format", help="csv, tsv, parquet, jsonl or trec.")
     ] = None,
@@ -327,18 +415,21 @@ def convert(
             }
         )
         tie = Conventions.model_validate({"tie_break": tie_break}).tie_break
-        check_destination(output)
+        destination = Destination(None if is_stdout(output) else output, "trec")
+        guard([output], {source: "SOURCE file"})
+        if destination.path is not None:
+            check_destination(destination.path)
         run = trec_run(read_predictions(config, source), tie, tag)
-        write_atomic(output, lambda handle: write_trec_run(run, handle))
+        text = io.StringIO()
+        write_trec_run(run, text)
+        write_outputs({destination: text.getvalue()})
     except ValidationError as error:
         raise _fail(UsageError(_option_error(error))) from None
     except RecEvalError as error:
         error.args = (_as_options(str(error)),)
         raise _fail(error) from None
-    console.err().print(
-        f"wrote {run.height} lines for {run.get_column('user').n_unique()} users to {output}",
-        markup=False,
-    )
+    users = run.get_column("user").n_unique()
+    console.note(f"wrote {run.height} lines for {users} users to {destination.name}")
 
 
 _CONFIG_TO_OPTIONS = (
@@ -363,7 +454,7 @@ def _option_error(error: ValidationError) -> str:
     return f"option {where}: {str(first['msg']).removeprefix('Value error, ')}"
 
 
-@app.command()
+@app.command(cls=_Command)
 def compare(
     reports: Annotated[
         list[Path] | None,
@@ -383,8 +474,14 @@ def compare(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the comparison to this file (atomically)."),
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the comparison to this file (atomically; its format from the "
+            "extension: .json, .md, .csv, .txt); - for standard output.",
+        ),
     ] = None,
+    append: AppendOption = False,
     baseline: Annotated[
         str | None,
         typer.Option(
@@ -398,46 +495,80 @@ def compare(
         typer.Option("--metric", "-m", help="Show only this metric (repeat it for several)."),
     ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print nothing when writing to --output.")
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No table beside --output; warnings still go to stderr."
+        ),
     ] = False,
 ) -> None:
     """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""
     try:
-        chosen = choose_format(format, output)
-        if output is not None:
-            check_destination(output)
+        destination = _comparison_destination(output, format, append, reports or [])
         comparison = compare_reports(reports or [], baseline, metric or [])
-        if output is not None:
-            write_atomic(output, render_comparison(comparison, chosen))
+        if destination.path is not None or destination.format != CompareFormat.table:
+            rendered = render_comparison(comparison, CompareFormat(destination.format))
+            write_outputs({destination: rendered})
     except RecEvalError as error:
         raise _fail(error) from None
-    table_shown = not quiet if output is not None else chosen == CompareFormat.table
+    if destination.path is not None:
+        table_shown = not quiet
+    else:
+        table_shown = destination.format == CompareFormat.table
     if table_shown:
-        console.out().print(comparison_table(comparison))
-    elif output is None:
-        sys.stdout.write(render_comparison(comparison, chosen))
+        console.show(comparison_table(comparison))
     warning = conventions_warning(comparison)
     if warning and not table_shown:  # the table shows it below; the other formats may not
-        console.err().print(warning, markup=False)
+        console.warn(warning.removeprefix("warning: "))
 
 
-@app.command("metrics")
+def _comparison_destination(
+    output: Path | None, given: CompareFormat | None, append: bool, reports: list[Path]
+) -> Destination:
+    """Where the comparison goes (standard output without --output) and in which format;
+    the output is checked against the saved reports it reads."""
+    chosen = given.value if given is not None else None
+    if output is None or is_stdout(output):
+        if append:
+            raise UsageError("--append adds the comparison to a file: give --output PATH too.")
+        return Destination(None, chosen or CompareFormat.table)
+    allowed = [f.value for f in CompareFormat]
+    check_destination(output)
+    fmt = format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed)
+    destination = Destination(output, fmt, append)
+    check_append([destination])
+    guard([output], dict.fromkeys(reports, "saved report"))
+    check_destination(output)
+    return destination
+
+
+@app.command("metrics", cls=_Command)
 def list_metrics(
     name: Annotated[str | None, typer.Argument(help="Show this one metric in full.")] = None,
+    format: Annotated[
+        ListingFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table (default), json (one document, for tools) or markdown (a GFM table).",
+        ),
+    ] = ListingFormat.table,
 ) -> None:
     """List every metric with its formula and parameters, or show one in full."""
     try:
+        if format is not ListingFormat.table:
+            sys.stdout.write(metric_listing(format, name))
+            return
         shown = metric_table() if name is None else metric_detail(name)
     except SpecError as error:
         raise _fail(UsageError(str(error))) from None
-    console.out().print(shown)
+    console.show(shown)
 
 
 # commands defined in their own modules: one registration line each, below this one
-app.command("init")(init_command)
-app.command("schema")(schema_command)
-app.command("validate")(validate_command)
-app.command("inspect")(inspect_command)
+app.command("init", cls=_Command)(init_command)
+app.command("schema", cls=_Command)(schema_command)
+app.command("validate", cls=_Command)(validate_command)
+app.command("inspect", cls=_Command)(inspect_command)
 
 
 def main() -> None:
@@ -448,7 +579,7 @@ def main() -> None:
     try:
         app()
     except signals.Interrupted as stop:
-        console.err().print(_interrupted(stop), markup=False)
+        console.emit("error", _interrupted(stop), prefixed=False)
         sys.exit(stop.exit_code)
 
 

@@ -27,7 +27,7 @@ from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
 Engine = Literal["auto", "in_memory", "streaming", "gpu", "spark"]
-OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html"]
+OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html", "github"]
 
 
 class _Strict(BaseModel):

@@ -2,27 +2,47 @@
 
 Colour is off when NO_COLOR is set (rich reads it) or with `--no-color`; rich also drops
 colour and live displays when stdout is not a terminal. Verbosity: 0 with `--quiet`
-(only the report, errors and failed gates), 1 by default, 2 with `--verbose` (plain log
-lines on stderr: each stage and its time).
+(no progress display and no table: the report asked for, errors, warnings and failed
+gates only), 1 by default, 2 with `--verbose` (log lines on stderr: each stage and its
+time).
+
+Everything for stderr goes through `emit` with a level: `error: ...`, `warning: ...`,
+`gate failed: ...` as plain lines, and `--verbose` lines as `ISO-TIME LEVEL message`; with
+`--log-format json` each is one JSON object a line (time, level, message) for a log
+collector. Off a terminal (a pipe, a file, a CI log) `show` widens its console to the
+longest word of every cell, so no name or value is cut with `…`.
 """
 
 from __future__ import annotations
 
+import datetime
+import io
+import json
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
+from rich.table import Column, Table
+from rich.text import Text
+
+
+class LogFormat(StrEnum):
+    text = "text"
+    json = "json"
 
 
 @dataclass
 class Settings:
     color: bool = True
     verbosity: int = 1
+    log_format: LogFormat = LogFormat.text
 
 
 SETTINGS = Settings()
@@ -31,24 +51,45 @@ NoColorOption = Annotated[
     bool, typer.Option("--no-color", help="No colours (also when NO_COLOR is set).")
 ]
 VerboseOption = Annotated[
-    bool, typer.Option("--verbose", "-v", help="Log each stage and its time on stderr.")
+    bool,
+    typer.Option(
+        "--verbose", "-v", help="Log each stage and its time on stderr (ISO time and level)."
+    ),
+]
+LogFormatOption = Annotated[
+    LogFormat | None,
+    typer.Option(
+        "--log-format",
+        help="text (default) or json: errors, warnings and --verbose lines on stderr as one "
+        "JSON object a line (time, level, message).",
+    ),
 ]
 
 
-def configure(*, no_color: bool = False, quiet: bool = False, verbose: bool = False) -> None:
-    """Apply a command's --no-color, --quiet and --verbose (a flag only ever narrows)."""
+def configure(
+    *,
+    no_color: bool = False,
+    quiet: bool = False,
+    verbose: bool = False,
+    log_format: LogFormat | None = None,
+) -> None:
+    """Apply a command's --no-color, --quiet, --verbose and --log-format (a flag only ever
+    narrows)."""
     if no_color:
         SETTINGS.color = False
     if verbose:
         SETTINGS.verbosity = 2
     elif quiet:
         SETTINGS.verbosity = 0
+    if log_format is not None:
+        SETTINGS.log_format = log_format
 
 
 def reset() -> None:
     """Back to the defaults (each command invocation starts from them)."""
     SETTINGS.color = True
     SETTINGS.verbosity = 1
+    SETTINGS.log_format = LogFormat.text
 
 
 def out(width: int | None = None) -> Console:
@@ -68,12 +109,110 @@ def err() -> Console:
     )
 
 
+def show(renderable: RenderableType) -> None:
+    """Print a result on stdout; off a terminal, wide enough that no cell is cut."""
+    console = out()
+    if not console.is_terminal:
+        console = out(width=fitting_width(console, renderable, console.width))
+    console.print(renderable)
+
+
+def fitting_width(console: Console, renderable: RenderableType, width: int) -> int:
+    """`width`, or more when the renderable's narrowest layout needs more: a column that
+    may not wrap (metric names, values) as wide as its longest cell, one that may wrap as
+    wide as its longest word, so rich never cuts a cell with `…`."""
+    unbounded = console.options.update(width=1_000_000)
+    needed = [width]
+    for part in _parts(renderable):
+        if isinstance(part, Table):
+            # rich's own column measure (long stable, not public): a no_wrap column's
+            # minimum is its longest word, but rich then cuts the cell rather than wrap it
+            measured = [(c, part._measure_column(console, unbounded, c)) for c in part.columns]
+            needed.append(sum(_least(c, m) for c, m in measured) + part._extra_width)
+        elif not hasattr(part, "renderables"):  # text: its longest word
+            needed.append(Measurement.get(console, unbounded, part).minimum)
+    return max(needed)
+
+
+def _least(column: Column, measured: Measurement) -> int:
+    """The narrowest a column can be with no cell cut; a folding column shows every
+    character at any width, so it need not be wider than _FOLDED."""
+    if column.no_wrap:
+        return measured.maximum
+    if column.overflow == "fold":
+        return min(measured.minimum, _FOLDED)
+    return measured.minimum
+
+
+_FOLDED = 12
+
+
+def _parts(renderable: RenderableType) -> Iterator[RenderableType]:
+    """A renderable and, for a Group, everything in it."""
+    yield renderable
+    for part in getattr(renderable, "renderables", []):
+        yield from _parts(part)
+
+
+def plain_text(renderable: RenderableType, width: int) -> str:
+    """A renderable as plain text for a file: no colour, `width` columns or more (as
+    `show` widens off a terminal)."""
+    buffer = io.StringIO()
+    probe = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False)
+    wide = fitting_width(probe, renderable, width)
+    Console(file=buffer, width=wide, no_color=True, highlight=False, emoji=False).print(renderable)
+    return buffer.getvalue()
+
+
+_PREFIXES = {"error": "error: ", "warning": "warning: ", "gate": "gate failed: ", "note": ""}
+_STYLES = {"error": "bold red", "warning": "yellow", "gate": "", "note": ""}
+
+
+def emit(level: str, message: str, prefixed: bool = True) -> None:
+    """One message on stderr. Levels: error, warning and gate (a failed gate), always;
+    note (what a command did: `wrote FILE`), unless --quiet; info, only with --verbose.
+    Text: `error: ...`, `warning: ...`, `gate failed: ...`, a note as it is, an info line
+    as `ISO-TIME INFO ...`; `prefixed=False` leaves out the `error: ` word. With
+    --log-format json, one JSON object a line (time, level: info, warning or error)."""
+    if (level == "info" and SETTINGS.verbosity < 2) or (level == "note" and SETTINGS.verbosity < 1):
+        return
+    target = _LIVE.display.console if _LIVE is not None else err()
+    if SETTINGS.log_format is LogFormat.json:
+        shown = {"gate": "error", "note": "info"}.get(level, level)
+        record = {"time": _now(), "level": shown, "message": message}
+        if level == "gate":
+            record["event"] = "gate_failed"
+        target.print(json.dumps(record, ensure_ascii=False), markup=False, highlight=False)
+    elif level == "info":
+        target.print(f"{_now()} INFO {message}", markup=False)
+    else:
+        prefix = _PREFIXES[level] if prefixed else ""
+        target.print(Text(prefix, style=_STYLES[level]) + Text(message))
+
+
+def note(message: str) -> None:
+    """What a command did (`wrote receval.yaml`), on stderr unless --quiet."""
+    emit("note", message)
+
+
 def log(message: str) -> None:
-    """A plain log line on stderr, shown with --verbose only."""
-    if SETTINGS.verbosity >= 2:
-        stamp = time.strftime("%H:%M:%S")
-        target = _LIVE.display.console if _LIVE is not None else err()
-        target.print(f"{stamp} {message}", markup=False)
+    """A log line on stderr, shown with --verbose only."""
+    emit("info", message)
+
+
+def warn(message: str) -> None:
+    emit("warning", message)
+
+
+def fail(error: Exception, exit_code: int) -> typer.Exit:
+    """Report an error (one `error:` paragraph, or a JSON line) and the exit to raise."""
+    emit("error", str(error))
+    return typer.Exit(exit_code)
+
+
+def _now() -> str:
+    """The local time, ISO 8601 with milliseconds and the UTC offset."""
+    return datetime.datetime.now().astimezone().isoformat(timespec="milliseconds")
 
 
 @dataclass

@@ -19,6 +19,7 @@ import yaml
 from receval_cli import console
 from receval_cli.config import Engine, OutputFormat
 from receval_cli.conventions import Conventions
+from receval_cli.destinations import guard, is_stdout
 from receval_cli.errors import RecEvalError, UsageError
 from receval_cli.output import check_destination, write_atomic
 from receval_cli.presets import PRESETS
@@ -274,7 +275,7 @@ def init_command(
 ) -> None:
     """Write a starter config guessed from your files, or (no files) a documented template."""
     console.configure(no_color=no_color, quiet=quiet)
-    to_stdout = str(output) == "-"
+    to_stdout = is_stdout(output)
     summary: list[str] = []
     try:
         if (predictions is None) != (ground_truth is None):
@@ -284,6 +285,8 @@ def init_command(
             )
         if not to_stdout:
             _destination(output, force)
+            inputs = {predictions: "--predictions file", ground_truth: "--ground-truth file"}
+            guard([output], {path: role for path, role in inputs.items() if path is not None})
         folder = Path.cwd() if to_stdout else output.parent
         if predictions is not None and ground_truth is not None:
             guessed = guess_predictions(sniff(predictions, "predictions"))
@@ -298,9 +301,7 @@ def init_command(
         else:
             write_atomic(output, text)
     except RecEvalError as error:
-        from receval_cli.cli import _fail
-
-        raise _fail(error) from None
-    if console.SETTINGS.verbosity >= 1:
-        done = [] if to_stdout else [f"wrote {output}; run it with: receval run {output}"]
-        console.err().print("\n".join([*summary, *done]), markup=False)
+        raise console.fail(error, error.exit_code) from None
+    done = [] if to_stdout else [f"wrote {output}; run it with: receval run {output}"]
+    for line in [*summary, *done]:
+        console.note(line)

@@ -1,15 +1,26 @@
-"""Write output files atomically: a temporary file in the same folder, then a rename.
+"""Write outputs: files atomically (a temporary file in the same folder, then a rename),
+standard output and devices directly.
 
 A reader never sees a half-written report, and a failed or interrupted run leaves no file
 behind (an earlier report at the same path stays intact). Several files are written all
 or nothing: every temporary file first, then the renames, with SIGINT and SIGTERM held
-back until the last rename is done.
+back until the last rename is done. Then, in order, what is not a regular file: a
+character device or a FIFO (`/dev/stdout`, `/dev/null`) is written through, never
+replaced, and `-` goes to standard output.
+
+A symlink to a file is followed: its target is replaced, the link stays. An existing
+file keeps its permissions. `append` (--append) copies the existing file into the
+temporary one first, so appending is as all-or-nothing as writing; a CSV appended to a
+non-empty file leaves out its header line.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
+import stat
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,6 +28,7 @@ from typing import TextIO
 
 import polars as pl
 
+from receval_cli.destinations import APPENDABLE, Destination
 from receval_cli.errors import UsageError
 from receval_cli.signals import held
 
@@ -28,8 +40,11 @@ _written: list[Path] = []
 
 def check_destination(path: Path) -> None:
     """Fail before any work when the output cannot be written there."""
-    folder = path.parent
-    if path.is_dir():
+    if _is_device(path):
+        return  # written through as it is (/dev/null, a FIFO)
+    target = _target(path)
+    folder = target.parent
+    if target.is_dir():
         raise UsageError(f"output {path} is a folder; name a file, e.g. {path / 'report.json'}.")
     if not folder.is_dir():
         raise UsageError(
@@ -40,11 +55,14 @@ def check_destination(path: Path) -> None:
         raise UsageError(f"output {path}: the folder {folder} is not writable.")
 
 
+Content = str | Writer  # text, or a function that fills the file at a path
+
+
 def text_writer(content: str | Callable[[TextIO], None]) -> Writer:
     """A writer of `content`: text, or a function that writes to the open file."""
 
     def write_text(temporary: Path) -> None:
-        with temporary.open("w", encoding="utf-8") as handle:
+        with temporary.open("a", encoding="utf-8") as handle:  # after any appended copy
             if isinstance(content, str):
                 handle.write(content)
             else:
@@ -53,31 +71,61 @@ def text_writer(content: str | Callable[[TextIO], None]) -> Writer:
     return write_text
 
 
+def frame_writer(frame: pl.DataFrame, fmt: str) -> Writer:
+    """A writer of a table: parquet, csv, tsv (tab-separated) or jsonl (one JSON object a
+    line), as destinations.TABLE_EXTENSIONS names them."""
+
+    def write_frame(temporary: Path) -> None:
+        if fmt == "parquet":
+            frame.write_parquet(temporary)
+        elif fmt in ("csv", "tsv"):
+            frame.write_csv(temporary, separator="\t" if fmt == "tsv" else ",")
+        else:
+            frame.write_ndjson(temporary)
+
+    return write_frame
+
+
 def write_atomic(path: Path, content: str | Callable[[TextIO], None]) -> None:
     """Write `content` (text, or a function that writes to the open file) atomically."""
     write_all_atomic({path: text_writer(content)})
 
 
 def write_all_atomic(writers: Mapping[Path, Writer]) -> None:
-    """Write every file or none: each writer fills a temporary file next to its path, and
-    only when all of them succeeded are they renamed into place."""
-    if not writers:
-        return
-    for path in writers:
-        check_destination(path)
+    """Write every file or none (see write_outputs)."""
+    write_outputs({Destination(path, "file"): writer for path, writer in writers.items()})
+
+
+def write_outputs(outputs: Mapping[Destination, Content]) -> None:
+    """Write every output: the files all or nothing (each writer fills a temporary file
+    next to its target; only when all succeeded are they renamed into place), then the
+    devices and FIFOs written through, then standard output."""
+    files = {d: c for d, c in outputs.items() if d.path is not None and not _is_device(d.path)}
+    for destination in files:
+        assert destination.path is not None
+        check_destination(destination.path)
     staged: dict[Path, Path] = {}
     try:
-        for path, writer in writers.items():
-            staged[path] = _temporary(path)
-            _fill(staged[path], path, writer)
+        for destination, content in files.items():
+            assert destination.path is not None
+            target = _target(destination.path)
+            staged[destination.path] = _temporary(destination.path, target)
+            _fill(staged[destination.path], destination, target, content)
         with held():
             for index, (path, temporary) in enumerate(list(staged.items())):
-                _rename(temporary, path, first=index == 0)
+                _rename(temporary, path, _target(path), first=index == 0)
                 del staged[path]
                 _written.append(path)
     finally:  # on any failure, an exception or an interrupt: no temporary file is left
         for temporary in staged.values():
             temporary.unlink(missing_ok=True)
+    for destination, content in outputs.items():
+        if destination.path is not None and _is_device(destination.path):
+            _write_through(destination, content)
+    for destination, content in outputs.items():
+        if destination.path is None:
+            assert isinstance(content, str), "standard output takes text"
+            _to_stdout(content)
 
 
 def written() -> list[Path]:
@@ -89,35 +137,87 @@ def forget_written() -> None:
     _written.clear()
 
 
-def _temporary(path: Path) -> Path:
+def _is_device(path: Path) -> bool:
+    """A character device or a FIFO (after symlinks): written through, never replaced."""
     try:
-        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _target(path: Path) -> Path:
+    """The file a write replaces: a symlink's target (the link itself stays)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _temporary(path: Path, target: Path) -> Path:
+    try:
+        descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     except OSError as error:
         raise _unwritable(path, error) from None
     os.close(descriptor)
     return Path(name)
 
 
-def _fill(temporary: Path, path: Path, writer: Writer) -> None:
-    """Run the writer, then flush the file to the disk (a full disk often says so only
-    there) and give it the permissions of a newly created file."""
+def _fill(temporary: Path, destination: Destination, target: Path, content: Content) -> None:
+    """Copy the existing file first when appending, run the writer, then flush the file to
+    the disk (a full disk often says so only there) and give it the permissions of the
+    file it replaces (of a newly created file when there is none)."""
+    assert destination.path is not None
     try:
+        existing = os.stat(target) if target.exists() else None
+        appending = destination.append and destination.format in APPENDABLE
+        if appending and existing is not None:
+            shutil.copyfile(target, temporary)
+            if destination.format == "csv" and existing.st_size and isinstance(content, str):
+                content = content.split("\n", 1)[1]  # the header is in the file already
+        writer = text_writer(content) if isinstance(content, str) else content
         writer(temporary)
         descriptor = os.open(temporary, os.O_WRONLY)
         try:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
-        os.chmod(temporary, 0o666 & ~_umask())
+        mode = stat.S_IMODE(existing.st_mode) if existing else 0o666 & ~_umask()
+        os.chmod(temporary, mode)
     except OSError as error:
-        raise _unwritable(path, error) from None
+        raise _unwritable(destination.path, error) from None
     except pl.exceptions.PolarsError as error:  # polars' Parquet writer: an I/O error too
-        raise _unwritable(path, error) from None
+        raise _unwritable(destination.path, error) from None
 
 
-def _rename(temporary: Path, path: Path, first: bool) -> None:
+def _write_through(destination: Destination, content: Content) -> None:
+    """A device or a FIFO: opened and written as it is (nothing to rename)."""
+    assert destination.path is not None
+    if not isinstance(content, str):
+        raise UsageError(
+            f"output {destination.path} is a device or a pipe; the {destination.format} "
+            "table needs a regular file."
+        )
     try:
-        os.replace(temporary, path)
+        mode = "a" if destination.append and destination.format in APPENDABLE else "w"
+        with open(destination.path, mode, encoding="utf-8") as f:
+            f.write(content)
+    except OSError as error:
+        raise _unwritable(destination.path, error) from None
+    _written.append(destination.path)
+
+
+def _to_stdout(content: str) -> None:
+    try:
+        sys.stdout.write(content)
+        sys.stdout.flush()
+    except OSError as error:  # a closed pipe, a full device
+        raise UsageError(
+            f"standard output could not be written: {error.strerror or error}. Write the "
+            "report to a file with --output PATH instead."
+        ) from None
+
+
+def _rename(temporary: Path, path: Path, target: Path, first: bool) -> None:
+    try:
+        os.replace(temporary, target)
     except OSError as error:  # rare: the temporary file is written, next to its path
         raise _unwritable(path, error, untouched=first) from None
 

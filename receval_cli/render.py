@@ -3,6 +3,8 @@
 table   rich table (terminal, or plain text in a file)
 json    every number, never rounded
 html    one self-contained page with figures (html_report.py; imports matplotlib)
+github  GitHub Actions workflow commands: an error annotation per failed gate, a warning
+        annotation per warning, then one plain summary line
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import socket
 from xml.etree import ElementTree
 
 import polars as pl
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from receval_cli.console import plain_text
 from receval_cli.gates import GateResult
 from receval_cli.models import ModelsReport
 from receval_cli.report import (
@@ -45,9 +48,7 @@ def table(result: Result) -> RenderableType:
 
 
 def render_text(result: Result, width: int) -> str:
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, no_color=True, highlight=False).print(table(result))
-    return buffer.getvalue()
+    return plain_text(table(result), width)
 
 
 def render(result: Result, fmt: str, width: int = 100) -> str:
@@ -60,6 +61,8 @@ def render(result: Result, fmt: str, width: int = 100) -> str:
         return render_csv(result)
     if fmt == "junit":
         return render_junit(result)
+    if fmt == "github":
+        return render_github(result)
     if fmt == "html":
         from receval_cli.html_report import render_html  # matplotlib: only for HTML
 
@@ -77,9 +80,9 @@ def models_table(result: ModelsReport) -> RenderableType:
     elif result.baseline_report is not None:
         title += f", against {result.baseline_report}"
     grid = Table(title=title, title_justify="left")
-    grid.add_column("metric")
+    grid.add_column("metric", no_wrap=True)  # names and values are never cut
     for name in names:
-        grid.add_column(name, justify="right")
+        grid.add_column(name, justify="right", no_wrap=True)
     gated = bool(result.gates)
     if gated:
         grid.add_column("gates")
@@ -250,6 +253,44 @@ def render_junit(result: Result) -> str:
     ElementTree.indent(root)
     text = ElementTree.tostring(root, encoding="unicode")
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{text}\n'
+
+
+def render_github(result: Result) -> str:
+    """Workflow commands GitHub Actions turns into annotations on the run's summary page
+    (as `ruff --output-format github` does): `::error title=...::...` for each failed
+    gate, `::warning title=...::...` for each warning, and a plain summary line."""
+    lines = []
+    for gate in result.gates:
+        if not gate.passed:
+            title = f"receval gate failed: {_gate_name(gate)}"
+            lines.append(
+                f"::error title={_github_property(title)}::{_github_data(gate.describe())}"
+            )
+    for warning in result.warnings:
+        lines.append(f"::warning title=receval::{_github_data(warning)}")
+    failed = sum(not g.passed for g in result.gates)
+    metrics = (
+        result.metrics if isinstance(result, Report) else next(iter(result.models.values())).metrics
+    )
+    verdict = (
+        "no gates"
+        if not result.gates
+        else f"{failed} of {len(result.gates)} gates failed"
+        if failed
+        else f"all {len(result.gates)} gates passed"
+    )
+    lines.append(f"receval: {len(metrics)} metrics, {verdict}, {len(result.warnings)} warnings")
+    return "\n".join(lines) + "\n"
+
+
+def _github_data(text: str) -> str:
+    """A workflow command's message: %, CR and LF escaped as GitHub's runner expects."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github_property(text: str) -> str:
+    """A workflow command's property value: also `:` and `,` escaped."""
+    return _github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _gate_name(gate: GateResult) -> str:

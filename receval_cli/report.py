@@ -92,8 +92,8 @@ def render_table(report: Report) -> RenderableType:
     for gate in report.gates:
         verdicts.setdefault(gate.metric, []).append(gate)
     table = Table(title="receval", title_justify="left")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
+    table.add_column("metric", no_wrap=True)  # names and values are never cut
+    table.add_column("value", justify="right", no_wrap=True)
     if report.gates:
         table.add_column("gate")
     intervals = (report.confidence or {}).get("intervals", {})
@@ -156,10 +156,11 @@ def segment_tables(report: Report, model: str | None = None) -> list[RenderableT
     for attribute, names in by_attribute.items():
         title = f"by {attribute}" if model is None else f"{model} by {attribute}"
         grid = Table(title=title, title_justify="left")
-        grid.add_column("metric")
+        grid.add_column("metric", no_wrap=True)
         for name in names:
             users = report.segments[name].users["evaluated"]
-            grid.add_column(f"{name.split('=', 1)[1]}\n({users} users)", justify="right")
+            header = f"{name.split('=', 1)[1]}\n({users} users)"
+            grid.add_column(header, justify="right", no_wrap=True)
         for metric in report.metrics:
             cells = [metric]
             for name in names:

@@ -16,10 +16,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from receval_cli.console import plain_text
 from receval_cli.errors import InputError, UsageError, did_you_mean
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report import format_value
@@ -33,16 +34,6 @@ class CompareFormat(StrEnum):
     json = "json"
     markdown = "markdown"
     csv = "csv"
-
-
-# --output's format from its extension when --format is not given
-_EXTENSIONS = {
-    ".json": CompareFormat.json,
-    ".md": CompareFormat.markdown,
-    ".markdown": CompareFormat.markdown,
-    ".csv": CompareFormat.csv,
-    ".txt": CompareFormat.table,
-}
 
 
 @dataclass(frozen=True)
@@ -307,15 +298,6 @@ def conventions_differ(columns: list[Column]) -> dict[str, dict[str, Any]]:
 # -------------------------------------------------------------------------- rendering
 
 
-def choose_format(given: CompareFormat | None, output: Path | None) -> CompareFormat:
-    """--format, else the --output file's extension, else the table."""
-    if given is not None:
-        return given
-    if output is not None:
-        return _EXTENSIONS.get(output.suffix.lower(), CompareFormat.table)
-    return CompareFormat.table
-
-
 def render_comparison(comparison: Comparison, fmt: CompareFormat, width: int = 100) -> str:
     if fmt == CompareFormat.json:
         return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
@@ -323,10 +305,7 @@ def render_comparison(comparison: Comparison, fmt: CompareFormat, width: int = 1
         return render_markdown(comparison)
     if fmt == CompareFormat.csv:
         return render_csv(comparison)
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, no_color=True, highlight=False)
-    console.print(comparison_table(comparison))
-    return buffer.getvalue()
+    return plain_text(comparison_table(comparison), width)
 
 
 def delta_text(cell: Cell) -> str:
@@ -342,9 +321,9 @@ def delta_text(cell: Cell) -> str:
 def comparison_table(comparison: Comparison) -> RenderableType:
     """The columns side by side, then the baseline line and any conventions warning."""
     grid = Table(title=f"receval compare: {len(comparison.columns)} columns", title_justify="left")
-    grid.add_column("metric")
+    grid.add_column("metric", no_wrap=True)  # names and values are never cut
     for name in comparison.columns:
-        grid.add_column(name, justify="right")
+        grid.add_column(name, justify="right", no_wrap=True)
     for metric, row in comparison.metrics.items():
         best = comparison.best[metric]
         grid.add_row(metric, *(_table_cell(row[name], name in best) for name in comparison.columns))

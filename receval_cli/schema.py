@@ -17,6 +17,7 @@ import typer
 
 from receval_cli import __version__, console
 from receval_cli.config import Config, OutputFormat
+from receval_cli.destinations import is_stdout
 from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
 from receval_cli.output import write_atomic
@@ -228,18 +229,18 @@ def schema_text() -> str:
 def schema_command(
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the schema to this file (default: stdout)."),
+        typer.Option(
+            "--output", "-o", help="Write the schema to this file; - (the default) for stdout."
+        ),
     ] = None,
 ) -> None:
     """Print the JSON Schema of the config file (editor completion and checks)."""
     text = schema_text()
-    if output is None:
+    if output is None or is_stdout(output):
         sys.stdout.write(text)
         return
     try:
         write_atomic(output, text)  # it checks the destination first
     except RecEvalError as error:
-        from receval_cli.cli import _fail
-
-        raise _fail(error) from None
-    console.err().print(f"wrote {output}", markup=False)
+        raise console.fail(error, error.exit_code) from None
+    console.note(f"wrote {output}")

@@ -543,9 +543,7 @@ def validate_command(
         with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
             health = validate_config(loaded, baseline_report)
     except RecEvalError as error:
-        from receval_cli.cli import _fail
-
-        raise _fail(error) from None
+        raise console.fail(error, error.exit_code) from None
     if format == ValidateFormat.json:
         sys.stdout.write(json.dumps(health, indent=2, allow_nan=False) + "\n")
     else:

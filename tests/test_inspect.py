@@ -22,7 +22,8 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import assert_no_traceback, invoke, write, write_config
+from cli_helpers import assert_no_traceback, hand_case, invoke, write, write_config
+from rich.cells import cell_len
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -37,8 +38,9 @@ def _in_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
 
 
-def inspect(*args: str | Path) -> str:
-    result = invoke("inspect", *args)
+def inspect(*args: str | Path, columns: int | None = None) -> str:
+    """The command's stdout, at the helpers' 120 columns or at `columns`."""
+    result = invoke("inspect", *args, env=None if columns is None else {"COLUMNS": str(columns)})
     assert_no_traceback(result)
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert result.stderr == ""
@@ -128,7 +130,8 @@ def sampled(per_user: pl.DataFrame, count: int, seed: int) -> list[str]:
 
 def test_quickstart_panels_match_the_snapshot_and_the_reference(tmp_path: Path) -> None:
     """The default view (3 users, seed 0, top 10): the snapshot, and in it, per panel, the
-    rank/item/score/grade/hit rows and every metric (to 4 decimals) recomputed."""
+    rank/item/score/grade/hit rows (the scores to 4 significant digits, no two of these
+    lists' scores looking equal) and every metric (to 4 decimals) recomputed."""
     text = inspect(QUICKSTART)
     matches_snapshot("inspect_quickstart.txt", text)
     per_user = per_user_run(QUICKSTART, tmp_path)
@@ -151,7 +154,7 @@ def test_quickstart_panels_match_the_snapshot_and_the_reference(tmp_path: Path) 
             strict=True,
         ):
             grade = graded.get(item)
-            cells = [str(rank), str(item), repr(score)]
+            cells = [str(rank), str(item), f"{score:#.4g}"]  # 4 significant digits
             cells += [] if grade is None else [f"{grade:g}"]
             cells += ["✓"] if grade is not None and grade >= THRESHOLD else []
             assert line.split() == cells
@@ -220,6 +223,151 @@ def test_beyond_panels_and_json_match_the_snapshots_and_the_reference(tmp_path: 
         ]
         for row in [*record["history"], *record["recommendations"], *record["missed"]]:
             check_features(row, items)
+
+
+# --- narrow terminals ------------------------------------------------------------------
+
+
+def panels_by_user(text: str) -> dict[str, list[str]]:
+    """Each panel's lines, borders stripped, by the user id in its title."""
+    found = {}
+    for panel in text.split("╭─ user ")[1:]:
+        user = panel.split(" ─", 1)[0]
+        body = panel.split("\n", 1)[1].split("╰", 1)[0]
+        found[user] = [line.strip().strip("│").strip() for line in body.splitlines()]
+    return found
+
+
+def shown_scores(scores: list[float]) -> list[str]:
+    """The documented rounding: 4 significant digits, trailing zeros kept, no exponent from
+    10**4 (12345.678 -> 12346), or every score of the list to more digits where two
+    different ones would look equal."""
+
+    def rounded(score: float, digits: int) -> str:
+        text = f"{score:#.{digits}g}".removesuffix(".")
+        return f"{score:.0f}" if "e+" in text and abs(score) < 1e15 else text
+
+    for digits in range(4, 17):
+        texts = [rounded(score, digits) for score in scores]
+        if len(set(texts)) == len(set(scores)):
+            return texts
+    raise AssertionError(scores)
+
+
+def check_fits(text: str, data: dict[str, Any], width: int) -> None:
+    """No line wider than `width`, no ellipsis, and each recommendation's row whole: its
+    rank, item id and rounded score on one line, in that order."""
+    assert max(cell_len(line) for line in text.splitlines()) <= width
+    assert "…" not in text
+    shown = panels_by_user(text)
+    assert list(shown) == [str(u["user"]) for u in data["users"]]
+    for record in data["users"]:
+        recs = record["recommendations"]
+        lines = [line.split() for line in shown[str(record["user"])]]
+        scores = shown_scores([r["score"] for r in recs])
+        for rec, score in zip(recs, scores, strict=True):
+            row = [str(rec["rank"]), str(rec["item"]), score]
+            assert row in [cells[:3] for cells in lines], (row, record["user"])
+        for missed in record["missed"][:10]:
+            assert str(missed["item"]) in [cells[0] for cells in lines if cells]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (QUICKSTART,),
+        (QUICKSTART, "--k", "20"),
+        (BEYOND,),
+        (BEYOND, "--k", "20", "--users", "2", "--seed", "3"),
+        ("configs/compare.yaml", "--users", "2"),
+    ],
+)
+@pytest.mark.parametrize("width", [80, 100])
+def test_the_sample_configs_fit_80_and_100_columns(args: tuple[str, ...], width: int) -> None:
+    """At 80 (and 100) columns: no line wider, no value cut with an ellipsis, and every
+    shown recommendation's rank, item and score (rounded as documented) whole on its row."""
+    data = inspect_json(*args)
+    check_fits(inspect(*args, columns=width), data, width)
+
+
+LONG_A = "item-" + "a" * 30 + "-0001"  # 40 characters
+LONG_B = "item-" + "b" * 30 + "-0002"
+LONG_TITLE = (
+    "A remarkably long title that goes on and on about nothing much in particular and then "
+    "some more"
+)
+
+
+def long_case(folder: Path) -> Path:
+    """Two users, 40-character item ids, a long title, a catalog and a log; user `[red]u2`
+    looks like rich markup."""
+    write(
+        folder / "predictions.csv",
+        f"user,item,score\nu1,{LONG_A},0.123456789\nu1,{LONG_B},0.98765432101\nu1,c,12345.678"
+        f"\nu1,d,1.5e-7\n[red]u2,c,0.5\n[red]u2,{LONG_B},0.25\n",
+    )
+    write(folder / "truth.csv", f"user,item,rating\nu1,{LONG_A},5\nu1,d,4\nu1,e,5\n[red]u2,c,4\n")
+    items = [LONG_A, LONG_B, "c", "d", "e"]
+    rows = [
+        {
+            "item": item,
+            "title": LONG_TITLE if item in (LONG_A, "d") else f"Title {item}",
+            "genre": "documentary",
+            "tags": ["award", "classic", "indie", "supercalifragilisticexpialidocious"],
+        }
+        for item in items
+    ]
+    write(folder / "catalog.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    write(folder / "log.csv", f"user,item,timestamp\nu1,{LONG_A},100\nu1,c,200\n[red]u2,e,5\n")
+    return write_config(
+        folder,
+        {
+            "predictions": {"path": "predictions.csv"},
+            "ground_truth": {"path": "truth.csv", "columns": {"relevance": "rating"}},
+            "catalog": {
+                "path": "catalog.jsonl",
+                "columns": {"item": "item", "title": "title", "category": "genre", "tags": "tags"},
+            },
+            "interactions": {"path": "log.csv"},
+            "metrics": ["ndcg@10", "precision@2"],
+            "conventions": {"relevance_threshold": 4},
+        },
+    )
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_long_item_ids_and_titles_keep_the_layout(tmp_path: Path, width: int) -> None:
+    """40-character item ids and a 95-character title: at 80, 100 and 120 columns every
+    id whole on its row, the scores rounded (0.123456789 -> 0.1235, 12345.678 -> 12346,
+    1.5e-07 -> 1.500e-07; the JSON keeps every digit), the title wrapped, not cut."""
+    config = long_case(tmp_path)
+    data = inspect_json(config, "--users", "2")
+    (u1,) = [u for u in data["users"] if u["user"] == "u1"]
+    assert [r["score"] for r in u1["recommendations"]] == [
+        12345.678,
+        0.98765432101,
+        0.123456789,
+        1.5e-7,
+    ]
+    text = inspect(config, "--users", "2", columns=width)
+    check_fits(text, data, width)
+    lines = panels_by_user(text)["u1"]
+    assert ["3", LONG_A, "0.1235", "5", "✓", "✓"] in [line.split()[:6] for line in lines]
+    assert {"12346", "0.9877", "1.500e-07"} <= set(" ".join(lines).split())
+    words = iter(" ".join(lines).split())  # the title wrapped, beside its features or not
+    assert all(word in words for word in LONG_TITLE.split())  # each word whole, in order
+    assert "╭─ user [red]u2 " in text  # an id is never read as markup
+
+
+def test_scores_that_would_round_alike_get_more_digits(tmp_path: Path) -> None:
+    """2.24501 and 2.24499 would both be 2.245: that list shows 6 digits, every score of it."""
+    config = hand_case(
+        tmp_path,
+        rows="user,item,score\nu1,a,2.24501\nu1,b,2.24499\nu1,c,0.5\nu2,d,0.9\n",
+    )
+    lines = [line.split() for line in inspect(config, "--user", "u1", columns=80).splitlines()]
+    shown = [cells[1:4] for cells in lines if cells[:2] in (["│", "1"], ["│", "2"], ["│", "3"])]
+    assert shown == [["1", "a", "2.24501"], ["2", "b", "2.24499"], ["3", "c", "0.500000"]]
 
 
 # --- which users -----------------------------------------------------------------------
