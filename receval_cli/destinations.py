@@ -123,7 +123,7 @@ def check_append(destinations: Iterable[Destination]) -> None:
     """--append needs an output that can take it: table, markdown, csv or github. Among
     several outputs the whole documents (JSON, JUnit, HTML) are replaced as usual."""
     files = [d for d in destinations if d.path is not None]
-    if files and not any(d.format in APPENDABLE for d in files):
+    if any(d.append for d in files) and not any(d.format in APPENDABLE for d in files):
         names = ", ".join(f"{d.name} ({d.format})" for d in files)
         raise UsageError(
             f"--append: {names} cannot take another report at the end: JSON, JUnit and "

@@ -286,7 +286,8 @@ def init_command(
         if not to_stdout:
             _destination(output, force)
             inputs = {predictions: "--predictions file", ground_truth: "--ground-truth file"}
-            guard([output], {path: role for path, role in inputs.items() if path is not None})
+            files = {p: role for p, role in inputs.items() if p is not None and not p.is_dir()}
+            guard([output], files)  # a folder given as an input is sniff's error
         folder = Path.cwd() if to_stdout else output.parent
         if predictions is not None and ground_truth is not None:
             guessed = guess_predictions(sniff(predictions, "predictions"))

@@ -352,7 +352,7 @@ def test_junit_for_a_single_model_is_valid(tmp_path: Path) -> None:
 def test_several_outputs_need_known_extensions(tmp_path: Path) -> None:
     config = single(tmp_path, "predictions.csv")
     result = invoke("run", config, "-o", tmp_path / "a.json", "-o", tmp_path / "b.out")
-    assert_user_error(result, "b.out", "each format comes from the extension", ".md")
+    assert_user_error(result, "b.out", "does not know the extension '.out'", ".md")
     assert not (tmp_path / "a.json").exists()
 
 

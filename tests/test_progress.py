@@ -36,7 +36,8 @@ def test_verbose_logs_each_stage_as_plain_lines(tmp_path: Path) -> None:
     lines = result.stderr.splitlines()
     assert lines, "no log lines"
     assert not ANSI.search(result.stderr)
-    stamped = re.compile(r"^\d\d:\d\d:\d\d (.+)$")
+    # the local time in ISO 8601 with milliseconds and its offset, then the level
+    stamped = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d INFO (.+)$")
     messages = [stamped.match(line).group(1) for line in lines]  # type: ignore[union-attr]
     done = [m for m in messages if ": done in " in m]
     assert [m.split(": done in ")[0] for m in done] == [

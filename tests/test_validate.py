@@ -505,7 +505,7 @@ def test_no_metric_is_computed(config: str, monkeypatch: pytest.MonkeyPatch) -> 
 def test_verbose_logs_each_model_on_stderr() -> None:
     result = validate("configs/compare.yaml", "--verbose")
     assert result.exit_code == 0
-    logged = [line.split(" ", 1)[1] for line in result.stderr.splitlines()]
+    logged = [line.split(" INFO ", 1)[1] for line in result.stderr.splitlines()]
     assert [line.split(":")[0] for line in logged if ": done in" in line] == [
         "check model popular",
         "check model model",
