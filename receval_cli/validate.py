@@ -547,4 +547,4 @@ def validate_command(
     if format == ValidateFormat.json:
         sys.stdout.write(json.dumps(health, indent=2, allow_nan=False) + "\n")
     else:
-        console.out().print(render_health(health))
+        console.show(render_health(health))

@@ -482,3 +482,61 @@ def test_log_format_json(case: Path) -> None:
     (record,) = [json.loads(line) for line in bad.stderr.decode().splitlines()]
     assert record["level"] == "error"
     assert "missing.yaml" in record["message"]
+
+
+# ------------------------------------------------------- links, devices, FIFOs and modes
+
+
+def test_a_symlinked_output_replaces_its_target_and_stays_a_link(case: Path) -> None:
+    reports = case / "reports"
+    reports.mkdir()
+    target = write(reports / "latest.json", "an earlier report")
+    (case / "report.json").symlink_to(target)
+    done = receval("run", "config.yaml", "-o", "report.json", "-q", cwd=case)
+    assert done.returncode == 0, done.stderr
+    assert (case / "report.json").is_symlink()
+    assert json.loads(target.read_text())["metrics"]["precision@1"] == 0.5
+    assert sorted(p.name for p in reports.iterdir()) == ["latest.json"]  # no temporary left
+
+
+def test_an_existing_report_keeps_its_mode(case: Path) -> None:
+    report = write(case / "report.json", "{}")
+    report.chmod(0o600)
+    assert receval("run", "config.yaml", "-o", "report.json", "-q", cwd=case).returncode == 0
+    assert report.stat().st_mode & 0o777 == 0o600
+    assert json.loads(report.read_text())["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
+
+
+def test_a_fifo_is_written_through(case: Path) -> None:
+    import stat
+    import threading
+
+    fifo = case / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    done = receval("run", "config.yaml", "-o", "pipe", "-f", "json", "-q", cwd=case)
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(received[0])["metrics"]["precision@1"] == 0.5
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)  # still a FIFO, not a regular file
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making device nodes needs root")
+def test_character_devices_are_written_through_never_replaced(case: Path) -> None:
+    """Device nodes made in the test's own folder (never the real /dev): a null device
+    takes the report and stays a device; a full device is exit 2 naming the error."""
+    import stat
+
+    null, full = case / "null", case / "full"
+    try:
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("this container does not allow device nodes")
+    done = receval("run", "config.yaml", "-o", "null", "-f", "json", cwd=case)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISCHR(null.lstat().st_mode)
+    refused(receval("run", "config.yaml", "-o", "full", "-f", "json", cwd=case), "full", "space")
+    assert stat.S_ISCHR(full.lstat().st_mode)
