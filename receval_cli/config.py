@@ -31,7 +31,7 @@ OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html", "git
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class PredictionColumns(_Strict):
@@ -229,6 +229,11 @@ class Gate(_Strict):
             raise ValueError(
                 "a gate needs min, max, max_drop, max_relative_drop or "
                 "no_significant_drop, e.g. {min: 0.3}"
+            )
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(
+                f"min {self.min:g} is above max {self.max:g}, so no value could pass; swap "
+                "them or drop one"
             )
         return self
 
@@ -718,6 +723,12 @@ def _canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) 
                 f"{path}: gates.{metric}: no such metric among this config's metrics."
                 f"{did_you_mean(metric, names)} Gate one of: {', '.join(names)}; or add "
                 f"'{metric}' to metrics."
+            )
+        models = list(config.model_files())
+        if gate.model is not None and gate.model not in models:
+            raise ConfigError(
+                f"{path}: gates.{metric}.model '{gate.model}' is not a model of this config; "
+                f"the models are: {', '.join(models)}.{did_you_mean(gate.model, models)}"
             )
         gates[canonical] = gate
     return gates

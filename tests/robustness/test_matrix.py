@@ -63,6 +63,7 @@ class Bad:
     output: str = "OUT.json"
     earlier: bool = False  # an earlier OUT.json must survive
     never: str | None = None  # a file the input must not manage to create
+    input_output: bool = False  # the output names an input: it must survive byte for byte
 
 
 def predictions(name: str, content: str | bytes, **columns: str) -> dict[str, Any]:
@@ -723,6 +724,52 @@ BAD = [
         "first (mkdir -p {tmp}/missing).",
         output="missing/OUT.json",
     ),
+    # --- #22: outputs over inputs, gates that name nothing, booleans as numbers -----------
+    Bad(
+        "output-is-the-predictions",
+        "output {tmp}/predictions.csv would overwrite an input: it is the predictions file "
+        "({tmp}/predictions.csv). Nothing was read or written; write the output to another "
+        "path.",
+        output="predictions.csv",
+        input_output=True,
+    ),
+    Bad(
+        "output-is-the-config",
+        "output {tmp}/config.yaml would overwrite an input: it is the config file "
+        "({tmp}/config.yaml). Nothing was read or written; write the output to another path.",
+        output="config.yaml",
+        input_output=True,
+    ),
+    Bad(
+        "gate-names-no-model",
+        f"{CONFIG}: gates.ndcg@2.model 'modle' is not a model of this config; the models "
+        "are: model. Did you mean 'model'?",
+        config={"gates": {"ndcg@2": {"min": 0.5, "model": "modle"}}},
+    ),
+    Bad(
+        "gate-min-above-max",
+        f"{CONFIG}: the config is not valid:\n  gates.ndcg@2: min 0.5 is above max 0.1, so no "
+        "value could pass; swap them or drop one.",
+        config={"gates": {"ndcg@2": {"min": 0.5, "max": 0.1}}},
+    ),
+    Bad(
+        "gate-min-a-boolean",
+        f"{CONFIG}: the config is not valid:\n  gates.ndcg@2.min: Input should be a valid "
+        "number (found True).",
+        config={"gates": {"ndcg@2": {"min": True}}},
+    ),
+    Bad(
+        "cutoff-a-boolean",
+        f"{CONFIG}: the config is not valid:\n  cutoffs[0]: Input should be a valid integer "
+        "(found True).",
+        config={"metrics": ["ndcg"], "cutoffs": [True]},
+    ),
+    Bad(
+        "threshold-a-boolean",
+        f"{CONFIG}: the config is not valid:\n  conventions.relevance_threshold: Input should "
+        "be a valid number (found True).",
+        config={"conventions": {"relevance_threshold": True}},
+    ),
 ]
 
 
@@ -739,6 +786,7 @@ def test_bad_input(tmp_path: Path, case: Bad) -> None:
     out = tmp_path / case.output
     if case.earlier:
         out.write_bytes(EARLIER)
+    kept = out.read_bytes() if case.input_output else None
     before = sorted(p.name for p in tmp_path.iterdir())
     result = invoke("run", config.parent / case.run, "--output", out)
     assert_no_traceback(result)
@@ -747,6 +795,8 @@ def test_bad_input(tmp_path: Path, case: Bad) -> None:
     assert result.stderr.replace(str(tmp_path), "{tmp}") == f"error: {case.message}\n"
     if case.earlier:
         assert out.read_bytes() == EARLIER
+    elif kept is not None:
+        assert out.read_bytes() == kept
     elif out.is_dir():
         assert list(out.iterdir()) == []
     else:
