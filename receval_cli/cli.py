@@ -6,8 +6,11 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal erro
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import io
+import os
 import re
 import signal
 import sys
@@ -17,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
+from typer._click.exceptions import ClickException  # typer's own click: usage errors
 from typer.core import TyperCommand, TyperGroup
 
 from receval_cli import __version__, console, signals
@@ -33,7 +37,13 @@ from receval_cli.destinations import (
     guard,
     is_stdout,
 )
-from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
+from receval_cli.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_INTERNAL,
+    RecEvalError,
+    UsageError,
+)
 from receval_cli.init_config import init_command
 from receval_cli.input_changes import input_files, watching
 from receval_cli.inspect_users import inspect_command
@@ -109,6 +119,14 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             raise signals.interrupted(signal.SIGINT) from None
+        except (typer.Exit, typer.Abort, ClickException):
+            raise
+        except OSError as error:
+            if error.errno not in (errno.EPIPE, errno.ENOSPC):
+                raise console.fail(_unexpected(error), EXIT_INTERNAL) from None
+            raise console.fail(_unwritable_stdout(error), EXIT_BAD_INPUT) from None
+        except Exception as error:  # a bug: one line and exit 3, never a traceback or 1
+            raise console.fail(_unexpected(error), EXIT_INTERNAL) from None
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         plain_metavars(self.get_params(ctx), ctx)
@@ -163,6 +181,28 @@ def _main(
     """Exact, fast offline evaluation of recommender systems."""
     console.reset()
     console.configure(no_color=no_color, log_format=log_format)
+
+
+def _unwritable_stdout(error: OSError) -> str:
+    """Standard output closed (a pipe whose reader ended) or full (/dev/full): stdout is
+    pointed at /dev/null so that Python's exit does not fail on it again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return (
+        f"standard output could not be written: {os.strerror(error.errno or 0)}. Write the "
+        "report to a file with --output PATH instead."
+    )
+
+
+def _unexpected(error: Exception) -> str:
+    """An exception receval did not expect, as one line for the user and the bug report."""
+    text = " ".join(str(error).split())
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return (
+        f"internal error: {type(error).__name__}: {text or '(no message)'}. This is a bug in "
+        "receval; please report it with the command, the config and a sample of the data."
+    )
 
 
 def _fail(error: RecEvalError) -> typer.Exit:

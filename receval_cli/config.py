@@ -31,7 +31,7 @@ OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html", "git
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class PredictionColumns(_Strict):
@@ -254,7 +254,9 @@ class ConfidenceConfig(_Strict):
 
     level: float = Field(0.95, gt=0, lt=1)
     method: Literal["bootstrap", "normal"] = "bootstrap"
-    resamples: PositiveInt = 1000
+    resamples: PositiveInt = Field(
+        1000, le=1_000_000, description="Bootstrap resamples (at most a million)."
+    )
     seed: int = 0
 
 
@@ -265,7 +267,9 @@ class ComparisonConfig(_Strict):
     test: Literal["t", "wilcoxon", "permutation"] = "t"
     correction: Literal["holm", "bonferroni", "none"] = "holm"
     level: float = Field(0.95, gt=0, lt=1, description="1 - the significance level.")
-    resamples: PositiveInt = Field(10_000, description="permutation: random sign flips.")
+    resamples: PositiveInt = Field(
+        10_000, le=1_000_000, description="permutation: random sign flips (at most a million)."
+    )
     seed: int = 0
 
 
@@ -521,15 +525,24 @@ def _yaml_hint(error: yaml.MarkedYAMLError) -> str:
     return " Check the indentation (spaces, not tabs) and the quoting."
 
 
+_MAX_CONFIG_BYTES = 10_000_000
+
+
 def _read_yaml(path: Path) -> Any:
     if not path.exists():
         raise ConfigError(f"{path}: the config file does not exist. Check the path.")
     if path.is_dir():
         raise ConfigError(f"{path}: is a folder, not a config file. Name the YAML file.")
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:  # a device or a FIFO never ends: read a bounded part
+            data = handle.read(_MAX_CONFIG_BYTES + 1)
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the config ({error.strerror}).") from None
+    if len(data) > _MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path}: the config is larger than {_MAX_CONFIG_BYTES // 1_000_000} MB (or never "
+            "ends, as a device does); a config is a few kB. Name the YAML file."
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -32,6 +32,8 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+from receval_cli.escaping import printable
+
 
 class LogFormat(StrEnum):
     text = "text"
@@ -92,9 +94,20 @@ def reset() -> None:
     SETTINGS.log_format = LogFormat.text
 
 
+def shown(text: object, style: str = "") -> Text:
+    """A table cell or header from data or a config: printable, never read as markup."""
+    return Text(printable(text), style=style)
+
+
 def out(width: int | None = None) -> Console:
     """The console for results on stdout."""
-    return Console(highlight=False, width=width, no_color=not SETTINGS.color or None, emoji=False)
+    return Console(
+        highlight=False,
+        markup=False,  # text from data or a config is never read as markup ([/x], [bold])
+        width=width,
+        no_color=not SETTINGS.color or None,
+        emoji=False,
+    )
 
 
 def err() -> Console:
@@ -103,6 +116,7 @@ def err() -> Console:
     return Console(
         stderr=True,
         highlight=False,
+        markup=False,
         soft_wrap=True,
         emoji=False,
         no_color=not SETTINGS.color or None,
@@ -158,9 +172,10 @@ def plain_text(renderable: RenderableType, width: int) -> str:
     """A renderable as plain text for a file: no colour, `width` columns or more (as
     `show` widens off a terminal)."""
     buffer = io.StringIO()
-    probe = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False)
+    plain = {"no_color": True, "highlight": False, "markup": False, "emoji": False}
+    probe = Console(file=buffer, width=width, **plain)  # type: ignore[arg-type]
     wide = fitting_width(probe, renderable, width)
-    Console(file=buffer, width=wide, no_color=True, highlight=False, emoji=False).print(renderable)
+    Console(file=buffer, width=wide, **plain).print(renderable)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 
@@ -177,6 +192,7 @@ def emit(level: str, message: str, prefixed: bool = True) -> None:
     if (level == "info" and SETTINGS.verbosity < 2) or (level == "note" and SETTINGS.verbosity < 1):
         return
     target = _LIVE.display.console if _LIVE is not None else err()
+    message = printable(message)
     if SETTINGS.log_format is LogFormat.json:
         shown = {"gate": "error", "note": "info"}.get(level, level)
         record = {"time": _now(), "level": shown, "message": message}
@@ -204,7 +220,7 @@ def warn(message: str) -> None:
     emit("warning", message)
 
 
-def fail(error: Exception, exit_code: int) -> typer.Exit:
+def fail(error: Exception | str, exit_code: int) -> typer.Exit:
     """Report an error (one `error:` paragraph, or a JSON line) and the exit to raise."""
     emit("error", str(error))
     return typer.Exit(exit_code)

@@ -40,7 +40,7 @@ Unpredicted = Literal["error", "ignore", "default"]
 class Conventions(BaseModel):
     """The `conventions` section of the config."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     preset: str | None = Field(
         None,

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3  # receval computed something impossible, or failed unexpectedly: a bug
 
 
 class RecEvalError(Exception):

@@ -9,7 +9,6 @@ ModelsReport, whose JSON nests `models.NAME.metrics`.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.partitions import check_partitionable, evaluate_partitioned
 from receval_cli.pipeline import evaluate_inputs, resolved_config
 from receval_cli.report import Report
+from receval_cli.saved_reports import read_saved_report, saved_number
 from receval_cli.segments import Segment, segments_of, user_attributes
 from receval_cli.sources import read_sources
 
@@ -323,27 +323,20 @@ def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
 
 def read_baseline_report(path: Path, model: str | None) -> dict[str, float]:
     """The metric values of a saved JSON report (a model's, for a several-model report)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(
-            f"baseline report {path} cannot be read as a receval JSON report ({error}). "
-            "Write it with `receval run CONFIG --format json --output PATH`."
-        ) from None
-    if not isinstance(data, dict) or not ("metrics" in data or "models" in data):
-        raise InputError(
-            f"baseline report {path} has no 'metrics' (nor 'models'): it is not a receval "
-            "JSON report. Write it with `receval run CONFIG --format json --output PATH`."
-        )
+    data = read_saved_report(path, "baseline report")
+    key = "metrics"
     if "models" in data:
-        names = list(data["models"])
+        names = list(data["models"]) if isinstance(data["models"], dict) else []
         chosen = model or data.get("comparisons", {}).get("baseline") or names[0]
-        if chosen not in data["models"]:
+        if chosen not in names or not isinstance(data["models"][chosen], dict):
             raise InputError(
                 f"baseline report {path} has no model '{chosen}' (its models: "
-                f"{', '.join(names)}). Set comparison.baseline to one of them."
+                f"{', '.join(map(str, names))}). Set comparison.baseline to one of them."
             )
-        metrics = data["models"][chosen]["metrics"]
+        metrics = data["models"][chosen].get("metrics")
+        key = f"models.{chosen}.metrics"
     else:
         metrics = data["metrics"]
-    return {str(k): float(v) for k, v in metrics.items()}
+    if not isinstance(metrics, dict):
+        raise InputError(f"baseline report {path}: {key} is not a mapping of metric values.")
+    return {str(k): saved_number(v, path, f"{key}.{k}") for k, v in metrics.items()}

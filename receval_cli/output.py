@@ -40,6 +40,21 @@ _written: list[Path] = []
 
 def check_destination(path: Path) -> None:
     """Fail before any work when the output cannot be written there."""
+    try:
+        _check_destination(path)
+    except OSError as error:  # a name too long, a loop of links, ...
+        name = (
+            path.name
+            if len(path.name) <= 40
+            else f"{path.name[:40]}... ({len(path.name)} characters)"
+        )
+        raise UsageError(
+            f"output {path.parent / name}: {error.strerror or error}. Choose another name "
+            "for the output."
+        ) from None
+
+
+def _check_destination(path: Path) -> None:
     if _is_device(path):
         return  # written through as it is (/dev/null, a FIFO)
     target = _target(path)

@@ -556,6 +556,12 @@ def guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> No
         value = metrics[str(spec)]
         definition = lookup(spec.name)
         lower, upper = definition.lower_bound, definition.upper_bound
+        if math.isinf(value) and (upper is None or lower is None):
+            raise InputError(
+                f"{spec} is {value}: its sums overflow 64-bit floats, so the inputs hold "
+                "values too large to square or add (about 1e154 or more, or a huge gain). "
+                "Scale the scores or grades down, then run again."
+            )
         below = lower is not None and value < lower
         if math.isnan(value) or below or (upper is not None and value > upper + 1e-9):
             raise InternalError(

@@ -21,7 +21,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.console import plain_text
+from receval_cli.console import plain_text, shown
+from receval_cli.escaping import csv_cell, markdown_code, markdown_text, xml_text
 from receval_cli.gates import GateResult
 from receval_cli.models import ModelsReport
 from receval_cli.report import (
@@ -79,10 +80,10 @@ def models_table(result: ModelsReport) -> RenderableType:
         title += f", baseline {result.baseline}"
     elif result.baseline_report is not None:
         title += f", against {result.baseline_report}"
-    grid = Table(title=title, title_justify="left")
+    grid = Table(title=shown(title), title_justify="left")
     grid.add_column("metric", no_wrap=True)  # names and values are never cut
     for name in names:
-        grid.add_column(name, justify="right", no_wrap=True)
+        grid.add_column(shown(name), justify="right", no_wrap=True)
     gated = bool(result.gates)
     if gated:
         grid.add_column("gates")
@@ -92,7 +93,7 @@ def models_table(result: ModelsReport) -> RenderableType:
     for gate in result.gates:
         verdicts.setdefault(gate.metric, []).append(gate)
     for metric in first.metrics:
-        row: list[RenderableType] = [metric]
+        row: list[RenderableType] = [shown(metric)]
         for name, report in result.models.items():
             intervals = (report.confidence or {}).get("intervals", {})
             cell = Text(format_value(report.metrics[metric], intervals.get(metric)))
@@ -104,11 +105,11 @@ def models_table(result: ModelsReport) -> RenderableType:
                 cell.append(f"  {comparison.difference:+.4f}{_MARKS.get(comparison.verdict, '')}")
             row.append(cell)
         if gated:
-            row.append(Text.from_markup(gate_cell(verdicts.get(metric, []))))
+            row.append(gate_cell(verdicts.get(metric, [])))
         grid.add_row(*row)
     parts: list[RenderableType] = [grid]
     for name, report in result.models.items():
-        parts.append(Text(f"{name}: {users_line(report.users)}"))
+        parts.append(shown(f"{name}: {users_line(report.users)}"))
     for name, report in result.models.items():
         parts += segment_tables(report, name)
     if first.confidence is not None:
@@ -117,7 +118,7 @@ def models_table(result: ModelsReport) -> RenderableType:
         c = result.comparison
         against = result.baseline or "the saved report"
         parts.append(
-            Text(
+            shown(
                 f"* best; differences against {against}: paired {c['test']} test, "
                 f"{c['correction']} correction over {len(result.comparisons)} comparisons, "
                 f"▲/▼ significant win/loss at level {c['level']:g}"
@@ -157,7 +158,7 @@ def render_csv(result: Result) -> str:
     writer = csv.DictWriter(buffer, fieldnames=list(_CSV_FIELDS), lineterminator="\n")
     writer.writeheader()
     for row in _rows(result):
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        writer.writerow({k: ("" if v is None else csv_cell(v)) for k, v in row.items()})
     return buffer.getvalue()
 
 
@@ -179,11 +180,13 @@ def render_markdown(result: Result) -> str:
         intervals = (result.confidence or {}).get("intervals", {})
         lines += ["| metric | value |", "|---|---:|"]
         for metric, value in result.metrics.items():
-            lines.append(f"| `{metric}` | {format_value(value, intervals.get(metric))} |")
+            shown_value = format_value(value, intervals.get(metric))
+            lines.append(f"| {markdown_code(metric)} | {shown_value} |")
         lines += ["", f"Users: {users_line(result.users).removeprefix('users: ')}."]
     else:
         names = list(result.models)
-        lines += ["| metric | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        header = " | ".join(markdown_text(n) for n in names)
+        lines += [f"| metric | {header} |", "|---|" + "---:|" * len(names)]
         found = {(c.model, c.metric): c for c in result.comparisons}
         first = next(iter(result.models.values()))
         for metric in first.metrics:
@@ -197,21 +200,22 @@ def render_markdown(result: Result) -> str:
                 if comparison is not None:
                     cell += f" ({comparison.difference:+.4f}{_MARKS.get(comparison.verdict, '')})"
                 cells.append(cell)
-            lines.append(f"| `{metric}` | " + " | ".join(cells) + " |")
+            lines.append(f"| {markdown_code(metric)} | " + " | ".join(cells) + " |")
         if result.comparison is not None:
             c = result.comparison
             lines += [
                 "",
                 f"Bold: best. In parentheses: the difference from "
-                f"{result.baseline or 'the saved report'}; ▲/▼ a significant win/loss "
+                f"{markdown_text(result.baseline or 'the saved report')}; ▲/▼ a significant "
+                "win/loss "
                 f"(paired {c['test']} test, {c['correction']} correction, level {c['level']:g}).",
             ]
     if result.warnings:
         lines += ["", "### Warnings", ""]
-        lines += [f"- ⚠️ {warning}" for warning in result.warnings]
+        lines += [f"- ⚠️ {markdown_text(warning)}" for warning in result.warnings]
     if failed:
         lines += ["", "### Failed gates", ""]
-        lines += [f"- {gate.describe()}" for gate in failed]
+        lines += [f"- {markdown_text(gate.describe())}" for gate in failed]
     return "\n".join(lines) + "\n"
 
 
@@ -237,16 +241,17 @@ def render_junit(result: Result) -> str:
     )
     properties = ElementTree.SubElement(suite, "properties")
     for name, value in (("receval_version", result.version), ("passed", str(result.passed))):
+        value = xml_text(value)
         ElementTree.SubElement(properties, "property", name=name, value=value)
     for gate in result.gates:
         case = ElementTree.SubElement(
-            suite, "testcase", name=_gate_name(gate), classname="receval.gates", time="0"
+            suite, "testcase", name=xml_text(_gate_name(gate)), classname="receval.gates", time="0"
         )
         if not gate.passed:
             failure = ElementTree.SubElement(
-                case, "failure", message=gate.describe(), type="GateFailed"
+                case, "failure", message=xml_text(gate.describe()), type="GateFailed"
             )
-            failure.text = json.dumps(gate.to_dict(), indent=2)
+            failure.text = xml_text(json.dumps(gate.to_dict(), indent=2, ensure_ascii=False))
     verdict = "all gates passed" if not failures else f"{failures} gate(s) failed"
     ElementTree.SubElement(suite, "system-out").text = verdict
     ElementTree.SubElement(suite, "system-err").text = ""

@@ -14,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli import __version__
+from receval_cli.console import shown
+from receval_cli.escaping import printable
 from receval_cli.gates import GateResult
 
 
@@ -98,7 +100,7 @@ def render_table(report: Report) -> RenderableType:
         table.add_column("gate")
     intervals = (report.confidence or {}).get("intervals", {})
     for name, value in report.metrics.items():
-        row = [name, format_value(value, intervals.get(name))]
+        row: list[RenderableType] = [shown(name), format_value(value, intervals.get(name))]
         if report.gates:
             row.append(gate_cell(verdicts.get(name, [])))
         table.add_row(*row)
@@ -138,11 +140,11 @@ def footer(
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = conventions.get("preset")
     heading = f"conventions (preset {preset})" if preset else "conventions"
-    parts: list[RenderableType] = [Text(f"{heading}: {listed}", style="dim")]
-    parts += [Text(f"warning: {warning}", style="yellow") for warning in warnings]
+    parts: list[RenderableType] = [shown(f"{heading}: {listed}", style="dim")]
+    parts += [shown(f"warning: {warning}", style="yellow") for warning in warnings]
     for gate in gates:
         if not gate.passed:
-            parts.append(Text(f"gate failed: {gate.describe()}", style="bold red"))
+            parts.append(shown(f"gate failed: {gate.describe()}", style="bold red"))
     return parts
 
 
@@ -155,14 +157,14 @@ def segment_tables(report: Report, model: str | None = None) -> list[RenderableT
     parts: list[RenderableType] = []
     for attribute, names in by_attribute.items():
         title = f"by {attribute}" if model is None else f"{model} by {attribute}"
-        grid = Table(title=title, title_justify="left")
+        grid = Table(title=shown(title), title_justify="left")
         grid.add_column("metric", no_wrap=True)
         for name in names:
             users = report.segments[name].users["evaluated"]
-            header = f"{name.split('=', 1)[1]}\n({users} users)"
+            header = shown(f"{name.split('=', 1)[1]}\n({users} users)")
             grid.add_column(header, justify="right", no_wrap=True)
         for metric in report.metrics:
-            cells = [metric]
+            cells: list[RenderableType] = [shown(metric)]
             for name in names:
                 part = report.segments[name]
                 interval = (part.confidence or {}).get("intervals", {}).get(metric)
@@ -170,7 +172,7 @@ def segment_tables(report: Report, model: str | None = None) -> list[RenderableT
             grid.add_row(*cells)
         parts.append(grid)
     for name, reason in report.segments_skipped.items():
-        parts.append(Text(f"segment {name} not evaluated: {reason}", style="dim"))
+        parts.append(shown(f"segment {name} not evaluated: {reason}", style="dim"))
     return parts
 
 
@@ -193,14 +195,17 @@ def gate_requirement(gate: GateResult) -> str:
     return f"{sign} {gate.threshold:g}"
 
 
-def gate_cell(gates: list[GateResult]) -> str:
-    cells = []
-    for gate in gates:
-        mark = "[green]ok[/green]" if gate.passed else "[bold red]FAIL[/bold red]"
+def gate_cell(gates: list[GateResult]) -> Text:
+    """`ok >= 0.4`, `FAIL <= 0.2`, one per gate (with its model), `; ` between."""
+    cell = Text()
+    for index, gate in enumerate(gates):
+        if index:
+            cell.append("; ")
         if gate.model is not None:
-            mark = f"{gate.model} {mark}"
-        cells.append(f"{mark} {gate_requirement(gate)}")
-    return "; ".join(cells)
+            cell.append(f"{printable(gate.model)} ")
+        cell.append("ok" if gate.passed else "FAIL", style="green" if gate.passed else "bold red")
+        cell.append(f" {gate_requirement(gate)}")
+    return cell
 
 
 def confidence_line(confidence: dict[str, Any]) -> str:

@@ -20,8 +20,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.console import plain_text
+from receval_cli.console import plain_text, shown
 from receval_cli.errors import InputError, UsageError, did_you_mean
+from receval_cli.escaping import csv_cell, markdown_code, markdown_text
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report import format_value
 
@@ -129,7 +130,7 @@ def compare_reports(paths: list[Path], baseline: str | None, metrics: list[str])
 
 def load_columns(path: Path) -> list[Column]:
     """The columns of one saved report: one, or one per model."""
-    data = _read_json(path)
+    data = read_saved_report(path)
     conventions = data.get("conventions")
     if not isinstance(conventions, dict):
         conventions = None
@@ -144,25 +145,45 @@ def load_columns(path: Path) -> list[Column]:
     return [_column(path.stem, path, data, "", conventions)]
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_saved_report(path: Path, role: str = "report") -> dict[str, Any]:
+    """A saved JSON report (for `compare` and `--baseline-report`): a mapping with metrics
+    or models, or an InputError naming `role` and the path. Nesting
+    too deep for Python and numbers too long to convert are refused as not a report;
+    each value is checked by saved_number where it is read."""
     if path.is_dir():
         raise InputError(
-            f"report {path} is a folder; name a JSON report file, e.g. {path / 'report.json'}."
+            f"{role} {path} is a folder; name a JSON report file, e.g. {path / 'report.json'}."
         )
     if not path.exists():
-        raise InputError(f"report {path} does not exist. Check the path. {_HOW_TO_WRITE}")
+        raise InputError(f"{role} {path} does not exist. Check the path. {_HOW_TO_WRITE}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as handle:
+            raw = handle.read(_MAX_REPORT_BYTES + 1)
     except OSError as error:
-        raise InputError(f"report {path} cannot be read: {error.strerror}.") from None
+        raise InputError(f"{role} {path} cannot be read: {error.strerror}.") from None
+    if len(raw) > _MAX_REPORT_BYTES:
+        raise InputError(
+            f"{role} {path} is larger than {_MAX_REPORT_BYTES // 1_000_000} MB: not a receval "
+            f"JSON report. {_HOW_TO_WRITE}"
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))  # NaN parses; saved_number names its key
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"report {path} is not JSON ({error}). {_HOW_TO_WRITE}") from None
+        raise InputError(f"{role} {path} is not JSON ({error}). {_HOW_TO_WRITE}") from None
+    except (ValueError, RecursionError) as error:  # a 5000-digit number, deep nesting
+        reason = "it nests too deeply" if isinstance(error, RecursionError) else str(error)
+        raise InputError(
+            f"{role} {path}: {reason[:200]}; it is not a receval JSON report. {_HOW_TO_WRITE}"
+        ) from None
     if not isinstance(data, dict) or not ("metrics" in data or "models" in data):
         raise InputError(
-            f"report {path} has no 'metrics' (nor 'models'): it is not a receval JSON report. "
+            f"{role} {path} has no 'metrics' (nor 'models'): it is not a receval JSON report. "
             f"{_HOW_TO_WRITE}"
         )
     return data
+
+
+_MAX_REPORT_BYTES = 100_000_000
 
 
 def _column(
@@ -175,7 +196,7 @@ def _column(
             f"values; it is not a receval JSON report. {_HOW_TO_WRITE}"
         )
     metrics = {
-        str(metric): _number(value, path, f"{prefix}metrics.{metric}")
+        str(metric): saved_number(value, path, f"{prefix}metrics.{metric}")
         for metric, value in data["metrics"].items()
     }
     confidence = data.get("confidence")
@@ -187,7 +208,8 @@ def _column(
     return Column(name, path, metrics, intervals, conventions)
 
 
-def _number(value: Any, path: Path, key: str) -> float:
+def saved_number(value: Any, path: Path, key: str) -> float:
+    """A metric value of a saved report: a finite number, else an InputError."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(
             f"report {path}: {key} is {json.dumps(value)}, not a finite number; it is not a "
@@ -201,7 +223,7 @@ def _interval(bounds: Any, path: Path, key: str) -> tuple[float, float]:
         raise InputError(
             f"report {path}: {key} is {json.dumps(bounds)}, not a [low, high] pair. {_HOW_TO_WRITE}"
         )
-    return _number(bounds[0], path, key), _number(bounds[1], path, key)
+    return saved_number(bounds[0], path, key), saved_number(bounds[1], path, key)
 
 
 def unique_names(columns: list[Column]) -> list[Column]:
@@ -323,16 +345,18 @@ def comparison_table(comparison: Comparison) -> RenderableType:
     grid = Table(title=f"receval compare: {len(comparison.columns)} columns", title_justify="left")
     grid.add_column("metric", no_wrap=True)  # names and values are never cut
     for name in comparison.columns:
-        grid.add_column(name, justify="right", no_wrap=True)
+        grid.add_column(shown(name), justify="right", no_wrap=True)
     for metric, row in comparison.metrics.items():
         best = comparison.best[metric]
-        grid.add_row(metric, *(_table_cell(row[name], name in best) for name in comparison.columns))
-    parts: list[RenderableType] = [grid, Text(baseline_line(comparison, "* best"))]
+        grid.add_row(
+            shown(metric), *(_table_cell(row[name], name in best) for name in comparison.columns)
+        )
+    parts: list[RenderableType] = [grid, shown(baseline_line(comparison, "* best"))]
     if comparison.has_intervals:
         parts.append(Text("±: half-width of the confidence interval saved in the report"))
     warning = conventions_warning(comparison)
     if warning:
-        parts.append(Text(warning, style="bold yellow"))
+        parts.append(shown(warning, style="bold yellow"))
     return Group(*parts)
 
 
@@ -379,17 +403,17 @@ def render_markdown(comparison: Comparison) -> str:
     lines = [
         "## receval compare",
         "",
-        "| metric | " + " | ".join(_escape(n) for n in names) + " |",
+        "| metric | " + " | ".join(markdown_text(n) for n in names) + " |",
         "|---|" + "---:|" * len(names),
     ]
     for metric, row in comparison.metrics.items():
         best = comparison.best[metric]
         cells = [_markdown_cell(row[name], name in best) for name in names]
-        lines.append(f"| `{metric}` | " + " | ".join(cells) + " |")
-    lines += ["", baseline_line(comparison, "bold: best") + "."]
+        lines.append(f"| {markdown_code(metric)} | " + " | ".join(cells) + " |")
+    lines += ["", markdown_text(baseline_line(comparison, "bold: best")) + "."]
     warning = conventions_warning(comparison)
     if warning:
-        lines += ["", f"> **{warning}**"]
+        lines += ["", f"> **{markdown_text(warning)}**"]
     return "\n".join(lines) + "\n"
 
 
@@ -402,10 +426,6 @@ def _markdown_cell(cell: Cell | None, best: bool) -> str:
     if cell.delta is not None:
         text += f" {delta_text(cell)}"
     return text
-
-
-def _escape(name: str) -> str:
-    return name.replace("|", "\\|")
 
 
 _CSV_FIELDS = ("column", "metric", "value", "low", "high", "delta", "relative_delta")
@@ -423,5 +443,5 @@ def render_csv(comparison: Comparison) -> str:
             if cell is None:
                 continue
             values = {"column": name, "metric": metric, **cell.to_dict()}
-            writer.writerow({k: "" if v is None else v for k, v in values.items()})
+            writer.writerow({k: "" if v is None else csv_cell(v) for k, v in values.items()})
     return buffer.getvalue()

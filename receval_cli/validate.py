@@ -27,6 +27,7 @@ from rich.text import Text
 from receval_cli import console, unknown_items
 from receval_cli.checks import raw_rows
 from receval_cli.config import LoadedConfig, PredictionsConfig, UnknownItemsConfig, load_config
+from receval_cli.console import shown
 from receval_cli.conventions import Conventions
 from receval_cli.engines import polars_engine
 from receval_cli.errors import RecEvalError
@@ -500,7 +501,7 @@ def render_health(health: dict[str, Any]) -> RenderableType:
     """The summary: the files, their numbers side by side, the overlap, the warnings."""
     inputs = _inputs(health)
     parts: list[RenderableType] = [
-        Text(f"receval validate {health['config']}"),
+        shown(f"receval validate {health['config']}"),
         _files(inputs),
         Text(""),
         _numbers_table(inputs),
@@ -510,7 +511,7 @@ def render_health(health: dict[str, Any]) -> RenderableType:
         Text(""),
     ]
     for warning in health["warnings"]:
-        parts.append(Text("warning: ", style="bold yellow") + Text(warning))
+        parts.append(Text("warning: ", style="bold yellow") + shown(warning))
     count = len(health["warnings"])
     verdict = "ok: receval run can evaluate this config"
     if count:

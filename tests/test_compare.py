@@ -374,7 +374,7 @@ def test_per_user_output(tmp_path: Path) -> None:
 def test_baseline_report_missing(tmp_path: Path) -> None:
     config = single(tmp_path, "predictions.csv")
     result = invoke("run", config, "--baseline-report", tmp_path / "nowhere.json")
-    assert_user_error(result, "nowhere.json cannot be read as a receval JSON report")
+    assert_user_error(result, "nowhere.json does not exist. Check the path.")
 
 
 def test_baseline_report_without_the_model(tmp_path: Path) -> None:

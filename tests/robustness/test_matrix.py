@@ -770,6 +770,57 @@ BAD = [
         "be a valid number (found True).",
         config={"conventions": {"relevance_threshold": True}},
     ),
+    # --- #22: values that used to end in a traceback -------------------------------------
+    Bad(
+        "gate-max-infinite",
+        f"{CONFIG}: the config is not valid:\n  gates.ndcg@2.max: Input should be a finite "
+        "number (found inf).",
+        config={"gates": {"ndcg@2": {"max": math.inf}}},
+    ),
+    Bad(
+        "gate-min-nan",
+        f"{CONFIG}: the config is not valid:\n  gates.ndcg@2.min: Input should be a finite "
+        "number (found nan).",
+        config={"gates": {"ndcg@2": {"min": math.nan}}},
+    ),
+    Bad(
+        "default-rating-nan",
+        f"{CONFIG}: the config is not valid:\n  conventions.default_rating: Input should be a "
+        "finite number (found nan).",
+        config={"conventions": {"default_rating": math.nan}},
+    ),
+    Bad(
+        "resamples-a-billion",
+        f"{CONFIG}: the config is not valid:\n  confidence.resamples: Input should be less "
+        "than or equal to 1000000 (found 1000000000).",
+        config={"confidence": {"resamples": 1_000_000_000}},
+    ),
+    Bad(
+        "config-never-ends",
+        "/dev/zero: the config is larger than 10 MB (or never ends, as a device does); a "
+        "config is a few kB. Name the YAML file.",
+        run="/dev/zero",
+    ),
+    Bad(
+        "output-name-too-long",
+        "output {tmp}/" + "a" * 40 + "... (305 characters): File name too long. Choose "
+        "another name for the output.",
+        output="a" * 300 + ".json",
+    ),
+    Bad(
+        "rmse-overflows",
+        "rmse is inf: its sums overflow 64-bit floats, so the inputs hold values too large to "
+        "square or add (about 1e154 or more, or a huge gain). Scale the scores or grades "
+        "down, then run again.",
+        files={
+            "predictions.csv": "user,item,score\nu1,a,1e-200\nu2,d,3\n",
+            "truth.csv": "user,item,rating\nu1,a,1e200\nu2,d,3\n",
+        },
+        config={
+            "ground_truth": {"path": "truth.csv", "columns": {"relevance": "rating"}},
+            "metrics": ["rmse"],
+        },
+    ),
 ]
 
 
@@ -797,6 +848,8 @@ def test_bad_input(tmp_path: Path, case: Bad) -> None:
         assert out.read_bytes() == EARLIER
     elif kept is not None:
         assert out.read_bytes() == kept
+    elif len(out.name) > 255:  # a name no file system takes: nothing can exist there
+        assert not any(len(p.name) > 255 for p in tmp_path.iterdir())
     elif out.is_dir():
         assert list(out.iterdir()) == []
     else:

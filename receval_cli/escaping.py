@@ -1,0 +1,57 @@
+"""Text from data or a config (ids, model and segment names, titles, warnings that quote
+them) made safe for each output format, so a value is shown, never obeyed:
+
+- terminal: control characters (ESC, BEL, CR, ...) as repr() writes them;
+- Markdown: every character Markdown or inline HTML could read escaped with a backslash
+  (`![t](http://x)` and `<img>` show as text, a `|` cannot end a table cell);
+- CSV: a text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or
+  a carriage return first) starts with `'`;
+- XML (JUnit): characters XML 1.0 forbids (most controls) as `\\xNN`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _as_repr(found: re.Match[str]) -> str:
+    return repr(found.group())[1:-1]
+
+
+def printable(text: object) -> str:
+    """For a terminal: control characters written as repr() writes them (`\\x1b`);
+    newlines and tabs stay."""
+    return _CONTROL.sub(_as_repr, str(text))
+
+
+def markdown_text(text: object) -> str:
+    """For Markdown prose or a table cell: one line, every special character escaped."""
+    flat = " ".join(printable(text).splitlines())
+    return _MARKDOWN.sub(r"\\\1", flat)
+
+
+def markdown_code(text: object) -> str:
+    """A name as a Markdown code span (a metric name), or escaped text when a backtick,
+    a `|` or a line break would end the span or the table cell."""
+    flat = printable(text)
+    if any(c in flat for c in "`|\n\r"):
+        return markdown_text(flat)
+    return f"`{flat}`"
+
+
+def csv_cell(value: object) -> object:
+    """For a CSV cell: a text that starts like a formula gets a leading `'`; numbers and
+    None are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def xml_text(text: object) -> str:
+    """For XML 1.0 text or an attribute: the characters it forbids as `\\xNN`."""
+    return _NOT_XML.sub(_as_repr, str(text))
