@@ -15,9 +15,12 @@ longest word of every cell, so no name or value is cut with `…`.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import errno
 import io
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -99,9 +102,19 @@ def shown(text: object, style: str = "") -> Text:
     return Text(printable(text), style=style)
 
 
+class _Console(Console):
+    """A rich Console whose closed stdout is an error (exit 2, said on stderr), not rich's
+    silent exit 1, which would read as a failed gate."""
+
+    def on_broken_pipe(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
 def out(width: int | None = None) -> Console:
     """The console for results on stdout."""
-    return Console(
+    return _Console(
         highlight=False,
         markup=False,  # text from data or a config is never read as markup ([/x], [bold])
         width=width,
