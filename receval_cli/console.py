@@ -205,7 +205,7 @@ def emit(level: str, message: str, prefixed: bool = True) -> None:
     if (level == "info" and SETTINGS.verbosity < 2) or (level == "note" and SETTINGS.verbosity < 1):
         return
     target = _LIVE.display.console if _LIVE is not None else err()
-    message = printable(message)
+    message = bounded(printable(message))
     if SETTINGS.log_format is LogFormat.json:
         shown = {"gate": "error", "note": "info"}.get(level, level)
         record = {"time": _now(), "level": shown, "message": message}
@@ -217,6 +217,18 @@ def emit(level: str, message: str, prefixed: bool = True) -> None:
     else:
         prefix = _PREFIXES[level] if prefixed else ""
         target.print(Text(prefix, style=_STYLES[level]) + Text(message))
+
+
+_HEAD, _TAIL = 1500, 500  # a message longer than both is cut in its middle
+
+
+def bounded(message: str) -> str:
+    """A message that quotes unbounded input (a 50 MB line, a million-column header) cut
+    in the middle: its start says what is wrong, its end how to fix it."""
+    if len(message) <= _HEAD + _TAIL:
+        return message
+    cut = len(message) - _HEAD - _TAIL
+    return f"{message[:_HEAD]} ... ({cut:,} characters cut) ... {message[-_TAIL:]}"
 
 
 def note(message: str) -> None:

@@ -135,6 +135,7 @@ class Conventions(BaseModel):
     )
     max_depth: PositiveInt | None = Field(
         None,
+        le=2**32 - 1,  # as cutoffs: no list is longer
         description=(
             "Only the first N items of each list count, for every metric (trec_eval's -M); "
             "none: the whole list."

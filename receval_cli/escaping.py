@@ -29,6 +29,15 @@ def printable(text: object) -> str:
     return _CONTROL.sub(_as_repr, str(text))
 
 
+def example(value: object, limit: int = 40) -> str:
+    """A value quoted in a message (repr), cut after `limit` characters: an id or a line
+    of data may be megabytes long."""
+    shown = repr(value)
+    if len(shown) <= limit:
+        return shown
+    return f"{shown[:limit]}... ({len(shown) - limit:,} more characters)"
+
+
 def markdown_text(text: object) -> str:
     """For Markdown prose or a table cell: one line, every special character escaped."""
     flat = " ".join(printable(text).splitlines())

@@ -257,7 +257,7 @@ def finish(
         states[state.name] = (state, merge_states(merged["states"][state.name], state.keys))
     metrics.update(global_values(global_specs, conventions, states, universe))
     metrics = {str(s): metrics[str(s)] for s in specs}
-    guard_ranges(metrics, specs)
+    guard_ranges(metrics, specs, conventions)
     block = None
     if loaded.config.unknown_items.check:
         name, items = reference

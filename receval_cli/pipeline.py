@@ -334,7 +334,7 @@ def evaluate_inputs(
     differing = {n: c for n, c in users_per_metric.items() if c != users["evaluated"]}
     if differing:
         users["evaluated_per_metric"] = differing
-    guard_ranges(metrics, specs)
+    guard_ranges(metrics, specs, conventions)
     described = {
         "predictions": {**predictions.describe(), "rows": rows[0].item(0, "raw_rows")},
         "ground_truth": {**truth.describe(), "rows": rows[1].item(0, "raw_rows")},
@@ -551,11 +551,22 @@ def _no_overlap_message(per_user: pl.DataFrame, predictions: Input, truth: Input
     )
 
 
-def guard_ranges(metrics: dict[str, float], specs: tuple[MetricSpec, ...]) -> None:
+def guard_ranges(
+    metrics: dict[str, float], specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> None:
+    """Every value within its metric's range; an overflow the inputs caused is an input
+    error (exit 2), anything else impossible a bug (exit 3)."""
     for spec in specs:
         value = metrics[str(spec)]
         definition = lookup(spec.name)
         lower, upper = definition.lower_bound, definition.upper_bound
+        gain = conventions.metric_params(spec).get("gain")
+        if not math.isfinite(value) and gain == "exponential":
+            raise InputError(
+                f"{spec} is {value}: with gain=exponential a grade g gains 2^g - 1, which "
+                "overflows 64-bit floats for a grade above 1023. Keep the grades at most "
+                "1023, or use gain=linear."
+            )
         if math.isinf(value) and (upper is None or lower is None):
             raise InputError(
                 f"{spec} is {value}: its sums overflow 64-bit floats, so the inputs hold "

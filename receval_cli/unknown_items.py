@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from receval_cli.config import UnknownItemsConfig
+from receval_cli.escaping import example
 from receval_cli.gates import GateResult
 from receval_cli.io import Input
 from receval_cli.report import Report
@@ -78,7 +79,7 @@ def warning(block: dict[str, Any], settings: UnknownItemsConfig, model: str | No
     if block["share"] <= settings.warn:
         return None
     who = f"model {model}: " if model is not None else ""
-    examples = ", ".join(repr(e) for e in block.get("examples", []))
+    examples = ", ".join(example(e) for e in block.get("examples", []))
     return (
         f"{who}{block['unknown']} of the {block['recommended']} recommended items "
         f"({block['share']:.0%}) are not in the {block['reference']} (e.g. {examples}). "

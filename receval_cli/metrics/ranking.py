@@ -43,7 +43,12 @@ AP_DENOMINATOR = Param(
     choices=("relevant", "min_k_relevant", "hits"),
     convention="ap_denominator",
 )
-BETA = Param("beta", "weight of recall against precision (> 0)", positive_number=True)
+BETA = Param(
+    "beta",
+    "weight of recall against precision (> 0, at most 1e100)",
+    positive_number=True,
+    largest=1e100,
+)
 
 
 @register(

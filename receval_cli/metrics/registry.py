@@ -89,6 +89,7 @@ class Param:
     convention: str | None = None
     default: ParamValue | None = None
     positive_number: bool = False
+    largest: float | None = None  # a positive number's upper bound (where larger overflows)
     share: bool = False  # a number in (0, 1]
     optional: bool = False  # may be left out (no default): the metric then does without
 
@@ -110,6 +111,11 @@ class Param:
             raise SpecError(
                 f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a "
                 "positive number"
+            )
+        if self.largest is not None and not isinstance(value, str) and value > self.largest:
+            raise SpecError(
+                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be at most "
+                f"{self.largest:g} (larger values overflow 64-bit floats)"
             )
         if self.share and (isinstance(value, str) or not 0 < value <= 1):
             raise SpecError(

@@ -318,3 +318,45 @@ def test_hostile_values_never_crash_the_cli(
         assert "gate failed" in result.stderr or "FAIL" in result.stdout, result.stderr
     if result.exit_code == 0 and target == "-":
         json.loads(result.stdout)
+
+
+# ---------------------------------------------------- item 9: messages stay bounded
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        ",".join(f"c{i}" for i in range(200_000)) + "\n1\n",  # a 200,000-column header
+        "user,item,score\n" + "x" * 2_000_000 + "\n",  # a 2 MB line
+        "user,item,score\n" + "\x00" * 100_000 + "\n",  # NUL bytes
+    ],
+    ids=["wide-header", "long-line", "nul-bytes"],
+)
+def test_messages_about_unbounded_input_stay_short(tmp_path: Path, content: str) -> None:
+    write(tmp_path / "predictions.csv", content)
+    write(tmp_path / "truth.csv", TRUTH_CSV)
+    config = {
+        "predictions": {"path": "predictions.csv"},
+        "ground_truth": {"path": "truth.csv"},
+        "metrics": ["precision@1"],
+    }
+    result = invoke("run", write(tmp_path / "c.yaml", yaml.safe_dump(config)))
+    message = assert_user_error(result, "predictions.csv")
+    assert len(message) < 2_200
+    assert message.rstrip().endswith(".")  # the fix at the end survives the cut
+
+
+def test_examples_in_warnings_are_cut(tmp_path: Path) -> None:
+    long_id = "i" * 5_000
+    write(tmp_path / "predictions.csv", f"user,item,score\nu1,{long_id},1\n")
+    write(tmp_path / "truth.csv", TRUTH_CSV)
+    config = {
+        "predictions": {"path": "predictions.csv"},
+        "ground_truth": {"path": "truth.csv"},
+        "metrics": ["precision@1"],
+    }
+    result = invoke("run", write(tmp_path / "c.yaml", yaml.safe_dump(config)), "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    (warning,) = json.loads(result.stdout)["warnings"]
+    assert "(4,962 more characters)" in warning
+    assert len(warning) < 1_000

@@ -821,6 +821,30 @@ BAD = [
             "metrics": ["rmse"],
         },
     ),
+    # --- #22 item 8: numeric overflow is the input's, not a bug ---------------------------
+    Bad(
+        "exponential-gain-overflows",
+        "ndcg@2 is nan: with gain=exponential a grade g gains 2^g - 1, which overflows 64-bit "
+        "floats for a grade above 1023. Keep the grades at most 1023, or use gain=linear.",
+        files={"truth.csv": "user,item,rating\nu1,b,1100\nu2,d,3\n"},
+        config={
+            "ground_truth": {"path": "truth.csv", "columns": {"relevance": "rating"}},
+            "metrics": ["ndcg@2"],
+            "conventions": {"gain": "exponential"},
+        },
+    ),
+    Bad(
+        "fbeta-beta-overflows",
+        f"{CONFIG}: metrics[0]: parameter 'beta' of 'fbeta@2(beta=1e+200)' is '1e+200'; it "
+        "must be at most 1e+100 (larger values overflow 64-bit floats)",
+        config={"metrics": ["fbeta@2(beta=1e200)"]},
+    ),
+    Bad(
+        "max-depth-beyond-64-bits",
+        f"{CONFIG}: the config is not valid:\n  conventions.max_depth: Input should be less "
+        "than or equal to 4294967295 (found 1180591620717411303424).",
+        config={"conventions": {"max_depth": 2**70}},
+    ),
 ]
 
 
