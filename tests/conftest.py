@@ -12,9 +12,32 @@ import importlib.util
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+ROOT = Path(__file__).parent.parent
+_WATCHED = ("", "configs", "sample_data", "tests", "benchmarks")
+
+
+def _checkout_files() -> set[str]:
+    found = set()
+    for folder in _WATCHED:
+        path = ROOT / folder
+        if path.is_dir():
+            found |= {f"{folder}/{name}" for name in os.listdir(path)}
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _the_checkout_stays_clean() -> Iterator[None]:
+    """No test may write into the checkout (its outputs belong in tmp_path): a file that
+    appears at the top or in configs/, sample_data/, tests/ or benchmarks/ fails the run."""
+    before = _checkout_files()
+    yield
+    appeared = sorted(_checkout_files() - before - {"/.hypothesis", "/.pytest_cache"})
+    assert not appeared, f"tests wrote into the checkout: {appeared}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
