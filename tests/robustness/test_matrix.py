@@ -855,7 +855,38 @@ def test_the_matrix_has_forty_distinct_cases() -> None:
 
 @pytest.mark.parametrize("case", BAD, ids=lambda case: case.id)
 def test_bad_input(tmp_path: Path, case: Bad) -> None:
-    config = build(tmp_path, case.files, case.config)
+    check_bad(tmp_path, case)
+
+
+# rows whose data reaches the engine: each also runs on the other engines that take its
+# metrics (rating metrics such as rmse run on the single-pass polars engines only), where
+# the same message must come out; Spark with the spark extra
+ENGINES = {"streaming": {"engine": "streaming"}, "partitions": {"partitions": 2}}
+ON_ENGINES = {
+    "rmse-overflows": ("streaming",),
+    "exponential-gain-overflows": ("streaming", "partitions", "spark"),
+    "output-is-the-predictions": ("streaming", "partitions", "spark"),
+}
+ROWS = {case.id: case for case in BAD}
+
+
+@pytest.mark.parametrize(
+    ("row", "engine"),
+    [(row, engine) for row, names in ON_ENGINES.items() for engine in names if engine in ENGINES],
+)
+def test_bad_input_on_other_polars_engines(tmp_path: Path, row: str, engine: str) -> None:
+    check_bad(tmp_path, ROWS[row], ENGINES[engine])
+
+
+@pytest.mark.parametrize("row", [row for row, names in ON_ENGINES.items() if "spark" in names])
+def test_bad_input_on_spark(spark: Any, tmp_path: Path, row: str) -> None:
+    check_bad(tmp_path, ROWS[row], {"engine": "spark"})
+
+
+def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -> None:
+    """Run the row as `receval run CONFIG --output OUT` and check all the row promises."""
+    assert engine is None or case.config is None or isinstance(case.config, dict)
+    config = build(tmp_path, case.files, {**(case.config or {}), **(engine or {})})
     for folder in case.folders:
         (tmp_path / folder).mkdir()
     out = tmp_path / case.output
