@@ -40,9 +40,11 @@ from rich.text import Text
 
 from receval_cli import console
 from receval_cli.config import LoadedConfig, load_config
+from receval_cli.console import shown
 from receval_cli.conventions import Conventions
 from receval_cli.engines import polars_engine
 from receval_cli.errors import InputError, RecEvalError, UsageError, did_you_mean
+from receval_cli.escaping import printable
 from receval_cli.input_changes import input_files, watching
 from receval_cli.io import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
@@ -343,7 +345,7 @@ def panels(inspection: Inspection, width: int) -> RenderableType:
             f"{len(inspection.users)} of {inspection.evaluated} evaluated users "
             f"(seed {inspection.seed})"
         )
-    heading = Text(
+    heading = shown(
         f"receval inspect {inspection.config}: model '{inspection.model}', {chosen}, top "
         f"{inspection.k}; hit: relevance >= {inspection.relevance_threshold:g}"
     )
@@ -360,9 +362,9 @@ def _panel(inspection: Inspection, record: dict[str, Any], width: int) -> Panel:
         f"recommended, {record['relevant']} relevant in the ground truth"
     )
     parts: list[RenderableType] = [Text(summary)]
-    label = f"user {record['user']}"
+    label = f"user {_text(record['user'])}"
     if cell_len(label) > inner - 2:  # too long for the border, where it would be cut
-        parts.insert(0, Text(str(record["user"]), overflow="fold"))
+        parts.insert(0, Text(_text(record["user"]), overflow="fold"))
         label = "user"
     if inspection.has_history:
         shown = record["history"]
@@ -507,13 +509,14 @@ def _rounded(value: Any, digits: int) -> str:
 
 
 def _text(value: Any) -> str:
-    return "" if value is None else str(value)
+    """A value from the data as text safe for a terminal (control characters escaped)."""
+    return "" if value is None else printable(value)
 
 
 def _features(row: dict[str, Any]) -> str:
-    parts = [str(row["category"])] if row.get("category") is not None else []
+    parts = [_text(row["category"])] if row.get("category") is not None else []
     if row.get("tags"):
-        parts.append(", ".join(str(tag) for tag in row["tags"]))
+        parts.append(", ".join(_text(tag) for tag in row["tags"]))
     return " · ".join(parts)
 
 

@@ -362,3 +362,22 @@ def test_examples_in_warnings_are_cut(tmp_path: Path) -> None:
     (warning,) = json.loads(result.stdout)["warnings"]
     assert "(4,962 more characters)" in warning
     assert len(warning) < 1_000
+
+
+def test_inspect_shows_ids_and_titles_as_text(tmp_path: Path) -> None:
+    """#22 item 7: `inspect` printed ids and catalog titles raw."""
+    write(tmp_path / "predictions.csv", f"user,item,score\nu{ESC}[2J,a,0.9\nu2,d,0.9\n")
+    write(tmp_path / "truth.csv", f"user,item\nu{ESC}[2J,a\nu2,d\n")
+    write(tmp_path / "catalog.csv", f"item,title\na,{ESC}]0;pwned\a[bold]A\nd,D\n")
+    config = {
+        "predictions": {"path": "predictions.csv"},
+        "ground_truth": {"path": "truth.csv"},
+        "catalog": {"path": "catalog.csv", "columns": {"title": "title"}},
+        "metrics": ["precision@1"],
+    }
+    result = invoke("inspect", write(tmp_path / "c.yaml", yaml.safe_dump(config)), "--users", "2")
+    assert result.exit_code == 0, result.stderr
+    assert ESC not in result.stdout
+    assert "\a" not in result.stdout
+    assert "u\\x1b[2J" in result.stdout
+    assert "\\x1b]0;pwned\\x07[bold]A" in result.stdout
