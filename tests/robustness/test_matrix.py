@@ -885,8 +885,11 @@ def test_bad_input_on_spark(spark: Any, tmp_path: Path, row: str) -> None:
 
 def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -> None:
     """Run the row as `receval run CONFIG --output OUT` and check all the row promises."""
-    assert engine is None or case.config is None or isinstance(case.config, dict)
-    config = build(tmp_path, case.files, {**(case.config or {}), **(engine or {})})
+    given = case.config
+    if engine is not None:
+        assert given is None or isinstance(given, dict), "an engine row needs a config dict"
+        given = {**(given or {}), **engine}
+    config = build(tmp_path, case.files, given)
     for folder in case.folders:
         (tmp_path / folder).mkdir()
     out = tmp_path / case.output
