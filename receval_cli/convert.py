@@ -8,20 +8,49 @@ reproduce that order: the original scores for a score layout ranked with item_de
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TextIO
 
 import polars as pl
 
 from receval_cli.checks import check_exprs, raise_duplicates, raise_for, raw_rows, totals
-from receval_cli.errors import InputError
+from receval_cli.errors import InputError, UsageError
+from receval_cli.escaping import example
 from receval_cli.io import Input
 from receval_cli.prepare import sorted_by_rank
 
 _CHECKS = "checks:"
 
 
+def check_tag(tag: str) -> None:
+    """The run tag is a TREC line's sixth field, checked as ids are: not empty, without
+    white space (which would split the field, or the line) or control characters."""
+    if not tag:
+        raise UsageError(
+            "--tag is empty, and a TREC run line needs a tag as its sixth field. Give one, "
+            "e.g. --tag receval."
+        )
+    bad = [c for c in tag if c.isspace() or unicodedata.category(c) == "Cc"]
+    if not bad:
+        return
+    fixed = "".join("_" if c in bad else c for c in tag).strip("_")
+    if not fixed or len(fixed) > 40 or not fixed.isprintable():
+        fixed = "receval"
+    if bad[0].isspace():
+        found = f"white space ({bad[0]!r}): TREC fields are separated by white space, so the "
+        found += "tag would not stay one field of one line"
+    else:
+        found = f"a control character ({bad[0]!r}), which a TREC run line cannot carry"
+    raise UsageError(
+        f"--tag {example(tag)} holds {found}. Give a tag without white space or control "
+        f"characters, e.g. --tag {fixed}."
+    )
+
+
 def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
-    """The run as a frame: user, Q0, item, rank, score, tag, in output order."""
+    """The run as a frame: user, Q0, item, rank, score, tag, in output order (the tag is
+    checked first: check_tag)."""
+    check_tag(tag)
     by = source.value_column
     keep_scores = by == "score" and tie_break == "item_desc"
     lists = source.frame.group_by("user").agg(

@@ -312,9 +312,8 @@ def _history(log: Input, chosen_users: pl.Expr, features: pl.LazyFrame | None) -
     events = log.frame.filter(chosen_users)
     order = ["row"]
     if "timestamp" in log.columns:
-        stamps = log.raw.with_row_index("row").select(
-            "row", pl.col(log.columns["timestamp"]).alias("timestamp")
-        )
+        stamps = log.raw.select(pl.col(log.columns["timestamp"]).alias("timestamp"))
+        stamps = stamps.with_row_index("row")  # after the select: the log may have a `row`
         events = events.join(stamps, on="row", how="left")
         order = ["timestamp", "row"]
     events = events.sort(["user", *order], descending=[False, *(True for _ in order)])

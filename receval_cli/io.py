@@ -2,11 +2,18 @@
 
 Every reader returns a LazyFrame with receval's canonical column names:
 predictions (user, item, score | rank[, row]) and ground truth (user, item, rel[, row]),
-where `row` is the row's position in the file (for input_order ties and `first`).
+where `row` is the row's position in the file (for input_order ties and `first`). Only
+the mapped columns are kept, renamed to their roles, before `row` or any other internal
+column is added: a file's own column called `row`, `rank` or `list_length` never clashes.
+
+Ids read from CSV or TSV keep their text unless every value of the column is a canonical
+integer (see `canonical_integers`): `0042` stays "0042", so it matches "0042" in a Parquet
+or JSON Lines file and is not the item `42`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +28,13 @@ from receval_cli.config import (
     TruthColumns,
 )
 from receval_cli.errors import InputError, did_you_mean
-from receval_cli.read_errors import READ_ERRORS, first_line, line_at_fault, read_failure
+from receval_cli.read_errors import (
+    READ_ERRORS,
+    check_header_encoding,
+    first_line,
+    line_at_fault,
+    read_failure,
+)
 from receval_cli.trec import looks_like_trec, scan_trec
 
 _EXTENSIONS: dict[str, FileFormat] = {
@@ -146,13 +159,15 @@ def scan(
     separator: str | None,
     role: str,
     text_columns: tuple[str | None, ...] = (),
+    id_columns: tuple[str | None, ...] = (),
 ) -> pl.LazyFrame:
     """Open a file lazily; missing, empty and unreadable files raise InputError.
 
     `text_columns` (list columns) are read from CSV as text, whatever they look like: a
-    list of one integer per row is still a list. A CSV file whose first row cannot be
-    parsed (an unclosed quote swallows the rest of the file) is refused here, naming the
-    line.
+    list of one integer per row is still a list. `id_columns` are read from CSV as text
+    unless every value is a canonical integer (`_scan_csv`). A CSV file whose first
+    row cannot be parsed (an unclosed quote swallows the rest of the file) is refused
+    here, naming the line.
     """
     _check_file(path, role)
     sep = separator or ("\t" if fmt == "tsv" else ",")
@@ -165,16 +180,7 @@ def scan(
         if fmt == "trec":
             frame = scan_trec(path, role)
         elif fmt in ("csv", "tsv"):
-            frame = pl.scan_csv(path, separator=sep, infer_schema_length=_CSV_SCHEMA_ROWS)
-            names = frame.collect_schema().names()
-            overrides = {c: pl.String for c in text_columns if c is not None and c in names}
-            if overrides:
-                frame = pl.scan_csv(
-                    path,
-                    separator=sep,
-                    infer_schema_length=_CSV_SCHEMA_ROWS,
-                    schema_overrides=overrides,
-                )
+            frame = _scan_csv(path, sep, text_columns, id_columns)
         elif fmt == "parquet":
             frame = pl.scan_parquet(path)
         else:
@@ -189,6 +195,76 @@ def scan(
     return frame
 
 
+def _csv(path: Path, separator: str, overrides: dict[str, pl.DataType]) -> pl.LazyFrame:
+    return pl.scan_csv(
+        path,
+        separator=separator,
+        infer_schema_length=_CSV_SCHEMA_ROWS,
+        schema_overrides=overrides or None,
+    )
+
+
+def _scan_csv(
+    path: Path,
+    separator: str,
+    text_columns: tuple[str | None, ...],
+    id_columns: tuple[str | None, ...],
+) -> pl.LazyFrame:
+    """A CSV file, its list columns read as text, and each id column as Int64 when every
+    value is a canonical integer (`canonical_integers`), else as text: `0042`, `-5`, `+5`
+    and 2^63 keep the text the file writes."""
+    frame = _csv(path, separator, {})
+    inferred = frame.collect_schema()
+    overrides: dict[str, pl.DataType] = {
+        c: pl.String() for c in text_columns if c is not None and c in inferred
+    }
+    # only a column inferred (from the first rows) as integers can be all canonical
+    # integers: one inferred as text stays text; one of floats is refused by _check_id
+    numbered = tuple(
+        c
+        for c in dict.fromkeys(id_columns)
+        if c is not None and c not in overrides and c in inferred and inferred[c].is_integer()
+    )
+    if numbered:
+        stat = path.stat()
+        stamp = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        canonical = _canonical_columns(str(path), stamp, separator, numbered)
+        overrides.update(
+            {
+                c: pl.Int64() if ok else pl.String()
+                for c, ok in zip(numbered, canonical, strict=True)
+            }
+        )
+    return _csv(path, separator, overrides) if overrides else frame
+
+
+@functools.lru_cache(maxsize=64)
+def _canonical_columns(
+    path: str, stamp: tuple[int, ...], separator: str, columns: tuple[str, ...]
+) -> tuple[bool, ...]:
+    """Whether each id column of a CSV file holds only canonical integers: one pass that
+    reads just these columns, as text, streamed (little memory). Remembered per file
+    version (`stamp`): a model's segments and several models read the same ground truth
+    again, and the answer is the same."""
+    checks = [canonical_integers(pl.col(c)).alias(c) for c in columns]
+    as_text: dict[str, pl.DataType] = {c: pl.String() for c in columns}
+    found = _csv(Path(path), separator, as_text).select(checks).collect(engine="streaming")
+    return tuple(bool(found.item(0, c)) for c in columns)
+
+
+def canonical_integers(text: pl.Expr) -> pl.Expr:
+    """True when every non-null value of a text column is a canonical integer: the text an
+    Int64 column writes, so reading it as an integer loses nothing. That is ASCII digits,
+    without a leading zero (but "0" itself), a space or a '+', with '-' only before a
+    nonzero value (-5, not -0 or -05), from -2^63 to 2^63 - 1. (The parse, cheaper than a
+    regular expression, refuses what is not digits after an optional sign, or out of
+    range; the first characters do the rest.)"""
+    parsed = text.cast(pl.Int64, strict=False).is_not_null()
+    padded = text.str.starts_with("0") & (text != "0")
+    written_otherwise = text.str.starts_with("+") | text.str.starts_with("-0") | padded
+    return (text.is_null() | (parsed & ~written_otherwise)).all()
+
+
 _SEPARATORS = (";", "\t", "|", " ")
 
 
@@ -196,6 +272,7 @@ def _require_column(schema: pl.Schema, column: str, role: str, path: Path, key: 
     if column in schema:
         return
     names = list(schema.names())
+    check_header_encoding(path, role, names)  # UTF-16 or UTF-32: NUL bytes in the names
     where = f"{role} file {path} has no column '{column}' (set by {_key(role)}.columns.{key})."
     counts = {sep: names[0].count(sep) for sep in _SEPARATORS} if len(names) == 1 else {}
     separator = max(counts, key=lambda sep: counts[sep]) if any(counts.values()) else None
@@ -259,10 +336,12 @@ def _not_a_number(frame: pl.LazyFrame, column: str, dtype: pl.DataType) -> str:
     """' (e.g. 'high', row 3)': the first text value that is not a number, if any."""
     if dtype != pl.String:
         return ""
-    value = pl.col(column)
+    value = pl.col("value")  # renamed: the file's column may be called `position`
     try:
         found = (
-            frame.select(value, pl.int_range(1, pl.len() + 1).alias("row"))
+            frame.select(
+                pl.col(column).alias("value"), pl.int_range(1, pl.len() + 1).alias("position")
+            )
             .filter(value.is_not_null() & ~value.str.contains(_NUMBER))
             .head(1)
             .collect()
@@ -303,21 +382,29 @@ def _list_items(
     )
 
 
-def _users(
-    raw: pl.LazyFrame, column: str, role: str, path: Path
-) -> tuple[pl.Schema, pl.LazyFrame, pl.Expr]:
-    """The schema, the frame with file row positions, and the checked user id column."""
+def _users(raw: pl.LazyFrame, column: str, role: str, path: Path) -> tuple[pl.Schema, pl.Expr]:
+    """The schema and the checked user id column."""
     schema = raw.collect_schema()
     _require_column(schema, column, role, path, "user")
     _check_id(raw, schema, column, role, path)
-    return schema, raw.with_row_index("row"), _id_expr(column, schema).alias("user")
+    return schema, _id_expr(column, schema).alias("user")
+
+
+def with_row(raw: pl.LazyFrame, columns: dict[str, pl.Expr]) -> pl.LazyFrame:
+    """The mapped `columns` (name: expression on the file's columns), then `row`, each
+    row's position in the file. The file's columns are dropped before `row` is added, so
+    one of them called `row` (or anything else receval names) cannot clash."""
+    mapped = raw.select(expr.alias(name) for name, expr in columns.items())
+    return mapped.with_row_index("row").select(*columns, "row")
 
 
 def read_predictions(config: PredictionsConfig, path: Path, role: str = "predictions") -> Input:
     """Scan the predictions (or baseline) file into (user, item, score | rank, row)."""
     fmt = detect_format(path, config.format, role)
-    lists = (config.columns.items or "items",) if config.columns.score is None else ()
-    raw = scan(path, fmt, config.separator, role, lists)
+    cols = config.columns
+    lists = (cols.items or "items",) if cols.score is None else ()
+    ids = (cols.user, cols.item if cols.items is None else None)
+    raw = scan(path, fmt, config.separator, role, lists, ids)
     source = map_predictions(raw, config.columns, config.list_separator, path, fmt, role)
     source.separator = config.separator
     return source
@@ -335,16 +422,15 @@ def map_predictions(
 
     `role` is "baseline" for the baseline recommender's lists, which share the layouts.
     """
-    schema, indexed, user = _users(raw, cols.user, role, path)
+    schema, user = _users(raw, cols.user, role, path)
     layout, value_col = _prediction_layout(cols, schema, path, role)
     if layout == "items":
         items = _list_items(raw, schema, value_col, list_separator, role, path)
         frame = (
-            indexed.select(user, items.alias("item"), "row")
+            raw.select(user, items.alias("item"))
             .filter(pl.col("item").list.len() > 0)
             .with_columns(rank=pl.int_ranges(1, pl.col("item").list.len() + 1))
             .explode(["item", "rank"])
-            .drop("row")
             .with_row_index("row")  # one position per element, for `first`
             .with_columns(pl.col("rank").cast(pl.Float64))
         )
@@ -353,12 +439,12 @@ def map_predictions(
         _require_column(schema, cols.item, role, path, "item")
         _check_id(raw, schema, cols.item, role, path)
         _check_numeric(raw, schema, value_col, role, path, layout)
-        frame = indexed.select(
-            user,
-            _id_expr(cols.item, schema).alias("item"),
-            pl.col(value_col).cast(pl.Float64).alias(layout),
-            "row",
-        )
+        columns = {
+            "user": user,
+            "item": _id_expr(cols.item, schema),
+            layout: pl.col(value_col).cast(pl.Float64),
+        }
+        frame = with_row(raw, columns)
         mapping = {"user": cols.user, "item": cols.item, layout: value_col}
     return Input(role, path, fmt, layout, mapping, frame, raw)
 
@@ -384,8 +470,10 @@ def _prediction_layout(
 def read_ground_truth(config: GroundTruthConfig, path: Path) -> Input:
     """Scan the ground-truth file into (user, item, rel, row)."""
     fmt = detect_format(path, config.format, "ground truth")
-    lists = (config.columns.items, config.columns.relevances)
-    raw = scan(path, fmt, config.separator, "ground truth", lists)
+    cols = config.columns
+    lists = (cols.items, cols.relevances)
+    ids = (cols.user, cols.item if cols.items is None else None)
+    raw = scan(path, fmt, config.separator, "ground truth", lists, ids)
     source = map_ground_truth(raw, config.columns, config.list_separator, path, fmt)
     source.separator = config.separator
     return source
@@ -396,7 +484,7 @@ def map_ground_truth(
 ) -> Input:
     """Map a ground-truth frame's columns to (user, item, rel, row), checking types."""
     role = "ground truth"
-    schema, indexed, user = _users(raw, cols.user, role, path)
+    schema, user = _users(raw, cols.user, role, path)
     mapping = {"user": cols.user}
     if cols.items is not None:
         _require_column(schema, cols.items, role, path, "items")
@@ -414,10 +502,9 @@ def map_ground_truth(
         else:
             rels = items.list.eval(pl.lit(1.0))
         frame = (
-            indexed.select(user, items.alias("item"), rels.alias("rel"), "row")
+            raw.select(user, items.alias("item"), rels.alias("rel"))
             .filter(pl.col("item").list.len() > 0)
             .explode(["item", "rel"])
-            .drop("row")
             .with_row_index("row")  # one position per element, for `first`
         )
         layout = "items"
@@ -441,18 +528,16 @@ def map_ground_truth(
             mapping["relevance"] = relevance
         else:
             rel = pl.lit(1.0, dtype=pl.Float64)
-        extra = []
+        columns = {"user": user, "item": _id_expr(cols.item, schema), "rel": rel}
         propensity = cols.propensity
         if propensity is None and "propensity" in schema:
             propensity = "propensity"
         if propensity is not None:
             _require_column(schema, propensity, role, path, "propensity")
             _check_numeric(raw, schema, propensity, role, path, "propensity")
-            extra.append(pl.col(propensity).cast(pl.Float64).alias("propensity"))
+            columns["propensity"] = pl.col(propensity).cast(pl.Float64)
             mapping["propensity"] = propensity
-        frame = indexed.select(
-            user, _id_expr(cols.item, schema).alias("item"), rel.alias("rel"), *extra, "row"
-        )
+        frame = with_row(raw, columns)
         layout = "graded" if relevance is not None else "binary"
     return Input(role, path, fmt, layout, mapping, frame, raw)
 
@@ -461,7 +546,9 @@ def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
     """Give user and item ids one type in every file.
 
     Integers everywhere stay integers (Int64); otherwise all are compared as strings, so
-    an integer 7 in one file matches the text "7" in another (but not "07"). `others` are
+    an integer 7 in one file matches the text "7" in another (but not "07"). A CSV id
+    column is integers only when every value is a canonical integer (`_scan_csv`), so
+    the text kept by the others (`0042`, `-5`) is compared as written. `others` are
     the optional inputs (catalog, interactions, baseline); a catalog has no user column.
     """
     inputs = (predictions, truth, *others)

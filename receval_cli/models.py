@@ -32,7 +32,7 @@ from receval_cli.partitions import check_partitionable, evaluate_partitioned
 from receval_cli.pipeline import evaluate_inputs, resolved_config
 from receval_cli.report import Report
 from receval_cli.saved_reports import read_saved_report, saved_number
-from receval_cli.segments import Segment, segments_of, user_attributes
+from receval_cli.segments import Segment, evaluate_segments, segments_of, user_attributes
 from receval_cli.sources import read_sources
 
 if TYPE_CHECKING:
@@ -136,18 +136,15 @@ def evaluate_config(
         # with a comparison, compare() computes every model's intervals in one resampling
         label = f"model {name}: " if config.several_models else ""
         with console.stage(f"{label}read, rank, join, metrics"):
-            whole = _evaluate_model(loaded, file, None if comparing else confidence, None)
-        assert whole is not None
+            whole = _evaluate_model(loaded, file, None if comparing else confidence)
         reports[name] = whole
-        for segment in segments:
-            try:
-                with console.stage(f"{label}segment {segment.name}"):
-                    part = _evaluate_model(loaded, file, confidence, segment)
-            except InputError as error:  # e.g. no user of the segment can be evaluated
-                reports[name].segments_skipped[segment.name] = str(error)
-                continue
-            if part is not None:
-                reports[name].segments[segment.name] = part
+        if attributes is not None and segments:
+            with console.stage(f"{label}{len(segments)} segments"):
+                parts, skipped = _evaluate_segments(
+                    loaded, file, confidence, whole, attributes, segments
+                )
+            whole.segments.update(parts)
+            whole.segments_skipped.update(skipped)
         reports[name].attributes = attributes
     _check_segment_gates(loaded, segments)
     if not comparing:
@@ -215,21 +212,12 @@ def _auto_partitions(
 
 
 def _evaluate_model(
-    loaded: LoadedConfig,
-    file: PredictionsConfig,
-    confidence: ConfidenceConfig | None,
-    segment: Segment | None,
-) -> Report | None:
-    """One model's Report (over one segment's users), with intervals when asked; None for
-    a segment of users without a value (attribute=(none)) when every user has one."""
+    loaded: LoadedConfig, file: PredictionsConfig, confidence: ConfidenceConfig | None
+) -> Report:
+    """One model's Report, with intervals when asked."""
     config = loaded.config
     predictions = read_predictions(file, loaded.resolve_path(file.path))
     truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    if segment is not None:
-        segment.restrict(predictions)
-        segment.restrict(truth)
-        if segment.complement and truth.frame.select(pl.len()).collect().item() == 0:
-            return None
     engine = polars_engine(config.engine, [predictions.path])
     report = evaluate_inputs(
         predictions,
@@ -245,6 +233,34 @@ def _evaluate_model(
 
         add_intervals(report, confidence)
     return report
+
+
+def _evaluate_segments(
+    loaded: LoadedConfig,
+    file: PredictionsConfig,
+    confidence: ConfidenceConfig | None,
+    whole: Report,
+    attributes: pl.DataFrame,
+    segments: list[Segment],
+) -> tuple[dict[str, Report], dict[str, str]]:
+    """Every segment's Report (with intervals when asked), and why the others could not
+    be evaluated: one more pass over the model's inputs, not one per segment (see
+    segments.evaluate_segments)."""
+    config = loaded.config
+    predictions = read_predictions(file, loaded.resolve_path(file.path))
+    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    return evaluate_segments(
+        predictions,
+        truth,
+        loaded.specs,
+        config.conventions,
+        read_sources(loaded),
+        whole,
+        attributes,
+        segments,
+        engine=polars_engine(config.engine, [predictions.path]),
+        confidence=confidence,
+    )
 
 
 def _check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:

@@ -4,6 +4,10 @@ polars' own messages rarely give a line number ("found more fields than defined 
 'Schema'", "invalid utf-8 sequence"). Only after a read has failed, these functions scan
 the file line by line with Python's csv and json modules, up to the first line that is
 wrong, and name it. When they find nothing, polars' first line is the reason.
+
+A text file in UTF-16 or UTF-32 reads as UTF-8 with a NUL byte beside every letter (or
+fails to read): `encoding_failure` tells those encodings apart by the file's byte-order
+mark, else by where the NUL bytes of its first bytes fall, and gives the conversion.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +33,22 @@ _COMPRESSED = (".gz", ".zst")
 _BOM = "\ufeff"
 _SHOWN = 40  # characters of a value quoted in a message
 _RECORD_LINES = 10_000  # a CSV record spanning more lines is an unclosed quote
+_HEAD = 512  # bytes read to tell UTF-16 and UTF-32 from UTF-8
+# byte-order marks, UTF-32's before UTF-16's (FF FE starts both little-endian ones)
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32LE"),
+    (b"\x00\x00\xfe\xff", "UTF-32BE"),
+    (b"\xff\xfe", "UTF-16LE"),
+    (b"\xfe\xff", "UTF-16BE"),
+)
+# without a mark, ASCII text in these encodings has NUL bytes at these offsets (modulo 4)
+# and never at the others
+_WIDE_NULS = (
+    ("UTF-32LE", (1, 2, 3)),
+    ("UTF-32BE", (0, 1, 2)),
+    ("UTF-16LE", (1, 3)),
+    ("UTF-16BE", (0, 2)),
+)
 
 
 class _Problem(Exception):
@@ -57,7 +78,12 @@ def read_failure(
 def line_at_fault(
     path: Path, fmt: str, separator: str | None, role: str, error: BaseException | None = None
 ) -> InputError | None:
-    """The InputError naming the first line (or part) of the file that is wrong, if any."""
+    """The InputError naming the first line (or part) of the file that is wrong, if any
+    (or the encoding of a UTF-16 or UTF-32 text file)."""
+    if fmt != "parquet" and not any(s.lower() in _COMPRESSED for s in path.suffixes):
+        wide = encoding_failure(path, role)
+        if wide is not None:
+            return wide
     try:
         _find_problem(path, fmt, separator, role.replace(" ", "_"), error)
     except _Problem as problem:
@@ -65,6 +91,55 @@ def line_at_fault(
     except OSError as os_error:
         return InputError(f"{role} file {path} cannot be read: {os_error.strerror or os_error}.")
     return None
+
+
+def wide_encoding(path: Path) -> tuple[str, bool] | None:
+    """(encoding, has a byte-order mark) of a UTF-16 or UTF-32 text file, told by its
+    byte-order mark, else by its first bytes' NUL pattern; None for any other file (UTF-8,
+    Latin-1, binary) and for one that cannot be opened."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD)
+    except OSError:
+        return None
+    for bom, encoding in _WIDE_BOMS:
+        if head.startswith(bom):
+            return encoding, True
+    head = head[: len(head) - len(head) % 4]
+    if not head:
+        return None
+    share = [head[offset::4].count(0) / len(head[offset::4]) for offset in range(4)]
+    for encoding, nuls in _WIDE_NULS:
+        if all(share[o] >= 0.75 if o in nuls else share[o] <= 0.25 for o in range(4)):
+            return encoding, False
+    return None
+
+
+def encoding_failure(path: Path, role: str) -> InputError | None:
+    """The InputError for a text file in UTF-16 or UTF-32 (receval reads UTF-8): the
+    encoding found and the command that converts the file; None for any other file.
+    Only called once something is already wrong (a failed read, NUL bytes in a header)."""
+    found = wide_encoding(path)
+    if found is None:
+        return None
+    encoding, bom = found
+    source = encoding[:-2] if bom else encoding  # iconv reads the mark and drops it
+    converted = path.with_name(f"{path.stem}.utf8{path.suffix}")
+    mark = "with" if bom else "without"
+    return InputError(
+        f"{role} file {path} is {encoding} text ({mark} a byte-order mark); receval reads "
+        f"UTF-8 only. Convert it, e.g. iconv -f {source} -t UTF-8 {shlex.quote(str(path))} "
+        f"> {shlex.quote(str(converted))}, and use the converted file."
+    )
+
+
+def check_header_encoding(path: Path, role: str, names: list[str]) -> None:
+    """Raise encoding_failure's InputError when the column names hold NUL bytes (a UTF-16
+    or UTF-32 file read as UTF-8) and the file is in one of those encodings."""
+    if any("\x00" in name for name in names) and path.is_file():
+        found = encoding_failure(path, role)
+        if found is not None:
+            raise found
 
 
 def first_line(error: BaseException) -> str:

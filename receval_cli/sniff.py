@@ -17,6 +17,7 @@ import polars as pl
 from receval_cli.config import FileFormat
 from receval_cli.errors import InputError
 from receval_cli.io import detect_format, scan
+from receval_cli.read_errors import check_header_encoding
 
 SAMPLE_ROWS = 1000
 LIST_SEPARATORS = ("|", ";")
@@ -118,6 +119,7 @@ def sniff(path: Path, role: str) -> Sniffed:
     frame = _read(path, fmt, None, role)
     separator = None
     names = frame.collect_schema().names()
+    check_header_encoding(path, role, names)  # UTF-16 or UTF-32: NUL bytes in the names
     if fmt in ("csv", "tsv") and len(names) == 1:
         found = [s for s in (";", "\t", "|", ",") if s in names[0]]
         if found:  # the header was read as one column: another field separator

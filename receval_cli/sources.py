@@ -32,6 +32,7 @@ from receval_cli.io import (
     failing_input,
     read_predictions,
     scan,
+    with_row,
 )
 from receval_cli.read_errors import READ_ERRORS, first_line
 
@@ -78,7 +79,7 @@ def read_catalog(config: CatalogConfig, path: Path) -> Input:
     role = "catalog"
     cols = config.columns
     fmt = detect_format(path, config.format, role)
-    raw = scan(path, fmt, config.separator, role, (cols.tags, cols.embedding))
+    raw = scan(path, fmt, config.separator, role, (cols.tags, cols.embedding), (cols.item,))
     source = map_catalog(raw, config, path, fmt)
     source.separator = config.separator
     return source
@@ -90,18 +91,18 @@ def map_catalog(raw: pl.LazyFrame, config: CatalogConfig, path: Path, fmt: str) 
     schema = raw.collect_schema()
     _require_column(schema, cols.item, role, path, "item")
     _check_id(raw, schema, cols.item, role, path)
-    selected = [_id_expr(cols.item, schema).alias("item")]
+    selected = {"item": _id_expr(cols.item, schema)}
     mapping = {"item": cols.item}
     if cols.category is not None:
         _require_column(schema, cols.category, role, path, "category")
-        selected.append(pl.col(cols.category).cast(pl.String).alias("category"))
+        selected["category"] = pl.col(cols.category).cast(pl.String)
         mapping["category"] = cols.category
     if cols.tags is not None:
         _require_column(schema, cols.tags, role, path, "tags")
         tags = _list_items(raw, schema, cols.tags, config.list_separator, role, path)
         tags = tags.list.eval(pl.element().cast(pl.String).filter(pl.element() != "")).list.unique()
         no_tags = pl.lit([], dtype=pl.List(pl.String))  # an empty cell: an empty tag set
-        selected.append(tags.fill_null(no_tags).alias("tags"))
+        selected["tags"] = tags.fill_null(no_tags)
         mapping["tags"] = cols.tags
     if cols.embedding is not None:
         _require_column(schema, cols.embedding, role, path, "embedding")
@@ -109,13 +110,13 @@ def map_catalog(raw: pl.LazyFrame, config: CatalogConfig, path: Path, fmt: str) 
         if isinstance(schema[cols.embedding], pl.Array):
             vector = pl.col(cols.embedding).arr.to_list()
         vector = vector.list.eval(pl.element().cast(pl.Float64, strict=False))
-        selected.append(vector.alias("embedding"))
+        selected["embedding"] = vector
         mapping["embedding"] = cols.embedding
     if cols.title is not None:
         _require_column(schema, cols.title, role, path, "title")
-        selected.append(pl.col(cols.title).cast(pl.String).alias("title"))
+        selected["title"] = pl.col(cols.title).cast(pl.String)
         mapping["title"] = cols.title
-    frame = raw.with_row_index("row").select(*selected, "row")
+    frame = with_row(raw, selected)
     return Input(role, path, fmt, "catalog", mapping, frame, raw)
 
 
@@ -123,7 +124,8 @@ def read_interactions(config: InteractionsConfig, path: Path) -> Input:
     """Scan the interactions log into (user, item, row)."""
     role = "interactions"
     fmt = detect_format(path, config.format, role)
-    raw = scan(path, fmt, config.separator, role)
+    cols = config.columns
+    raw = scan(path, fmt, config.separator, role, id_columns=(cols.user, cols.item))
     source = map_interactions(raw, config, path, fmt)
     source.separator = config.separator
     return source
@@ -132,14 +134,14 @@ def read_interactions(config: InteractionsConfig, path: Path) -> Input:
 def map_interactions(raw: pl.LazyFrame, config: InteractionsConfig, path: Path, fmt: str) -> Input:
     role = "interactions"
     cols = config.columns
-    schema, indexed, user = _users(raw, cols.user, role, path)
+    schema, user = _users(raw, cols.user, role, path)
     _require_column(schema, cols.item, role, path, "item")
     _check_id(raw, schema, cols.item, role, path)
     mapping = {"user": cols.user, "item": cols.item}
     if cols.timestamp is not None:
         _require_column(schema, cols.timestamp, role, path, "timestamp")
         mapping["timestamp"] = cols.timestamp
-    frame = indexed.select(user, _id_expr(cols.item, schema).alias("item"), "row")
+    frame = with_row(raw, {"user": user, "item": _id_expr(cols.item, schema)})
     return Input(role, path, fmt, "log", mapping, frame, raw)
 
 

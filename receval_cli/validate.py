@@ -229,7 +229,8 @@ def _profile(source: Input) -> list[pl.LazyFrame]:
     mapped (user, item) rows and the distinct items (and users, for an optional input:
     the predictions' and ground truth's users are counted in the per-user table)."""
     mapped = list(dict.fromkeys(source.columns.values()))
-    raw = source.raw.select(pl.len().alias("rows"), *(pl.col(c).null_count() for c in mapped))
+    nulls = pl.struct(pl.col(c).null_count() for c in mapped)  # a column may be named rows
+    raw = source.raw.select(pl.len().alias("rows"), nulls.alias("nulls"))
     names = source.frame.collect_schema().names()
     counted = ("item",) if source.role in ("predictions", "ground truth") else ("user", "item")
     exprs = [pl.col(c).n_unique().alias(f"{c}s") for c in counted if c in names]
@@ -240,8 +241,9 @@ def _block(
     source: Input, types: dict[str, pl.DataType], raw: pl.DataFrame, mapped: pl.DataFrame
 ) -> dict[str, Any]:
     """One input's part of the summary."""
-    nulls = {k: int(v) for k, v in raw.row(0, named=True).items()}
-    rows = nulls.pop("rows")
+    found = raw.row(0, named=True)
+    nulls = {k: int(v) for k, v in found["nulls"].items()}
+    rows = found["rows"]
     return {
         **source.describe(),
         "rows": rows,

@@ -33,6 +33,12 @@ from hypothesis import strategies as st
 from receval_cli.escaping import csv_cell, markdown_code, markdown_text, printable, xml_text
 
 ESC = "\x1b"
+# the config of the hand case (tests/cli_helpers.py), on predictions.csv and truth.csv
+HAND_CONFIG: dict[str, Any] = {
+    "predictions": {"path": "predictions.csv"},
+    "ground_truth": {"path": "truth.csv"},
+    "metrics": ["precision@1"],
+}
 
 
 def two_models(folder: Path, first: str, second: str, **extra: Any) -> Path:
@@ -86,11 +92,7 @@ def test_segment_values_are_shown_not_obeyed(tmp_path: Path) -> None:
 def test_error_messages_escape_control_characters(tmp_path: Path) -> None:
     write(tmp_path / "predictions.csv", f"user,item,sc{ESC}[2Jore\nu1,a,1\n")
     write(tmp_path / "truth.csv", TRUTH_CSV)
-    config = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
-        "metrics": ["precision@1"],
-    }
+    config = HAND_CONFIG
     result = invoke("run", write(tmp_path / "config.yaml", yaml.safe_dump(config)))
     message = assert_user_error(result)
     assert ESC not in message
@@ -157,11 +159,7 @@ def test_csv_cell_and_xml_text_and_printable() -> None:
 def test_baseline_report_with_text_or_nan_values(tmp_path: Path) -> None:
     write(tmp_path / "predictions.csv", PREDICTIONS_CSV)
     write(tmp_path / "truth.csv", TRUTH_CSV)
-    config = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
-        "metrics": ["precision@1"],
-    }
+    config = HAND_CONFIG
     path = write(tmp_path / "config.yaml", yaml.safe_dump(config))
     text = write(tmp_path / "text.json", '{"metrics": {"precision@1": "high"}}')
     nan = write(tmp_path / "nan.json", '{"metrics": {"precision@1": NaN}}')
@@ -209,11 +207,7 @@ def _run_to(stdout: Any, *args: str, cwd: Path) -> subprocess.CompletedProcess[b
 def test_stdout_full_or_closed_is_exit_2(tmp_path: Path, fmt: str) -> None:
     write(tmp_path / "predictions.csv", PREDICTIONS_CSV)
     write(tmp_path / "truth.csv", TRUTH_CSV)
-    config = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
-        "metrics": ["precision@1"],
-    }
+    config = HAND_CONFIG
     write(tmp_path / "c.yaml", yaml.safe_dump(config))
     with open("/dev/full", "wb") as full:
         done = _run_to(full, "run", "c.yaml", "-f", fmt, cwd=tmp_path)
@@ -242,11 +236,7 @@ def test_an_unexpected_exception_is_one_line_and_exit_3(
     monkeypatch.setattr(receval_cli.cli, "evaluate_config", broken)
     write(tmp_path / "predictions.csv", PREDICTIONS_CSV)
     write(tmp_path / "truth.csv", TRUTH_CSV)
-    config = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
-        "metrics": ["precision@1"],
-    }
+    config = HAND_CONFIG
     result = invoke("run", write(tmp_path / "c.yaml", yaml.safe_dump(config)))
     assert_no_traceback(result)
     assert result.exit_code == 3
@@ -337,11 +327,7 @@ def test_hostile_values_never_crash_the_cli(
 def test_messages_about_unbounded_input_stay_short(tmp_path: Path, content: str) -> None:
     write(tmp_path / "predictions.csv", content)
     write(tmp_path / "truth.csv", TRUTH_CSV)
-    config = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
-        "metrics": ["precision@1"],
-    }
+    config = HAND_CONFIG
     result = invoke("run", write(tmp_path / "c.yaml", yaml.safe_dump(config)))
     message = assert_user_error(result, "predictions.csv")
     assert len(message) < 2_200
@@ -352,11 +338,7 @@ def test_examples_in_warnings_are_cut(tmp_path: Path) -> None:
     long_id = "i" * 5_000
     write(tmp_path / "predictions.csv", f"user,item,score\nu1,{long_id},1\n")
     write(tmp_path / "truth.csv", TRUTH_CSV)
-    config = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
-        "metrics": ["precision@1"],
-    }
+    config = HAND_CONFIG
     result = invoke("run", write(tmp_path / "c.yaml", yaml.safe_dump(config)), "-f", "json")
     assert result.exit_code == 0, result.stderr
     (warning,) = json.loads(result.stdout)["warnings"]
