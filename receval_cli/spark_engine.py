@@ -76,13 +76,55 @@ def _refuse_file_order(conventions: Conventions) -> None:
             )
 
 
-def _read(spark: SparkSession, path: str, fmt: str | None, separator: str | None) -> SparkFrame:
+def _read(
+    spark: SparkSession,
+    path: str,
+    fmt: str | None,
+    separator: str | None,
+    ids: tuple[str, ...] = (),
+) -> SparkFrame:
+    """A file or a table; a CSV's id columns (`ids`) follow the polars engines' rule
+    (io.canonical_integers): integers only when every value is written as an integer
+    column writes it, else the text as written (`0042` stays "0042")."""
     if path.startswith("table:"):
         return spark.table(path.removeprefix("table:"))
     if (fmt or Path(path).suffix.lstrip(".")) in ("csv", "tsv"):
         sep = separator or ("\t" if fmt == "tsv" or path.endswith(".tsv") else ",")
-        return spark.read.csv(path, header=True, inferSchema=True, sep=sep)
+        inferred = spark.read.csv(path, header=True, inferSchema=True, sep=sep)
+        return _ids_as_written(spark, path, sep, inferred, ids)
     return spark.read.parquet(path)
+
+
+def _ids_as_written(
+    spark: SparkSession, path: str, sep: str, inferred: SparkFrame, ids: tuple[str, ...]
+) -> SparkFrame:
+    """Read the CSV again with its integer-typed id columns as text, and cast each back
+    to bigint only when every value is a canonical integer (one aggregation)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegralType, StringType, StructField, StructType
+
+    fields = inferred.schema.fields
+    integral = [f.name for f in fields if f.name in ids and isinstance(f.dataType, IntegralType)]
+    if not integral:
+        return inferred
+    schema = StructType(
+        [StructField(f.name, StringType(), True) if f.name in integral else f for f in fields]
+    )
+    text = spark.read.csv(path, header=True, schema=schema, sep=sep)
+    canonical = r"^(0|-?[1-9][0-9]{0,18})$"
+    checks = [
+        F.min(
+            F.when(F.col(c).isNull(), True).otherwise(
+                F.col(c).rlike(canonical) & F.col(c).cast("bigint").isNotNull()
+            )
+        ).alias(c)
+        for c in integral
+    ]
+    verdict = text.select(*checks).first()
+    for column in integral:
+        if verdict is None or verdict[column] is not False:
+            text = text.withColumn(column, F.col(column).cast("bigint"))
+    return text
 
 
 def _canonical(
@@ -92,7 +134,8 @@ def _canonical(
     from pyspark.sql import functions as F
 
     cols = file.columns
-    raw = _read(spark, str(loaded.resolve_path(file.path)), file.format, file.separator)
+    path = str(loaded.resolve_path(file.path))
+    raw = _read(spark, path, file.format, file.separator, (cols.user, cols.item))
     layout = "score" if cols.score is not None or "score" in raw.columns else "rank"
     if cols.items is not None:
         exploded = raw.select(F.col(cols.user).alias("user"), F.posexplode(cols.items))
@@ -116,6 +159,7 @@ def _canonical(
         str(loaded.resolve_path(truth_config.path)),
         truth_config.format,
         truth_config.separator,
+        (tcols.user, tcols.item),
     )
     relevance = tcols.relevance or ("relevance" if "relevance" in traw.columns else None)
     rel = F.col(relevance).cast("double") if relevance else F.lit(1.0)

@@ -88,6 +88,36 @@ def test_padded_csv_ids_match_the_same_text_in_a_typed_file(tmp_path: Path, fmt:
     assert report["users"]["evaluated"] == 3
 
 
+# #22 item 3, on Spark (Spark reads Parquet and CSV, not JSON Lines)
+@pytest.mark.parametrize("truth_format", ["parquet", "csv"])
+def test_padded_csv_ids_on_spark(spark: Any, tmp_path: Path, truth_format: str) -> None:
+    """engine: spark follows the same rule: 0042 stays "0042" (precision@1 = 1), and a
+    column of canonical integers still compares as integers (9, 10, 100 against 9, 10)."""
+    write(
+        tmp_path / "predictions.csv",
+        "user,item,score\n0042,007,0.9\n0042,8,0.5\n001,0100,0.9\n001,99,0.5\n7,5,0.9\n7,6,0.1\n",
+    )
+    truth = long_truth(tmp_path, truth_format, ["0042", "001", "7"], ["007", "0100", "5"])
+    config = {
+        "predictions": {"path": "predictions.csv"},
+        "ground_truth": {"path": truth},
+        "metrics": ["precision@1", "recall@2"],
+        "engine": "spark",
+    }
+    report = run(tmp_path, config)
+    assert report["metrics"] == {"precision@1": 1.0, "recall@2": 1.0}
+    write(tmp_path / "p2.csv", "user,item,score\n9,100,0.9\n9,10,0.5\n10,9,0.9\n10,100,0.5\n")
+    write(tmp_path / "t2.csv", "user,item\n9,10\n10,9\n")
+    plain = {
+        "predictions": {"path": "p2.csv"},
+        "ground_truth": {"path": "t2.csv"},
+        "metrics": ["precision@1", "mrr"],
+    }
+    on_spark = run(tmp_path, {**plain, "engine": "spark"})["metrics"]
+    assert on_spark == {"precision@1": 0.5, "mrr": 0.75}
+    assert on_spark == run(tmp_path, plain)["metrics"]
+
+
 # #22 item 3
 def test_padded_ids_in_a_tsv_file(tmp_path: Path) -> None:
     """The same rule for TSV: 0042 is the text "0042" (precision@1 = 1, as above)."""
