@@ -80,7 +80,11 @@ def add_intervals(report: Report, cfg: ConfidenceConfig) -> None:
     if names:
         _, values = _matrix(report, names)
         bounds = _intervals(values, _summed(names), cfg)
-        intervals = {n: [float(lo), float(hi)] for n, (lo, hi) in zip(names, bounds, strict=True)}
+        intervals = {
+            n: [float(lo), float(hi)]
+            for n, (lo, hi) in zip(names, bounds, strict=True)
+            if not (np.isnan(lo) or np.isnan(hi))  # fewer than 2 users: no interval
+        }
     report.confidence = {**cfg.model_dump(), "intervals": intervals}
 
 

@@ -363,3 +363,21 @@ def test_inspect_shows_ids_and_titles_as_text(tmp_path: Path) -> None:
     assert "\a" not in result.stdout
     assert "u\\x1b[2J" in result.stdout
     assert "\\x1b]0;pwned\\x07[bold]A" in result.stdout
+
+
+def test_normal_intervals_of_one_user_segments_are_left_out(tmp_path: Path) -> None:
+    """A normal interval needs two users; a one-user segment used to put NaN bounds in
+    the report, and the JSON then failed (exit 3)."""
+    write(tmp_path / "predictions.csv", "user,item,score\nu1,a,0.9\nu2,b,0.5\nu3,c,0.5\n")
+    write(tmp_path / "truth.csv", "user,item,country\nu1,a,DE\nu2,b,FR\nu3,x,FR\n")
+    config = {
+        **HAND_CONFIG,
+        "segment_by": ["country"],
+        "confidence": {"method": "normal"},
+    }
+    result = invoke("run", write(tmp_path / "c.yaml", yaml.safe_dump(config)), "--ci", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["segments"]["country=DE"]["intervals"] == {}  # one user: no interval
+    low, high = report["segments"]["country=FR"]["intervals"]["precision@1"]
+    assert low < 0.5 < high  # two users, values 1 and 0
