@@ -482,6 +482,30 @@ def test_extra_columns_named_like_internal_ones_change_nothing(tmp_path: Path) -
         assert metrics_of(tmp_path, hand_config(conventions=conventions)) == HAND
 
 
+# #22 items 3 and 6 on every polars engine: the reader is shared, and so must be the numbers
+@pytest.mark.parametrize(
+    "engine",
+    [{"engine": "in_memory"}, {"engine": "streaming"}, {"partitions": 2}],
+    ids=["in_memory", "streaming", "partitions"],
+)
+def test_padded_ids_and_internal_names_on_every_polars_engine(
+    tmp_path: Path, engine: dict[str, Any]
+) -> None:
+    write(
+        tmp_path / "predictions.csv",
+        "user,item,score,row,rank\n0042,007,0.9,5,9\n0042,8,0.5,4,8\n001,0100,0.9,3,7\n"
+        "001,99,0.5,2,6\n7,5,0.9,1,5\n7,6,0.1,0,4\n",
+    )
+    truth = long_truth(tmp_path, "parquet", ["0042", "001", "7"], ["007", "0100", "5"])
+    config = {
+        "predictions": {"path": "predictions.csv", "columns": {"score": "score"}},
+        "ground_truth": {"path": truth},
+        "metrics": ["precision@1", "recall@2"],
+        **engine,
+    }
+    assert metrics_of(tmp_path, config) == {"precision@1": 1.0, "recall@2": 1.0}
+
+
 # #22 item 6
 def test_a_rank_column_named_row(tmp_path: Path) -> None:
     """The rank layout, its rank column called `row`: u1 a, b, c; u2 d, e (the hand case)."""
