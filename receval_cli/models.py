@@ -26,7 +26,7 @@ from receval_cli.config import (
 from receval_cli.engines import auto_partitions, polars_engine
 from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
 from receval_cli.gates import GateResult, check_gates, check_relative
-from receval_cli.io import read_ground_truth, read_predictions
+from receval_cli.io import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.partitions import check_partitionable, evaluate_partitioned
 from receval_cli.pipeline import evaluate_inputs, resolved_config
@@ -216,9 +216,7 @@ def _evaluate_model(
 ) -> Report:
     """One model's Report, with intervals when asked."""
     config = loaded.config
-    predictions = read_predictions(file, loaded.resolve_path(file.path))
-    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    engine = polars_engine(config.engine, [predictions.path])
+    predictions, truth, engine = _model_inputs(loaded, file)
     report = evaluate_inputs(
         predictions,
         truth,
@@ -247,8 +245,7 @@ def _evaluate_segments(
     be evaluated: one more pass over the model's inputs, not one per segment (see
     segments.evaluate_segments)."""
     config = loaded.config
-    predictions = read_predictions(file, loaded.resolve_path(file.path))
-    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    predictions, truth, engine = _model_inputs(loaded, file)
     return evaluate_segments(
         predictions,
         truth,
@@ -258,9 +255,17 @@ def _evaluate_segments(
         whole,
         attributes,
         segments,
-        engine=polars_engine(config.engine, [predictions.path]),
+        engine=engine,
         confidence=confidence,
     )
+
+
+def _model_inputs(loaded: LoadedConfig, file: PredictionsConfig) -> tuple[Input, Input, Any]:
+    """A model's predictions and the ground truth, scanned, and the polars engine for them."""
+    config = loaded.config
+    predictions = read_predictions(file, loaded.resolve_path(file.path))
+    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    return predictions, truth, polars_engine(config.engine, [predictions.path])
 
 
 def _check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:

@@ -489,19 +489,23 @@ def _aggregate(
     return {n: float(v) for n, v in means.items()}, {str(s): int(numbers[str(s)]) for s in specs}
 
 
+# the users by status, as aggregations over a per-user table (or one segment's part of it)
+USER_TALLY = {
+    "in_ground_truth": pl.col("in_truth").sum(),
+    "in_predictions": (pl.col("list_length") > 0).sum(),
+    "in_both": (pl.col("in_truth") & (pl.col("list_length") > 0)).sum(),
+    "evaluated": (pl.col("status") == EVALUATED).sum(),
+    "zero_recs": ((pl.col("status") == EVALUATED) & (pl.col("list_length") == 0)).sum(),
+    "zero_relevant": ((pl.col("status") == EVALUATED) & (pl.col("n_relevant") == 0)).sum(),
+    "skipped_no_relevant": (pl.col("status") == "no_relevant").sum(),
+    "skipped_no_recs": (pl.col("status") == "no_recommendations").sum(),
+    "only_in_predictions": (pl.col("status") == "only_in_predictions").sum(),
+}
+
+
 def user_tally(per_user: pl.DataFrame) -> dict[str, int]:
     """Users by status, as counts that add up across partitions of the users."""
-    counts = per_user.select(
-        in_ground_truth=pl.col("in_truth").sum(),
-        in_predictions=(pl.col("list_length") > 0).sum(),
-        in_both=(pl.col("in_truth") & (pl.col("list_length") > 0)).sum(),
-        evaluated=(pl.col("status") == EVALUATED).sum(),
-        zero_recs=((pl.col("status") == EVALUATED) & (pl.col("list_length") == 0)).sum(),
-        zero_relevant=((pl.col("status") == EVALUATED) & (pl.col("n_relevant") == 0)).sum(),
-        skipped_no_relevant=(pl.col("status") == "no_relevant").sum(),
-        skipped_no_recs=(pl.col("status") == "no_recommendations").sum(),
-        only_in_predictions=(pl.col("status") == "only_in_predictions").sum(),
-    ).row(0, named=True)
+    counts = per_user.select(**USER_TALLY).row(0, named=True)
     return {k: int(v) for k, v in counts.items()}
 
 

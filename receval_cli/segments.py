@@ -38,7 +38,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs, Universe
 from receval_cli.metrics.stats import ordered_mean, ordered_sum
 from receval_cli.pipeline import (
-    EVALUATED,
+    USER_TALLY,
     _aggregate,
     _counted,
     _diagnose,
@@ -59,16 +59,13 @@ NONE = "(none)"
 
 @dataclass(frozen=True)
 class Segment:
-    name: str  # attribute=value
-    users: pl.Series  # the users' ids, as text
-    complement: bool = False  # attribute=(none): every user but these
-    attribute: str = ""  # the attribute of segment_by, and the value (None: the complement)
-    value: str | None = None
+    """The users whose `attribute` is `value`; the complement (attribute=(none)): the
+    users without a value."""
 
-    def restrict(self, source: Input) -> None:
-        """Keep only this segment's users in an input (ids compared as text)."""
-        listed = pl.col("user").cast(pl.String).is_in(self.users.implode())
-        source.frame = source.frame.filter(~listed if self.complement else listed)
+    name: str  # attribute=value
+    attribute: str
+    value: str | None = None  # None: the complement
+    complement: bool = False
 
 
 def user_attributes(loaded: LoadedConfig) -> pl.DataFrame | None:
@@ -152,12 +149,9 @@ def segments_of(attributes: pl.DataFrame, names: list[str]) -> list[Segment]:
     found = []
     for attribute in names:
         values = attributes.get_column(attribute)
-        parts = attributes.partition_by(attribute, as_dict=True)  # users in table order
         for value in sorted(values.drop_nulls().unique().to_list()):
-            users = parts[(value,)].get_column("user")
-            found.append(Segment(f"{attribute}={value}", users, False, attribute, value))
-        valued = attributes.filter(values.is_not_null()).get_column("user")
-        found.append(Segment(f"{attribute}={NONE}", valued, True, attribute))
+            found.append(Segment(f"{attribute}={value}", attribute, value))
+        found.append(Segment(f"{attribute}={NONE}", attribute, complement=True))
     return found
 
 
@@ -204,7 +198,7 @@ def evaluate_segments(
     users without a value that holds no user of the ground truth is in neither.
 
     The numbers, and the reasons, are those of a run on the inputs restricted to the
-    segment's users (`Segment.restrict`); `whole` is the run on all of them, which has
+    segment's users (their ids compared as text); `whole` is the run on all of them, which has
     passed every check of the inputs. A segment's per-user metrics are computed again from
     its users' statistics, on a table of its own length: polars divides a column of one
     value exactly and a longer one by multiplying with the reciprocal (3 / 5 is 0.6 for
@@ -298,8 +292,8 @@ def _partitions(
     shared: _Shared, attributes: pl.DataFrame, attribute: str
 ) -> dict[str | None, dict[str, pl.DataFrame]]:
     """Per value of the attribute (None: no value), its users' rows of each shared table,
-    in the tables' order. A user's value is looked up by its id as text, as restrict()
-    compares ids."""
+    in the tables' order. A user's value is looked up by its id as text (the attributes
+    hold ids as text)."""
     values = attributes.select(pl.col("user").alias(_KEY + " user"), pl.col(attribute).alias(_KEY))
     keyed = shared.per_user.with_columns(pl.col("user").cast(pl.String).alias(_KEY + " user"))
     keyed = keyed.join(values, on=_KEY + " user", how="left", maintain_order="left")
@@ -317,18 +311,6 @@ def _partitions(
     return groups
 
 
-# pipeline.user_tally's counts, as aggregations (over one segment's users in a group_by)
-_TALLY = {
-    "in_ground_truth": pl.col("in_truth").sum(),
-    "in_predictions": (pl.col("list_length") > 0).sum(),
-    "in_both": (pl.col("in_truth") & (pl.col("list_length") > 0)).sum(),
-    "evaluated": (pl.col("status") == EVALUATED).sum(),
-    "zero_recs": ((pl.col("status") == EVALUATED) & (pl.col("list_length") == 0)).sum(),
-    "zero_relevant": ((pl.col("status") == EVALUATED) & (pl.col("n_relevant") == 0)).sum(),
-    "skipped_no_relevant": (pl.col("status") == "no_relevant").sum(),
-    "skipped_no_recs": (pl.col("status") == "no_recommendations").sum(),
-    "only_in_predictions": (pl.col("status") == "only_in_predictions").sum(),
-}
 _INDEX = "segment index"
 
 
@@ -338,7 +320,7 @@ def _summaries(shared: _Shared, tables: list[pl.DataFrame]) -> dict[int, dict[st
     mean or sum over the users it counts, in the table's order; how many it counts; how
     many its user rules keep), all in one group_by."""
     conventions = shared.conventions
-    aggregations = [expr.alias(f"tally:{key}") for key, expr in _TALLY.items()]
+    aggregations = [expr.alias(f"tally:{key}") for key, expr in USER_TALLY.items()]
     for spec in shared.scoped("user"):
         name = str(spec)
         kept = _counted(spec, conventions)
@@ -385,7 +367,7 @@ def _segment_report(
     `summary`: its _summaries row, None without users), with the checks of
     evaluate_inputs in its order; None for a segment of users without a value holding no
     ground truth."""
-    counts = {k: 0 if summary is None else int(summary[f"tally:{k}"]) for k in _TALLY}
+    counts = {k: 0 if summary is None else int(summary[f"tally:{k}"]) for k in USER_TALLY}
     if complement and counts["in_ground_truth"] == 0:
         return None
     conventions = shared.conventions
