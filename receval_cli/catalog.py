@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.conventions import Conventions
+from receval_cli.escaping import markdown_text
 from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, lookup
 from receval_cli.metrics.registry import Param
 from receval_cli.metrics.spec import ParamValue
@@ -303,12 +304,9 @@ def _default_markdown(param: ParamEntry) -> str:
     return f"default {shown} from {_code('conventions.' + convention)}"
 
 
-_MARKDOWN_SYNTAX = re.compile(r"([\\`*_\[\]<>|~&])")
-
-
 def _text(text: str) -> str:
     """Plain text for a table cell: Markdown syntax and `|` escaped, line breaks as <br>."""
-    return "<br>".join(_MARKDOWN_SYNTAX.sub(r"\\\1", line) for line in text.splitlines())
+    return markdown_text(text, line_break="<br>")
 
 
 def _code(text: str) -> str:

@@ -6,11 +6,9 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal erro
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import errno
 import io
-import os
 import re
 import signal
 import sys
@@ -55,6 +53,7 @@ from receval_cli.output import (
     check_destination,
     forget_written,
     frame_writer,
+    stdout_failed,
     write_outputs,
     written,
 )
@@ -102,15 +101,19 @@ def _plain_type(shown: str) -> str:
 _METAVARS = {"path": "PATH", "str": "TEXT", "int": "INTEGER", "float": "NUMBER"}
 
 
-class _Command(TyperCommand):
-    """A command whose help shows plain metavars (see plain_metavars)."""
+class _PlainHelp:
+    """Help with plain metavars (see plain_metavars), for a command and the group."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        plain_metavars(self.get_params(ctx), ctx)
-        super().format_help(ctx, formatter)
+        plain_metavars(self.get_params(ctx), ctx)  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)  # type: ignore[misc]
 
 
-class _Commands(TyperGroup):
+class _Command(_PlainHelp, TyperCommand):
+    """A command whose help shows plain metavars."""
+
+
+class _Commands(_PlainHelp, TyperGroup):
     """The commands; a KeyboardInterrupt (SIGINT) leaves them as `Interrupted`, which
     `main` reports (Typer would turn it into a silent exit 130)."""
 
@@ -124,13 +127,9 @@ class _Commands(TyperGroup):
         except OSError as error:
             if error.errno not in (errno.EPIPE, errno.ENOSPC):
                 raise console.fail(_unexpected(error), EXIT_INTERNAL) from None
-            raise console.fail(_unwritable_stdout(error), EXIT_BAD_INPUT) from None
+            raise console.fail(stdout_failed(error), EXIT_BAD_INPUT) from None
         except Exception as error:  # a bug: one line and exit 3, never a traceback or 1
             raise console.fail(_unexpected(error), EXIT_INTERNAL) from None
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        plain_metavars(self.get_params(ctx), ctx)
-        super().format_help(ctx, formatter)
 
 
 app = typer.Typer(
@@ -181,17 +180,6 @@ def _main(
     """Exact, fast offline evaluation of recommender systems."""
     console.reset()
     console.configure(no_color=no_color, log_format=log_format)
-
-
-def _unwritable_stdout(error: OSError) -> str:
-    """Standard output closed (a pipe whose reader ended) or full (/dev/full): stdout is
-    pointed at /dev/null so that Python's exit does not fail on it again."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return (
-        f"standard output could not be written: {os.strerror(error.errno or 0)}. Write the "
-        "report to a file with --output PATH instead."
-    )
 
 
 def _unexpected(error: Exception) -> str:
@@ -345,18 +333,16 @@ def _run(
         inputs = {request.config: "config file", **input_files(loaded)}
         if baseline_report is not None:
             inputs[baseline_report] = "--baseline-report file"
-        named = [*request.outputs, *([request.per_user] if request.per_user else [])]
-        guard(named, inputs)  # before anything else: never an input overwritten
+        settings = loaded.config.output
+        reports = request.outputs or ([loaded.resolve_path(settings.path)] if settings.path else [])
+        named = [*reports, *([request.per_user] if request.per_user else [])]
+        guard(named, inputs)  # first: an input is never overwritten, whatever else is wrong
         destinations = _destinations(request, loaded)
         per_user = None
         if request.per_user is not None:
             check_destination(request.per_user)
             fmt = format_of(request.per_user, None, TABLE_EXTENSIONS, option="--per-user")
             per_user = Destination(request.per_user, fmt)
-        files = [d.path for d in [*destinations, per_user] if d is not None and d.path]
-        guard(files, inputs)  # the config's output.path too
-        for path in files:
-            check_destination(path)
     confidence = None
     if ci:
         confidence = loaded.config.confidence or ConfidenceConfig()
@@ -394,8 +380,7 @@ def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
     settings = loaded.config.output
     default = given or settings.format
     if not request.outputs:
-        if request.append:
-            raise UsageError("--append adds the report to a file: give --output PATH too.")
+        check_append([], request.append, "the report")
         if settings.path is None:
             return [Destination(None, default)]
         configured = settings.format if "format" in settings.model_fields_set else None
@@ -413,7 +398,7 @@ def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
             found.append(Destination(path, fmt, request.append))
     if sum(d.path is None for d in found) > 1:
         raise UsageError("--output -: standard output is named more than once; name it once.")
-    check_append(found)
+    check_append(found, request.append, "the report")
     return found
 
 
@@ -568,16 +553,15 @@ def _comparison_destination(
     the output is checked against the saved reports it reads."""
     chosen = given.value if given is not None else None
     if output is None or is_stdout(output):
-        if append:
-            raise UsageError("--append adds the comparison to a file: give --output PATH too.")
+        check_append([], append, "the comparison")
         return Destination(None, chosen or CompareFormat.table)
-    allowed = [f.value for f in CompareFormat]
-    check_destination(output)
-    fmt = format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed)
-    destination = Destination(output, fmt, append)
-    check_append([destination])
     guard([output], dict.fromkeys(reports, "saved report"))
     check_destination(output)
+    allowed = [f.value for f in CompareFormat]
+    destination = Destination(
+        output, format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed), append
+    )
+    check_append([destination], append, "the comparison")
     return destination
 
 

@@ -102,13 +102,18 @@ def shown(text: object, style: str = "") -> Text:
     return Text(printable(text), style=style)
 
 
+def release_stdout() -> None:
+    """Point stdout at /dev/null once it cannot be written (a closed pipe, a full device),
+    so that nothing, Python's exit included, fails on it again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 class _Console(Console):
     """A rich Console whose closed stdout is an error (exit 2, said on stderr), not rich's
     silent exit 1, which would read as a failed gate."""
 
     def on_broken_pipe(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
@@ -207,8 +212,8 @@ def emit(level: str, message: str, prefixed: bool = True) -> None:
     target = _LIVE.display.console if _LIVE is not None else err()
     message = bounded(printable(message))
     if SETTINGS.log_format is LogFormat.json:
-        shown = {"gate": "error", "note": "info"}.get(level, level)
-        record = {"time": _now(), "level": shown, "message": message}
+        named = {"gate": "error", "note": "info"}.get(level, level)
+        record = {"time": _now(), "level": named, "message": message}
         if level == "gate":
             record["event"] = "gate_failed"
         target.print(json.dumps(record, ensure_ascii=False), markup=False, highlight=False)

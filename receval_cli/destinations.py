@@ -63,6 +63,11 @@ class Destination:
     def name(self) -> str:
         return "standard output" if self.path is None else str(self.path)
 
+    @property
+    def appends(self) -> bool:
+        """--append, and a format that can take another report at its end."""
+        return self.append and self.format in APPENDABLE
+
 
 def is_stdout(path: Path | str) -> bool:
     return str(path) == STDOUT
@@ -119,11 +124,16 @@ def _extension(fmt: str, extensions: Mapping[str, str]) -> str:
     return next((e for e, f in extensions.items() if f == fmt), ".out")
 
 
-def check_append(destinations: Iterable[Destination]) -> None:
-    """--append needs an output that can take it: table, markdown, csv or github. Among
-    several outputs the whole documents (JSON, JUnit, HTML) are replaced as usual."""
+def check_append(destinations: Iterable[Destination], append: bool, what: str) -> None:
+    """--append needs an output file that can take it (table, markdown, csv or github):
+    `what` ("the report") is added to its end. Among several outputs the whole documents
+    (JSON, JUnit, HTML) are replaced as usual."""
+    if not append:
+        return
     files = [d for d in destinations if d.path is not None]
-    if any(d.append for d in files) and not any(d.format in APPENDABLE for d in files):
+    if not files:
+        raise UsageError(f"--append adds {what} to a file: give --output PATH too.")
+    if not any(d.format in APPENDABLE for d in files):
         names = ", ".join(f"{d.name} ({d.format})" for d in files)
         raise UsageError(
             f"--append: {names} cannot take another report at the end: JSON, JUnit and "

@@ -6,7 +6,8 @@ them) made safe for each output format, so a value is shown, never obeyed:
   (`![t](http://x)` and `<img>` show as text, a `|` cannot end a table cell);
 - CSV: a text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or
   a carriage return first) starts with `'`;
-- XML (JUnit): characters XML 1.0 forbids (most controls) as `\\xNN`.
+- XML (JUnit): characters XML 1.0 forbids (most controls) as `\\xNN`;
+- GitHub workflow commands: `%`, CR and LF (and `:` and `,` in a property) %-encoded.
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ def example(value: object, limit: int = 40) -> str:
     return f"{shown[:limit]}... ({len(shown) - limit:,} more characters)"
 
 
-def markdown_text(text: object) -> str:
-    """For Markdown prose or a table cell: one line, every special character escaped."""
-    flat = " ".join(printable(text).splitlines())
-    return _MARKDOWN.sub(r"\\\1", flat)
+def markdown_text(text: object, line_break: str = " ") -> str:
+    """For Markdown prose or a table cell: every special character escaped, the lines
+    joined by `line_break` (a space; `<br>` keeps them apart in a table cell)."""
+    lines = printable(text).splitlines()
+    return line_break.join(_MARKDOWN.sub(r"\\\1", line) for line in lines)
 
 
 def markdown_code(text: object) -> str:
@@ -64,3 +66,13 @@ def csv_cell(value: object) -> object:
 def xml_text(text: object) -> str:
     """For XML 1.0 text or an attribute: the characters it forbids as `\\xNN`."""
     return _NOT_XML.sub(_as_repr, str(text))
+
+
+def github_data(text: str) -> str:
+    """A workflow command's message: %, CR and LF escaped as GitHub's runner expects."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github_property(text: str) -> str:
+    """A workflow command's property value: also `:` and `,` escaped."""
+    return github_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -28,7 +28,8 @@ from typing import TextIO
 
 import polars as pl
 
-from receval_cli.destinations import APPENDABLE, Destination
+from receval_cli.console import release_stdout
+from receval_cli.destinations import Destination
 from receval_cli.errors import UsageError
 from receval_cli.signals import held
 
@@ -103,12 +104,7 @@ def frame_writer(frame: pl.DataFrame, fmt: str) -> Writer:
 
 def write_atomic(path: Path, content: str | Callable[[TextIO], None]) -> None:
     """Write `content` (text, or a function that writes to the open file) atomically."""
-    write_all_atomic({path: text_writer(content)})
-
-
-def write_all_atomic(writers: Mapping[Path, Writer]) -> None:
-    """Write every file or none (see write_outputs)."""
-    write_outputs({Destination(path, "file"): writer for path, writer in writers.items()})
+    write_outputs({Destination(path, "file"): text_writer(content)})
 
 
 def write_outputs(outputs: Mapping[Destination, Content]) -> None:
@@ -182,8 +178,7 @@ def _fill(temporary: Path, destination: Destination, target: Path, content: Cont
     assert destination.path is not None
     try:
         existing = os.stat(target) if target.exists() else None
-        appending = destination.append and destination.format in APPENDABLE
-        if appending and existing is not None:
+        if destination.appends and existing is not None:
             shutil.copyfile(target, temporary)
             if destination.format == "csv" and existing.st_size and isinstance(content, str):
                 content = content.split("\n", 1)[1]  # the header is in the file already
@@ -211,7 +206,7 @@ def _write_through(destination: Destination, content: Content) -> None:
             "table needs a regular file."
         )
     try:
-        mode = "a" if destination.append and destination.format in APPENDABLE else "w"
+        mode = "a" if destination.appends else "w"
         with open(destination.path, mode, encoding="utf-8") as f:
             f.write(content)
     except OSError as error:
@@ -224,10 +219,18 @@ def _to_stdout(content: str) -> None:
         sys.stdout.write(content)
         sys.stdout.flush()
     except OSError as error:  # a closed pipe, a full device
-        raise UsageError(
-            f"standard output could not be written: {error.strerror or error}. Write the "
-            "report to a file with --output PATH instead."
-        ) from None
+        raise stdout_failed(error) from None
+
+
+def stdout_failed(error: OSError) -> UsageError:
+    """Standard output closed (a pipe whose reader ended) or full (/dev/full), as the
+    error to report (exit 2); stdout is pointed at /dev/null, so that Python's exit does
+    not fail on it again."""
+    release_stdout()
+    return UsageError(
+        f"standard output could not be written: {os.strerror(error.errno or 0)}. Write the "
+        "report to a file with --output PATH instead."
+    )
 
 
 def _rename(temporary: Path, path: Path, target: Path, first: bool) -> None:

@@ -22,7 +22,14 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.console import plain_text, shown
-from receval_cli.escaping import csv_cell, markdown_code, markdown_text, xml_text
+from receval_cli.escaping import (
+    csv_cell,
+    github_data,
+    github_property,
+    markdown_code,
+    markdown_text,
+    xml_text,
+)
 from receval_cli.gates import GateResult
 from receval_cli.models import ModelsReport
 from receval_cli.report import (
@@ -268,11 +275,9 @@ def render_github(result: Result) -> str:
     for gate in result.gates:
         if not gate.passed:
             title = f"receval gate failed: {_gate_name(gate)}"
-            lines.append(
-                f"::error title={_github_property(title)}::{_github_data(gate.describe())}"
-            )
+            lines.append(f"::error title={github_property(title)}::{github_data(gate.describe())}")
     for warning in result.warnings:
-        lines.append(f"::warning title=receval::{_github_data(warning)}")
+        lines.append(f"::warning title=receval::{github_data(warning)}")
     failed = sum(not g.passed for g in result.gates)
     metrics = (
         result.metrics if isinstance(result, Report) else next(iter(result.models.values())).metrics
@@ -286,16 +291,6 @@ def render_github(result: Result) -> str:
     )
     lines.append(f"receval: {len(metrics)} metrics, {verdict}, {len(result.warnings)} warnings")
     return "\n".join(lines) + "\n"
-
-
-def _github_data(text: str) -> str:
-    """A workflow command's message: %, CR and LF escaped as GitHub's runner expects."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _github_property(text: str) -> str:
-    """A workflow command's property value: also `:` and `,` escaped."""
-    return _github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _gate_name(gate: GateResult) -> str:

@@ -388,10 +388,10 @@ def test_github_annotations(case: Path) -> None:
 
 
 def test_github_escapes_newlines_and_percent() -> None:
-    from receval_cli.render import _github_data, _github_property
+    from receval_cli.escaping import github_data, github_property
 
-    assert _github_data("a%b\r\nc") == "a%25b%0D%0Ac"
-    assert _github_property("t: x, y") == "t%3A x%2C y"
+    assert github_data("a%b\r\nc") == "a%25b%0D%0Ac"
+    assert github_property("t: x, y") == "t%3A x%2C y"
 
 
 # -------------------------------------------------------------- nothing cut off a terminal
