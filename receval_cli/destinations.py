@@ -81,15 +81,12 @@ def format_of(
     allowed: Iterable[str] | None = None,
     strict: bool = True,
 ) -> str:
-    """The format of one output: its extension's, or `given` (--format) for `-` and for an
-    extension receval does not know. `allowed` limits the formats (a command's own).
-    `strict` (one output): an extension that contradicts `given` is an error; among
-    several outputs a known extension decides its file's format."""
+    """The format of one output: its extension's, or `given` (--format, which the command's
+    option already limits to its formats) for `-` and for an extension receval does not
+    know. `allowed` limits the extensions that count (a command's own formats). `strict`
+    (one output): an extension that contradicts `given` is an error; among several
+    outputs a known extension decides its file's format."""
     allowed = tuple(allowed) if allowed is not None else tuple(dict.fromkeys(extensions.values()))
-    if given is not None and given not in allowed:
-        raise UsageError(
-            f"--format {given} cannot be written by this command; use one of {', '.join(allowed)}."
-        )
     if is_stdout(path):
         if given is None:
             raise UsageError(

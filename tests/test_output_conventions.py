@@ -387,6 +387,33 @@ def test_github_annotations(case: Path) -> None:
     assert lines[-1] == "receval: 3 metrics, 1 of 2 gates failed, 1 warnings"
 
 
+def test_github_annotations_beside_a_json_report(case: Path) -> None:
+    """The README's recipe: `-f github -o - -o report.json` prints the annotations and
+    writes the JSON (its extension's format); github has no extension of its own."""
+    done = receval("run", "config.yaml", "-f", "github", "-o", "-", "-o", "report.json", cwd=case)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().splitlines()[-1].startswith("receval: 3 metrics, all 1 gates")
+    assert json.loads((case / "report.json").read_text())["metrics"]["precision@1"] == 0.5
+    done = receval("run", "config.yaml", "-f", "github", "-o", "annotations", cwd=case)
+    assert done.returncode == 0, done.stderr
+    assert (case / "annotations").read_text().startswith("receval: 3 metrics")
+
+
+def test_standard_output_named_twice_is_refused(case: Path) -> None:
+    refused(receval("run", "config.yaml", "-o", "-", "-o", "-", cwd=case), "more than once")
+
+
+def test_a_table_to_a_fifo_is_refused(case: Path) -> None:
+    """The per-user Parquet, CSV, TSV or JSONL file is built in a temporary file and
+    renamed; a FIFO cannot take that, so it is refused (and stays a FIFO)."""
+    import stat
+
+    os.mkfifo(case / "users.parquet")
+    done = receval("run", "config.yaml", "--per-user", "users.parquet", "-q", cwd=case)
+    refused(done, "users.parquet", "regular file")
+    assert stat.S_ISFIFO((case / "users.parquet").lstat().st_mode)
+
+
 def test_github_escapes_newlines_and_percent() -> None:
     from receval_cli.escaping import github_data, github_property
 
