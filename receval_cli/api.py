@@ -24,6 +24,7 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from receval_cli import unknown_items
+from receval_cli.assembly import evaluate_inputs
 from receval_cli.config import (
     CatalogConfig,
     GroundTruthConfig,
@@ -37,7 +38,6 @@ from receval_cli.conventions import Conventions
 from receval_cli.errors import ConfigError, RecEvalError, UsageError
 from receval_cli.io import Input, map_ground_truth, map_predictions, read_ground_truth
 from receval_cli.io import read_predictions as read_prediction_file
-from receval_cli.pipeline import evaluate_inputs
 from receval_cli.report import Report
 from receval_cli.sources import (
     Sources,

@@ -8,6 +8,9 @@ same way (distinct items < rows); only then does `raise_duplicates` look for exa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import polars as pl
 
 from receval_cli.errors import InputError
@@ -78,21 +81,44 @@ def raise_for(source: Input, result: dict[str, object]) -> None:
         raise InputError(f"{where}: column '{column}' has {found}; drop or fill those rows.")
 
 
-def raise_duplicates(source: Input, policy_key: str) -> None:
-    """Raise the InputError for repeated (user, item) pairs, with the worst examples."""
+@dataclass
+class DuplicatesFound:
+    """Repeated (user, item) pairs of an input: how many pairs repeat, and the worst
+    examples as (user, item, copies), most copies first. Adds up across buckets of users."""
+
+    pairs: int
+    examples: list[tuple[Any, ...]]
+
+    def __add__(self, other: DuplicatesFound) -> DuplicatesFound:
+        examples = sorted([*self.examples, *other.examples], key=_worst_first)
+        return DuplicatesFound(self.pairs + other.pairs, examples[:_EXAMPLES])
+
+
+def _worst_first(example: tuple[Any, ...]) -> tuple[Any, ...]:
+    user, item, copies = example
+    return (-copies, user, item)
+
+
+def find_duplicates(frame: pl.LazyFrame) -> DuplicatesFound:
+    """The repeated (user, item) pairs of mapped rows, with the worst examples."""
     found = (
-        source.frame.group_by("user", "item")
+        frame.group_by("user", "item")
         .agg(pl.len().alias("copies"))
         .filter(pl.col("copies") > 1)
         .sort("copies", "user", "item", descending=[True, False, False])
         .collect()
     )
+    examples = [tuple(row) for row in found.head(_EXAMPLES).iter_rows()]
+    return DuplicatesFound(found.height, examples)
+
+
+def duplicates_error(source: Input, policy_key: str, found: DuplicatesFound) -> InputError:
+    """The InputError for repeated (user, item) pairs, with the worst examples."""
     shown = "; ".join(
-        f"user {e['user']!r}, item {e['item']!r} ({e['copies']} rows)"
-        for e in found.head(_EXAMPLES).iter_rows(named=True)
+        f"user {user!r}, item {item!r} ({copies} rows)" for user, item, copies in found.examples
     )
-    raise InputError(
-        f"{source.role} file {source.path}: {found.height} (user, item) pair(s) appear more "
+    return InputError(
+        f"{source.role} file {source.path}: {found.pairs} (user, item) pair(s) appear more "
         f"than once, e.g. {shown}. Remove the duplicates, or set conventions.{policy_key} to "
         "say which row counts."
     )

@@ -347,7 +347,7 @@ def _run(
     if ci:
         confidence = loaded.config.confidence or ConfidenceConfig()
     with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2, no report
-        report = evaluate_config(loaded, confidence, baseline_report)
+        report = evaluate_config(loaded, confidence, baseline_report, per_user is not None)
     with console.stage("report"):
         contents: dict[Destination, Content] = {}
         if per_user is not None:

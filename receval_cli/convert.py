@@ -13,7 +13,14 @@ from typing import TextIO
 
 import polars as pl
 
-from receval_cli.checks import check_exprs, raise_duplicates, raise_for, raw_rows, totals
+from receval_cli.checks import (
+    check_exprs,
+    duplicates_error,
+    find_duplicates,
+    raise_for,
+    raw_rows,
+    totals,
+)
 from receval_cli.errors import InputError, UsageError
 from receval_cli.escaping import example
 from receval_cli.io import Input
@@ -67,7 +74,7 @@ def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
         raise InputError(f"{source.role} file {source.path} could not be read: {first}") from None
     raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
     if (grouped["rows"] != grouped["distinct"]).any():
-        raise_duplicates(source, "duplicates")
+        raise duplicates_error(source, "duplicates", find_duplicates(source.frame))
     _refuse_blanks(grouped, source)
     positions = pl.int_ranges(1, pl.col("item").list.len() + 1, dtype=pl.UInt32)
     exploded = (

@@ -37,3 +37,9 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ' Did you mean 'x'?' for the closest choice, or '' when none is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" Did you mean '{close[0]}'?" if close else ""
+
+
+class InternalError(RecEvalError):
+    """receval computed something impossible: a bug, reported with what was found."""
+
+    exit_code = 3

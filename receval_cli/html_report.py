@@ -294,7 +294,8 @@ class _Page:
                 "up partial sums), so there is no distribution to show.</p>\n"
             )
         values: dict[str, dict[str, list[float]]] = {}
-        table = per_user_values(self.result)  # null where a user is not in the metric's mean
+        # null where a user is not in the metric's mean
+        table = per_user_values(self.result).collect()
         for name, report in self.models.items():
             rows = table.filter(pl.col("model") == name)
             assert report.counted is not None

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from receval_cli.config import LoadedConfig
-from receval_cli.errors import InputError, RecEvalError
-from receval_cli.pipeline import InternalError
+from receval_cli.errors import InputError, InternalError, RecEvalError
 from receval_cli.read_errors import READ_ERRORS
 
 

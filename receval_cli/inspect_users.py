@@ -39,6 +39,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli import console
+from receval_cli.assembly import evaluate_inputs
 from receval_cli.config import LoadedConfig, load_config
 from receval_cli.console import shown
 from receval_cli.conventions import Conventions
@@ -48,7 +49,7 @@ from receval_cli.escaping import printable
 from receval_cli.input_changes import input_files, watching
 from receval_cli.io import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
-from receval_cli.pipeline import EVALUATED, evaluate_inputs
+from receval_cli.pipeline import EVALUATED
 from receval_cli.prepare import (
     dedupe_predictions,
     index_truth,
@@ -128,7 +129,7 @@ def inspect_config(
     report = evaluate_inputs(
         predictions, truth, specs, conventions, sources=sources, engine=engine, check_unknown=False
     )
-    per_user = per_user_values(report).drop("model")
+    per_user = per_user_values(report).drop("model").collect()
     if user is not None:
         chosen = [find_user(per_user, user, predictions, truth)]
     else:

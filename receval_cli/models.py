@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import __version__, console, unknown_items
+from receval_cli.assembly import conclude, evaluate_inputs
 from receval_cli.config import (
     ComparisonConfig,
     ConfidenceConfig,
@@ -29,7 +30,7 @@ from receval_cli.gates import GateResult, check_gates, check_relative
 from receval_cli.io import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.partitions import check_partitionable, evaluate_partitioned
-from receval_cli.pipeline import evaluate_inputs, resolved_config
+from receval_cli.pipeline import resolved_config
 from receval_cli.report import Report
 from receval_cli.saved_reports import read_saved_report, saved_number
 from receval_cli.segments import Segment, evaluate_segments, segments_of, user_attributes
@@ -108,8 +109,10 @@ def evaluate_config(
     loaded: LoadedConfig,
     confidence: ConfidenceConfig | None = None,
     baseline_report: Path | None = None,
+    per_user: bool = False,
 ) -> Report | ModelsReport:
-    """Evaluate every model of the config; intervals, comparisons and gates as configured."""
+    """Evaluate every model of the config; intervals, comparisons and gates as configured.
+    `per_user`: partitioned engines keep the per-user rows too (a single pass always does)."""
     started = time.perf_counter()
     config = loaded.config
     if config.engine == "auto" and config.partitions == 1:
@@ -117,14 +120,16 @@ def evaluate_config(
         config = loaded.config
     if config.engine == "spark" or config.partitions > 1:
         refuse_partitioned_extras(loaded, confidence, baseline_report)
+        _check_segment_gates(loaded, [])
+        _reject_relative_gates(loaded)
         if config.engine == "spark":
             from receval_cli.spark_engine import DEFAULT_BUCKETS, evaluate_spark
 
             buckets = config.partitions if config.partitions > 1 else DEFAULT_BUCKETS
-            return evaluate_spark(loaded, buckets=buckets)
+            return evaluate_spark(loaded, buckets=buckets, per_user=per_user)
         file = next(iter(config.model_files().values()))
         engine = polars_engine(config.engine, [loaded.resolve_path(file.path)])
-        return evaluate_partitioned(loaded, config.partitions, engine)
+        return evaluate_partitioned(loaded, config.partitions, engine, per_user)
     confidence = confidence or config.confidence
     comparing = config.several_models or baseline_report is not None
     if comparing and confidence is None:
@@ -149,10 +154,8 @@ def evaluate_config(
     _check_segment_gates(loaded, segments)
     if not comparing:
         (report,) = reports.values()
-        report.gates = check_gates(loaded.gates, report.metrics, segments=report.segments)
-        report.gates += unknown_items.check(report, config.unknown_items)
         _reject_relative_gates(loaded)
-        report.config = resolved_config(loaded)
+        conclude(report, loaded)
         report.elapsed_seconds = time.perf_counter() - started
         return report
     assert confidence is not None

@@ -87,17 +87,28 @@ def text_writer(content: str | Callable[[TextIO], None]) -> Writer:
     return write_text
 
 
-def frame_writer(frame: pl.DataFrame, fmt: str) -> Writer:
+def frame_writer(frame: pl.DataFrame | pl.LazyFrame, fmt: str) -> Writer:
     """A writer of a table: parquet, csv, tsv (tab-separated) or jsonl (one JSON object a
-    line), as destinations.TABLE_EXTENSIONS names them."""
+    line), as destinations.TABLE_EXTENSIONS names them. A lazy table is streamed into a
+    file (sorted and written by polars' streaming engine), collected for a device or FIFO."""
 
     def write_frame(temporary: Path) -> None:
+        separator = "\t" if fmt == "tsv" else ","
+        if isinstance(frame, pl.LazyFrame) and (temporary.is_file() or not temporary.exists()):
+            if fmt == "parquet":
+                frame.sink_parquet(temporary)
+            elif fmt in ("csv", "tsv"):
+                frame.sink_csv(temporary, separator=separator)
+            else:
+                frame.sink_ndjson(temporary)
+            return
+        table = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
         if fmt == "parquet":
-            frame.write_parquet(temporary)
+            table.write_parquet(temporary)
         elif fmt in ("csv", "tsv"):
-            frame.write_csv(temporary, separator="\t" if fmt == "tsv" else ",")
+            table.write_csv(temporary, separator=separator)
         else:
-            frame.write_ndjson(temporary)
+            table.write_ndjson(temporary)
 
     return write_frame
 

@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from receval_cli import unknown_items
-from receval_cli.checks import check_exprs, raise_duplicates, raise_for, raw_rows, totals
-from receval_cli.config import Gate, LoadedConfig
+from receval_cli.checks import check_exprs
+from receval_cli.config import LoadedConfig
 from receval_cli.conventions import Conventions
-from receval_cli.errors import InputError, RecEvalError
-from receval_cli.gates import check_gates
-from receval_cli.global_eval import (
-    describe_items,
-    global_values,
-    outside_universe,
-    recommended_items,
-    require_universe,
-    state_queries,
-    universe_of,
-)
-from receval_cli.io import Input, align_ids, failing_input
-from receval_cli.logged import logged_metrics
+from receval_cli.errors import InputError, InternalError
+from receval_cli.io import Input, failing_input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import StateInputs, Universe
+from receval_cli.metrics.registry import Universe
 from receval_cli.metrics.spec import ParamValue
-from receval_cli.metrics.stats import Stats, ordered_mean, ordered_sum
+from receval_cli.metrics.stats import Stats
 from receval_cli.pairs import (
     describe_pairs,
     joined_pairs,
@@ -47,19 +34,12 @@ from receval_cli.prepare import (
     with_score_precision,
 )
 from receval_cli.read_errors import READ_ERRORS, first_line
-from receval_cli.recs import missing_input, raise_unknown_features, recs_aggregates
-from receval_cli.report import Report
-from receval_cli.sources import Sources, check_sources
+from receval_cli.recs import missing_input, recs_aggregates
+from receval_cli.sources import Sources
 
 EVALUATED = "evaluated"
 PREDICTION_CHECKS = "predictions:"
 TRUTH_CHECKS = "truth:"
-
-
-class InternalError(RecEvalError):
-    """receval computed something impossible: a bug, reported with the metric's name."""
-
-    exit_code = 3
 
 
 def metric_exprs(
@@ -223,156 +203,19 @@ def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
     return length if limit is None else pl.min_horizontal(length, pl.lit(limit, pl.UInt32))
 
 
-def raise_row_checks(
-    predictions: Input,
-    truth: Input,
-    per_user: pl.DataFrame,
-    apart: dict[str, pl.DataFrame],
-    rows: list[pl.DataFrame],
-) -> None:
-    """The row checks, in order: empty files, list layouts, nulls, NaN, duplicates.
-    `rows` holds raw_rows of the predictions and of the truth; `apart`, the check queries
-    collected on their own (else their columns are in `per_user`)."""
-    for source, prefix, found in (
-        (predictions, PREDICTION_CHECKS, rows[0]),
-        (truth, TRUTH_CHECKS, rows[1]),
-    ):
-        result = totals(apart.get(prefix, per_user), prefix)
-        raise_for(source, {**result, **found.row(0, named=True)})
-    for source, length, distinct, key in (
-        (predictions, "list_rows", "list_distinct", "duplicates"),
-        (truth, "truth_items", "truth_distinct", "truth_duplicates"),
-    ):
-        if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
-            raise_duplicates(source, key)
-
-
-def evaluate_inputs(
-    predictions: Input,
-    truth: Input,
-    specs: tuple[MetricSpec, ...],
-    conventions: Conventions,
-    gates: Mapping[str, Gate] | None = None,
-    sources: Sources | None = None,
-    engine: Any = "auto",
-    check_unknown: bool = True,
-) -> Report:
-    """Evaluate mapped inputs: one query computes the checks and every metric at every cutoff.
-
-    `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto");
-    `check_unknown` counts the recommended items the reference lacks (unknown_items.py).
-    """
-    started = time.perf_counter()
-    sources = sources or Sources()
-    align_ids(predictions, truth, *sources.given())
-    check_sources(sources, conventions.duplicates)
-    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
-    pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
-    logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
-    global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
-    universe = universe_of(sources)
-    require_universe(global_specs, universe)
-    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, global_specs)
-    names = plan.names
-    beyond = bool(global_specs or plan.recs_sides or sources.catalog is not None)
-    inputs = StateInputs(plan.lists, plan.items, plan.frame)
-    states = state_queries(global_specs, conventions, inputs)
-    try:
-        rows = pl.collect_all([raw_rows(predictions), raw_rows(truth)], engine=engine)
-        exposure_query = _item_exposure(plan.lists, exposure_depth((*user_specs, *global_specs)))
-        extra = [recommended_items(plan.lists), exposure_query] if beyond else []
-        reference, reference_items = unknown_items.reference_of(truth, sources)
-        unknown = unknown_items.unknown_query(recommended_items(plan.lists), reference_items)
-        checked = [unknown] if check_unknown else []
-        per_user, *computed = pl.collect_all(
-            [plan.frame, *checked, *extra, *(query for _, query in states.values())],
-            engine=engine,
-        )
-        unknown_found = computed.pop(0) if check_unknown else None
-        apart = dict(
-            zip(
-                plan.check_queries,
-                pl.collect_all(list(plan.check_queries.values()), engine=engine),
-                strict=True,
-            )
-        )
-    except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
-        raise _diagnose(error, predictions, truth) from None
-    recommended = computed.pop(0) if beyond else None
-    exposure = computed.pop(0) if beyond else None
-    state_tables = {
-        name: (state, table)
-        for (name, (state, _)), table in zip(states.items(), computed, strict=True)
-    }
-    raise_row_checks(predictions, truth, per_user, apart, rows)
-    users = users_block(
-        user_tally(per_user),
-        truth,
-        conventions.relevance_threshold,
-        bool(user_specs),
-        _no_overlap_message(per_user, predictions, truth),
-    )
-    items_block = None
-    if recommended is not None:
-        outside = outside_universe(recommended, universe)
-        items_block = describe_items(recommended, universe, outside)
-        features = plan.recs_sides & {"category", "tags", "embedding"}
-        if features and sources.catalog is not None and outside is not None:
-            # with a catalog, the universe is the catalog: outside = items without features
-            raise_unknown_features(outside, sources.catalog, features)
-    metrics, users_per_metric = _aggregate(per_user, user_specs, conventions)
-    metrics.update(global_values(global_specs, conventions, state_tables, universe))
-    pairs = None
-    if pair_specs:
-        pair_values, pairs = _pair_metrics(predictions, truth, pair_specs, conventions)
-        metrics.update(pair_values)
-    logged = None
-    if logged_specs:
-        logged_values, logged = logged_metrics(predictions, truth, logged_specs, conventions)
-        metrics.update(logged_values)
-    metrics = {str(spec): metrics[str(spec)] for spec in specs}
-    differing = {n: c for n, c in users_per_metric.items() if c != users["evaluated"]}
-    if differing:
-        users["evaluated_per_metric"] = differing
-    guard_ranges(metrics, specs, conventions)
-    described = {
-        "predictions": {**predictions.describe(), "rows": rows[0].item(0, "raw_rows")},
-        "ground_truth": {**truth.describe(), "rows": rows[1].item(0, "raw_rows")},
-        **{source.role: source.describe() for source in sources.given()},
-    }
-    return Report(
-        metrics=metrics,
-        config={"metrics": names},
-        conventions=conventions.model_dump(),
-        inputs=described,
-        users=users,
-        gates=check_gates(gates or {}, metrics),
-        elapsed_seconds=time.perf_counter() - started,
-        per_user=per_user.select("user", "status", *names),
-        counted=per_user.select("user", *(_counted(s, conventions) for s in user_specs)),
-        pairs=pairs,
-        logged=logged,
-        items=items_block,
-        exposure=None if exposure is None else _with_universe(exposure, universe),
-        unknown_items=(
-            None if unknown_found is None else unknown_items.describe(unknown_found, reference)
-        ),
-    )
-
-
 def exposure_depth(specs: tuple[MetricSpec, ...]) -> int | None:
     """The cutoff of the report's item exposure: the metrics' largest (None: whole lists)."""
     return max((s.k for s in specs if s.k is not None), default=None)
 
 
-def _item_exposure(lists: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
+def item_exposure(lists: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
     """Each item of the lists and how many lists hold it in their top k."""
     top = pl.col("items") if k is None else pl.col("items").list.head(k)
     items = lists.select(top.alias("item")).explode("item").drop_nulls()
     return items.group_by("item").agg(pl.len().cast(pl.Int64).alias("lists"))
 
 
-def _with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
+def with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
     """The exposures, flagged in or out of the universe, with its unrecommended items (0)."""
     if universe.items is None:
         return exposure.with_columns(in_universe=pl.lit(None, pl.Boolean)).sort("item")
@@ -382,7 +225,7 @@ def _with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
     return joined.with_columns(filled).sort("item")
 
 
-def _pair_metrics(
+def pair_metrics(
     predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """The rating metrics: one value each over the scored (user, item) pairs."""
@@ -395,7 +238,7 @@ def _pair_metrics(
             [pair_counts(joined), scored_pairs(joined, conventions).select(exprs)]
         )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
-        raise _diagnose(error, predictions, truth) from None
+        raise diagnose(error, predictions, truth) from None
     described = checked_pairs(counted.row(0, named=True), joined, predictions, truth, conventions)
     return {n: float(v) for n, v in values.row(0, named=True).items()}, described
 
@@ -448,45 +291,11 @@ def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
     return kept
 
 
-def _counted(spec: MetricSpec, conventions: Conventions) -> pl.Expr:
+def counted_expr(spec: MetricSpec, conventions: Conventions) -> pl.Expr:
     """True for the users in this metric's mean (kept by its user rules, and defined)."""
     name = str(spec)
     kept = metric_users(conventions.metric_params(spec)) & pl.col(name).is_not_null()
     return kept.alias(name)
-
-
-def _aggregate(
-    per_user: pl.DataFrame, specs: tuple[MetricSpec, ...], conventions: Conventions
-) -> tuple[dict[str, float], dict[str, int]]:
-    """Each metric averaged (or summed, for counts) over its users, and how many users."""
-    if not specs:
-        return {}, {}
-    exprs = []
-    counts = []
-    for spec in specs:
-        name = str(spec)
-        users = metric_users(conventions.metric_params(spec))
-        kept = _counted(spec, conventions)  # null: undefined for the user (no pair)
-        values = pl.col(name).filter(kept)
-        summed = lookup(spec.name).aggregate == "sum"
-        exprs.append((ordered_sum(values) if summed else ordered_mean(values)).alias(name))
-        counts.append(kept.sum().alias(name))
-        counts.append(users.sum().alias(f"{name}:users"))
-    means = per_user.select(exprs).row(0, named=True)
-    numbers = per_user.select(counts).row(0, named=True)
-    for spec in specs:
-        name = str(spec)
-        if numbers[f"{name}:users"] == 0:
-            raise InputError(
-                f"no user is left to average {name} over: its users_without_relevant / "
-                "users_without_recommendations settings skip every user. Set them to zero."
-            )
-        if numbers[name] == 0:
-            raise InputError(
-                f"{name} is undefined for every evaluated user: no list has 2 items in its "
-                "top k to compare. Use a cutoff of at least 2."
-            )
-    return {n: float(v) for n, v in means.items()}, {str(s): int(numbers[str(s)]) for s in specs}
 
 
 # the users by status, as aggregations over a per-user table (or one segment's part of it)
@@ -501,58 +310,6 @@ USER_TALLY = {
     "skipped_no_recs": (pl.col("status") == "no_recommendations").sum(),
     "only_in_predictions": (pl.col("status") == "only_in_predictions").sum(),
 }
-
-
-def user_tally(per_user: pl.DataFrame) -> dict[str, int]:
-    """Users by status, as counts that add up across partitions of the users."""
-    counts = per_user.select(**USER_TALLY).row(0, named=True)
-    return {k: int(v) for k, v in counts.items()}
-
-
-def users_block(
-    counts: Mapping[str, int], truth: Input, threshold: float, ranking: bool, no_overlap: str
-) -> dict[str, Any]:
-    """The report's `users` block from the tally; `ranking`: per-user metrics are asked,
-    so some user must count. `no_overlap` is the message when no user is in both files."""
-    if counts["in_both"] == 0:
-        raise InputError(no_overlap)
-    if counts["evaluated"] == 0 and ranking:
-        raise InputError(
-            f"no user could be evaluated: of the {counts['in_ground_truth']} users in "
-            f"{truth.path}, {counts['skipped_no_relevant']} have no item with relevance >= "
-            f"{threshold:g} (conventions.relevance_threshold) and {counts['skipped_no_recs']} "
-            f"have no recommendation (skipped by the conventions). Lower the threshold, check "
-            f"the column '{truth.source_column('rel')}', or set users_without_relevant / "
-            "users_without_recommendations to zero."
-        )
-    return {
-        "in_ground_truth": counts["in_ground_truth"],
-        "in_predictions": counts["in_predictions"],
-        "in_both": counts["in_both"],
-        "evaluated": counts["evaluated"],
-        "counted_as_zero": {
-            "no_recommendations": counts["zero_recs"],
-            "no_relevant": counts["zero_relevant"],
-        },
-        "skipped": {
-            "no_relevant": counts["skipped_no_relevant"],
-            "no_recommendations": counts["skipped_no_recs"],
-        },
-        "only_in_predictions": counts["only_in_predictions"],
-    }
-
-
-def _no_overlap_message(per_user: pl.DataFrame, predictions: Input, truth: Input) -> str:
-    def sample(mask: pl.Expr) -> str:
-        users = per_user.filter(mask).get_column("user").sort().head(3).to_list()
-        return ", ".join(repr(u) for u in users)
-
-    return (
-        f"no user appears in both {predictions.path} (users e.g. "
-        f"{sample(pl.col('list_length') > 0)}) and {truth.path} (users e.g. "
-        f"{sample(pl.col('in_truth'))}). Check predictions.columns.user and "
-        "ground_truth.columns.user, and that both files use the same ids."
-    )
 
 
 def guard_ranges(
@@ -585,7 +342,7 @@ def guard_ranges(
             )
 
 
-def _diagnose(error: BaseException, *inputs: Input) -> InputError:
+def diagnose(error: BaseException, *inputs: Input) -> InputError:
     """Find which file the engine failed on, and say so (reads each input whole)."""
     found = failing_input(inputs)
     return found or InputError(f"the inputs could not be evaluated: {first_line(error)}")

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.console import plain_text, shown
+from receval_cli.errors import InternalError
 from receval_cli.escaping import (
     csv_cell,
     github_data,
@@ -304,24 +305,17 @@ def _gate_name(gate: GateResult) -> str:
     return f"{gate.label} {bound}"
 
 
-def per_user_values(result: Result) -> pl.DataFrame:
+def per_user_values(result: Result) -> pl.LazyFrame:
     """Every model's per-user table (user, status, one column per per-user metric, null
     where the user is not in that metric's mean), with the model's name first."""
     models = {"model": result} if isinstance(result, Report) else result.models
     frames = []
     for name, report in models.items():
-        assert report.per_user is not None
-        assert report.counted is not None
-        metrics = [c for c in report.counted.columns if c != "user"]
-        counted = report.counted.rename({m: f"{m}:counted" for m in metrics})
-        frame = report.per_user.join(counted, on="user", how="left").select(
-            pl.lit(name).alias("model"),
-            "user",
-            "status",
-            *(pl.when(pl.col(f"{m}:counted")).then(pl.col(m)).alias(m) for m in metrics),
-        )
+        if report.per_user_rows is None:
+            raise InternalError(f"internal error: model {name} kept no per-user rows.")
+        frame = report.per_user_rows.select(pl.lit(name).alias("model"), pl.all())
         if report.attributes is not None:
-            attributes = report.attributes.rename({"user": "user_text"})
+            attributes = report.attributes.rename({"user": "user_text"}).lazy()
             frame = frame.with_columns(pl.col("user").cast(pl.String).alias("user_text"))
             frame = frame.join(attributes, on="user_text", how="left").drop("user_text")
         frames.append(frame)

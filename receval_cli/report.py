@@ -31,6 +31,10 @@ class Report:
     per_user: pl.DataFrame | None = field(default=None, repr=False)
     # per user and per-user metric: True when the user is in that metric's mean
     counted: pl.DataFrame | None = field(default=None, repr=False)
+    # the --per-user table (user, status, per-user metrics, null where the user is not in
+    # the metric's mean), sorted by user: in memory for one bucket, else the buckets' files
+    per_user_rows: pl.LazyFrame | None = field(default=None, repr=False)
+    per_user_files: Any = field(default=None, repr=False)  # keeps per_user_rows' files
     # confidence intervals: {"level", "method", ..., "intervals": {metric: [low, high]}}
     confidence: dict[str, Any] | None = None
     # segment_by: each segment's own Report, and the segments that could not be evaluated

@@ -22,34 +22,23 @@ segment, from the lists and rows already in memory.
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from receval_cli.assembly import Run, finish, table_partial, users_block
 from receval_cli.config import ConfidenceConfig, LoadedConfig, SegmentsConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.global_eval import global_values, state_queries, universe_of
+from receval_cli.global_eval import state_queries, universe_of
 from receval_cli.io import Input, align_ids, detect_format, read_ground_truth, scan
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs, Universe
-from receval_cli.metrics.stats import ordered_mean, ordered_sum
-from receval_cli.pipeline import (
-    USER_TALLY,
-    _aggregate,
-    _counted,
-    _diagnose,
-    _no_overlap_message,
-    _pair_metrics,
-    guard_ranges,
-    metric_exprs,
-    metric_users,
-    per_user_frame,
-    users_block,
-)
+from receval_cli.pipeline import diagnose, pair_metrics, per_user_frame
 from receval_cli.read_errors import READ_ERRORS, check_header_encoding, read_failure
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources
@@ -166,10 +155,8 @@ class _Shared:
     truth: Input
     specs: tuple[MetricSpec, ...]
     conventions: Conventions
+    sources: Sources
     per_user: pl.DataFrame  # every user's statistics, status and per-user metrics
-    names: list[str]  # the per-user metrics
-    exprs: list[pl.Expr]  # the per-user metrics, from the statistics
-    counted: list[pl.Expr]  # per per-user metric: the user is in its mean
     lists: pl.DataFrame | None  # the ranked lists and deduped predictions (global metrics)
     items: pl.DataFrame | None
     rows: pl.DataFrame | None  # the predictions' and ground truth's rows (rating, click)
@@ -216,20 +203,9 @@ def evaluate_segments(
     for attribute, listed in by_attribute.items():
         groups = _partitions(shared, attributes, attribute)
         found = [groups.get(None if s.complement else s.value, {}) for s in listed]
-        # the per-user metrics again, on each segment's own table (see the docstring)
-        tables = [t.get("per_user", shared.per_user.clear()) for t in found]
-        recomputed = pl.collect_all([t.lazy().with_columns(shared.exprs) for t in tables])
-        sums = _summaries(shared, recomputed)
         for index, segment in enumerate(listed):
             try:
-                part = _segment_report(
-                    shared,
-                    found[index],
-                    recomputed[index],
-                    sums.get(index),
-                    segment.complement,
-                    confidence,
-                )
+                part = _segment_report(shared, found[index], segment.complement, confidence)
             except InputError as error:  # e.g. no user of the segment can be evaluated
                 skipped[segment.name] = str(error)
                 continue
@@ -264,21 +240,18 @@ def _shared(
     try:
         tables = pl.collect_all(queries, engine=engine)
     except READ_ERRORS as error:
-        raise _diagnose(error, predictions, truth) from None
+        raise diagnose(error, predictions, truth) from None
     per_user = tables.pop(0)
     lists, items = (tables.pop(0), tables.pop(0)) if global_specs else (None, None)
     rows, truth_rows = (tables.pop(0), tables.pop(0)) if rated else (None, None)
     universe = universe_of(sources) if global_specs else Universe(None, "none")
-    _, exprs = metric_exprs(user_specs, conventions, sources)
     return _Shared(
         predictions,
         truth,
         specs,
         conventions,
+        sources,
         per_user,
-        list(exprs),
-        list(exprs.values()),
-        [_counted(s, conventions) for s in user_specs],
         lists,
         items,
         rows,
@@ -311,106 +284,45 @@ def _partitions(
     return groups
 
 
-_INDEX = "segment index"
-
-
-def _summaries(shared: _Shared, tables: list[pl.DataFrame]) -> dict[int, dict[str, Any]]:
-    """Per segment (its index in `tables`, its users' per-user tables) with users: the
-    tally of user_tally and, per per-user metric, what pipeline._aggregate computes (the
-    mean or sum over the users it counts, in the table's order; how many it counts; how
-    many its user rules keep), all in one group_by."""
-    conventions = shared.conventions
-    aggregations = [expr.alias(f"tally:{key}") for key, expr in USER_TALLY.items()]
-    for spec in shared.scoped("user"):
-        name = str(spec)
-        kept = _counted(spec, conventions)
-        values = pl.col(name).filter(kept)
-        summed = lookup(spec.name).aggregate == "sum"
-        aggregations += [
-            (ordered_sum(values) if summed else ordered_mean(values)).alias(f"value:{name}"),
-            kept.sum().alias(f"counted:{name}"),
-            metric_users(conventions.metric_params(spec)).sum().alias(f"users:{name}"),
-        ]
-    filled = [index for index, table in enumerate(tables) if table.height]
-    if not filled:
-        return {}
-    heights = pl.Series([tables[index].height for index in filled], dtype=pl.UInt32)
-    segment = pl.Series(_INDEX, filled, dtype=pl.UInt32).repeat_by(heights).explode()
-    stacked = pl.concat([tables[index] for index in filled]).with_columns(segment)
-    grouped = stacked.group_by(_INDEX, maintain_order=True).agg(aggregations)
-    return {row[_INDEX]: row for row in grouped.iter_rows(named=True)}
-
-
-def _means(
-    shared: _Shared, per_user: pl.DataFrame, summary: dict[str, Any] | None
-) -> tuple[dict[str, float], dict[str, int]]:
-    """pipeline._aggregate's result for one segment, read from its summary; when a metric
-    has no user to average over, _aggregate itself raises the run's error."""
-    names = shared.names
-    if summary is None or any(
-        summary[f"users:{n}"] == 0 or summary[f"counted:{n}"] == 0 for n in names
-    ):
-        return _aggregate(per_user, shared.scoped("user"), shared.conventions)
-    means = {n: float(summary[f"value:{n}"]) for n in names}
-    return means, {n: int(summary[f"counted:{n}"]) for n in names}
-
-
 def _segment_report(
     shared: _Shared,
     tables: dict[str, pl.DataFrame],
-    per_user: pl.DataFrame,
-    summary: dict[str, Any] | None,
     complement: bool,
     confidence: ConfidenceConfig | None,
 ) -> Report | None:
-    """One segment's Report from its users' rows (`per_user`: their per-user table;
-    `summary`: its _summaries row, None without users), with the checks of
-    evaluate_inputs in its order; None for a segment of users without a value holding no
-    ground truth."""
-    counts = {k: 0 if summary is None else int(summary[f"tally:{k}"]) for k in USER_TALLY}
-    if complement and counts["in_ground_truth"] == 0:
-        return None
+    """One segment's Report from its users' rows, finished by the one assembly (so with
+    the checks, the messages and the exact means of a run on those users); None for a
+    segment of users without a value holding no ground truth."""
     conventions = shared.conventions
-    user_specs = shared.scoped("user")
-    no_overlap = ""
-    if counts["in_both"] == 0:
-        no_overlap = _no_overlap_message(per_user, shared.predictions, shared.truth)
-    users = users_block(
-        counts, shared.truth, conventions.relevance_threshold, bool(user_specs), no_overlap
+    per_user = tables.get("per_user", shared.per_user.clear())
+    partial = table_partial(per_user, shared.scoped("user"), conventions, keep="all")
+    if complement and partial.tally["in_ground_truth"] == 0:
+        return None
+    run = Run(
+        shared.predictions,
+        shared.truth,
+        shared.specs,
+        conventions,
+        shared.sources,
+        None,
+        time.perf_counter(),
+        universe=shared.universe,
     )
-    metrics, users_per_metric = _means(shared, per_user, summary)
     global_specs = shared.scoped("global")
     if global_specs:
-        metrics.update(_global_metrics(shared, global_specs, per_user, tables))
-    predictions, truth = _restricted(shared, tables)
-    pairs = None
-    pair_specs = shared.scoped("pairs")
-    if pair_specs:
-        pair_values, pairs = _pair_metrics(predictions, truth, pair_specs, conventions)
-        metrics.update(pair_values)
-    logged = None
-    logged_specs = shared.scoped("logged")
-    if logged_specs:
-        logged_values, logged = logged_metrics(predictions, truth, logged_specs, conventions)
-        metrics.update(logged_values)
-    metrics = {str(spec): metrics[str(spec)] for spec in shared.specs}
-    differing = {n: c for n, c in users_per_metric.items() if c != users["evaluated"]}
-    if differing:
-        users["evaluated_per_metric"] = differing
-    guard_ranges(metrics, shared.specs, conventions)
-    names = shared.names
-    whole = shared.report
-    report = Report(
-        metrics=metrics,
-        config={"metrics": names},
-        conventions=whole.conventions,
-        inputs=whole.inputs,
-        users=users,
-        per_user=per_user.select("user", "status", *names),
-        counted=per_user.select("user", *shared.counted),
-        pairs=pairs,
-        logged=logged,
-    )
+        partial.states = _global_states(shared, global_specs, per_user, tables)
+    pair_specs, logged_specs = shared.scoped("pairs"), shared.scoped("logged")
+    if pair_specs or logged_specs:  # the users' checks first, as in a run
+        users_block(partial, run, bool(shared.scoped("user")))
+        predictions, truth = _restricted(shared, tables)
+        if pair_specs:
+            values, run.pairs = pair_metrics(predictions, truth, pair_specs, conventions)
+            run.extra_metrics.update(values)
+        if logged_specs:
+            values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
+            run.extra_metrics.update(values)
+    report = finish(partial, run)
+    report.inputs = shared.report.inputs
     if confidence is not None:
         from receval_cli.uncertainty import add_intervals  # numpy: only with intervals
 
@@ -418,13 +330,13 @@ def _segment_report(
     return report
 
 
-def _global_metrics(
+def _global_states(
     shared: _Shared,
     specs: tuple[MetricSpec, ...],
     per_user: pl.DataFrame,
     tables: dict[str, pl.DataFrame],
-) -> dict[str, float]:
-    """The global metrics of one segment: their states built from its users' lists."""
+) -> dict[str, list[pl.DataFrame]]:
+    """The global metrics' states of one segment, built from its users' lists."""
     assert shared.lists is not None
     assert shared.items is not None
     lists = tables.get("lists", shared.lists.clear())
@@ -432,11 +344,7 @@ def _global_metrics(
     inputs = StateInputs(lists.lazy(), items.lazy(), per_user.lazy())
     states = state_queries(specs, shared.conventions, inputs)
     built = pl.collect_all([query for _, query in states.values()])
-    found = {
-        name: (state, table)
-        for (name, (state, _)), table in zip(states.items(), built, strict=True)
-    }
-    return global_values(specs, shared.conventions, found, shared.universe)
+    return {name: [table] for name, table in zip(states, built, strict=True)}
 
 
 def _restricted(shared: _Shared, tables: dict[str, pl.DataFrame]) -> tuple[Input, Input]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from receval_cli.checks import check_exprs, raise_duplicates, raise_for
+from receval_cli.checks import check_exprs, duplicates_error, find_duplicates, raise_for
 from receval_cli.config import CatalogConfig, InteractionsConfig, LoadedConfig
 from receval_cli.errors import InputError
 from receval_cli.io import (
@@ -184,7 +184,7 @@ def check_sources(sources: Sources, duplicates: str = "error") -> None:
         if source.role == "baseline":
             raise_for(source, {"raw_rows": found["rows"], **found})
             if found["repeated_pairs"] and duplicates == "error":
-                raise_duplicates(source, "duplicates")
+                raise duplicates_error(source, "duplicates", find_duplicates(source.frame))
         if "longest" in found:
             sources.embedding_dims = int(found["longest"] or 0)
 

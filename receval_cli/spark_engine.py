@@ -25,21 +25,24 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console, unknown_items
+from receval_cli.assembly import (
+    Partial,
+    PerUserSpool,
+    Run,
+    bucket_partial,
+    conclude,
+    finish,
+    from_ipc_text,
+    ipc_text,
+    merge,
+)
 from receval_cli.config import GroundTruthConfig, LoadedConfig, PredictionsConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import UsageError
 from receval_cli.io import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.partitions import (
-    _from_ipc,
-    _ipc,
-    check_partitionable,
-    describe_only,
-    finish,
-    merge_partials,
-    partial_results,
-)
-from receval_cli.pipeline import metric_exprs
+from receval_cli.partitions import check_partitionable, describe_only
+from receval_cli.pipeline import metric_exprs, resolved_config
 from receval_cli.recs import item_popularity
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources, read_sources
@@ -191,8 +194,10 @@ def evaluate_bucket(
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
     shipped: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One bucket's mergeable partial results (the function the executors run).
+    keep_rows: bool = False,
+) -> Partial:
+    """One bucket's Partial (the function the executors run); `keep_rows` keeps its
+    per-user rows.
 
     `truth` holds the bucket's ground truth (kind "truth") and, with the optional inputs,
     its users' logged items (kind "known") and baseline lists (kind "baseline", the
@@ -214,25 +219,26 @@ def evaluate_bucket(
         )
         sources.baseline = _input("baseline", value, listed)
     if shipped.get("catalog"):
-        catalog = _from_ipc(shipped["catalog"]).lazy()
+        catalog = from_ipc_text(shipped["catalog"]).lazy()
         columns = shipped["catalog_columns"]
         sources.catalog = Input(
             "catalog", Path("spark:catalog"), "spark", "catalog", columns, catalog, catalog
         )
         sources.embedding_dims = int(shipped["embedding_dims"])
     if shipped.get("popularity"):
-        sources.popularity = _from_ipc(shipped["popularity"]).lazy()
+        sources.popularity = from_ipc_text(shipped["popularity"]).lazy()
     check = bool(shipped.get("unknown_items", True))
-    return partial_results(p, t, specs, conventions, "in-memory", sources, check)
+    keep = "rows" if keep_rows else "none"
+    return bucket_partial(p, t, specs, conventions, sources, "in-memory", check, "bucket", keep)
 
 
 def _side_inputs(
-    spark: SparkSession, loaded: LoadedConfig, id_types: dict[str, str]
+    spark: SparkSession, loaded: LoadedConfig, id_types: dict[str, str], sources: Sources
 ) -> tuple[SparkFrame | None, dict[str, Any]]:
     """The optional inputs for the buckets: per-user rows to co-group with the truth
     (logged items, baseline lists) and the item-level tables shipped to every bucket.
-    They are read on the driver by polars (they must fit there)."""
-    sources = read_sources(loaded)
+    They are read on the driver by polars (they must fit there); their ids are cast to
+    the Spark inputs' id types in place."""
     if not sources.given():
         return None, {}
     conventions = loaded.config.conventions
@@ -243,20 +249,19 @@ def _side_inputs(
     for source in sources.given():
         names = source.frame.collect_schema().names()
         source.frame = source.frame.with_columns(casts[c] for c in ("user", "item") if c in names)
-    check_sources(sources, conventions.duplicates)
     shipped: dict[str, Any] = {}
     parts = []
     schema = "user {u}, item {i}, rel double, kind string, value double".format(
         u=id_types["user"], i=id_types["item"]
     )
     if sources.catalog is not None:
-        shipped["catalog"] = _ipc(sources.catalog.frame.collect())
+        shipped["catalog"] = ipc_text(sources.catalog.frame.collect())
         shipped["catalog_columns"] = sources.catalog.columns
         shipped["embedding_dims"] = sources.embedding_dims
     if sources.interactions is not None:
         log = sources.interactions.frame
         shipped["interactions"] = True
-        shipped["popularity"] = _ipc(item_popularity(log, conventions.tie_break).collect())
+        shipped["popularity"] = ipc_text(item_popularity(log, conventions.tie_break).collect())
         known = log.select("user", "item").unique().collect()
         parts.append(known.with_columns(rel=None, kind=pl.lit("known"), value=None))
     if sources.baseline is not None:
@@ -286,10 +291,14 @@ def _side_inputs(
 
 
 def evaluate_spark(
-    loaded: LoadedConfig, spark: SparkSession | None = None, buckets: int = DEFAULT_BUCKETS
+    loaded: LoadedConfig,
+    spark: SparkSession | None = None,
+    buckets: int = DEFAULT_BUCKETS,
+    per_user: bool = False,
 ) -> Report:
-    """Evaluate a one-model config on Spark; the Report a polars engine would give, but for
-    per-user values (`per_user` is None) and float sums added in another order."""
+    """Evaluate a one-model config on Spark: the Report a polars engine gives, bit for bit
+    (`per_user` keeps the per-user rows, streamed bucket by bucket to temporary files on
+    the driver; the raw per-user values of intervals and comparisons are not kept)."""
     started = time.perf_counter()
     config = loaded.config
     conventions = config.conventions
@@ -305,12 +314,12 @@ def evaluate_spark(
     (file,) = config.model_files().values()
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
+    side_rows, shipped = _side_inputs(session, loaded, id_types, driver_sources)
     reference = (
         unknown_items.reference_of_spark(truth, driver_sources)
         if config.unknown_items.check
-        else ("none", pl.LazyFrame({"item": []}))
+        else None
     )
-    side_rows, shipped = _side_inputs(session, loaded, id_types)
     shipped["unknown_items"] = config.unknown_items.check
     if side_rows is not None:
         from pyspark.sql import functions as F
@@ -323,15 +332,27 @@ def evaluate_spark(
             F.lit(None).cast("double").alias("value"),
         )
         truth = labelled.unionByName(side_rows)
-    partials = _run_buckets(
-        session, predictions, truth, layout, specs, conventions, buckets, shipped
+    spool = PerUserSpool() if per_user else None
+    merged = _run_buckets(
+        session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
     )
     p_input = describe_only("predictions", str(loaded.resolve_path(file.path)), layout, mapping)
     truth_path = str(loaded.resolve_path(config.ground_truth.path))
     t_input = describe_only("ground truth", truth_path, "graded", tmapping)
-    info = {"name": "spark", "buckets": buckets, "spark": session.version}
-    merged = merge_partials(partials)
-    return finish(loaded, merged, p_input, t_input, info, started, reference)
+    run = Run(
+        p_input,
+        t_input,
+        specs,
+        conventions,
+        driver_sources,
+        reference,
+        started,
+        engine={"name": "spark", "buckets": buckets, "spark": session.version},
+        config=resolved_config(loaded),
+        per_user_rows=None if spool is None else spool.scan(),
+        spool=spool,
+    )
+    return conclude(finish(merged, run), loaded)
 
 
 def _run_buckets(
@@ -343,9 +364,12 @@ def _run_buckets(
     conventions: Conventions,
     buckets: int,
     shipped: dict[str, Any],
-) -> list[dict[str, Any]]:
+    spool: PerUserSpool | None,
+) -> Partial:
     """Co-group both inputs by a hash bucket of the user; each bucket through the polars
-    code, via Arrow; the partial results back to the driver as JSON."""
+    code, via Arrow. The Partials come back to the driver as JSON, one executor partition
+    at a time, and are merged as they come; with `spool`, each bucket's per-user rows
+    (Arrow IPC) go to a temporary file."""
     import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import functions as F
 
@@ -354,6 +378,7 @@ def _run_buckets(
     right = truth.select(bucket, "*").groupBy("bucket")
     spec_texts = [str(s) for s in specs]
     settings = conventions.model_dump(mode="json")
+    keep_rows = spool is not None
 
     def run(key: tuple[Any, ...], p: pa.Table, t: pa.Table) -> pa.Table:
         from receval_cli.metrics import resolve
@@ -367,8 +392,23 @@ def _run_buckets(
             parsed,
             rules,
             shipped,
+            keep_rows,
         )
-        return pa.table({"bucket": [key[0]], "payload": [json.dumps(found)]})
+        kinds, payloads = ["partial"], [json.dumps(found.to_json())]
+        if found.per_user is not None:
+            kinds.append("users")
+            payloads.append(ipc_text(found.per_user))
+        return pa.table({"bucket": [key[0]] * len(kinds), "kind": kinds, "payload": payloads})
 
-    rows = left.cogroup(right).applyInArrow(run, schema="bucket int, payload string").collect()
-    return [json.loads(row["payload"]) for row in rows]
+    schema = "bucket int, kind string, payload string"
+    results = left.cogroup(right).applyInArrow(run, schema=schema)
+    partials = []
+    for row in results.toLocalIterator():
+        if row["kind"] == "users":
+            assert spool is not None
+            spool.add(from_ipc_text(row["payload"]))
+        else:
+            partials.append(Partial.from_json(json.loads(row["payload"])))
+            if len(partials) > 1:
+                partials = [merge(partials)]
+    return merge(partials)

@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli import console, unknown_items
-from receval_cli.checks import raw_rows
+from receval_cli.assembly import Run, bucket_partial, raise_checks
 from receval_cli.config import LoadedConfig, PredictionsConfig, UnknownItemsConfig, load_config
 from receval_cli.console import shown
 from receval_cli.conventions import Conventions
@@ -33,7 +33,6 @@ from receval_cli.engines import polars_engine
 from receval_cli.errors import RecEvalError
 from receval_cli.global_eval import (
     outside_universe,
-    recommended_items,
     require_universe,
     universe_of,
 )
@@ -50,19 +49,12 @@ from receval_cli.models import (
 from receval_cli.pairs import pair_counts
 from receval_cli.partitions import check_partitionable
 from receval_cli.pipeline import (
-    _diagnose,
-    _no_overlap_message,
     checked_pairs,
     exposure_depth,
     max_depth,
     pair_join,
     per_user_frame,
-    raise_row_checks,
-    user_tally,
-    users_block,
 )
-from receval_cli.read_errors import READ_ERRORS
-from receval_cli.recs import raise_unknown_features
 from receval_cli.segments import segments_of, user_attributes
 from receval_cli.sources import check_sources, read_sources
 
@@ -144,47 +136,38 @@ def _check_model(
     universe = universe_of(sources)
     require_universe(global_specs, universe)
     # built for the errors of planning the metrics (an input they need, ...); never collected
-    planned = per_user_frame(predictions, truth, user_specs, conventions, sources, global_specs)
-    # the same checks, lists and user statuses, without a metric column; the lists as deep
-    # as run ranks them (whole, for rating and click metrics only)
+    per_user_frame(predictions, truth, user_specs, conventions, sources, global_specs)
+    # the same checks, lists and user statuses as run, without a metric column; the lists
+    # as deep as run ranks them (whole, for rating and click metrics only)
     listed = (*user_specs, *global_specs) or loaded.specs
-    plan = per_user_frame(predictions, truth, (), conventions, sources, listed)
     depth = max_depth(listed, conventions.max_depth)
     profiled = [predictions, truth, *sources.given()] if describe_all else [predictions]
-    reference, reference_items = unknown_items.reference_of(truth, sources)
-    listed_items = recommended_items(plan.lists)
-    queries = [
-        raw_rows(predictions),
-        raw_rows(truth),
-        plan.frame,
-        listed_items,
-        truth.frame.select("item").unique(),
-        truth.frame.group_by("rel").len().sort("rel"),
-        unknown_items.unknown_query(listed_items, reference_items),
-    ]
+    reference = unknown_items.reference_of(truth, sources)
+    extra = [truth.frame.select("item").unique(), truth.frame.group_by("rel").len().sort("rel")]
     for source in profiled:
-        queries += _profile(source)
-    try:
-        rows_p, rows_t, per_user, recommended, known, grades, unknown, *found = pl.collect_all(
-            queries, engine=engine
-        )
-        checks = list(plan.check_queries.values())
-        apart = dict(zip(plan.check_queries, pl.collect_all(checks, engine=engine), strict=True))
-    except READ_ERRORS as error:
-        raise _diagnose(error, predictions, truth) from None
-    raise_row_checks(predictions, truth, per_user, apart, [rows_p, rows_t])
-    tally = user_tally(per_user)
-    users_block(
-        tally,
+        extra += _profile(source)
+    partial = bucket_partial(
+        predictions,
         truth,
-        conventions.relevance_threshold,
-        bool(user_specs),
-        _no_overlap_message(per_user, predictions, truth),
+        (),
+        conventions,
+        sources,
+        engine,
+        check_unknown=True,
+        count_rows="raw",
+        keep="all",
+        list_specs=listed,
+        extra=tuple(extra),
     )
+    run = Run(predictions, truth, loaded.specs, conventions, sources, reference, 0.0)
+    raise_checks(partial, run, universe)
+    known, grades, *found = partial.extra
+    per_user = partial.values
+    assert per_user is not None
+    tally = partial.tally
+    (recommended,) = partial.recommended
+    unknown = unknown_items.unknown_query(recommended.lazy(), reference[1]).collect()
     outside = outside_universe(recommended, universe)
-    features = planned.recs_sides & {"category", "tags", "embedding"}
-    if features and sources.catalog is not None and outside is not None:
-        raise_unknown_features(outside, sources.catalog, features)
     if scopes["pairs"]:
         joined = pair_join(predictions, truth, scopes["pairs"], conventions)
         counts = pair_counts(joined).collect(engine=engine).row(0, named=True)
@@ -213,7 +196,7 @@ def _check_model(
         "ids": _alignment(types),
         "users": _users(per_user, tally, conventions),
         "items": _items(recommended, known, depth, universe.source, outside),
-        "unknown_items": unknown_items.describe(unknown, reference),
+        "unknown_items": unknown_items.describe(unknown, reference[0]),
     }
     return model, blocks
 

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 from cli_helpers import PRECISION_1, assert_no_traceback, hand_case, invoke
 
-from receval_cli import pipeline
+from receval_cli import assembly, pipeline
 from receval_cli.metrics.registry import REGISTRY
 
 
@@ -42,13 +42,12 @@ def test_a_value_above_its_range_is_an_internal_error(
 
 
 def test_nan_is_an_internal_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = pipeline._aggregate
+    real = assembly._means
 
-    def with_nan(*args: Any) -> tuple[dict[str, float], dict[str, int]]:
-        metrics, users = real(*args)
-        return {**metrics, "ndcg@2": math.nan}, users
+    def with_nan(*args: Any) -> dict[str, float]:
+        return {**real(*args), "ndcg@2": math.nan}
 
-    monkeypatch.setattr(pipeline, "_aggregate", with_nan)
+    monkeypatch.setattr(assembly, "_means", with_nan)
     result = invoke("run", hand_case(tmp_path), "--format", "json")
     assert result.exit_code == 3
     assert result.stdout == ""

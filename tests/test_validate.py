@@ -465,14 +465,14 @@ def test_no_metric_is_computed(config: str, monkeypatch: pytest.MonkeyPatch) -> 
     """The evaluation entry points raise, and no collected frame holds a metric column."""
     import receval_cli.global_eval
     import receval_cli.models
-    import receval_cli.pipeline
+    import receval_cli.assembly
 
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("validate computed a metric")
 
     for module, name in (
-        (receval_cli.pipeline, "evaluate_inputs"),
-        (receval_cli.pipeline, "_aggregate"),
+        (receval_cli.assembly, "evaluate_inputs"),
+        (receval_cli.assembly, "finish"),
         (receval_cli.models, "evaluate_config"),
         (receval_cli.global_eval, "global_values"),
     ):

@@ -15,7 +15,7 @@ import polars as pl
 from receval_cli.errors import InputError
 from receval_cli.metrics.ranking import PRECISION_DENOMINATOR
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, cutoff_label, depth, safe_div
+from receval_cli.metrics.stats import Stats, cutoff_label, depth, per_user_constant, safe_div
 
 SHARE = Param(
     "share",
@@ -146,7 +146,8 @@ def serendipity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     `baseline` or `interactions`. Example: L@3 = [a, b, c], a and b relevant, B@3 = [a, x,
     y]: 1/3."""
     wanted = s.side("relevant").fill_null(False) & ~_in_baseline(s, k)
-    denominator = pl.lit(k) if k is not None and p["denominator"] == "k" else s.retrieved(k)
+    by_k = p["denominator"] == "k"
+    denominator = per_user_constant(k) if k is not None and by_k else s.retrieved(k)
     return safe_div(s.rec_count("serendipitous", wanted, k), denominator)
 
 

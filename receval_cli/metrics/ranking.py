@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, f_beta, safe_div
+from receval_cli.metrics.stats import Stats, f_beta, per_user_constant, safe_div
 
 GAIN = Param(
     "gain",
@@ -62,7 +62,8 @@ def precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
     Example: relevant items at ranks 1 and 3 of 5 give P@5 = 2/5.
     """
-    denominator = pl.lit(k) if k is not None and p["denominator"] == "k" else s.retrieved(k)
+    by_k = p["denominator"] == "k"
+    denominator = per_user_constant(k) if k is not None and by_k else s.retrieved(k)
     return safe_div(s.hits_at(k), denominator)
 
 

@@ -64,6 +64,15 @@ def discount(position: pl.Expr, kind: str) -> pl.Expr:
     return 1.0 / (i + 1.0).log(2) if kind == "log2" else 1.0 / i.clip(lower_bound=2.0).log(2)
 
 
+def per_user_constant(value: int) -> pl.Expr:
+    """`value` on every user's row, as a column: a division by it is then an exact division
+    per user. polars divides a column by a scalar as a product with the scalar's reciprocal
+    (3 / 5 gives 0.6000000000000001) for batches of two rows or more only, so a per-user
+    value would depend on how the users were batched. Only inside the per-user table
+    (which has list_length)."""
+    return pl.col("list_length").cast(pl.Float64).clip(float(value), float(value))
+
+
 def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     """numerator / denominator, and 0 where the denominator is 0."""
     return (

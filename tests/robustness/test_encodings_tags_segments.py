@@ -28,7 +28,7 @@ from cli_helpers import (
     write_config,
 )
 
-from receval_cli import pipeline, segments
+from receval_cli import assembly, pipeline, segments
 
 # (Python's codec, the encoding the message names, with a byte-order mark, iconv's -f)
 ENCODINGS = [
@@ -312,6 +312,7 @@ def test_segments_are_not_one_evaluation_each(
         return build(*args, **kwargs)
 
     monkeypatch.setattr(pipeline, "per_user_frame", counted)
+    monkeypatch.setattr(assembly, "per_user_frame", counted)
     monkeypatch.setattr(segments, "per_user_frame", counted)
     report = run_report(config)
     assert len(report["segments"]) == VALUES + 1

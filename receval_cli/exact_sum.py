@@ -1,0 +1,109 @@
+"""Exact sums of float64 values: the same bits whatever the order or the grouping.
+
+Every finite float64 is an integer multiple of 2^-1074, so a sum of them is an exact
+integer count of that unit; Python's integers hold it whatever its size. Sums of parts
+(users in buckets, buckets on executors) add up to the same integer in any order, and a
+mean is that integer divided by the count, rounded once (Python's int / int is correctly
+rounded). So every engine reports a mean that is the exact mean rounded to the nearest
+float64, bit for bit, however the users were split.
+
+The summing is vectorised: each value's bits give its 53-bit integer mantissa and its
+exponent; the mantissas are added per exponent (numpy.bincount, in two 27-bit halves so
+that every partial sum is an integer float64 holds exactly), and only the few distinct
+exponents are combined in Python integers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+SCALE_BITS = 1075  # a finite float64 is mantissa * 2^(exponent - 1075), exponent >= 1
+_HALF = 26
+_CHUNK = 2**25  # values per bincount: each half's sum stays below 2^53, so exact
+_MANTISSA = (1 << 52) - 1
+
+
+@dataclass(frozen=True)
+class ExactSum:
+    """A sum of float64 values held exactly: `scaled / 2**SCALE_BITS`, plus the non-finite
+    values seen (NaN, +inf, -inf), which decide the result as IEEE addition would."""
+
+    scaled: int = 0
+    nan: bool = False
+    pos_inf: bool = False
+    neg_inf: bool = False
+
+    def __add__(self, other: ExactSum) -> ExactSum:
+        return ExactSum(
+            self.scaled + other.scaled,
+            self.nan or other.nan,
+            self.pos_inf or other.pos_inf,
+            self.neg_inf or other.neg_inf,
+        )
+
+    def _special(self) -> float | None:
+        if self.nan or (self.pos_inf and self.neg_inf):
+            return math.nan
+        if self.pos_inf:
+            return math.inf
+        if self.neg_inf:
+            return -math.inf
+        return None
+
+    def total(self) -> float:
+        """The sum, correctly rounded to float64 (+-inf beyond its range)."""
+        return self.mean(1)
+
+    def mean(self, count: int) -> float:
+        """The sum divided by `count` (> 0), correctly rounded to float64."""
+        special = self._special()
+        if special is not None:
+            return special
+        try:
+            return self.scaled / (count << SCALE_BITS)
+        except OverflowError:
+            return math.inf if self.scaled > 0 else -math.inf
+
+    def to_json(self) -> list[object]:
+        return [str(self.scaled), self.nan, self.pos_inf, self.neg_inf]
+
+    @classmethod
+    def from_json(cls, data: list[object]) -> ExactSum:
+        scaled, nan, pos_inf, neg_inf = data
+        return cls(int(str(scaled)), bool(nan), bool(pos_inf), bool(neg_inf))
+
+
+def exact_sum(values: pl.Series | np.ndarray) -> ExactSum:
+    """The exact sum of the values (nulls left out)."""
+    if isinstance(values, pl.Series):
+        values = values.drop_nulls().cast(pl.Float64).to_numpy()
+    array = np.ascontiguousarray(values, dtype=np.float64)
+    finite = np.isfinite(array)
+    if not finite.all():
+        special = array[~finite]
+        nan = bool(np.isnan(special).any())
+        pos_inf, neg_inf = bool((special == np.inf).any()), bool((special == -np.inf).any())
+        return ExactSum(_scaled(array[finite]), nan, pos_inf, neg_inf)
+    return ExactSum(_scaled(array))
+
+
+def _scaled(array: np.ndarray) -> int:
+    """The exact sum of finite values, times 2^SCALE_BITS."""
+    scaled = 0
+    for start in range(0, array.size, _CHUNK):
+        bits = array[start : start + _CHUNK].view(np.int64)
+        exponent = (bits >> 52) & 0x7FF
+        mantissa = (bits & _MANTISSA) | ((exponent != 0).astype(np.int64) << 52)
+        sign = bits >> 63  # -1 for a negative value: negate in two's complement
+        mantissa = (mantissa ^ sign) - sign
+        exponent = np.maximum(exponent, 1)  # subnormals: mantissa * 2^(1 - 1075)
+        # per exponent, each half's sum is an integer below 2^53: float64 holds it exactly
+        high = np.bincount(exponent, (mantissa >> _HALF).astype(np.float64))
+        low = np.bincount(exponent, (mantissa & ((1 << _HALF) - 1)).astype(np.float64))
+        for position in np.flatnonzero((high != 0) | (low != 0)).tolist():
+            scaled += ((int(high[position]) << _HALF) + int(low[position])) << position
+    return scaled
