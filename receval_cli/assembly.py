@@ -52,6 +52,7 @@ from receval_cli.io import Input, align_ids
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import State, StateInputs, Universe, merge_states
+from receval_cli.pair_eval import PairPartial, finish_pairs, pair_join, pair_partial, pair_queries
 from receval_cli.pipeline import (
     PREDICTION_CHECKS,
     TRUTH_CHECKS,
@@ -63,7 +64,6 @@ from receval_cli.pipeline import (
     item_exposure,
     metric_exprs,
     metric_users,
-    pair_metrics,
     per_user_frame,
     resolved_config,
     with_universe,
@@ -112,6 +112,7 @@ class Partial:
     states: dict[str, list[pl.DataFrame]]  # per global metric state
     recommended: list[pl.DataFrame]  # the distinct recommended items
     exposure: list[pl.DataFrame]  # (item, lists): lists holding the item in their top k
+    pairs: PairPartial | None = None  # the rating metrics' pairs, when asked
     per_user: pl.DataFrame | None = None
     values: pl.DataFrame | None = field(default=None, repr=False)
     counted: pl.DataFrame | None = field(default=None, repr=False)
@@ -129,6 +130,7 @@ class Partial:
             "states": {n: [_ipc(t) for t in tables] for n, tables in self.states.items()},
             "recommended": [_ipc(t) for t in self.recommended],
             "exposure": [_ipc(t) for t in self.exposure],
+            "pairs": None if self.pairs is None else self.pairs.to_json(),
         }
 
     @classmethod
@@ -149,6 +151,7 @@ class Partial:
             states={n: [_from_ipc(t) for t in tables] for n, tables in data["states"].items()},
             recommended=[_from_ipc(t) for t in data["recommended"]],
             exposure=[_from_ipc(t) for t in data["exposure"]],
+            pairs=None if data["pairs"] is None else PairPartial.from_json(data["pairs"]),
         )
 
 
@@ -204,6 +207,7 @@ def bucket_partial(
     sources = sources or Sources()
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
+    pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     deepening = (*global_specs, *list_specs)
     plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening)
     states = state_queries(
@@ -222,6 +226,12 @@ def bucket_partial(
     if items:
         queries.append(item_exposure(plan.lists, exposure_depth((*user_specs, *global_specs))))
     queries += [query for _, query in states.values()]
+    pairs = []
+    if pair_specs:
+        pairs = pair_queries(
+            pair_join(predictions, truth, pair_specs, conventions), pair_specs, conventions
+        )
+    queries += pairs
     queries += extra
     try:
         per_user, *found = pl.collect_all(queries, engine=engine)
@@ -236,6 +246,8 @@ def bucket_partial(
         raise diagnose(error, predictions, truth) from None
     collected_extra = found[len(found) - len(extra) :] if extra else []
     found = found[: len(found) - len(extra)]
+    collected_pairs = found[len(found) - len(pairs) :] if pairs else []
+    found = found[: len(found) - len(pairs)]
     rows: dict[str, dict[str, int]] = {}
     if count_rows != "none":
         for role in _ROLES:
@@ -252,6 +264,7 @@ def bucket_partial(
     partial.states = {name: [table] for name, table in zip(states, found, strict=True)}
     partial.recommended = recommended
     partial.exposure = exposure
+    partial.pairs = pair_partial(collected_pairs, pair_specs) if pair_specs else None
     partial.extra = collected_extra
     return partial
 
@@ -362,6 +375,8 @@ def merge(partials: Iterable[Partial]) -> Partial:
             merged.states.setdefault(name, []).extend(tables)
         merged.recommended.extend(part.recommended)
         merged.exposure.extend(part.exposure)
+        if part.pairs is not None:
+            merged.pairs = part.pairs if merged.pairs is None else merged.pairs + part.pairs
     return merged
 
 
@@ -449,6 +464,13 @@ def finish(merged: Partial, run: Run) -> Report:
         state = partial.state(spec.k, conventions.metric_params(spec))
         states[state.name] = (state, merge_states(merged.states[state.name], state.keys))
     metrics.update(global_values(global_specs, conventions, states, universe))
+    pairs_block = run.pairs
+    pair_specs = tuple(s for s in run.specs if lookup(s.name).scope == "pairs")
+    if pair_specs and merged.pairs is not None:
+        values, pairs_block = finish_pairs(
+            merged.pairs, pair_specs, conventions, run.predictions, run.truth
+        )
+        metrics.update(values)
     metrics.update(run.extra_metrics)
     metrics = {str(spec): metrics[str(spec)] for spec in run.specs}
     guard_ranges(metrics, run.specs, conventions)
@@ -482,7 +504,7 @@ def finish(merged: Partial, run: Run) -> Report:
         if run.per_user_rows is not None
         else (None if merged.per_user is None else merged.per_user.lazy()),
         per_user_files=run.spool,
-        pairs=run.pairs,
+        pairs=pairs_block,
         logged=run.logged,
         items=items_block,
         exposure=exposure,
@@ -590,7 +612,7 @@ def evaluate_inputs(
     check_unknown: bool = True,
 ) -> Report:
     """Evaluate mapped inputs in one bucket: one query computes the checks and every
-    metric at every cutoff; then the rating and click metrics over the whole inputs.
+    metric at every cutoff; then the click metrics over the whole inputs.
 
     `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto");
     `check_unknown` counts the recommended items the reference lacks (unknown_items.py).
@@ -611,14 +633,9 @@ def evaluate_inputs(
         unknown_items.reference_of(truth, sources) if check_unknown else None,
         started,
     )
-    pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
-    if pair_specs or logged_specs:  # the checks first, as when there is none of them
+    if logged_specs:  # the checks first, as when there is none of them
         raise_checks(partial, run, run.items_universe())
-    if pair_specs:
-        values, run.pairs = pair_metrics(predictions, truth, pair_specs, conventions)
-        run.extra_metrics.update(values)
-    if logged_specs:
         values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
         run.extra_metrics.update(values)
     return finish(partial, run)

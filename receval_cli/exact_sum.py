@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -67,6 +68,12 @@ class ExactSum:
             return self.scaled / (count << SCALE_BITS)
         except OverflowError:
             return math.inf if self.scaled > 0 else -math.inf
+
+    def fraction(self) -> Fraction | None:
+        """The exact sum as a fraction (None when a value was NaN or infinite)."""
+        if self._special() is not None:
+            return None
+        return Fraction(self.scaled, 1 << SCALE_BITS)
 
     def to_json(self) -> list[object]:
         return [str(self.scaled), self.nan, self.pos_inf, self.neg_inf]

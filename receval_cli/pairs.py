@@ -12,8 +12,6 @@ from typing import Any
 import polars as pl
 
 from receval_cli.conventions import Conventions
-from receval_cli.errors import InputError
-from receval_cli.io import Input
 
 _KEY = ["user", "item"]
 _EXAMPLES = 3
@@ -63,20 +61,3 @@ def describe_pairs(counts: dict[str, int], conventions: Conventions) -> dict[str
         "unrated": {"count": unrated, "rule": conventions.unrated},
         "unpredicted": {"count": unpredicted, "rule": conventions.unpredicted},
     }
-
-
-def raise_unpredicted(joined: pl.LazyFrame, count: int, truth: Input) -> None:
-    examples = (
-        joined.filter(pl.col("predicted").is_null())
-        .sort(_KEY)
-        .head(_EXAMPLES)
-        .collect()
-        .iter_rows(named=True)
-    )
-    shown = "; ".join(f"user {e['user']!r}, item {e['item']!r}" for e in examples)
-    raise InputError(
-        f"{truth.role} file {truth.path}: {count} rated (user, item) pair(s) have no "
-        f"prediction, e.g. {shown}. Rating metrics need a prediction for every rating: set "
-        "conventions.unpredicted to ignore (score only the predicted pairs) or to default "
-        "(with default_prediction)."
-    )

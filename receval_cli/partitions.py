@@ -34,11 +34,12 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
     the interactions or the baseline."""
     config = loaded.config
     specs = loaded.specs
-    unsupported = [str(s) for s in specs if lookup(s.name).scope not in ("user", "global")]
+    unsupported = [str(s) for s in specs if lookup(s.name).scope == "logged"]
     if unsupported:
         raise UsageError(
-            f"{engine} runs the per-user and global metrics; {', '.join(unsupported)} "
-            "(rating or click metrics) do not run there yet. Use another engine for them."
+            f"{engine} runs the per-user, global and rating metrics; {', '.join(unsupported)} "
+            "(click metrics, over the interactions log) do not run there yet. Use another "
+            "engine for them."
         )
     if config.several_models:
         raise UsageError(f"{engine} evaluates one predictions file; list one model.")

@@ -18,13 +18,6 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import Universe
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
-from receval_cli.pairs import (
-    describe_pairs,
-    joined_pairs,
-    pair_counts,
-    raise_unpredicted,
-    scored_pairs,
-)
 from receval_cli.prepare import (
     dedupe_predictions,
     index_truth,
@@ -33,7 +26,7 @@ from receval_cli.prepare import (
     ranked_items,
     with_score_precision,
 )
-from receval_cli.read_errors import READ_ERRORS, first_line
+from receval_cli.read_errors import first_line
 from receval_cli.recs import missing_input, recs_aggregates
 from receval_cli.sources import Sources
 
@@ -223,61 +216,6 @@ def with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
     joined = exposure.join(inside, on="item", how="full", coalesce=True)
     filled = [pl.col("lists").fill_null(0), pl.col("in_universe").fill_null(False)]
     return joined.with_columns(filled).sort("item")
-
-
-def pair_metrics(
-    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """The rating metrics: one value each over the scored (user, item) pairs."""
-    joined = pair_join(predictions, truth, specs, conventions)
-    exprs = [
-        lookup(s.name).expr(Stats(), s.k, conventions.metric_params(s)).alias(str(s)) for s in specs
-    ]
-    try:
-        counted, values = pl.collect_all(
-            [pair_counts(joined), scored_pairs(joined, conventions).select(exprs)]
-        )
-    except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
-        raise diagnose(error, predictions, truth) from None
-    described = checked_pairs(counted.row(0, named=True), joined, predictions, truth, conventions)
-    return {n: float(v) for n, v in values.row(0, named=True).items()}, described
-
-
-def pair_join(
-    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
-) -> pl.LazyFrame:
-    """The (user, item) pairs the rating metrics score (`specs`); the predictions need scores."""
-    if predictions.value_column != "score":
-        raise InputError(
-            f"predictions file {predictions.path}: rating metrics ({', '.join(map(str, specs))}) "
-            "compare predicted ratings with actual ones, and this file has no score column "
-            f"(its layout is {predictions.layout}). Name the predicted rating as "
-            "predictions.columns.score."
-        )
-    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
-    deduped = dedupe_predictions(scored, "score", conventions.duplicates)
-    return joined_pairs(deduped, index_truth(truth.frame, conventions))
-
-
-def checked_pairs(
-    counts: dict[str, Any],
-    joined: pl.LazyFrame,
-    predictions: Input,
-    truth: Input,
-    conventions: Conventions,
-) -> dict[str, Any]:
-    """The report's `pairs` block from the pair counts; raises for a rating without a
-    prediction (unpredicted: error) and for no pair to score."""
-    if counts["unpredicted"] and conventions.unpredicted == "error":
-        raise_unpredicted(joined, counts["unpredicted"], truth)
-    described = describe_pairs(counts, conventions)
-    if described["used"] == 0:
-        raise InputError(
-            f"no (user, item) pair is both predicted in {predictions.path} and rated in "
-            f"{truth.path}, so the rating metrics have nothing to score. Check the ids, or set "
-            "conventions.unrated / unpredicted to default."
-        )
-    return described
 
 
 def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:

@@ -38,7 +38,8 @@ from receval_cli.io import Input, align_ids, detect_format, read_ground_truth, s
 from receval_cli.logged import logged_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs, Universe
-from receval_cli.pipeline import diagnose, pair_metrics, per_user_frame
+from receval_cli.pair_eval import pair_metrics
+from receval_cli.pipeline import diagnose, per_user_frame
 from receval_cli.read_errors import READ_ERRORS, check_header_encoding, read_failure
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources

@@ -46,13 +46,11 @@ from receval_cli.models import (
     read_baseline_report,
     refuse_partitioned_extras,
 )
-from receval_cli.pairs import pair_counts
+from receval_cli.pair_eval import check_queries, checked_pairs, pair_join
 from receval_cli.partitions import check_partitionable
 from receval_cli.pipeline import (
-    checked_pairs,
     exposure_depth,
     max_depth,
-    pair_join,
     per_user_frame,
 )
 from receval_cli.segments import segments_of, user_attributes
@@ -170,8 +168,9 @@ def _check_model(
     outside = outside_universe(recommended, universe)
     if scopes["pairs"]:
         joined = pair_join(predictions, truth, scopes["pairs"], conventions)
-        counts = pair_counts(joined).collect(engine=engine).row(0, named=True)
-        checked_pairs(counts, joined, predictions, truth, conventions)
+        counts, unpredicted = pl.collect_all(check_queries(joined), engine=engine)
+        examples = [tuple(row) for row in unpredicted.iter_rows()]
+        checked_pairs(counts.row(0, named=True), examples, predictions, truth, conventions)
     if scopes["logged"]:
         checked_log(predictions, truth, conventions)
     blocks = {

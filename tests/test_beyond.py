@@ -155,6 +155,20 @@ def test_baseline_file_replaces_the_popularity_baseline(tmp_path: Path) -> None:
 # --- agreement with the naive implementation -------------------------------------------
 
 ITEMS = [f"i{n}" for n in range(8)]
+# the metrics test_agrees_with_the_naive_implementation compares with beyond_reference (the
+# test checks that it compares exactly these; tests/test_registry_coverage.py reads them)
+NAIVE_METRICS = (
+    "novelty",
+    "arp",
+    "long_tail_share",
+    "unexpectedness",
+    "serendipity",
+    "intra_list_diversity",
+    "catalog_coverage",
+    "inter_list_diversity",
+    "gini",
+    "entropy",
+)
 
 
 @st.composite
@@ -263,6 +277,8 @@ def test_agrees_with_the_naive_implementation(data: dict[str, Any]) -> None:
         f"gini@{k}": ref.gini(lists, k, catalog),
         f"entropy@{k}": ref.entropy(lists, k),
     }
+    compared = [*per_user, *diversity, *whole]
+    assert {MetricSpec.parse(m).name for m in compared} == set(NAIVE_METRICS)
     if not any(len(items) > 1 for items in top.values()):
         diversity = {}  # no pair in any list: undefined (an error, tested apart)
     got = receval_values(data, [*per_user, *diversity, *whole])

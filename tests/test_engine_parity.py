@@ -1,11 +1,12 @@
 """Every engine gives the same report, bit for bit: in memory, streaming, `partitions: N`
 for several N, and Spark with several bucket and shuffle settings.
 
-The data has the shapes real data has: integer ids whose text and number orders differ
-(9, 10, 100), heavily tied scores, fractional and negative grades, users on one side
-only, lists shorter than the cutoffs and longer than 15, and item features and a log for
-the beyond-accuracy metrics. Values are compared as float.hex, so a difference in the
-last bit fails (the means are exact sums divided once: exact_sum.py).
+The config mixes ranking, set, rating and beyond-accuracy metrics. The data has the
+shapes real data has: integer ids whose text and number orders differ (9, 10, 100),
+heavily tied scores, fractional and negative grades, users on one side only, lists
+shorter than the cutoffs and longer than 15, and item features and a log for the
+beyond-accuracy metrics. Values are compared as float.hex, so a difference in the last
+bit fails (the means are exact sums divided once: exact_sum.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ RANKING = [
     "num_rel_ret",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
+RATING = ["rmse", "mae", "mse", "r2", "auc", "gauc", "gauc(weight=none)"]
 BEYOND = [
     "novelty@10",
     "intra_list_diversity@5(feature=category)",
@@ -88,8 +90,8 @@ def parity_data(folder: Path, seed: int = 7) -> dict[str, Any]:
         "ground_truth": {"path": "truth.csv"},
         "catalog": {"path": "catalog.csv", "columns": {"category": "category"}},
         "interactions": {"path": "log.csv"},
-        "conventions": {"relevance_threshold": 1.0},
-        "metrics": [*RANKING, *SETS, *BEYOND],
+        "conventions": {"relevance_threshold": 1.0, "unpredicted": "ignore"},
+        "metrics": [*RANKING, *SETS, *RATING, *BEYOND],
     }
 
 
@@ -119,7 +121,7 @@ def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
         for name, settings in POLARS_ENGINES.items()
     }
     expected = found.pop("in_memory")
-    assert len(expected) == len(RANKING) + len(SETS) + len(BEYOND)
+    assert len(expected) == len(RANKING) + len(SETS) + len(RATING) + len(BEYOND)
     for name, metrics in found.items():
         assert metrics == expected, name
 

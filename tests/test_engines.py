@@ -88,8 +88,24 @@ def test_partitions_refuse_what_needs_every_user(tmp_path: Path) -> None:
     }
     path = write_config(tmp_path, config)
     assert_user_error(invoke("run", path, "--ci"), "partitioned runs", "intervals")
-    rating = write_config(tmp_path, {**config, "metrics": ["rmse"]}, "r.yaml")
-    assert_user_error(invoke("run", rating), "partitions: 3 runs the per-user and global")
+    clicks = {**config, "metrics": ["ctr"], "interactions": {"path": "log.csv"}}
+    (tmp_path / "log.csv").write_text("user,item,click\nu00,i24,1\n")
+    logged = write_config(tmp_path, clicks, "c.yaml")
+    assert_user_error(invoke("run", logged), "partitions: 3 runs the per-user, global and rating")
+
+
+def test_partitions_run_the_rating_metrics(tmp_path: Path) -> None:
+    """Rating metrics add up across partitions: the same values as a single pass."""
+    config = {
+        "predictions": {"path": str(GOLDEN / "ties_predictions.csv")},
+        "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
+        "conventions": {"unpredicted": "ignore"},
+        "metrics": ["rmse", "mae", "r2", "auc", "gauc", "ndcg@5"],
+    }
+    whole = run_json(write_config(tmp_path, config, "w.yaml"))
+    split = run_json(write_config(tmp_path, {**config, "partitions": 3}, "p.yaml"))
+    assert split["metrics"] == whole["metrics"]
+    assert split["pairs"] == whole["pairs"]
 
 
 def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,6 +25,7 @@ GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
 DATASETS = ("tiefree", "ties")
 IDS = {"user": pl.String, "item": pl.String}
+METRICS = ("auc",)  # compared with Jurity (tests/test_registry_coverage.py reads them)
 
 
 @cache
@@ -39,7 +40,7 @@ def receval(dataset: str, preset: bool = False) -> Report:
     return receval_cli.evaluate(
         pl.read_csv(data / f"{dataset}_predictions.csv", schema_overrides=IDS),
         pl.read_csv(data / f"{dataset}_truth.csv", schema_overrides=IDS),
-        ["auc"],
+        list(METRICS),
         # relevance_threshold 1 is the default; the jurity preset sets unpredicted: ignore
         conventions={"preset": "jurity"} if preset else {"unpredicted": "ignore"},
         truth_columns={"relevance": "relevance"},

@@ -17,6 +17,9 @@ import receval_cli
 from receval_cli.errors import ConfigError, InputError
 
 RATING_METRICS = ["mae", "mse", "rmse", "r2"]
+# the metrics test_auc_agrees_with_scikit_learn compares with roc_auc_score
+# (tests/test_registry_coverage.py reads them)
+SKLEARN_AUC_METRICS = ["auc", "gauc(weight=none)"]
 
 
 def frames(pairs: list[tuple[str, str, float | None, float | None]]) -> tuple:
@@ -225,7 +228,7 @@ def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
     labels = [int(c) for _, c in rows]
     scores = [s for s, _ in rows]
     data = clicks([(f"u{i % 4}", f"i{i}", s, float(c)) for i, (s, c) in enumerate(rows)])
-    got = receval_cli.evaluate(*data, ["auc", "gauc(weight=none)"]).metrics
+    got = receval_cli.evaluate(*data, SKLEARN_AUC_METRICS).metrics
     if 0 < sum(labels) < len(labels):
         assert got["auc"] == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
     else:

@@ -463,9 +463,9 @@ def test_warnings_are_printed_before_the_verdict(tmp_path: Path) -> None:
 @pytest.mark.parametrize("config", ["configs/quickstart.yaml", "configs/beyond.yaml"])
 def test_no_metric_is_computed(config: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The evaluation entry points raise, and no collected frame holds a metric column."""
+    import receval_cli.assembly
     import receval_cli.global_eval
     import receval_cli.models
-    import receval_cli.assembly
 
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("validate computed a metric")

@@ -5,12 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from receval_cli.errors import did_you_mean
 from receval_cli.metrics.spec import MetricSpec, ParamValue
 from receval_cli.metrics.stats import Stats
+
+if TYPE_CHECKING:
+    from receval_cli.exact_sum import ExactSum
 
 Params = Mapping[str, ParamValue]
 Compute = Callable[[Stats, int | None, Params], pl.Expr]
@@ -54,6 +58,30 @@ class Universe:
 
 
 Finish = Callable[[pl.DataFrame, Universe, int | None, Params], float]
+
+
+@dataclass(frozen=True)
+class PairTotals:
+    """What a rating metric is finished from, added up over every bucket of users: the
+    pairs scored, the exact sums of per-pair terms (`PairMetric.sums`, by name), and the
+    keyed integer counts (`PairMetric.table`, merged by summing per key)."""
+
+    pairs: int
+    sums: Mapping[str, ExactSum]
+    tables: Mapping[str, pl.DataFrame]
+
+
+@dataclass(frozen=True)
+class PairMetric:
+    """A rating metric (scope "pairs"): one value over the scored (user, item) pairs,
+    from terms that add up across buckets of users. `sums(params)`: per-pair expressions
+    over the scored pairs (columns user, item, predicted, actual, relevant), each summed
+    exactly; `table(params)`: None, or (keys, integer aggregations) grouped by the keys;
+    `finish(totals, params)`: the value."""
+
+    sums: Callable[[Params], dict[str, pl.Expr]]
+    finish: Callable[[PairTotals, Params], float]
+    table: Callable[[Params], tuple[tuple[str, ...], dict[str, pl.Expr]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,12 +170,15 @@ class MetricDef:
     scope: str = "user"  # user: a per-user value, averaged; pairs: one value over all pairs
     lower_bound: float | None = 0.0
     partial: Partial | None = None  # scope "global": one value from a mergeable state
+    pairs: PairMetric | None = None  # scope "pairs": one value from sums over the pairs
 
     @property
     def function(self) -> Callable[..., object]:
         """The function that defines the metric (its docstring documents it)."""
         if self.partial is not None:
             return self.partial.finish
+        if self.pairs is not None:
+            return self.pairs.finish
         assert self.compute is not None
         return self.compute
 
@@ -258,6 +289,45 @@ def register_global(
                 aggregate="global",
                 scope="global",
                 partial=partial,
+            )
+        )
+        return finish
+
+    return add
+
+
+def register_pairs(
+    name: str,
+    *,
+    summary: str,
+    formula: str,
+    sums: Callable[[Params], dict[str, pl.Expr]],
+    table: Callable[[Params], tuple[tuple[str, ...], dict[str, pl.Expr]]] | None = None,
+    params: tuple[Param, ...] = (),
+    upper_bound: float | None = 1.0,
+    lower_bound: float | None = 0.0,
+    higher_is_better: bool = True,
+) -> Callable[[Callable[[PairTotals, Params], float]], Callable[[PairTotals, Params], float]]:
+    """Decorator: register a rating metric whose finish step is the decorated function."""
+
+    def add(
+        finish: Callable[[PairTotals, Params], float],
+    ) -> Callable[[PairTotals, Params], float]:
+        _add(
+            MetricDef(
+                name,
+                None,
+                summary,
+                formula,
+                False,
+                params,
+                (),
+                higher_is_better,
+                upper_bound,
+                aggregate="pairs",
+                scope="pairs",
+                lower_bound=lower_bound,
+                pairs=PairMetric(sums, finish, table),
             )
         )
         return finish
