@@ -14,8 +14,6 @@ bit for bit on the same data.
 
 from __future__ import annotations
 
-import base64
-import io
 import tempfile
 import time
 from collections.abc import Iterable
@@ -37,7 +35,7 @@ from receval_cli.checks import (
 from receval_cli.config import LoadedConfig
 from receval_cli.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.exact_sum import ExactSum, exact_sum
+from receval_cli.exact_sum import ExactSum, exact_sums
 from receval_cli.gates import check_gates
 from receval_cli.global_eval import (
     describe_items,
@@ -72,6 +70,7 @@ from receval_cli.read_errors import READ_ERRORS
 from receval_cli.recs import raise_unknown_features
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources
+from receval_cli.wire import from_ipc_text, ipc_text
 
 _SAMPLES = 3  # user ids named when no user is in both files
 _ROLES = ("predictions", "truth")
@@ -117,6 +116,9 @@ class Partial:
     values: pl.DataFrame | None = field(default=None, repr=False)
     counted: pl.DataFrame | None = field(default=None, repr=False)
     extra: list[pl.DataFrame] = field(default_factory=list, repr=False)  # not merged
+    # a one-bucket run's unknown-items count, collected with its queries (the reference's
+    # scan shared with theirs); None once merged: finish counts the merged items then
+    unknown: pl.DataFrame | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data (tables as base64 Arrow IPC), for Spark's executors."""
@@ -127,9 +129,9 @@ class Partial:
             "tally": self.tally,
             "samples": self.samples,
             "totals": {n: [t.total.to_json(), t.counted, t.users] for n, t in self.totals.items()},
-            "states": {n: [_ipc(t) for t in tables] for n, tables in self.states.items()},
-            "recommended": [_ipc(t) for t in self.recommended],
-            "exposure": [_ipc(t) for t in self.exposure],
+            "states": {n: [ipc_text(t) for t in tables] for n, tables in self.states.items()},
+            "recommended": [ipc_text(t) for t in self.recommended],
+            "exposure": [ipc_text(t) for t in self.exposure],
             "pairs": None if self.pairs is None else self.pairs.to_json(),
         }
 
@@ -148,30 +150,11 @@ class Partial:
                 n: MetricTotal(ExactSum.from_json(t), int(c), int(u))
                 for n, (t, c, u) in data["totals"].items()
             },
-            states={n: [_from_ipc(t) for t in tables] for n, tables in data["states"].items()},
-            recommended=[_from_ipc(t) for t in data["recommended"]],
-            exposure=[_from_ipc(t) for t in data["exposure"]],
+            states={n: [from_ipc_text(t) for t in tables] for n, tables in data["states"].items()},
+            recommended=[from_ipc_text(t) for t in data["recommended"]],
+            exposure=[from_ipc_text(t) for t in data["exposure"]],
             pairs=None if data["pairs"] is None else PairPartial.from_json(data["pairs"]),
         )
-
-
-def _ipc(table: pl.DataFrame) -> str:
-    buffer = io.BytesIO()
-    table.write_ipc(buffer)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _from_ipc(text: str) -> pl.DataFrame:
-    return pl.read_ipc(io.BytesIO(base64.b64decode(text)))
-
-
-def ipc_text(table: pl.DataFrame) -> str:
-    """A table as base64 Arrow IPC (what crosses from an executor to the driver)."""
-    return _ipc(table)
-
-
-def from_ipc_text(text: str) -> pl.DataFrame:
-    return _from_ipc(text)
 
 
 def wants_items(specs: tuple[MetricSpec, ...], sources: Sources, recs_sides: set[str]) -> bool:
@@ -193,16 +176,18 @@ def bucket_partial(
     keep: str = "none",
     list_specs: tuple[MetricSpec, ...] = (),
     extra: tuple[pl.LazyFrame, ...] = (),
+    reference: pl.LazyFrame | None = None,
 ) -> Partial:
-    """One bucket's Partial: the per-user and global metrics of its users (`specs` may
-    hold others: they are left to the caller), its checks and its counts.
+    """One bucket's Partial: the per-user, global and rating metrics of its users (`specs`
+    may hold click metrics too: they are left to the caller), its checks and its counts.
 
     `count_rows`: "raw" counts the files' rows (the raw scans: the whole files, so only
     one bucket of a run does it), "bucket" the bucket's mapped rows, "none" nothing.
     `keep`: "rows" keeps the per-user rows, "all" also the whole per-user table and the
     in-the-mean flags (a one-bucket run), "none" neither. `list_specs` only deepen the
     lists (validate ranks them as deep as run would); `extra` queries are collected in
-    the same pass, into `Partial.extra`.
+    the same pass, into `Partial.extra`. `reference`: the items the recommended ones are
+    checked against, for a one-bucket run (see `Partial.unknown`).
     """
     sources = sources or Sources()
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
@@ -232,6 +217,8 @@ def bucket_partial(
             pair_join(predictions, truth, pair_specs, conventions), pair_specs, conventions
         )
     queries += pairs
+    if reference is not None:
+        extra = (*extra, unknown_items.unknown_query(recommended_items(plan.lists), reference))
     queries += extra
     try:
         per_user, *found = pl.collect_all(queries, engine=engine)
@@ -265,6 +252,8 @@ def bucket_partial(
     partial.recommended = recommended
     partial.exposure = exposure
     partial.pairs = pair_partial(collected_pairs, pair_specs) if pair_specs else None
+    if reference is not None:
+        partial.unknown = collected_extra.pop()
     partial.extra = collected_extra
     return partial
 
@@ -295,7 +284,7 @@ def table_partial(
             "predictions": _smallest(per_user, pl.col("list_length") > 0),
             "truth": _smallest(per_user, pl.col("in_truth")),
         },
-        totals=_metric_totals(per_user, user_specs, conventions),
+        totals=_metric_totals(per_user, user_specs, conventions, in_mean),
         states={},
         recommended=[],
         exposure=[],
@@ -328,26 +317,24 @@ def _duplicates(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dic
 
 
 def _metric_totals(
-    per_user: pl.DataFrame, specs: tuple[MetricSpec, ...], conventions: Conventions
+    per_user: pl.DataFrame,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    in_mean: pl.DataFrame,
 ) -> dict[str, MetricTotal]:
-    """Per metric: the exact sum of its values over the users in its mean, their number,
-    and the users its user rules keep."""
+    """Per metric: the exact sum of its values over the users in its mean (`in_mean`: a
+    flag per metric), their number, and the users its user rules keep."""
     if not specs:
         return {}
-    flags = per_user.select(
-        *(counted_expr(s, conventions).alias(f"counted:{s}") for s in specs),
-        *(metric_users(conventions.metric_params(s)).alias(f"users:{s}") for s in specs),
-    )
-    found = {}
-    for spec in specs:
-        name = str(spec)
-        counted = flags[f"counted:{name}"]
-        found[name] = MetricTotal(
-            exact_sum(per_user[name].filter(counted)),
-            int(counted.sum()),
-            int(flags[f"users:{name}"].sum()),
-        )
-    return found
+    kept = per_user.select(
+        metric_users(conventions.metric_params(s)).sum().alias(str(s)) for s in specs
+    ).row(0, named=True)
+    names = [str(spec) for spec in specs]
+    sums = exact_sums([per_user[name].filter(in_mean[name]) for name in names])
+    return {
+        name: MetricTotal(total, int(in_mean[name].sum()), int(kept[name]))
+        for name, total in zip(names, sums, strict=True)
+    }
 
 
 def merge(partials: Iterable[Partial]) -> Partial:
@@ -477,7 +464,9 @@ def finish(merged: Partial, run: Run) -> Report:
     unknown = None
     if run.reference is not None and recommended is not None:
         name, reference_items = run.reference
-        found = unknown_items.unknown_query(recommended.lazy(), reference_items).collect()
+        found = merged.unknown
+        if found is None:
+            found = unknown_items.unknown_query(recommended.lazy(), reference_items).collect()
         unknown = unknown_items.describe(found, name)
     exposure = None
     if merged.exposure:
@@ -621,18 +610,20 @@ def evaluate_inputs(
     sources = sources or Sources()
     align_ids(predictions, truth, *sources.given())
     check_sources(sources, conventions.duplicates)
+    reference = unknown_items.reference_of(truth, sources) if check_unknown else None
     partial = bucket_partial(
-        predictions, truth, specs, conventions, sources, engine, check_unknown, "raw", "all"
-    )
-    run = Run(
         predictions,
         truth,
         specs,
         conventions,
         sources,
-        unknown_items.reference_of(truth, sources) if check_unknown else None,
-        started,
+        engine,
+        check_unknown,
+        "raw",
+        "all",
+        reference=None if reference is None else reference[1],
     )
+    run = Run(predictions, truth, specs, conventions, sources, reference, started)
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
     if logged_specs:  # the checks first, as when there is none of them
         raise_checks(partial, run, run.items_universe())

@@ -4,8 +4,8 @@
 engine processes the files in batches. In benchmarks/bench_scale.py it was as fast as the
 in-memory engine at 1M rows (7 MiB of Parquet), and faster with less memory from 10M rows
 (73 MiB) up. From PARTITION_FROM bytes, `auto` also evaluates the users in partitions
-(partitions.py) when the run allows it (per-user and global metrics, no intervals,
-comparisons or segments). Spark is its own path (spark_engine.py).
+(partitions.py) when the run allows it (no click metric, no intervals, comparisons or
+segments). Spark is its own path (spark_engine.py).
 """
 
 from __future__ import annotations

@@ -7,10 +7,12 @@ mean is that integer divided by the count, rounded once (Python's int / int is c
 rounded). So every engine reports a mean that is the exact mean rounded to the nearest
 float64, bit for bit, however the users were split.
 
-The summing is vectorised: each value's bits give its 53-bit integer mantissa and its
-exponent; the mantissas are added per exponent (numpy.bincount, in two 27-bit halves so
-that every partial sum is an integer float64 holds exactly), and only the few distinct
-exponents are combined in Python integers.
+The summing is vectorised and exact: values are grouped by their binary exponent
+(numpy.bincount), and within a group they are split (Veltkamp's split: a = high + low,
+each half of 26 significant bits on the group's grid) so that every partial sum is an
+integer multiple of the grid below 2^53 units: float64 adds them without rounding. Only the
+few distinct exponents are then combined in Python integers. Subnormal, huge or
+non-finite values take a slower integer path (mantissas in int64).
 """
 
 from __future__ import annotations
@@ -86,16 +88,60 @@ class ExactSum:
 
 def exact_sum(values: pl.Series | np.ndarray) -> ExactSum:
     """The exact sum of the values (nulls left out)."""
+    return exact_sums([values])[0]
+
+
+def exact_sums(columns: list[pl.Series | np.ndarray]) -> list[ExactSum]:
+    """The exact sum of each column (nulls left out); the work buffers are shared."""
+    arrays = [_array(column) for column in columns]
+    size = max((a.size for a in arrays), default=0)
+    buffers = (np.empty(size), np.empty(size), np.empty(size, dtype=np.int64))
+    return [_sum(array, buffers) for array in arrays]
+
+
+def _array(values: pl.Series | np.ndarray) -> np.ndarray:
     if isinstance(values, pl.Series):
         values = values.drop_nulls().cast(pl.Float64).to_numpy()
-    array = np.ascontiguousarray(values, dtype=np.float64)
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+def _sum(array: np.ndarray, buffers: tuple[np.ndarray, np.ndarray, np.ndarray]) -> ExactSum:
     finite = np.isfinite(array)
     if not finite.all():
         special = array[~finite]
         nan = bool(np.isnan(special).any())
         pos_inf, neg_inf = bool((special == np.inf).any()), bool((special == -np.inf).any())
         return ExactSum(_scaled(array[finite]), nan, pos_inf, neg_inf)
-    return ExactSum(_scaled(array))
+    if array.size == 0:
+        return ExactSum()
+    high, low, exponent = (b[: array.size] for b in buffers)
+    np.right_shift(array.view(np.int64), 52, out=exponent)
+    np.bitwise_and(exponent, 0x7FF, out=exponent)
+    subnormal = bool(((exponent == 0) & (array != 0)).any())
+    if subnormal or int(exponent.max()) > _SPLIT_BELOW:
+        return ExactSum(_scaled(array))
+    return ExactSum(_split_sum(array, high, low, exponent))
+
+
+_SPLIT_BELOW = 1023 + 960  # exponent fields from here would overflow the split
+_SPLITTER = float(2**27 + 1)
+
+
+def _split_sum(array: np.ndarray, high: np.ndarray, low: np.ndarray, exponent: np.ndarray) -> int:
+    """The exact sum of normal finite values (exponent fields given), times 2^SCALE_BITS."""
+    np.multiply(array, _SPLITTER, out=high)
+    np.subtract(high, array, out=low)
+    np.subtract(high, low, out=high)  # the upper 26 bits of each value
+    np.subtract(array, high, out=low)  # the rest, exactly
+    scaled = 0
+    for start in range(0, array.size, _CHUNK):
+        part = slice(start, start + _CHUNK)
+        for halves in (high, low):
+            sums = np.bincount(exponent[part], halves[part])
+            for total in sums[np.flatnonzero(sums)].tolist():
+                numerator, denominator = float(total).as_integer_ratio()
+                scaled += numerator * ((1 << SCALE_BITS) // denominator)
+    return scaled
 
 
 def _scaled(array: np.ndarray) -> int:

@@ -22,6 +22,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import PairMetric, PairTotals, merge_states
 from receval_cli.pairs import describe_pairs, joined_pairs, pair_counts, scored_pairs
 from receval_cli.prepare import dedupe_predictions, index_truth, with_score_precision
+from receval_cli.wire import from_ipc_text, ipc_text
 
 _KEY = ["user", "item"]
 _EXAMPLES = 3
@@ -40,8 +41,6 @@ class PairPartial:
     tables: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        from receval_cli.assembly import ipc_text
-
         return {
             "counts": self.counts,
             "unpredicted": self.unpredicted,
@@ -52,8 +51,6 @@ class PairPartial:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PairPartial:
-        from receval_cli.assembly import from_ipc_text
-
         return cls(
             {k: int(v) for k, v in data["counts"].items()},
             [tuple(e) for e in data["unpredicted"]],

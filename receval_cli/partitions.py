@@ -29,9 +29,9 @@ from receval_cli.sources import Sources, check_sources, read_sources
 
 
 def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = False) -> None:
-    """Partitioned engines run the per-user and global metrics; refuse the rest with the
-    reason. `side_inputs`: the engine also runs the per-user metrics that read the catalog,
-    the interactions or the baseline."""
+    """Partitioned engines run the per-user, global and rating metrics; refuse the click
+    metrics with the reason. `side_inputs`: the engine also runs the per-user metrics that
+    read the catalog, the interactions or the baseline."""
     config = loaded.config
     specs = loaded.specs
     unsupported = [str(s) for s in specs if lookup(s.name).scope == "logged"]

@@ -8,15 +8,14 @@ popularity stays the whole log's). Each attribute splits the users on its own; c
 attributes in one column for a cross of two. A user without a value is in `attribute=(none)`.
 
 Every segment comes from one more pass over the inputs (`evaluate_segments`), not one
-per value: a user's statistics depend only on its own list and ground truth (and on the
-optional inputs, which are whole), so the per-user table is built once for all users. Per
-segment, its users' metrics are computed again from their statistics on a table of the
-segment's length (polars' float division depends on the length: see evaluate_segments),
-and the means, sums and user counts of every segment come from one group_by with the rules
-of pipeline._aggregate. Where a segment fails a check (no user in both files, none left to
-average over), pipeline's own functions raise its reason. Only the metrics that are not
-means of per-user values (global, rating and click metrics) are computed segment by
-segment, from the lists and rows already in memory.
+per value: a user's statistics and per-user values depend only on its own list and ground
+truth (and on the optional inputs, which are whole), so the per-user table is built once
+for all users and split by segment. Each segment's users are then a bucket of the one
+assembly (assembly.table_partial, finish): its checks, messages and exact means are a
+run's on those users, and where a segment fails a check (no user in both files, none left
+to average over) that run's error is its reason. Only the metrics that are not means of
+per-user values (global, rating and click metrics) are computed segment by segment, from
+the lists and rows already in memory.
 """
 
 from __future__ import annotations
@@ -187,13 +186,7 @@ def evaluate_segments(
 
     The numbers, and the reasons, are those of a run on the inputs restricted to the
     segment's users (their ids compared as text); `whole` is the run on all of them, which has
-    passed every check of the inputs. A segment's per-user metrics are computed again from
-    its users' statistics, on a table of its own length: polars divides a column of one
-    value exactly and a longer one by multiplying with the reciprocal (3 / 5 is 0.6 for
-    one user, 0.6000000000000001 among several), and splits a table of a few rows across
-    threads, so only the segment's own table gives the values of a run on its users alone.
-    (For segments of a few users that run itself can differ in the last bit from one
-    run to the next, with the threads.)
+    passed every check of the inputs.
     """
     shared = _shared(predictions, truth, specs, conventions, sources, whole, engine)
     parts: dict[str, Report] = {}

@@ -3,16 +3,15 @@
 Predictions and ground truth are read by Spark (Parquet or CSV paths, or `table:NAME` for
 a Spark table), mapped to receval's canonical columns with an explicit schema, and
 co-grouped by a hash bucket of the user id. Each bucket is a pair of Arrow tables that the
-polars code evaluates exactly as on one machine (`per_user_frame`, the global metrics'
-states); a bucket returns mergeable partial results: per metric the sum of its per-user
-values and the users counted, the users' tally, the input checks, and the global states.
-The driver adds them up and finishes, so no metric is written twice. Ranking breaks ties
+one assembly evaluates exactly as on one machine (assembly.bucket_partial); the buckets'
+Partials come back to the driver as JSON, are merged as they arrive and finished by the
+same code as a single pass, so the report is the same bit for bit. Ranking breaks ties
 by a total order on (score, item), so the numbers do not depend on the partitioning; the
 file-order conventions (tie_break input_order, duplicates first) have no meaning on Spark
 and are refused.
 
-Needs the `spark` extra (pyspark 4, pyarrow) and Java. Only per-user and global metrics
-run on Spark; rating (pairs) and click (logged) metrics do not yet.
+Needs the `spark` extra (pyspark 4, pyarrow) and Java. Per-user, global and rating
+metrics run on Spark; click (logged) metrics do not yet.
 """
 
 from __future__ import annotations
@@ -32,8 +31,6 @@ from receval_cli.assembly import (
     bucket_partial,
     conclude,
     finish,
-    from_ipc_text,
-    ipc_text,
     merge,
 )
 from receval_cli.config import GroundTruthConfig, LoadedConfig, PredictionsConfig
@@ -46,6 +43,7 @@ from receval_cli.pipeline import metric_exprs, resolved_config
 from receval_cli.recs import item_popularity
 from receval_cli.report import Report
 from receval_cli.sources import Sources, check_sources, read_sources
+from receval_cli.wire import from_ipc_text, ipc_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame

@@ -156,6 +156,7 @@ def _check_model(
         keep="all",
         list_specs=listed,
         extra=tuple(extra),
+        reference=reference[1],
     )
     run = Run(predictions, truth, loaded.specs, conventions, sources, reference, 0.0)
     raise_checks(partial, run, universe)
@@ -164,7 +165,8 @@ def _check_model(
     assert per_user is not None
     tally = partial.tally
     (recommended,) = partial.recommended
-    unknown = unknown_items.unknown_query(recommended.lazy(), reference[1]).collect()
+    unknown = partial.unknown
+    assert unknown is not None
     outside = outside_universe(recommended, universe)
     if scopes["pairs"]:
         joined = pair_join(predictions, truth, scopes["pairs"], conventions)

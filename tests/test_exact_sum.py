@@ -1,0 +1,91 @@
+"""exact_sum.py: sums equal to the exact rational sum, whatever the order and grouping."""
+
+from __future__ import annotations
+
+import math
+import random
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from receval_cli import exact_sum as module
+from receval_cli.exact_sum import SCALE_BITS, ExactSum, exact_sum, exact_sums
+
+FINITE = st.floats(allow_nan=False, allow_infinity=False)
+
+
+def rational(values: list[float]) -> Fraction:
+    return sum((Fraction(v) for v in values), Fraction(0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(FINITE, max_size=60))
+def test_the_sum_is_exact(values: list[float]) -> None:
+    """Any finite floats, subnormals and near-overflow values included."""
+    found = exact_sum(np.array(values, dtype=np.float64))
+    assert Fraction(found.scaled, 1 << SCALE_BITS) == rational(values)
+    assert found.fraction() == rational(values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=60), st.integers(1, 7))
+def test_parts_add_up_to_the_whole_and_the_mean_is_rounded_once(
+    values: list[float], parts: int
+) -> None:
+    shuffled = values[:]
+    random.Random(parts).shuffle(shuffled)
+    split = [exact_sum(np.array(shuffled[i::parts])) for i in range(parts)]
+    whole = exact_sum(np.array(values))
+    assert sum(split, ExactSum()) == whole
+    expected = rational(values) / len(values)
+    assert whole.mean(len(values)) == float(expected)  # Fraction -> float rounds correctly
+
+
+def test_long_inputs_take_every_path() -> None:
+    """The split path in several chunks, the integer path (subnormals, huge values)."""
+    rng = np.random.default_rng(11)
+    columns = [
+        rng.random(5000),
+        rng.random(5000) * 2 - 1,
+        np.concatenate([rng.random(100), [5e-324, -2.5e-310]]),
+        np.concatenate([rng.normal(size=100) * 1e300, [1.7e308, -1.7e308]]),
+        np.round(rng.random(3000), 2) / 7,
+    ]
+    saved = module._CHUNK
+    try:
+        module._CHUNK = 97
+        chunked = exact_sums(list(columns))
+    finally:
+        module._CHUNK = saved
+    for column, found in zip(columns, chunked, strict=True):
+        assert found.fraction() == rational(column.tolist())
+        assert found == exact_sum(column)
+
+
+def test_non_finite_values_decide_as_ieee_addition_does() -> None:
+    assert math.isnan(exact_sum(np.array([1.0, math.nan])).total())
+    assert exact_sum(np.array([1.0, math.inf])).total() == math.inf
+    assert exact_sum(np.array([-math.inf, 2.0])).total() == -math.inf
+    assert math.isnan(exact_sum(np.array([math.inf, -math.inf])).total())
+    assert exact_sum(np.array([1.7e308, 1.7e308])).total() == math.inf  # overflow
+    assert exact_sum(np.array([1.7e308, 1.7e308])).mean(2) == 1.7e308
+
+
+def test_series_nulls_are_left_out_and_json_round_trips() -> None:
+    found = exact_sum(pl.Series([0.1, None, 0.2, 0.3]))
+    assert found.fraction() == rational([0.1, 0.2, 0.3])
+    assert found.mean(3) == float(rational([0.1, 0.2, 0.3]) / 3)
+    assert ExactSum.from_json(found.to_json()) == found
+    assert exact_sum(np.array([])).total() == 0.0
+
+
+@pytest.mark.parametrize("values", [[0.1] * 10, [1e16, 1.0, -1e16], [3.0, 5.0]])
+def test_hand_cases(values: list[float]) -> None:
+    """0.1 ten times is 1.0000000000000000555...: its mean rounds to 0.1, not the 0.09999...
+    of a float running sum; 1e16 + 1 - 1e16 is 1, not 0."""
+    mean = exact_sum(np.array(values)).mean(len(values))
+    assert mean == float(rational(values) / len(values))
