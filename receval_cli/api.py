@@ -31,7 +31,7 @@ from receval_cli.config import (
     InteractionsConfig,
     PredictionsConfig,
     UnknownItemsConfig,
-    _format_validation_error,
+    format_validation_error,
     metric_specs,
 )
 from receval_cli.conventions import Conventions
@@ -175,7 +175,7 @@ def _validated(model: type[M], data: dict[str, Any], *within: str) -> M:
         return model.model_validate(data)
     except ValidationError as error:
         heading = "the arguments are not valid"
-        raise ConfigError(_format_validation_error("evaluate()", error, within, heading)) from None
+        raise ConfigError(format_validation_error("evaluate()", error, within, heading)) from None
 
 
 def _input(data: Data, role: str, columns: Mapping[str, str] | None, separator: str) -> Input:

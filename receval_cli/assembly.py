@@ -14,7 +14,10 @@ bit for bit on the same data.
 
 from __future__ import annotations
 
+import importlib
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -220,6 +223,7 @@ def bucket_partial(
     if reference is not None:
         extra = (*extra, unknown_items.unknown_query(recommended_items(plan.lists), reference))
     queries += extra
+    import_numpy_meanwhile()
     try:
         per_user, *found = pl.collect_all(queries, engine=engine)
         apart = dict(
@@ -268,13 +272,8 @@ def table_partial(
     tally, the smallest ids, and each metric's exact sum; no input checks, no state."""
     in_mean = per_user.select("user", *(counted_expr(s, conventions) for s in user_specs))
     kept_rows = None
-    if keep != "none":
-        names = [str(s) for s in user_specs]
-        kept_rows = per_user.select(
-            "user",
-            "status",
-            *(pl.when(in_mean[n]).then(pl.col(n)).alias(n) for n in names),
-        )
+    if keep == "rows":
+        kept_rows = per_user_rows(per_user.lazy(), in_mean.lazy(), user_specs).collect()
     return Partial(
         rows={},
         checks={"predictions": {}, "truth": {}},
@@ -294,13 +293,34 @@ def table_partial(
     )
 
 
+def import_numpy_meanwhile() -> None:
+    """Start importing numpy (the exact sums need it, and it takes about 0.1 s) on another
+    thread while polars runs the bucket's queries, which release the GIL. Not a daemon:
+    the interpreter waits for the import to end before it exits."""
+    if "numpy" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("numpy",)).start()
+
+
 def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:
     return {k: int(str(v or 0)) for k, v in totals(frame, prefix).items()}
 
 
+def per_user_rows(
+    per_user: pl.LazyFrame, in_mean: pl.LazyFrame, user_specs: tuple[MetricSpec, ...]
+) -> pl.LazyFrame:
+    """The --per-user rows: user, status, each per-user metric (null where the user is not
+    in its mean), from the per-user table and the in-the-mean flags."""
+    names = [str(s) for s in user_specs]
+    flags = in_mean.select(pl.col(names).name.suffix(":counted"))
+    joined = pl.concat([per_user.select("user", "status", *names), flags], how="horizontal")
+    return joined.select(
+        "user", "status", *(pl.when(pl.col(f"{n}:counted")).then(pl.col(n)).alias(n) for n in names)
+    )
+
+
 def _smallest(per_user: pl.DataFrame, mask: pl.Expr) -> list[Any]:
-    users = per_user.filter(mask).get_column("user").drop_nulls().sort().head(_SAMPLES)
-    return users.to_list()
+    users = per_user.filter(mask).get_column("user").drop_nulls()
+    return users.bottom_k(_SAMPLES).sort().to_list()
 
 
 def _duplicates(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dict[str, Any]:
@@ -489,9 +509,7 @@ def finish(merged: Partial, run: Run) -> Report:
         elapsed_seconds=time.perf_counter() - run.started,
         per_user=None if merged.values is None else merged.values.select("user", "status", *names),
         counted=merged.counted,
-        per_user_rows=run.per_user_rows
-        if run.per_user_rows is not None
-        else (None if merged.per_user is None else merged.per_user.lazy()),
+        per_user_rows=_per_user_rows(merged, run, user_specs),
         per_user_files=run.spool,
         pairs=pairs_block,
         logged=run.logged,
@@ -499,6 +517,20 @@ def finish(merged: Partial, run: Run) -> Report:
         exposure=exposure,
         unknown_items=unknown,
     )
+
+
+def _per_user_rows(
+    merged: Partial, run: Run, user_specs: tuple[MetricSpec, ...]
+) -> pl.LazyFrame | None:
+    """The run's per-user rows: spooled, kept by its one bucket, or (lazily) from its
+    per-user table; None when the run kept none."""
+    if run.per_user_rows is not None:
+        return run.per_user_rows
+    if merged.per_user is not None:
+        return merged.per_user.lazy()
+    if merged.values is not None and merged.counted is not None:
+        return per_user_rows(merged.values.lazy(), merged.counted.lazy(), user_specs)
+    return None
 
 
 def conclude(report: Report, loaded: LoadedConfig) -> Report:

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from typer._click.exceptions import ClickException  # typer's own click: usage errors
 from typer.core import TyperCommand, TyperGroup
 
-from receval_cli import __version__, console, signals
+from receval_cli import console, signals
 from receval_cli.catalog import ListingFormat, metric_detail, metric_listing, metric_table
 from receval_cli.config import ConfidenceConfig, LoadedConfig, PredictionsConfig, load_config
 from receval_cli.conventions import Conventions
@@ -57,7 +57,8 @@ from receval_cli.output import (
     write_outputs,
     written,
 )
-from receval_cli.render import Result, per_user_values, render, table
+from receval_cli.per_user_table import per_user_values
+from receval_cli.render import Result, render, table
 from receval_cli.saved_reports import (
     CompareFormat,
     compare_reports,
@@ -67,6 +68,7 @@ from receval_cli.saved_reports import (
 )
 from receval_cli.schema import schema_command
 from receval_cli.validate import validate_command
+from receval_cli.version import __version__
 
 
 def plain_metavars(params: list[Any], ctx: Any) -> None:

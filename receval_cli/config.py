@@ -414,7 +414,7 @@ def load_config(path: Path, preset: str | None = None) -> LoadedConfig:
     try:
         config = Config.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(_format_validation_error(path, error)) from None
+        raise ConfigError(format_validation_error(path, error)) from None
     specs = expand_metrics(path, config)
     return LoadedConfig(config, path, specs, _canonical_gates(path, config, specs))
 
@@ -590,7 +590,7 @@ def _loc(parts: tuple[int | str, ...]) -> str:
     return text
 
 
-def _format_validation_error(
+def format_validation_error(
     path: Path | str,
     error: ValidationError,
     within: tuple[str, ...] = (),

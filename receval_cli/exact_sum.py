@@ -20,9 +20,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:  # numpy is imported on first use (assembly.import_numpy_meanwhile)
+    import numpy as np
 
 SCALE_BITS = 1075  # a finite float64 is mantissa * 2^(exponent - 1075), exponent >= 1
 _HALF = 26
@@ -93,6 +96,8 @@ def exact_sum(values: pl.Series | np.ndarray) -> ExactSum:
 
 def exact_sums(columns: list[pl.Series | np.ndarray]) -> list[ExactSum]:
     """The exact sum of each column (nulls left out); the work buffers are shared."""
+    import numpy as np
+
     arrays = [_array(column) for column in columns]
     size = max((a.size for a in arrays), default=0)
     buffers = (np.empty(size), np.empty(size), np.empty(size, dtype=np.int64))
@@ -100,12 +105,16 @@ def exact_sums(columns: list[pl.Series | np.ndarray]) -> list[ExactSum]:
 
 
 def _array(values: pl.Series | np.ndarray) -> np.ndarray:
+    import numpy as np
+
     if isinstance(values, pl.Series):
         values = values.drop_nulls().cast(pl.Float64).to_numpy()
     return np.ascontiguousarray(values, dtype=np.float64)
 
 
 def _sum(array: np.ndarray, buffers: tuple[np.ndarray, np.ndarray, np.ndarray]) -> ExactSum:
+    import numpy as np
+
     finite = np.isfinite(array)
     if not finite.all():
         special = array[~finite]
@@ -129,6 +138,8 @@ _SPLITTER = float(2**27 + 1)
 
 def _split_sum(array: np.ndarray, high: np.ndarray, low: np.ndarray, exponent: np.ndarray) -> int:
     """The exact sum of normal finite values (exponent fields given), times 2^SCALE_BITS."""
+    import numpy as np
+
     np.multiply(array, _SPLITTER, out=high)
     np.subtract(high, array, out=low)
     np.subtract(high, low, out=high)  # the upper 26 bits of each value
@@ -146,6 +157,8 @@ def _split_sum(array: np.ndarray, high: np.ndarray, low: np.ndarray, exponent: n
 
 def _scaled(array: np.ndarray) -> int:
     """The exact sum of finite values, times 2^SCALE_BITS."""
+    import numpy as np
+
     scaled = 0
     for start in range(0, array.size, _CHUNK):
         bits = array[start : start + _CHUNK].view(np.int64)

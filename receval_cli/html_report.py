@@ -21,8 +21,8 @@ from receval_cli.gates import GateResult
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of
 from receval_cli.models import ModelsReport
+from receval_cli.per_user_table import per_user_values
 from receval_cli.pipeline import exposure_depth
-from receval_cli.render import per_user_values
 from receval_cli.report import Report, confidence_line, gate_requirement, users_line
 
 Result = Report | ModelsReport

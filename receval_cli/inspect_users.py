@@ -49,6 +49,7 @@ from receval_cli.escaping import printable
 from receval_cli.input_changes import input_files, watching
 from receval_cli.io import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
+from receval_cli.per_user_table import per_user_values
 from receval_cli.pipeline import EVALUATED
 from receval_cli.prepare import (
     dedupe_predictions,
@@ -57,7 +58,6 @@ from receval_cli.prepare import (
     ranked_items,
     with_score_precision,
 )
-from receval_cli.render import per_user_values
 from receval_cli.report import format_value
 from receval_cli.sources import Sources, read_sources
 

@@ -219,7 +219,7 @@ def _scan_csv(
         c: pl.String() for c in text_columns if c is not None and c in inferred
     }
     # only a column inferred (from the first rows) as integers can be all canonical
-    # integers: one inferred as text stays text; one of floats is refused by _check_id
+    # integers: one inferred as text stays text; one of floats is refused by check_id
     numbered = tuple(
         c
         for c in dict.fromkeys(id_columns)
@@ -268,7 +268,7 @@ def canonical_integers(text: pl.Expr) -> pl.Expr:
 _SEPARATORS = (";", "\t", "|", " ")
 
 
-def _require_column(schema: pl.Schema, column: str, role: str, path: Path, key: str) -> None:
+def require_column(schema: pl.Schema, column: str, role: str, path: Path, key: str) -> None:
     if column in schema:
         return
     names = list(schema.names())
@@ -302,7 +302,7 @@ def _is_empty(frame: pl.LazyFrame, role: str, path: Path) -> bool:
         raise read_failure(path, fmt, None, role, error) from None
 
 
-def _check_id(frame: pl.LazyFrame, schema: pl.Schema, column: str, role: str, path: Path) -> None:
+def check_id(frame: pl.LazyFrame, schema: pl.Schema, column: str, role: str, path: Path) -> None:
     dtype = schema[column]
     if dtype.is_integer() or dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
         return
@@ -355,13 +355,13 @@ def _not_a_number(frame: pl.LazyFrame, column: str, dtype: pl.DataType) -> str:
     return f" (e.g. {shown}, data row {row})"
 
 
-def _id_expr(column: str, schema: pl.Schema) -> pl.Expr:
+def id_expr(column: str, schema: pl.Schema) -> pl.Expr:
     dtype = schema[column]
     expr = pl.col(column)
     return expr.cast(pl.String) if dtype == pl.Categorical or isinstance(dtype, pl.Enum) else expr
 
 
-def _list_items(
+def list_items(
     frame: pl.LazyFrame,
     schema: pl.Schema,
     column: str,
@@ -382,12 +382,12 @@ def _list_items(
     )
 
 
-def _users(raw: pl.LazyFrame, column: str, role: str, path: Path) -> tuple[pl.Schema, pl.Expr]:
+def user_column(raw: pl.LazyFrame, column: str, role: str, path: Path) -> tuple[pl.Schema, pl.Expr]:
     """The schema and the checked user id column."""
     schema = raw.collect_schema()
-    _require_column(schema, column, role, path, "user")
-    _check_id(raw, schema, column, role, path)
-    return schema, _id_expr(column, schema).alias("user")
+    require_column(schema, column, role, path, "user")
+    check_id(raw, schema, column, role, path)
+    return schema, id_expr(column, schema).alias("user")
 
 
 def with_row(raw: pl.LazyFrame, columns: dict[str, pl.Expr]) -> pl.LazyFrame:
@@ -422,10 +422,10 @@ def map_predictions(
 
     `role` is "baseline" for the baseline recommender's lists, which share the layouts.
     """
-    schema, user = _users(raw, cols.user, role, path)
+    schema, user = user_column(raw, cols.user, role, path)
     layout, value_col = _prediction_layout(cols, schema, path, role)
     if layout == "items":
-        items = _list_items(raw, schema, value_col, list_separator, role, path)
+        items = list_items(raw, schema, value_col, list_separator, role, path)
         frame = (
             raw.select(user, items.alias("item"))
             .filter(pl.col("item").list.len() > 0)
@@ -436,12 +436,12 @@ def map_predictions(
         )
         mapping = {"user": cols.user, "items": value_col}
     else:
-        _require_column(schema, cols.item, role, path, "item")
-        _check_id(raw, schema, cols.item, role, path)
+        require_column(schema, cols.item, role, path, "item")
+        check_id(raw, schema, cols.item, role, path)
         _check_numeric(raw, schema, value_col, role, path, layout)
         columns = {
             "user": user,
-            "item": _id_expr(cols.item, schema),
+            "item": id_expr(cols.item, schema),
             layout: pl.col(value_col).cast(pl.Float64),
         }
         frame = with_row(raw, columns)
@@ -454,7 +454,7 @@ def _prediction_layout(
 ) -> tuple[str, str]:
     for layout, given in (("score", cols.score), ("rank", cols.rank), ("items", cols.items)):
         if given is not None:
-            _require_column(schema, given, role, path, layout)
+            require_column(schema, given, role, path, layout)
             return layout, given
     for layout in ("score", "rank", "items"):
         if layout in schema:
@@ -484,15 +484,15 @@ def map_ground_truth(
 ) -> Input:
     """Map a ground-truth frame's columns to (user, item, rel, row), checking types."""
     role = "ground truth"
-    schema, user = _users(raw, cols.user, role, path)
+    schema, user = user_column(raw, cols.user, role, path)
     mapping = {"user": cols.user}
     if cols.items is not None:
-        _require_column(schema, cols.items, role, path, "items")
-        items = _list_items(raw, schema, cols.items, list_separator, role, path)
+        require_column(schema, cols.items, role, path, "items")
+        items = list_items(raw, schema, cols.items, list_separator, role, path)
         mapping["items"] = cols.items
         if cols.relevances is not None:
-            _require_column(schema, cols.relevances, role, path, "relevances")
-            rels = _list_items(raw, schema, cols.relevances, list_separator, role, path)
+            require_column(schema, cols.relevances, role, path, "relevances")
+            rels = list_items(raw, schema, cols.relevances, list_separator, role, path)
             mapping["relevances"] = cols.relevances
             rels = rels.list.eval(pl.element().cast(pl.Float64, strict=False))
             # a grade list of another length than its items: null grades, which the
@@ -515,25 +515,25 @@ def map_ground_truth(
                 "ground_truth.columns.items (a list layout); for one row per item set "
                 "ground_truth.columns.relevance instead."
             )
-        _require_column(schema, cols.item, role, path, "item")
-        _check_id(raw, schema, cols.item, role, path)
+        require_column(schema, cols.item, role, path, "item")
+        check_id(raw, schema, cols.item, role, path)
         mapping["item"] = cols.item
         relevance = cols.relevance
         if relevance is None and "relevance" in schema:
             relevance = "relevance"
         if relevance is not None:
-            _require_column(schema, relevance, role, path, "relevance")
+            require_column(schema, relevance, role, path, "relevance")
             _check_numeric(raw, schema, relevance, role, path, "relevance")
             rel = pl.col(relevance).cast(pl.Float64)
             mapping["relevance"] = relevance
         else:
             rel = pl.lit(1.0, dtype=pl.Float64)
-        columns = {"user": user, "item": _id_expr(cols.item, schema), "rel": rel}
+        columns = {"user": user, "item": id_expr(cols.item, schema), "rel": rel}
         propensity = cols.propensity
         if propensity is None and "propensity" in schema:
             propensity = "propensity"
         if propensity is not None:
-            _require_column(schema, propensity, role, path, "propensity")
+            require_column(schema, propensity, role, path, "propensity")
             _check_numeric(raw, schema, propensity, role, path, "propensity")
             columns["propensity"] = pl.col(propensity).cast(pl.Float64)
             mapping["propensity"] = propensity

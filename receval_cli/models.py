@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli import __version__, console, unknown_items
+from receval_cli import console, unknown_items
 from receval_cli.assembly import conclude, evaluate_inputs
 from receval_cli.config import (
     ComparisonConfig,
@@ -35,6 +35,7 @@ from receval_cli.report import Report
 from receval_cli.saved_reports import read_saved_report, saved_number
 from receval_cli.segments import Segment, evaluate_segments, segments_of, user_attributes
 from receval_cli.sources import read_sources
+from receval_cli.version import __version__
 
 if TYPE_CHECKING:
     from receval_cli.uncertainty import Comparison
@@ -120,8 +121,8 @@ def evaluate_config(
         config = loaded.config
     if config.engine == "spark" or config.partitions > 1:
         refuse_partitioned_extras(loaded, confidence, baseline_report)
-        _check_segment_gates(loaded, [])
-        _reject_relative_gates(loaded)
+        check_segment_gates(loaded, [])
+        reject_relative_gates(loaded)
         if config.engine == "spark":
             from receval_cli.spark_engine import DEFAULT_BUCKETS, evaluate_spark
 
@@ -151,10 +152,10 @@ def evaluate_config(
             whole.segments.update(parts)
             whole.segments_skipped.update(skipped)
         reports[name].attributes = attributes
-    _check_segment_gates(loaded, segments)
+    check_segment_gates(loaded, segments)
     if not comparing:
         (report,) = reports.values()
-        _reject_relative_gates(loaded)
+        reject_relative_gates(loaded)
         conclude(report, loaded)
         report.elapsed_seconds = time.perf_counter() - started
         return report
@@ -271,7 +272,7 @@ def _model_inputs(loaded: LoadedConfig, file: PredictionsConfig) -> tuple[Input,
     return predictions, truth, polars_engine(config.engine, [predictions.path])
 
 
-def _check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
+def check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
     names = [s.name for s in segments]
     for metric, gate in loaded.gates.items():
         if gate.segment is None:
@@ -289,7 +290,7 @@ def _check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
             )
 
 
-def _reject_relative_gates(loaded: LoadedConfig) -> None:
+def reject_relative_gates(loaded: LoadedConfig) -> None:
     relative = [metric for metric, gate in loaded.gates.items() if gate.relative]
     if relative:
         raise ConfigError(

@@ -16,13 +16,11 @@ import json
 import socket
 from xml.etree import ElementTree
 
-import polars as pl
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from receval_cli.console import plain_text, shown
-from receval_cli.errors import InternalError
 from receval_cli.escaping import (
     csv_cell,
     github_data,
@@ -303,20 +301,3 @@ def _gate_name(gate: GateResult) -> str:
         "no_significant_drop": "no significant drop",
     }[gate.bound]
     return f"{gate.label} {bound}"
-
-
-def per_user_values(result: Result) -> pl.LazyFrame:
-    """Every model's per-user table (user, status, one column per per-user metric, null
-    where the user is not in that metric's mean), with the model's name first."""
-    models = {"model": result} if isinstance(result, Report) else result.models
-    frames = []
-    for name, report in models.items():
-        if report.per_user_rows is None:
-            raise InternalError(f"internal error: model {name} kept no per-user rows.")
-        frame = report.per_user_rows.select(pl.lit(name).alias("model"), pl.all())
-        if report.attributes is not None:
-            attributes = report.attributes.rename({"user": "user_text"}).lazy()
-            frame = frame.with_columns(pl.col("user").cast(pl.String).alias("user_text"))
-            frame = frame.join(attributes, on="user_text", how="left").drop("user_text")
-        frames.append(frame)
-    return pl.concat(frames, how="diagonal")

@@ -13,10 +13,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli import __version__
 from receval_cli.console import shown
 from receval_cli.escaping import printable
 from receval_cli.gates import GateResult
+from receval_cli.version import __version__
 
 
 @dataclass

@@ -15,13 +15,14 @@ from typing import Annotated, Any, get_args
 
 import typer
 
-from receval_cli import __version__, console
+from receval_cli import console
 from receval_cli.config import Config, OutputFormat
 from receval_cli.destinations import is_stdout
 from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
 from receval_cli.output import write_atomic
 from receval_cli.presets import PRESETS
+from receval_cli.version import __version__
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -23,15 +23,15 @@ from receval_cli.config import CatalogConfig, InteractionsConfig, LoadedConfig
 from receval_cli.errors import InputError
 from receval_cli.io import (
     Input,
-    _check_id,
-    _id_expr,
-    _list_items,
-    _require_column,
-    _users,
+    check_id,
     detect_format,
     failing_input,
+    id_expr,
+    list_items,
     read_predictions,
+    require_column,
     scan,
+    user_column,
     with_row,
 )
 from receval_cli.read_errors import READ_ERRORS, first_line
@@ -89,31 +89,31 @@ def map_catalog(raw: pl.LazyFrame, config: CatalogConfig, path: Path, fmt: str) 
     role = "catalog"
     cols = config.columns
     schema = raw.collect_schema()
-    _require_column(schema, cols.item, role, path, "item")
-    _check_id(raw, schema, cols.item, role, path)
-    selected = {"item": _id_expr(cols.item, schema)}
+    require_column(schema, cols.item, role, path, "item")
+    check_id(raw, schema, cols.item, role, path)
+    selected = {"item": id_expr(cols.item, schema)}
     mapping = {"item": cols.item}
     if cols.category is not None:
-        _require_column(schema, cols.category, role, path, "category")
+        require_column(schema, cols.category, role, path, "category")
         selected["category"] = pl.col(cols.category).cast(pl.String)
         mapping["category"] = cols.category
     if cols.tags is not None:
-        _require_column(schema, cols.tags, role, path, "tags")
-        tags = _list_items(raw, schema, cols.tags, config.list_separator, role, path)
+        require_column(schema, cols.tags, role, path, "tags")
+        tags = list_items(raw, schema, cols.tags, config.list_separator, role, path)
         tags = tags.list.eval(pl.element().cast(pl.String).filter(pl.element() != "")).list.unique()
         no_tags = pl.lit([], dtype=pl.List(pl.String))  # an empty cell: an empty tag set
         selected["tags"] = tags.fill_null(no_tags)
         mapping["tags"] = cols.tags
     if cols.embedding is not None:
-        _require_column(schema, cols.embedding, role, path, "embedding")
-        vector = _list_items(raw, schema, cols.embedding, config.list_separator, role, path)
+        require_column(schema, cols.embedding, role, path, "embedding")
+        vector = list_items(raw, schema, cols.embedding, config.list_separator, role, path)
         if isinstance(schema[cols.embedding], pl.Array):
             vector = pl.col(cols.embedding).arr.to_list()
         vector = vector.list.eval(pl.element().cast(pl.Float64, strict=False))
         selected["embedding"] = vector
         mapping["embedding"] = cols.embedding
     if cols.title is not None:
-        _require_column(schema, cols.title, role, path, "title")
+        require_column(schema, cols.title, role, path, "title")
         selected["title"] = pl.col(cols.title).cast(pl.String)
         mapping["title"] = cols.title
     frame = with_row(raw, selected)
@@ -134,14 +134,14 @@ def read_interactions(config: InteractionsConfig, path: Path) -> Input:
 def map_interactions(raw: pl.LazyFrame, config: InteractionsConfig, path: Path, fmt: str) -> Input:
     role = "interactions"
     cols = config.columns
-    schema, user = _users(raw, cols.user, role, path)
-    _require_column(schema, cols.item, role, path, "item")
-    _check_id(raw, schema, cols.item, role, path)
+    schema, user = user_column(raw, cols.user, role, path)
+    require_column(schema, cols.item, role, path, "item")
+    check_id(raw, schema, cols.item, role, path)
     mapping = {"user": cols.user, "item": cols.item}
     if cols.timestamp is not None:
-        _require_column(schema, cols.timestamp, role, path, "timestamp")
+        require_column(schema, cols.timestamp, role, path, "timestamp")
         mapping["timestamp"] = cols.timestamp
-    frame = with_row(raw, {"user": user, "item": _id_expr(cols.item, schema)})
+    frame = with_row(raw, {"user": user, "item": id_expr(cols.item, schema)})
     return Input(role, path, fmt, "log", mapping, frame, raw)
 
 

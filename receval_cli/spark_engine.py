@@ -63,7 +63,7 @@ def _spark_session(spark: SparkSession | None) -> SparkSession:
     return spark or SparkSession.builder.appName("receval").getOrCreate()
 
 
-def _refuse_file_order(conventions: Conventions) -> None:
+def refuse_file_order(conventions: Conventions) -> None:
     for key, value in (
         ("tie_break", conventions.tie_break),
         ("duplicates", conventions.duplicates),
@@ -300,7 +300,7 @@ def evaluate_spark(
     started = time.perf_counter()
     config = loaded.config
     conventions = config.conventions
-    _refuse_file_order(conventions)
+    refuse_file_order(conventions)
     check_partitionable(loaded, "engine: spark", side_inputs=True)
     specs = loaded.specs
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")

@@ -41,10 +41,10 @@ from receval_cli.io import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.logged import checked_log
 from receval_cli.metrics import lookup
 from receval_cli.models import (
-    _check_segment_gates,
-    _reject_relative_gates,
+    check_segment_gates,
     read_baseline_report,
     refuse_partitioned_extras,
+    reject_relative_gates,
 )
 from receval_cli.pair_eval import check_queries, checked_pairs, pair_join
 from receval_cli.partitions import check_partitionable
@@ -88,9 +88,9 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
             health["optional"] = others
         several = name if config.several_models else None
         health["warnings"] += _warnings(several, model, config.unknown_items)
-    _check_segment_gates(loaded, segments)
+    check_segment_gates(loaded, segments)
     if not config.several_models and baseline_report is None:
-        _reject_relative_gates(loaded)
+        reject_relative_gates(loaded)
     if baseline_report is not None:
         settings = config.comparison
         read_baseline_report(baseline_report, settings.baseline if settings else None)
@@ -104,9 +104,9 @@ def _check_engine(loaded: LoadedConfig, baseline_report: Path | None) -> Any:
     if config.engine == "spark" or config.partitions > 1:
         refuse_partitioned_extras(loaded, None, baseline_report)
         if config.engine == "spark":
-            from receval_cli.spark_engine import _refuse_file_order
+            from receval_cli.spark_engine import refuse_file_order
 
-            _refuse_file_order(config.conventions)
+            refuse_file_order(config.conventions)
             check_partitionable(loaded, "engine: spark", side_inputs=True)
             return polars_engine("auto", paths)
         check_partitionable(loaded, f"partitions: {config.partitions}", side_inputs=True)
