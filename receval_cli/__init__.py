@@ -1,7 +1,7 @@
 """receval: exact, fast offline evaluation of recommender systems.
 
 `receval_cli.evaluate(predictions, ground_truth, metrics=[...])` is the Python API
-(receval_cli/api.py); the `receval` command is receval_cli/cli.py.
+(receval_cli/api.py); the `receval` command is receval_cli/cli/app.py.
 """
 
 from __future__ import annotations

@@ -23,9 +23,8 @@ from typing import Any, TypeVar
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
-from receval_cli import unknown_items
-from receval_cli.assembly import evaluate_inputs
-from receval_cli.config import (
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import (
     CatalogConfig,
     GroundTruthConfig,
     InteractionsConfig,
@@ -34,18 +33,19 @@ from receval_cli.config import (
     format_validation_error,
     metric_specs,
 )
-from receval_cli.conventions import Conventions
 from receval_cli.errors import ConfigError, RecEvalError, UsageError
-from receval_cli.io import Input, map_ground_truth, map_predictions, read_ground_truth
-from receval_cli.io import read_predictions as read_prediction_file
-from receval_cli.report import Report
-from receval_cli.sources import (
+from receval_cli.evaluation import unknown_items
+from receval_cli.evaluation.assembly import evaluate_inputs
+from receval_cli.inputs.optional import (
     Sources,
     map_catalog,
     map_interactions,
     read_catalog,
     read_interactions,
 )
+from receval_cli.inputs.readers import Input, map_ground_truth, map_predictions, read_ground_truth
+from receval_cli.inputs.readers import read_predictions as read_prediction_file
+from receval_cli.report.data import Report
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -5,7 +5,7 @@ aborts a running query at once, and installing another Python handler would remo
 hook. The command line turns the KeyboardInterrupt into `Interrupted`. SIGTERM gets a
 handler that raises `Interrupted`; Python runs it in the main thread, so during a polars
 query it takes effect when the query returns. Either exception unwinds through the atomic
-writes of `output.py`, which delete their temporary files: no partial output file is left.
+writes of `report/writing.py`, which delete their temporary files: no partial output file is left.
 """
 
 from __future__ import annotations

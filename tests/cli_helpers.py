@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner, Result
 
-from receval_cli.cli import app
+from receval_cli.cli.app import app
 
 # A fixed terminal: 120 columns, no colour whatever the caller's environment says.
 ENV: dict[str, str | None] = {

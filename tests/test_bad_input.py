@@ -24,7 +24,7 @@ from cli_helpers import (
     write_config,
 )
 
-from receval_cli.config import Config
+from receval_cli.config.model import Config
 
 EARLIER = "an earlier report: must survive a failed run\n"
 ONE_OF_TWO_AT_TOP = 1 / (1 + 1 / math.log2(3))  # NDCG@2 of [relevant] against 2 relevant

@@ -24,13 +24,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import receval_cli
-from receval_cli.config import PredictionColumns, TruthColumns
-from receval_cli.conventions import Conventions
-from receval_cli.global_eval import global_values, state_queries
-from receval_cli.io import align_ids, map_ground_truth, map_predictions
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import PredictionColumns, TruthColumns
+from receval_cli.evaluation.global_metrics import global_values, state_queries
+from receval_cli.evaluation.plan import per_user_frame
+from receval_cli.inputs.readers import align_ids, map_ground_truth, map_predictions
 from receval_cli.metrics import MetricSpec, resolve
 from receval_cli.metrics.registry import StateInputs, Universe, merge_states
-from receval_cli.pipeline import per_user_frame
 
 PREDICTIONS = "user,item,score\n1,a,0.9\n1,b,0.8\n1,c,0.7\n2,a,0.9\n2,c,0.5\n2,d,0.4\n3,e,0.3\n"
 TRUTH = "user,item\n1,b\n1,c\n2,d\n3,x\n"

@@ -24,9 +24,9 @@ import polars as pl
 import pytest
 
 import receval_cli
-from receval_cli.conventions import Conventions
+from receval_cli.config.conventions import Conventions
 from receval_cli.metrics import MetricSpec
-from receval_cli.report import Report
+from receval_cli.report.data import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 DATA = GOLDEN / "beyond_data"

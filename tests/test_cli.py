@@ -31,7 +31,7 @@ from cli_helpers import (
 )
 
 from receval_cli import __version__
-from receval_cli.conventions import Conventions
+from receval_cli.config.conventions import Conventions
 from receval_cli.metrics import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -115,7 +115,7 @@ def test_no_match_gives_zero_and_no_sample_size() -> None:
     assert report.metrics == {"ctr": 0.0, "ctr(estimator=ips)": 0.0, "ctr(estimator=dr)": 0.4}
     assert report.logged is not None
     assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] is None
-    from receval_cli.render import render_json
+    from receval_cli.report.render import render_json
 
     assert '"effective_sample_size"' in render_json(report)  # no NaN in the JSON
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_json
 
-from receval_cli.config import load_config
-from receval_cli.conventions import Conventions
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import load_config
 from receval_cli.metrics import REGISTRY
 
 ROOT = Path(__file__).parent.parent
@@ -106,7 +106,7 @@ def test_python_example_with_files_gives_the_quickstart_numbers() -> None:
 
 
 def test_every_preset_fixes_every_convention_and_is_documented() -> None:
-    from receval_cli.presets import PRESETS
+    from receval_cli.config.presets import PRESETS
 
     settings = set(Conventions.model_fields) - {"preset"}
     presets_section = README.split("### Presets")[1].split("\n### ")[0]

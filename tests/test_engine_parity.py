@@ -19,9 +19,9 @@ import polars as pl
 import pytest
 from cli_helpers import invoke, write_config
 
-from receval_cli.config import load_config
-from receval_cli.models import evaluate_config
-from receval_cli.report import Report
+from receval_cli.analysis.runs import evaluate_config
+from receval_cli.config.model import load_config
+from receval_cli.report.data import Report
 
 RANKING = [
     "ndcg@5",
@@ -127,7 +127,7 @@ def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
 
 
 def test_spark_agrees_bit_for_bit(spark: Any, tmp_path: Path) -> None:
-    from receval_cli.spark_engine import evaluate_spark
+    from receval_cli.engines.spark import evaluate_spark
 
     config = parity_data(tmp_path)
     expected = exact(run(tmp_path, config, "single"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_user_error, invoke, run_json, write_config
 
-from receval_cli import engines
+from receval_cli.engines import choice as engines
 
 ROOT = Path(__file__).parent.parent
 
@@ -109,9 +109,9 @@ def test_partitions_run_the_rating_metrics(tmp_path: Path) -> None:
 
 
 def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from receval_cli.config import load_config
-    from receval_cli.models import evaluate_config
-    from receval_cli.report import Report
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.model import load_config
+    from receval_cli.report.data import Report
 
     predictions = GOLDEN / "ties_predictions.csv"
     size = predictions.stat().st_size

@@ -16,7 +16,8 @@ import polars as pl
 import pytest
 from cli_helpers import PRECISION_1, assert_no_traceback, hand_case, invoke
 
-from receval_cli import assembly, pipeline
+from receval_cli.evaluation import assembly
+from receval_cli.evaluation import plan as pipeline
 from receval_cli.metrics.registry import REGISTRY
 
 

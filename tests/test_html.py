@@ -302,7 +302,7 @@ def test_a_partitioned_run_says_why_it_has_no_distributions(tmp_path: Path) -> N
 def test_other_formats_do_not_import_matplotlib() -> None:
     """matplotlib is imported for --format html only (a fresh interpreter)."""
     code = (
-        "import sys; from typer.testing import CliRunner; from receval_cli.cli import app; "
+        "import sys; from typer.testing import CliRunner; from receval_cli.cli.app import app; "
         f"r = CliRunner().invoke(app, ['run', {str(ROOT / 'configs' / 'quickstart.yaml')!r}, "
         "'--format', 'json']); assert r.exit_code == 0, r.output; "
         "print('matplotlib' in sys.modules)"

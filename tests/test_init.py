@@ -23,9 +23,9 @@ from cli_helpers import (
     write_config,
 )
 
-from receval_cli.config import Config, load_config
-from receval_cli.conventions import Conventions
-from receval_cli.init_config import (
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import Config, load_config
+from receval_cli.config.starter import (
     CUTOFFS,
     METRICS,
     PREDICTIONS_PLACEHOLDER,

@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 import receval_cli
-from receval_cli.report import Report
+from receval_cli.report.data import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9

@@ -19,7 +19,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from receval_cli.catalog import ListingFormat, markdown_table, metric_entry
+from receval_cli.cli.metrics_listing import ListingFormat, markdown_table, metric_entry
 from receval_cli.metrics import REGISTRY, MetricSpec, SpecError, resolve
 
 ENTRY_KEYS = [

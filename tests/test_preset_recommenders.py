@@ -29,7 +29,7 @@ import pytest
 
 import receval_cli
 from receval_cli.metrics import MetricSpec
-from receval_cli.report import Report
+from receval_cli.report.data import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9

@@ -79,7 +79,7 @@ def _on_a_terminal(*args: str | Path, env: dict[str, str] | None = None) -> tupl
         if name not in (env or {}):
             environment.pop(name, None)
     process = subprocess.Popen(
-        [sys.executable, "-c", "from receval_cli.cli import main; main()", *map(str, args)],
+        [sys.executable, "-c", "from receval_cli.cli.app import main; main()", *map(str, args)],
         stdin=subprocess.DEVNULL,
         stdout=terminal,
         stderr=terminal,

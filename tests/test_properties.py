@@ -21,7 +21,7 @@ from test_reference_agreement import datasets, run_receval
 from typer.testing import CliRunner
 
 import receval_cli
-from receval_cli.cli import app
+from receval_cli.cli.app import app
 from receval_cli.metrics import lookup
 
 TOL = 1e-12

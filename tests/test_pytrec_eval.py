@@ -26,7 +26,7 @@ import pytest
 import pytrec_eval
 
 import receval_cli
-from receval_cli.conventions import Conventions
+from receval_cli.config.conventions import Conventions
 
 TOL = 1e-12
 CUTOFFS = (1, 2, 3, 5, 10)

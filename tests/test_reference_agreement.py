@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import receval_cli
-from receval_cli.conventions import Conventions
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.presets import PRESETS
 from receval_cli.errors import InputError
-from receval_cli.presets import PRESETS
 
 TOL = 1e-12
 

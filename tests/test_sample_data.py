@@ -52,7 +52,7 @@ def test_shipped_files_are_the_generator_output() -> None:
 def test_bundled_configs_run() -> None:
     from typer.testing import CliRunner
 
-    from receval_cli.cli import app
+    from receval_cli.cli.app import app
 
     for config in ("quickstart", "ratings", "ctr", "beyond", "compare"):
         result = CliRunner().invoke(app, ["run", str(ROOT / "configs" / f"{config}.yaml")])

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from cli_helpers import assert_user_error, invoke, write_config
 
-from receval_cli.config import Config, load_config
+from receval_cli.config.json_schema import DIALECT, config_schema
+from receval_cli.config.model import Config, load_config
 from receval_cli.errors import ConfigError
-from receval_cli.schema import DIALECT, config_schema
 
 ROOT = Path(__file__).parent.parent
 BUNDLED = sorted((ROOT / "configs").glob("*.yaml"))

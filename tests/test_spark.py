@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 from cli_helpers import write_config
 
-from receval_cli.config import load_config
+from receval_cli.analysis.runs import evaluate_config
+from receval_cli.config.model import load_config
+from receval_cli.engines.spark import evaluate_spark
 from receval_cli.errors import InputError, UsageError
-from receval_cli.models import evaluate_config
-from receval_cli.report import Report
-from receval_cli.spark_engine import evaluate_spark
+from receval_cli.report.data import Report
 
 GOLDEN = Path(__file__).parent / "golden" / "data"
 SAMPLE = Path(__file__).parent.parent / "sample_data"

@@ -1,4 +1,4 @@
-"""receval_cli.stats_tests against scipy (a dev-only dependency), hand-computed values,
+"""receval_cli.analysis.statistics against scipy (a dev-only dependency), hand-computed values,
 explicit loop implementations, and coverage by simulation. Every random input is seeded.
 """
 
@@ -12,7 +12,7 @@ import pytest
 from numpy.typing import NDArray
 from scipy import stats
 
-from receval_cli.stats_tests import (
+from receval_cli.analysis.statistics import (
     Floats,
     _norm_ppf,
     bonferroni,

@@ -463,18 +463,18 @@ def test_warnings_are_printed_before_the_verdict(tmp_path: Path) -> None:
 @pytest.mark.parametrize("config", ["configs/quickstart.yaml", "configs/beyond.yaml"])
 def test_no_metric_is_computed(config: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The evaluation entry points raise, and no collected frame holds a metric column."""
-    import receval_cli.assembly
-    import receval_cli.global_eval
-    import receval_cli.models
+    import receval_cli.analysis.runs
+    import receval_cli.evaluation.assembly
+    import receval_cli.evaluation.global_metrics
 
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("validate computed a metric")
 
     for module, name in (
-        (receval_cli.assembly, "evaluate_inputs"),
-        (receval_cli.assembly, "finish"),
-        (receval_cli.models, "evaluate_config"),
-        (receval_cli.global_eval, "global_values"),
+        (receval_cli.evaluation.assembly, "evaluate_inputs"),
+        (receval_cli.evaluation.assembly, "finish"),
+        (receval_cli.analysis.runs, "evaluate_config"),
+        (receval_cli.evaluation.global_metrics, "global_values"),
     ):
         monkeypatch.setattr(module, name, forbidden)
     collected: list[str] = []
@@ -492,7 +492,7 @@ def test_no_metric_is_computed(config: str, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(pl, "collect_all", recording(collect_all))
     monkeypatch.setattr(pl.LazyFrame, "collect", recording(collect))
     passes(config)
-    from receval_cli.config import load_config
+    from receval_cli.config.model import load_config
 
     metrics = {str(s) for s in load_config(Path(config)).specs}
     assert collected  # the checks did run

@@ -14,7 +14,7 @@ from receval_cli.metrics.spec import MetricSpec, ParamValue
 from receval_cli.metrics.stats import Stats
 
 if TYPE_CHECKING:
-    from receval_cli.exact_sum import ExactSum
+    from receval_cli.evaluation.exact_sum import ExactSum
 
 Params = Mapping[str, ParamValue]
 Compute = Callable[[Stats, int | None, Params], pl.Expr]

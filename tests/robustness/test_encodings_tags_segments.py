@@ -28,7 +28,9 @@ from cli_helpers import (
     write_config,
 )
 
-from receval_cli import assembly, pipeline, segments
+from receval_cli.analysis import segments
+from receval_cli.evaluation import assembly
+from receval_cli.evaluation import plan as pipeline
 
 # (Python's codec, the encoding the message names, with a byte-order mark, iconv's -f)
 ENCODINGS = [

@@ -26,7 +26,7 @@ import polars as pl
 import pytest
 from cli_helpers import assert_no_traceback, assert_user_error, hand_case, invoke, write
 
-import receval_cli.models
+import receval_cli.analysis.runs
 
 REPO = Path(__file__).resolve().parents[2]
 EARLIER = "an earlier report: must survive a failed run\n"
@@ -62,7 +62,7 @@ signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 MAIN_DRIVER = """
 import sys
-from receval_cli.cli import main
+from receval_cli.cli.app import main
 
 sys.argv = ["receval", *sys.argv[1:]]
 main()
@@ -71,7 +71,7 @@ main()
 
 def receval(*args: str | Path | int, driver: str = MAIN_DRIVER) -> subprocess.Popen[str]:
     """Start `receval ARGS` in a new process, through a driver script that may patch
-    something and then calls `receval_cli.cli.main()` (the `receval` command)."""
+    something and then calls `receval_cli.cli.app.main()` (the `receval` command)."""
     command = ["-c", PRELUDE + driver]
     paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
@@ -162,7 +162,7 @@ def test_interrupt_mid_run(big_config: Path, tmp_path: Path, signum: int) -> Non
 # process a signal, then runs receval's `main()` with the remaining arguments.
 SIGNAL_DRIVER = """
 import os, signal, sys
-from receval_cli.cli import main
+from receval_cli.cli.app import main
 
 function, signame, nth, folder = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 real = getattr(os, function)
@@ -228,7 +228,7 @@ def test_interrupt_between_renames_completes_the_set(tmp_path: Path) -> None:
 
 FILE_SIZE_DRIVER = """
 import resource, signal, sys
-from receval_cli.cli import main
+from receval_cli.cli.app import main
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
@@ -317,7 +317,9 @@ def test_no_room_for_the_temporary_file(tmp_path: Path, monkeypatch: pytest.Monk
     config = hand_case(tmp_path)
     out = tmp_path / "out"
     before = earlier_reports(out, "report.json")
-    monkeypatch.setattr("receval_cli.output.tempfile.mkstemp", fail_on_call(1, DISK_FULL, print))
+    monkeypatch.setattr(
+        "receval_cli.report.writing.tempfile.mkstemp", fail_on_call(1, DISK_FULL, print)
+    )
     result = invoke("run", config, "--output", out / "report.json")
     assert_user_error(result, "could not be written: No space left on device.")
     assert folder_bytes(out) == before
@@ -407,7 +409,7 @@ def rewrite_after_scan(
 ) -> list[Path]:
     """Apply `change` to the predictions file right after receval has read its schema
     and before the queries run; return the files it was applied to."""
-    real = receval_cli.models.read_predictions
+    real = receval_cli.analysis.runs.read_predictions
     changed: list[Path] = []
 
     def read_then_change(config: Any, path: Path, *args: Any) -> Any:
@@ -416,7 +418,7 @@ def rewrite_after_scan(
         changed.append(path)
         return scanned
 
-    monkeypatch.setattr(receval_cli.models, "read_predictions", read_then_change)
+    monkeypatch.setattr(receval_cli.analysis.runs, "read_predictions", read_then_change)
     return changed
 
 
@@ -474,7 +476,7 @@ def test_io_error_escaping_the_engine(tmp_path: Path, monkeypatch: pytest.Monkey
     def lost(*args: Any) -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO), str(tmp_path / "predictions.csv"))
 
-    monkeypatch.setattr("receval_cli.cli.evaluate_config", lost)
+    monkeypatch.setattr("receval_cli.cli.app.evaluate_config", lost)
     result = invoke("run", config)
     assert_user_error(result, f"{tmp_path / 'predictions.csv'} could not be read: Input/output")
 
@@ -486,7 +488,7 @@ def test_polars_panic_is_an_internal_error(tmp_path: Path, monkeypatch: pytest.M
     def panic(*args: Any) -> None:
         raise pl.exceptions.PanicException("assertion failed: x")
 
-    monkeypatch.setattr("receval_cli.cli.evaluate_config", panic)
+    monkeypatch.setattr("receval_cli.cli.app.evaluate_config", panic)
     result = invoke("run", config)
     assert_no_traceback(result)
     assert result.exit_code == 3

@@ -27,10 +27,10 @@ from helpers import HAND_PARQUET, build, damaged, panicking, parquet_bytes
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from receval_cli.config import load_config
+from receval_cli.analysis.runs import evaluate_config
+from receval_cli.config.model import load_config
 from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
-from receval_cli.models import evaluate_config
 
 SETTINGS = settings(
     deadline=None,

@@ -1,0 +1,269 @@
+"""Confidence intervals and paired comparisons over users.
+
+A per-user metric is a mean (or, for the num_* counts, a sum) over its users, so its
+uncertainty comes from which users happened to be sampled: the bootstrap resamples users
+with replacement (all metrics with the same resample, vectorised: analysis/statistics.py), the
+normal method uses mean +- z sd / sqrt(n).
+
+A comparison of a model with the baseline pairs their per-user values over the users both
+count, d_u = model_u - baseline_u: the difference is mean(d) (times n for a sum), its
+interval the same resampling of d, its p-value a paired test of mean(d) = 0 (t,
+wilcoxon signed-rank, or sign-flip permutation). The p-values of every (model, metric) are
+corrected together (Holm or Bonferroni). Global, pair and logged metrics have no per-user
+values: they get no interval and no test, only the difference of the values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from receval_cli.analysis import statistics as stats_tests
+from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
+from receval_cli.metrics import MetricDef, MetricSpec, lookup
+from receval_cli.report.data import Report
+
+Floats = NDArray[np.float64]
+
+
+def _per_user(report: Report) -> list[str]:
+    """The report's per-user metrics (those with a value per user)."""
+    if report.counted is None:
+        return []
+    return [name for name in report.metrics if name in report.counted.columns]
+
+
+def _matrix(report: Report, names: list[str]) -> tuple[pl.Series, Floats]:
+    """Users, and their values (users x metrics) with NaN where a user does not count."""
+    assert report.per_user is not None
+    assert report.counted is not None
+    values = report.per_user.select(
+        "user",
+        *(
+            pl.when(report.counted.get_column(n)).then(pl.col(n)).otherwise(None).alias(n)
+            for n in names
+        ),
+    )
+    matrix = values.select(names).to_numpy().astype(np.float64)
+    return values.get_column("user"), np.where(np.isfinite(matrix), matrix, np.nan)
+
+
+def _definition(name: str) -> MetricDef:
+    return lookup(MetricSpec.parse(name).name)
+
+
+def _summed(names: list[str]) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    return np.array([_definition(n).aggregate == "sum" for n in names], dtype=np.bool_)
+
+
+def _intervals(values: Floats, summed: np.ndarray[Any, Any], cfg: ConfidenceConfig) -> Floats:
+    """(metrics, 2): the interval of each column's mean (or sum)."""
+    counts = np.sum(~np.isnan(values), axis=0).astype(np.float64)
+    if cfg.method == "normal":
+        low, high = stats_tests.normal_interval(values, cfg.level)
+    else:
+        samples = stats_tests.bootstrap_means(values, cfg.resamples, cfg.seed)
+        low, high = stats_tests.percentile_interval(samples, cfg.level)
+    scale = np.where(summed, counts, 1.0)
+    return np.stack([low * scale, high * scale], axis=1)
+
+
+def add_intervals(report: Report, cfg: ConfidenceConfig) -> None:
+    """Fill report.confidence: an interval for every per-user metric."""
+    names = _per_user(report)
+    intervals: dict[str, list[float]] = {}
+    if names:
+        _, values = _matrix(report, names)
+        bounds = _intervals(values, _summed(names), cfg)
+        intervals = {
+            n: [float(lo), float(hi)]
+            for n, (lo, hi) in zip(names, bounds, strict=True)
+            if not (np.isnan(lo) or np.isnan(hi))  # fewer than 2 users: no interval
+        }
+    report.confidence = {**cfg.model_dump(), "intervals": intervals}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One model against the baseline on one metric."""
+
+    model: str
+    metric: str
+    value: float
+    baseline: float
+    difference: float
+    users: int | None = None  # users in both (per-user metrics)
+    low: float | None = None
+    high: float | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    verdict: str = "untested"  # win, loss, tie, or untested (no per-user values)
+    alpha: float = 0.05
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "metric": self.metric,
+            "value": self.value,
+            "baseline": self.baseline,
+            "difference": self.difference,
+            "users": self.users,
+            "low": self.low,
+            "high": self.high,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "verdict": self.verdict,
+            "alpha": self.alpha,
+        }
+
+
+def _p_value(differences: Floats, cfg: ComparisonConfig) -> float:
+    if cfg.test == "wilcoxon":
+        return stats_tests.wilcoxon_signed_rank(differences)
+    if cfg.test == "permutation":
+        return stats_tests.sign_flip_test(differences, cfg.resamples, cfg.seed)
+    return stats_tests.paired_t_test(differences)
+
+
+def _aligned(reports: Mapping[str, Report], names: Mapping[str, list[str]]) -> dict[str, Floats]:
+    """Each report's per-user values (NaN where not counted) on one user index: the union
+    of the reports' users, sorted, so row u is the same user in every matrix."""
+    frames = []
+    for report in reports.values():
+        assert report.per_user is not None
+        frames.append(report.per_user.select("user"))
+    index = pl.concat(frames).unique().sort("user")
+    aligned = {}
+    for name, report in reports.items():
+        users, values = _matrix(report, names[name])
+        frame = pl.DataFrame({"user": users, "row": np.arange(users.len())})
+        rows = index.join(frame, on="user", how="left").get_column("row").to_numpy()
+        missing = np.isnan(rows.astype(np.float64))
+        taken = values[np.where(missing, 0, rows).astype(np.int64)]
+        taken[missing] = np.nan
+        aligned[name] = taken
+    return aligned
+
+
+def _tested_metrics(
+    report: Report, base_report: Report | None, base_metrics: Mapping[str, float]
+) -> tuple[list[str], list[str]]:
+    """The metrics both sides have, and those of them with per-user values to test."""
+    shared = [m for m in report.metrics if m in base_metrics]
+    per_user = [m for m in _per_user(report) if m in shared]
+    if base_report is not None:
+        per_user = [m for m in per_user if m in _per_user(base_report)]
+    else:  # against fixed values, only a mean's difference is a mean of differences
+        per_user = [m for m in per_user if _definition(m).aggregate == "mean"]
+    return shared, per_user
+
+
+def compare(
+    models: Mapping[str, Report],
+    baseline: str | None,
+    baseline_values: Mapping[str, float] | None,
+    cfg: ComparisonConfig,
+    confidence: ConfidenceConfig,
+) -> list[Comparison]:
+    """Every model (but the baseline) against the baseline model, or against the values of
+    a saved report (`baseline_values`, taken as fixed), on every metric both have; also
+    fills every model's confidence intervals.
+
+    All the intervals (each model's metrics, each model's differences) come from one
+    resampling of the users, aligned across the models: the same draws serve every model
+    and every difference (paired), and are made once.
+    """
+    alpha = 1.0 - cfg.level
+    base_report = models[baseline] if baseline is not None else None
+    base_metrics = base_report.metrics if base_report is not None else dict(baseline_values or {})
+    own = {name: _per_user(report) for name, report in models.items()}
+    aligned = _aligned(models, own)
+    blocks: list[tuple[str, str, list[str], Floats]] = []  # kind, model, metrics, values
+    for name in models:
+        blocks.append(("values", name, own[name], aligned[name]))
+    plans: dict[str, tuple[list[str], list[str]]] = {}
+    for name, report in models.items():
+        if name == baseline:
+            continue
+        shared, tested = _tested_metrics(report, base_report, base_metrics)
+        plans[name] = (shared, tested)
+        columns = [own[name].index(m) for m in tested]
+        mine = aligned[name][:, columns]
+        if base_report is not None:
+            theirs = aligned[baseline][:, [own[baseline].index(m) for m in tested]]  # type: ignore[index]
+        else:
+            theirs = np.array([base_metrics[m] for m in tested], dtype=np.float64)[None, :]
+        blocks.append(("differences", name, tested, mine - theirs))
+    bounds = _intervals(
+        np.concatenate([b[3] for b in blocks], axis=1),
+        np.concatenate([_summed(b[2]) for b in blocks]),
+        confidence,
+    )
+    offset = 0
+    found: dict[tuple[str, str], Floats] = {}
+    for kind, name, metrics, values in blocks:
+        part = bounds[offset : offset + len(metrics)]
+        offset += len(metrics)
+        if kind == "values":
+            intervals = {
+                m: [float(lo), float(hi)] for m, (lo, hi) in zip(metrics, part, strict=True)
+            }
+            models[name].confidence = {**confidence.model_dump(), "intervals": intervals}
+        else:
+            found[(name, "low")], found[(name, "high")] = part[:, 0], part[:, 1]
+            found[(name, "values")] = values
+    rows: list[dict[str, Any]] = []
+    for name, (shared, tested) in plans.items():
+        for metric in shared:
+            value, base = models[name].metrics[metric], float(base_metrics[metric])
+            row: dict[str, Any] = {
+                "model": name,
+                "metric": metric,
+                "value": value,
+                "baseline": base,
+                "difference": value - base,
+            }
+            if metric in tested:
+                j = tested.index(metric)
+                column = found[(name, "values")][:, j]
+                column = column[~np.isnan(column)]
+                scale = float(column.size) if _definition(metric).aggregate == "sum" else 1.0
+                row.update(
+                    users=int(column.size),
+                    difference=float(column.mean()) * scale if column.size else 0.0,
+                    low=float(found[(name, "low")][j]),
+                    high=float(found[(name, "high")][j]),
+                    p_value=_p_value(column, cfg) if column.size else 1.0,
+                )
+            rows.append(row)
+    p = np.array([r["p_value"] for r in rows if "p_value" in r], dtype=np.float64)
+    adjusted = iter(_correct(p, cfg.correction).tolist())
+    results = []
+    for row in rows:
+        if "p_value" in row:
+            row["p_adjusted"] = next(adjusted)
+            row["verdict"] = _verdict(row, alpha)
+        results.append(Comparison(alpha=alpha, **row))
+    return results
+
+
+def _correct(p: Floats, correction: str) -> Floats:
+    if correction == "holm":
+        return stats_tests.holm(p)
+    if correction == "bonferroni":
+        return stats_tests.bonferroni(p)
+    return p
+
+
+def _verdict(row: Mapping[str, Any], alpha: float) -> str:
+    if row["p_adjusted"] >= alpha or row["difference"] == 0:
+        return "tie"
+    better = row["difference"] > 0
+    if not _definition(row["metric"]).higher_is_better:
+        better = not better
+    return "win" if better else "loss"

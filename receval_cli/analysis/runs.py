@@ -1,0 +1,368 @@
+"""Run a config: one model or several, intervals, comparisons with a baseline, gates.
+
+A config with one predictions file gives a Report (flat JSON); with `predictions.models`
+every model is evaluated against the same ground truth (each in its own pass, reading the
+ground truth and the optional inputs again: they are lazy scans) and the result is a
+ModelsReport, whose JSON nests `models.NAME.metrics`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from receval_cli import console
+from receval_cli.analysis.gates import GateResult, check_gates, check_relative
+from receval_cli.analysis.segments import Segment, evaluate_segments, segments_of, user_attributes
+from receval_cli.config.model import (
+    ComparisonConfig,
+    ConfidenceConfig,
+    LoadedConfig,
+    PredictionsConfig,
+)
+from receval_cli.engines.choice import auto_partitions, polars_engine
+from receval_cli.engines.partitions import check_partitionable, evaluate_partitioned
+from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
+from receval_cli.evaluation import unknown_items
+from receval_cli.evaluation.assembly import conclude, evaluate_inputs
+from receval_cli.evaluation.plan import resolved_config
+from receval_cli.inputs.optional import read_sources
+from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.report.data import Report
+from receval_cli.report.saved import read_saved_report, saved_number
+from receval_cli.version import __version__
+
+if TYPE_CHECKING:
+    from receval_cli.analysis.intervals import Comparison
+
+
+# a model's report keys that the several-model report states once, for the whole run
+_RUN_WIDE = ("receval_version", "gates", "warnings", "conventions", "config", "elapsed_seconds")
+
+
+@dataclass
+class ModelsReport:
+    """Several models' Reports, their comparisons with the baseline, and the gates."""
+
+    models: dict[str, Report]
+    baseline: str | None
+    comparisons: list[Comparison]
+    comparison: dict[str, Any] | None  # the comparison settings (test, correction, ...)
+    gates: list[GateResult]
+    config: dict[str, Any]
+    conventions: dict[str, Any]
+    elapsed_seconds: float = 0.0
+    baseline_report: str | None = None  # the saved report compared with, if any
+    version: str = __version__
+    best: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every model's warnings (each names its model)."""
+        return [w for report in self.models.values() for w in report.warnings]
+
+    def to_dict(self) -> dict[str, Any]:
+        models = {}
+        for name, report in self.models.items():
+            data = report.to_dict()
+            drop = (
+                "receval_version",
+                "gates",
+                "warnings",
+                "conventions",
+                "config",
+                "elapsed_seconds",
+            )
+            for key in drop:
+                data.pop(key, None)
+            models[name] = data
+        comparisons = None
+        if self.comparison is not None:
+            comparisons = {
+                **self.comparison,
+                "baseline": self.baseline,
+                "baseline_report": self.baseline_report,
+                "results": [c.to_dict() for c in self.comparisons],
+            }
+        return {
+            "receval_version": self.version,
+            "models": models,
+            "best": self.best,
+            **({"comparisons": comparisons} if comparisons is not None else {}),
+            "gates": {"passed": self.passed, "results": [g.to_dict() for g in self.gates]},
+            "warnings": self.warnings,
+            "conventions": self.conventions,
+            "config": self.config,
+            "elapsed_seconds": self.elapsed_seconds,
+        }
+
+
+def evaluate_config(
+    loaded: LoadedConfig,
+    confidence: ConfidenceConfig | None = None,
+    baseline_report: Path | None = None,
+    per_user: bool = False,
+) -> Report | ModelsReport:
+    """Evaluate every model of the config; intervals, comparisons and gates as configured.
+    `per_user`: partitioned engines keep the per-user rows too (a single pass always does)."""
+    started = time.perf_counter()
+    config = loaded.config
+    if config.engine == "auto" and config.partitions == 1:
+        loaded = _auto_partitions(loaded, confidence, baseline_report)
+        config = loaded.config
+    if config.engine == "spark" or config.partitions > 1:
+        refuse_partitioned_extras(loaded, confidence, baseline_report)
+        check_segment_gates(loaded, [])
+        reject_relative_gates(loaded)
+        if config.engine == "spark":
+            from receval_cli.engines.spark import DEFAULT_BUCKETS, evaluate_spark
+
+            buckets = config.partitions if config.partitions > 1 else DEFAULT_BUCKETS
+            return evaluate_spark(loaded, buckets=buckets, per_user=per_user)
+        file = next(iter(config.model_files().values()))
+        engine = polars_engine(config.engine, [loaded.resolve_path(file.path)])
+        return evaluate_partitioned(loaded, config.partitions, engine, per_user)
+    confidence = confidence or config.confidence
+    comparing = config.several_models or baseline_report is not None
+    if comparing and confidence is None:
+        confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
+    attributes = user_attributes(loaded)
+    segments = [] if attributes is None else segments_of(attributes, config.segment_by)
+    reports: dict[str, Report] = {}
+    for name, file in config.model_files().items():
+        # with a comparison, compare() computes every model's intervals in one resampling
+        label = f"model {name}: " if config.several_models else ""
+        with console.stage(f"{label}read, rank, join, metrics"):
+            whole = _evaluate_model(loaded, file, None if comparing else confidence)
+        reports[name] = whole
+        if attributes is not None and segments:
+            with console.stage(f"{label}{len(segments)} segments"):
+                parts, skipped = _evaluate_segments(
+                    loaded, file, confidence, whole, attributes, segments
+                )
+            whole.segments.update(parts)
+            whole.segments_skipped.update(skipped)
+        reports[name].attributes = attributes
+    check_segment_gates(loaded, segments)
+    if not comparing:
+        (report,) = reports.values()
+        reject_relative_gates(loaded)
+        conclude(report, loaded)
+        report.elapsed_seconds = time.perf_counter() - started
+        return report
+    assert confidence is not None
+    settings = config.comparison or ComparisonConfig()
+    baseline, saved = None, None
+    if baseline_report is not None:
+        saved = read_baseline_report(baseline_report, settings.baseline)
+    else:
+        baseline = settings.baseline or next(iter(reports))
+    from receval_cli.analysis.intervals import compare  # numpy: only when comparing
+
+    with console.stage("intervals and comparisons"):
+        comparisons = compare(reports, baseline, saved, settings, confidence)
+    gates = _gates(loaded, reports, baseline, comparisons)
+    return ModelsReport(
+        models=reports,
+        baseline=baseline,
+        comparisons=comparisons,
+        comparison=settings.model_dump(exclude={"baseline"}),
+        gates=gates,
+        config=resolved_config(loaded),
+        conventions=config.conventions.model_dump(),
+        elapsed_seconds=time.perf_counter() - started,
+        baseline_report=str(baseline_report) if baseline_report is not None else None,
+        best=_best(reports),
+    )
+
+
+def refuse_partitioned_extras(
+    loaded: LoadedConfig, confidence: ConfidenceConfig | None, baseline_report: Path | None
+) -> None:
+    """Partitioned runs (engine: spark, partitions > 1) refuse intervals, comparisons and
+    segments."""
+    config = loaded.config
+    if confidence or config.confidence or baseline_report or config.segment_by:
+        raise UsageError(
+            "partitioned runs (engine: spark, partitions > 1) compute the metrics from "
+            "partial sums; intervals, comparisons and segments need every per-user value "
+            "and run without partitions."
+        )
+
+
+def _auto_partitions(
+    loaded: LoadedConfig, confidence: ConfidenceConfig | None, baseline_report: Path | None
+) -> LoadedConfig:
+    """engine: auto on big predictions: partitions, when the run allows them."""
+    config = loaded.config
+    paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
+    wanted = auto_partitions(paths)
+    if wanted == 1 or confidence or config.confidence or baseline_report or config.segment_by:
+        return loaded
+    try:
+        check_partitionable(loaded, "auto", side_inputs=True)
+    except UsageError:
+        return loaded
+    return dataclasses.replace(loaded, config=config.model_copy(update={"partitions": wanted}))
+
+
+def _evaluate_model(
+    loaded: LoadedConfig, file: PredictionsConfig, confidence: ConfidenceConfig | None
+) -> Report:
+    """One model's Report, with intervals when asked."""
+    config = loaded.config
+    predictions, truth, engine = _model_inputs(loaded, file)
+    report = evaluate_inputs(
+        predictions,
+        truth,
+        loaded.specs,
+        config.conventions,
+        sources=read_sources(loaded),
+        engine=engine,
+        check_unknown=config.unknown_items.check,
+    )
+    if confidence is not None:
+        from receval_cli.analysis.intervals import add_intervals  # numpy: only with intervals
+
+        add_intervals(report, confidence)
+    return report
+
+
+def _evaluate_segments(
+    loaded: LoadedConfig,
+    file: PredictionsConfig,
+    confidence: ConfidenceConfig | None,
+    whole: Report,
+    attributes: pl.DataFrame,
+    segments: list[Segment],
+) -> tuple[dict[str, Report], dict[str, str]]:
+    """Every segment's Report (with intervals when asked), and why the others could not
+    be evaluated: one more pass over the model's inputs, not one per segment (see
+    segments.evaluate_segments)."""
+    config = loaded.config
+    predictions, truth, engine = _model_inputs(loaded, file)
+    return evaluate_segments(
+        predictions,
+        truth,
+        loaded.specs,
+        config.conventions,
+        read_sources(loaded),
+        whole,
+        attributes,
+        segments,
+        engine=engine,
+        confidence=confidence,
+    )
+
+
+def _model_inputs(loaded: LoadedConfig, file: PredictionsConfig) -> tuple[Input, Input, Any]:
+    """A model's predictions and the ground truth, scanned, and the polars engine for them."""
+    config = loaded.config
+    predictions = read_predictions(file, loaded.resolve_path(file.path))
+    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    return predictions, truth, polars_engine(config.engine, [predictions.path])
+
+
+def check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
+    names = [s.name for s in segments]
+    for metric, gate in loaded.gates.items():
+        if gate.segment is None:
+            continue
+        if gate.segment not in names:
+            listed = ", ".join(names) if names else "none (set segment_by)"
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}.segment '{gate.segment}' is not a segment of "
+                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}"
+            )
+        if gate.relative:
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}: a gate on a segment takes min or max; "
+                "comparisons with the baseline are over all users."
+            )
+
+
+def reject_relative_gates(loaded: LoadedConfig) -> None:
+    relative = [metric for metric, gate in loaded.gates.items() if gate.relative]
+    if relative:
+        raise ConfigError(
+            f"{loaded.path}: gates.{relative[0]} compares with a baseline (max_drop, "
+            "max_relative_drop or no_significant_drop), and this run has one model. List "
+            "several models under predictions.models, or pass --baseline-report PATH."
+        )
+
+
+def _gates(
+    loaded: LoadedConfig,
+    reports: dict[str, Report],
+    baseline: str | None,
+    comparisons: list[Comparison],
+) -> list[GateResult]:
+    """Every gate for every model but the baseline (the reference, not under test), or for
+    the one model a gate names."""
+    found = {(c.model, c.metric): c for c in comparisons}
+    results: list[GateResult] = []
+    for model, report in reports.items():
+        results += unknown_items.check(report, loaded.config.unknown_items, model)
+        named = {m: g for m, g in loaded.gates.items() if g.model == model}
+        if model == baseline:
+            results += check_gates(named, report.metrics, model, report.segments)
+            continue
+        results += check_gates(loaded.gates, report.metrics, model, report.segments)
+        for metric, gate in loaded.gates.items():
+            if not gate.relative or gate.model not in (None, model):
+                continue
+            comparison = found.get((model, metric))
+            if comparison is None:
+                raise InputError(f"gates.{metric}: the baseline has no value for {metric}.")
+            if gate.no_significant_drop and comparison.p_adjusted is None:
+                raise ConfigError(
+                    f"{loaded.path}: gates.{metric}: no_significant_drop needs per-user values "
+                    f"to test, and {metric} is one value over all users (a global, rating or "
+                    "click metric). Use max_drop or max_relative_drop for it."
+                )
+            higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+            results += check_relative(metric, gate, model, comparison.to_dict(), higher)
+    return results
+
+
+def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
+    """For each metric, the model(s) with the best value (ties: all of them)."""
+    best: dict[str, list[str]] = {}
+    first = next(iter(reports.values()))
+    for metric in first.metrics:
+        higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+        values = {name: r.metrics[metric] for name, r in reports.items()}
+        target = max(values.values()) if higher else min(values.values())
+        best[metric] = [name for name, v in values.items() if v == target]
+    return best
+
+
+def read_baseline_report(path: Path, model: str | None) -> dict[str, float]:
+    """The metric values of a saved JSON report (a model's, for a several-model report)."""
+    data = read_saved_report(path, "baseline report")
+    key = "metrics"
+    if "models" in data:
+        names = list(data["models"]) if isinstance(data["models"], dict) else []
+        chosen = model or data.get("comparisons", {}).get("baseline") or names[0]
+        if chosen not in names or not isinstance(data["models"][chosen], dict):
+            raise InputError(
+                f"baseline report {path} has no model '{chosen}' (its models: "
+                f"{', '.join(map(str, names))}). Set comparison.baseline to one of them."
+            )
+        metrics = data["models"][chosen].get("metrics")
+        key = f"models.{chosen}.metrics"
+    else:
+        metrics = data["metrics"]
+    if not isinstance(metrics, dict):
+        raise InputError(f"baseline report {path}: {key} is not a mapping of metric values.")
+    return {str(k): saved_number(v, path, f"{key}.{k}") for k, v in metrics.items()}

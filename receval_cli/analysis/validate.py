@@ -1,0 +1,543 @@
+"""`receval validate CONFIG`: check a config and its inputs without computing a metric.
+
+It reads every input with `run`'s readers, aligns the ids and runs `run`'s checks (the
+same queries that ride along with the metrics, here collected alone), so it fails with
+`run`'s message wherever `run` would fail on the inputs. The metric expressions are
+built (that is where a metric that needs a missing input fails) but never collected.
+What passes is summed up: rows, users, items, nulls, duplicates, id types, list lengths,
+the relevance grades, the users in both files, and warnings for what `run` accepts but
+looks wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from receval_cli import console
+from receval_cli.analysis.runs import (
+    check_segment_gates,
+    read_baseline_report,
+    refuse_partitioned_extras,
+    reject_relative_gates,
+)
+from receval_cli.analysis.segments import segments_of, user_attributes
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import (
+    LoadedConfig,
+    PredictionsConfig,
+    UnknownItemsConfig,
+    load_config,
+)
+from receval_cli.console import shown
+from receval_cli.engines.choice import polars_engine
+from receval_cli.engines.partitions import check_partitionable
+from receval_cli.errors import RecEvalError
+from receval_cli.evaluation import unknown_items
+from receval_cli.evaluation.assembly import Run, bucket_partial, raise_checks
+from receval_cli.evaluation.clicks import checked_log
+from receval_cli.evaluation.global_metrics import (
+    outside_universe,
+    require_universe,
+    universe_of,
+)
+from receval_cli.evaluation.plan import (
+    exposure_depth,
+    max_depth,
+    per_user_frame,
+)
+from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
+from receval_cli.inputs.change_watch import input_files, watching
+from receval_cli.inputs.optional import check_sources, read_sources
+from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.metrics import lookup
+
+EXAMPLES = 3
+TINY_OVERLAP = 0.1  # users in both files, as a share of the ground truth's users
+RELEVANCE_VALUES = 20  # grades listed in the relevance distribution (the smallest)
+
+
+class ValidateFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -> dict[str, Any]:
+    """The health summary of a config's inputs; raises what `run` raises on them."""
+    config = loaded.config
+    engine = _check_engine(loaded, baseline_report)
+    attributes = user_attributes(loaded)
+    segments = [] if attributes is None else segments_of(attributes, config.segment_by)
+    health: dict[str, Any] = {
+        "config": str(loaded.path),
+        "models": {},
+        "ground_truth": {},
+        "optional": {},
+        "warnings": [],
+    }
+    for index, (name, file) in enumerate(config.model_files().items()):
+        with console.stage(f"check model {name}"):
+            model, others = _check_model(loaded, file, engine, describe_all=index == 0)
+        health["models"][name] = model
+        if others:
+            health["ground_truth"] = others.pop("ground truth")
+            health["optional"] = others
+        several = name if config.several_models else None
+        health["warnings"] += _warnings(several, model, config.unknown_items)
+    check_segment_gates(loaded, segments)
+    if not config.several_models and baseline_report is None:
+        reject_relative_gates(loaded)
+    if baseline_report is not None:
+        settings = config.comparison
+        read_baseline_report(baseline_report, settings.baseline if settings else None)
+    return health
+
+
+def _check_engine(loaded: LoadedConfig, baseline_report: Path | None) -> Any:
+    """Raise for the settings `run` refuses with its engine; the polars engine to use."""
+    config = loaded.config
+    paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
+    if config.engine == "spark" or config.partitions > 1:
+        refuse_partitioned_extras(loaded, None, baseline_report)
+        if config.engine == "spark":
+            from receval_cli.engines.spark import refuse_file_order
+
+            refuse_file_order(config.conventions)
+            check_partitionable(loaded, "engine: spark", side_inputs=True)
+            return polars_engine("auto", paths)
+        check_partitionable(loaded, f"partitions: {config.partitions}", side_inputs=True)
+    return polars_engine(config.engine, paths)
+
+
+def _check_model(
+    loaded: LoadedConfig, file: PredictionsConfig, engine: Any, describe_all: bool
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """One model's checks, in `run`'s order, and its part of the summary; with
+    `describe_all`, also the summary of the ground truth and the optional inputs."""
+    config = loaded.config
+    conventions = config.conventions
+    predictions = read_predictions(file, loaded.resolve_path(file.path))
+    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
+    sources = read_sources(loaded)
+    types = {source.role: _id_types(source) for source in (predictions, truth, *sources.given())}
+    align_ids(predictions, truth, *sources.given())
+    check_sources(sources, conventions.duplicates)
+    scopes = {
+        scope: tuple(s for s in loaded.specs if lookup(s.name).scope == scope)
+        for scope in ("user", "pairs", "logged", "global")
+    }
+    user_specs, global_specs = scopes["user"], scopes["global"]
+    universe = universe_of(sources)
+    require_universe(global_specs, universe)
+    # built for the errors of planning the metrics (an input they need, ...); never collected
+    per_user_frame(predictions, truth, user_specs, conventions, sources, global_specs)
+    # the same checks, lists and user statuses as run, without a metric column; the lists
+    # as deep as run ranks them (whole, for rating and click metrics only)
+    listed = (*user_specs, *global_specs) or loaded.specs
+    depth = max_depth(listed, conventions.max_depth)
+    profiled = [predictions, truth, *sources.given()] if describe_all else [predictions]
+    reference = unknown_items.reference_of(truth, sources)
+    extra = [truth.frame.select("item").unique(), truth.frame.group_by("rel").len().sort("rel")]
+    for source in profiled:
+        extra += _profile(source)
+    partial = bucket_partial(
+        predictions,
+        truth,
+        (),
+        conventions,
+        sources,
+        engine,
+        check_unknown=True,
+        count_rows="raw",
+        keep="all",
+        list_specs=listed,
+        extra=tuple(extra),
+        reference=reference[1],
+    )
+    run = Run(predictions, truth, loaded.specs, conventions, sources, reference, 0.0)
+    raise_checks(partial, run, universe)
+    known, grades, *found = partial.extra
+    per_user = partial.values
+    assert per_user is not None
+    tally = partial.tally
+    (recommended,) = partial.recommended
+    unknown = partial.unknown
+    assert unknown is not None
+    outside = outside_universe(recommended, universe)
+    if scopes["pairs"]:
+        joined = pair_join(predictions, truth, scopes["pairs"], conventions)
+        counts, unpredicted = pl.collect_all(check_queries(joined), engine=engine)
+        examples = [tuple(row) for row in unpredicted.iter_rows()]
+        checked_pairs(counts.row(0, named=True), examples, predictions, truth, conventions)
+    if scopes["logged"]:
+        checked_log(predictions, truth, conventions)
+    blocks = {
+        source.role: _block(source, types[source.role], found[2 * i], found[2 * i + 1])
+        for i, source in enumerate(profiled)
+    }
+    if "ground truth" in blocks:
+        blocks["ground truth"] = _users_and_repeats(
+            blocks["ground truth"], tally["in_ground_truth"], per_user, "truth_items"
+        )
+        blocks["ground truth"]["relevance"] = _relevance(truth, grades)
+    blocks["predictions"] = _users_and_repeats(
+        blocks["predictions"], tally["in_predictions"], per_user, "list_rows"
+    )
+    for role in blocks.keys() - {"predictions", "ground truth"}:
+        del blocks[role]["pairs"]  # the rows of a catalog or a log
+    model = {
+        "predictions": {
+            **blocks.pop("predictions"),
+            "list_length": _list_lengths(per_user, exposure_depth(loaded.specs)),
+        },
+        "ids": _alignment(types),
+        "users": _users(per_user, tally, conventions),
+        "items": _items(recommended, known, depth, universe.source, outside),
+        "unknown_items": unknown_items.describe(unknown, reference[0]),
+    }
+    return model, blocks
+
+
+def _id_types(source: Input) -> dict[str, pl.DataType]:
+    """The user and item id types as read, before align_ids gives them one type."""
+    schema = source.frame.collect_schema()
+    return {c: schema[c] for c in ("user", "item") if c in schema}
+
+
+def _profile(source: Input) -> list[pl.LazyFrame]:
+    """Two queries: the file's rows and the nulls of each column the config maps; the
+    mapped (user, item) rows and the distinct items (and users, for an optional input:
+    the predictions' and ground truth's users are counted in the per-user table)."""
+    mapped = list(dict.fromkeys(source.columns.values()))
+    nulls = pl.struct(pl.col(c).null_count() for c in mapped)  # a column may be named rows
+    raw = source.raw.select(pl.len().alias("rows"), nulls.alias("nulls"))
+    names = source.frame.collect_schema().names()
+    counted = ("item",) if source.role in ("predictions", "ground truth") else ("user", "item")
+    exprs = [pl.col(c).n_unique().alias(f"{c}s") for c in counted if c in names]
+    return [raw, source.frame.select(pl.len().alias("pairs"), *exprs)]
+
+
+def _block(
+    source: Input, types: dict[str, pl.DataType], raw: pl.DataFrame, mapped: pl.DataFrame
+) -> dict[str, Any]:
+    """One input's part of the summary."""
+    found = raw.row(0, named=True)
+    nulls = {k: int(v) for k, v in found["nulls"].items()}
+    rows = found["rows"]
+    return {
+        **source.describe(),
+        "rows": rows,
+        **{k: int(v) for k, v in mapped.row(0, named=True).items()},
+        "nulls": nulls,
+        "id_types": {column: str(dtype) for column, dtype in types.items()},
+    }
+
+
+def _users_and_repeats(
+    block: dict[str, Any], users: int, per_user: pl.DataFrame, length: str
+) -> dict[str, Any]:
+    """The predictions' or ground truth's block with its users and the mapped rows that
+    repeat a (user, item): the rows less the distinct pairs, which the per-user table
+    counts (list_distinct / truth_distinct under an `error` policy; else `length`, the
+    rows dedupe left)."""
+    distinct = {"list_rows": "list_distinct", "truth_items": "truth_distinct"}[length]
+    column = distinct if distinct in per_user.columns else length
+    repeated = block["pairs"] - int(per_user.get_column(column).sum())
+    described = {k: block[k] for k in ("path", "format", "layout", "columns", "rows")}
+    numbers = {"users": users, "items": block["items"], "duplicate_rows": repeated}
+    return {**described, **numbers, "nulls": block["nulls"], "id_types": block["id_types"]}
+
+
+def _relevance(truth: Input, grades: pl.DataFrame) -> dict[str, Any] | str:
+    """How many ground-truth items have each grade (the smallest grades), or "binary"."""
+    if not ({"relevance", "relevances"} & set(truth.columns)):
+        return "binary"
+    shown = grades.head(RELEVANCE_VALUES).iter_rows()
+    return {"distinct": grades.height, "counts": {f"{v:g}": int(n) for v, n in shown}}
+
+
+def _list_lengths(per_user: pl.DataFrame, cutoff: int | None) -> dict[str, Any]:
+    """Rows per user with recommendations (min, median, max), and how many users in both
+    files have fewer than the largest cutoff."""
+    lengths = per_user.get_column("list_rows").drop_nulls()
+    short = per_user.filter(pl.col("in_truth") & (pl.col("list_rows") < (cutoff or 0)))
+    return {
+        "min": int(lengths.min()),  # type: ignore[arg-type]
+        "median": float(lengths.median()),  # type: ignore[arg-type]
+        "max": int(lengths.max()),  # type: ignore[arg-type]
+        "largest_cutoff": cutoff,
+        "shorter_than_cutoff": short.height,
+    }
+
+
+def _alignment(types: dict[str, dict[str, pl.DataType]]) -> dict[str, Any]:
+    """Per id column: its type in each file, and what align_ids compares them as."""
+    block = {}
+    for column in ("user", "item"):
+        found = {role: t[column] for role, t in types.items() if column in t}
+        integers = [d.is_integer() for d in found.values()]
+        block[column] = {
+            "types": {role: str(d) for role, d in found.items()},
+            "compared_as": "integer" if all(integers) else "text",
+            "mixed": any(integers) and not all(integers),
+        }
+    return block
+
+
+def _examples(per_user: pl.DataFrame, mask: pl.Expr) -> dict[str, Any]:
+    users = per_user.filter(mask).get_column("user").sort()
+    return {"count": users.len(), "examples": users.head(EXAMPLES).to_list()}
+
+
+def _users(
+    per_user: pl.DataFrame, tally: dict[str, int], conventions: Conventions
+) -> dict[str, Any]:
+    recommended = pl.col("list_length") > 0
+    in_truth = pl.col("in_truth")
+    return {
+        "in_ground_truth": tally["in_ground_truth"],
+        "in_predictions": tally["in_predictions"],
+        "in_both": tally["in_both"],
+        "only_in_predictions": _examples(per_user, recommended & ~in_truth),
+        "only_in_ground_truth": _examples(per_user, in_truth & ~recommended),
+        "no_relevant": {
+            **_examples(per_user, in_truth & (pl.col("n_relevant") == 0)),
+            "relevance_threshold": conventions.relevance_threshold,
+            "rule": conventions.users_without_relevant,
+        },
+        "evaluated": tally["evaluated"],
+    }
+
+
+def _items(
+    recommended: pl.DataFrame,
+    known: pl.DataFrame,
+    depth: int | None,
+    universe: str,
+    outside: pl.DataFrame | None,
+) -> dict[str, Any]:
+    """The distinct items in the lists (to the depth `run` ranks them); those in no user's
+    ground truth, and those outside the catalog (or the interactions log)."""
+    absent = recommended.join(known, on="item", how="anti").get_column("item").sort()
+    block: dict[str, Any] = {
+        "depth": depth,
+        "recommended": recommended.height,
+        "not_in_ground_truth": {"count": absent.len(), "examples": absent.head(EXAMPLES).to_list()},
+    }
+    if outside is not None:
+        items = outside.get_column("item").sort()
+        block["outside_universe"] = {
+            "universe": universe,
+            "count": items.len(),
+            "examples": items.head(EXAMPLES).to_list(),
+        }
+    return block
+
+
+def _warnings(model: str | None, health: dict[str, Any], settings: UnknownItemsConfig) -> list[str]:
+    """What `run` accepts but looks wrong."""
+    where = f"model {model}: " if model else ""
+    found = []
+    for column, ids in health["ids"].items():
+        if ids["mixed"]:
+            types = ", ".join(f"{role} {dtype}" for role, dtype in ids["types"].items())
+            found.append(
+                f"{where}the {column} ids are integers in one file and text in another "
+                f'({types}); run compares them as text, so 7 matches "7" but not "07". '
+                "Check that every file writes the ids the same way."
+            )
+    users = health["users"]
+    if users["in_both"] < TINY_OVERLAP * users["in_ground_truth"]:
+        found.append(
+            f"{where}only {users['in_both']} of the {users['in_ground_truth']} users in the "
+            "ground truth have recommendations. Check predictions.columns.user and "
+            "ground_truth.columns.user, and that both files hold the same users."
+        )
+    unknown = unknown_items.warning(health["unknown_items"], settings, model)
+    if unknown is not None:
+        found.append(unknown)
+    lengths = health["predictions"]["list_length"]
+    if lengths["shorter_than_cutoff"]:
+        found.append(
+            f"{where}{lengths['shorter_than_cutoff']} of the {users['in_both']} users in both "
+            f"files have fewer than {lengths['largest_cutoff']} recommendations, the largest "
+            "cutoff. Check how many items the model was asked for."
+        )
+    return found
+
+
+def _counted(found: dict[str, Any]) -> str:
+    """A count, with example ids when there are some."""
+    if not found["count"]:
+        return "0"
+    more = ", ..." if found["count"] > len(found["examples"]) else ""
+    return f"{found['count']} (e.g. {', '.join(map(repr, found['examples']))}{more})"
+
+
+def _grades(relevance: dict[str, Any] | str) -> str:
+    if isinstance(relevance, str):
+        return relevance
+    shown = ", ".join(f"{grade}: {n}" for grade, n in relevance["counts"].items())
+    hidden = relevance["distinct"] - len(relevance["counts"])
+    return shown + (f", ... ({hidden} more grades)" if hidden else "")
+
+
+def _inputs(health: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every input's block by its label: predictions (one per model), ground truth, optional."""
+    several = len(health["models"]) > 1
+    found = {
+        f"predictions: {name}" if several else "predictions": model["predictions"]
+        for name, model in health["models"].items()
+    }
+    return {**found, "ground truth": health["ground_truth"], **health["optional"]}
+
+
+def _files(inputs: dict[str, dict[str, Any]]) -> Table:
+    """Each input's path, format, layout and mapped columns."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")  # a path is never cut short
+    for label, block in inputs.items():
+        columns = ", ".join(f"{key}={name}" for key, name in block["columns"].items())
+        table.add_row(label, f"{block['path']}\n{block['format']}, {block['layout']}: {columns}")
+    return table
+
+
+def _numbers_table(inputs: dict[str, dict[str, Any]]) -> Table:
+    """Rows, users, items, id types, nulls and duplicates of every input, side by side."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("")
+    for label in inputs:
+        table.add_column(label, justify="right")
+
+    def cell(block: dict[str, Any], key: str) -> str:
+        if key == "nulls":
+            found = [f"{c} {n}" for c, n in block["nulls"].items() if n]
+            return ", ".join(found) or "none"
+        if key in ("user", "item"):
+            return str(block["id_types"].get(key, ""))
+        if key == "list_length":
+            if key not in block:
+                return ""
+            x = block[key]
+            return f"{x['min']} / {x['median']:g} / {x['max']}"
+        return str(block.get(key, ""))
+
+    rows = {
+        "rows": "rows",
+        "users": "users",
+        "items": "items",
+        "user": "user id type",
+        "item": "item id type",
+        "nulls": "nulls",
+        "duplicate_rows": "repeated (user, item) rows",
+        "list_length": "list length min / median / max",
+    }
+    for key, label in rows.items():
+        table.add_row(label, *(cell(block, key) for block in inputs.values()))
+    return table
+
+
+def _overlap_table(health: dict[str, Any]) -> Table:
+    """Per model: the users in both files or in one, the ids' types, the items."""
+    models = health["models"]
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("predictions vs ground truth")
+    for name in models:
+        table.add_column(name if len(models) > 1 else "")
+    first = next(iter(models.values()))
+    threshold = first["users"]["no_relevant"]["relevance_threshold"]
+    depth = first["items"]["depth"]
+    rows: dict[str, list[str]] = {}
+    for model in models.values():
+        users, items = model["users"], model["items"]
+        found = {
+            "users in both": str(users["in_both"]),
+            "only in predictions": _counted(users["only_in_predictions"]),
+            "only in ground truth": _counted(users["only_in_ground_truth"]),
+            f"no item with relevance >= {threshold:g}": _counted(users["no_relevant"]),
+            "users evaluated": str(users["evaluated"]),
+            "user ids compared as": _compared(model["ids"]["user"]),
+            "item ids compared as": _compared(model["ids"]["item"]),
+            f"items recommended ({'whole lists' if depth is None else f'top {depth}'})": str(
+                items["recommended"]
+            ),
+            "  in no user's ground truth": _counted(items["not_in_ground_truth"]),
+        }
+        if "outside_universe" in items:
+            outside = items["outside_universe"]
+            found[f"  not in the {outside['universe']}"] = _counted(outside)
+        for label, value in found.items():
+            rows.setdefault(label, []).append(value)
+    for label, values in rows.items():
+        table.add_row(label, *values)
+    return table
+
+
+def _compared(ids: dict[str, Any]) -> str:
+    types = sorted(set(ids["types"].values()))
+    return f"{ids['compared_as']} ({' and '.join(types)})"
+
+
+def render_health(health: dict[str, Any]) -> RenderableType:
+    """The summary: the files, their numbers side by side, the overlap, the warnings."""
+    inputs = _inputs(health)
+    parts: list[RenderableType] = [
+        shown(f"receval validate {health['config']}"),
+        _files(inputs),
+        Text(""),
+        _numbers_table(inputs),
+        Text(f"relevance (ground truth): {_grades(health['ground_truth']['relevance'])}"),
+        Text(""),
+        _overlap_table(health),
+        Text(""),
+    ]
+    for warning in health["warnings"]:
+        parts.append(Text("warning: ", style="bold yellow") + shown(warning))
+    count = len(health["warnings"])
+    verdict = "ok: receval run can evaluate this config"
+    if count:
+        verdict += f" ({count} warning{'s' if count > 1 else ''})"
+    parts.append(Text(verdict, style="bold green"))
+    return Group(*parts)
+
+
+def validate_command(
+    config: Annotated[Path, typer.Argument(help="The YAML config file.")],
+    format: Annotated[
+        ValidateFormat,
+        typer.Option("--format", "-f", help="table (a summary) or json (for scripts)."),
+    ] = ValidateFormat.table,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", help="As for run: the conventions of a well-known tool."),
+    ] = None,
+    baseline_report: Annotated[
+        Path | None,
+        typer.Option("--baseline-report", help="As for run: a saved JSON report to compare with."),
+    ] = None,
+    no_color: console.NoColorOption = False,
+    verbose: console.VerboseOption = False,
+) -> None:
+    """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
+    console.configure(no_color=no_color, verbose=verbose)
+    try:
+        loaded = load_config(config, preset)
+        with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
+            health = validate_config(loaded, baseline_report)
+    except RecEvalError as error:
+        raise console.fail(error, error.exit_code) from None
+    if format == ValidateFormat.json:
+        sys.stdout.write(json.dumps(health, indent=2, allow_nan=False) + "\n")
+    else:
+        console.show(render_health(health))

@@ -1,0 +1,316 @@
+"""What `receval metrics` shows: every metric from the registry, or one in full.
+
+Everything here is read from the registry, the conventions and the presets, so the listing
+cannot drift from what `run` computes. `--format table` (rich, for reading) is
+`metric_table` / `metric_detail`; `--format json` and `--format markdown` are
+`metric_listing`, built from one `MetricEntry` per metric.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import re
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any, TypedDict
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.presets import PRESETS
+from receval_cli.escaping import markdown_text
+from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, lookup
+from receval_cli.metrics.registry import Param
+from receval_cli.metrics.spec import ParamValue
+
+
+def direction(definition: MetricDef) -> str:
+    """higher or lower (is better), or count for a metric summed over the users."""
+    if definition.aggregate == "sum":
+        return "count"
+    return "higher" if definition.higher_is_better else "lower"
+
+
+def _param_lines(definition: MetricDef) -> str:
+    lines = []
+    for param in definition.params:
+        if param.convention:
+            source = f"conventions.{param.convention}"
+        elif param.default is not None:
+            source = f"default {param.default}"
+        else:
+            source = "required" if param.required else "optional"
+        lines.append(f"{param.name}: {param.doc} ({source})")
+    return "\n".join(lines)
+
+
+def preset_measure_map(definition: MetricDef) -> dict[str, str]:
+    """Preset name -> its tool's measure name, for each preset whose tool has this metric
+    (the measure of `NAME@k` when the preset maps both `NAME@k` and `NAME`)."""
+    found = {}
+    for preset in PRESETS.values():
+        keys = [f"{definition.name}@k", definition.name]
+        measure = next((preset.metrics[k] for k in keys if k in preset.metrics), None)
+        if measure is not None:
+            found[preset.name] = measure
+    return found
+
+
+def preset_measures(definition: MetricDef) -> str:
+    """`preset: their measure` for each preset whose tool has this metric."""
+    return "\n".join(f"{p}: {m}" for p, m in preset_measure_map(definition).items())
+
+
+def metric_table() -> RenderableType:
+    """One row per metric: name and aliases, definition, parameters, better, presets."""
+    table = Table(title="receval metrics", title_justify="left", show_lines=True)
+    table.add_column("name", no_wrap=True)  # a name is never cut
+    for column in ("definition", "parameters (default from)", "better", "in presets"):
+        table.add_column(column, overflow="fold")  # a long word folds, never cut with …
+    for definition in REGISTRY.values():
+        name = definition.name + ("@k" if definition.takes_cutoff else "")
+        if definition.aliases:
+            name += "\n(" + ", ".join(definition.aliases) + ")"
+        table.add_row(
+            Text(name),
+            Text(f"{definition.summary}\n{definition.formula}"),
+            Text(_param_lines(definition)),
+            Text(direction(definition)),
+            Text(preset_measures(definition)),
+        )
+    footer = Text(
+        "Every per-user metric also takes users_without_recommendations and "
+        "users_without_relevant (conventions.*). `receval metrics NAME` shows one metric in "
+        "full, with how each preset defines it."
+    )
+    return _stack(table, footer)
+
+
+def _stack(*parts: RenderableType) -> Group:
+    return Group(*parts)
+
+
+def _range_text(lower: float | None, upper: float | None) -> str:
+    """`[lower, upper]`, an unbounded end written -inf or inf."""
+    low = "-inf" if lower is None else f"{lower:g}"
+    high = "inf" if upper is None else f"{upper:g}"
+    return f"[{low}, {high}]"
+
+
+def metric_detail(name: str) -> RenderableType:
+    """One metric in full: definition, docstring, parameters, and each preset's settings."""
+    definition = lookup(name)
+    doc = inspect.getdoc(definition.function) or ""
+    upper = _range_text(definition.lower_bound, definition.upper_bound)
+    head = Text()
+    head.append(f"{definition.name}", style="bold")
+    head.append(f"  {definition.summary}\n")
+    head.append(f"formula: {definition.formula}\n")
+    head.append(f"range: {upper}; better: {direction(definition)}; ")
+    if definition.scope == "pairs":
+        head.append("report value: one value over the scored (user, item) pairs\n")
+    elif definition.scope == "logged":
+        head.append("report value: one estimate over the recommendations and the log\n")
+    elif definition.scope == "global":
+        head.append(
+            "report value: one value over every list in the predictions (a mergeable state)\n"
+        )
+    else:
+        head.append(f"report value: {definition.aggregate} over the users\n")
+    if definition.aliases:
+        head.append(f"aliases: {', '.join(definition.aliases)}\n")
+    head.append(
+        f"cutoff: {'name@k, or none for the whole list' if definition.takes_cutoff else 'none'}\n\n"
+    )
+    head.append(doc + "\n")
+    params = Table(title="parameters", title_justify="left")
+    params.add_column("name", no_wrap=True)
+    params.add_column("meaning", overflow="fold")
+    params.add_column("default", overflow="fold")
+    defaults = Conventions().model_dump()
+    for param in definition.all_params():
+        if param.convention:
+            source = f"{defaults[param.convention]} (conventions.{param.convention})"
+        elif param.default is not None:
+            source = str(param.default)
+        else:
+            source = "required" if param.required else "optional"
+        params.add_row(Text(param.name), Text(param.doc), Text(source))
+    presets = Table(title="presets", title_justify="left")
+    presets.add_column("preset", no_wrap=True)
+    presets.add_column("their measure", overflow="fold")
+    presets.add_column("parameters under the preset", overflow="fold")
+    for preset in PRESETS.values():
+        conventions = Conventions(preset=preset.name)
+        spec = MetricSpec(definition.name, 10 if definition.takes_cutoff else None)
+        if any(p.required for p in definition.params):
+            continue  # a required parameter (fbeta's beta) has no preset value
+        resolved = conventions.metric_params(spec)
+        measure = preset.metrics.get(f"{definition.name}@k") or preset.metrics.get(
+            definition.name, "(not in this library)"
+        )
+        settings = ", ".join(f"{k}={v}" for k, v in resolved.items())
+        presets.add_row(Text(preset.name), Text(measure), Text(settings))
+    return Group(head, params, presets)
+
+
+# --- `receval metrics --format json | markdown` ------------------------------------------
+
+
+class ListingFormat(StrEnum):
+    """What `receval metrics --format` prints."""
+
+    table = "table"  # rich, for reading: metric_table / metric_detail
+    json = "json"
+    markdown = "markdown"
+
+
+class Bounds(TypedDict):
+    """A metric's range; None (JSON null) for an unbounded end."""
+
+    lower: float | None
+    upper: float | None
+
+
+class ParamEntry(TypedDict):
+    """One parameter of a metric, as `--format json` lists it."""
+
+    name: str
+    doc: str
+    default: ParamValue | None  # the convention's default (no preset) or the fixed default
+    required: bool
+    convention: str | None  # the convention it defaults from, if any
+    choices: list[str]
+
+
+class MetricEntry(TypedDict):
+    """One metric, as `--format json` lists it (keys in this order)."""
+
+    name: str
+    aliases: list[str]
+    takes_cutoff: bool
+    scope: str
+    direction: str
+    bounds: Bounds
+    summary: str
+    formula: str
+    parameters: list[ParamEntry]
+    presets: dict[str, str]
+
+
+def _bound(value: float | None) -> float | None:
+    """A range end for JSON: None when unbounded, an infinite (or NaN) end included."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _param_entry(param: Param, defaults: Mapping[str, Any]) -> ParamEntry:
+    """A parameter's entry; a convention-backed default is the convention's (no preset)."""
+    default = defaults[param.convention] if param.convention else param.default
+    return ParamEntry(
+        name=param.name,
+        doc=param.doc,
+        default=default,
+        required=param.required,
+        convention=param.convention,
+        choices=list(param.choices),
+    )
+
+
+def metric_entry(definition: MetricDef) -> MetricEntry:
+    """Everything the registry knows about one metric, as plain JSON-ready data."""
+    defaults = Conventions().model_dump(mode="json")
+    return MetricEntry(
+        name=definition.name,
+        aliases=list(definition.aliases),
+        takes_cutoff=definition.takes_cutoff,
+        scope=definition.scope,
+        direction=direction(definition),
+        bounds=Bounds(lower=_bound(definition.lower_bound), upper=_bound(definition.upper_bound)),
+        summary=definition.summary,
+        formula=definition.formula,
+        parameters=[_param_entry(p, defaults) for p in definition.all_params()],
+        presets=preset_measure_map(definition),
+    )
+
+
+def metric_listing(fmt: ListingFormat, name: str | None = None) -> str:
+    """`receval metrics [NAME] --format json|markdown`: every metric in registry order, or
+    the one NAME (or an alias) names. JSON: `{"metrics": [entry, ...]}`, or the entry
+    alone for NAME. Markdown: a GFM table, one row per metric. SpecError for an unknown
+    NAME; ValueError for the table format (rich renders it: metric_table, metric_detail)."""
+    definitions = list(REGISTRY.values()) if name is None else [lookup(name)]
+    entries = [metric_entry(d) for d in definitions]
+    if fmt is ListingFormat.json:
+        document = {"metrics": entries} if name is None else entries[0]
+        return json.dumps(document, indent=2, allow_nan=False) + "\n"
+    if fmt is ListingFormat.markdown:
+        return markdown_table(entries)
+    raise ValueError(f"metric_listing renders json and markdown, not {fmt}")
+
+
+MARKDOWN_COLUMNS = ("metric", "definition", "parameters", "better", "range", "scope", "presets")
+
+
+def markdown_table(entries: list[MetricEntry]) -> str:
+    """A GitHub-flavoured Markdown table of the entries, one row each."""
+    lines = [_row(MARKDOWN_COLUMNS), _row(["---"] * len(MARKDOWN_COLUMNS))]
+    lines += [_row(_markdown_cells(entry)) for entry in entries]
+    return "\n".join(lines) + "\n"
+
+
+def _row(cells: tuple[str, ...] | list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _markdown_cells(entry: MetricEntry) -> list[str]:
+    """One entry's cells, in MARKDOWN_COLUMNS order; a cell's lines joined by <br>."""
+    name = _code(entry["name"] + ("@k" if entry["takes_cutoff"] else ""))
+    if entry["aliases"]:
+        name += "<br>aliases: " + ", ".join(_code(a) for a in entry["aliases"])
+    bounds = entry["bounds"]
+    presets = [f"{_text(p)}: {_code(m)}" for p, m in entry["presets"].items()]
+    return [
+        name,
+        _text(entry["summary"]) + "<br>" + _text(entry["formula"]),
+        "<br>".join(_param_markdown(p) for p in entry["parameters"]),
+        entry["direction"],
+        _text(_range_text(bounds["lower"], bounds["upper"])),
+        entry["scope"],
+        "<br>".join(presets),
+    ]
+
+
+def _param_markdown(param: ParamEntry) -> str:
+    """`name`: doc; one of `a`, `b`; default `x` from conventions.NAME (or required)."""
+    parts = [f"{_code(param['name'])}: {_text(param['doc'])}"]
+    if param["choices"]:
+        parts.append("one of " + ", ".join(_code(c) for c in param["choices"]))
+    parts.append(_default_markdown(param))
+    return "; ".join(parts)
+
+
+def _default_markdown(param: ParamEntry) -> str:
+    """required, optional, `default x`, or `default x from conventions.NAME`."""
+    convention, default = param["convention"], param["default"]
+    if param["required"]:
+        return "required"
+    if convention is None:
+        return "optional" if default is None else f"default {_code(str(default))}"
+    shown = "unset" if default is None else _code(str(default))
+    return f"default {shown} from {_code('conventions.' + convention)}"
+
+
+def _text(text: str) -> str:
+    """Plain text for a table cell: Markdown syntax and `|` escaped, line breaks as <br>."""
+    return markdown_text(text, line_break="<br>")
+
+
+def _code(text: str) -> str:
+    """Text as an inline code span for a table cell (only `|` needs escaping in it)."""
+    fence = "`" * (1 + max(map(len, re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")

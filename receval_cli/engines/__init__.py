@@ -1,0 +1,1 @@
+"""Engines: which polars engine, users in partitions, Spark."""

@@ -1,0 +1,413 @@
+"""engine: spark: the same per-user metric code, run on Spark executors.
+
+Predictions and ground truth are read by Spark (Parquet or CSV paths, or `table:NAME` for
+a Spark table), mapped to receval's canonical columns with an explicit schema, and
+co-grouped by a hash bucket of the user id. Each bucket is a pair of Arrow tables that the
+one assembly evaluates exactly as on one machine (assembly.bucket_partial); the buckets'
+Partials come back to the driver as JSON, are merged as they arrive and finished by the
+same code as a single pass, so the report is the same bit for bit. Ranking breaks ties
+by a total order on (score, item), so the numbers do not depend on the partitioning; the
+file-order conventions (tie_break input_order, duplicates first) have no meaning on Spark
+and are refused.
+
+Needs the `spark` extra (pyspark 4, pyarrow) and Java. Per-user, global and rating
+metrics run on Spark; click (logged) metrics do not yet.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from receval_cli import console
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import GroundTruthConfig, LoadedConfig, PredictionsConfig
+from receval_cli.engines.partitions import check_partitionable, describe_only
+from receval_cli.errors import UsageError
+from receval_cli.evaluation import unknown_items
+from receval_cli.evaluation.assembly import (
+    Partial,
+    PerUserSpool,
+    Run,
+    bucket_partial,
+    conclude,
+    finish,
+    merge,
+)
+from receval_cli.evaluation.plan import metric_exprs, resolved_config
+from receval_cli.evaluation.wire import from_ipc_text, ipc_text
+from receval_cli.inputs.optional import Sources, check_sources, read_sources
+from receval_cli.inputs.readers import Input
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.side_columns import item_popularity
+from receval_cli.report.data import Report
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame as SparkFrame
+    from pyspark.sql import SparkSession
+
+DEFAULT_BUCKETS = 64
+
+
+def _spark_session(spark: SparkSession | None) -> SparkSession:
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise UsageError(
+            "engine: spark needs pyspark: install the extra, pip install 'receval[spark]' "
+            "(pyspark 4 and pyarrow; Spark also needs Java 17 or newer)."
+        ) from None
+    return spark or SparkSession.builder.appName("receval").getOrCreate()
+
+
+def refuse_file_order(conventions: Conventions) -> None:
+    for key, value in (
+        ("tie_break", conventions.tie_break),
+        ("duplicates", conventions.duplicates),
+        ("truth_duplicates", conventions.truth_duplicates),
+    ):
+        if value in ("input_order", "first"):
+            raise UsageError(
+                f"engine: spark has no file order, so conventions.{key}: {value} is not "
+                "defined there. Use tie_break item_desc/item_asc and duplicates error/"
+                "max_score (truth_duplicates error/max), or another engine."
+            )
+
+
+def _read(
+    spark: SparkSession,
+    path: str,
+    fmt: str | None,
+    separator: str | None,
+    ids: tuple[str, ...] = (),
+) -> SparkFrame:
+    """A file or a table; a CSV's id columns (`ids`) follow the polars engines' rule
+    (io.canonical_integers): integers only when every value is written as an integer
+    column writes it, else the text as written (`0042` stays "0042")."""
+    if path.startswith("table:"):
+        return spark.table(path.removeprefix("table:"))
+    if (fmt or Path(path).suffix.lstrip(".")) in ("csv", "tsv"):
+        sep = separator or ("\t" if fmt == "tsv" or path.endswith(".tsv") else ",")
+        inferred = spark.read.csv(path, header=True, inferSchema=True, sep=sep)
+        return _ids_as_written(spark, path, sep, inferred, ids)
+    return spark.read.parquet(path)
+
+
+def _ids_as_written(
+    spark: SparkSession, path: str, sep: str, inferred: SparkFrame, ids: tuple[str, ...]
+) -> SparkFrame:
+    """Read the CSV again with its integer-typed id columns as text, and cast each back
+    to bigint only when every value is a canonical integer (one aggregation)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegralType, StringType, StructField, StructType
+
+    fields = inferred.schema.fields
+    integral = [f.name for f in fields if f.name in ids and isinstance(f.dataType, IntegralType)]
+    if not integral:
+        return inferred
+    schema = StructType(
+        [StructField(f.name, StringType(), True) if f.name in integral else f for f in fields]
+    )
+    text = spark.read.csv(path, header=True, schema=schema, sep=sep)
+    canonical = r"^(0|-?[1-9][0-9]{0,18})$"
+    checks = [
+        F.min(
+            F.when(F.col(c).isNull(), True).otherwise(
+                F.col(c).rlike(canonical) & F.col(c).cast("bigint").isNotNull()
+            )
+        ).alias(c)
+        for c in integral
+    ]
+    verdict = text.select(*checks).first()
+    for column in integral:
+        if verdict is None or verdict[column] is not False:
+            text = text.withColumn(column, F.col(column).cast("bigint"))
+    return text
+
+
+def _canonical(
+    spark: SparkSession, loaded: LoadedConfig, file: PredictionsConfig
+) -> tuple[SparkFrame, str, SparkFrame, dict[str, str], dict[str, str]]:
+    """Predictions (user, item, value) and truth (user, item, rel), with their layouts."""
+    from pyspark.sql import functions as F
+
+    cols = file.columns
+    path = str(loaded.resolve_path(file.path))
+    raw = _read(spark, path, file.format, file.separator, (cols.user, cols.item))
+    layout = "score" if cols.score is not None or "score" in raw.columns else "rank"
+    if cols.items is not None:
+        exploded = raw.select(F.col(cols.user).alias("user"), F.posexplode(cols.items))
+        predictions = exploded.select(
+            "user", F.col("col").alias("item"), (F.col("pos") + 1).cast("double").alias("rank")
+        )
+        layout, mapping = "rank", {"user": cols.user, "items": cols.items}
+    else:
+        value = cols.score if layout == "score" else (cols.rank or "rank")
+        value = value or "score"
+        predictions = raw.select(
+            F.col(cols.user).alias("user"),
+            F.col(cols.item).alias("item"),
+            F.col(value).cast("double").alias(layout),
+        )
+        mapping = {"user": cols.user, "item": cols.item, layout: value}
+    truth_config: GroundTruthConfig = loaded.config.ground_truth
+    tcols = truth_config.columns
+    traw = _read(
+        spark,
+        str(loaded.resolve_path(truth_config.path)),
+        truth_config.format,
+        truth_config.separator,
+        (tcols.user, tcols.item),
+    )
+    relevance = tcols.relevance or ("relevance" if "relevance" in traw.columns else None)
+    rel = F.col(relevance).cast("double") if relevance else F.lit(1.0)
+    truth = traw.select(
+        F.col(tcols.user).alias("user"), F.col(tcols.item).alias("item"), rel.alias("rel")
+    )
+    tmapping = {"user": tcols.user, "item": tcols.item}
+    if relevance:
+        tmapping["relevance"] = relevance
+    # one id type on both sides: integers stay integers, anything else is compared as text
+    for column in ("user", "item"):
+        types = {dict(predictions.dtypes)[column], dict(truth.dtypes)[column]}
+        target = "bigint" if types <= {"int", "bigint", "smallint", "tinyint"} else "string"
+        predictions = predictions.withColumn(column, F.col(column).cast(target))
+        truth = truth.withColumn(column, F.col(column).cast(target))
+    return predictions, layout, truth, mapping, tmapping
+
+
+def _input(role: str, layout: str, frame: pl.DataFrame) -> Input:
+    """A bucket's Arrow rows as an Input (row: the position within the bucket)."""
+    lazy = frame.lazy().with_row_index("row")
+    return Input(role, Path(f"spark:{role}"), "spark", layout, {}, lazy, frame.lazy())
+
+
+def evaluate_bucket(
+    predictions: pl.DataFrame,
+    truth: pl.DataFrame,
+    layout: str,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    shipped: dict[str, Any] | None = None,
+    keep_rows: bool = False,
+) -> Partial:
+    """One bucket's Partial (the function the executors run); `keep_rows` keeps its
+    per-user rows.
+
+    `truth` holds the bucket's ground truth (kind "truth") and, with the optional inputs,
+    its users' logged items (kind "known") and baseline lists (kind "baseline", the
+    score or rank in `value`); `shipped` carries the item-level tables every bucket needs
+    whole (the catalog, the log's item popularity)."""
+    shipped = shipped or {}
+    kinds = truth.get_column("kind") if "kind" in truth.columns else None
+    rows = truth if kinds is None else truth.filter(kinds == "truth")
+    p = _input("predictions", layout, predictions)
+    t = _input("ground truth", "graded", rows.select("user", "item", "rel"))
+    sources = Sources()
+    if kinds is not None and shipped.get("interactions"):
+        known = truth.filter(kinds == "known").select("user", "item")
+        sources.interactions = _input("interactions", "log", known)
+    if kinds is not None and shipped.get("baseline_layout"):
+        value = shipped["baseline_layout"]
+        listed = truth.filter(kinds == "baseline").select(
+            "user", "item", pl.col("value").alias(value)
+        )
+        sources.baseline = _input("baseline", value, listed)
+    if shipped.get("catalog"):
+        catalog = from_ipc_text(shipped["catalog"]).lazy()
+        columns = shipped["catalog_columns"]
+        sources.catalog = Input(
+            "catalog", Path("spark:catalog"), "spark", "catalog", columns, catalog, catalog
+        )
+        sources.embedding_dims = int(shipped["embedding_dims"])
+    if shipped.get("popularity"):
+        sources.popularity = from_ipc_text(shipped["popularity"]).lazy()
+    check = bool(shipped.get("unknown_items", True))
+    keep = "rows" if keep_rows else "none"
+    return bucket_partial(p, t, specs, conventions, sources, "in-memory", check, "bucket", keep)
+
+
+def _side_inputs(
+    spark: SparkSession, loaded: LoadedConfig, id_types: dict[str, str], sources: Sources
+) -> tuple[SparkFrame | None, dict[str, Any]]:
+    """The optional inputs for the buckets: per-user rows to co-group with the truth
+    (logged items, baseline lists) and the item-level tables shipped to every bucket.
+    They are read on the driver by polars (they must fit there); their ids are cast to
+    the Spark inputs' id types in place."""
+    if not sources.given():
+        return None, {}
+    conventions = loaded.config.conventions
+    casts = {
+        c: pl.col(c).cast(pl.Int64 if id_types[c] == "bigint" else pl.String)
+        for c in ("user", "item")
+    }
+    for source in sources.given():
+        names = source.frame.collect_schema().names()
+        source.frame = source.frame.with_columns(casts[c] for c in ("user", "item") if c in names)
+    shipped: dict[str, Any] = {}
+    parts = []
+    schema = "user {u}, item {i}, rel double, kind string, value double".format(
+        u=id_types["user"], i=id_types["item"]
+    )
+    if sources.catalog is not None:
+        shipped["catalog"] = ipc_text(sources.catalog.frame.collect())
+        shipped["catalog_columns"] = sources.catalog.columns
+        shipped["embedding_dims"] = sources.embedding_dims
+    if sources.interactions is not None:
+        log = sources.interactions.frame
+        shipped["interactions"] = True
+        shipped["popularity"] = ipc_text(item_popularity(log, conventions.tie_break).collect())
+        known = log.select("user", "item").unique().collect()
+        parts.append(known.with_columns(rel=None, kind=pl.lit("known"), value=None))
+    if sources.baseline is not None:
+        column = sources.baseline.value_column
+        shipped["baseline_layout"] = column
+        listed = sources.baseline.frame.select("user", "item", pl.col(column).alias("value"))
+        parts.append(
+            listed.collect().select(
+                "user", "item", rel=None, kind=pl.lit("baseline"), value="value"
+            )
+        )
+    if not parts:
+        return None, shipped
+    rows = pl.concat(
+        [
+            p.select(
+                "user",
+                "item",
+                pl.col("rel").cast(pl.Float64),
+                "kind",
+                pl.col("value").cast(pl.Float64),
+            )
+            for p in parts
+        ]
+    )
+    return spark.createDataFrame(rows.to_pandas(), schema=schema), shipped
+
+
+def evaluate_spark(
+    loaded: LoadedConfig,
+    spark: SparkSession | None = None,
+    buckets: int = DEFAULT_BUCKETS,
+    per_user: bool = False,
+) -> Report:
+    """Evaluate a one-model config on Spark: the Report a polars engine gives, bit for bit
+    (`per_user` keeps the per-user rows, streamed bucket by bucket to temporary files on
+    the driver; the raw per-user values of intervals and comparisons are not kept)."""
+    started = time.perf_counter()
+    config = loaded.config
+    conventions = config.conventions
+    refuse_file_order(conventions)
+    check_partitionable(loaded, "engine: spark", side_inputs=True)
+    specs = loaded.specs
+    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    driver_sources = read_sources(loaded)
+    check_sources(driver_sources, conventions.duplicates)
+    metric_exprs(user_specs, conventions, driver_sources)  # a missing input: an error
+    with console.stage("start Spark"):
+        session = _spark_session(spark)
+    (file,) = config.model_files().values()
+    predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
+    id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
+    side_rows, shipped = _side_inputs(session, loaded, id_types, driver_sources)
+    reference = (
+        unknown_items.reference_of_spark(truth, driver_sources)
+        if config.unknown_items.check
+        else None
+    )
+    shipped["unknown_items"] = config.unknown_items.check
+    if side_rows is not None:
+        from pyspark.sql import functions as F
+
+        labelled = truth.select(
+            "user",
+            "item",
+            "rel",
+            F.lit("truth").alias("kind"),
+            F.lit(None).cast("double").alias("value"),
+        )
+        truth = labelled.unionByName(side_rows)
+    spool = PerUserSpool() if per_user else None
+    merged = _run_buckets(
+        session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
+    )
+    p_input = describe_only("predictions", str(loaded.resolve_path(file.path)), layout, mapping)
+    truth_path = str(loaded.resolve_path(config.ground_truth.path))
+    t_input = describe_only("ground truth", truth_path, "graded", tmapping)
+    run = Run(
+        p_input,
+        t_input,
+        specs,
+        conventions,
+        driver_sources,
+        reference,
+        started,
+        engine={"name": "spark", "buckets": buckets, "spark": session.version},
+        config=resolved_config(loaded),
+        per_user_rows=None if spool is None else spool.scan(),
+        spool=spool,
+    )
+    return conclude(finish(merged, run), loaded)
+
+
+def _run_buckets(
+    spark: SparkSession,
+    predictions: SparkFrame,
+    truth: SparkFrame,
+    layout: str,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    buckets: int,
+    shipped: dict[str, Any],
+    spool: PerUserSpool | None,
+) -> Partial:
+    """Co-group both inputs by a hash bucket of the user; each bucket through the polars
+    code, via Arrow. The Partials come back to the driver as JSON, one executor partition
+    at a time, and are merged as they come; with `spool`, each bucket's per-user rows
+    (Arrow IPC) go to a temporary file."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    from pyspark.sql import functions as F
+
+    bucket = F.pmod(F.xxhash64("user"), F.lit(buckets)).cast("int").alias("bucket")
+    left = predictions.select(bucket, "*").groupBy("bucket")
+    right = truth.select(bucket, "*").groupBy("bucket")
+    spec_texts = [str(s) for s in specs]
+    settings = conventions.model_dump(mode="json")
+    keep_rows = spool is not None
+
+    def run(key: tuple[Any, ...], p: pa.Table, t: pa.Table) -> pa.Table:
+        from receval_cli.metrics import resolve
+
+        parsed = tuple(resolve(MetricSpec.parse(text)) for text in spec_texts)
+        rules = Conventions.model_validate(settings)
+        found = evaluate_bucket(
+            pl.from_arrow(p).drop("bucket"),  # type: ignore[union-attr]
+            pl.from_arrow(t).drop("bucket"),  # type: ignore[union-attr]
+            layout,
+            parsed,
+            rules,
+            shipped,
+            keep_rows,
+        )
+        kinds, payloads = ["partial"], [json.dumps(found.to_json())]
+        if found.per_user is not None:
+            kinds.append("users")
+            payloads.append(ipc_text(found.per_user))
+        return pa.table({"bucket": [key[0]] * len(kinds), "kind": kinds, "payload": payloads})
+
+    schema = "bucket int, kind string, payload string"
+    results = left.cogroup(right).applyInArrow(run, schema=schema)
+    partials = []
+    for row in results.toLocalIterator():
+        if row["kind"] == "users":
+            assert spool is not None
+            spool.add(from_ipc_text(row["payload"]))
+        else:
+            partials.append(Partial.from_json(json.loads(row["payload"])))
+            if len(partials) > 1:
+                partials = [merge(partials)]
+    return merge(partials)

@@ -1,0 +1,687 @@
+"""The one assembly: a bucket of users -> a Partial; Partials -> merged; merged -> Report.
+
+Every engine runs the same three steps. A bucket is a set of users with all their
+predictions and ground truth: the whole input on one machine (`evaluate_inputs`, the
+one-bucket case), a hash bucket of the users with `partitions: N` (engines/partitions.py), or a
+co-grouped bucket on a Spark executor (engines/spark.py). `bucket_partial` evaluates a
+bucket with the polars plan (pipeline.per_user_frame) and returns a Partial: what the
+report needs from those users, in a form that adds up. `merge` adds Partials up (in any
+order and grouping: counts are integers, metric sums are exact, see evaluation/exact_sum.py) and
+`finish` turns the merged Partial into the Report: every check, count, message, mean and
+the unknown-items block exist here once. So the JSON `metrics` of every engine are equal
+bit for bit on the same data.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from receval_cli.analysis.gates import check_gates
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import LoadedConfig
+from receval_cli.errors import InputError
+from receval_cli.evaluation import unknown_items
+from receval_cli.evaluation.clicks import logged_metrics
+from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
+from receval_cli.evaluation.global_metrics import (
+    describe_items,
+    global_values,
+    outside_universe,
+    recommended_items,
+    require_universe,
+    state_queries,
+    universe_of,
+)
+from receval_cli.evaluation.plan import (
+    PREDICTION_CHECKS,
+    TRUTH_CHECKS,
+    USER_TALLY,
+    counted_expr,
+    diagnose,
+    exposure_depth,
+    guard_ranges,
+    item_exposure,
+    metric_exprs,
+    metric_users,
+    per_user_frame,
+    resolved_config,
+    with_universe,
+)
+from receval_cli.evaluation.rating import (
+    PairPartial,
+    finish_pairs,
+    pair_join,
+    pair_partial,
+    pair_queries,
+)
+from receval_cli.evaluation.wire import from_ipc_text, ipc_text
+from receval_cli.inputs.checks import (
+    DuplicatesFound,
+    duplicates_error,
+    find_duplicates,
+    raise_for,
+    raw_rows,
+    totals,
+)
+from receval_cli.inputs.diagnosis import READ_ERRORS
+from receval_cli.inputs.optional import Sources, check_sources
+from receval_cli.inputs.readers import Input, align_ids
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import State, StateInputs, Universe, merge_states
+from receval_cli.metrics.side_columns import raise_unknown_features
+from receval_cli.report.data import Report
+
+_SAMPLES = 3  # user ids named when no user is in both files
+_ROLES = ("predictions", "truth")
+
+
+@dataclass
+class MetricTotal:
+    """A per-user metric over a bucket: the exact sum of its values over the users in its
+    mean, how many those are, and how many users its user rules keep."""
+
+    total: ExactSum
+    counted: int
+    users: int
+
+    def __add__(self, other: MetricTotal) -> MetricTotal:
+        return MetricTotal(
+            self.total + other.total, self.counted + other.counted, self.users + other.users
+        )
+
+
+@dataclass
+class Partial:
+    """What the report needs from a bucket of users, in a form that adds up (`merge`).
+
+    Tables are lists, one entry per bucket, merged by `finish`. `per_user` holds the
+    bucket's per-user rows (user, status, one column per per-user metric, null where the
+    user is not in that metric's mean) when the run keeps them; `values` and `counted`
+    hold the whole per-user table (statistics, status, raw values) and the in-the-mean
+    flags of a one-bucket run (the Python API, intervals, comparisons, segments and
+    validate read them)."""
+
+    rows: dict[str, dict[str, int]]  # per input: raw_rows (and raw_users, list layouts)
+    checks: dict[str, dict[str, int]]  # per input: null / NaN / inf counts
+    duplicates: dict[str, DuplicatesFound]  # per input, when some pair repeats
+    tally: dict[str, int]  # users by status (pipeline.USER_TALLY)
+    samples: dict[str, list[Any]]  # per input: its smallest user ids (messages)
+    totals: dict[str, MetricTotal]  # per per-user metric
+    states: dict[str, list[pl.DataFrame]]  # per global metric state
+    recommended: list[pl.DataFrame]  # the distinct recommended items
+    exposure: list[pl.DataFrame]  # (item, lists): lists holding the item in their top k
+    pairs: PairPartial | None = None  # the rating metrics' pairs, when asked
+    per_user: pl.DataFrame | None = None
+    values: pl.DataFrame | None = field(default=None, repr=False)
+    counted: pl.DataFrame | None = field(default=None, repr=False)
+    extra: list[pl.DataFrame] = field(default_factory=list, repr=False)  # not merged
+    # a one-bucket run's unknown-items count, collected with its queries (the reference's
+    # scan shared with theirs); None once merged: finish counts the merged items then
+    unknown: pl.DataFrame | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data (tables as base64 Arrow IPC), for Spark's executors."""
+        return {
+            "rows": self.rows,
+            "checks": self.checks,
+            "duplicates": {k: [d.pairs, d.examples] for k, d in self.duplicates.items()},
+            "tally": self.tally,
+            "samples": self.samples,
+            "totals": {n: [t.total.to_json(), t.counted, t.users] for n, t in self.totals.items()},
+            "states": {n: [ipc_text(t) for t in tables] for n, tables in self.states.items()},
+            "recommended": [ipc_text(t) for t in self.recommended],
+            "exposure": [ipc_text(t) for t in self.exposure],
+            "pairs": None if self.pairs is None else self.pairs.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Partial:
+        return cls(
+            rows=data["rows"],
+            checks=data["checks"],
+            duplicates={
+                k: DuplicatesFound(int(p), [tuple(e) for e in examples])
+                for k, (p, examples) in data["duplicates"].items()
+            },
+            tally=data["tally"],
+            samples=data["samples"],
+            totals={
+                n: MetricTotal(ExactSum.from_json(t), int(c), int(u))
+                for n, (t, c, u) in data["totals"].items()
+            },
+            states={n: [from_ipc_text(t) for t in tables] for n, tables in data["states"].items()},
+            recommended=[from_ipc_text(t) for t in data["recommended"]],
+            exposure=[from_ipc_text(t) for t in data["exposure"]],
+            pairs=None if data["pairs"] is None else PairPartial.from_json(data["pairs"]),
+        )
+
+
+def wants_items(specs: tuple[MetricSpec, ...], sources: Sources, recs_sides: set[str]) -> bool:
+    """Whether the report describes the recommended items and their exposure: with a
+    beyond-accuracy metric, or a catalog."""
+    global_specs = any(lookup(s.name).scope == "global" for s in specs)
+    return global_specs or bool(recs_sides) or sources.catalog is not None
+
+
+def bucket_partial(
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    sources: Sources | None = None,
+    engine: Any = "auto",
+    check_unknown: bool = True,
+    count_rows: str = "raw",
+    keep: str = "none",
+    list_specs: tuple[MetricSpec, ...] = (),
+    extra: tuple[pl.LazyFrame, ...] = (),
+    reference: pl.LazyFrame | None = None,
+) -> Partial:
+    """One bucket's Partial: the per-user, global and rating metrics of its users (`specs`
+    may hold click metrics too: they are left to the caller), its checks and its counts.
+
+    `count_rows`: "raw" counts the files' rows (the raw scans: the whole files, so only
+    one bucket of a run does it), "bucket" the bucket's mapped rows, "none" nothing.
+    `keep`: "rows" keeps the per-user rows, "all" also the whole per-user table and the
+    in-the-mean flags (a one-bucket run), "none" neither. `list_specs` only deepen the
+    lists (validate ranks them as deep as run would); `extra` queries are collected in
+    the same pass, into `Partial.extra`. `reference`: the items the recommended ones are
+    checked against, for a one-bucket run (see `Partial.unknown`).
+    """
+    sources = sources or Sources()
+    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
+    pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
+    deepening = (*global_specs, *list_specs)
+    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening)
+    states = state_queries(
+        global_specs, conventions, StateInputs(plan.lists, plan.items, plan.frame)
+    )
+    items = wants_items(specs, sources, plan.recs_sides)
+    featured = bool(plan.recs_sides & {"category", "tags", "embedding"})
+    listed = check_unknown or items or (featured and sources.catalog is not None)
+    queries: list[pl.LazyFrame] = [plan.frame]
+    if count_rows == "raw":
+        queries += [raw_rows(predictions), raw_rows(truth)]
+    elif count_rows == "bucket":
+        queries += [f.frame.select(pl.len().alias("raw_rows")) for f in (predictions, truth)]
+    if listed:
+        queries.append(recommended_items(plan.lists))
+    if items:
+        queries.append(item_exposure(plan.lists, exposure_depth((*user_specs, *global_specs))))
+    queries += [query for _, query in states.values()]
+    pairs = []
+    if pair_specs:
+        pairs = pair_queries(
+            pair_join(predictions, truth, pair_specs, conventions), pair_specs, conventions
+        )
+    queries += pairs
+    if reference is not None:
+        extra = (*extra, unknown_items.unknown_query(recommended_items(plan.lists), reference))
+    queries += extra
+    import_numpy_meanwhile()
+    try:
+        per_user, *found = pl.collect_all(queries, engine=engine)
+        apart = dict(
+            zip(
+                plan.check_queries,
+                pl.collect_all(list(plan.check_queries.values()), engine=engine),
+                strict=True,
+            )
+        )
+    except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
+        raise diagnose(error, predictions, truth) from None
+    collected_extra = found[len(found) - len(extra) :] if extra else []
+    found = found[: len(found) - len(extra)]
+    collected_pairs = found[len(found) - len(pairs) :] if pairs else []
+    found = found[: len(found) - len(pairs)]
+    rows: dict[str, dict[str, int]] = {}
+    if count_rows != "none":
+        for role in _ROLES:
+            rows[role] = {k: int(v) for k, v in found.pop(0).row(0, named=True).items()}
+    recommended = [found.pop(0)] if listed else []
+    exposure = [found.pop(0)] if items else []
+    partial = table_partial(per_user, user_specs, conventions, keep)
+    partial.rows = rows
+    partial.checks = {
+        "predictions": _counts(apart.get(PREDICTION_CHECKS, per_user), PREDICTION_CHECKS),
+        "truth": _counts(apart.get(TRUTH_CHECKS, per_user), TRUTH_CHECKS),
+    }
+    partial.duplicates = _duplicates(per_user, predictions, truth)
+    partial.states = {name: [table] for name, table in zip(states, found, strict=True)}
+    partial.recommended = recommended
+    partial.exposure = exposure
+    partial.pairs = pair_partial(collected_pairs, pair_specs) if pair_specs else None
+    if reference is not None:
+        partial.unknown = collected_extra.pop()
+    partial.extra = collected_extra
+    return partial
+
+
+def table_partial(
+    per_user: pl.DataFrame,
+    user_specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    keep: str = "none",
+) -> Partial:
+    """The Partial of a per-user table (statistics, status, per-user metrics): the users'
+    tally, the smallest ids, and each metric's exact sum; no input checks, no state."""
+    in_mean = per_user.select("user", *(counted_expr(s, conventions) for s in user_specs))
+    kept_rows = None
+    if keep == "rows":
+        kept_rows = per_user_rows(per_user.lazy(), in_mean.lazy(), user_specs).collect()
+    return Partial(
+        rows={},
+        checks={"predictions": {}, "truth": {}},
+        duplicates={},
+        tally={k: int(v) for k, v in per_user.select(**USER_TALLY).row(0, named=True).items()},
+        samples={
+            "predictions": _smallest(per_user, pl.col("list_length") > 0),
+            "truth": _smallest(per_user, pl.col("in_truth")),
+        },
+        totals=_metric_totals(per_user, user_specs, conventions, in_mean),
+        states={},
+        recommended=[],
+        exposure=[],
+        per_user=kept_rows,
+        values=per_user if keep == "all" else None,
+        counted=in_mean if keep == "all" else None,
+    )
+
+
+def import_numpy_meanwhile() -> None:
+    """Start importing numpy (the exact sums need it, and it takes about 0.1 s) on another
+    thread while polars runs the bucket's queries, which release the GIL. Not a daemon:
+    the interpreter waits for the import to end before it exits."""
+    if "numpy" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("numpy",)).start()
+
+
+def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:
+    return {k: int(str(v or 0)) for k, v in totals(frame, prefix).items()}
+
+
+def per_user_rows(
+    per_user: pl.LazyFrame, in_mean: pl.LazyFrame, user_specs: tuple[MetricSpec, ...]
+) -> pl.LazyFrame:
+    """The --per-user rows: user, status, each per-user metric (null where the user is not
+    in its mean), from the per-user table and the in-the-mean flags."""
+    names = [str(s) for s in user_specs]
+    flags = in_mean.select(pl.col(names).name.suffix(":counted"))
+    joined = pl.concat([per_user.select("user", "status", *names), flags], how="horizontal")
+    return joined.select(
+        "user", "status", *(pl.when(pl.col(f"{n}:counted")).then(pl.col(n)).alias(n) for n in names)
+    )
+
+
+def _smallest(per_user: pl.DataFrame, mask: pl.Expr) -> list[Any]:
+    users = per_user.filter(mask).get_column("user").drop_nulls()
+    return users.bottom_k(_SAMPLES).sort().to_list()
+
+
+def _duplicates(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dict[str, Any]:
+    """The inputs whose (user, item) pairs repeat in this bucket, with examples (found only
+    then: the group_by's distinct count flags them at no extra pass)."""
+    found = {}
+    for role, source, length, distinct in (
+        ("predictions", predictions, "list_rows", "list_distinct"),
+        ("truth", truth, "truth_items", "truth_distinct"),
+    ):
+        if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
+            found[role] = find_duplicates(source.frame)
+    return found
+
+
+def _metric_totals(
+    per_user: pl.DataFrame,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    in_mean: pl.DataFrame,
+) -> dict[str, MetricTotal]:
+    """Per metric: the exact sum of its values over the users in its mean (`in_mean`: a
+    flag per metric), their number, and the users its user rules keep."""
+    if not specs:
+        return {}
+    kept = per_user.select(
+        metric_users(conventions.metric_params(s)).sum().alias(str(s)) for s in specs
+    ).row(0, named=True)
+    names = [str(spec) for spec in specs]
+    sums = exact_sums([per_user[name].filter(in_mean[name]) for name in names])
+    return {
+        name: MetricTotal(total, int(in_mean[name].sum()), int(kept[name]))
+        for name, total in zip(names, sums, strict=True)
+    }
+
+
+def merge(partials: Iterable[Partial]) -> Partial:
+    """The Partials added up (integers and exact sums: the same whatever the order). The
+    per-user tables of a single Partial stay; those of several are the caller's."""
+    parts = list(partials)
+    if len(parts) == 1:
+        return parts[0]
+    merged = Partial({}, {}, {}, {}, {}, {}, {}, [], [])
+    for part in parts:
+        for role, counts in part.rows.items():
+            _add_counts(merged.rows.setdefault(role, {}), counts)
+        for role, counts in part.checks.items():
+            _add_counts(merged.checks.setdefault(role, {}), counts)
+        for role, duplicates in part.duplicates.items():
+            old = merged.duplicates.get(role)
+            merged.duplicates[role] = duplicates if old is None else old + duplicates
+        _add_counts(merged.tally, part.tally)
+        for role, users in part.samples.items():
+            merged.samples[role] = sorted([*merged.samples.get(role, []), *users])[:_SAMPLES]
+        for name, total in part.totals.items():
+            old_total = merged.totals.get(name)
+            merged.totals[name] = total if old_total is None else old_total + total
+        for name, tables in part.states.items():
+            merged.states.setdefault(name, []).extend(tables)
+        merged.recommended.extend(part.recommended)
+        merged.exposure.extend(part.exposure)
+        if part.pairs is not None:
+            merged.pairs = part.pairs if merged.pairs is None else merged.pairs + part.pairs
+    return merged
+
+
+def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for key, value in counts.items():
+        into[key] = into.get(key, 0) + value
+
+
+@dataclass
+class Run:
+    """What finishing a run needs besides the merged Partial. `predictions` and `truth`
+    name the inputs in messages and in the report (their frames are not read);
+    `reference` names the items the recommended ones are checked against, and holds them."""
+
+    predictions: Input
+    truth: Input
+    specs: tuple[MetricSpec, ...]
+    conventions: Conventions
+    sources: Sources
+    reference: tuple[str, pl.LazyFrame] | None  # None: the unknown-items check is off
+    started: float
+    engine: dict[str, Any] | None = None  # the report's inputs.engine, for partitioned runs
+    config: dict[str, Any] | None = None  # the report's config block (default: the metrics)
+    per_user_rows: pl.LazyFrame | None = None  # the buckets' per-user rows, when spooled
+    spool: PerUserSpool | None = None  # the files per_user_rows reads (kept with the Report)
+    extra_metrics: dict[str, float] = field(default_factory=dict)  # rating, click metrics
+    pairs: dict[str, Any] | None = None
+    logged: dict[str, Any] | None = None
+    universe: Universe | None = None  # the catalog's items, when already read
+
+    def items_universe(self) -> Universe:
+        if self.universe is None:
+            self.universe = universe_of(self.sources)
+        return self.universe
+
+
+def raise_checks(merged: Partial, run: Run, universe: Universe) -> dict[str, Any]:
+    """Raise the first failed check, in a fixed order: the inputs' rows (empty files, list
+    layouts, nulls, NaN), duplicates, the users, the universe, the items the catalog does
+    not describe. Returns the report's `users` block."""
+    predictions, truth, sources = run.predictions, run.truth, run.sources
+    for role, source in zip(_ROLES, (predictions, truth), strict=True):
+        raise_for(source, {**merged.rows.get(role, {"raw_rows": 1}), **merged.checks[role]})
+    for role, source, key in (
+        ("predictions", predictions, "duplicates"),
+        ("truth", truth, "truth_duplicates"),
+    ):
+        if role in merged.duplicates:
+            raise duplicates_error(source, key, merged.duplicates[role])
+    user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
+    global_specs = tuple(s for s in run.specs if lookup(s.name).scope == "global")
+    users = users_block(merged, run, bool(user_specs))
+    require_universe(global_specs, universe)
+    featured = {"category", "tags", "embedding"} & recs_sides(run)
+    if featured and sources.catalog is not None and merged.recommended:
+        # with a catalog, the universe is the catalog: outside = items without features
+        catalog_items = sources.catalog.frame.select("item").collect()
+        outside = _recommended(merged).join(catalog_items, on="item", how="anti")
+        raise_unknown_features(outside, sources.catalog, featured)
+    return users
+
+
+def _recommended(merged: Partial) -> pl.DataFrame:
+    return pl.concat(merged.recommended).unique().sort("item")
+
+
+def finish(merged: Partial, run: Run) -> Report:
+    """The Report from the merged Partial: the checks, the users, the means, the global
+    metrics, the items and the unknown items."""
+    conventions, sources = run.conventions, run.sources
+    universe = run.items_universe()
+    users = raise_checks(merged, run, universe)
+    user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
+    global_specs = tuple(s for s in run.specs if lookup(s.name).scope == "global")
+    recommended = _recommended(merged) if merged.recommended else None
+    items_block = None
+    if merged.exposure and recommended is not None:
+        outside = outside_universe(recommended, universe)
+        items_block = describe_items(recommended, universe, outside)
+    metrics = _means(merged, user_specs)
+    states: dict[str, tuple[State, pl.DataFrame]] = {}
+    for spec in global_specs:
+        partial = lookup(spec.name).partial
+        assert partial is not None
+        state = partial.state(spec.k, conventions.metric_params(spec))
+        states[state.name] = (state, merge_states(merged.states[state.name], state.keys))
+    metrics.update(global_values(global_specs, conventions, states, universe))
+    pairs_block = run.pairs
+    pair_specs = tuple(s for s in run.specs if lookup(s.name).scope == "pairs")
+    if pair_specs and merged.pairs is not None:
+        values, pairs_block = finish_pairs(
+            merged.pairs, pair_specs, conventions, run.predictions, run.truth
+        )
+        metrics.update(values)
+    metrics.update(run.extra_metrics)
+    metrics = {str(spec): metrics[str(spec)] for spec in run.specs}
+    guard_ranges(metrics, run.specs, conventions)
+    unknown = None
+    if run.reference is not None and recommended is not None:
+        name, reference_items = run.reference
+        found = merged.unknown
+        if found is None:
+            found = unknown_items.unknown_query(recommended.lazy(), reference_items).collect()
+        unknown = unknown_items.describe(found, name)
+    exposure = None
+    if merged.exposure:
+        summed = pl.concat(merged.exposure).group_by("item").agg(pl.col("lists").sum())
+        exposure = with_universe(summed, universe)
+    inputs: dict[str, dict[str, Any]] = {
+        "predictions": {**run.predictions.describe(), **_row_count(merged, "predictions")},
+        "ground_truth": {**run.truth.describe(), **_row_count(merged, "truth")},
+        **{source.role: source.describe() for source in sources.given()},
+    }
+    if run.engine is not None:
+        inputs["engine"] = run.engine
+    names = [str(s) for s in user_specs]
+    return Report(
+        metrics=metrics,
+        config=run.config if run.config is not None else {"metrics": names},
+        conventions=conventions.model_dump(),
+        inputs=inputs,
+        users=users,
+        elapsed_seconds=time.perf_counter() - run.started,
+        per_user=None if merged.values is None else merged.values.select("user", "status", *names),
+        counted=merged.counted,
+        per_user_rows=_per_user_rows(merged, run, user_specs),
+        per_user_files=run.spool,
+        pairs=pairs_block,
+        logged=run.logged,
+        items=items_block,
+        exposure=exposure,
+        unknown_items=unknown,
+    )
+
+
+def _per_user_rows(
+    merged: Partial, run: Run, user_specs: tuple[MetricSpec, ...]
+) -> pl.LazyFrame | None:
+    """The run's per-user rows: spooled, kept by its one bucket, or (lazily) from its
+    per-user table; None when the run kept none."""
+    if run.per_user_rows is not None:
+        return run.per_user_rows
+    if merged.per_user is not None:
+        return merged.per_user.lazy()
+    if merged.values is not None and merged.counted is not None:
+        return per_user_rows(merged.values.lazy(), merged.counted.lazy(), user_specs)
+    return None
+
+
+def conclude(report: Report, loaded: LoadedConfig) -> Report:
+    """A one-model run's gates (with the unknown-items warning and gate) and its resolved
+    config, whatever engine computed the Report."""
+    report.gates = check_gates(loaded.gates, report.metrics, segments=report.segments)
+    report.gates += unknown_items.check(report, loaded.config.unknown_items)
+    report.config = resolved_config(loaded)
+    return report
+
+
+def _row_count(merged: Partial, role: str) -> dict[str, int]:
+    counts = merged.rows.get(role)
+    return {} if counts is None else {"rows": counts["raw_rows"]}
+
+
+def recs_sides(run: Run) -> set[str]:
+    """The side columns the run's per-user metrics join to the recommendations."""
+    user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
+    stats, _ = metric_exprs(user_specs, run.conventions, run.sources)
+    return set(stats.sides)
+
+
+def users_block(merged: Partial, run: Run, ranking: bool) -> dict[str, Any]:
+    """The report's `users` block from the tally; `ranking`: per-user metrics are asked,
+    so some user must count."""
+    counts = merged.tally
+    truth = run.truth
+    if counts["in_both"] == 0:
+        shown = {role: ", ".join(map(repr, merged.samples.get(role, []))) for role in _ROLES}
+        raise InputError(
+            f"no user appears in both {run.predictions.path} (users e.g. "
+            f"{shown['predictions']}) and {truth.path} (users e.g. {shown['truth']}). Check "
+            "predictions.columns.user and ground_truth.columns.user, and that both files "
+            "use the same ids."
+        )
+    if counts["evaluated"] == 0 and ranking:
+        raise InputError(
+            f"no user could be evaluated: of the {counts['in_ground_truth']} users in "
+            f"{truth.path}, {counts['skipped_no_relevant']} have no item with relevance >= "
+            f"{run.conventions.relevance_threshold:g} (conventions.relevance_threshold) and "
+            f"{counts['skipped_no_recs']} have no recommendation (skipped by the conventions). "
+            f"Lower the threshold, check the column '{truth.source_column('rel')}', or set "
+            "users_without_relevant / users_without_recommendations to zero."
+        )
+    block: dict[str, Any] = {
+        "in_ground_truth": counts["in_ground_truth"],
+        "in_predictions": counts["in_predictions"],
+        "in_both": counts["in_both"],
+        "evaluated": counts["evaluated"],
+        "counted_as_zero": {
+            "no_recommendations": counts["zero_recs"],
+            "no_relevant": counts["zero_relevant"],
+        },
+        "skipped": {
+            "no_relevant": counts["skipped_no_relevant"],
+            "no_recommendations": counts["skipped_no_recs"],
+        },
+        "only_in_predictions": counts["only_in_predictions"],
+    }
+    differing = {
+        name: total.counted
+        for name, total in merged.totals.items()
+        if total.counted != counts["evaluated"]
+    }
+    if differing:
+        block["evaluated_per_metric"] = differing
+    return block
+
+
+def _means(merged: Partial, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
+    """Each per-user metric's mean over its users (or sum, for counts): the exact sum
+    divided once, correctly rounded."""
+    metrics = {}
+    for spec in specs:
+        name = str(spec)
+        total = merged.totals[name]
+        if total.users == 0:
+            raise InputError(
+                f"no user is left to average {name} over: its users_without_relevant / "
+                "users_without_recommendations settings skip every user. Set them to zero."
+            )
+        if total.counted == 0:
+            raise InputError(
+                f"{name} is undefined for every evaluated user: no list has 2 items in its "
+                "top k to compare. Use a cutoff of at least 2."
+            )
+        summed = lookup(spec.name).aggregate == "sum"
+        metrics[name] = total.total.total() if summed else total.total.mean(total.counted)
+    return metrics
+
+
+def evaluate_inputs(
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    sources: Sources | None = None,
+    engine: Any = "auto",
+    check_unknown: bool = True,
+) -> Report:
+    """Evaluate mapped inputs in one bucket: one query computes the checks and every
+    metric at every cutoff; then the click metrics over the whole inputs.
+
+    `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto");
+    `check_unknown` counts the recommended items the reference lacks (evaluation/unknown_items.py).
+    """
+    started = time.perf_counter()
+    sources = sources or Sources()
+    align_ids(predictions, truth, *sources.given())
+    check_sources(sources, conventions.duplicates)
+    reference = unknown_items.reference_of(truth, sources) if check_unknown else None
+    partial = bucket_partial(
+        predictions,
+        truth,
+        specs,
+        conventions,
+        sources,
+        engine,
+        check_unknown,
+        "raw",
+        "all",
+        reference=None if reference is None else reference[1],
+    )
+    run = Run(predictions, truth, specs, conventions, sources, reference, started)
+    logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
+    if logged_specs:  # the checks first, as when there is none of them
+        raise_checks(partial, run, run.items_universe())
+        values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
+        run.extra_metrics.update(values)
+    return finish(partial, run)
+
+
+class PerUserSpool:
+    """The buckets' per-user rows, one Parquet file each in a temporary folder (deleted
+    with this object), read back as one table in the order of a one-bucket run."""
+
+    def __init__(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="receval-per-user-")
+        self._count = 0
+
+    def add(self, rows: pl.DataFrame) -> None:
+        rows.write_parquet(Path(self._folder.name) / f"bucket-{self._count:06d}.parquet")
+        self._count += 1
+
+    def scan(self) -> pl.LazyFrame:
+        frames = pl.scan_parquet(Path(self._folder.name) / "*.parquet")
+        return frames.sort("user", nulls_last=False)

@@ -1,0 +1,138 @@
+"""Off-policy metrics over logged data: the recommendations matched against a click log.
+
+The ground truth is the log (user, item, click[, propensity]); every recommendation is
+left-joined to it (see metrics/ctr.py for the estimators). The log is validated first:
+clicks must be 0 or 1 and propensities in (0, 1].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from receval_cli.config.conventions import Conventions
+from receval_cli.errors import InputError
+from receval_cli.evaluation.prepare import dedupe_predictions, keep_first, with_score_precision
+from receval_cli.inputs.readers import Input
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.ctr import weight
+from receval_cli.metrics.stats import Stats, ordered_sum
+
+_KEY = ["user", "item"]
+_EXAMPLES = 3
+
+
+def _dedupe_log(log: pl.LazyFrame, policy: str, has_propensity: bool) -> pl.LazyFrame:
+    """Apply truth_duplicates to the log (`error` is checked with the ground truth)."""
+    if policy == "first":
+        return keep_first(log)
+    if policy == "max":
+        kept = [pl.col("rel").max(), pl.col("row").min()]
+        if has_propensity:
+            kept.append(pl.col("propensity").sort_by("rel", descending=True).first())
+        return log.group_by(_KEY).agg(kept)
+    return log
+
+
+def _rules(has_propensity: bool) -> dict[str, tuple[pl.Expr, str, str]]:
+    """Each check of the log: the rows failing it, the column, and what it needs."""
+    rules = {"bad_clicks": (~pl.col("rel").is_in([0.0, 1.0]), "rel", "0 or 1")}
+    if has_propensity:
+        p = pl.col("propensity")
+        rules["bad_propensities"] = (p.is_nan() | (p <= 0) | (p > 1), "propensity", "in (0, 1]")
+    return rules
+
+
+def _problems(log: pl.LazyFrame, has_propensity: bool) -> pl.LazyFrame:
+    rules = _rules(has_propensity)
+    return log.select(failing.sum().alias(key) for key, (failing, _, _) in rules.items())
+
+
+def _raise_bad_rows(
+    log: pl.LazyFrame, truth: Input, problems: dict[str, int], has_propensity: bool
+) -> None:
+    for key, (condition, column, need) in _rules(has_propensity).items():
+        count = problems[key]
+        if not count:
+            continue
+        rows = log.filter(condition).sort("row").head(_EXAMPLES).collect()
+        shown = "; ".join(
+            f"row {r['row'] + 1} (user {r['user']!r}, item {r['item']!r}): {r[column]!r}"
+            for r in rows.iter_rows(named=True)
+        )
+        raise InputError(
+            f"{truth.role} file {truth.path}: ctr needs every {truth.source_column(column)} "
+            f"{need}, and {count} row(s) are not, e.g. {shown}. Fix those rows."
+        )
+
+
+def checked_log(
+    predictions: Input, truth: Input, conventions: Conventions
+) -> tuple[pl.LazyFrame, bool, pl.DataFrame]:
+    """The click log deduped and checked (the predictions have scores, clicks are 0 or 1,
+    propensities in (0, 1]), whether it has propensities, and its size (rows, items)."""
+    if predictions.value_column != "score":
+        raise InputError(
+            f"predictions file {predictions.path}: ctr needs the recommendations' scores (the "
+            f"predicted reward); this file's layout is {predictions.layout}. Name the score "
+            "column as predictions.columns.score."
+        )
+    has_propensity = "propensity" in truth.frame.collect_schema().names()
+    log = _dedupe_log(truth.frame, conventions.truth_duplicates, has_propensity)
+    try:
+        problems, sizes = pl.collect_all(
+            [
+                _problems(log, has_propensity),
+                log.select(pl.len().alias("rows"), pl.col("item").n_unique().alias("items")),
+            ]
+        )
+    except pl.exceptions.PolarsError as error:
+        raise InputError(f"{truth.role} file {truth.path} could not be read: {error}") from None
+    _raise_bad_rows(log, truth, problems.row(0, named=True), has_propensity)
+    return log, has_propensity, sizes
+
+
+def logged_metrics(
+    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The ctr estimates, and what the report says about the match."""
+    log, has_propensity, sizes = checked_log(predictions, truth, conventions)
+    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
+    recommendations = dedupe_predictions(scored, "score", conventions.duplicates)
+    propensity = pl.col("propensity") if has_propensity else None
+    n_items = sizes.item(0, "items")
+    if propensity is None:
+        propensity = pl.lit(1.0 / n_items)
+    joined = recommendations.select(*_KEY, "score").join(
+        log.select(*_KEY, pl.col("rel").alias("click"), propensity.alias("propensity")),
+        on=_KEY,
+        how="left",
+    )
+    matched = pl.col("click").is_not_null()
+    exprs, ess = [], []
+    for spec in specs:
+        params = conventions.metric_params(spec)
+        exprs.append(lookup(spec.name).expr(Stats(), spec.k, params).alias(str(spec)))
+        w = weight(params).filter(matched)
+        squares = ordered_sum(w.pow(2))
+        ess.append(pl.when(squares > 0).then(ordered_sum(w).pow(2) / squares).alias(str(spec)))
+    values, counts, sample_sizes = pl.collect_all(
+        [
+            joined.sort(_KEY).select(exprs),
+            joined.select(pl.len().alias("recommendations"), matched.sum().alias("matched")),
+            joined.sort(_KEY).select(ess),
+        ]
+    )
+    described = {
+        **counts.row(0, named=True),
+        "logged_rows": sizes.item(0, "rows"),
+        "propensity": truth.source_column("propensity")
+        if has_propensity
+        else f"1 / {n_items} logged items",
+        "effective_sample_size": {
+            name: (None if value is None else float(value))
+            for name, value in sample_sizes.row(0, named=True).items()
+        },
+    }
+    return {n: float(v) for n, v in values.row(0, named=True).items()}, described

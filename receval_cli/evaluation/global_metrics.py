@@ -1,0 +1,105 @@
+"""Evaluate the global metrics: build each partial state once, merge, finish.
+
+On one machine every state is built from the whole input and "merged" alone; the merge
+is the same one a cluster applies to the states of its partitions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from receval_cli.config.conventions import Conventions
+from receval_cli.errors import InputError
+from receval_cli.inputs.optional import Sources
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import Partial, State, StateInputs, Universe, merge_states
+
+_EXAMPLES = 3
+
+
+def universe_of(sources: Sources) -> Universe:
+    """The catalog's items, else the items of the interactions log, else none."""
+    if sources.catalog is not None:
+        return Universe(sources.catalog.frame.select("item").collect(), "catalog")
+    if sources.interactions is not None:
+        items = sources.interactions.frame.select("item").unique().collect()
+        return Universe(items, "interactions log")
+    return Universe(None, "none")
+
+
+def _partial(spec: MetricSpec) -> Partial:
+    partial = lookup(spec.name).partial
+    assert partial is not None, spec
+    return partial
+
+
+def state_queries(
+    specs: tuple[MetricSpec, ...], conventions: Conventions, inputs: StateInputs
+) -> dict[str, tuple[State, pl.LazyFrame]]:
+    """Each distinct state the specs need, with its lazy query."""
+    queries: dict[str, tuple[State, pl.LazyFrame]] = {}
+    for spec in specs:
+        state = _partial(spec).state(spec.k, conventions.metric_params(spec))
+        if state.name not in queries:
+            queries[state.name] = (state, state.build(inputs))
+    return queries
+
+
+def global_values(
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    states: dict[str, tuple[State, pl.DataFrame]],
+    universe: Universe,
+) -> dict[str, float]:
+    """Each global metric's value from its (merged) state."""
+    values = {}
+    for spec in specs:
+        params = conventions.metric_params(spec)
+        partial = _partial(spec)
+        state, table = states[partial.state(spec.k, params).name]
+        merged = merge_states([table], state.keys)
+        values[str(spec)] = partial.finish(merged, universe, spec.k, params)
+    return values
+
+
+def require_universe(specs: tuple[MetricSpec, ...], universe: Universe) -> None:
+    needing = [str(s) for s in specs if _partial(s).needs_universe]
+    if needing and universe.items is None:
+        raise InputError(
+            f"{', '.join(needing)} measure(s) the recommendations against the catalog: add "
+            "a catalog (catalog.path, every item that could be recommended) or an "
+            "interactions log (interactions.path, whose items then stand for the catalog)."
+        )
+    if needing and universe.items is not None and universe.items.height == 0:
+        raise InputError(f"the {universe.source} has no items, so coverage is undefined.")
+
+
+def recommended_items(lists: pl.LazyFrame) -> pl.LazyFrame:
+    """The distinct items in the (capped) lists."""
+    return lists.select(pl.col("items").alias("item")).explode("item").drop_nulls().unique()
+
+
+def outside_universe(recommended: pl.DataFrame, universe: Universe) -> pl.DataFrame | None:
+    """The recommended items that are not in the universe (None without a universe)."""
+    if universe.items is None:
+        return None
+    return recommended.join(universe.items, on="item", how="anti")
+
+
+def describe_items(
+    recommended: pl.DataFrame, universe: Universe, outside: pl.DataFrame | None
+) -> dict[str, Any]:
+    """The report's `items` block: the universe and the recommended items outside it."""
+    block: dict[str, Any] = {"recommended": recommended.height}
+    if universe.items is None or outside is None:
+        return block
+    block.update(
+        universe=universe.source,
+        universe_size=universe.items.height,
+        outside_universe=outside.height,
+    )
+    if outside.height:
+        block["outside_examples"] = outside.get_column("item").sort().head(_EXAMPLES).to_list()
+    return block

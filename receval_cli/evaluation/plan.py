@@ -1,0 +1,294 @@
+"""Run the registry over the prepared data: every metric at every cutoff in one pass."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.model import LoadedConfig
+from receval_cli.errors import InputError, InternalError
+from receval_cli.evaluation.prepare import (
+    dedupe_predictions,
+    index_truth,
+    join_hits,
+    rank_lists,
+    ranked_items,
+    with_score_precision,
+)
+from receval_cli.inputs.checks import check_exprs
+from receval_cli.inputs.diagnosis import first_line
+from receval_cli.inputs.optional import Sources
+from receval_cli.inputs.readers import Input, failing_input
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import Universe
+from receval_cli.metrics.side_columns import missing_input, recs_aggregates
+from receval_cli.metrics.spec import ParamValue
+from receval_cli.metrics.stats import Stats
+
+EVALUATED = "evaluated"
+PREDICTION_CHECKS = "predictions:"
+TRUTH_CHECKS = "truth:"
+
+
+def metric_exprs(
+    specs: tuple[MetricSpec, ...], conventions: Conventions, sources: Sources | None = None
+) -> tuple[Stats, dict[str, pl.Expr]]:
+    """The per-user expression of every spec, and the statistics they need.
+
+    A metric whose side columns need an optional input that is not given is an error.
+    """
+    sources = sources or Sources()
+    stats = Stats(tuple(sources.features()), sources.embedding_dims)
+    exprs = {}
+    for spec in specs:
+        params = conventions.metric_params(spec)
+        before = set(stats.sides)
+        value = lookup(spec.name).expr(stats, spec.k, params)
+        exprs[str(spec)] = value.alias(str(spec))
+        for side in sorted(stats.sides - before):
+            missing = missing_input(side, sources)
+            if missing is not None:
+                raise InputError(
+                    f"{spec} needs the {missing} input, which the config does not give. "
+                    "Add it (see the README, 'Beyond accuracy')."
+                )
+    return stats, exprs
+
+
+def max_depth(specs: tuple[MetricSpec, ...], limit: int | None) -> int | None:
+    """How deep each list must be kept: the largest cutoff (None: the whole list), and
+    never past the `max_depth` convention."""
+    deepest = None if any(s.k is None for s in specs) else max((s.k or 0 for s in specs), default=1)
+    if limit is None:
+        return deepest
+    return limit if deepest is None else min(deepest, limit)
+
+
+def user_status(conventions: Conventions) -> pl.Expr:
+    """Why a user is or is not in the mean (first matching reason wins)."""
+    skip_no_relevant = conventions.users_without_relevant == "skip"
+    skip_no_recs = conventions.users_without_recommendations == "skip"
+    return (
+        pl.when(~pl.col("in_truth"))
+        .then(pl.lit("only_in_predictions"))
+        .when((pl.col("n_relevant") == 0) & skip_no_relevant)
+        .then(pl.lit("no_relevant"))
+        .when((pl.col("list_length") == 0) & skip_no_recs)
+        .then(pl.lit("no_recommendations"))
+        .otherwise(pl.lit(EVALUATED))
+        .alias("status")
+    )
+
+
+@dataclass
+class Plan:
+    """The lazy per-user table, its metric columns, and where each input's checks are."""
+
+    frame: pl.LazyFrame
+    names: list[str]
+    check_queries: dict[str, pl.LazyFrame]  # for inputs deduped before aggregation
+    lists: pl.LazyFrame  # one row per user of the predictions: its ranked, capped list
+    items: pl.LazyFrame  # the deduped predictions
+    recs_sides: set[str]  # the side columns the beyond-accuracy metrics joined in
+
+
+def _checked(
+    source: Input,
+    prefix: str,
+    value_column: str,
+    policy: str,
+    distinct: str,
+    apart: dict[str, pl.LazyFrame],
+) -> list[pl.Expr]:
+    """Check aggregations to run inside the input's per-user group_by, when it sees raw rows.
+
+    With a dedupe policy the group_by sees deduped rows, so the checks run apart.
+    """
+    checks = check_exprs(prefix, value_column)
+    if policy != "error":
+        apart[prefix] = source.frame.select(checks)
+        return []
+    return [*checks, pl.col("item").n_unique().alias(distinct)]
+
+
+def per_user_frame(
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    sources: Sources | None = None,
+    list_specs: tuple[MetricSpec, ...] = (),
+) -> Plan:
+    """The lazy per-user table: statistics, checks, status and one column per metric.
+
+    Four aggregations, each over its own table: the lists (ranking, length, checks), the
+    ground truth (|R|, ideal DCGs, checks), the hits (every statistic of the recommended
+    items that are in the ground truth) and, for beyond-accuracy metrics, the recs (every
+    recommended item with its side columns). `list_specs` (global metrics) only deepen the
+    lists.
+    """
+    sources = sources or Sources()
+    stats, exprs = metric_exprs(specs, conventions, sources)
+    check_queries: dict[str, pl.LazyFrame] = {}
+    by = predictions.value_column
+    scored = with_score_precision(predictions.frame, by, conventions.score_precision)
+    deduped = dedupe_predictions(scored, by, conventions.duplicates)
+    list_checks = _checked(
+        predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
+    )
+    depth = max_depth((*specs, *list_specs), conventions.max_depth)
+    if stats.lists.aggregations and by != "score":
+        raise InputError(
+            f"predictions file {predictions.path}: retrieving items by prediction_threshold "
+            f"needs scores, and this file's layout is {predictions.layout}. Name the score "
+            "column as predictions.columns.score, or use retrieve=list."
+        )
+    lists = rank_lists(
+        deduped,
+        by,
+        conventions.tie_break,
+        depth,
+        [*list_checks, *stats.lists.aggregations.values()],
+    ).cache()  # ranked once, whatever reads it (the metrics, the items, the states)
+    indexed = index_truth(truth.frame, conventions)
+    truth_checks = _checked(
+        truth, TRUTH_CHECKS, "rel", conventions.truth_duplicates, "truth_distinct", check_queries
+    )
+    truth_stats = (
+        stats.truth.with_rows(indexed)
+        .group_by("user")
+        .agg(*stats.truth.aggregations.values(), pl.len().alias("truth_items"), *truth_checks)
+    )
+    frame = truth_stats.join(lists.drop("items"), on="user", how="full", coalesce=True)
+    if stats.hits.aggregations:
+        hits = join_hits(ranked_items(lists), indexed)
+        if stats.needs_n_relevant_on_hits:
+            hits = hits.join(truth_stats.select("user", "n_relevant"), on="user", how="left")
+        if stats.list_columns_on_hits:
+            needed = lists.select("user", *sorted(stats.list_columns_on_hits))
+            hits = hits.join(needed, on="user", how="left")
+        hit_stats = (
+            stats.hits.with_rows(hits).group_by("user").agg(list(stats.hits.aggregations.values()))
+        )
+        frame = frame.join(hit_stats, on="user", how="left")
+    if stats.recs.aggregations:
+        recs = recs_aggregates(lists, stats, sources, indexed, conventions, depth)
+        frame = frame.join(recs, on="user", how="left")
+    frame = (
+        frame.with_columns(
+            in_truth=pl.col("truth_items").is_not_null(),
+            list_length=_capped(pl.col("list_rows").fill_null(0), conventions.max_depth),
+            n_relevant=pl.col("n_relevant").fill_null(0),
+        )
+        .with_columns(user_status(conventions), *exprs.values())
+        .sort("user")  # a fixed order, so the means are summed the same way every run
+    )
+    items = deduped.select("user", "item")
+    return Plan(frame, list(exprs), check_queries, lists, items, set(stats.sides))
+
+
+def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
+    return length if limit is None else pl.min_horizontal(length, pl.lit(limit, pl.UInt32))
+
+
+def exposure_depth(specs: tuple[MetricSpec, ...]) -> int | None:
+    """The cutoff of the report's item exposure: the metrics' largest (None: whole lists)."""
+    return max((s.k for s in specs if s.k is not None), default=None)
+
+
+def item_exposure(lists: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
+    """Each item of the lists and how many lists hold it in their top k."""
+    top = pl.col("items") if k is None else pl.col("items").list.head(k)
+    items = lists.select(top.alias("item")).explode("item").drop_nulls()
+    return items.group_by("item").agg(pl.len().cast(pl.Int64).alias("lists"))
+
+
+def with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
+    """The exposures, flagged in or out of the universe, with its unrecommended items (0)."""
+    if universe.items is None:
+        return exposure.with_columns(in_universe=pl.lit(None, pl.Boolean)).sort("item")
+    inside = universe.items.select("item", in_universe=pl.lit(True))
+    joined = exposure.join(inside, on="item", how="full", coalesce=True)
+    filled = [pl.col("lists").fill_null(0), pl.col("in_universe").fill_null(False)]
+    return joined.with_columns(filled).sort("item")
+
+
+def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
+    """The users one metric averages over: in the ground truth, and not skipped by its
+    users_without_relevant / users_without_recommendations parameters."""
+    kept = pl.col("in_truth")
+    if params["users_without_relevant"] == "skip":
+        kept = kept & (pl.col("n_relevant") > 0)
+    if params["users_without_recommendations"] == "skip":
+        kept = kept & (pl.col("list_length") > 0)
+    return kept
+
+
+def counted_expr(spec: MetricSpec, conventions: Conventions) -> pl.Expr:
+    """True for the users in this metric's mean (kept by its user rules, and defined)."""
+    name = str(spec)
+    kept = metric_users(conventions.metric_params(spec)) & pl.col(name).is_not_null()
+    return kept.alias(name)
+
+
+# the users by status, as aggregations over a per-user table (or one segment's part of it)
+USER_TALLY = {
+    "in_ground_truth": pl.col("in_truth").sum(),
+    "in_predictions": (pl.col("list_length") > 0).sum(),
+    "in_both": (pl.col("in_truth") & (pl.col("list_length") > 0)).sum(),
+    "evaluated": (pl.col("status") == EVALUATED).sum(),
+    "zero_recs": ((pl.col("status") == EVALUATED) & (pl.col("list_length") == 0)).sum(),
+    "zero_relevant": ((pl.col("status") == EVALUATED) & (pl.col("n_relevant") == 0)).sum(),
+    "skipped_no_relevant": (pl.col("status") == "no_relevant").sum(),
+    "skipped_no_recs": (pl.col("status") == "no_recommendations").sum(),
+    "only_in_predictions": (pl.col("status") == "only_in_predictions").sum(),
+}
+
+
+def guard_ranges(
+    metrics: dict[str, float], specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> None:
+    """Every value within its metric's range; an overflow the inputs caused is an input
+    error (exit 2), anything else impossible a bug (exit 3)."""
+    for spec in specs:
+        value = metrics[str(spec)]
+        definition = lookup(spec.name)
+        lower, upper = definition.lower_bound, definition.upper_bound
+        gain = conventions.metric_params(spec).get("gain")
+        if not math.isfinite(value) and gain == "exponential":
+            raise InputError(
+                f"{spec} is {value}: with gain=exponential a grade g gains 2^g - 1, which "
+                "overflows 64-bit floats for a grade above 1023. Keep the grades at most "
+                "1023, or use gain=linear."
+            )
+        if math.isinf(value) and (upper is None or lower is None):
+            raise InputError(
+                f"{spec} is {value}: its sums overflow 64-bit floats, so the inputs hold "
+                "values too large to square or add (about 1e154 or more, or a huge gain). "
+                "Scale the scores or grades down, then run again."
+            )
+        below = lower is not None and value < lower
+        if math.isnan(value) or below or (upper is not None and value > upper + 1e-9):
+            raise InternalError(
+                f"internal error: {spec} = {value}, outside its range [{lower}, {upper}]. This "
+                "is a bug in receval; please report it with the config and a data sample."
+            )
+
+
+def diagnose(error: BaseException, *inputs: Input) -> InputError:
+    """Find which file the engine failed on, and say so (reads each input whole)."""
+    found = failing_input(inputs)
+    return found or InputError(f"the inputs could not be evaluated: {first_line(error)}")
+
+
+def resolved_config(loaded: LoadedConfig) -> dict[str, Any]:
+    """The config as the report states it: validated, metrics expanded, its path."""
+    data = loaded.config.model_dump(mode="json", serialize_as_any=True)
+    data["metrics"] = [str(s) for s in loaded.specs]
+    data["source"] = str(loaded.path)
+    return data

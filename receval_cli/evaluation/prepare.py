@@ -1,0 +1,95 @@
+"""Prepare once, evaluate many: rank the predictions, index the ground truth, join them.
+
+The results are the `lists`, `truth` and `hits` tables described in metrics/stats.py.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from receval_cli.config.conventions import Conventions
+
+_KEY = ["user", "item"]
+
+
+def keep_first(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """The first row (in file order) of each (user, item)."""
+    return frame.filter(pl.col("row") == pl.col("row").min().over(_KEY))
+
+
+def with_score_precision(frame: pl.LazyFrame, by: str, precision: str) -> pl.LazyFrame:
+    """Round scores to single precision when the `score_precision` convention says so."""
+    if by != "score" or precision == "float64":
+        return frame
+    return frame.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+
+
+def dedupe_predictions(frame: pl.LazyFrame, by: str, policy: str) -> pl.LazyFrame:
+    """Apply the `duplicates` convention (`error` is checked in checks.py, not here).
+
+    `by` is the column that orders the list: "score" (descending) or "rank" (ascending).
+    """
+    if policy == "first":
+        return keep_first(frame)
+    if policy == "max_score":
+        value = pl.col(by)
+        best = value.max() if by == "score" else value.min()
+        return frame.group_by(_KEY).agg(best, pl.col("row").filter(value == best).min())
+    return frame
+
+
+def sorted_by_rank(values: pl.Expr, by: str, tie_break: str) -> pl.Expr:
+    """`values` of one user in rank order: `by` (score descending, or rank ascending),
+    then the tie-break (item descending or ascending, or file order)."""
+    if tie_break == "input_order":
+        second, second_descending = "row", False
+    else:
+        second, second_descending = "item", tie_break == "item_desc"
+    return values.sort_by(
+        [pl.col(by), pl.col(second)], descending=[by == "score", second_descending]
+    )
+
+
+def rank_lists(
+    frame: pl.LazyFrame,
+    by: str,
+    tie_break: str,
+    max_depth: int | None,
+    extra: list[pl.Expr],
+) -> pl.LazyFrame:
+    """One row per user: its items in rank order (the top max_depth), and its row count.
+
+    Items are ordered by score descending (or rank ascending), then by `tie_break`; the
+    order is total, so the ranking depends neither on the engine nor on the row order of
+    the file (except for input_order, which uses it on purpose). `extra` aggregations
+    (checks) ride along in the same group_by.
+    """
+    ordered = sorted_by_rank(pl.col("item"), by, tie_break)
+    if max_depth is not None:
+        ordered = ordered.head(max_depth)
+    return frame.group_by("user").agg(ordered.alias("items"), pl.len().alias("list_rows"), *extra)
+
+
+def ranked_items(lists: pl.LazyFrame) -> pl.LazyFrame:
+    """(user, item, rank) from the per-user ranked lists."""
+    positions = pl.int_ranges(1, pl.col("items").list.len() + 1, dtype=pl.UInt32)
+    return (
+        lists.select("user", pl.col("items").alias("item"), positions.alias("rank"))
+        .explode(["item", "rank"])
+        .drop_nulls("item")  # an empty list explodes to one null row
+    )
+
+
+def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
+    """Dedupe the ground truth and mark the relevant items."""
+    if conventions.truth_duplicates == "first":
+        frame = keep_first(frame)
+    elif conventions.truth_duplicates == "max":
+        frame = frame.group_by(_KEY).agg(pl.col("rel").max())
+    relevant = pl.col("rel") >= conventions.relevance_threshold
+    return frame.select("user", "item", "rel", relevant.alias("relevant"))
+
+
+def join_hits(ranked: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:
+    """The recommended items that are in the ground truth: the only rows that can score."""
+    return ranked.join(truth, on=_KEY, how="inner")

@@ -1,0 +1,205 @@
+"""Rating metrics over a bucket of users: the pair counts and the metrics' terms, as a
+PairPartial that adds up across buckets; then the checks and the values from the merged
+PairPartial (the rating half of the one assembly, evaluation/assembly.py).
+
+A bucket's (user, item) pairs are the full join of its predictions' scores and its ground
+truth's grades (evaluation/pair_join.py); every pair belongs to one user, so the buckets'
+pairs are the whole run's pairs, each counted once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from receval_cli.config.conventions import Conventions
+from receval_cli.errors import InputError
+from receval_cli.evaluation.exact_sum import ExactSum, exact_sum
+from receval_cli.evaluation.pair_join import describe_pairs, joined_pairs, pair_counts, scored_pairs
+from receval_cli.evaluation.prepare import dedupe_predictions, index_truth, with_score_precision
+from receval_cli.evaluation.wire import from_ipc_text, ipc_text
+from receval_cli.inputs.readers import Input
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import PairMetric, PairTotals, merge_states
+
+_KEY = ["user", "item"]
+_EXAMPLES = 3
+
+
+@dataclass
+class PairPartial:
+    """A bucket's pairs: the counts of pairs.pair_counts, the smallest unpredicted pairs
+    (user, item), the pairs scored, the exact sums of the metrics' terms and their keyed
+    count tables (one list entry per bucket)."""
+
+    counts: dict[str, int]
+    unpredicted: list[tuple[Any, ...]]
+    pairs: int
+    sums: dict[str, ExactSum]
+    tables: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "counts": self.counts,
+            "unpredicted": self.unpredicted,
+            "pairs": self.pairs,
+            "sums": {name: total.to_json() for name, total in self.sums.items()},
+            "tables": {n: [ipc_text(t) for t in found] for n, found in self.tables.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PairPartial:
+        return cls(
+            {k: int(v) for k, v in data["counts"].items()},
+            [tuple(e) for e in data["unpredicted"]],
+            int(data["pairs"]),
+            {name: ExactSum.from_json(total) for name, total in data["sums"].items()},
+            {n: [from_ipc_text(t) for t in found] for n, found in data["tables"].items()},
+        )
+
+    def __add__(self, other: PairPartial) -> PairPartial:
+        tables = {name: list(found) for name, found in self.tables.items()}
+        for name, found in other.tables.items():
+            tables.setdefault(name, []).extend(found)
+        sums = dict(self.sums)
+        for name, total in other.sums.items():
+            sums[name] = sums[name] + total if name in sums else total
+        return PairPartial(
+            {k: self.counts.get(k, 0) + v for k, v in other.counts.items()},
+            sorted([*self.unpredicted, *other.unpredicted])[:_EXAMPLES],
+            self.pairs + other.pairs,
+            sums,
+            tables,
+        )
+
+
+def _metric(spec: MetricSpec) -> PairMetric:
+    found = lookup(spec.name).pairs
+    assert found is not None, spec
+    return found
+
+
+def pair_join(
+    predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> pl.LazyFrame:
+    """The (user, item) pairs the rating metrics score (`specs`); the predictions need scores."""
+    if predictions.value_column != "score":
+        raise InputError(
+            f"predictions file {predictions.path}: rating metrics ({', '.join(map(str, specs))}) "
+            "compare predicted ratings with actual ones, and this file has no score column "
+            f"(its layout is {predictions.layout}). Name the predicted rating as "
+            "predictions.columns.score."
+        )
+    scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
+    deduped = dedupe_predictions(scored, "score", conventions.duplicates)
+    return joined_pairs(deduped, index_truth(truth.frame, conventions))
+
+
+def check_queries(joined: pl.LazyFrame) -> list[pl.LazyFrame]:
+    """The pair counts and the smallest unpredicted pairs."""
+    unpredicted = joined.filter(pl.col("predicted").is_null()).select(_KEY)
+    return [pair_counts(joined), unpredicted.sort(_KEY).head(_EXAMPLES)]
+
+
+def pair_queries(
+    joined: pl.LazyFrame, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> list[pl.LazyFrame]:
+    """Every query a bucket's PairPartial is built from, in `pair_partial`'s order."""
+    scored = scored_pairs(joined, conventions)
+    terms: dict[str, pl.Expr] = {}
+    for spec in specs:
+        terms.update(_metric(spec).sums(conventions.metric_params(spec)))
+    queries = [*check_queries(joined), scored.select(pl.len().alias("pairs"), *terms_exprs(terms))]
+    for spec in specs:
+        table = _metric(spec).table
+        if table is not None:
+            keys, aggregations = table(conventions.metric_params(spec))
+            queries.append(scored.group_by(keys).agg(**aggregations))
+    return queries
+
+
+def terms_exprs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
+    """The terms as list columns (one row holds every pair's term)."""
+    return [expr.cast(pl.Float64).implode().alias(name) for name, expr in terms.items()]
+
+
+def pair_partial(found: list[pl.DataFrame], specs: tuple[MetricSpec, ...]) -> PairPartial:
+    """The PairPartial from the collected `pair_queries`."""
+    counts, unpredicted, terms, *tables = found
+    sums = {name: exact_sum(terms.get_column(name)[0]) for name in terms.columns if name != "pairs"}
+    named: dict[str, list[pl.DataFrame]] = {}
+    for spec in specs:
+        if _metric(spec).table is not None and spec.name not in named:
+            named[spec.name] = [tables.pop(0)]
+    return PairPartial(
+        {k: int(v) for k, v in counts.row(0, named=True).items()},
+        [tuple(row) for row in unpredicted.iter_rows()],
+        int(terms.item(0, "pairs")),
+        sums,
+        named,
+    )
+
+
+def finish_pairs(
+    merged: PairPartial,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    predictions: Input,
+    truth: Input,
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The rating metrics' values and the report's `pairs` block; raises for a rating
+    without a prediction (unpredicted: error) and for no pair to score."""
+    described = checked_pairs(merged.counts, merged.unpredicted, predictions, truth, conventions)
+    tables = {}
+    for spec in specs:
+        table = _metric(spec).table
+        if table is not None:
+            keys, _ = table(conventions.metric_params(spec))
+            tables[spec.name] = merge_states(merged.tables[spec.name], keys)
+    totals = PairTotals(merged.pairs, merged.sums, tables)
+    values = {
+        str(spec): _metric(spec).finish(totals, conventions.metric_params(spec)) for spec in specs
+    }
+    return values, described
+
+
+def checked_pairs(
+    counts: dict[str, int],
+    unpredicted: list[tuple[Any, ...]],
+    predictions: Input,
+    truth: Input,
+    conventions: Conventions,
+) -> dict[str, Any]:
+    """The report's `pairs` block from the pair counts; raises for a rating without a
+    prediction (unpredicted: error) and for no pair to score."""
+    if counts["unpredicted"] and conventions.unpredicted == "error":
+        shown = "; ".join(f"user {user!r}, item {item!r}" for user, item in unpredicted)
+        raise InputError(
+            f"{truth.role} file {truth.path}: {counts['unpredicted']} rated (user, item) "
+            f"pair(s) have no prediction, e.g. {shown}. Rating metrics need a prediction "
+            "for every rating: set conventions.unpredicted to ignore (score only the "
+            "predicted pairs) or to default (with default_prediction)."
+        )
+    described = describe_pairs(counts, conventions)
+    if described["used"] == 0:
+        raise InputError(
+            f"no (user, item) pair is both predicted in {predictions.path} and rated in "
+            f"{truth.path}, so the rating metrics have nothing to score. Check the ids, or set "
+            "conventions.unrated / unpredicted to default."
+        )
+    return described
+
+
+def pair_metrics(
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    engine: Any = "auto",
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The rating metrics of whole inputs (one bucket), and the report's `pairs` block."""
+    joined = pair_join(predictions, truth, specs, conventions)
+    found = pl.collect_all(pair_queries(joined, specs, conventions), engine=engine)
+    return finish_pairs(pair_partial(found, specs), specs, conventions, predictions, truth)

@@ -1,0 +1,112 @@
+"""Recommended items that the reference does not know: a common join-key bug.
+
+The reference is the catalog when the config gives one, else the interactions log, else
+the ground truth (every user's items). Every report states how many of the distinct
+recommended items it does not know; above `unknown_items.warn` (a share, default 0.9)
+the report carries a warning, and above `unknown_items.max` (when set) a gate fails.
+
+A sparse test set legitimately misses many recommended items, so the warning is a
+prompt to look, not an error; ids that do not match at all (e.g. "00123" against 123)
+show as a share near 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from receval_cli.analysis.gates import GateResult
+from receval_cli.config.model import UnknownItemsConfig
+from receval_cli.escaping import example
+from receval_cli.inputs.optional import Sources
+from receval_cli.inputs.readers import Input
+from receval_cli.report.data import Report
+
+METRIC = "unknown_items"
+_EXAMPLES = 5
+
+
+def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
+    """The reference's name and its distinct items."""
+    if sources.catalog is not None:
+        return "catalog", sources.catalog.frame.select("item").unique()
+    if sources.interactions is not None:
+        return "interactions log", sources.interactions.frame.select("item").unique()
+    return "ground truth", truth.frame.select("item").drop_nulls().unique()
+
+
+def reference_of_spark(truth: Any, sources: Sources) -> tuple[str, pl.LazyFrame]:
+    """The same for the Spark engine: `truth` is a Spark DataFrame (user, item, rel); a
+    catalog or interactions log is read on the driver."""
+    if sources.catalog is not None or sources.interactions is not None:
+        return reference_of(truth, sources)  # truth is not read then
+    items = truth.select("item").where("item IS NOT NULL").distinct().toArrow()
+    return "ground truth", pl.from_arrow(items).lazy()  # type: ignore[union-attr]
+
+
+def unknown_query(recommended: pl.LazyFrame, reference: pl.LazyFrame) -> pl.LazyFrame:
+    """One row: the distinct recommended items, those the reference lacks, and examples."""
+    unknown = recommended.join(reference, on="item", how="anti")
+    return pl.concat(
+        [
+            recommended.select(pl.len().alias("recommended")),
+            unknown.select(
+                pl.len().alias("unknown"),
+                pl.col("item").sort().head(_EXAMPLES).implode().alias("examples"),
+            ),
+        ],
+        how="horizontal",
+    )
+
+
+def describe(found: pl.DataFrame, reference: str) -> dict[str, Any]:
+    """The report's `unknown_items` block."""
+    recommended, unknown = found.item(0, "recommended"), found.item(0, "unknown")
+    block: dict[str, Any] = {
+        "reference": reference,
+        "recommended": recommended,
+        "unknown": unknown,
+        "share": unknown / recommended if recommended else 0.0,
+    }
+    if unknown:
+        block["examples"] = found.item(0, "examples").to_list()
+    return block
+
+
+def warning(block: dict[str, Any], settings: UnknownItemsConfig, model: str | None) -> str | None:
+    """A warning when the share of unknown items is above `warn`."""
+    if block["share"] <= settings.warn:
+        return None
+    who = f"model {model}: " if model is not None else ""
+    examples = ", ".join(example(e) for e in block.get("examples", []))
+    return (
+        f"{who}{block['unknown']} of the {block['recommended']} recommended items "
+        f"({block['share']:.0%}) are not in the {block['reference']} (e.g. {examples}). "
+        "If that is unexpected, check that the item ids of both files match "
+        "(predictions.columns.item, ground_truth.columns.item, and their types); "
+        "unknown_items.warn sets when this warning shows."
+    )
+
+
+def gate(
+    block: dict[str, Any], settings: UnknownItemsConfig, model: str | None
+) -> list[GateResult]:
+    """The `unknown_items.max` gate, when set."""
+    if settings.max is None:
+        return []
+    detail = {"reference": block["reference"], "unknown": block["unknown"]}
+    return [GateResult(METRIC, "max", settings.max, block["share"], model, detail)]
+
+
+def check(
+    report: Report, settings: UnknownItemsConfig, model: str | None = None
+) -> list[GateResult]:
+    """Add the report's warning (if any); return its gate (if set)."""
+    block = report.unknown_items
+    if block is None:
+        return []
+    found = warning(block, settings, model)
+    if found is not None and found not in report.warnings:
+        report.warnings.append(found)
+    return gate(block, settings, model)

@@ -1,0 +1,112 @@
+"""Write any supported predictions file as a TREC run (`user Q0 item rank score tag`).
+
+The run lists each user's items in receval's ranking order (the tie-break convention
+decides equal scores). trec_eval ranks by the score column, so the scores written must
+reproduce that order: the original scores for a score layout ranked with item_desc
+(trec_eval breaks ties the same way), otherwise list length - rank + 1.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import TextIO
+
+import polars as pl
+
+from receval_cli.errors import InputError, UsageError
+from receval_cli.escaping import example
+from receval_cli.evaluation.prepare import sorted_by_rank
+from receval_cli.inputs.checks import (
+    check_exprs,
+    duplicates_error,
+    find_duplicates,
+    raise_for,
+    raw_rows,
+    totals,
+)
+from receval_cli.inputs.readers import Input
+
+_CHECKS = "checks:"
+
+
+def check_tag(tag: str) -> None:
+    """The run tag is a TREC line's sixth field, checked as ids are: not empty, without
+    white space (which would split the field, or the line) or control characters."""
+    if not tag:
+        raise UsageError(
+            "--tag is empty, and a TREC run line needs a tag as its sixth field. Give one, "
+            "e.g. --tag receval."
+        )
+    bad = [c for c in tag if c.isspace() or unicodedata.category(c) == "Cc"]
+    if not bad:
+        return
+    fixed = "".join("_" if c in bad else c for c in tag).strip("_")
+    if not fixed or len(fixed) > 40 or not fixed.isprintable():
+        fixed = "receval"
+    if bad[0].isspace():
+        found = f"white space ({bad[0]!r}): TREC fields are separated by white space, so the "
+        found += "tag would not stay one field of one line"
+    else:
+        found = f"a control character ({bad[0]!r}), which a TREC run line cannot carry"
+    raise UsageError(
+        f"--tag {example(tag)} holds {found}. Give a tag without white space or control "
+        f"characters, e.g. --tag {fixed}."
+    )
+
+
+def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
+    """The run as a frame: user, Q0, item, rank, score, tag, in output order (the tag is
+    checked first: check_tag)."""
+    check_tag(tag)
+    by = source.value_column
+    keep_scores = by == "score" and tie_break == "item_desc"
+    lists = source.frame.group_by("user").agg(
+        sorted_by_rank(pl.col("item"), by, tie_break).alias("item"),
+        sorted_by_rank(pl.col(by), by, tie_break).alias("value"),
+        pl.col("item").n_unique().alias("distinct"),
+        pl.len().alias("rows"),
+        *check_exprs(_CHECKS, by),
+    )
+    try:
+        grouped, rows = pl.collect_all([lists, raw_rows(source)])
+    except pl.exceptions.PolarsError as error:
+        first = str(error).strip().splitlines()[0]
+        raise InputError(f"{source.role} file {source.path} could not be read: {first}") from None
+    raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
+    if (grouped["rows"] != grouped["distinct"]).any():
+        raise duplicates_error(source, "duplicates", find_duplicates(source.frame))
+    _refuse_blanks(grouped, source)
+    positions = pl.int_ranges(1, pl.col("item").list.len() + 1, dtype=pl.UInt32)
+    exploded = (
+        grouped.sort("user")
+        .select("user", "item", "value", positions.alias("rank"), pl.col("rows"))
+        .explode(["item", "value", "rank"])
+    )
+    score = pl.col("value") if keep_scores else (pl.col("rows") - pl.col("rank") + 1)
+    return exploded.select(
+        pl.col("user").cast(pl.String),
+        pl.lit("Q0").alias("q0"),
+        pl.col("item").cast(pl.String),
+        "rank",
+        score.cast(pl.Float64).alias("score"),
+        pl.lit(tag).alias("tag"),
+    )
+
+
+def _refuse_blanks(grouped: pl.DataFrame, source: Input) -> None:
+    """TREC fields are separated by white space, so an id may not contain any."""
+    for column in ("user", "item"):
+        values = grouped.get_column(column)
+        if values.dtype == pl.List:
+            values = values.explode()
+        blank = values.cast(pl.String).str.contains(r"\s|^$")
+        if blank.any():
+            example = values.filter(blank).head(1).item()
+            raise InputError(
+                f"{source.role} file {source.path}: the {column} id {example!r} is empty or "
+                "holds white space, which a TREC run cannot carry. Change those ids first."
+            )
+
+
+def write_trec_run(run: pl.DataFrame, handle: TextIO) -> None:
+    run.write_csv(handle, separator=" ", include_header=False, quote_style="never")

@@ -1,0 +1,241 @@
+"""The optional inputs of the beyond-accuracy metrics: catalog, interactions, baseline.
+
+    catalog       (item[, category, tags, embedding, title]): every item that could be
+                  recommended, the denominator of coverage, and the item features that
+                  intra-list diversity compares.
+    interactions  (user, item[, timestamp]): the training or historical log; it gives each
+                  item's popularity and what each user already knew.
+    baseline      an obvious recommender's lists (same layouts as the predictions); when
+                  absent, serendipity and unexpectedness use the most popular items.
+
+Each is read with the same readers (and the same errors) as the predictions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from receval_cli.config.model import CatalogConfig, InteractionsConfig, LoadedConfig
+from receval_cli.errors import InputError
+from receval_cli.inputs.checks import check_exprs, duplicates_error, find_duplicates, raise_for
+from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
+from receval_cli.inputs.readers import (
+    Input,
+    check_id,
+    detect_format,
+    failing_input,
+    id_expr,
+    list_items,
+    read_predictions,
+    require_column,
+    scan,
+    user_column,
+    with_row,
+)
+
+FEATURES = ("category", "tags", "embedding")
+
+
+@dataclass
+class Sources:
+    """The optional inputs, each mapped to canonical columns (or None when not given)."""
+
+    catalog: Input | None = None
+    interactions: Input | None = None
+    baseline: Input | None = None
+    embedding_dims: int = 0  # the catalog's embedding length, once checked
+    # item popularity computed beforehand from the whole log (a partition's log holds
+    # only its users); recs.item_popularity's columns
+    popularity: pl.LazyFrame | None = None
+
+    def given(self) -> list[Input]:
+        return [s for s in (self.catalog, self.interactions, self.baseline) if s is not None]
+
+    def features(self) -> list[str]:
+        """The item features the catalog carries."""
+        return [] if self.catalog is None else [f for f in FEATURES if f in self.catalog.columns]
+
+
+def read_sources(loaded: LoadedConfig) -> Sources:
+    """Read the optional inputs a config names."""
+    config = loaded.config
+    sources = Sources()
+    if config.catalog is not None:
+        sources.catalog = read_catalog(config.catalog, loaded.resolve_path(config.catalog.path))
+    if config.interactions is not None:
+        path = loaded.resolve_path(config.interactions.path)
+        sources.interactions = read_interactions(config.interactions, path)
+    if config.baseline is not None:
+        path = loaded.resolve_path(config.baseline.path)
+        sources.baseline = read_predictions(config.baseline, path, role="baseline")
+    return sources
+
+
+def read_catalog(config: CatalogConfig, path: Path) -> Input:
+    """Scan the catalog into (item[, category, tags, embedding, title])."""
+    role = "catalog"
+    cols = config.columns
+    fmt = detect_format(path, config.format, role)
+    raw = scan(path, fmt, config.separator, role, (cols.tags, cols.embedding), (cols.item,))
+    source = map_catalog(raw, config, path, fmt)
+    source.separator = config.separator
+    return source
+
+
+def map_catalog(raw: pl.LazyFrame, config: CatalogConfig, path: Path, fmt: str) -> Input:
+    role = "catalog"
+    cols = config.columns
+    schema = raw.collect_schema()
+    require_column(schema, cols.item, role, path, "item")
+    check_id(raw, schema, cols.item, role, path)
+    selected = {"item": id_expr(cols.item, schema)}
+    mapping = {"item": cols.item}
+    if cols.category is not None:
+        require_column(schema, cols.category, role, path, "category")
+        selected["category"] = pl.col(cols.category).cast(pl.String)
+        mapping["category"] = cols.category
+    if cols.tags is not None:
+        require_column(schema, cols.tags, role, path, "tags")
+        tags = list_items(raw, schema, cols.tags, config.list_separator, role, path)
+        tags = tags.list.eval(pl.element().cast(pl.String).filter(pl.element() != "")).list.unique()
+        no_tags = pl.lit([], dtype=pl.List(pl.String))  # an empty cell: an empty tag set
+        selected["tags"] = tags.fill_null(no_tags)
+        mapping["tags"] = cols.tags
+    if cols.embedding is not None:
+        require_column(schema, cols.embedding, role, path, "embedding")
+        vector = list_items(raw, schema, cols.embedding, config.list_separator, role, path)
+        if isinstance(schema[cols.embedding], pl.Array):
+            vector = pl.col(cols.embedding).arr.to_list()
+        vector = vector.list.eval(pl.element().cast(pl.Float64, strict=False))
+        selected["embedding"] = vector
+        mapping["embedding"] = cols.embedding
+    if cols.title is not None:
+        require_column(schema, cols.title, role, path, "title")
+        selected["title"] = pl.col(cols.title).cast(pl.String)
+        mapping["title"] = cols.title
+    frame = with_row(raw, selected)
+    return Input(role, path, fmt, "catalog", mapping, frame, raw)
+
+
+def read_interactions(config: InteractionsConfig, path: Path) -> Input:
+    """Scan the interactions log into (user, item, row)."""
+    role = "interactions"
+    fmt = detect_format(path, config.format, role)
+    cols = config.columns
+    raw = scan(path, fmt, config.separator, role, id_columns=(cols.user, cols.item))
+    source = map_interactions(raw, config, path, fmt)
+    source.separator = config.separator
+    return source
+
+
+def map_interactions(raw: pl.LazyFrame, config: InteractionsConfig, path: Path, fmt: str) -> Input:
+    role = "interactions"
+    cols = config.columns
+    schema, user = user_column(raw, cols.user, role, path)
+    require_column(schema, cols.item, role, path, "item")
+    check_id(raw, schema, cols.item, role, path)
+    mapping = {"user": cols.user, "item": cols.item}
+    if cols.timestamp is not None:
+        require_column(schema, cols.timestamp, role, path, "timestamp")
+        mapping["timestamp"] = cols.timestamp
+    frame = with_row(raw, {"user": user, "item": id_expr(cols.item, schema)})
+    return Input(role, path, fmt, "log", mapping, frame, raw)
+
+
+def check_sources(sources: Sources, duplicates: str = "error") -> None:
+    """Every optional input's rows: not empty, no null ids; the catalog lists each item
+    once and its embeddings are finite vectors of one length; the baseline has no null or
+    NaN score or rank, and no repeated (user, item) unless the `duplicates` convention
+    says which row counts."""
+    queries = {}
+    for source in sources.given():
+        ids = [c for c in ("user", "item") if c in source.frame.collect_schema()]
+        exprs = [pl.len().alias("rows"), *(pl.col(c).null_count().alias(c) for c in ids)]
+        if source.role == "baseline":
+            exprs += check_exprs("", source.value_column)
+            pairs = pl.struct("user", "item").n_unique()
+            exprs.append((pl.len() - pairs).alias("repeated_pairs"))
+        if source.role == "catalog":
+            exprs.append((pl.len() - pl.col("item").n_unique()).alias("repeated"))
+            if "category" in source.columns:
+                exprs.append(pl.col("category").null_count().alias("category"))
+            if "embedding" in source.columns:
+                vector = pl.col("embedding")
+                exprs += [
+                    vector.list.len().min().alias("shortest"),
+                    vector.list.len().max().alias("longest"),
+                    vector.null_count().alias("missing_vectors"),
+                    vector.list.eval(pl.element().is_null() | ~pl.element().is_finite())
+                    .list.any()
+                    .sum()
+                    .alias("bad_vectors"),
+                ]
+        queries[source.role] = source.frame.select(exprs)
+    try:
+        results = pl.collect_all(list(queries.values()))
+    except READ_ERRORS as error:
+        raise _unreadable(sources.given(), error) from None
+    for source, result in zip(sources.given(), results, strict=True):
+        found = result.row(0, named=True)
+        _raise_for(source, found)
+        if source.role == "baseline":
+            raise_for(source, {"raw_rows": found["rows"], **found})
+            if found["repeated_pairs"] and duplicates == "error":
+                raise duplicates_error(source, "duplicates", find_duplicates(source.frame))
+        if "longest" in found:
+            sources.embedding_dims = int(found["longest"] or 0)
+
+
+def _unreadable(given: list[Input], error: BaseException) -> InputError:
+    """Which optional input failed to read, and where (each is read again, whole)."""
+    found = failing_input(given)
+    if found is not None:
+        return found
+    paths = ", ".join(str(source.path) for source in given)
+    return InputError(
+        f"the optional inputs ({paths}) could not be read together: {first_line(error)}."
+    )
+
+
+def _raise_for(source: Input, found: dict[str, int]) -> None:
+    where = f"{source.role} file {source.path}"
+    if found["rows"] == 0:
+        raise InputError(f"{where} has no rows. Write the data first.")
+    for column in ("user", "item", "category"):
+        if found.get(column):
+            raise InputError(
+                f"{where}: column '{source.source_column(column)}' has {found[column]} null "
+                "value(s); drop or fill those rows."
+            )
+    if found.get("repeated"):
+        examples = (
+            source.frame.group_by("item")
+            .len()
+            .filter(pl.col("len") > 1)
+            .sort("item")
+            .head(3)
+            .collect()
+            .get_column("item")
+            .to_list()
+        )
+        raise InputError(
+            f"{where}: {found['repeated']} row(s) repeat an item already listed (e.g. "
+            f"{', '.join(map(repr, examples))}). List each item once."
+        )
+    if "embedding" not in source.columns:
+        return
+    column = source.columns["embedding"]
+    if found["missing_vectors"] or found["bad_vectors"]:
+        bad = found["missing_vectors"] + found["bad_vectors"]
+        raise InputError(
+            f"{where}: column '{column}' has {bad} embedding(s) that are missing or hold a "
+            "null, NaN, infinite or non-numeric value; fix those vectors."
+        )
+    if found["shortest"] != found["longest"]:
+        raise InputError(
+            f"{where}: the embeddings in column '{column}' have different lengths (from "
+            f"{found['shortest']} to {found['longest']}); cosine distance needs one length."
+        )

@@ -1,0 +1,525 @@
+"""`--format html`: one self-contained page for a Report or a ModelsReport.
+
+Inline CSS, figures as inline SVG (plots.py), no script, and a Content-Security-Policy
+that forbids every fetch: the page shows the same offline, in a CI artefact or an email.
+Every string from the data or the config is escaped. The same result gives the same bytes
+(the elapsed time is left out).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from html import escape
+from typing import Any
+
+import polars as pl
+
+from receval_cli.analysis.gates import GateResult
+from receval_cli.analysis.runs import ModelsReport
+from receval_cli.evaluation.plan import exposure_depth
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.exposure import gini_of
+from receval_cli.report import plots
+from receval_cli.report.data import Report, confidence_line, gate_requirement, users_line
+from receval_cli.report.per_user_table import per_user_values
+
+Result = Report | ModelsReport
+_MARKS = {"win": " ▲", "loss": " ▼"}
+_NONE = "&ndash;"  # a value not computed
+_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+
+
+def render_html(result: Result) -> str:
+    """The whole page, as text."""
+    page = _Page(result)
+    sections = [
+        ("metrics", "Metrics", page.metrics()),
+        ("gates", "Gates", page.gates()),
+        ("users", "Users and items", page.users()),
+        ("comparisons", "Intervals and comparisons", page.comparisons()),
+        ("curves", "Metrics by cutoff", page.curves()),
+        ("distributions", "Per-user distributions", page.distributions()),
+        ("exposure", "Item exposure", page.exposure()),
+        ("segments", "Segments", page.segments()),
+        ("conventions", "Conventions", page.conventions()),
+        ("inputs", "Inputs", page.inputs()),
+        ("config", "Config", _pre(json.dumps(result.config, indent=2, default=str))),
+    ]
+    shown = [(key, title, body) for key, title, body in sections if body]
+    nav = " · ".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in shown)
+    body = "".join(
+        f'<section id="{key}">\n<h2>{escape(title)}</h2>\n{content}</section>\n'
+        for key, title, content in shown
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta name="generator" content="receval {escape(result.version)}">\n'
+        f"<title>{escape(page.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<header>\n<h1>{escape(page.title)}</h1>\n{page.verdict()}"
+        f"<nav>{nav}</nav>\n</header>\n<main>\n{body}</main>\n"
+        f"<footer>receval {escape(result.version)}: a self-contained page (no script, "
+        "nothing fetched). Hover a rounded value for its exact one.</footer>\n"
+        "</body>\n</html>\n"
+    )
+
+
+class _Page:
+    """The page's parts; counts the figures so that each one's SVG ids are its own."""
+
+    def __init__(self, result: Result) -> None:
+        self.result = result
+        self.models = {"model": result} if isinstance(result, Report) else result.models
+        self.several = isinstance(result, ModelsReport)
+        self.first = next(iter(self.models.values()))
+        self.figures = 0
+        self.title = "receval report"
+        if isinstance(result, ModelsReport):
+            self.title += f": {len(self.models)} models"
+
+    def _figure(self, kind: str, name: str, svg: str, caption: str) -> str:
+        return (
+            f'<figure class="plot" data-kind="{kind}" data-name="{escape(name)}">\n{svg}'
+            f"<figcaption>{caption}</figcaption>\n</figure>\n"
+        )
+
+    def _prefix(self) -> str:
+        self.figures += 1
+        return f"fig{self.figures}-"
+
+    def verdict(self) -> str:
+        gates = self.result.gates
+        failed = sum(not g.passed for g in gates)
+        if not gates:
+            text, kind = "no gates", "none"
+        elif failed:
+            text, kind = f"FAILED: {failed} of {len(gates)} gates failed", "fail"
+        else:
+            text, kind = f"passed: all {len(gates)} gates passed", "pass"
+        about = f"receval {self.result.version}"
+        if isinstance(self.result, ModelsReport):
+            names = ", ".join(self.result.models)
+            about += f"; models {names}"
+            if self.result.baseline is not None:
+                about += f"; baseline {self.result.baseline}"
+            elif self.result.baseline_report is not None:
+                about += f"; against {self.result.baseline_report}"
+        warnings = "".join(
+            f'<p class="verdict fail">warning: {escape(w)}</p>\n' for w in self.result.warnings
+        )
+        return (
+            f'<p class="verdict {kind}">{escape(text)}</p>\n{warnings}'
+            f'<p class="about">{escape(about)}</p>\n'
+        )
+
+    def metrics(self) -> str:
+        gates: dict[str, list[GateResult]] = {}
+        for gate in self.result.gates:
+            gates.setdefault(gate.metric, []).append(gate)
+        found = {}
+        best: dict[str, list[str]] = {}
+        if isinstance(self.result, ModelsReport):
+            found = {(c.model, c.metric): c for c in self.result.comparisons}
+            best = self.result.best
+        names = list(self.models)
+        head = "<th>metric</th>" + "".join(
+            f"<th>{escape(n)}</th>" if self.several else "<th>value</th>" for n in names
+        )
+        rows = []
+        for metric in self.first.metrics:
+            cells = [f"<td><code>{escape(metric)}</code></td>"]
+            for name, report in self.models.items():
+                value = report.metrics[metric]
+                interval = (report.confidence or {}).get("intervals", {}).get(metric)
+                text = _num(value)
+                kind = "num"
+                if len(names) > 1 and name in best.get(metric, []):
+                    text, kind = f"<strong>{text}*</strong>", "num best"
+                if interval is not None:
+                    text += f"<br><small>[{_num(interval[0])}, {_num(interval[1])}]</small>"
+                comparison = found.get((name, metric))
+                if comparison is not None:
+                    arrow = _MARKS.get(comparison.verdict, "")
+                    text += (
+                        f'<br><small class="{escape(comparison.verdict)}">'
+                        f"{_num(comparison.difference, signed=True)}{arrow}</small>"
+                    )
+                cells.append(f'<td class="{kind}">{text}</td>')
+            if self.result.gates:
+                cells.append(f"<td>{_gate_cells(gates.get(metric, []))}</td>")
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+        if self.result.gates:
+            head += "<th>gates</th>"
+        notes = []
+        if len(names) > 1:
+            notes.append("* and bold: the best value of the metric.")
+        if self.first.confidence is not None:
+            notes.append("In brackets: the confidence interval (see below).")
+        if isinstance(self.result, ModelsReport) and self.result.comparison is not None:
+            notes.append("Signed: the difference from the baseline; ▲/▼ a significant win/loss.")
+        note = f'<p class="note">{escape(" ".join(notes))}</p>\n' if notes else ""
+        return _table(head, rows) + note
+
+    def gates(self) -> str:
+        if not self.result.gates:
+            return '<p class="note">No gates in this config.</p>\n'
+        rows = []
+        for gate in self.result.gates:
+            verdict = "pass" if gate.passed else "FAIL"
+            cells = [
+                f'<td class="{"pass" if gate.passed else "fail"}">{verdict}</td>',
+                *([f"<td>{escape(gate.model or '')}</td>"] if self.several else []),
+                f"<td><code>{escape(gate.metric)}</code></td>",
+                f"<td>{escape(gate_requirement(gate))}</td>",
+                f'<td class="num">{_num(gate.value)}</td>',
+                f'<td class="num">{_num(gate.margin, signed=True)}</td>',
+                f"<td>{escape(gate.describe())}</td>",
+            ]
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+        head = "<th>verdict</th>" + ("<th>model</th>" if self.several else "")
+        head += "<th>metric</th><th>required</th><th>value</th><th>margin</th><th>detail</th>"
+        return _table(head, rows)
+
+    def users(self) -> str:
+        parts = []
+        for name, report in self.models.items():
+            line = users_line(report.users)
+            parts.append(f"<p>{escape(f'{name}: {line}' if self.several else line)}</p>\n")
+        for block in ("users", "pairs", "logged", "items"):
+            data = {n: getattr(r, block) for n, r in self.models.items()}
+            if all(v is None for v in data.values()):
+                continue
+            parts.append(f"<h3>{escape(block)}</h3>\n" + self._flat_table(data))
+        return "".join(parts)
+
+    def _flat_table(self, data: Mapping[str, Mapping[str, Any] | None]) -> str:
+        """Nested blocks flattened to dotted keys: one row per key, one column per model."""
+        flat = {n: dict(_flatten(block or {})) for n, block in data.items()}
+        keys = list(dict.fromkeys(k for values in flat.values() for k in values))
+        head = "<th>key</th>" + "".join(
+            f"<th>{escape(n)}</th>" if self.several else "<th>value</th>" for n in flat
+        )
+        rows = [
+            f"<tr><td>{escape(key)}</td>"
+            + "".join(_cell(values.get(key)) for values in flat.values())
+            + "</tr>"
+            for key in keys
+        ]
+        return _table(head, rows)
+
+    def comparisons(self) -> str:
+        parts = []
+        if self.first.confidence is not None:
+            line = confidence_line(self.first.confidence).removeprefix("±: half-width of the ")
+            parts.append(f"<p>{escape('In brackets: the ' + line)}</p>\n")
+        result = self.result
+        if not isinstance(result, ModelsReport) or result.comparison is None:
+            return "".join(parts)
+        c = result.comparison
+        against = result.baseline or result.baseline_report or "the baseline"
+        how = (
+            f"Every model against {against}: paired {c['test']} test, {c['correction']} "
+            f"correction over {len(result.comparisons)} comparisons, level {c['level']:g}."
+        )
+        parts.append(f"<p>{escape(how)}</p>\n")
+        head = (
+            "<th>model</th><th>metric</th><th>value</th><th>baseline</th><th>difference</th>"
+            "<th>interval</th><th>users</th><th>p</th><th>p adjusted</th><th>verdict</th>"
+        )
+        rows = []
+        for comparison in result.comparisons:
+            interval = _NONE
+            if comparison.low is not None and comparison.high is not None:
+                interval = f"[{_num(comparison.low)}, {_num(comparison.high)}]"
+            cells = [
+                escape(comparison.model),
+                f"<code>{escape(comparison.metric)}</code>",
+                _num(comparison.value),
+                _num(comparison.baseline),
+                _num(comparison.difference, signed=True),
+                interval,
+                _num(comparison.users),
+                _p(comparison.p_value),
+                _p(comparison.p_adjusted),
+                escape(comparison.verdict + _MARKS.get(comparison.verdict, "")),
+            ]
+            rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+        parts.append(_table(head, rows))
+        if result.comparisons:
+            points = [
+                (f"{x.model}: {x.metric}", x.difference, x.low, x.high, x.verdict)
+                for x in result.comparisons
+            ]
+            svg = plots.comparison_figure(points, self._prefix())
+            caption = (
+                f"Differences from {escape(str(against))}, with their intervals: "
+                "green a significant win, red a significant loss, grey a tie, black untested."
+            )
+            parts.append(f'<div class="wide">{self._figure("comparison", "", svg, caption)}</div>')
+        return "".join(parts)
+
+    def curves(self) -> str:
+        families: dict[str, list[tuple[int, str]]] = {}
+        for metric in self.first.metrics:
+            spec = MetricSpec.parse(metric)
+            if spec.k is not None:
+                family = str(MetricSpec(spec.name, None, spec.params))
+                families.setdefault(family, []).append((spec.k, metric))
+        figures = []
+        for family, members in families.items():
+            if len({k for k, _ in members}) < 2:
+                continue
+            members.sort()
+            curves = {
+                name: [(k, report.metrics[m], _interval(report, m)) for k, m in members]
+                for name, report in self.models.items()
+            }
+            label = _family_label(family)
+            svg = plots.curve_figure(label, curves, self._prefix())
+            ks = ", ".join(str(k) for k, _ in members)
+            caption = f"<code>{escape(label)}</code> for k = {escape(ks)}"
+            if self.first.confidence is not None:
+                caption += "; bands: confidence intervals"
+            figures.append(self._figure("curve", label, svg, caption))
+        return _grid(figures)
+
+    def distributions(self) -> str:
+        if any(r.per_user is None or r.counted is None for r in self.models.values()):
+            return (
+                '<p class="note">This run kept no per-user values (partitions or Spark add '
+                "up partial sums), so there is no distribution to show.</p>\n"
+            )
+        values: dict[str, dict[str, list[float]]] = {}
+        # null where a user is not in the metric's mean
+        table = per_user_values(self.result).collect()
+        for name, report in self.models.items():
+            rows = table.filter(pl.col("model") == name)
+            assert report.counted is not None
+            for metric in (c for c in report.counted.columns if c != "user"):
+                column = rows.get_column(metric).cast(pl.Float64)
+                values.setdefault(metric, {})[name] = column.filter(column.is_finite()).to_list()
+        figures = []
+        for metric, by_model in values.items():
+            if not any(by_model.values()):
+                continue
+            svg = plots.histogram_figure(metric, by_model, self._prefix())
+            summaries = []
+            for name, series in by_model.items():
+                mean = math.fsum(series) / len(series) if series else math.nan
+                text = f"{len(series)} users, mean {_num(mean)}"
+                summaries.append(f"{escape(name)}: {text}" if self.several else text)
+            caption = f"<code>{escape(metric)}</code>: " + "; ".join(summaries)
+            figures.append(self._figure("histogram", metric, svg, caption + "; dashed: the mean"))
+        return _grid(figures)
+
+    def exposure(self) -> str:
+        exposures: dict[str, list[int]] = {}
+        universes: dict[str, str] = {}
+        for name, report in self.models.items():
+            if report.exposure is None:
+                continue
+            frame = report.exposure.filter(pl.col("in_universe").fill_null(True))
+            exposures[name] = frame.get_column("lists").to_list()
+            universes[name] = (report.items or {}).get("universe", "recommended items")
+        if not exposures or not any(sum(c) for c in exposures.values()):
+            return ""
+        depth = self._depth()
+        ginis = {
+            name: gini_of(pl.Series(counts)) for name, counts in exposures.items() if sum(counts)
+        }
+        exposures = {name: exposures[name] for name in ginis}
+        figures = [
+            self._figure(
+                "long_tail",
+                "exposure",
+                plots.long_tail_figure(exposures, depth, self._prefix()),
+                "; ".join(self._tail_caption(n, c) for n, c in exposures.items()),
+            ),
+            self._figure(
+                "lorenz",
+                "gini",
+                plots.lorenz_figure(exposures, ginis, self._prefix()),
+                "; ".join(
+                    f"{escape(name + ': ' if self.several else '')}Gini "
+                    f"{_num(ginis[name])} of the exposure in the {escape(depth)} lists over "
+                    f"the {escape(universes[name])} ({len(counts)} items)"
+                    for name, counts in exposures.items()
+                ),
+            ),
+        ]
+        return (
+            f'<p class="note">Exposure: how many of the {escape(depth)} lists hold each item'
+            "; items never recommended count 0 when there is a catalog or a log.</p>\n"
+            + _grid(figures)
+        )
+
+    def _tail_caption(self, name: str, counts: list[int]) -> str:
+        text = (
+            f"{len(counts)} items, the most exposed in {max(counts)} lists, "
+            f"{sum(1 for c in counts if c == 0)} never recommended"
+        )
+        return escape(f"{name}: {text}" if self.several else text)
+
+    def _depth(self) -> str:
+        """How deep the lists behind the exposure go: top-K, or the whole lists."""
+        specs = tuple(
+            spec
+            for spec in map(MetricSpec.parse, self.first.metrics)
+            if lookup(spec.name).scope in ("user", "global")
+        )
+        deepest = exposure_depth(specs)
+        limit = self.result.conventions.get("max_depth")
+        if limit is not None:
+            deepest = limit if deepest is None else min(deepest, limit)
+        return "whole" if deepest is None else f"top-{deepest}"
+
+    def segments(self) -> str:
+        parts = []
+        for name, report in self.models.items():
+            if not report.segments and not report.segments_skipped:
+                continue
+            title = f"{name}: " if self.several else ""
+            names = list(report.segments)
+            head = "<th>metric</th>" + "".join(
+                f"<th>{escape(s)}<br><small>{report.segments[s].users['evaluated']} users"
+                "</small></th>"
+                for s in names
+            )
+            rows = [
+                f"<tr><td><code>{escape(metric)}</code></td>"
+                + "".join(
+                    f'<td class="num">{_num(report.segments[s].metrics[metric])}</td>'
+                    for s in names
+                )
+                + "</tr>"
+                for metric in report.metrics
+            ]
+            parts.append(f"<h3>{escape(title)}by segment</h3>\n" + _table(head, rows))
+            for segment, reason in report.segments_skipped.items():
+                parts.append(f"<p>{escape(f'{segment} not evaluated: {reason}')}</p>\n")
+        return "".join(parts)
+
+    def conventions(self) -> str:
+        rows = [
+            f"<tr><td><code>{escape(key)}</code></td><td>{escape(_plain(value))}</td></tr>"
+            for key, value in self.result.conventions.items()
+        ]
+        return _table("<th>convention</th><th>value</th>", rows)
+
+    def inputs(self) -> str:
+        return self._flat_table({name: report.inputs for name, report in self.models.items()})
+
+
+def _family_label(family: str) -> str:
+    spec = MetricSpec.parse(family)
+    params = str(spec).removeprefix(spec.name)
+    return f"{spec.name}@k{params}"
+
+
+def _interval(report: Report, metric: str) -> tuple[float, float] | None:
+    found = (report.confidence or {}).get("intervals", {}).get(metric)
+    return None if found is None else (float(found[0]), float(found[1]))
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _num(value: Any, signed: bool = False) -> str:
+    """A value as escaped text: floats to 4 decimals, with the exact value as a tooltip."""
+    if value is None:
+        return _NONE
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return escape(str(value))
+        shown = f"{value:+.4f}" if signed else f"{value:.4f}"
+        return f'<span title="{value!r}">{shown}</span>'
+    if isinstance(value, list | tuple):
+        return escape(", ".join(map(str, value)))
+    return escape(str(value))
+
+
+def _cell(value: Any) -> str:
+    """A table cell: numbers right-aligned."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return f'<td class="num">{_num(value)}</td>' if number else f"<td>{_num(value)}</td>"
+
+
+def _p(value: float | None) -> str:
+    """A p-value to 3 significant digits, exact as a tooltip."""
+    return _NONE if value is None else f'<span title="{value!r}">{value:.3g}</span>'
+
+
+def _plain(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def _gate_cells(gates: list[GateResult]) -> str:
+    cells = []
+    for gate in gates:
+        verdict = "ok" if gate.passed else "FAIL"
+        who = f"{gate.model} " if gate.model is not None else ""
+        cells.append(
+            f'<span class="{"pass" if gate.passed else "fail"}">{escape(who + verdict)}</span> '
+            f"{escape(gate_requirement(gate))}"
+        )
+    return "<br>".join(cells)
+
+
+def _table(head: str, rows: list[str]) -> str:
+    body = "\n".join(rows)
+    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
+
+
+def _grid(figures: list[str]) -> str:
+    return f'<div class="plots">\n{"".join(figures)}</div>\n' if figures else ""
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{escape(text)}</pre>\n"
+
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
+  color: #1a1a1a; background: #fafafa; line-height: 1.4; }
+header, main, footer { max-width: 1200px; margin: 0 auto; padding: 0 1.5rem; }
+header { padding-top: 1rem; }
+h1 { font-size: 1.6rem; margin: 0.5rem 0; }
+h2 { font-size: 1.25rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
+h3 { font-size: 1rem; }
+nav a { color: #1f5fa8; }
+section { margin: 1.5rem 0; }
+.verdict { display: inline-block; padding: 0.2rem 0.6rem; border-radius: 4px; font-weight: 600; }
+.verdict.pass { background: #dff3e1; color: #1d6b2a; }
+.verdict.fail { background: #fbe0e0; color: #a11d1d; }
+.verdict.none { background: #eee; color: #444; }
+.about, .note, footer { color: #555; font-size: 0.9rem; }
+table { border-collapse: collapse; background: #fff; font-size: 0.9rem; margin: 0.5rem 0; }
+th, td { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.best { background: #eef6ff; }
+.pass { color: #1d6b2a; font-weight: 600; }
+.fail { color: #a11d1d; font-weight: 600; }
+small.win { color: #1d6b2a; } small.loss { color: #a11d1d; }
+pre { background: #fff; border: 1px solid #ddd; padding: 0.8rem; overflow-x: auto;
+  font-size: 0.8rem; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(360px, 1fr));
+  gap: 1rem; }
+figure.plot { margin: 0; background: #fff; border: 1px solid #ddd; padding: 0.5rem; }
+figure.plot svg { width: 100%; height: auto; display: block; }
+figure.plot svg * { stroke-linejoin: round; stroke-linecap: butt; }
+.wide figure.plot { max-width: 760px; }
+figcaption { font-size: 0.85rem; color: #444; margin-top: 0.3rem; }
+footer { padding: 1.5rem; }
+"""

@@ -1,0 +1,27 @@
+"""The --per-user table: every model's per-user values, null where a user is not in a
+metric's mean (the run's buckets' rows, sorted by user; see evaluation/assembly.py)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from receval_cli.analysis.runs import ModelsReport
+from receval_cli.errors import InternalError
+from receval_cli.report.data import Report
+
+
+def per_user_values(result: Report | ModelsReport) -> pl.LazyFrame:
+    """Every model's per-user table (user, status, one column per per-user metric, null
+    where the user is not in that metric's mean), with the model's name first."""
+    models = {"model": result} if isinstance(result, Report) else result.models
+    frames = []
+    for name, report in models.items():
+        if report.per_user_rows is None:
+            raise InternalError(f"internal error: model {name} kept no per-user rows.")
+        frame = report.per_user_rows.select(pl.lit(name).alias("model"), pl.all())
+        if report.attributes is not None:
+            attributes = report.attributes.rename({"user": "user_text"}).lazy()
+            frame = frame.with_columns(pl.col("user").cast(pl.String).alias("user_text"))
+            frame = frame.join(attributes, on="user_text", how="left").drop("user_text")
+        frames.append(frame)
+    return pl.concat(frames, how="diagonal")

@@ -1,0 +1,303 @@
+"""Render a run's result in any output format: a Report (one model) or a ModelsReport.
+
+table   rich table (terminal, or plain text in a file)
+json    every number, never rounded
+html    one self-contained page with figures (report/html.py; imports matplotlib)
+github  GitHub Actions workflow commands: an error annotation per failed gate, a warning
+        annotation per warning, then one plain summary line
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import socket
+from xml.etree import ElementTree
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from receval_cli.analysis.gates import GateResult
+from receval_cli.analysis.runs import ModelsReport
+from receval_cli.console import plain_text, shown
+from receval_cli.escaping import (
+    csv_cell,
+    github_data,
+    github_property,
+    markdown_code,
+    markdown_text,
+    xml_text,
+)
+from receval_cli.report.data import (
+    Report,
+    confidence_line,
+    footer,
+    format_value,
+    gate_cell,
+    render_table,
+    segment_tables,
+    users_line,
+)
+
+Result = Report | ModelsReport
+_MARKS = {"win": " ▲", "loss": " ▼"}
+
+
+def render_json(result: Result) -> str:
+    return json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+def table(result: Result) -> RenderableType:
+    return render_table(result) if isinstance(result, Report) else models_table(result)
+
+
+def render_text(result: Result, width: int) -> str:
+    return plain_text(table(result), width)
+
+
+def render(result: Result, fmt: str, width: int = 100) -> str:
+    """The result in `fmt`, as text."""
+    if fmt == "json":
+        return render_json(result)
+    if fmt == "markdown":
+        return render_markdown(result)
+    if fmt == "csv":
+        return render_csv(result)
+    if fmt == "junit":
+        return render_junit(result)
+    if fmt == "github":
+        return render_github(result)
+    if fmt == "html":
+        from receval_cli.report.html import render_html  # matplotlib: only for HTML
+
+        return render_html(result)
+    return render_text(result, width)
+
+
+def models_table(result: ModelsReport) -> RenderableType:
+    """Models side by side: the best value of each metric in bold with *, each model's
+    difference from the baseline with ▲ / ▼ for a significant win / loss."""
+    names = list(result.models)
+    title = f"receval: {len(names)} models"
+    if result.baseline is not None:
+        title += f", baseline {result.baseline}"
+    elif result.baseline_report is not None:
+        title += f", against {result.baseline_report}"
+    grid = Table(title=shown(title), title_justify="left")
+    grid.add_column("metric", no_wrap=True)  # names and values are never cut
+    for name in names:
+        grid.add_column(shown(name), justify="right", no_wrap=True)
+    gated = bool(result.gates)
+    if gated:
+        grid.add_column("gates")
+    found = {(c.model, c.metric): c for c in result.comparisons}
+    first = next(iter(result.models.values()))
+    verdicts: dict[str, list[GateResult]] = {}
+    for gate in result.gates:
+        verdicts.setdefault(gate.metric, []).append(gate)
+    for metric in first.metrics:
+        row: list[RenderableType] = [shown(metric)]
+        for name, report in result.models.items():
+            intervals = (report.confidence or {}).get("intervals", {})
+            cell = Text(format_value(report.metrics[metric], intervals.get(metric)))
+            if name in result.best.get(metric, []) and len(names) > 1:
+                cell.stylize("bold")
+                cell.append("*")
+            comparison = found.get((name, metric))
+            if comparison is not None:
+                cell.append(f"  {comparison.difference:+.4f}{_MARKS.get(comparison.verdict, '')}")
+            row.append(cell)
+        if gated:
+            row.append(gate_cell(verdicts.get(metric, [])))
+        grid.add_row(*row)
+    parts: list[RenderableType] = [grid]
+    for name, report in result.models.items():
+        parts.append(shown(f"{name}: {users_line(report.users)}"))
+    for name, report in result.models.items():
+        parts += segment_tables(report, name)
+    if first.confidence is not None:
+        parts.append(Text(confidence_line(first.confidence)))
+    if result.comparison is not None:
+        c = result.comparison
+        against = result.baseline or "the saved report"
+        parts.append(
+            shown(
+                f"* best; differences against {against}: paired {c['test']} test, "
+                f"{c['correction']} correction over {len(result.comparisons)} comparisons, "
+                f"▲/▼ significant win/loss at level {c['level']:g}"
+            )
+        )
+    parts += footer(result.conventions, result.gates, result.warnings)
+    return Group(*parts)
+
+
+def _rows(result: Result) -> list[dict[str, object]]:
+    """One row per (model, metric): value, interval, and the comparison when there is one."""
+    models = {"model": result} if isinstance(result, Report) else result.models
+    found = (
+        {} if isinstance(result, Report) else {(c.model, c.metric): c for c in result.comparisons}
+    )
+    rows: list[dict[str, object]] = []
+    for name, report in models.items():
+        intervals = (report.confidence or {}).get("intervals", {})
+        for metric, value in report.metrics.items():
+            low, high = intervals.get(metric, (None, None))
+            row: dict[str, object] = {"model": name, "metric": metric, "value": value}
+            row.update(low=low, high=high)
+            comparison = found.get((name, metric))
+            row.update(
+                difference=None if comparison is None else comparison.difference,
+                p_adjusted=None if comparison is None else comparison.p_adjusted,
+                verdict=None if comparison is None else comparison.verdict,
+            )
+            rows.append(row)
+    return rows
+
+
+def render_csv(result: Result) -> str:
+    """One line per (model, metric): model, metric, value, low, high, difference,
+    p_adjusted, verdict (empty where not computed). Values unrounded."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(_CSV_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for row in _rows(result):
+        writer.writerow({k: ("" if v is None else csv_cell(v)) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+_CSV_FIELDS = ("model", "metric", "value", "low", "high", "difference", "p_adjusted", "verdict")
+
+
+def render_markdown(result: Result) -> str:
+    """A GitHub-flavoured summary (fits $GITHUB_STEP_SUMMARY): verdict, table, failures."""
+    failed = [g for g in result.gates if not g.passed]
+    lines = ["## receval", ""]
+    if result.gates:
+        verdict = (
+            f"❌ {len(failed)} of {len(result.gates)} gates failed"
+            if failed
+            else f"✅ all {len(result.gates)} gates passed"
+        )
+        lines += [verdict, ""]
+    if isinstance(result, Report):
+        intervals = (result.confidence or {}).get("intervals", {})
+        lines += ["| metric | value |", "|---|---:|"]
+        for metric, value in result.metrics.items():
+            shown_value = format_value(value, intervals.get(metric))
+            lines.append(f"| {markdown_code(metric)} | {shown_value} |")
+        lines += ["", f"Users: {users_line(result.users).removeprefix('users: ')}."]
+    else:
+        names = list(result.models)
+        header = " | ".join(markdown_text(n) for n in names)
+        lines += [f"| metric | {header} |", "|---|" + "---:|" * len(names)]
+        found = {(c.model, c.metric): c for c in result.comparisons}
+        first = next(iter(result.models.values()))
+        for metric in first.metrics:
+            cells = []
+            for name, report in result.models.items():
+                intervals = (report.confidence or {}).get("intervals", {})
+                cell = format_value(report.metrics[metric], intervals.get(metric))
+                if name in result.best.get(metric, []) and len(names) > 1:
+                    cell = f"**{cell}**"
+                comparison = found.get((name, metric))
+                if comparison is not None:
+                    cell += f" ({comparison.difference:+.4f}{_MARKS.get(comparison.verdict, '')})"
+                cells.append(cell)
+            lines.append(f"| {markdown_code(metric)} | " + " | ".join(cells) + " |")
+        if result.comparison is not None:
+            c = result.comparison
+            lines += [
+                "",
+                f"Bold: best. In parentheses: the difference from "
+                f"{markdown_text(result.baseline or 'the saved report')}; ▲/▼ a significant "
+                "win/loss "
+                f"(paired {c['test']} test, {c['correction']} correction, level {c['level']:g}).",
+            ]
+    if result.warnings:
+        lines += ["", "### Warnings", ""]
+        lines += [f"- ⚠️ {markdown_text(warning)}" for warning in result.warnings]
+    if failed:
+        lines += ["", "### Failed gates", ""]
+        lines += [f"- {markdown_text(gate.describe())}" for gate in failed]
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(result: Result) -> str:
+    """JUnit XML as Ant writes it (read by Jenkins, GitLab, Azure DevOps, ...): one test
+    suite, one test case per gate, a failure element for each failed gate."""
+    failures = sum(not g.passed for g in result.gates)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    root = ElementTree.Element("testsuites")
+    suite = ElementTree.SubElement(
+        root,
+        "testsuite",
+        name="gates",
+        package="receval",
+        id="0",
+        timestamp=now,
+        hostname=socket.gethostname() or "localhost",
+        tests=str(len(result.gates)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        time=f"{result.elapsed_seconds:.3f}",
+    )
+    properties = ElementTree.SubElement(suite, "properties")
+    for name, value in (("receval_version", result.version), ("passed", str(result.passed))):
+        value = xml_text(value)
+        ElementTree.SubElement(properties, "property", name=name, value=value)
+    for gate in result.gates:
+        case = ElementTree.SubElement(
+            suite, "testcase", name=xml_text(_gate_name(gate)), classname="receval.gates", time="0"
+        )
+        if not gate.passed:
+            failure = ElementTree.SubElement(
+                case, "failure", message=xml_text(gate.describe()), type="GateFailed"
+            )
+            failure.text = xml_text(json.dumps(gate.to_dict(), indent=2, ensure_ascii=False))
+    verdict = "all gates passed" if not failures else f"{failures} gate(s) failed"
+    ElementTree.SubElement(suite, "system-out").text = verdict
+    ElementTree.SubElement(suite, "system-err").text = ""
+    ElementTree.indent(root)
+    text = ElementTree.tostring(root, encoding="unicode")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{text}\n'
+
+
+def render_github(result: Result) -> str:
+    """Workflow commands GitHub Actions turns into annotations on the run's summary page
+    (as `ruff --output-format github` does): `::error title=...::...` for each failed
+    gate, `::warning title=...::...` for each warning, and a plain summary line."""
+    lines = []
+    for gate in result.gates:
+        if not gate.passed:
+            title = f"receval gate failed: {_gate_name(gate)}"
+            lines.append(f"::error title={github_property(title)}::{github_data(gate.describe())}")
+    for warning in result.warnings:
+        lines.append(f"::warning title=receval::{github_data(warning)}")
+    failed = sum(not g.passed for g in result.gates)
+    metrics = (
+        result.metrics if isinstance(result, Report) else next(iter(result.models.values())).metrics
+    )
+    verdict = (
+        "no gates"
+        if not result.gates
+        else f"{failed} of {len(result.gates)} gates failed"
+        if failed
+        else f"all {len(result.gates)} gates passed"
+    )
+    lines.append(f"receval: {len(metrics)} metrics, {verdict}, {len(result.warnings)} warnings")
+    return "\n".join(lines) + "\n"
+
+
+def _gate_name(gate: GateResult) -> str:
+    bound = {
+        "min": f">= {gate.threshold:g}",
+        "max": f"<= {gate.threshold:g}",
+        "max_drop": f"drop <= {gate.threshold:g}",
+        "max_relative_drop": f"relative drop <= {gate.threshold:g}",
+        "no_significant_drop": "no significant drop",
+    }[gate.bound]
+    return f"{gate.label} {bound}"

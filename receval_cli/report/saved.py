@@ -1,0 +1,447 @@
+"""`receval compare`: saved JSON reports side by side, with deltas against a baseline.
+
+Nothing is evaluated again: each report's metric values (and confidence intervals) are
+read from the JSON that `receval run --format json` wrote. A single-model report gives one
+column named by its file stem; a several-model report one column per model, `STEM:MODEL`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from receval_cli.console import plain_text, shown
+from receval_cli.errors import InputError, UsageError, did_you_mean
+from receval_cli.escaping import csv_cell, markdown_code, markdown_text
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.report.data import format_value
+
+_HOW_TO_WRITE = "Write one with `receval run CONFIG --format json --output PATH`."
+_MISSING = "—"
+
+
+class CompareFormat(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One model's numbers from one saved report."""
+
+    name: str
+    path: Path
+    metrics: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    conventions: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One column's value of one metric and its difference from the baseline's."""
+
+    value: float
+    low: float | None = None
+    high: float | None = None
+    delta: float | None = None
+    relative_delta: float | None = None
+
+    @property
+    def interval(self) -> list[float] | None:
+        if self.low is None or self.high is None:
+            return None
+        return [self.low, self.high]
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "delta": self.delta,
+            "relative_delta": self.relative_delta,
+        }
+
+
+@dataclass
+class Comparison:
+    """Every metric's cells by column (None where the column lacks the metric)."""
+
+    baseline: str
+    columns: list[str]
+    metrics: dict[str, dict[str, Cell | None]]
+    best: dict[str, list[str]] = field(default_factory=dict)
+    conventions_differ: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def has_intervals(self) -> bool:
+        cells = [c for row in self.metrics.values() for c in row.values() if c is not None]
+        return any(c.interval is not None for c in cells)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "columns": self.columns,
+            "metrics": {
+                metric: {
+                    name: None if cell is None else cell.to_dict() for name, cell in row.items()
+                }
+                for metric, row in self.metrics.items()
+            },
+            "best": self.best,
+            "conventions_differ": self.conventions_differ,
+        }
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def compare_reports(paths: list[Path], baseline: str | None, metrics: list[str]) -> Comparison:
+    """Read the reports and compare every column with the baseline column."""
+    if len(paths) < 2:
+        given = f" ({paths[0]})" if paths else ""
+        raise UsageError(
+            f"compare needs at least two saved reports, got {len(paths)}{given}. Pass two or "
+            "more JSON reports: receval compare A.json B.json"
+        )
+    columns = unique_names([column for path in paths for column in load_columns(path)])
+    chosen = _baseline(columns, baseline)
+    shown = _metrics(columns, metrics)
+    rows = {metric: _row(metric, columns, chosen) for metric in shown}
+    return Comparison(
+        baseline=chosen.name,
+        columns=[c.name for c in columns],
+        metrics=rows,
+        best={metric: best_columns(metric, row) for metric, row in rows.items()},
+        conventions_differ=conventions_differ(columns),
+    )
+
+
+def load_columns(path: Path) -> list[Column]:
+    """The columns of one saved report: one, or one per model."""
+    data = read_saved_report(path)
+    conventions = data.get("conventions")
+    if not isinstance(conventions, dict):
+        conventions = None
+    if "models" in data:
+        models = data["models"]
+        if not isinstance(models, dict) or not models:
+            raise InputError(f"report {path}: 'models' holds no model. {_HOW_TO_WRITE}")
+        return [
+            _column(f"{path.stem}:{name}", path, model, f"models.{name}", conventions)
+            for name, model in models.items()
+        ]
+    return [_column(path.stem, path, data, "", conventions)]
+
+
+def read_saved_report(path: Path, role: str = "report") -> dict[str, Any]:
+    """A saved JSON report (for `compare` and `--baseline-report`): a mapping with metrics
+    or models, or an InputError naming `role` and the path. Nesting
+    too deep for Python and numbers too long to convert are refused as not a report;
+    each value is checked by saved_number where it is read."""
+    if path.is_dir():
+        raise InputError(
+            f"{role} {path} is a folder; name a JSON report file, e.g. {path / 'report.json'}."
+        )
+    if not path.exists():
+        raise InputError(f"{role} {path} does not exist. Check the path. {_HOW_TO_WRITE}")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(_MAX_REPORT_BYTES + 1)
+    except OSError as error:
+        raise InputError(f"{role} {path} cannot be read: {error.strerror}.") from None
+    if len(raw) > _MAX_REPORT_BYTES:
+        raise InputError(
+            f"{role} {path} is larger than {_MAX_REPORT_BYTES // 1_000_000} MB: not a receval "
+            f"JSON report. {_HOW_TO_WRITE}"
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))  # NaN parses; saved_number names its key
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{role} {path} is not JSON ({error}). {_HOW_TO_WRITE}") from None
+    except (ValueError, RecursionError) as error:  # a 5000-digit number, deep nesting
+        reason = "it nests too deeply" if isinstance(error, RecursionError) else str(error)
+        raise InputError(
+            f"{role} {path}: {reason[:200]}; it is not a receval JSON report. {_HOW_TO_WRITE}"
+        ) from None
+    if not isinstance(data, dict) or not ("metrics" in data or "models" in data):
+        raise InputError(
+            f"{role} {path} has no 'metrics' (nor 'models'): it is not a receval JSON report. "
+            f"{_HOW_TO_WRITE}"
+        )
+    return data
+
+
+_MAX_REPORT_BYTES = 100_000_000
+
+
+def _column(
+    name: str, path: Path, data: Any, where: str, conventions: dict[str, Any] | None
+) -> Column:
+    prefix = f"{where}." if where else ""
+    if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
+        raise InputError(
+            f"report {path}: {prefix}metrics is missing or not a mapping of metric names to "
+            f"values; it is not a receval JSON report. {_HOW_TO_WRITE}"
+        )
+    metrics = {
+        str(metric): saved_number(value, path, f"{prefix}metrics.{metric}")
+        for metric, value in data["metrics"].items()
+    }
+    confidence = data.get("confidence")
+    raw = confidence.get("intervals", {}) if isinstance(confidence, dict) else {}
+    intervals = {
+        str(metric): _interval(bounds, path, f"{prefix}confidence.intervals.{metric}")
+        for metric, bounds in (raw if isinstance(raw, dict) else {}).items()
+    }
+    return Column(name, path, metrics, intervals, conventions)
+
+
+def saved_number(value: Any, path: Path, key: str) -> float:
+    """A metric value of a saved report: a finite number, else an InputError."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(
+            f"report {path}: {key} is {json.dumps(value)}, not a finite number; it is not a "
+            f"receval JSON report. {_HOW_TO_WRITE}"
+        )
+    return float(value)
+
+
+def _interval(bounds: Any, path: Path, key: str) -> tuple[float, float]:
+    if not isinstance(bounds, list) or len(bounds) != 2:
+        raise InputError(
+            f"report {path}: {key} is {json.dumps(bounds)}, not a [low, high] pair. {_HOW_TO_WRITE}"
+        )
+    return saved_number(bounds[0], path, key), saved_number(bounds[1], path, key)
+
+
+def unique_names(columns: list[Column]) -> list[Column]:
+    """Rename repeated column names: the second `a` becomes `a#2`, the third `a#3`."""
+    taken: set[str] = set()
+    renamed: list[Column] = []
+    for column in columns:
+        name, count = column.name, 1
+        while name in taken:
+            count += 1
+            name = f"{column.name}#{count}"
+        taken.add(name)
+        renamed.append(
+            Column(name, column.path, column.metrics, column.intervals, column.conventions)
+        )
+    return renamed
+
+
+def _baseline(columns: list[Column], name: str | None) -> Column:
+    if name is None:
+        return columns[0]
+    for column in columns:
+        if column.name == name:
+            return column
+    names = [c.name for c in columns]
+    raise UsageError(
+        f"--baseline {name} names no column; the columns are {', '.join(names)}."
+        f"{did_you_mean(name, names)}"
+    )
+
+
+def _metrics(columns: list[Column], wanted: list[str]) -> list[str]:
+    """Every metric of any report in first-seen order, or only the wanted ones."""
+    present = list(dict.fromkeys(m for column in columns for m in column.metrics))
+    for metric in wanted:
+        if metric not in present:
+            raise UsageError(
+                f"--metric {metric}: no report has it; the reports' metrics are "
+                f"{', '.join(present)}.{did_you_mean(metric, present)}"
+            )
+    return [m for m in present if m in wanted] if wanted else present
+
+
+# -------------------------------------------------------------------------- comparing
+
+
+def _row(metric: str, columns: list[Column], baseline: Column) -> dict[str, Cell | None]:
+    reference = baseline.metrics.get(metric)
+    row: dict[str, Cell | None] = {}
+    for column in columns:
+        value = column.metrics.get(metric)
+        if value is None:
+            row[column.name] = None
+            continue
+        low, high = column.intervals.get(metric, (None, None))
+        delta = relative = None
+        if column is not baseline and reference is not None:
+            delta = value - reference
+            relative = delta / abs(reference) if reference != 0 else None
+        row[column.name] = Cell(value, low, high, delta, relative)
+    return row
+
+
+def higher_is_better(metric: str) -> bool:
+    """The metric's direction from the registry; a name it does not know: higher."""
+    try:
+        return lookup(MetricSpec.parse(metric).name).higher_is_better
+    except ValueError:  # not a spec, or not a known metric
+        return True
+
+
+def best_columns(metric: str, row: dict[str, Cell | None]) -> list[str]:
+    """The column(s) with the best value; none when fewer than two columns have one."""
+    values = {name: cell.value for name, cell in row.items() if cell is not None}
+    if len(values) < 2:
+        return []
+    target = max(values.values()) if higher_is_better(metric) else min(values.values())
+    return [name for name, value in values.items() if value == target]
+
+
+def conventions_differ(columns: list[Column]) -> dict[str, dict[str, Any]]:
+    """Each conventions setting that is not the same in every report, by column (the
+    preset is a name for the settings, which are compared themselves)."""
+    known = [c for c in columns if c.conventions is not None]
+    keys = dict.fromkeys(k for c in known for k in (c.conventions or {}) if k != "preset")
+    differ: dict[str, dict[str, Any]] = {}
+    for key in keys:
+        values = {c.name: (c.conventions or {}).get(key) for c in known}
+        if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
+            differ[key] = values
+    return differ
+
+
+# -------------------------------------------------------------------------- rendering
+
+
+def render_comparison(comparison: Comparison, fmt: CompareFormat, width: int = 100) -> str:
+    if fmt == CompareFormat.json:
+        return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
+    if fmt == CompareFormat.markdown:
+        return render_markdown(comparison)
+    if fmt == CompareFormat.csv:
+        return render_csv(comparison)
+    return plain_text(comparison_table(comparison), width)
+
+
+def delta_text(cell: Cell) -> str:
+    """`+0.0123 (+2.3%)`; no percentage when the baseline value is 0."""
+    if cell.delta is None:
+        return ""
+    text = f"{cell.delta:+.4f}"
+    if cell.relative_delta is not None:
+        text += f" ({cell.relative_delta:+.1%})"
+    return text
+
+
+def comparison_table(comparison: Comparison) -> RenderableType:
+    """The columns side by side, then the baseline line and any conventions warning."""
+    grid = Table(title=f"receval compare: {len(comparison.columns)} columns", title_justify="left")
+    grid.add_column("metric", no_wrap=True)  # names and values are never cut
+    for name in comparison.columns:
+        grid.add_column(shown(name), justify="right", no_wrap=True)
+    for metric, row in comparison.metrics.items():
+        best = comparison.best[metric]
+        grid.add_row(
+            shown(metric), *(_table_cell(row[name], name in best) for name in comparison.columns)
+        )
+    parts: list[RenderableType] = [grid, shown(baseline_line(comparison, "* best"))]
+    if comparison.has_intervals:
+        parts.append(Text("±: half-width of the confidence interval saved in the report"))
+    warning = conventions_warning(comparison)
+    if warning:
+        parts.append(shown(warning, style="bold yellow"))
+    return Group(*parts)
+
+
+def _table_cell(cell: Cell | None, best: bool) -> Text:
+    if cell is None:
+        return Text(_MISSING)
+    text = Text(format_value(cell.value, cell.interval))
+    if best:
+        text.stylize("bold")
+        text.append("*", style="bold")
+    if cell.delta is not None:
+        text.append(f"  {delta_text(cell)}")
+    return text
+
+
+def baseline_line(comparison: Comparison, best: str) -> str:
+    return (
+        f"baseline: {comparison.baseline} (the other columns' deltas are against it); "
+        f"{best}; {_MISSING} not in that report"
+    )
+
+
+def conventions_warning(comparison: Comparison) -> str:
+    """One line naming each differing conventions setting and its value per column."""
+    if not comparison.conventions_differ:
+        return ""
+    listed = "; ".join(
+        f"{key}: " + ", ".join(f"{name}={_setting(v)}" for name, v in values.items())
+        for key, values in comparison.conventions_differ.items()
+    )
+    return (
+        f"warning: the reports' conventions differ ({listed}); deltas across different "
+        "conventions are not comparable."
+    )
+
+
+def _setting(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def render_markdown(comparison: Comparison) -> str:
+    """A GitHub table: the same cells as the terminal table, best in bold."""
+    names = comparison.columns
+    lines = [
+        "## receval compare",
+        "",
+        "| metric | " + " | ".join(markdown_text(n) for n in names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for metric, row in comparison.metrics.items():
+        best = comparison.best[metric]
+        cells = [_markdown_cell(row[name], name in best) for name in names]
+        lines.append(f"| {markdown_code(metric)} | " + " | ".join(cells) + " |")
+    lines += ["", markdown_text(baseline_line(comparison, "bold: best")) + "."]
+    warning = conventions_warning(comparison)
+    if warning:
+        lines += ["", f"> **{markdown_text(warning)}**"]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_cell(cell: Cell | None, best: bool) -> str:
+    if cell is None:
+        return _MISSING
+    text = format_value(cell.value, cell.interval)
+    if best:
+        text = f"**{text}**"
+    if cell.delta is not None:
+        text += f" {delta_text(cell)}"
+    return text
+
+
+_CSV_FIELDS = ("column", "metric", "value", "low", "high", "delta", "relative_delta")
+
+
+def render_csv(comparison: Comparison) -> str:
+    """Long format: one line per (column, metric) that has a value; values unrounded,
+    empty where there is no interval or no delta (the baseline's own lines)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(_CSV_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for name in comparison.columns:
+        for metric, row in comparison.metrics.items():
+            cell = row[name]
+            if cell is None:
+                continue
+            values = {"column": name, "metric": metric, **cell.to_dict()}
+            writer.writerow({k: "" if v is None else csv_cell(v) for k, v in values.items()})
+    return buffer.getvalue()

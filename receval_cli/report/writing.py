@@ -1,0 +1,275 @@
+"""Write outputs: files atomically (a temporary file in the same folder, then a rename),
+standard output and devices directly.
+
+A reader never sees a half-written report, and a failed or interrupted run leaves no file
+behind (an earlier report at the same path stays intact). Several files are written all
+or nothing: every temporary file first, then the renames, with SIGINT and SIGTERM held
+back until the last rename is done. Then, in order, what is not a regular file: a
+character device or a FIFO (`/dev/stdout`, `/dev/null`) is written through, never
+replaced, and `-` goes to standard output.
+
+A symlink to a file is followed: its target is replaced, the link stays. An existing
+file keeps its permissions. `append` (--append) copies the existing file into the
+temporary one first, so appending is as all-or-nothing as writing; a CSV appended to a
+non-empty file leaves out its header line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TextIO
+
+import polars as pl
+
+from receval_cli.console import release_stdout
+from receval_cli.errors import UsageError
+from receval_cli.report.destinations import Destination
+from receval_cli.signals import held
+
+Writer = Callable[[Path], None]
+
+# the files renamed into place by this process, in order (for the message on an interrupt)
+_written: list[Path] = []
+
+
+def check_destination(path: Path) -> None:
+    """Fail before any work when the output cannot be written there."""
+    try:
+        _check_destination(path)
+    except OSError as error:  # a name too long, a loop of links, ...
+        name = (
+            path.name
+            if len(path.name) <= 40
+            else f"{path.name[:40]}... ({len(path.name)} characters)"
+        )
+        raise UsageError(
+            f"output {path.parent / name}: {error.strerror or error}. Choose another name "
+            "for the output."
+        ) from None
+
+
+def _check_destination(path: Path) -> None:
+    if _is_device(path):
+        return  # written through as it is (/dev/null, a FIFO)
+    target = _target(path)
+    folder = target.parent
+    if target.is_dir():
+        raise UsageError(f"output {path} is a folder; name a file, e.g. {path / 'report.json'}.")
+    if not folder.is_dir():
+        raise UsageError(
+            f"output {path}: the folder {folder} does not exist. Create it first "
+            f"(mkdir -p {folder})."
+        )
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"output {path}: the folder {folder} is not writable.")
+
+
+Content = str | Writer  # text, or a function that fills the file at a path
+
+
+def text_writer(content: str | Callable[[TextIO], None]) -> Writer:
+    """A writer of `content`: text, or a function that writes to the open file."""
+
+    def write_text(temporary: Path) -> None:
+        with temporary.open("a", encoding="utf-8") as handle:  # after any appended copy
+            if isinstance(content, str):
+                handle.write(content)
+            else:
+                content(handle)
+
+    return write_text
+
+
+def frame_writer(frame: pl.DataFrame | pl.LazyFrame, fmt: str) -> Writer:
+    """A writer of a table: parquet, csv, tsv (tab-separated) or jsonl (one JSON object a
+    line), as destinations.TABLE_EXTENSIONS names them. A lazy table is streamed into a
+    file (sorted and written by polars' streaming engine), collected for a device or FIFO."""
+
+    def write_frame(temporary: Path) -> None:
+        separator = "\t" if fmt == "tsv" else ","
+        if isinstance(frame, pl.LazyFrame) and (temporary.is_file() or not temporary.exists()):
+            if fmt == "parquet":
+                frame.sink_parquet(temporary)
+            elif fmt in ("csv", "tsv"):
+                frame.sink_csv(temporary, separator=separator)
+            else:
+                frame.sink_ndjson(temporary)
+            return
+        table = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+        if fmt == "parquet":
+            table.write_parquet(temporary)
+        elif fmt in ("csv", "tsv"):
+            table.write_csv(temporary, separator=separator)
+        else:
+            table.write_ndjson(temporary)
+
+    return write_frame
+
+
+def write_atomic(path: Path, content: str | Callable[[TextIO], None]) -> None:
+    """Write `content` (text, or a function that writes to the open file) atomically."""
+    write_outputs({Destination(path, "file"): text_writer(content)})
+
+
+def write_outputs(outputs: Mapping[Destination, Content]) -> None:
+    """Write every output: the files all or nothing (each writer fills a temporary file
+    next to its target; only when all succeeded are they renamed into place), then the
+    devices and FIFOs written through, then standard output."""
+    files = {d: c for d, c in outputs.items() if d.path is not None and not _is_device(d.path)}
+    for destination in files:
+        assert destination.path is not None
+        check_destination(destination.path)
+    staged: dict[Path, Path] = {}
+    try:
+        for destination, content in files.items():
+            assert destination.path is not None
+            target = _target(destination.path)
+            staged[destination.path] = _temporary(destination.path, target)
+            _fill(staged[destination.path], destination, target, content)
+        with held():
+            for index, (path, temporary) in enumerate(list(staged.items())):
+                _rename(temporary, path, _target(path), first=index == 0)
+                del staged[path]
+                _written.append(path)
+    finally:  # on any failure, an exception or an interrupt: no temporary file is left
+        for temporary in staged.values():
+            temporary.unlink(missing_ok=True)
+    for destination, content in outputs.items():
+        if destination.path is not None and _is_device(destination.path):
+            _write_through(destination, content)
+    for destination, content in outputs.items():
+        if destination.path is None:
+            assert isinstance(content, str), "standard output takes text"
+            _to_stdout(content)
+
+
+def written() -> list[Path]:
+    """The output files this process has written so far."""
+    return list(_written)
+
+
+def forget_written() -> None:
+    _written.clear()
+
+
+def _is_device(path: Path) -> bool:
+    """A character device or a FIFO (after symlinks): written through, never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _target(path: Path) -> Path:
+    """The file a write replaces: a symlink's target (the link itself stays)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _temporary(path: Path, target: Path) -> Path:
+    try:
+        descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as error:
+        raise _unwritable(path, error) from None
+    os.close(descriptor)
+    return Path(name)
+
+
+def _fill(temporary: Path, destination: Destination, target: Path, content: Content) -> None:
+    """Copy the existing file first when appending, run the writer, then flush the file to
+    the disk (a full disk often says so only there) and give it the permissions of the
+    file it replaces (of a newly created file when there is none)."""
+    assert destination.path is not None
+    try:
+        existing = os.stat(target) if target.exists() else None
+        if destination.appends and existing is not None:
+            shutil.copyfile(target, temporary)
+            if destination.format == "csv" and existing.st_size and isinstance(content, str):
+                content = content.split("\n", 1)[1]  # the header is in the file already
+        writer = text_writer(content) if isinstance(content, str) else content
+        writer(temporary)
+        descriptor = os.open(temporary, os.O_WRONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        mode = stat.S_IMODE(existing.st_mode) if existing else 0o666 & ~_umask()
+        os.chmod(temporary, mode)
+    except OSError as error:
+        raise _unwritable(destination.path, error) from None
+    except pl.exceptions.PolarsError as error:  # polars' Parquet writer: an I/O error too
+        raise _unwritable(destination.path, error) from None
+
+
+def _write_through(destination: Destination, content: Content) -> None:
+    """A device or a FIFO: opened and written as it is (nothing to rename)."""
+    assert destination.path is not None
+    if not isinstance(content, str):
+        raise UsageError(
+            f"output {destination.path} is a device or a pipe; the {destination.format} "
+            "table needs a regular file."
+        )
+    try:
+        mode = "a" if destination.appends else "w"
+        with open(destination.path, mode, encoding="utf-8") as f:
+            f.write(content)
+    except OSError as error:
+        raise _unwritable(destination.path, error) from None
+    _written.append(destination.path)
+
+
+def _to_stdout(content: str) -> None:
+    try:
+        sys.stdout.write(content)
+        sys.stdout.flush()
+    except OSError as error:  # a closed pipe, a full device
+        raise stdout_failed(error) from None
+
+
+def stdout_failed(error: OSError) -> UsageError:
+    """Standard output closed (a pipe whose reader ended) or full (/dev/full), as the
+    error to report (exit 2); stdout is pointed at /dev/null, so that Python's exit does
+    not fail on it again."""
+    release_stdout()
+    return UsageError(
+        f"standard output could not be written: {os.strerror(error.errno or 0)}. Write the "
+        "report to a file with --output PATH instead."
+    )
+
+
+def _rename(temporary: Path, path: Path, target: Path, first: bool) -> None:
+    try:
+        os.replace(temporary, target)
+    except OSError as error:  # rare: the temporary file is written, next to its path
+        raise _unwritable(path, error, untouched=first) from None
+
+
+def _unwritable(path: Path, error: Exception, untouched: bool = True) -> UsageError:
+    """`output PATH could not be written: No space left on device.` and what to do."""
+    if isinstance(error, OSError) and error.strerror:
+        reason = error.strerror
+    else:  # polars: "... underlying IO error: File too large (os error 27)"
+        found = re.search(r"os error (\d+)", str(error))
+        reason = os.strerror(int(found[1])) if found else str(error).strip().splitlines()[0]
+    outcome = (
+        "No output file was written or changed"
+        if untouched
+        else "The output files before it were written, it and the rest were not"
+    )
+    return UsageError(
+        f"output {path} could not be written: {reason}. {outcome}; free some space or "
+        "choose another folder, then run again."
+    )
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
