@@ -58,8 +58,8 @@ from receval_cli.inputs.change_watch import input_files, watching
 from receval_cli.inputs.optional import Sources, read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
-from receval_cli.report.data import format_value
 from receval_cli.report.per_user_table import per_user_values
+from receval_cli.report.table import format_value
 
 DEFAULT_USERS = 3
 MISSED_SHOWN = 10  # the panel lists this many missed items; the JSON lists them all

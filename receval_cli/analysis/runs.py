@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,77 +33,11 @@ from receval_cli.evaluation.plan import resolved_config
 from receval_cli.inputs.optional import read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.report.data import Report
-from receval_cli.report.saved import read_saved_report, saved_number
-from receval_cli.version import __version__
+from receval_cli.report.data import ModelsReport, Report
+from receval_cli.report.saved import read_saved_report
 
 if TYPE_CHECKING:
     from receval_cli.analysis.intervals import Comparison
-
-
-# a model's report keys that the several-model report states once, for the whole run
-_RUN_WIDE = ("receval_version", "gates", "warnings", "conventions", "config", "elapsed_seconds")
-
-
-@dataclass
-class ModelsReport:
-    """Several models' Reports, their comparisons with the baseline, and the gates."""
-
-    models: dict[str, Report]
-    baseline: str | None
-    comparisons: list[Comparison]
-    comparison: dict[str, Any] | None  # the comparison settings (test, correction, ...)
-    gates: list[GateResult]
-    config: dict[str, Any]
-    conventions: dict[str, Any]
-    elapsed_seconds: float = 0.0
-    baseline_report: str | None = None  # the saved report compared with, if any
-    version: str = __version__
-    best: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return all(g.passed for g in self.gates)
-
-    @property
-    def warnings(self) -> list[str]:
-        """Every model's warnings (each names its model)."""
-        return [w for report in self.models.values() for w in report.warnings]
-
-    def to_dict(self) -> dict[str, Any]:
-        models = {}
-        for name, report in self.models.items():
-            data = report.to_dict()
-            drop = (
-                "receval_version",
-                "gates",
-                "warnings",
-                "conventions",
-                "config",
-                "elapsed_seconds",
-            )
-            for key in drop:
-                data.pop(key, None)
-            models[name] = data
-        comparisons = None
-        if self.comparison is not None:
-            comparisons = {
-                **self.comparison,
-                "baseline": self.baseline,
-                "baseline_report": self.baseline_report,
-                "results": [c.to_dict() for c in self.comparisons],
-            }
-        return {
-            "receval_version": self.version,
-            "models": models,
-            "best": self.best,
-            **({"comparisons": comparisons} if comparisons is not None else {}),
-            "gates": {"passed": self.passed, "results": [g.to_dict() for g in self.gates]},
-            "warnings": self.warnings,
-            "conventions": self.conventions,
-            "config": self.config,
-            "elapsed_seconds": self.elapsed_seconds,
-        }
 
 
 def evaluate_config(
@@ -348,21 +281,16 @@ def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
 
 
 def read_baseline_report(path: Path, model: str | None) -> dict[str, float]:
-    """The metric values of a saved JSON report (a model's, for a several-model report)."""
-    data = read_saved_report(path, "baseline report")
-    key = "metrics"
-    if "models" in data:
-        names = list(data["models"]) if isinstance(data["models"], dict) else []
-        chosen = model or data.get("comparisons", {}).get("baseline") or names[0]
-        if chosen not in names or not isinstance(data["models"][chosen], dict):
-            raise InputError(
-                f"baseline report {path} has no model '{chosen}' (its models: "
-                f"{', '.join(map(str, names))}). Set comparison.baseline to one of them."
-            )
-        metrics = data["models"][chosen].get("metrics")
-        key = f"models.{chosen}.metrics"
-    else:
-        metrics = data["metrics"]
-    if not isinstance(metrics, dict):
-        raise InputError(f"baseline report {path}: {key} is not a mapping of metric values.")
-    return {str(k): saved_number(v, path, f"{key}.{k}") for k, v in metrics.items()}
+    """The metric values of a saved JSON report (a model's, for a several-model report:
+    `model`, else the report's own baseline, else its first model)."""
+    saved = read_saved_report(path, "baseline report")
+    blocks = saved.blocks()
+    if saved.models is None:
+        return dict(blocks["model"].metrics)
+    chosen = model or saved.baseline or next(iter(blocks))
+    if chosen not in blocks:
+        raise InputError(
+            f"baseline report {path} has no model '{chosen}' (its models: "
+            f"{', '.join(blocks)}). Set comparison.baseline to one of them."
+        )
+    return dict(blocks[chosen].metrics)

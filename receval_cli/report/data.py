@@ -1,4 +1,4 @@
-"""The Report (results as data) and its renderers: a rich table and JSON.
+"""The Report and the ModelsReport: results as data (and their JSON form).
 
 Values are never rounded in the Report; only the table rounds, when printing.
 """
@@ -6,17 +6,15 @@ Values are never rounded in the Report; only the table rounds, when printing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
 
 from receval_cli.analysis.gates import GateResult
-from receval_cli.console import shown
-from receval_cli.escaping import printable
 from receval_cli.version import __version__
+
+if TYPE_CHECKING:
+    from receval_cli.analysis.intervals import Comparison
 
 
 @dataclass
@@ -92,164 +90,58 @@ class Report:
         return found
 
 
-def render_table(report: Report) -> RenderableType:
-    """The metric table with gate verdicts, then the user counts and the conventions."""
-    verdicts: dict[str, list[GateResult]] = {}
-    for gate in report.gates:
-        verdicts.setdefault(gate.metric, []).append(gate)
-    table = Table(title="receval", title_justify="left")
-    table.add_column("metric", no_wrap=True)  # names and values are never cut
-    table.add_column("value", justify="right", no_wrap=True)
-    if report.gates:
-        table.add_column("gate")
-    intervals = (report.confidence or {}).get("intervals", {})
-    for name, value in report.metrics.items():
-        row: list[RenderableType] = [shown(name), format_value(value, intervals.get(name))]
-        if report.gates:
-            row.append(gate_cell(verdicts.get(name, [])))
-        table.add_row(*row)
-    parts: list[RenderableType] = [table, Text(users_line(report.users))]
-    if report.pairs is not None:
-        pairs = report.pairs
-        parts.append(
-            Text(
-                f"rating pairs: {pairs['used']} scored; {pairs['unrated']['count']} unrated "
-                f"({pairs['unrated']['rule']}), {pairs['unpredicted']['count']} unpredicted "
-                f"({pairs['unpredicted']['rule']})"
-            )
-        )
-    if report.logged is not None:
-        logged = report.logged
-        parts.append(
-            Text(
-                f"logged: {logged['matched']} of {logged['recommendations']} recommendations "
-                f"matched in {logged['logged_rows']} logged rows (propensity: "
-                f"{logged['propensity']})"
-            )
-        )
-    if report.items is not None:
-        parts.append(Text(_items_line(report.items)))
-    parts += segment_tables(report)
-    if report.confidence is not None:
-        parts.append(Text(confidence_line(report.confidence)))
-    parts += footer(report.conventions, report.gates, report.warnings)
-    return Group(*parts)
+# a model's report keys that the several-model report states once, for the whole run
+_RUN_WIDE = ("receval_version", "gates", "warnings", "conventions", "config", "elapsed_seconds")
 
 
-def footer(
-    conventions: dict[str, Any], gates: list[GateResult], warnings: list[str]
-) -> list[RenderableType]:
-    """The conventions in force, then every warning and every failed gate."""
-    settings = {k: v for k, v in conventions.items() if k != "preset"}
-    listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
-    preset = conventions.get("preset")
-    heading = f"conventions (preset {preset})" if preset else "conventions"
-    parts: list[RenderableType] = [shown(f"{heading}: {listed}", style="dim")]
-    parts += [shown(f"warning: {warning}", style="yellow") for warning in warnings]
-    for gate in gates:
-        if not gate.passed:
-            parts.append(shown(f"gate failed: {gate.describe()}", style="bold red"))
-    return parts
+@dataclass
+class ModelsReport:
+    """Several models' Reports, their comparisons with the baseline, and the gates."""
 
+    models: dict[str, Report]
+    baseline: str | None
+    comparisons: list[Comparison]
+    comparison: dict[str, Any] | None  # the comparison settings (test, correction, ...)
+    gates: list[GateResult]
+    config: dict[str, Any]
+    conventions: dict[str, Any]
+    elapsed_seconds: float = 0.0
+    baseline_report: str | None = None  # the saved report compared with, if any
+    version: str = __version__
+    best: dict[str, list[str]] = field(default_factory=dict)
 
-def segment_tables(report: Report, model: str | None = None) -> list[RenderableType]:
-    """One table per segment_by attribute: metrics down, its segments across (with their
-    evaluated users); then the segments that could not be evaluated."""
-    by_attribute: dict[str, list[str]] = {}
-    for name in report.segments:
-        by_attribute.setdefault(name.split("=", 1)[0], []).append(name)
-    parts: list[RenderableType] = []
-    for attribute, names in by_attribute.items():
-        title = f"by {attribute}" if model is None else f"{model} by {attribute}"
-        grid = Table(title=shown(title), title_justify="left")
-        grid.add_column("metric", no_wrap=True)
-        for name in names:
-            users = report.segments[name].users["evaluated"]
-            header = shown(f"{name.split('=', 1)[1]}\n({users} users)")
-            grid.add_column(header, justify="right", no_wrap=True)
-        for metric in report.metrics:
-            cells: list[RenderableType] = [shown(metric)]
-            for name in names:
-                part = report.segments[name]
-                interval = (part.confidence or {}).get("intervals", {}).get(metric)
-                cells.append(format_value(part.metrics[metric], interval))
-            grid.add_row(*cells)
-        parts.append(grid)
-    for name, reason in report.segments_skipped.items():
-        parts.append(shown(f"segment {name} not evaluated: {reason}", style="dim"))
-    return parts
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
 
+    @property
+    def warnings(self) -> list[str]:
+        """Every model's warnings (each names its model)."""
+        return [w for report in self.models.values() for w in report.warnings]
 
-def format_value(value: float, interval: list[float] | None = None) -> str:
-    """The value to 4 decimals, with +- the half-width of its interval when there is one."""
-    if interval is None:
-        return f"{value:.4f}"
-    return f"{value:.4f} ± {(interval[1] - interval[0]) / 2:.4f}"
-
-
-def gate_requirement(gate: GateResult) -> str:
-    """What a gate asks, in words: ">= 0.3", "drop <= 2%", "no significant drop"."""
-    if gate.bound == "no_significant_drop":
-        return "no significant drop"
-    if gate.bound in ("max_drop", "max_relative_drop"):
-        share = "%" if gate.bound == "max_relative_drop" else ""
-        limit = gate.threshold * 100 if share else gate.threshold
-        return f"drop <= {limit:g}{share}"
-    sign = ">=" if gate.bound == "min" else "<="
-    return f"{sign} {gate.threshold:g}"
-
-
-def gate_cell(gates: list[GateResult]) -> Text:
-    """`ok >= 0.4`, `FAIL <= 0.2`, one per gate (with its model), `; ` between."""
-    cell = Text()
-    for index, gate in enumerate(gates):
-        if index:
-            cell.append("; ")
-        if gate.model is not None:
-            cell.append(f"{printable(gate.model)} ")
-        cell.append("ok" if gate.passed else "FAIL", style="green" if gate.passed else "bold red")
-        cell.append(f" {gate_requirement(gate)}")
-    return cell
-
-
-def confidence_line(confidence: dict[str, Any]) -> str:
-    method = confidence["method"]
-    how = (
-        f"bootstrap over users, {confidence['resamples']} resamples, seed {confidence['seed']}"
-        if method == "bootstrap"
-        else "normal approximation"
-    )
-    return f"±: half-width of the {confidence['level']:.0%} confidence interval ({how})"
-
-
-def users_line(users: dict[str, Any]) -> str:
-    line = f"users: {users['evaluated']} evaluated"
-    zeros = users["counted_as_zero"]
-    if zeros["no_recommendations"]:
-        line += f" ({zeros['no_recommendations']} with no recommendation, counted as 0)"
-    skipped = users["skipped"]
-    reasons = [
-        f"{skipped['no_relevant']} with no relevant item" if skipped["no_relevant"] else "",
-        f"{skipped['no_recommendations']} with no recommendation"
-        if skipped["no_recommendations"]
-        else "",
-    ]
-    reasons = [r for r in reasons if r]
-    if reasons:
-        line += "; skipped: " + ", ".join(reasons)
-    if users["only_in_predictions"]:
-        line += f"; {users['only_in_predictions']} only in predictions (not evaluated)"
-    return line
-
-
-def _items_line(items: dict[str, Any]) -> str:
-    line = f"items: {items['recommended']} recommended"
-    if "universe" in items:
-        line += f"; {items['universe']}: {items['universe_size']} items"
-        if items["outside_universe"]:
-            shown = ", ".join(map(repr, items["outside_examples"]))
-            line += (
-                f"; {items['outside_universe']} recommended items are not in the "
-                f"{items['universe']} (e.g. {shown}) and count for no coverage"
-            )
-    return line
+    def to_dict(self) -> dict[str, Any]:
+        models = {}
+        for name, report in self.models.items():
+            data = report.to_dict()
+            for key in _RUN_WIDE:
+                data.pop(key, None)
+            models[name] = data
+        comparisons = None
+        if self.comparison is not None:
+            comparisons = {
+                **self.comparison,
+                "baseline": self.baseline,
+                "baseline_report": self.baseline_report,
+                "results": [c.to_dict() for c in self.comparisons],
+            }
+        return {
+            "receval_version": self.version,
+            "models": models,
+            "best": self.best,
+            **({"comparisons": comparisons} if comparisons is not None else {}),
+            "gates": {"passed": self.passed, "results": [g.to_dict() for g in self.gates]},
+            "warnings": self.warnings,
+            "conventions": self.conventions,
+            "config": self.config,
+            "elapsed_seconds": self.elapsed_seconds,
+        }

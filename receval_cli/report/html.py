@@ -17,13 +17,13 @@ from typing import Any
 import polars as pl
 
 from receval_cli.analysis.gates import GateResult
-from receval_cli.analysis.runs import ModelsReport
 from receval_cli.evaluation.plan import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of
 from receval_cli.report import plots
-from receval_cli.report.data import Report, confidence_line, gate_requirement, users_line
+from receval_cli.report.data import ModelsReport, Report
 from receval_cli.report.per_user_table import per_user_values
+from receval_cli.report.table import confidence_line, gate_requirement, users_line
 
 Result = Report | ModelsReport
 _MARKS = {"win": " ▲", "loss": " ▼"}

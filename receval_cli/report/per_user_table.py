@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.analysis.runs import ModelsReport
 from receval_cli.errors import InternalError
-from receval_cli.report.data import Report
+from receval_cli.report.data import ModelsReport, Report
 
 
 def per_user_values(result: Report | ModelsReport) -> pl.LazyFrame:

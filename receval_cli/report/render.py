@@ -21,7 +21,6 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.analysis.gates import GateResult
-from receval_cli.analysis.runs import ModelsReport
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import (
     csv_cell,
@@ -31,8 +30,8 @@ from receval_cli.escaping import (
     markdown_text,
     xml_text,
 )
-from receval_cli.report.data import (
-    Report,
+from receval_cli.report.data import ModelsReport, Report
+from receval_cli.report.table import (
     confidence_line,
     footer,
     format_value,

@@ -10,12 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -24,7 +24,7 @@ from receval_cli.console import plain_text, shown
 from receval_cli.errors import InputError, UsageError, did_you_mean
 from receval_cli.escaping import csv_cell, markdown_code, markdown_text
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.report.data import format_value
+from receval_cli.report.table import format_value
 
 _HOW_TO_WRITE = "Write one with `receval run CONFIG --format json --output PATH`."
 _MISSING = "—"
@@ -130,26 +130,112 @@ def compare_reports(paths: list[Path], baseline: str | None, metrics: list[str])
 
 def load_columns(path: Path) -> list[Column]:
     """The columns of one saved report: one, or one per model."""
-    data = read_saved_report(path)
-    conventions = data.get("conventions")
-    if not isinstance(conventions, dict):
-        conventions = None
-    if "models" in data:
-        models = data["models"]
-        if not isinstance(models, dict) or not models:
-            raise InputError(f"report {path}: 'models' holds no model. {_HOW_TO_WRITE}")
-        return [
-            _column(f"{path.stem}:{name}", path, model, f"models.{name}", conventions)
-            for name, model in models.items()
-        ]
-    return [_column(path.stem, path, data, "", conventions)]
+    saved = read_saved_report(path)
+    several = saved.models is not None
+    return [
+        Column(
+            f"{path.stem}:{name}" if several else path.stem,
+            path,
+            dict(block.metrics),
+            dict(block.confidence.intervals) if block.confidence is not None else {},
+            saved.conventions,
+        )
+        for name, block in saved.blocks().items()
+    ]
 
 
-def read_saved_report(path: Path, role: str = "report") -> dict[str, Any]:
-    """A saved JSON report (for `compare` and `--baseline-report`): a mapping with metrics
-    or models, or an InputError naming `role` and the path. Nesting
-    too deep for Python and numbers too long to convert are refused as not a report;
-    each value is checked by saved_number where it is read."""
+FiniteNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+
+
+class SavedConfidence(BaseModel):
+    """A saved report's confidence block: what compare reads of it (the intervals)."""
+
+    model_config = ConfigDict(extra="ignore")
+    intervals: dict[str, tuple[FiniteNumber, FiniteNumber]] = {}
+
+
+class SavedModel(BaseModel):
+    """One model's part of a saved report: its metric values and intervals."""
+
+    model_config = ConfigDict(extra="ignore")
+    metrics: dict[str, FiniteNumber]
+    confidence: SavedConfidence | None = None
+
+
+class SavedReport(BaseModel):
+    """A saved JSON report, as `receval compare` and `--baseline-report` read it: one
+    model (`metrics` at the top) or several (`models.NAME.metrics`). Everything else a
+    report holds is ignored; conventions of another shape than a mapping count as none."""
+
+    model_config = ConfigDict(extra="ignore")
+    metrics: dict[str, FiniteNumber] | None = None
+    confidence: SavedConfidence | None = None
+    models: dict[str, SavedModel] | None = None
+    conventions: dict[str, Any] | None = None
+    baseline: str | None = None  # comparisons.baseline of a several-model report
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not ("metrics" in data or "models" in data):
+            raise ValueError("no 'metrics' (nor 'models')")
+        found = dict(data)
+        if not isinstance(found.get("conventions"), dict):
+            found.pop("conventions", None)
+        comparisons = found.get("comparisons")
+        baseline = comparisons.get("baseline") if isinstance(comparisons, dict) else None
+        found["baseline"] = baseline if isinstance(baseline, str) else None
+        if "models" in found:
+            if isinstance(found["models"], dict) and not found["models"]:
+                raise ValueError("'models' holds no model")
+            found.pop("metrics", None)
+        return found
+
+    def blocks(self) -> dict[str, SavedModel]:
+        """Each model's block (a single-model report: one, named "model")."""
+        if self.models is not None:
+            return self.models
+        assert self.metrics is not None
+        return {"model": SavedModel(metrics=self.metrics, confidence=self.confidence)}
+
+
+def _saved_error(error: ValidationError, path: Path, role: str) -> InputError:
+    """A saved report that does not fit SavedReport, named by the first key at fault."""
+    first = error.errors()[0]
+    location = [str(part) for part in first["loc"]]
+    kind = first["type"]
+    if not location:  # the shape check of the whole document
+        reason = str(first.get("ctx", {}).get("error", first["msg"]))
+        if "holds no model" in reason:
+            return InputError(f"{role} {path}: {reason}. {_HOW_TO_WRITE}")
+        return InputError(
+            f"{role} {path} has {reason}: it is not a receval JSON report. {_HOW_TO_WRITE}"
+        )
+    if "intervals" in location and len(location) >= 3:
+        key = ".".join(location[:3])
+        if kind in ("tuple_type", "too_short", "too_long", "list_type", "missing"):
+            shown = json.dumps(first["input"])
+            return InputError(
+                f"{role} {path}: {key} is {shown}, not a [low, high] pair. {_HOW_TO_WRITE}"
+            )
+        location = location[:3]
+    key = ".".join(location)
+    if location[-1] == "metrics" or kind in ("dict_type", "missing"):
+        return InputError(
+            f"{role} {path}: {key} is missing or not a mapping of metric names to values; "
+            f"it is not a receval JSON report. {_HOW_TO_WRITE}"
+        )
+    return InputError(
+        f"{role} {path}: {key} is {json.dumps(first.get('input'))}, not a finite number; it "
+        f"is not a receval JSON report. {_HOW_TO_WRITE}"
+    )
+
+
+def read_saved_report(path: Path, role: str = "report") -> SavedReport:
+    """A saved JSON report (for `compare` and `--baseline-report`), read through the
+    SavedReport model, or an InputError naming `role`, the path and the key at fault.
+    Nesting too deep for Python and numbers too long to convert are refused as not a
+    report."""
     if path.is_dir():
         raise InputError(
             f"{role} {path} is a folder; name a JSON report file, e.g. {path / 'report.json'}."
@@ -175,55 +261,13 @@ def read_saved_report(path: Path, role: str = "report") -> dict[str, Any]:
         raise InputError(
             f"{role} {path}: {reason[:200]}; it is not a receval JSON report. {_HOW_TO_WRITE}"
         ) from None
-    if not isinstance(data, dict) or not ("metrics" in data or "models" in data):
-        raise InputError(
-            f"{role} {path} has no 'metrics' (nor 'models'): it is not a receval JSON report. "
-            f"{_HOW_TO_WRITE}"
-        )
-    return data
+    try:
+        return SavedReport.model_validate(data)
+    except ValidationError as error:
+        raise _saved_error(error, path, role) from None
 
 
 _MAX_REPORT_BYTES = 100_000_000
-
-
-def _column(
-    name: str, path: Path, data: Any, where: str, conventions: dict[str, Any] | None
-) -> Column:
-    prefix = f"{where}." if where else ""
-    if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
-        raise InputError(
-            f"report {path}: {prefix}metrics is missing or not a mapping of metric names to "
-            f"values; it is not a receval JSON report. {_HOW_TO_WRITE}"
-        )
-    metrics = {
-        str(metric): saved_number(value, path, f"{prefix}metrics.{metric}")
-        for metric, value in data["metrics"].items()
-    }
-    confidence = data.get("confidence")
-    raw = confidence.get("intervals", {}) if isinstance(confidence, dict) else {}
-    intervals = {
-        str(metric): _interval(bounds, path, f"{prefix}confidence.intervals.{metric}")
-        for metric, bounds in (raw if isinstance(raw, dict) else {}).items()
-    }
-    return Column(name, path, metrics, intervals, conventions)
-
-
-def saved_number(value: Any, path: Path, key: str) -> float:
-    """A metric value of a saved report: a finite number, else an InputError."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InputError(
-            f"report {path}: {key} is {json.dumps(value)}, not a finite number; it is not a "
-            f"receval JSON report. {_HOW_TO_WRITE}"
-        )
-    return float(value)
-
-
-def _interval(bounds: Any, path: Path, key: str) -> tuple[float, float]:
-    if not isinstance(bounds, list) or len(bounds) != 2:
-        raise InputError(
-            f"report {path}: {key} is {json.dumps(bounds)}, not a [low, high] pair. {_HOW_TO_WRITE}"
-        )
-    return saved_number(bounds[0], path, key), saved_number(bounds[1], path, key)
 
 
 def unique_names(columns: list[Column]) -> list[Column]:
