@@ -356,7 +356,13 @@ def _metric_totals(
         metric_users(conventions.metric_params(s)).sum().alias(str(s)) for s in specs
     ).row(0, named=True)
     names = [str(spec) for spec in specs]
-    sums = exact_sums([per_user[name].filter(in_mean[name]) for name in names])
+    # users outside a metric's mean add 0.0 (exactly nothing): no filtered copies
+    flags = in_mean.select(pl.col(names).name.suffix(":in"))
+    kept_values = pl.concat([per_user.select(names), flags], how="horizontal").select(
+        pl.when(pl.col(f"{n}:in")).then(pl.col(n).cast(pl.Float64)).otherwise(0.0).alias(n)
+        for n in names
+    )
+    sums = exact_sums([kept_values[name] for name in names])
     return {
         name: MetricTotal(total, int(in_mean[name].sum()), int(kept[name]))
         for name, total in zip(names, sums, strict=True)
