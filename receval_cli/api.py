@@ -15,7 +15,6 @@ the Report the CLI renders.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,7 +32,7 @@ from receval_cli.config.model import (
     format_validation_error,
     metric_specs,
 )
-from receval_cli.errors import ConfigError, RecEvalError, UsageError
+from receval_cli.errors import ConfigError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
 from receval_cli.inputs.optional import (
@@ -46,6 +45,7 @@ from receval_cli.inputs.optional import (
 from receval_cli.inputs.readers import Input, map_ground_truth, map_predictions, read_ground_truth
 from receval_cli.inputs.readers import read_predictions as read_prediction_file
 from receval_cli.report.data import Report
+from receval_cli.wording import audience
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -80,7 +80,7 @@ def evaluate(
     receval's own errors (`receval_cli.errors.RecEvalError`) with the CLI's messages,
     the config's keys named as this function's arguments.
     """
-    try:
+    with audience("api"):  # messages name this function's arguments, not config keys
         entries: list[str | dict[str, Any]] = (
             [metrics] if isinstance(metrics, str) else [_entry(m) for m in metrics]
         )
@@ -112,9 +112,6 @@ def evaluate(
         )
         unknown_items.check(report, UnknownItemsConfig())  # the warning; no gate
         return report
-    except RecEvalError as error:
-        error.args = (_as_arguments(str(error)),)
-        raise
 
 
 # each input: its config model, its file reader, and its mapping of a frame's columns
@@ -139,30 +136,6 @@ _READERS: dict[str, tuple[type[Any], Callable[..., Input], Callable[..., Input]]
         ),
     ),
 }
-
-# a reader's message names config keys; evaluate() takes keyword arguments
-_KEYS_TO_ARGUMENTS = (
-    (re.compile(r"\bpredictions\.columns\.(\w+)"), r"prediction_columns['\1']"),
-    (re.compile(r"\bground_truth\.columns\.(\w+)"), r"truth_columns['\1']"),
-    (re.compile(r"\bcatalog\.columns\.(\w+)"), r"catalog_columns['\1']"),
-    (re.compile(r"\binteractions\.columns\.(\w+)"), r"interaction_columns['\1']"),
-    (re.compile(r"\bbaseline\.columns\.(\w+)"), r"baseline_columns['\1']"),
-    (
-        re.compile(r"Fix (\w+)\.path in the config \([^)]*\)\."),
-        r"Check the path given as \1 (a relative path is read from the current folder).",
-    ),
-    (re.compile(r"Point (\w+)\.path at a file\."), r"Give a file as \1."),
-    (
-        re.compile(r"\b(predictions|ground_truth|catalog|interactions|baseline)\.list_separator"),
-        "list_separator",
-    ),
-)
-
-
-def _as_arguments(message: str) -> str:
-    for pattern, replacement in _KEYS_TO_ARGUMENTS:
-        message = pattern.sub(replacement, message)
-    return message
 
 
 def _entry(metric: str | Mapping[str, Any]) -> str | dict[str, Any]:

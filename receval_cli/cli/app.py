@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import io
-import re
 import signal
 import sys
 from enum import StrEnum
@@ -74,6 +73,7 @@ from receval_cli.report.writing import (
     written,
 )
 from receval_cli.version import __version__
+from receval_cli.wording import audience
 
 
 def plain_metavars(params: list[Any], ctx: Any) -> None:
@@ -432,52 +432,36 @@ def convert(
 ) -> None:
     """Write a predictions file as a TREC run (`query Q0 doc rank score tag`)."""
     try:
-        config = PredictionsConfig.model_validate(
-            {
-                "path": str(source),
-                "format": file_format,
-                "separator": separator,
-                "columns": {
-                    "user": user,
-                    "item": item,
-                    "score": score,
-                    "rank": rank,
-                    "items": items,
-                },
-            }
-        )
-        tie = Conventions.model_validate({"tie_break": tie_break}).tie_break
-        destination = Destination(None if is_stdout(output) else output, "trec")
-        guard([output], {source: "SOURCE file"})
-        if destination.path is not None:
-            check_destination(destination.path)
-        run = trec_run(read_predictions(config, source), tie, tag)
-        text = io.StringIO()
-        write_trec_run(run, text)
-        write_outputs({destination: text.getvalue()})
+        with audience("convert"):  # messages name the options, not config keys
+            config = PredictionsConfig.model_validate(
+                {
+                    "path": str(source),
+                    "format": file_format,
+                    "separator": separator,
+                    "columns": {
+                        "user": user,
+                        "item": item,
+                        "score": score,
+                        "rank": rank,
+                        "items": items,
+                    },
+                }
+            )
+            tie = Conventions.model_validate({"tie_break": tie_break}).tie_break
+            destination = Destination(None if is_stdout(output) else output, "trec")
+            guard([output], {source: "SOURCE file"})
+            if destination.path is not None:
+                check_destination(destination.path)
+            run = trec_run(read_predictions(config, source), tie, tag)
+            text = io.StringIO()
+            write_trec_run(run, text)
+            write_outputs({destination: text.getvalue()})
     except ValidationError as error:
         raise _fail(UsageError(_option_error(error))) from None
     except RecEvalError as error:
-        error.args = (_as_options(str(error)),)
         raise _fail(error) from None
     users = run.get_column("user").n_unique()
     console.note(f"wrote {run.height} lines for {users} users to {destination.name}")
-
-
-_CONFIG_TO_OPTIONS = (
-    (re.compile(r"Fix predictions\.path in the config \([^)]*\)\."), "Check the path."),
-    (re.compile(r"predictions\.path"), "the SOURCE argument"),
-    (re.compile(r"predictions\.columns\.(\w+)"), r"--\1"),
-    (re.compile(r"predictions\.columns"), "--score, --rank or --items"),
-    (re.compile(r"predictions\.(format|separator)"), r"--\1"),
-)
-
-
-def _as_options(message: str) -> str:
-    """A reader's message names config keys; `convert` takes command-line options."""
-    for pattern, replacement in _CONFIG_TO_OPTIONS:
-        message = pattern.sub(replacement, message)
-    return message
 
 
 def _option_error(error: ValidationError) -> str:

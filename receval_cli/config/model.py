@@ -24,6 +24,7 @@ from pydantic import (
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
+from receval_cli.wording import setting
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
 Engine = Literal["auto", "in_memory", "streaming", "gpu", "spark"]
@@ -584,6 +585,10 @@ def _read_yaml(path: Path) -> Any:
 
 
 def _loc(parts: tuple[int | str, ...]) -> str:
+    """A config path as the audience names it (wording.setting; with list positions, as
+    `a.b[0].c`)."""
+    if parts and all(isinstance(part, str) for part in parts):
+        return setting(*(str(part) for part in parts))
     text = ""
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))

@@ -80,6 +80,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import State, StateInputs, Universe, merge_states
 from receval_cli.metrics.side_columns import raise_unknown_features
 from receval_cli.report.data import Report
+from receval_cli.wording import setting
 
 _SAMPLES = 3  # user ids named when no user is in both files
 _ROLES = ("predictions", "truth")
@@ -576,8 +577,9 @@ def users_block(merged: Partial, run: Run, ranking: bool) -> dict[str, Any]:
         raise InputError(
             f"no user appears in both {run.predictions.path} (users e.g. "
             f"{shown['predictions']}) and {truth.path} (users e.g. {shown['truth']}). Check "
-            "predictions.columns.user and ground_truth.columns.user, and that both files "
-            "use the same ids."
+            f"{setting('predictions', 'columns', 'user')} and "
+            f"{setting('ground_truth', 'columns', 'user')}, and that both files use the same "
+            "ids."
         )
     if counts["evaluated"] == 0 and ranking:
         raise InputError(

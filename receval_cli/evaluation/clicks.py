@@ -18,6 +18,7 @@ from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.ctr import weight
 from receval_cli.metrics.stats import Stats, ordered_sum
+from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
 _EXAMPLES = 3
@@ -76,7 +77,7 @@ def checked_log(
         raise InputError(
             f"predictions file {predictions.path}: ctr needs the recommendations' scores (the "
             f"predicted reward); this file's layout is {predictions.layout}. Name the score "
-            "column as predictions.columns.score."
+            f"column as {setting('predictions', 'columns', 'score')}."
         )
     has_propensity = "propensity" in truth.frame.collect_schema().names()
     log = _dedupe_log(truth.frame, conventions.truth_duplicates, has_propensity)

@@ -29,6 +29,7 @@ from receval_cli.metrics.registry import Universe
 from receval_cli.metrics.side_columns import missing_input, recs_aggregates
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
+from receval_cli.wording import setting
 
 EVALUATED = "evaluated"
 PREDICTION_CHECKS = "predictions:"
@@ -146,7 +147,7 @@ def per_user_frame(
         raise InputError(
             f"predictions file {predictions.path}: retrieving items by prediction_threshold "
             f"needs scores, and this file's layout is {predictions.layout}. Name the score "
-            "column as predictions.columns.score, or use retrieve=list."
+            f"column as {setting('predictions', 'columns', 'score')}, or use retrieve=list."
         )
     lists = rank_lists(
         deduped,

@@ -23,6 +23,7 @@ from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import PairMetric, PairTotals, merge_states
+from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
 _EXAMPLES = 3
@@ -90,7 +91,7 @@ def pair_join(
             f"predictions file {predictions.path}: rating metrics ({', '.join(map(str, specs))}) "
             "compare predicted ratings with actual ones, and this file has no score column "
             f"(its layout is {predictions.layout}). Name the predicted rating as "
-            "predictions.columns.score."
+            f"{setting('predictions', 'columns', 'score')}."
         )
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)

@@ -22,6 +22,7 @@ from receval_cli.escaping import example
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.report.data import Report
+from receval_cli.wording import setting
 
 METRIC = "unknown_items"
 _EXAMPLES = 5
@@ -84,7 +85,8 @@ def warning(block: dict[str, Any], settings: UnknownItemsConfig, model: str | No
         f"{who}{block['unknown']} of the {block['recommended']} recommended items "
         f"({block['share']:.0%}) are not in the {block['reference']} (e.g. {examples}). "
         "If that is unexpected, check that the item ids of both files match "
-        "(predictions.columns.item, ground_truth.columns.item, and their types); "
+        f"({setting('predictions', 'columns', 'item')}, "
+        f"{setting('ground_truth', 'columns', 'item')}, and their types); "
         "unknown_items.warn sets when this warning shows."
     )
 

@@ -36,6 +36,7 @@ from receval_cli.inputs.diagnosis import (
     read_failure,
 )
 from receval_cli.inputs.trec import looks_like_trec, scan_trec
+from receval_cli.wording import folder_fix, missing_file_fix, setting
 
 _EXTENSIONS: dict[str, FileFormat] = {
     ".csv": "csv",
@@ -129,18 +130,15 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
     raise InputError(
         f"{role} file {path}: cannot tell the format from the extension "
         f"'{''.join(path.suffixes) or '(none)'}' nor from the content. Set "
-        f"{_key(role)}.format to one of csv, tsv, parquet, jsonl, trec."
+        f"{setting(_key(role), 'format')} to one of csv, tsv, parquet, jsonl, trec."
     )
 
 
 def _check_file(path: Path, role: str) -> None:
     if not path.exists():
-        raise InputError(
-            f"{role} file {path} does not exist. Fix {_key(role)}.path in the config "
-            "(relative paths are read from the config file's folder)."
-        )
+        raise InputError(f"{role} file {path} does not exist. {missing_file_fix(_key(role))}")
     if path.is_dir():
-        raise InputError(f"{role} file {path} is a folder. Point {_key(role)}.path at a file.")
+        raise InputError(f"{role} file {path} is a folder. {folder_fix(_key(role))}")
     if path.stat().st_size == 0:
         raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
 
@@ -173,8 +171,9 @@ def scan(
     sep = separator or ("\t" if fmt == "tsv" else ",")
     if fmt in ("csv", "tsv") and (len(sep.encode()) != 1 or sep in '\n\r"'):
         raise InputError(
-            f"{role} file {path}: {_key(role)}.separator is {sep!r}; it must be one ASCII "
-            "character other than a quote or a line end, e.g. ',' or ';' (\"\\t\" for a tab)."
+            f"{role} file {path}: {setting(_key(role), 'separator')} is {sep!r}; it must be "
+            "one ASCII character other than a quote or a line end, e.g. ',' or ';' "
+            '("\\t" for a tab).'
         )
     try:
         if fmt == "trec":
@@ -273,21 +272,22 @@ def require_column(schema: pl.Schema, column: str, role: str, path: Path, key: s
         return
     names = list(schema.names())
     check_header_encoding(path, role, names)  # UTF-16 or UTF-32: NUL bytes in the names
-    where = f"{role} file {path} has no column '{column}' (set by {_key(role)}.columns.{key})."
+    named_by = setting(_key(role), "columns", key)
+    where = f"{role} file {path} has no column '{column}' (set by {named_by})."
     counts = {sep: names[0].count(sep) for sep in _SEPARATORS} if len(names) == 1 else {}
     separator = max(counts, key=lambda sep: counts[sep]) if any(counts.values()) else None
     if separator is not None:
         shown = '"\\t"' if separator == "\t" else f"'{separator}'"
         raise InputError(
             f"{where} The header was read as one column, {names[0]!r}: the file looks "
-            f"separated by {shown}. Set {_key(role)}.separator: {shown}."
+            f"separated by {shown}. Set {setting(_key(role), 'separator')}: {shown}."
         )
     hint = ""
     if any("\ufffd" in name for name in names):
         hint = " The header holds bytes that are not UTF-8: save the file as UTF-8."
     raise InputError(
         f"{where}{did_you_mean(column, names)} Its columns are: {', '.join(names)}. "
-        f"Set {_key(role)}.columns.{key} to one of them.{hint}"
+        f"Set {setting(_key(role), 'columns', key)} to one of them.{hint}"
     )
 
 
@@ -325,7 +325,7 @@ def _check_numeric(
     raise InputError(
         f"{role} file {path}: column '{column}' ({what}) holds {dtype} values, not numbers"
         f"{_not_a_number(frame, column, dtype)}. Fix the values, or point "
-        f"{_key(role)}.columns at the numeric column."
+        f"{setting(_key(role), 'columns')} at the numeric column."
     )
 
 
@@ -463,7 +463,7 @@ def _prediction_layout(
     raise InputError(
         f"{role} file {path}: no score, rank or items column was named in "
         f"{role}.columns, and none of those names is in the file (its columns: "
-        f"{', '.join(names)}). Set {role}.columns.score (or .rank, or .items)."
+        f"{', '.join(names)}). Set {setting(_key(role), 'columns', 'score')} (or .rank, or .items)."
     )
 
 
@@ -511,9 +511,9 @@ def map_ground_truth(
     else:
         if cols.relevances is not None:
             raise InputError(
-                f"{role} file {path}: ground_truth.columns.relevances goes with "
-                "ground_truth.columns.items (a list layout); for one row per item set "
-                "ground_truth.columns.relevance instead."
+                f"{role} file {path}: {setting('ground_truth', 'columns', 'relevances')} goes "
+                f"with {setting('ground_truth', 'columns', 'items')} (a list layout); for one "
+                f"row per item set {setting('ground_truth', 'columns', 'relevance')} instead."
             )
         require_column(schema, cols.item, role, path, "item")
         check_id(raw, schema, cols.item, role, path)
@@ -560,7 +560,7 @@ def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
                 raise InputError(
                     f"{source.role} {source.path}: the {column} ids are {dtype} values; ids "
                     f"must be integers or strings. Fix the column named by "
-                    f"{_key(source.role)}.columns."
+                    f"{setting(_key(source.role), 'columns')}."
                 )
     for column in ("user", "item"):
         dtypes = [schema[column] for schema in schemas if column in schema]

@@ -24,6 +24,7 @@ from receval_cli.evaluation.prepare import (
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.stats import Stats
+from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
 
@@ -32,9 +33,6 @@ NEEDS = {
     "popularity": "interactions",
     "known": "interactions",
     "baseline": "baseline or interactions",
-    "category": "catalog.columns.category",
-    "tags": "catalog.columns.tags",
-    "embedding": "catalog.columns.embedding",
 }
 
 
@@ -47,7 +45,7 @@ def missing_input(side: str, sources: Sources) -> str | None:
     if side == "baseline":
         given = sources.baseline is not None or sources.interactions is not None
         return None if given else NEEDS[side]
-    return None if side in sources.features() else NEEDS[side]
+    return None if side in sources.features() else setting("catalog", "columns", side)
 
 
 def item_popularity(log: pl.LazyFrame, tie_break: str) -> pl.LazyFrame:

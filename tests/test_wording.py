@@ -1,0 +1,60 @@
+"""Messages name a setting for their audience (wording.py): config keys for `receval run`,
+keyword arguments for the Python API, options for `receval convert`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from cli_helpers import invoke
+
+import receval_cli
+from receval_cli.errors import InputError
+from receval_cli.wording import audience, folder_fix, missing_file_fix, setting
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"),
+    [
+        ("config", ["predictions.columns.user", "ground_truth.columns", "catalog.separator"]),
+        ("api", ["prediction_columns['user']", "truth_columns", "catalog.separator"]),
+        ("convert", ["--user", "ground_truth.columns", "catalog.separator"]),
+    ],
+)
+def test_one_setting_three_audiences(who: str, expected: list[str]) -> None:
+    with audience(who):
+        found = [
+            setting("predictions", "columns", "user"),
+            setting("ground_truth", "columns"),
+            setting("catalog", "separator"),
+        ]
+    assert found == expected
+    assert setting("predictions", "columns", "user") == "predictions.columns.user"  # reset
+
+
+def test_path_fixes() -> None:
+    assert "Fix predictions.path in the config" in missing_file_fix("predictions")
+    assert folder_fix("catalog") == "Point catalog.path at a file."
+    with audience("api"):
+        assert missing_file_fix("baseline").startswith("Check the path given as baseline")
+        assert folder_fix("catalog") == "Give a file as catalog."
+    with audience("convert"):
+        assert missing_file_fix("predictions") == "Check the path."
+        assert folder_fix("predictions") == "Point the SOURCE argument at a file."
+
+
+def test_the_api_and_convert_word_the_same_error_for_their_users(tmp_path: Path) -> None:
+    """A missing score column: the API names its argument, convert its option, run its key."""
+    predictions = pl.DataFrame({"user": [1], "item": [2], "points": [0.5]})
+    truth = pl.DataFrame({"user": [1], "item": [2]})
+    with pytest.raises(InputError, match=r"prediction_columns\['score'\]"):
+        receval_cli.evaluate(
+            predictions, truth, metrics=["ndcg@2"], prediction_columns={"score": "pts"}
+        )
+    path = tmp_path / "p.csv"
+    predictions.write_csv(path)
+    result = invoke("convert", path, "--score", "pts", "-o", tmp_path / "run.txt")
+    assert result.exit_code == 2
+    assert "--score" in result.stderr
+    assert "predictions.columns" not in result.stderr
