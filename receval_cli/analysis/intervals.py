@@ -15,6 +15,7 @@ values: they get no interval and no test, only the difference of the values.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -73,8 +74,8 @@ def _intervals(values: Floats, summed: np.ndarray[Any, Any], cfg: ConfidenceConf
     return np.stack([low * scale, high * scale], axis=1)
 
 
-def add_intervals(report: Report, cfg: ConfidenceConfig) -> None:
-    """Fill report.confidence: an interval for every per-user metric."""
+def with_intervals(report: Report, cfg: ConfidenceConfig) -> Report:
+    """The report with its confidence block: an interval for every per-user metric."""
     names = _per_user(report)
     intervals: dict[str, list[float]] = {}
     if names:
@@ -85,7 +86,7 @@ def add_intervals(report: Report, cfg: ConfidenceConfig) -> None:
             for n, (lo, hi) in zip(names, bounds, strict=True)
             if not (np.isnan(lo) or np.isnan(hi))  # fewer than 2 users: no interval
         }
-    report.confidence = {**cfg.model_dump(), "intervals": intervals}
+    return dataclasses.replace(report, confidence={**cfg.model_dump(), "intervals": intervals})
 
 
 @dataclass(frozen=True)
@@ -169,10 +170,10 @@ def compare(
     baseline_values: Mapping[str, float] | None,
     cfg: ComparisonConfig,
     confidence: ConfidenceConfig,
-) -> list[Comparison]:
+) -> tuple[list[Comparison], dict[str, dict[str, Any]]]:
     """Every model (but the baseline) against the baseline model, or against the values of
-    a saved report (`baseline_values`, taken as fixed), on every metric both have; also
-    fills every model's confidence intervals.
+    a saved report (`baseline_values`, taken as fixed), on every metric both have; and
+    every model's confidence block (its intervals).
 
     All the intervals (each model's metrics, each model's differences) come from one
     resampling of the users, aligned across the models: the same draws serve every model
@@ -206,6 +207,7 @@ def compare(
     )
     offset = 0
     found: dict[tuple[str, str], Floats] = {}
+    blocks_found: dict[str, dict[str, Any]] = {}
     for kind, name, metrics, values in blocks:
         part = bounds[offset : offset + len(metrics)]
         offset += len(metrics)
@@ -213,7 +215,7 @@ def compare(
             intervals = {
                 m: [float(lo), float(hi)] for m, (lo, hi) in zip(metrics, part, strict=True)
             }
-            models[name].confidence = {**confidence.model_dump(), "intervals": intervals}
+            blocks_found[name] = {**confidence.model_dump(), "intervals": intervals}
         else:
             found[(name, "low")], found[(name, "high")] = part[:, 0], part[:, 1]
             found[(name, "values")] = values
@@ -249,7 +251,7 @@ def compare(
             row["p_adjusted"] = next(adjusted)
             row["verdict"] = _verdict(row, alpha)
         results.append(Comparison(alpha=alpha, **row))
-    return results
+    return results, blocks_found
 
 
 def _correct(p: Floats, correction: str) -> Floats:

@@ -77,22 +77,19 @@ def evaluate_config(
         label = f"model {name}: " if config.several_models else ""
         with console.stage(f"{label}read, rank, join, metrics"):
             whole = _evaluate_model(loaded, file, None if comparing else confidence)
-        reports[name] = whole
         if attributes is not None and segments:
             with console.stage(f"{label}{len(segments)} segments"):
                 parts, skipped = _evaluate_segments(
                     loaded, file, confidence, whole, attributes, segments
                 )
-            whole.segments.update(parts)
-            whole.segments_skipped.update(skipped)
-        reports[name].attributes = attributes
+            whole = dataclasses.replace(whole, segments=parts, segments_skipped=skipped)
+        reports[name] = dataclasses.replace(whole, attributes=attributes)
     check_segment_gates(loaded, segments)
     if not comparing:
         (report,) = reports.values()
         reject_relative_gates(loaded)
-        conclude(report, loaded)
-        report.elapsed_seconds = time.perf_counter() - started
-        return report
+        report = conclude(report, loaded)
+        return dataclasses.replace(report, elapsed_seconds=time.perf_counter() - started)
     assert confidence is not None
     settings = config.comparison or ComparisonConfig()
     baseline, saved = None, None
@@ -103,8 +100,12 @@ def evaluate_config(
     from receval_cli.analysis.intervals import compare  # numpy: only when comparing
 
     with console.stage("intervals and comparisons"):
-        comparisons = compare(reports, baseline, saved, settings, confidence)
-    gates = _gates(loaded, reports, baseline, comparisons)
+        comparisons, intervals = compare(reports, baseline, saved, settings, confidence)
+    reports = {
+        name: dataclasses.replace(report, confidence=intervals[name])
+        for name, report in reports.items()
+    }
+    reports, gates = _gates(loaded, reports, baseline, comparisons)
     return ModelsReport(
         models=reports,
         baseline=baseline,
@@ -165,9 +166,9 @@ def _evaluate_model(
         check_unknown=config.unknown_items.check,
     )
     if confidence is not None:
-        from receval_cli.analysis.intervals import add_intervals  # numpy: only with intervals
+        from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals
 
-        add_intervals(report, confidence)
+        return with_intervals(report, confidence)
     return report
 
 
@@ -239,13 +240,17 @@ def _gates(
     reports: dict[str, Report],
     baseline: str | None,
     comparisons: list[Comparison],
-) -> list[GateResult]:
-    """Every gate for every model but the baseline (the reference, not under test), or for
-    the one model a gate names."""
+) -> tuple[dict[str, Report], list[GateResult]]:
+    """The models' reports with their unknown-items warnings, and every gate for every
+    model but the baseline (the reference, not under test), or for the one model a gate
+    names."""
     found = {(c.model, c.metric): c for c in comparisons}
     results: list[GateResult] = []
+    warned = {}
     for model, report in reports.items():
-        results += unknown_items.check(report, loaded.config.unknown_items, model)
+        report, unknown_gate = unknown_items.checked(report, loaded.config.unknown_items, model)
+        warned[model] = report
+        results += unknown_gate
         named = {m: g for m, g in loaded.gates.items() if g.model == model}
         if model == baseline:
             results += check_gates(named, report.metrics, model, report.segments)
@@ -265,7 +270,7 @@ def _gates(
                 )
             higher = lookup(MetricSpec.parse(metric).name).higher_is_better
             results += check_relative(metric, gate, model, comparison.to_dict(), higher)
-    return results
+    return warned, results
 
 
 def _best(reports: dict[str, Report]) -> dict[str, list[str]]:

@@ -316,11 +316,11 @@ def _segment_report(
             values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
             run.extra_metrics.update(values)
     report = finish(partial, run)
-    report.inputs = shared.report.inputs
+    report = dataclasses.replace(report, inputs=shared.report.inputs)
     if confidence is not None:
-        from receval_cli.analysis.intervals import add_intervals  # numpy: only with intervals
+        from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals
 
-        add_intervals(report, confidence)
+        return with_intervals(report, confidence)
     return report
 
 

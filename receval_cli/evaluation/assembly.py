@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -549,10 +549,9 @@ def _per_user_rows(
 def conclude(report: Report, loaded: LoadedConfig) -> Report:
     """A one-model run's gates (with the unknown-items warning and gate) and its resolved
     config, whatever engine computed the Report."""
-    report.gates = check_gates(loaded.gates, report.metrics, segments=report.segments)
-    report.gates += unknown_items.check(report, loaded.config.unknown_items)
-    report.config = resolved_config(loaded)
-    return report
+    report, unknown_gate = unknown_items.checked(report, loaded.config.unknown_items)
+    gates = check_gates(loaded.gates, report.metrics, segments=report.segments)
+    return replace(report, gates=gates + unknown_gate, config=resolved_config(loaded))
 
 
 def _row_count(merged: Partial, role: str) -> dict[str, int]:

@@ -12,6 +12,7 @@ show as a share near 1.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import polars as pl
@@ -101,14 +102,14 @@ def gate(
     return [GateResult(METRIC, "max", settings.max, block["share"], model, detail)]
 
 
-def check(
+def checked(
     report: Report, settings: UnknownItemsConfig, model: str | None = None
-) -> list[GateResult]:
-    """Add the report's warning (if any); return its gate (if set)."""
+) -> tuple[Report, list[GateResult]]:
+    """The report with its unknown-items warning (if any), and the gate (if set)."""
     block = report.unknown_items
     if block is None:
-        return []
+        return report, []
     found = warning(block, settings, model)
     if found is not None and found not in report.warnings:
-        report.warnings.append(found)
-    return gate(block, settings, model)
+        report = dataclasses.replace(report, warnings=[*report.warnings, found])
+    return report, gate(block, settings, model)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from receval_cli.analysis.intervals import Comparison
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
     metrics: dict[str, float]
     config: dict[str, Any]
@@ -94,7 +94,7 @@ class Report:
 _RUN_WIDE = ("receval_version", "gates", "warnings", "conventions", "config", "elapsed_seconds")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelsReport:
     """Several models' Reports, their comparisons with the baseline, and the gates."""
 
