@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import polars as pl
-import typer
 from rich.cells import cell_len
 from rich.console import Group, JustifyMethod, RenderableType
 from rich.padding import Padding
@@ -38,12 +36,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli import console
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import LoadedConfig, load_config
+from receval_cli.config.model import LoadedConfig
 from receval_cli.console import shown
 from receval_cli.engines.choice import polars_engine
-from receval_cli.errors import InputError, RecEvalError, UsageError, did_you_mean
+from receval_cli.errors import InputError, UsageError, did_you_mean
 from receval_cli.escaping import printable
 from receval_cli.evaluation.assembly import evaluate_inputs
 from receval_cli.evaluation.plan import EVALUATED
@@ -54,7 +51,6 @@ from receval_cli.evaluation.prepare import (
     ranked_items,
     with_score_precision,
 )
-from receval_cli.inputs.change_watch import input_files, watching
 from receval_cli.inputs.optional import Sources, read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
@@ -540,47 +536,3 @@ def _metrics_grid(metrics: dict[str, float | None], width: int) -> Group:
 
 
 # --- the command -----------------------------------------------------------------------
-
-
-def inspect_command(
-    config: Annotated[Path, typer.Argument(help="The YAML config file.")],
-    users: Annotated[
-        int | None,
-        typer.Option(
-            "--users",
-            help=f"How many evaluated users to sample (default {DEFAULT_USERS}).",
-            show_default=False,
-        ),
-    ] = None,
-    user: Annotated[str | None, typer.Option("--user", help="Show this one user (its id).")] = None,
-    k: Annotated[int, typer.Option("--k", help="How many recommendations to show.")] = 10,
-    seed: Annotated[int, typer.Option("--seed", help="The sample's seed.")] = 0,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model", help="The model to inspect (default: the baseline, else the first)."
-        ),
-    ] = None,
-    history: Annotated[
-        int,
-        typer.Option("--history", help="How many of the user's latest interactions to show."),
-    ] = 10,
-    format: Annotated[
-        InspectFormat, typer.Option("--format", "-f", help="table (panels) or json.")
-    ] = InspectFormat.table,
-    no_color: console.NoColorOption = False,
-) -> None:
-    """Show a few users' history, top-k recommendations (hits marked), the relevant items
-    missed, and their per-user metrics."""
-    console.configure(no_color=no_color)
-    try:
-        loaded = load_config(config)
-        with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
-            inspection = inspect_config(loaded, model, users, user, k, seed, history)
-    except RecEvalError as error:
-        raise console.fail(error, error.exit_code) from None
-    if format == InspectFormat.json:
-        sys.stdout.write(render_json(inspection))
-        return
-    out = console.out()
-    out.print(panels(inspection, min(out.width, 120)))

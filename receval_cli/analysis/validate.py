@@ -11,14 +11,11 @@ looks wrong.
 
 from __future__ import annotations
 
-import json
-import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import polars as pl
-import typer
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -37,12 +34,10 @@ from receval_cli.config.model import (
     LoadedConfig,
     PredictionsConfig,
     UnknownItemsConfig,
-    load_config,
 )
 from receval_cli.console import shown
 from receval_cli.engines.choice import polars_engine
 from receval_cli.engines.partitions import check_partitionable
-from receval_cli.errors import RecEvalError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import Run, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
@@ -57,7 +52,6 @@ from receval_cli.evaluation.plan import (
     per_user_frame,
 )
 from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
-from receval_cli.inputs.change_watch import input_files, watching
 from receval_cli.inputs.optional import check_sources, read_sources
 from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
@@ -510,34 +504,3 @@ def render_health(health: dict[str, Any]) -> RenderableType:
         verdict += f" ({count} warning{'s' if count > 1 else ''})"
     parts.append(Text(verdict, style="bold green"))
     return Group(*parts)
-
-
-def validate_command(
-    config: Annotated[Path, typer.Argument(help="The YAML config file.")],
-    format: Annotated[
-        ValidateFormat,
-        typer.Option("--format", "-f", help="table (a summary) or json (for scripts)."),
-    ] = ValidateFormat.table,
-    preset: Annotated[
-        str | None,
-        typer.Option("--preset", help="As for run: the conventions of a well-known tool."),
-    ] = None,
-    baseline_report: Annotated[
-        Path | None,
-        typer.Option("--baseline-report", help="As for run: a saved JSON report to compare with."),
-    ] = None,
-    no_color: console.NoColorOption = False,
-    verbose: console.VerboseOption = False,
-) -> None:
-    """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
-    console.configure(no_color=no_color, verbose=verbose)
-    try:
-        loaded = load_config(config, preset)
-        with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
-            health = validate_config(loaded, baseline_report)
-    except RecEvalError as error:
-        raise console.fail(error, error.exit_code) from None
-    if format == ValidateFormat.json:
-        sys.stdout.write(json.dumps(health, indent=2, allow_nan=False) + "\n")
-    else:
-        console.show(render_health(health))

@@ -21,19 +21,19 @@ from typer._click.exceptions import ClickException  # typer's own click: usage e
 from typer.core import TyperCommand, TyperGroup
 
 from receval_cli import console, signals
-from receval_cli.analysis.inspect import inspect_command
 from receval_cli.analysis.runs import evaluate_config
-from receval_cli.analysis.validate import validate_command
+from receval_cli.cli.init import init_command
+from receval_cli.cli.inspect import inspect_command
 from receval_cli.cli.metrics_listing import (
     ListingFormat,
     metric_detail,
     metric_listing,
     metric_table,
 )
+from receval_cli.cli.schema import schema_command
+from receval_cli.cli.validate import validate_command
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.json_schema import schema_command
 from receval_cli.config.model import ConfidenceConfig, LoadedConfig, PredictionsConfig, load_config
-from receval_cli.config.starter import init_command
 from receval_cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,

@@ -9,19 +9,11 @@ file, a gate needs a bound. Keys without a description get one, so an editor can
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Any, get_args
 
-import typer
-
-from receval_cli import console
 from receval_cli.config.model import Config, OutputFormat
 from receval_cli.config.presets import PRESETS
-from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
-from receval_cli.report.destinations import is_stdout
-from receval_cli.report.writing import write_atomic
 from receval_cli.version import __version__
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -225,23 +217,3 @@ def config_schema() -> dict[str, Any]:
 
 def schema_text() -> str:
     return json.dumps(config_schema(), indent=2, ensure_ascii=False) + "\n"
-
-
-def schema_command(
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Write the schema to this file; - (the default) for stdout."
-        ),
-    ] = None,
-) -> None:
-    """Print the JSON Schema of the config file (editor completion and checks)."""
-    text = schema_text()
-    if output is None or is_stdout(output):
-        sys.stdout.write(text)
-        return
-    try:
-        write_atomic(output, text)  # it checks the destination first
-    except RecEvalError as error:
-        raise console.fail(error, error.exit_code) from None
-    console.note(f"wrote {output}")

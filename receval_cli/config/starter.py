@@ -8,27 +8,20 @@ is written into the config as a CHECK comment and printed on stderr.
 from __future__ import annotations
 
 import os
-import sys
 import textwrap
 from pathlib import Path
-from typing import Annotated, Literal, get_args, get_origin
+from typing import Literal, get_args, get_origin
 
-import typer
 import yaml
 
-from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.model import Engine, OutputFormat
 from receval_cli.config.presets import PRESETS
 from receval_cli.config.sniffing import (
     Guess,
-    guess_ground_truth,
-    guess_predictions,
-    sniff,
 )
-from receval_cli.errors import RecEvalError, UsageError
-from receval_cli.report.destinations import guard, is_stdout
-from receval_cli.report.writing import check_destination, write_atomic
+from receval_cli.errors import UsageError
+from receval_cli.report.writing import check_destination
 
 CUTOFFS = (5, 10, 20)
 METRICS = ("ndcg", "precision", "recall", "map", "mrr")
@@ -230,7 +223,7 @@ def template() -> str:
     return _TEMPLATE_FILES + "\n".join(lines) + "\n" + _GATES_AND_OUTPUT + _TEMPLATE_OPTIONAL
 
 
-def _summary(guess: Guess) -> list[str]:
+def guess_summary(guess: Guess) -> list[str]:
     sniffed = guess.sniffed
     lines = [f"{sniffed.role}: {sniffed.path} ({sniffed.format}; {_LAYOUTS[guess.layout]})"]
     width = max(len(role) for role in guess.columns)
@@ -239,7 +232,7 @@ def _summary(guess: Guess) -> list[str]:
     return lines
 
 
-def _destination(output: Path, force: bool) -> None:
+def check_init_destination(output: Path, force: bool) -> None:
     if output.is_dir():
         raise UsageError(
             f"output {output} is a folder; name a file, e.g. {output / 'receval.yaml'}."
@@ -250,59 +243,3 @@ def _destination(output: Path, force: bool) -> None:
             "file with --output."
         )
     check_destination(output)
-
-
-def init_command(
-    predictions: Annotated[
-        Path | None,
-        typer.Option("--predictions", "-p", help="A predictions file to guess the columns from."),
-    ] = None,
-    ground_truth: Annotated[
-        Path | None,
-        typer.Option(
-            "--ground-truth", "-g", help="The ground-truth file to guess the columns from."
-        ),
-    ] = None,
-    output: Annotated[
-        Path,
-        typer.Option("--output", "-o", help="The config file to write; - for stdout."),
-    ] = Path("receval.yaml"),
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print no summary of the guesses.")
-    ] = False,
-    no_color: console.NoColorOption = False,
-) -> None:
-    """Write a starter config guessed from your files, or (no files) a documented template."""
-    console.configure(no_color=no_color, quiet=quiet)
-    to_stdout = is_stdout(output)
-    summary: list[str] = []
-    try:
-        if (predictions is None) != (ground_truth is None):
-            raise UsageError(
-                "give both --predictions and --ground-truth (to guess a config from them), "
-                "or neither (for a documented template)."
-            )
-        if not to_stdout:
-            _destination(output, force)
-            inputs = {predictions: "--predictions file", ground_truth: "--ground-truth file"}
-            files = {p: role for p, role in inputs.items() if p is not None and not p.is_dir()}
-            guard([output], files)  # a folder given as an input is sniff's error
-        folder = Path.cwd() if to_stdout else output.parent
-        if predictions is not None and ground_truth is not None:
-            guessed = guess_predictions(sniff(predictions, "predictions"))
-            truth = guess_ground_truth(sniff(ground_truth, "ground truth"), guessed)
-            name = "CONFIG" if to_stdout else output.name
-            text = starter_config(guessed, truth, folder, name)
-            summary = [*_summary(guessed), *_summary(truth)]
-        else:
-            text = template()
-        if to_stdout:
-            sys.stdout.write(text)
-        else:
-            write_atomic(output, text)
-    except RecEvalError as error:
-        raise console.fail(error, error.exit_code) from None
-    done = [] if to_stdout else [f"wrote {output}; run it with: receval run {output}"]
-    for line in [*summary, *done]:
-        console.note(line)

@@ -1,0 +1,49 @@
+"""`receval validate`: the command's options, the check, the summary printed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from receval_cli import console
+from receval_cli.analysis.validate import ValidateFormat, render_health, validate_config
+from receval_cli.config.model import (
+    load_config,
+)
+from receval_cli.errors import RecEvalError
+from receval_cli.inputs.change_watch import input_files, watching
+
+
+def validate_command(
+    config: Annotated[Path, typer.Argument(help="The YAML config file.")],
+    format: Annotated[
+        ValidateFormat,
+        typer.Option("--format", "-f", help="table (a summary) or json (for scripts)."),
+    ] = ValidateFormat.table,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", help="As for run: the conventions of a well-known tool."),
+    ] = None,
+    baseline_report: Annotated[
+        Path | None,
+        typer.Option("--baseline-report", help="As for run: a saved JSON report to compare with."),
+    ] = None,
+    no_color: console.NoColorOption = False,
+    verbose: console.VerboseOption = False,
+) -> None:
+    """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
+    console.configure(no_color=no_color, verbose=verbose)
+    try:
+        loaded = load_config(config, preset)
+        with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
+            health = validate_config(loaded, baseline_report)
+    except RecEvalError as error:
+        raise console.fail(error, error.exit_code) from None
+    if format == ValidateFormat.json:
+        sys.stdout.write(json.dumps(health, indent=2, allow_nan=False) + "\n")
+    else:
+        console.show(render_health(health))
