@@ -23,15 +23,15 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from receval_cli.config.conventions import Conventions
+from receval_cli.config.metric_lists import metric_specs
 from receval_cli.config.model import (
     CatalogConfig,
     GroundTruthConfig,
     InteractionsConfig,
     PredictionsConfig,
     UnknownItemsConfig,
-    format_validation_error,
-    metric_specs,
 )
+from receval_cli.config.validation_errors import format_validation_error
 from receval_cli.errors import ConfigError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs

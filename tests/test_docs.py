@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import run_json
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import load_config
+from receval_cli.config.loading import load_config
 from receval_cli.metrics import REGISTRY
 
 ROOT = Path(__file__).parent.parent

@@ -20,7 +20,7 @@ import pytest
 from cli_helpers import invoke, write_config
 
 from receval_cli.analysis.runs import evaluate_config
-from receval_cli.config.model import load_config
+from receval_cli.config.loading import load_config
 from receval_cli.report.data import Report
 
 RANKING = [

@@ -24,7 +24,8 @@ from cli_helpers import (
 )
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import Config, load_config
+from receval_cli.config.loading import load_config
+from receval_cli.config.model import Config
 from receval_cli.config.starter import (
     CUTOFFS,
     METRICS,

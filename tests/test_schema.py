@@ -18,7 +18,8 @@ import yaml
 from cli_helpers import assert_user_error, invoke, write_config
 
 from receval_cli.config.json_schema import DIALECT, config_schema
-from receval_cli.config.model import Config, load_config
+from receval_cli.config.loading import load_config
+from receval_cli.config.model import Config
 from receval_cli.errors import ConfigError
 
 ROOT = Path(__file__).parent.parent

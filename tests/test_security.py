@@ -59,7 +59,7 @@ def test_yaml_is_only_read_with_the_safe_loader() -> None:
             ):
                 unsafe.append(f"{path.name}:{node.lineno} yaml.{node.func.attr}")
     assert unsafe == []
-    from receval_cli.config.model import _StrictLoader
+    from receval_cli.config.yaml_file import _StrictLoader
 
     assert issubclass(_StrictLoader, yaml.SafeLoader)
 

@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import write_config
 
 from receval_cli.analysis.runs import evaluate_config
-from receval_cli.config.model import load_config
+from receval_cli.config.loading import load_config
 from receval_cli.engines.spark import evaluate_spark
 from receval_cli.errors import InputError, UsageError
 from receval_cli.report.data import Report

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from receval_cli.analysis.runs import evaluate_config as evaluate
-from receval_cli.config.model import load_config
+from receval_cli.config.loading import load_config
 
 HERE = Path(__file__).parent / "conformance" / "trec_eval"
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")

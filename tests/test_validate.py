@@ -492,7 +492,7 @@ def test_no_metric_is_computed(config: str, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(pl, "collect_all", recording(collect_all))
     monkeypatch.setattr(pl.LazyFrame, "collect", recording(collect))
     passes(config)
-    from receval_cli.config.model import load_config
+    from receval_cli.config.loading import load_config
 
     metrics = {str(s) for s in load_config(Path(config)).specs}
     assert collected  # the checks did run

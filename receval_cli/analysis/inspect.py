@@ -37,7 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import LoadedConfig
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.console import shown
 from receval_cli.engines.choice import polars_engine
 from receval_cli.errors import InputError, UsageError, did_you_mean

@@ -18,12 +18,8 @@ import polars as pl
 from receval_cli import console
 from receval_cli.analysis.gates import GateResult, check_gates, check_relative
 from receval_cli.analysis.segments import Segment, evaluate_segments, segments_of, user_attributes
-from receval_cli.config.model import (
-    ComparisonConfig,
-    ConfidenceConfig,
-    LoadedConfig,
-    PredictionsConfig,
-)
+from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
 from receval_cli.engines.choice import auto_partitions, polars_engine
 from receval_cli.engines.partitions import check_partitionable, evaluate_partitioned
 from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean

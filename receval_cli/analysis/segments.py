@@ -29,7 +29,8 @@ from typing import Any
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import ConfidenceConfig, LoadedConfig, SegmentsConfig
+from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.model import ConfidenceConfig, SegmentsConfig
 from receval_cli.errors import InputError
 from receval_cli.evaluation.assembly import Run, finish, table_partial, users_block
 from receval_cli.evaluation.clicks import logged_metrics

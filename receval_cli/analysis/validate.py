@@ -30,11 +30,8 @@ from receval_cli.analysis.runs import (
 )
 from receval_cli.analysis.segments import segments_of, user_attributes
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import (
-    LoadedConfig,
-    PredictionsConfig,
-    UnknownItemsConfig,
-)
+from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.model import PredictionsConfig, UnknownItemsConfig
 from receval_cli.console import shown
 from receval_cli.engines.choice import polars_engine
 from receval_cli.engines.partitions import check_partitionable

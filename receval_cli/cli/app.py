@@ -33,7 +33,8 @@ from receval_cli.cli.metrics_listing import (
 from receval_cli.cli.schema import schema_command
 from receval_cli.cli.validate import validate_command
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import ConfidenceConfig, LoadedConfig, PredictionsConfig, load_config
+from receval_cli.config.loading import LoadedConfig, load_config
+from receval_cli.config.model import ConfidenceConfig, PredictionsConfig
 from receval_cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,

@@ -16,7 +16,7 @@ from receval_cli.analysis.inspect import (
     panels,
     render_json,
 )
-from receval_cli.config.model import load_config
+from receval_cli.config.loading import load_config
 from receval_cli.errors import RecEvalError
 from receval_cli.inputs.change_watch import input_files, watching
 

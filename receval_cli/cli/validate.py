@@ -11,9 +11,7 @@ import typer
 
 from receval_cli import console
 from receval_cli.analysis.validate import ValidateFormat, render_health, validate_config
-from receval_cli.config.model import (
-    load_config,
-)
+from receval_cli.config.loading import load_config
 from receval_cli.errors import RecEvalError
 from receval_cli.inputs.change_watch import input_files, watching
 

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from receval_cli import console
-from receval_cli.config.model import LoadedConfig
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import (

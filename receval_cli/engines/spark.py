@@ -25,7 +25,8 @@ import polars as pl
 
 from receval_cli import console
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import GroundTruthConfig, LoadedConfig, PredictionsConfig
+from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
 from receval_cli.engines.partitions import check_partitionable, describe_only
 from receval_cli.errors import UsageError
 from receval_cli.evaluation import unknown_items

@@ -28,7 +28,7 @@ import polars as pl
 
 from receval_cli.analysis.gates import check_gates
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import LoadedConfig
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.clicks import logged_metrics

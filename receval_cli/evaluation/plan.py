@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import LoadedConfig
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, InternalError
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,

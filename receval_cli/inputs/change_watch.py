@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from receval_cli.config.model import LoadedConfig
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, InternalError, RecEvalError
 from receval_cli.inputs.diagnosis import READ_ERRORS
 

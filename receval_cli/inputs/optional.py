@@ -18,7 +18,8 @@ from pathlib import Path
 
 import polars as pl
 
-from receval_cli.config.model import CatalogConfig, InteractionsConfig, LoadedConfig
+from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.model import CatalogConfig, InteractionsConfig
 from receval_cli.errors import InputError
 from receval_cli.inputs.checks import check_exprs, duplicates_error, find_duplicates, raise_for
 from receval_cli.inputs.diagnosis import READ_ERRORS, first_line

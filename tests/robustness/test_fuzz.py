@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from receval_cli.analysis.runs import evaluate_config
-from receval_cli.config.model import load_config
+from receval_cli.config.loading import load_config
 from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
 

@@ -1,0 +1,57 @@
+"""Loading a config file: read, validate, expand the metrics (paths relative to its folder)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import (
+    ValidationError,
+)
+
+from receval_cli.config.metric_lists import canonical_gates, expand_metrics
+from receval_cli.config.model import Config, Gate
+from receval_cli.config.validation_errors import format_validation_error
+from receval_cli.config.yaml_file import read_yaml
+from receval_cli.errors import ConfigError
+from receval_cli.metrics import MetricSpec
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated config, its file, and its metric list expanded into specs."""
+
+    config: Config
+    path: Path
+    specs: tuple[MetricSpec, ...]
+    gates: dict[str, Gate]
+
+    def resolve_path(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.path.parent / candidate
+
+
+def load_config(path: Path, preset: str | None = None) -> LoadedConfig:
+    """Read, validate and expand a config file; every problem raises ConfigError.
+
+    `preset` (from the command line) replaces the config's conventions.preset; the other
+    conventions the config gives still override single settings of the preset.
+    """
+    raw = read_yaml(path)
+    if not isinstance(raw, dict):
+        found = "an empty file" if raw is None else f"a {type(raw).__name__}"
+        raise ConfigError(
+            f"{path}: the config must be a mapping with at least predictions, ground_truth "
+            f"and metrics; found {found}. Start from configs/quickstart.yaml."
+        )
+    if preset is not None:
+        conventions = raw.get("conventions") or {}
+        if not isinstance(conventions, dict):
+            raise ConfigError(f"{path}: conventions must be a mapping, found {conventions!r}.")
+        raw["conventions"] = {**conventions, "preset": preset}
+    try:
+        config = Config.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(path, error)) from None
+    specs = expand_metrics(path, config)
+    return LoadedConfig(config, path, specs, canonical_gates(path, config, specs))

@@ -1,0 +1,115 @@
+"""The metric list expanded into specs (cutoffs, parameters); the gates keyed by them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from receval_cli.config.model import Config, Gate
+from receval_cli.errors import ConfigError, did_you_mean
+from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
+
+_ENTRY_KEYS = ("name", "k", "cutoffs")
+
+
+def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
+    """Turn the config's `metrics` list and `cutoffs` into resolved specs."""
+    return metric_specs(config.metrics, config.cutoffs, str(path))
+
+
+def metric_specs(
+    entries: list[str | dict[str, Any]], cutoffs: list[int] | None, where: str
+) -> tuple[MetricSpec, ...]:
+    """Turn a `metrics` list (strings or mappings) and `cutoffs` into resolved specs."""
+    specs: list[MetricSpec] = []
+    for index, entry in enumerate(entries):
+        where_entry = f"{where}: metrics[{index}]"
+        try:
+            for spec in _entry_specs(entry, cutoffs):
+                resolved = resolve(spec)
+                if resolved not in specs:
+                    specs.append(resolved)
+        except (SpecError, SpecSyntaxError) as error:
+            raise ConfigError(f"{where_entry}: {error}") from None
+    return tuple(specs)
+
+
+def _entry_specs(entry: str | dict[str, Any], cutoffs: list[int] | None) -> list[MetricSpec]:
+    if isinstance(entry, str):
+        base = MetricSpec.parse(entry)
+        explicit_all = "@" in entry
+        return _with_cutoffs(base, None if explicit_all else cutoffs)
+    if "name" not in entry:
+        raise SpecSyntaxError("a metric mapping needs a name, e.g. {name: ndcg, cutoffs: [10]}")
+    base = MetricSpec.parse(str(entry["name"]))
+    params = dict(base.params)
+    for key, value in entry.items():
+        if key in _ENTRY_KEYS:
+            continue
+        if isinstance(value, dict | list) or value is None:
+            hint = did_you_mean(str(key), _ENTRY_KEYS)
+            raise SpecSyntaxError(
+                f"'{key}' is not a key of a metric mapping (name, k, cutoffs) and, as a "
+                f"parameter, it needs a single value, not {value!r}.{hint}"
+            )
+        params[str(key)] = value
+    ks = _entry_cutoffs(entry, base)
+    spec = MetricSpec(base.name, base.k, tuple(params.items()))
+    if ks is not None:
+        return [MetricSpec(spec.name, k, spec.params) for k in ks]
+    explicit = "@" in str(entry["name"])
+    return _with_cutoffs(spec, None if explicit else cutoffs)
+
+
+def _entry_cutoffs(entry: dict[str, Any], base: MetricSpec) -> list[int] | None:
+    if "k" in entry and "cutoffs" in entry:
+        raise SpecSyntaxError("give either k or cutoffs, not both")
+    raw = entry.get("cutoffs", entry.get("k"))
+    if raw is None:
+        return None
+    if base.k is not None:
+        raise SpecSyntaxError(f"'{entry['name']}' already has a cutoff; drop k/cutoffs")
+    values = raw if isinstance(raw, list) else [raw]
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise SpecSyntaxError(f"cutoff {value!r} is not a positive integer")
+    return values
+
+
+def _with_cutoffs(spec: MetricSpec, cutoffs: list[int] | None) -> list[MetricSpec]:
+    if spec.k is not None or not cutoffs:
+        return [spec]
+    from receval_cli.metrics import lookup
+
+    try:
+        takes_cutoff = lookup(spec.name).takes_cutoff
+    except SpecError:
+        return [spec]  # resolve() reports the unknown name
+    if not takes_cutoff:
+        return [spec]
+    return [MetricSpec(spec.name, k, spec.params) for k in cutoffs]
+
+
+def canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -> dict[str, Gate]:
+    """Key every gate by its metric's canonical name (so `ap@10` gates `map@10`)."""
+    names = [str(s) for s in specs]
+    gates: dict[str, Gate] = {}
+    for metric, gate in config.gates.items():
+        try:
+            canonical = str(resolve(MetricSpec.parse(metric)))
+        except (SpecError, SpecSyntaxError):
+            canonical = metric
+        if canonical not in names:
+            raise ConfigError(
+                f"{path}: gates.{metric}: no such metric among this config's metrics."
+                f"{did_you_mean(metric, names)} Gate one of: {', '.join(names)}; or add "
+                f"'{metric}' to metrics."
+            )
+        models = list(config.model_files())
+        if gate.model is not None and gate.model not in models:
+            raise ConfigError(
+                f"{path}: gates.{metric}.model '{gate.model}' is not a model of this config; "
+                f"the models are: {', '.join(models)}.{did_you_mean(gate.model, models)}"
+            )
+        gates[canonical] = gate
+    return gates

@@ -1,0 +1,173 @@
+"""Reading a YAML config: no duplicate keys, no code, bounded size, depth and aliases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from receval_cli.errors import ConfigError
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_MAX_YAML_VALUES = 100_000  # with aliases expanded; a real config holds a few hundred
+_MAX_YAML_DEPTH = 100  # nested mappings and lists; a real config nests a few levels
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys (it already refuses Python object tags) and
+    documents nested so deeply that composing them would exhaust Python's stack."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > _MAX_YAML_DEPTH:
+                raise ConfigError(
+                    f"{self.name}: the YAML nests more than {_MAX_YAML_DEPTH} levels deep; a "
+                    "config nests a few. Check the file."
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping whose explicit keys are distinct; merge keys (`<<: *defaults`) come first
+    and the explicit keys override them, as YAML's merge rule says."""
+    explicit = [pair for pair in node.value if pair[0].tag != _MERGE_TAG]
+    loader.flatten_mapping(node)  # node.value: the merged pairs, then `explicit`
+    merged = node.value[: len(node.value) - len(explicit)]
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in merged:
+        mapping[_mapping_key(loader, key_node)] = loader.construct_object(value_node, deep=True)
+    seen: set[Any] = set()
+    for key_node, value_node in explicit:
+        key = _mapping_key(loader, key_node)
+        if key in seen:
+            line = key_node.start_mark.line + 1
+            raise ConfigError(
+                f"{loader.name}: line {line}: the key '{key}' appears twice in the same "
+                "mapping; YAML would silently keep only the last. Remove one of them."
+            )
+        seen.add(key)
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+def _mapping_key(loader: _StrictLoader, key_node: yaml.Node) -> Any:
+    key = loader.construct_object(key_node, deep=True)
+    if isinstance(key, list | dict):
+        mark = key_node.start_mark
+        raise ConfigError(
+            f"{loader.name}: line {mark.line + 1}, column {mark.column + 1}: a key is a "
+            f"{'list' if isinstance(key, list) else 'mapping'}; config keys are plain names."
+        )
+    return key
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """The number of values the document holds once every alias is expanded (an alias
+    repeats its anchor's whole value: a few lines can expand to billions)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the current path (an alias to one of them is a cycle)
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        children = _child_nodes(node)
+        if finished:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes.get(id(child), 1) for child in children)
+        elif id(node) not in sizes and id(node) not in open_nodes:
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+    return sizes[id(root)]
+
+
+def _child_nodes(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _yaml_hint(error: yaml.MarkedYAMLError) -> str:
+    text = str(error)
+    if "python/" in text:
+        return " Tags that build Python objects are never loaded."
+    if "constructor for the tag" in text:
+        return " Remove the tag: a config holds plain values."
+    if "undefined alias" in text:
+        return " Define the anchor (&name) before its alias (*name)."
+    if "recursive" in text:
+        return " An alias cannot stand inside the value its anchor names."
+    if "for merging" in text:
+        return " A merge key takes an anchored mapping, e.g. <<: *defaults."
+    return " Check the indentation (spaces, not tabs) and the quoting."
+
+
+_MAX_CONFIG_BYTES = 10_000_000
+
+
+def read_yaml(path: Path) -> Any:
+    if not path.exists():
+        raise ConfigError(f"{path}: the config file does not exist. Check the path.")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a config file. Name the YAML file.")
+    try:
+        with path.open("rb") as handle:  # a device or a FIFO never ends: read a bounded part
+            data = handle.read(_MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the config ({error.strerror}).") from None
+    if len(data) > _MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path}: the config is larger than {_MAX_CONFIG_BYTES // 1_000_000} MB (or never "
+            "ends, as a device does); a config is a few kB. Name the YAML file."
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise ConfigError(
+            f"{path}: the config is not UTF-8 text (byte 0x{data[error.start]:02x} at line "
+            f"{line}, column {column}). Save it as UTF-8."
+        ) from None
+    try:
+        loader = _StrictLoader(text)
+    except yaml.reader.ReaderError as error:  # a control character, e.g. a NUL byte
+        line = text.count("\n", 0, error.position) + 1
+        column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
+        raise ConfigError(
+            f"{path}: invalid YAML at line {line}, column {column}: the character "
+            f"U+{error.character:04X} is not allowed in YAML text. Remove it."
+        ) from None
+    loader.name = str(path)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node) > _MAX_YAML_VALUES:
+            raise ConfigError(
+                f"{path}: the YAML expands to more than {_MAX_YAML_VALUES:,} values once its "
+                "aliases (*name) are repeated; a config is far smaller. Remove the aliases "
+                "that repeat large values."
+            )
+        return None if node is None else loader.construct_document(node)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problem = error.problem or str(error)
+        hint = _yaml_hint(error)
+        raise ConfigError(f"{path}: invalid YAML at {where}: {problem}.{hint}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: invalid YAML: {error}") from None
+    finally:
+        loader.dispose()
