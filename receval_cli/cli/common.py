@@ -1,0 +1,96 @@
+"""What every command shares: plain help, the one-line failure, the output options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+from receval_cli import console
+from receval_cli.errors import (
+    RecEvalError,
+)
+
+
+def plain_metavars(params: list[Any], ctx: Any) -> None:
+    """Help as shells show it: `--quiet` (a flag) with no `<bool>`, `--output PATH`,
+    `--format FORMAT` (the choices are in its help), `CONFIG PATH`, `REPORTS PATH...`."""
+    for param in params:
+        if param.metavar is not None:
+            continue
+        shown = _plain_type(str(param.display_type_rich(ctx)))
+        if getattr(param, "param_type_name", "") == "argument":
+            param.metavar = str(param.name).upper()
+            # typer shows an argument's type from its annotation, not from its metavar
+            param.display_type_rich = lambda ctx, shown=shown: shown
+        elif param.is_flag:
+            param.metavar = ""
+        elif "|" in shown:  # choices: the help text lists them
+            param.metavar = str(param.name).upper()
+        else:
+            param.metavar = shown
+
+
+def _plain_type(shown: str) -> str:
+    """`<path>` -> PATH, `<list[Path]>` -> PATH..., `<int>` -> INTEGER."""
+    bare = shown.strip("<>")
+    several = bare.startswith("list[")
+    name = bare.removeprefix("list[").removesuffix("]")
+    if "|" not in name:
+        name = _METAVARS.get(name.lower(), name.upper())
+    return name + ("..." if several else "")
+
+
+_METAVARS = {"path": "PATH", "str": "TEXT", "int": "INTEGER", "float": "NUMBER"}
+
+
+class PlainHelp:
+    """Help with plain metavars (see plain_metavars), for a command and the group."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        plain_metavars(self.get_params(ctx), ctx)  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)  # type: ignore[misc]
+
+
+class Command(PlainHelp, TyperCommand):
+    """A command whose help shows plain metavars."""
+
+
+def unexpected(error: Exception) -> str:
+    """An exception receval did not expect, as one line for the user and the bug report."""
+    text = " ".join(str(error).split())
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return (
+        f"internal error: {type(error).__name__}: {text or '(no message)'}. This is a bug in "
+        "receval; please report it with the command, the config and a sample of the data."
+    )
+
+
+def fail(error: RecEvalError) -> typer.Exit:
+    return console.fail(error, error.exit_code)
+
+
+OutputOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the report here (atomically); - for standard output. Repeat it for "
+        "several files: each file's format comes from its extension (.json, .md, .csv, "
+        ".xml for JUnit, .txt for the table, .html); --format names the format of - and of "
+        "a name without a known extension.",
+    ),
+]
+
+
+AppendOption = Annotated[
+    bool,
+    typer.Option(
+        "--append",
+        help="Add the report to the end of the --output files instead of replacing them "
+        '(table, markdown, csv and github; e.g. -o "$GITHUB_STEP_SUMMARY" --append).',
+    ),
+]

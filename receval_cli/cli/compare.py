@@ -1,0 +1,118 @@
+"""`receval compare`: saved JSON reports side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from receval_cli import console
+from receval_cli.cli.common import AppendOption, fail
+from receval_cli.errors import (
+    RecEvalError,
+)
+from receval_cli.report.destinations import (
+    REPORT_EXTENSIONS,
+    Destination,
+    check_append,
+    format_of,
+    guard,
+    is_stdout,
+)
+from receval_cli.report.saved import (
+    CompareFormat,
+    compare_reports,
+    comparison_table,
+    conventions_warning,
+    render_comparison,
+)
+from receval_cli.report.writing import (
+    check_destination,
+    write_outputs,
+)
+
+
+def compare(
+    reports: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Two or more saved JSON reports (receval run CONFIG --format json --output PATH).",
+            show_default=False,
+        ),
+    ] = None,
+    format: Annotated[
+        CompareFormat | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json, markdown or csv (default: the --output file's extension, "
+            "else table).",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the comparison to this file (atomically; its format from the "
+            "extension: .json, .md, .csv, .txt); - for standard output.",
+        ),
+    ] = None,
+    append: AppendOption = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="The column the deltas are against (default: the first). A report's column "
+            "is its file stem, or STEM:MODEL for each model of a several-model report.",
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Show only this metric (repeat it for several)."),
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No table beside --output; warnings still go to stderr."
+        ),
+    ] = False,
+) -> None:
+    """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""
+    try:
+        destination = _comparison_destination(output, format, append, reports or [])
+        comparison = compare_reports(reports or [], baseline, metric or [])
+        if destination.path is not None or destination.format != CompareFormat.table:
+            rendered = render_comparison(comparison, CompareFormat(destination.format))
+            write_outputs({destination: rendered})
+    except RecEvalError as error:
+        raise fail(error) from None
+    if destination.path is not None:
+        table_shown = not quiet
+    else:
+        table_shown = destination.format == CompareFormat.table
+    if table_shown:
+        console.show(comparison_table(comparison))
+    warning = conventions_warning(comparison)
+    if warning and not table_shown:  # the table shows it below; the other formats may not
+        console.warn(warning.removeprefix("warning: "))
+
+
+def _comparison_destination(
+    output: Path | None, given: CompareFormat | None, append: bool, reports: list[Path]
+) -> Destination:
+    """Where the comparison goes (standard output without --output) and in which format;
+    the output is checked against the saved reports it reads."""
+    chosen = given.value if given is not None else None
+    if output is None or is_stdout(output):
+        check_append([], append, "the comparison")
+        return Destination(None, chosen or CompareFormat.table)
+    guard([output], dict.fromkeys(reports, "saved report"))
+    check_destination(output)
+    allowed = [f.value for f in CompareFormat]
+    destination = Destination(
+        output, format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed), append
+    )
+    check_append([destination], append, "the comparison")
+    return destination

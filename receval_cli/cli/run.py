@@ -1,0 +1,240 @@
+"""`receval run`: the options, one evaluation, the outputs written and the table shown."""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from receval_cli import console
+from receval_cli.analysis.runs import evaluate_config
+from receval_cli.cli.common import AppendOption, OutputOption, fail
+from receval_cli.config.loading import LoadedConfig, load_config
+from receval_cli.config.model import ConfidenceConfig
+from receval_cli.errors import (
+    EXIT_GATE_FAILED,
+    RecEvalError,
+    UsageError,
+)
+from receval_cli.inputs.change_watch import input_files, watching
+from receval_cli.report.destinations import (
+    REPORT_EXTENSIONS,
+    TABLE_EXTENSIONS,
+    Destination,
+    check_append,
+    format_of,
+    guard,
+    is_stdout,
+)
+from receval_cli.report.per_user_table import per_user_values
+from receval_cli.report.render import Result, render, table
+from receval_cli.report.writing import (
+    Content,
+    check_destination,
+    frame_writer,
+    write_outputs,
+)
+
+
+class Engine(StrEnum):
+    auto = "auto"
+    in_memory = "in_memory"
+    streaming = "streaming"
+    spark = "spark"
+    gpu = "gpu"
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+    junit = "junit"
+    html = "html"
+    github = "github"
+
+
+def run(
+    config: Annotated[Path, typer.Argument(help="The YAML config file.")],
+    format: Annotated[
+        Format | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json, markdown, csv, junit, html or github (workflow annotations); "
+            "default: the --output file's extension, else the config's output.format.",
+        ),
+    ] = None,
+    output: OutputOption = None,
+    append: AppendOption = False,
+    per_user: Annotated[
+        Path | None,
+        typer.Option(
+            "--per-user",
+            help="Write every per-user metric value (with the model) to this file: .parquet, "
+            ".csv, .tsv or .jsonl.",
+        ),
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No progress display and no table; warnings and failed gates still go to "
+            "stderr, and a report asked for with --format or --output is still written.",
+        ),
+    ] = False,
+    verbose: console.VerboseOption = False,
+    log_format: console.LogFormatOption = None,
+    no_color: console.NoColorOption = False,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="Conventions of a well-known tool (e.g. trec_eval); the config's other "
+            "conventions still override single settings.",
+        ),
+    ] = None,
+    ci: Annotated[
+        bool,
+        typer.Option(
+            "--ci",
+            help="Confidence intervals for every per-user metric (the config's confidence "
+            "settings, else 95% bootstrap, 1000 resamples).",
+        ),
+    ] = False,
+    engine: Annotated[
+        Engine | None,
+        typer.Option(
+            "--engine",
+            help="auto, in_memory, streaming, spark or gpu (default: the config's engine).",
+        ),
+    ] = None,
+    baseline_report: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline-report",
+            help="Compare with the metrics of a saved JSON report instead of a baseline model.",
+        ),
+    ] = None,
+) -> None:
+    """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
+    console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
+    request = _Request(config, format, output or [], append, per_user, quiet)
+    try:
+        with console.live_stages():
+            report, table_shown = _run(request, preset, ci, engine, baseline_report)
+    except RecEvalError as error:
+        raise fail(error) from None
+    if table_shown:
+        console.show(table(report))
+    else:  # the table shows them; without it they go to stderr, even with --quiet
+        for warning in report.warnings:
+            console.warn(warning)
+    if not report.passed:
+        if not table_shown:  # the table already lists the failures
+            for gate in report.gates:
+                if not gate.passed:
+                    console.emit("gate", gate.describe())
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """What `run` was asked to write, and where."""
+
+    config: Path
+    format: Format | None
+    outputs: list[Path]
+    append: bool
+    per_user: Path | None
+    quiet: bool
+
+
+def _run(
+    request: _Request,
+    preset: str | None,
+    ci: bool,
+    engine: Engine | None,
+    baseline_report: Path | None,
+) -> tuple[Result, bool]:
+    """Evaluate, write the outputs (files, then standard output); return the report and
+    whether the table is still to be shown on stdout."""
+    with console.stage("config"):
+        loaded = load_config(request.config, preset)
+        if engine is not None:
+            chosen_engine = loaded.config.model_copy(update={"engine": engine.value})
+            loaded = dataclasses.replace(loaded, config=chosen_engine)
+        inputs = {request.config: "config file", **input_files(loaded)}
+        if baseline_report is not None:
+            inputs[baseline_report] = "--baseline-report file"
+        settings = loaded.config.output
+        reports = request.outputs or ([loaded.resolve_path(settings.path)] if settings.path else [])
+        named = [*reports, *([request.per_user] if request.per_user else [])]
+        guard(named, inputs)  # first: an input is never overwritten, whatever else is wrong
+        destinations = _destinations(request, loaded)
+        per_user = None
+        if request.per_user is not None:
+            check_destination(request.per_user)
+            fmt = format_of(request.per_user, None, TABLE_EXTENSIONS, option="--per-user")
+            per_user = Destination(request.per_user, fmt)
+    confidence = None
+    if ci:
+        confidence = loaded.config.confidence or ConfidenceConfig()
+    with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2, no report
+        report = evaluate_config(loaded, confidence, baseline_report, per_user is not None)
+    with console.stage("report"):
+        contents: dict[Destination, Content] = {}
+        if per_user is not None:
+            contents[per_user] = frame_writer(per_user_values(report), per_user.format)
+        for destination in destinations:
+            if destination.path is not None or destination.format != "table":
+                contents[destination] = render(report, destination.format, width=100)
+        write_outputs(contents)  # every file or none, then standard output
+        for destination in contents:
+            if destination.path is not None:
+                console.log(f"wrote {destination.path}")
+    return report, _table_shown(request, destinations)
+
+
+def _table_shown(request: _Request, destinations: list[Destination]) -> bool:
+    """The table goes to stdout (through the console) when stdout is a table destination,
+    or beside files only; --quiet drops it, except when asked for with `-o -`."""
+    on_stdout = [d for d in destinations if d.path is None]
+    if not on_stdout:
+        return not request.quiet
+    if on_stdout[0].format != "table":
+        return False
+    return bool(request.outputs) or not request.quiet
+
+
+def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
+    """Each output and its format (see destinations.py): the --output files, else the
+    config's output.path, else standard output in --format or the config's format."""
+    given = request.format.value if request.format is not None else None
+    settings = loaded.config.output
+    default = given or settings.format
+    if not request.outputs:
+        check_append([], request.append, "the report")
+        if settings.path is None:
+            return [Destination(None, default)]
+        configured = settings.format if "format" in settings.model_fields_set else None
+        path = loaded.resolve_path(settings.path)
+        check_destination(path)
+        return [Destination(path, format_of(path, given or configured, REPORT_EXTENSIONS))]
+    found = []
+    for path in request.outputs:
+        if is_stdout(path):
+            found.append(Destination(None, default))
+        else:
+            check_destination(path)  # a folder, a missing folder: said before the format
+            strict = len(request.outputs) == 1
+            fmt = format_of(path, given, REPORT_EXTENSIONS, strict=strict)
+            found.append(Destination(path, fmt, request.append))
+    if sum(d.path is None for d in found) > 1:
+        raise UsageError("--output -: standard output is named more than once; name it once.")
+    check_append(found, request.append, "the report")
+    return found
