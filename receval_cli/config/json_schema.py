@@ -3,94 +3,21 @@
 The schema starts from pydantic's (`Config.model_json_schema()`) and is adjusted where
 `load_config` accepts more, or less, than the bare models say: `models` given as a mapping
 of paths or as a list, metric entries written as mappings, one layout per predictions
-file, a gate needs a bound. Keys without a description get one, so an editor can show it.
+file, a gate needs a bound. Every key's description is its field's docstring or
+description in config/model.py (the one place a key is documented).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, get_args
+from typing import Any
 
-from receval_cli.config.model import Config, OutputFormat
+from receval_cli.config.model import Config
 from receval_cli.config.presets import PRESETS
 from receval_cli.metrics import REGISTRY
 from receval_cli.version import __version__
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-
-_FILE = {
-    "path": "The file, relative to the config file's folder.",
-    "columns": "The file's column names for receval's roles.",
-}
-# descriptions for the keys whose model field has none: {definition: {key: text}}
-_DESCRIPTIONS: dict[str, dict[str, str]] = {
-    "Config": {
-        "predictions": "The model's recommendations: one file (path, columns), or several "
-        "models (models: name: path).",
-        "ground_truth": "What each user actually found relevant: a file (path, columns).",
-        "catalog": "Every item that could be recommended, optionally with features "
-        "(coverage, diversity).",
-        "interactions": "The training log: item popularity (novelty, popularity bias) and "
-        "what each user already knew.",
-        "metrics": "The metrics: 'name[@k][(param=value,...)]' strings, or mappings "
-        "{name, cutoffs or k, param: value}. `receval metrics` lists them.",
-        "cutoffs": "The cutoffs k of every metric written without one.",
-        "conventions": "The edge-case rules (ties, users without data, denominators, gains); "
-        "every key is optional.",
-        "gates": "Quality bars by metric (canonical name, e.g. ndcg@10): `receval run` exits "
-        "1 when one fails.",
-        "output": "The report's format and file.",
-        "confidence": "Confidence intervals of the per-user metrics (users resampled).",
-        "comparison": "Every model against the baseline model, with paired tests.",
-        "segments": "A file of user attributes to split the users by (segment_by).",
-    },
-    "PredictionsConfig": _FILE,
-    "GroundTruthConfig": _FILE,
-    "CatalogConfig": _FILE,
-    "InteractionsConfig": _FILE,
-    "SegmentsConfig": _FILE,
-    "ModelFile": {
-        "path": _FILE["path"],
-        "format": "Default: `predictions.format`, else the extension.",
-        "separator": "Default: `predictions.separator`.",
-        "list_separator": "Default: `predictions.list_separator`.",
-        "columns": "Default: `predictions.columns`.",
-    },
-    "PredictionSet": {
-        "models": "Each model's predictions file: name: path (or name: {path, columns, ...}), "
-        "or a list of paths (or of {name, path, ...}); a missing name is the file's stem.",
-        "format": "The models' default format.",
-        "separator": "The models' default CSV field separator.",
-        "list_separator": "The models' default separator of a list stored as CSV text.",
-        "columns": "The models' default column names.",
-    },
-    "PredictionColumns": {
-        "user": "The user (query) id column.",
-        "item": "The item id column (score and rank layouts).",
-        "score": "Score layout: items ranked by this column, descending.",
-        "rank": "Rank layout: items ranked by this column, ascending.",
-    },
-    "TruthColumns": {"user": "The user id column.", "item": "The item id column."},
-    "CatalogColumns": {"item": "The item id column."},
-    "InteractionColumns": {"user": "The user id column.", "item": "The item id column."},
-    "SegmentColumns": {"user": "The user id column."},
-    "Gate": {"min": "Fail below this value.", "max": "Fail above this value."},
-    "OutputConfig": {
-        "format": f"{', '.join(get_args(OutputFormat))}.",
-        "path": "Write the report to this file (relative to the config file's folder).",
-    },
-    "ConfidenceConfig": {
-        "level": "The interval's confidence level.",
-        "method": "bootstrap (users resampled) or normal.",
-        "resamples": "bootstrap: the number of resamples.",
-        "seed": "The random seed (results are reproducible).",
-    },
-    "ComparisonConfig": {
-        "test": "The paired test: t, wilcoxon or permutation.",
-        "correction": "Multiple-comparison correction across metrics and models.",
-        "seed": "The random seed of the permutation test.",
-    },
-}
 
 
 def _given(key: str, value: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -184,18 +111,10 @@ def _segments(root: dict[str, Any]) -> None:
     root["allOf"] = [{"if": _given("segments"), "then": needs}]
 
 
-def _describe(name: str, definition: dict[str, Any]) -> None:
-    for key, text in _DESCRIPTIONS.get(name, {}).items():
-        definition["properties"][key].setdefault("description", text)
-
-
 def config_schema() -> dict[str, Any]:
     """The JSON Schema (Draft 2020-12) of a receval config file."""
     schema = Config.model_json_schema()
     definitions: dict[str, Any] = schema.pop("$defs")
-    _describe("Config", schema)
-    for name, definition in definitions.items():
-        _describe(name, definition)
     _metric_entries(schema["properties"]["metrics"])
     _predictions(schema)
     _models(definitions["PredictionSet"])

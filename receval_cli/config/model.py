@@ -28,16 +28,26 @@ OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html", "git
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        allow_inf_nan=False,
+        use_attribute_docstrings=True,  # a field's docstring is its description
+    )
 
 
 class PredictionColumns(_Strict):
     """Column names in the predictions file. Give one of score, rank or items."""
 
     user: str = "user"
+    """The user (query) id column."""
     item: str = "item"
+    """The item id column (score and rank layouts)."""
     score: str | None = None
+    """Score layout: items ranked by this column, descending."""
     rank: str | None = None
+    """Rank layout: items ranked by this column, ascending."""
     items: str | None = Field(None, description="A list column: one row per user, items in order.")
 
     @model_validator(mode="after")
@@ -55,7 +65,9 @@ class TruthColumns(_Strict):
     """Column names in the ground-truth file."""
 
     user: str = "user"
+    """The user id column."""
     item: str = "item"
+    """The item id column."""
     relevance: str | None = Field(None, description="Grades; absent: every listed item has 1.")
     items: str | None = Field(None, description="A list column: one row per user.")
     relevances: str | None = Field(None, description="With items: a list of grades.")
@@ -66,6 +78,7 @@ class TruthColumns(_Strict):
 
 class _FileConfig(_Strict):
     path: str
+    """The file, relative to the config file's folder."""
     format: FileFormat | None = Field(None, description="Default: from the file's extension.")
     separator: str | None = Field(None, description="CSV field separator (default , or tab).")
     list_separator: str = Field("|", description="Separator of a list stored as CSV text.")
@@ -73,6 +86,7 @@ class _FileConfig(_Strict):
 
 class PredictionsConfig(_FileConfig):
     columns: PredictionColumns = PredictionColumns()
+    """The file's column names for receval's roles."""
 
 
 class ModelFile(_Strict):
@@ -80,10 +94,15 @@ class ModelFile(_Strict):
 
     name: str | None = Field(None, description="In a list: the model's name (default: file stem).")
     path: str
+    """The file, relative to the config file's folder."""
     format: FileFormat | None = None
+    """Default: `predictions.format`, else the extension."""
     separator: str | None = None
+    """Default: `predictions.separator`."""
     list_separator: str | None = None
+    """Default: `predictions.list_separator`."""
     columns: PredictionColumns | None = None
+    """Default: `predictions.columns`."""
 
 
 class PredictionSet(_Strict):
@@ -94,10 +113,18 @@ class PredictionSet(_Strict):
     """
 
     models: dict[str, ModelFile] = Field(min_length=1)
+    (
+        "Each model's predictions file: name: path (or name: {path, columns, ...}), or a list of "
+        "paths (or of {name, path, ...}); a missing name is the file's stem."
+    )
     format: FileFormat | None = None
+    """The models' default format."""
     separator: str | None = None
+    """The models' default CSV field separator."""
     list_separator: str = "|"
+    """The models' default separator of a list stored as CSV text."""
     columns: PredictionColumns = PredictionColumns()
+    """The models' default column names."""
 
     @model_validator(mode="before")
     @classmethod
@@ -155,12 +182,14 @@ Predictions = Annotated[
 
 class GroundTruthConfig(_FileConfig):
     columns: TruthColumns = TruthColumns()
+    """The file's column names for receval's roles."""
 
 
 class CatalogColumns(_Strict):
     """Column names in the catalog file: the item id, and optional item features."""
 
     item: str = "item"
+    """The item id column."""
     category: str | None = Field(None, description="One category per item (0/1 distance).")
     tags: str | None = Field(None, description="A set of tags per item (Jaccard distance).")
     embedding: str | None = Field(
@@ -173,13 +202,16 @@ class CatalogConfig(_FileConfig):
     """Every item that could be recommended, optionally with features."""
 
     columns: CatalogColumns = CatalogColumns()
+    """The file's column names for receval's roles."""
 
 
 class InteractionColumns(_Strict):
     """Column names in the interactions (training) log."""
 
     user: str = "user"
+    """The user id column."""
     item: str = "item"
+    """The item id column."""
     timestamp: str | None = Field(None, description="Kept for inspection; metrics ignore it.")
 
 
@@ -187,16 +219,19 @@ class InteractionsConfig(_FileConfig):
     """The training or historical log: item popularity and what each user already knew."""
 
     columns: InteractionColumns = InteractionColumns()
+    """The file's column names for receval's roles."""
 
 
 class SegmentColumns(_Strict):
     user: str = "user"
+    """The user id column."""
 
 
 class SegmentsConfig(_FileConfig):
     """User attributes (one row per user) that `segment_by` splits the users by."""
 
     columns: SegmentColumns = SegmentColumns()
+    """The file's column names for receval's roles."""
 
 
 class Gate(_Strict):
@@ -204,7 +239,9 @@ class Gate(_Strict):
     report, relative to the baseline (max_drop, max_relative_drop, no_significant_drop)."""
 
     min: float | None = None
+    """Fail below this value."""
     max: float | None = None
+    """Fail above this value."""
     max_drop: float | None = Field(
         None, ge=0, description="The most the metric may get worse than the baseline."
     )
@@ -243,18 +280,24 @@ class Gate(_Strict):
 
 class OutputConfig(_Strict):
     format: OutputFormat = "table"
+    """table, json, markdown, csv, junit, html, github."""
     path: str | None = None
+    """Write the report to this file (relative to the config file's folder)."""
 
 
 class ConfidenceConfig(_Strict):
     """Confidence intervals of the per-user-averaged metrics (users resampled)."""
 
     level: float = Field(0.95, gt=0, lt=1)
+    """The interval's confidence level."""
     method: Literal["bootstrap", "normal"] = "bootstrap"
+    """bootstrap (users resampled) or normal."""
     resamples: PositiveInt = Field(
         1000, le=1_000_000, description="Bootstrap resamples (at most a million)."
     )
+    """bootstrap: the number of resamples."""
     seed: int = 0
+    """The random seed (results are reproducible)."""
 
 
 class ComparisonConfig(_Strict):
@@ -262,12 +305,15 @@ class ComparisonConfig(_Strict):
 
     baseline: str | None = Field(None, description="A model's name (default: the first).")
     test: Literal["t", "wilcoxon", "permutation"] = "t"
+    """The paired test: t, wilcoxon or permutation."""
     correction: Literal["holm", "bonferroni", "none"] = "holm"
+    """Multiple-comparison correction across metrics and models."""
     level: float = Field(0.95, gt=0, lt=1, description="1 - the significance level.")
     resamples: PositiveInt = Field(
         10_000, le=1_000_000, description="permutation: random sign flips (at most a million)."
     )
     seed: int = 0
+    """The random seed of the permutation test."""
 
 
 class UnknownItemsConfig(_Strict):
@@ -304,19 +350,39 @@ class Config(_Strict):
     """The whole config file."""
 
     predictions: Predictions
+    (
+        "The model's recommendations: one file (path, columns), or several models (models: name: "
+        "path)."
+    )
     ground_truth: GroundTruthConfig
+    """What each user actually found relevant: a file (path, columns)."""
     catalog: CatalogConfig | None = None
+    """Every item that could be recommended, optionally with features (coverage, diversity)."""
     interactions: InteractionsConfig | None = None
+    (
+        "The training log: item popularity (novelty, popularity bias) and what each user already "
+        "knew."
+    )
     baseline: PredictionsConfig | None = Field(
         None, description="An obvious recommender's lists (default: the most popular items)."
     )
     metrics: list[str | dict[str, Any]] = Field(min_length=1)
+    (
+        "The metrics: 'name[@k][(param=value,...)]' strings, or mappings {name, cutoffs or k, "
+        "param: value}. `receval metrics` lists them."
+    )
     cutoffs: list[PositiveInt] | None = None
+    """The cutoffs k of every metric written without one."""
     conventions: Conventions = Conventions()
+    ("The edge-case rules (ties, users without data, denominators, gains); every key is optional.")
     gates: dict[str, Gate] = {}
+    ("Quality bars by metric (canonical name, e.g. ndcg@10): `receval run` exits 1 when one fails.")
     output: OutputConfig = OutputConfig()
+    """The report's format and file."""
     confidence: ConfidenceConfig | None = None
+    """Confidence intervals of the per-user metrics (users resampled)."""
     comparison: ComparisonConfig | None = None
+    """Every model against the baseline model, with paired tests."""
     engine: Engine = Field(
         "auto",
         description="auto: streaming from 32 MiB of predictions on disk, else polars' choice; "
@@ -329,6 +395,7 @@ class Config(_Strict):
         "polars engine: about 1/N of the memory), or Spark's buckets (default 64).",
     )
     segments: SegmentsConfig | None = None
+    """A file of user attributes to split the users by (segment_by)."""
     segment_by: list[str] = Field(
         [],
         description="User attributes (of `segments`, else of the ground truth) to report "
