@@ -32,7 +32,12 @@ TRUTH = pl.DataFrame(
 SEED_CONVENTIONS = {"relevance_threshold": 3.5}
 # the metrics test_agrees_with_a_naive_count compares with its naive count
 # (tests/test_registry_coverage.py reads them)
-NAIVE_COUNT_METRICS = ("set_precision(retrieve=threshold)", "set_recall(retrieve=threshold)")
+NAIVE_COUNT_METRICS = (
+    "set_precision(retrieve=threshold)",
+    "set_recall(retrieve=threshold)",
+    "set_f1(retrieve=threshold)",
+    "set_fbeta(beta=2,retrieve=threshold)",
+)
 
 
 def test_seed_precision_and_recall_at_3() -> None:
@@ -127,11 +132,18 @@ def test_agrees_with_a_naive_count(
     relevant = {}
     for user, item in truth:
         relevant.setdefault(user, set()).add(item)
-    precisions, recalls = [], []
+    precisions, recalls, f1s, f2s = [], [], [], []
     for user, items in relevant.items():  # every ground-truth user (default conventions)
         retrieved = {i for u, i, s in predictions if u == user and s >= threshold}
         found = len(retrieved & items)
-        precisions.append(found / len(retrieved) if retrieved else 0.0)
-        recalls.append(found / len(items))
+        p = found / len(retrieved) if retrieved else 0.0
+        r = found / len(items)
+        precisions.append(p)
+        recalls.append(r)
+        # F_beta = (1 + beta^2) P R / (beta^2 P + R), 0 when P + R = 0 (van Rijsbergen)
+        f1s.append(2 * p * r / (p + r) if p + r else 0.0)
+        f2s.append(5 * p * r / (4 * p + r) if p + r else 0.0)
     assert report.metrics[metrics[0]] == pytest.approx(sum(precisions) / len(precisions))
     assert report.metrics[metrics[1]] == pytest.approx(sum(recalls) / len(recalls))
+    assert report.metrics[metrics[2]] == pytest.approx(sum(f1s) / len(f1s))
+    assert report.metrics[metrics[3]] == pytest.approx(sum(f2s) / len(f2s))

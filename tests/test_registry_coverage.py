@@ -147,16 +147,6 @@ REFERENCES = (
 
 # metric -> why no independent reference checks it (a non-empty reason)
 NO_REFERENCE: dict[str, str] = {
-    "set_f1": (
-        "only a hand-computed value (the seed's example in "
-        "test_classification.test_seed_precision_and_recall_at_3); the naive count there "
-        "checks set_precision and set_recall, not their F1"
-    ),
-    "set_fbeta": (
-        "only a hand-computed value (5PR / (4P + R) in "
-        "test_classification.test_retrieved_by_a_prediction_threshold); no naive reference "
-        "or peer library compares it"
-    ),
     "user_coverage": (
         "only a hand-computed value (test_beyond.HAND), bounds and engine/partition "
         "consistency; neither the beyond-accuracy reference nor a peer library computes it"
@@ -266,12 +256,12 @@ def test_bad_exemptions_are_reported(covered: dict[str, set[str]]) -> None:
         **NO_REFERENCE,
         "not_a_metric": "gone from the registry",
         "ndcg": "stale: pytrec_eval checks it",
-        "set_f1": " ",
+        "user_coverage": " ",
     }
     reported = problems(REGISTRY, covered, exemptions)
     assert "not_a_metric: in NO_REFERENCE but not in the registry" in reported
     assert any(line.startswith("ndcg: in NO_REFERENCE but covered by") for line in reported)
-    assert "set_f1: in NO_REFERENCE without a reason" in reported
+    assert "user_coverage: in NO_REFERENCE without a reason" in reported
     assert len(reported) == 3
 
 
