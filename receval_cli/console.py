@@ -201,22 +201,28 @@ _PREFIXES = {"error": "error: ", "warning": "warning: ", "gate": "gate failed: "
 _STYLES = {"error": "bold red", "warning": "yellow", "gate": "", "note": ""}
 
 
-def emit(level: str, message: str, prefixed: bool = True) -> None:
+def emit(
+    level: str, message: str, prefixed: bool = True, fields: dict[str, object] | None = None
+) -> None:
     """One message on stderr. Levels: error, warning and gate (a failed gate), always;
     note (what a command did: `wrote FILE`), unless --quiet; info, only with --verbose.
     Text: `error: ...`, `warning: ...`, `gate failed: ...`, a note as it is, an info line
     as `ISO-TIME INFO ...`; `prefixed=False` leaves out the `error: ` word. With
-    --log-format json, one JSON object a line (time, level: info, warning or error)."""
+    --log-format json, one JSON object a line (time, level: info, warning or error), with
+    an error's `fields` (what it is about: key, path, column, found, fix) when it has any."""
     if (level == "info" and SETTINGS.verbosity < 2) or (level == "note" and SETTINGS.verbosity < 1):
         return
     target = _LIVE.display.console if _LIVE is not None else err()
     message = bounded(printable(message))
     if SETTINGS.log_format is LogFormat.json:
         named = {"gate": "error", "note": "info"}.get(level, level)
-        record = {"time": _now(), "level": named, "message": message}
+        record: dict[str, object] = {"time": _now(), "level": named, "message": message}
         if level == "gate":
             record["event"] = "gate_failed"
-        target.print(json.dumps(record, ensure_ascii=False), markup=False, highlight=False)
+        if fields:
+            record["fields"] = fields
+        text = json.dumps(record, ensure_ascii=False, default=str)
+        target.print(text, markup=False, highlight=False)
     elif level == "info":
         target.print(f"{_now()} INFO {message}", markup=False)
     else:
@@ -252,7 +258,7 @@ def warn(message: str) -> None:
 
 def fail(error: Exception | str, exit_code: int) -> typer.Exit:
     """Report an error (one `error:` paragraph, or a JSON line) and the exit to raise."""
-    emit("error", str(error))
+    emit("error", str(error), fields=getattr(error, "fields", None))
     return typer.Exit(exit_code)
 
 

@@ -16,9 +16,32 @@ EXIT_INTERNAL = 3  # receval computed something impossible, or failed unexpected
 
 
 class RecEvalError(Exception):
-    """Base of every error receval reports to a user (exit code 2)."""
+    """Base of every error receval reports to a user (exit code 2).
+
+    Besides its message, an error may carry what it is about as fields, for scripts (the
+    `--log-format json` error line holds them; the Python API's `error.fields`): `key` the
+    setting at fault (named for the audience, see wording.py), `path` the file, `column`
+    the column, `found` what was found there, `fix` what to do."""
 
     exit_code = EXIT_BAD_INPUT
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        key: str | None = None,
+        path: object = None,
+        column: str | None = None,
+        found: object = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        given = {"key": key, "path": path, "column": column, "found": found, "fix": fix}
+        self.fields: dict[str, object] = {
+            name: str(value) if name == "path" else value
+            for name, value in given.items()
+            if value is not None
+        }
 
 
 class ConfigError(RecEvalError):

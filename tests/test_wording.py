@@ -58,3 +58,31 @@ def test_the_api_and_convert_word_the_same_error_for_their_users(tmp_path: Path)
     assert result.exit_code == 2
     assert "--score" in result.stderr
     assert "predictions.columns" not in result.stderr
+
+
+def test_an_error_carries_what_it_is_about(tmp_path: Path) -> None:
+    """The file, the column, the key, what was found and the fix, as fields: on the JSON
+    error line of `--log-format json`, and as `error.fields` in the Python API."""
+    import json
+
+    from cli_helpers import hand_case
+
+    named = {"path": "predictions.csv", "columns": {"score": "pts"}}
+    config = hand_case(tmp_path, rows="user,item,points\nu1,a,0.5\n", predictions=named)
+    result = invoke("--log-format", "json", "run", config)
+    assert result.exit_code == 2
+    (line,) = [json.loads(text) for text in result.stderr.splitlines() if text.strip()]
+    fields = line["fields"]
+    assert fields["path"].endswith("predictions.csv")
+    assert fields["column"] == "pts"
+    assert fields["key"] == "predictions.columns.score"
+    assert fields["found"] == ["user", "item", "points"]
+    assert fields["fix"] == "Set predictions.columns.score to one of them."
+    assert line["message"].endswith(fields["fix"])
+
+    predictions = pl.DataFrame({"user": [1, 1], "item": [2, 2], "score": [0.5, 0.4]})
+    truth = pl.DataFrame({"user": [1], "item": [2]})
+    with pytest.raises(InputError) as caught:
+        receval_cli.evaluate(predictions, truth, metrics=["ndcg@2"])
+    assert caught.value.fields["key"] == "conventions.duplicates"
+    assert caught.value.fields["found"] == [{"user": 1, "item": 2, "rows": 2}]

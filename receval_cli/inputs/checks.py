@@ -78,7 +78,13 @@ def raise_for(source: Input, result: dict[str, object]) -> None:
             found = f"{value} infinite value(s); a grade must be a finite number"
         else:
             found = f"{value} NaN value(s), which cannot be ranked or compared"
-        raise InputError(f"{where}: column '{column}' has {found}; drop or fill those rows.")
+        raise InputError(
+            f"{where}: column '{column}' has {found}; drop or fill those rows.",
+            path=source.path,
+            column=column,
+            found=found,
+            fix="Drop or fill those rows.",
+        )
 
 
 @dataclass
@@ -117,8 +123,12 @@ def duplicates_error(source: Input, policy_key: str, found: DuplicatesFound) -> 
     shown = "; ".join(
         f"user {user!r}, item {item!r} ({copies} rows)" for user, item, copies in found.examples
     )
+    fix = f"Remove the duplicates, or set conventions.{policy_key} to say which row counts."
     return InputError(
         f"{source.role} file {source.path}: {found.pairs} (user, item) pair(s) appear more "
-        f"than once, e.g. {shown}. Remove the duplicates, or set conventions.{policy_key} to "
-        "say which row counts."
+        f"than once, e.g. {shown}. {fix}",
+        key=f"conventions.{policy_key}",
+        path=source.path,
+        found=[{"user": u, "item": i, "rows": n} for u, i, n in found.examples],
+        fix=fix,
     )

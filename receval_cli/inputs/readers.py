@@ -136,9 +136,23 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
 
 def _check_file(path: Path, role: str) -> None:
     if not path.exists():
-        raise InputError(f"{role} file {path} does not exist. {missing_file_fix(_key(role))}")
+        fix = missing_file_fix(_key(role))
+        raise InputError(
+            f"{role} file {path} does not exist. {fix}",
+            key=setting(_key(role), "path"),
+            path=path,
+            found="no such file",
+            fix=fix,
+        )
     if path.is_dir():
-        raise InputError(f"{role} file {path} is a folder. {folder_fix(_key(role))}")
+        fix = folder_fix(_key(role))
+        raise InputError(
+            f"{role} file {path} is a folder. {fix}",
+            key=setting(_key(role), "path"),
+            path=path,
+            found="a folder",
+            fix=fix,
+        )
     if path.stat().st_size == 0:
         raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
 
@@ -278,16 +292,27 @@ def require_column(schema: pl.Schema, column: str, role: str, path: Path, key: s
     separator = max(counts, key=lambda sep: counts[sep]) if any(counts.values()) else None
     if separator is not None:
         shown = '"\\t"' if separator == "\t" else f"'{separator}'"
+        fix = f"Set {setting(_key(role), 'separator')}: {shown}."
         raise InputError(
             f"{where} The header was read as one column, {names[0]!r}: the file looks "
-            f"separated by {shown}. Set {setting(_key(role), 'separator')}: {shown}."
+            f"separated by {shown}. {fix}",
+            key=setting(_key(role), "separator"),
+            path=path,
+            column=column,
+            found=names[:50],
+            fix=fix,
         )
     hint = ""
     if any("\ufffd" in name for name in names):
         hint = " The header holds bytes that are not UTF-8: save the file as UTF-8."
+    fix = f"Set {named_by} to one of them.{hint}"
     raise InputError(
-        f"{where}{did_you_mean(column, names)} Its columns are: {', '.join(names)}. "
-        f"Set {setting(_key(role), 'columns', key)} to one of them.{hint}"
+        f"{where}{did_you_mean(column, names)} Its columns are: {', '.join(names)}. {fix}",
+        key=named_by,
+        path=path,
+        column=column,
+        found=names[:50],
+        fix=fix.strip(),
     )
 
 
@@ -460,10 +485,15 @@ def _prediction_layout(
         if layout in schema:
             return layout, layout
     names = list(schema.names())
+    fix = f"Set {setting(_key(role), 'columns', 'score')} (or .rank, or .items)."
     raise InputError(
         f"{role} file {path}: no score, rank or items column was named in "
-        f"{role}.columns, and none of those names is in the file (its columns: "
-        f"{', '.join(names)}). Set {setting(_key(role), 'columns', 'score')} (or .rank, or .items)."
+        f"{setting(_key(role), 'columns')}, and none of those names is in the file (its "
+        f"columns: {', '.join(names)}). {fix}",
+        key=setting(_key(role), "columns"),
+        path=path,
+        found=names[:50],
+        fix=fix,
     )
 
 
