@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +107,19 @@ def assert_user_error(result: Result, *words: str) -> str:
     missing = [w for w in words if w not in stderr]
     assert not missing, f"message lacks {missing}: {stderr!r}"
     return stderr
+
+
+def run_process(
+    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """The CLI as a user runs it in a pipe: no terminal, no colour variables, 80 columns."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    environment.update({"COLUMNS": "80", "TERM": "xterm", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "receval_cli", *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )

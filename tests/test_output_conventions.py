@@ -19,32 +19,15 @@ import math
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 import yaml
-from cli_helpers import NDCG_2, PRECISION_1, PREDICTIONS_CSV, TRUTH_CSV, write
+from cli_helpers import NDCG_2, PRECISION_1, PREDICTIONS_CSV, TRUTH_CSV, run_process, write
 
 ROOT = Path(__file__).parent.parent
-
-
-def receval(
-    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """The CLI as a user runs it in a pipe: no terminal, no colour variables, 80 columns."""
-    environment = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
-    environment.update({"COLUMNS": "80", "TERM": "xterm", **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "receval_cli", *map(str, args)],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        check=False,
-        timeout=120,
-    )
 
 
 def refused(done: subprocess.CompletedProcess[bytes], *words: str) -> str:
@@ -101,7 +84,7 @@ def case(tmp_path: Path) -> Path:
 
 
 def json_report(case: Path, *extra: str) -> dict[str, Any]:
-    done = receval("run", "config.yaml", "--format", "json", *extra, cwd=case)
+    done = run_process("run", "config.yaml", "--format", "json", *extra, cwd=case)
     assert done.returncode == 0, done.stderr.decode()
     report: dict[str, Any] = json.loads(done.stdout)
     return report
@@ -112,7 +95,7 @@ def json_report(case: Path, *extra: str) -> dict[str, Any]:
 
 def test_run_dash_output_is_stdout(case: Path) -> None:
     before = files_in(case)
-    done = receval("run", "config.yaml", "--format", "json", "-o", "-", cwd=case)
+    done = run_process("run", "config.yaml", "--format", "json", "-o", "-", cwd=case)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert math.isclose(report["metrics"]["precision@1"], PRECISION_1, abs_tol=1e-15)
@@ -123,7 +106,7 @@ def test_run_dash_output_is_stdout(case: Path) -> None:
 
 def test_run_dash_beside_a_file(case: Path) -> None:
     """`-o - -o report.md`: standard output in --format, the file in its extension's."""
-    done = receval("run", "config.yaml", "-o", "-", "-o", "report.md", "-f", "csv", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "-", "-o", "report.md", "-f", "csv", cwd=case)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().startswith("model,metric,value,")
     assert (case / "report.md").read_text().startswith("## receval")
@@ -131,7 +114,7 @@ def test_run_dash_beside_a_file(case: Path) -> None:
 
 
 def test_run_dash_takes_the_table(case: Path) -> None:
-    done = receval("run", "config.yaml", "-o", "-", "-q", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "-", "-q", cwd=case)
     assert done.returncode == 0
     assert "precision@1" in done.stdout.decode()  # an explicit -o - is written even with -q
     assert not (case / "-").exists()
@@ -139,9 +122,9 @@ def test_run_dash_takes_the_table(case: Path) -> None:
 
 def test_compare_dash_output_is_stdout(case: Path) -> None:
     for name in ("a", "b"):
-        done = receval("run", "config.yaml", "-o", f"{name}.json", "-q", cwd=case)
+        done = run_process("run", "config.yaml", "-o", f"{name}.json", "-q", cwd=case)
         assert done.returncode == 0, done.stderr
-    done = receval("compare", "a.json", "b.json", "-o", "-", "--format", "csv", cwd=case)
+    done = run_process("compare", "a.json", "b.json", "-o", "-", "--format", "csv", cwd=case)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode().splitlines()
     assert lines[0].startswith("column,metric,value")
@@ -150,7 +133,7 @@ def test_compare_dash_output_is_stdout(case: Path) -> None:
 
 
 def test_convert_dash_output_is_stdout(case: Path) -> None:
-    done = receval("convert", "predictions.csv", "-o", "-", "--score", "score", cwd=case)
+    done = run_process("convert", "predictions.csv", "-o", "-", "--score", "score", cwd=case)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().splitlines() == [
         "u1 Q0 a 1 0.9 receval",
@@ -164,10 +147,10 @@ def test_convert_dash_output_is_stdout(case: Path) -> None:
 
 
 def test_init_and_schema_dash_output_is_stdout(case: Path) -> None:
-    done = receval("init", "-p", "predictions.csv", "-g", "truth.csv", "-o", "-", cwd=case)
+    done = run_process("init", "-p", "predictions.csv", "-g", "truth.csv", "-o", "-", cwd=case)
     assert done.returncode == 0, done.stderr
     assert yaml.safe_load(done.stdout)["predictions"]["path"] == "predictions.csv"
-    done = receval("schema", "-o", "-", cwd=case)
+    done = run_process("schema", "-o", "-", cwd=case)
     assert done.returncode == 0
     assert json.loads(done.stdout)["type"] == "object"
     assert not (case / "-").exists()
@@ -180,21 +163,21 @@ def test_init_and_schema_dash_output_is_stdout(case: Path) -> None:
 def test_unknown_output_extension_is_refused(case: Path, name: str) -> None:
     (case / "out").mkdir()
     before = files_in(case)
-    message = refused(receval("run", "config.yaml", "-o", name, cwd=case), name, "--format")
+    message = refused(run_process("run", "config.yaml", "-o", name, cwd=case), name, "--format")
     for known in (".json", ".md", ".csv", ".xml", ".txt", ".html"):
         assert known in message
     assert files_in(case) == before
 
 
 def test_unknown_extension_with_format(case: Path) -> None:
-    done = receval("run", "config.yaml", "-o", "report.yaml", "--format", "json", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "report.yaml", "--format", "json", cwd=case)
     assert done.returncode == 0, done.stderr
     assert json.loads((case / "report.yaml").read_text())["metrics"]["precision@1"] == 0.5
 
 
 def test_extension_contradicting_format_is_refused(case: Path) -> None:
     refused(
-        receval("run", "config.yaml", "-o", "r.json", "-f", "markdown", cwd=case),
+        run_process("run", "config.yaml", "-o", "r.json", "-f", "markdown", cwd=case),
         "r.json",
         "json",
         "markdown",
@@ -203,15 +186,15 @@ def test_extension_contradicting_format_is_refused(case: Path) -> None:
 
 
 def test_compare_refuses_a_format_it_cannot_write(case: Path) -> None:
-    done = receval("run", "config.yaml", "-o", "a.json", "-q", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "a.json", "-q", cwd=case)
     assert done.returncode == 0
-    refused(receval("compare", "a.json", "a.json", "-o", "c.html", cwd=case), "c.html", ".md")
+    refused(run_process("compare", "a.json", "a.json", "-o", "c.html", cwd=case), "c.html", ".md")
 
 
 @pytest.mark.parametrize("extension", [".parquet", ".csv", ".tsv", ".jsonl"])
 def test_per_user_honours_its_extension(case: Path, extension: str) -> None:
     target = case / f"users{extension}"
-    done = receval("run", "config.yaml", "--per-user", target.name, "-q", cwd=case)
+    done = run_process("run", "config.yaml", "--per-user", target.name, "-q", cwd=case)
     assert done.returncode == 0, done.stderr
     data = target.read_bytes()
     if extension == ".parquet":
@@ -234,10 +217,10 @@ def test_per_user_honours_its_extension(case: Path, extension: str) -> None:
 
 
 def test_per_user_unknown_extension_is_refused(case: Path) -> None:
-    message = refused(receval("run", "config.yaml", "--per-user", "u.xlsx", cwd=case), "u.xlsx")
+    message = refused(run_process("run", "config.yaml", "--per-user", "u.xlsx", cwd=case), "u.xlsx")
     for known in (".parquet", ".csv", ".tsv", ".jsonl"):
         assert known in message
-    refused(receval("run", "config.yaml", "--per-user", "-", cwd=case), "--per-user")
+    refused(run_process("run", "config.yaml", "--per-user", "-", cwd=case), "--per-user")
 
 
 # ------------------------------------------------------------ never an output over an input
@@ -261,7 +244,7 @@ def test_an_output_over_an_input_is_refused(case: Path, name: str, option: str) 
     before = files_in(case)
     extra = ["--format", "json"] if option == "-o" else []
     target = f"./{name}"
-    done = receval("run", "config.yaml", option, target, *extra, cwd=case)
+    done = run_process("run", "config.yaml", option, target, *extra, cwd=case)
     refused(done, "would overwrite an input", INPUTS[name])
     assert files_in(case) == before  # nothing written, no temporary file left
 
@@ -270,8 +253,8 @@ def test_a_symlink_or_hard_link_to_an_input_is_refused(case: Path) -> None:
     (case / "link.csv").symlink_to(case / "truth.csv")
     os.link(case / "predictions.csv", case / "hard.csv")
     before = files_in(case)
-    refused(receval("run", "config.yaml", "-o", "link.csv", cwd=case), "ground truth file")
-    refused(receval("run", "config.yaml", "-o", "hard.csv", cwd=case), "predictions file")
+    refused(run_process("run", "config.yaml", "-o", "link.csv", cwd=case), "ground truth file")
+    refused(run_process("run", "config.yaml", "-o", "hard.csv", cwd=case), "predictions file")
     assert files_in(case) == before
 
 
@@ -282,14 +265,14 @@ def test_an_output_in_an_input_folder_or_glob_is_refused(case: Path) -> None:
     config = yaml.safe_load((case / "config.yaml").read_text())
     config["predictions"]["path"] = "parts/*.csv"
     write(case / "glob.yaml", yaml.safe_dump(config))
-    refused(receval("run", "glob.yaml", "-o", "parts/new.csv", cwd=case), "parts/*.csv")
+    refused(run_process("run", "glob.yaml", "-o", "parts/new.csv", cwd=case), "parts/*.csv")
     assert sorted(p.name for p in parts.iterdir()) == ["p1.csv"]
 
 
 def test_an_output_over_the_baseline_report_is_refused(case: Path) -> None:
-    assert receval("run", "config.yaml", "-o", "saved.json", "-q", cwd=case).returncode == 0
+    assert run_process("run", "config.yaml", "-o", "saved.json", "-q", cwd=case).returncode == 0
     before = files_in(case)
-    done = receval(
+    done = run_process(
         "run", "config.yaml", "--baseline-report", "saved.json", "-o", "saved.json", cwd=case
     )
     refused(done, "--baseline-report file")
@@ -298,7 +281,7 @@ def test_an_output_over_the_baseline_report_is_refused(case: Path) -> None:
 
 def test_two_outputs_on_one_file_are_refused(case: Path) -> None:
     before = files_in(case)
-    done = receval("run", "config.yaml", "-o", "r.csv", "--per-user", "./r.csv", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "r.csv", "--per-user", "./r.csv", cwd=case)
     refused(done, "r.csv", "same file")
     assert files_in(case) == before
 
@@ -306,16 +289,16 @@ def test_two_outputs_on_one_file_are_refused(case: Path) -> None:
 def test_other_commands_refuse_an_output_over_an_input(case: Path) -> None:
     before = files_in(case)
     refused(
-        receval("convert", "predictions.csv", "-o", "predictions.csv", cwd=case),
+        run_process("convert", "predictions.csv", "-o", "predictions.csv", cwd=case),
         "would overwrite an input",
     )
-    done = receval(
+    done = run_process(
         "init", "-p", "predictions.csv", "-g", "truth.csv", "-o", "truth.csv", "--force", cwd=case
     )
     refused(done, "would overwrite an input", "--ground-truth")
-    assert receval("run", "config.yaml", "-o", "a.json", "-q", cwd=case).returncode == 0
+    assert run_process("run", "config.yaml", "-o", "a.json", "-q", cwd=case).returncode == 0
     refused(
-        receval("compare", "a.json", "a.json", "-o", "a.json", "-f", "json", cwd=case),
+        run_process("compare", "a.json", "a.json", "-o", "a.json", "-f", "json", cwd=case),
         "saved report",
     )
     after = files_in(case)
@@ -330,7 +313,7 @@ def test_append_keeps_earlier_content(case: Path) -> None:
     """As a GitHub step summary: an earlier step's text stays, each run adds its report."""
     summary = write(case / "summary.md", "# Earlier step\n\nits text\n")
     for _ in range(2):
-        done = receval("run", "config.yaml", "-o", "summary.md", "--append", "-q", cwd=case)
+        done = run_process("run", "config.yaml", "-o", "summary.md", "--append", "-q", cwd=case)
         assert done.returncode == 0, done.stderr
     text = summary.read_text()
     assert text.startswith("# Earlier step\n\nits text\n## receval\n")
@@ -340,7 +323,7 @@ def test_append_keeps_earlier_content(case: Path) -> None:
 
 def test_append_csv_writes_one_header(case: Path) -> None:
     for _ in range(3):
-        done = receval("run", "config.yaml", "-o", "m.csv", "--append", "-q", cwd=case)
+        done = run_process("run", "config.yaml", "-o", "m.csv", "--append", "-q", cwd=case)
         assert done.returncode == 0, done.stderr
     lines = (case / "m.csv").read_text().splitlines()
     assert sum(line.startswith("model,metric") for line in lines) == 1
@@ -349,9 +332,9 @@ def test_append_csv_writes_one_header(case: Path) -> None:
 
 def test_append_refuses_whole_documents(case: Path) -> None:
     write(case / "r.json", "{}")
-    refused(receval("run", "config.yaml", "-o", "r.json", "--append", cwd=case), "json")
+    refused(run_process("run", "config.yaml", "-o", "r.json", "--append", cwd=case), "json")
     assert (case / "r.json").read_text() == "{}"
-    refused(receval("run", "config.yaml", "--append", cwd=case), "--output")
+    refused(run_process("run", "config.yaml", "--append", cwd=case), "--output")
 
 
 def test_github_step_summary_recipe(case: Path) -> None:
@@ -360,7 +343,7 @@ def test_github_step_summary_recipe(case: Path) -> None:
     summary = write(case / "step_summary_1f2e", "earlier step\n")
     write(case / "report.json", "an earlier report")
     args = ["-f", "markdown", "-o", summary.name, "--append", "-o", "report.json"]
-    done = receval("run", "config.yaml", *args, cwd=case)
+    done = run_process("run", "config.yaml", *args, cwd=case)
     assert done.returncode == 0, done.stderr
     assert summary.read_text().startswith("earlier step\n## receval\n")
     assert json.loads((case / "report.json").read_text())["metrics"]["precision@1"] == 0.5
@@ -373,7 +356,7 @@ def test_github_annotations(case: Path) -> None:
     config["gates"] = {"precision@1": {"min": 0.9}, "ndcg@2": {"min": 0.1}}
     config["unknown_items"] = {"warn": 0.0}  # every run warns about unknown items
     write(case / "gated.yaml", yaml.safe_dump(config))
-    done = receval("run", "gated.yaml", "--format", "github", cwd=case)
+    done = run_process("run", "gated.yaml", "--format", "github", cwd=case)
     assert done.returncode == 1
     lines = done.stdout.decode().splitlines()
     errors = [line for line in lines if line.startswith("::error ")]
@@ -390,17 +373,19 @@ def test_github_annotations(case: Path) -> None:
 def test_github_annotations_beside_a_json_report(case: Path) -> None:
     """The README's recipe: `-f github -o - -o report.json` prints the annotations and
     writes the JSON (its extension's format); github has no extension of its own."""
-    done = receval("run", "config.yaml", "-f", "github", "-o", "-", "-o", "report.json", cwd=case)
+    done = run_process(
+        "run", "config.yaml", "-f", "github", "-o", "-", "-o", "report.json", cwd=case
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().splitlines()[-1].startswith("receval: 3 metrics, all 1 gates")
     assert json.loads((case / "report.json").read_text())["metrics"]["precision@1"] == 0.5
-    done = receval("run", "config.yaml", "-f", "github", "-o", "annotations", cwd=case)
+    done = run_process("run", "config.yaml", "-f", "github", "-o", "annotations", cwd=case)
     assert done.returncode == 0, done.stderr
     assert (case / "annotations").read_text().startswith("receval: 3 metrics")
 
 
 def test_standard_output_named_twice_is_refused(case: Path) -> None:
-    refused(receval("run", "config.yaml", "-o", "-", "-o", "-", cwd=case), "more than once")
+    refused(run_process("run", "config.yaml", "-o", "-", "-o", "-", cwd=case), "more than once")
 
 
 def test_a_table_to_a_fifo_is_refused(case: Path) -> None:
@@ -409,7 +394,7 @@ def test_a_table_to_a_fifo_is_refused(case: Path) -> None:
     import stat
 
     os.mkfifo(case / "users.parquet")
-    done = receval("run", "config.yaml", "--per-user", "users.parquet", "-q", cwd=case)
+    done = run_process("run", "config.yaml", "--per-user", "users.parquet", "-q", cwd=case)
     refused(done, "users.parquet", "regular file")
     assert stat.S_ISFIFO((case / "users.parquet").lstat().st_mode)
 
@@ -430,12 +415,12 @@ def test_no_cell_is_cut_off_a_terminal(case: Path) -> None:
     config["metrics"] = ["precision@1", "ndcg@2(gain=exponential)", "map@2(denominator=hits)"]
     write(case / "long.yaml", yaml.safe_dump(config))
     for command in (["run", "long.yaml"], ["metrics"], ["metrics", "ndcg"], ["metrics", "gini"]):
-        done = receval(*command, cwd=case, env={"COLUMNS": "30"})
+        done = run_process(*command, cwd=case, env={"COLUMNS": "30"})
         assert done.returncode == 0, done.stderr
         text = done.stdout.decode()
         assert "…" not in text, command
-    assert "ndcg@2(gain=exponential)" in receval("run", "long.yaml", cwd=case).stdout.decode()
-    done = receval("run", "long.yaml", "-o", "t.txt", "-q", cwd=case, env={"COLUMNS": "30"})
+    assert "ndcg@2(gain=exponential)" in run_process("run", "long.yaml", cwd=case).stdout.decode()
+    done = run_process("run", "long.yaml", "-o", "t.txt", "-q", cwd=case, env={"COLUMNS": "30"})
     assert done.returncode == 0
     assert "map@2(denominator=hits)" in (case / "t.txt").read_text()
     assert "…" not in (case / "t.txt").read_text()
@@ -443,17 +428,17 @@ def test_no_cell_is_cut_off_a_terminal(case: Path) -> None:
 
 def test_help_shows_flags_without_a_type_and_dash_v_is_version(case: Path) -> None:
     for command in ([], ["run"], ["compare"], ["convert"], ["init"], ["validate"], ["metrics"]):
-        done = receval(*command, "--help", cwd=case, env={"COLUMNS": "120"})
+        done = run_process(*command, "--help", cwd=case, env={"COLUMNS": "120"})
         assert done.returncode == 0
         text = done.stdout.decode()
         assert "<bool>" not in text, command
         assert "<list" not in text, command
-    run_help = receval("run", "--help", cwd=case, env={"COLUMNS": "120"}).stdout.decode()
+    run_help = run_process("run", "--help", cwd=case, env={"COLUMNS": "120"}).stdout.decode()
     assert re.search(r"--quiet\s+-q\s+No progress", run_help)
     assert re.search(r"--output\s+-o\s+PATH", run_help)
-    short = receval("-V", cwd=case)
+    short = run_process("-V", cwd=case)
     assert short.returncode == 0
-    assert short.stdout == receval("--version", cwd=case).stdout == b"receval 0.1.0\n"
+    assert short.stdout == run_process("--version", cwd=case).stdout == b"receval 0.1.0\n"
 
 
 # ------------------------------------------------------------------- quiet is not silent
@@ -464,7 +449,7 @@ def test_quiet_keeps_warnings_and_failed_gates(case: Path) -> None:
     config["gates"] = {"precision@1": {"min": 0.9}}
     config["unknown_items"] = {"warn": 0.0}
     write(case / "warned.yaml", yaml.safe_dump(config))
-    done = receval("run", "warned.yaml", "-q", cwd=case)
+    done = run_process("run", "warned.yaml", "-q", cwd=case)
     assert done.returncode == 1
     assert done.stdout == b""  # no table
     stderr = done.stderr.decode().splitlines()
@@ -473,7 +458,7 @@ def test_quiet_keeps_warnings_and_failed_gates(case: Path) -> None:
 
 
 def test_quiet_run_that_passes_prints_nothing(case: Path) -> None:
-    done = receval("run", "config.yaml", "-q", cwd=case)
+    done = run_process("run", "config.yaml", "-q", cwd=case)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
 
 
@@ -481,7 +466,7 @@ ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d"
 
 
 def test_verbose_lines_carry_an_iso_time_and_a_level(case: Path) -> None:
-    done = receval("run", "config.yaml", "-o", "r.json", "-q", "--verbose", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "r.json", "-q", "--verbose", cwd=case)
     assert done.returncode == 0
     lines = done.stderr.decode().splitlines()
     assert lines
@@ -495,14 +480,14 @@ def test_log_format_json(case: Path) -> None:
     config = yaml.safe_load((case / "config.yaml").read_text())
     config["unknown_items"] = {"warn": 0.0}
     write(case / "warned.yaml", yaml.safe_dump(config))
-    done = receval("run", "warned.yaml", "-q", "-v", "--log-format", "json", cwd=case)
+    done = run_process("run", "warned.yaml", "-q", "-v", "--log-format", "json", cwd=case)
     assert done.returncode == 0
     records = [json.loads(line) for line in done.stderr.decode().splitlines()]
     assert {r["level"] for r in records} == {"info", "warning"}
     for record in records:
         assert re.fullmatch(ISO, record["time"])
         assert record["message"]
-    bad = receval("--log-format", "json", "run", "missing.yaml", cwd=case)
+    bad = run_process("--log-format", "json", "run", "missing.yaml", cwd=case)
     assert bad.returncode == 2
     (record,) = [json.loads(line) for line in bad.stderr.decode().splitlines()]
     assert record["level"] == "error"
@@ -517,7 +502,7 @@ def test_a_symlinked_output_replaces_its_target_and_stays_a_link(case: Path) -> 
     reports.mkdir()
     target = write(reports / "latest.json", "an earlier report")
     (case / "report.json").symlink_to(target)
-    done = receval("run", "config.yaml", "-o", "report.json", "-q", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "report.json", "-q", cwd=case)
     assert done.returncode == 0, done.stderr
     assert (case / "report.json").is_symlink()
     assert json.loads(target.read_text())["metrics"]["precision@1"] == 0.5
@@ -527,7 +512,7 @@ def test_a_symlinked_output_replaces_its_target_and_stays_a_link(case: Path) -> 
 def test_an_existing_report_keeps_its_mode(case: Path) -> None:
     report = write(case / "report.json", "{}")
     report.chmod(0o600)
-    assert receval("run", "config.yaml", "-o", "report.json", "-q", cwd=case).returncode == 0
+    assert run_process("run", "config.yaml", "-o", "report.json", "-q", cwd=case).returncode == 0
     assert report.stat().st_mode & 0o777 == 0o600
     assert json.loads(report.read_text())["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
 
@@ -541,7 +526,7 @@ def test_a_fifo_is_written_through(case: Path) -> None:
     received: list[bytes] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
     reader.start()
-    done = receval("run", "config.yaml", "-o", "pipe", "-f", "json", "-q", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "pipe", "-f", "json", "-q", cwd=case)
     reader.join(timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(received[0])["metrics"]["precision@1"] == 0.5
@@ -560,8 +545,10 @@ def test_character_devices_are_written_through_never_replaced(case: Path) -> Non
         os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
     except PermissionError:
         pytest.skip("this container does not allow device nodes")
-    done = receval("run", "config.yaml", "-o", "null", "-f", "json", cwd=case)
+    done = run_process("run", "config.yaml", "-o", "null", "-f", "json", cwd=case)
     assert done.returncode == 0, done.stderr
     assert stat.S_ISCHR(null.lstat().st_mode)
-    refused(receval("run", "config.yaml", "-o", "full", "-f", "json", cwd=case), "full", "space")
+    refused(
+        run_process("run", "config.yaml", "-o", "full", "-f", "json", cwd=case), "full", "space"
+    )
     assert stat.S_ISCHR(full.lstat().st_mode)

@@ -3,11 +3,12 @@ keyword arguments for the Python API, options for `receval convert`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
 import pytest
-from cli_helpers import invoke
+from cli_helpers import hand_case, invoke, run_process
 
 import receval_cli
 from receval_cli.errors import InputError
@@ -63,15 +64,13 @@ def test_the_api_and_convert_word_the_same_error_for_their_users(tmp_path: Path)
 def test_an_error_carries_what_it_is_about(tmp_path: Path) -> None:
     """The file, the column, the key, what was found and the fix, as fields: on the JSON
     error line of `--log-format json`, and as `error.fields` in the Python API."""
-    import json
-
-    from cli_helpers import hand_case
-
     named = {"path": "predictions.csv", "columns": {"score": "pts"}}
     config = hand_case(tmp_path, rows="user,item,points\nu1,a,0.5\n", predictions=named)
-    result = invoke("--log-format", "json", "run", config)
-    assert result.exit_code == 2
-    (line,) = [json.loads(text) for text in result.stderr.splitlines() if text.strip()]
+    result = run_process("--log-format", "json", "run", config, cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.decode().splitlines()
+    records = [json.loads(text) for text in lines if text.startswith("{")]
+    (line,) = [record for record in records if record["level"] == "error"]
     fields = line["fields"]
     assert fields["path"].endswith("predictions.csv")
     assert fields["column"] == "pts"
