@@ -36,7 +36,7 @@ from receval_cli.evaluation.assembly import Run, finish, table_partial, users_bl
 from receval_cli.evaluation.clicks import logged_metrics
 from receval_cli.evaluation.global_metrics import state_queries, universe_of
 from receval_cli.evaluation.plan import diagnose, per_user_frame
-from receval_cli.evaluation.rating import pair_metrics
+from receval_cli.evaluation.rating import bucket_pairs
 from receval_cli.inputs.diagnosis import READ_ERRORS, check_header_encoding, read_failure
 from receval_cli.inputs.optional import Sources, check_sources
 from receval_cli.inputs.readers import Input, align_ids, detect_format, read_ground_truth, scan
@@ -310,9 +310,8 @@ def _segment_report(
     if pair_specs or logged_specs:  # the users' checks first, as in a run
         users_block(partial, run, bool(shared.scoped("user")))
         predictions, truth = _restricted(shared, tables)
-        if pair_specs:
-            values, run.pairs = pair_metrics(predictions, truth, pair_specs, conventions)
-            run.extra_metrics.update(values)
+        if pair_specs:  # finish scores them, as in a run
+            partial.pairs = bucket_pairs(predictions, truth, pair_specs, conventions)
         if logged_specs:
             values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
             run.extra_metrics.update(values)

@@ -167,13 +167,6 @@ class Partial:
         )
 
 
-def wants_items(specs: tuple[MetricSpec, ...], sources: Sources, recs_sides: set[str]) -> bool:
-    """Whether the report describes the recommended items and their exposure: with a
-    beyond-accuracy metric, or a catalog."""
-    global_specs = any(lookup(s.name).scope == "global" for s in specs)
-    return global_specs or bool(recs_sides) or sources.catalog is not None
-
-
 def bucket_partial(
     predictions: Input,
     truth: Input,
@@ -208,31 +201,38 @@ def bucket_partial(
     states = state_queries(
         global_specs, conventions, StateInputs(plan.lists, plan.items, plan.frame)
     )
-    items = wants_items(specs, sources, plan.recs_sides)
+    # the report describes the recommended items and their exposure with a
+    # beyond-accuracy metric or a catalog
+    items = bool(global_specs or plan.recs_sides) or sources.catalog is not None
     featured = bool(plan.recs_sides & {"category", "tags", "embedding"})
     listed = check_unknown or items or (featured and sources.catalog is not None)
-    queries: list[pl.LazyFrame] = [plan.frame]
+    # every query of the bucket, by what it is for; collected together in one pass
+    groups: dict[str, list[pl.LazyFrame]] = {"rows": [], "recommended": [], "exposure": []}
     if count_rows == "raw":
-        queries += [raw_rows(predictions), raw_rows(truth)]
+        groups["rows"] = [raw_rows(predictions), raw_rows(truth)]
     elif count_rows == "bucket":
-        queries += [f.frame.select(pl.len().alias("raw_rows")) for f in (predictions, truth)]
+        groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in (predictions, truth)]
     if listed:
-        queries.append(recommended_items(plan.lists))
+        groups["recommended"] = [recommended_items(plan.lists)]
     if items:
-        queries.append(item_exposure(plan.lists, exposure_depth((*user_specs, *global_specs))))
-    queries += [query for _, query in states.values()]
-    pairs = []
+        depth = exposure_depth((*user_specs, *global_specs))
+        groups["exposure"] = [item_exposure(plan.lists, depth)]
+    groups["states"] = [query for _, query in states.values()]
+    groups["pairs"] = []
     if pair_specs:
-        pairs = pair_queries(
-            pair_join(predictions, truth, pair_specs, conventions), pair_specs, conventions
-        )
-    queries += pairs
+        joined = pair_join(predictions, truth, pair_specs, conventions)
+        groups["pairs"] = pair_queries(joined, pair_specs, conventions)
+    groups["unknown"] = []
     if reference is not None:
-        extra = (*extra, unknown_items.unknown_query(recommended_items(plan.lists), reference))
-    queries += extra
+        recommended = recommended_items(plan.lists)
+        groups["unknown"] = [unknown_items.unknown_query(recommended, reference)]
+    groups["extra"] = list(extra)
     import_numpy_meanwhile()
     try:
-        per_user, *found = pl.collect_all(queries, engine=engine)
+        per_user, *flat = pl.collect_all(
+            [plan.frame, *(query for group in groups.values() for query in group)],
+            engine=engine,
+        )
         apart = dict(
             zip(
                 plan.check_queries,
@@ -242,16 +242,12 @@ def bucket_partial(
         )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
-    collected_extra = found[len(found) - len(extra) :] if extra else []
-    found = found[: len(found) - len(extra)]
-    collected_pairs = found[len(found) - len(pairs) :] if pairs else []
-    found = found[: len(found) - len(pairs)]
-    rows: dict[str, dict[str, int]] = {}
-    if count_rows != "none":
-        for role in _ROLES:
-            rows[role] = {k: int(v) for k, v in found.pop(0).row(0, named=True).items()}
-    recommended = [found.pop(0)] if listed else []
-    exposure = [found.pop(0)] if items else []
+    tables = iter(flat)
+    found = {name: [next(tables) for _ in group] for name, group in groups.items()}
+    rows = {
+        role: {k: int(v) for k, v in table.row(0, named=True).items()}
+        for role, table in zip(_ROLES, found["rows"], strict=False)
+    }
     partial = table_partial(per_user, user_specs, conventions, keep)
     partial.rows = rows
     partial.checks = {
@@ -259,13 +255,12 @@ def bucket_partial(
         "truth": _counts(apart.get(TRUTH_CHECKS, per_user), TRUTH_CHECKS),
     }
     partial.duplicates = _duplicates(per_user, predictions, truth)
-    partial.states = {name: [table] for name, table in zip(states, found, strict=True)}
-    partial.recommended = recommended
-    partial.exposure = exposure
-    partial.pairs = pair_partial(collected_pairs, pair_specs) if pair_specs else None
-    if reference is not None:
-        partial.unknown = collected_extra.pop()
-    partial.extra = collected_extra
+    partial.states = {name: [table] for name, table in zip(states, found["states"], strict=True)}
+    partial.recommended = found["recommended"]
+    partial.exposure = found["exposure"]
+    partial.pairs = pair_partial(found["pairs"], pair_specs) if pair_specs else None
+    partial.unknown = found["unknown"][0] if found["unknown"] else None
+    partial.extra = found["extra"]
     return partial
 
 
@@ -422,8 +417,7 @@ class Run:
     config: dict[str, Any] | None = None  # the report's config block (default: the metrics)
     per_user_rows: pl.LazyFrame | None = None  # the buckets' per-user rows, when spooled
     spool: PerUserSpool | None = None  # the files per_user_rows reads (kept with the Report)
-    extra_metrics: dict[str, float] = field(default_factory=dict)  # rating, click metrics
-    pairs: dict[str, Any] | None = None
+    extra_metrics: dict[str, float] = field(default_factory=dict)  # click metrics
     logged: dict[str, Any] | None = None
     universe: Universe | None = None  # the catalog's items, when already read
 
@@ -484,7 +478,7 @@ def finish(merged: Partial, run: Run) -> Report:
         state = partial.state(spec.k, conventions.metric_params(spec))
         states[state.name] = (state, merge_states(merged.states[state.name], state.keys))
     metrics.update(global_values(global_specs, conventions, states, universe))
-    pairs_block = run.pairs
+    pairs_block = None
     pair_specs = tuple(s for s in run.specs if lookup(s.name).scope == "pairs")
     if pair_specs and merged.pairs is not None:
         values, pairs_block = finish_pairs(

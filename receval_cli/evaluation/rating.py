@@ -16,7 +16,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.evaluation.exact_sum import ExactSum, exact_sum
+from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
 from receval_cli.evaluation.pair_join import describe_pairs, joined_pairs, pair_counts, scored_pairs
 from receval_cli.evaluation.prepare import dedupe_predictions, index_truth, with_score_precision
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
@@ -113,12 +113,21 @@ def pair_queries(
     for spec in specs:
         terms.update(_metric(spec).sums(conventions.metric_params(spec)))
     queries = [*check_queries(joined), scored.select(pl.len().alias("pairs"), *terms_exprs(terms))]
-    for spec in specs:
+    for spec in _tabled(specs):
         table = _metric(spec).table
-        if table is not None:
-            keys, aggregations = table(conventions.metric_params(spec))
-            queries.append(scored.group_by(keys).agg(**aggregations))
+        assert table is not None
+        keys, aggregations = table(conventions.metric_params(spec))
+        queries.append(scored.group_by(keys).agg(**aggregations))
     return queries
+
+
+def _tabled(specs: tuple[MetricSpec, ...]) -> list[MetricSpec]:
+    """The specs whose metric keeps a count table, one per metric name (its table key)."""
+    found: dict[str, MetricSpec] = {}
+    for spec in specs:
+        if _metric(spec).table is not None:
+            found.setdefault(spec.name, spec)
+    return list(found.values())
 
 
 def terms_exprs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
@@ -129,17 +138,14 @@ def terms_exprs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
 def pair_partial(found: list[pl.DataFrame], specs: tuple[MetricSpec, ...]) -> PairPartial:
     """The PairPartial from the collected `pair_queries`."""
     counts, unpredicted, terms, *tables = found
-    sums = {name: exact_sum(terms.get_column(name)[0]) for name in terms.columns if name != "pairs"}
-    named: dict[str, list[pl.DataFrame]] = {}
-    for spec in specs:
-        if _metric(spec).table is not None and spec.name not in named:
-            named[spec.name] = [tables.pop(0)]
+    names = [name for name in terms.columns if name != "pairs"]
+    totals = exact_sums([terms.get_column(name)[0] for name in names])
     return PairPartial(
         {k: int(v) for k, v in counts.row(0, named=True).items()},
         [tuple(row) for row in unpredicted.iter_rows()],
         int(terms.item(0, "pairs")),
-        sums,
-        named,
+        dict(zip(names, totals, strict=True)),
+        {spec.name: [table] for spec, table in zip(_tabled(specs), tables, strict=True)},
     )
 
 
@@ -193,14 +199,14 @@ def checked_pairs(
     return described
 
 
-def pair_metrics(
+def bucket_pairs(
     predictions: Input,
     truth: Input,
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
     engine: Any = "auto",
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """The rating metrics of whole inputs (one bucket), and the report's `pairs` block."""
+) -> PairPartial:
+    """The PairPartial of inputs in memory (a segment's users), collected on its own."""
     joined = pair_join(predictions, truth, specs, conventions)
     found = pl.collect_all(pair_queries(joined, specs, conventions), engine=engine)
-    return finish_pairs(pair_partial(found, specs), specs, conventions, predictions, truth)
+    return pair_partial(found, specs)

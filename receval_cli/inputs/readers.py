@@ -14,7 +14,7 @@ or JSON Lines file and is not the item `42`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,25 +136,25 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
 
 def _check_file(path: Path, role: str) -> None:
     if not path.exists():
-        fix = missing_file_fix(_key(role))
-        raise InputError(
-            f"{role} file {path} does not exist. {fix}",
-            key=setting(_key(role), "path"),
-            path=path,
-            found="no such file",
-            fix=fix,
-        )
+        raise _path_error(path, role, "does not exist", "no such file", missing_file_fix)
     if path.is_dir():
-        fix = folder_fix(_key(role))
-        raise InputError(
-            f"{role} file {path} is a folder. {fix}",
-            key=setting(_key(role), "path"),
-            path=path,
-            found="a folder",
-            fix=fix,
-        )
+        raise _path_error(path, role, "is a folder", "a folder", folder_fix)
     if path.stat().st_size == 0:
         raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
+
+
+def _path_error(
+    path: Path, role: str, what: str, found: str, fix_for: Callable[[str], str]
+) -> InputError:
+    """An input's path that is not a file to read: what it is, and the fix."""
+    fix = fix_for(_key(role))
+    return InputError(
+        f"{role} file {path} {what}. {fix}",
+        key=setting(_key(role), "path"),
+        path=path,
+        found=found,
+        fix=fix,
+    )
 
 
 _CONFIG_KEYS = {"ground truth": "ground_truth"}

@@ -133,14 +133,21 @@ def auc(t: PairTotals, p: Params) -> float:
     Example: scores (0.9 clicked, 0.8 not, 0.8 clicked, 0.1 not): pairs (0.9>0.8, 0.9>0.1,
     0.8=0.8 counts 1/2, 0.8>0.1) give 3.5 / 4 = 0.875.
     """
-    scores = t.tables["auc"].sort("predicted")  # one row per distinct predicted score
-    positives = count = 0
-    rank_sum_twice = 0
-    for clicked, pairs in scores.select("positives", "pairs").iter_rows():
-        # the group's average rank is count + (pairs + 1) / 2
-        rank_sum_twice += clicked * (2 * count + pairs + 1)
-        positives += clicked
-        count += pairs
+    # one row per distinct predicted score, ascending; a group's average rank is
+    # (pairs before it) + (pairs + 1) / 2, so twice the clicked pairs' rank sum is an
+    # integer (exact in Int64 below about 2 * 10^9 pairs)
+    pairs, clicked = pl.col("pairs"), pl.col("positives")
+    before = pairs.cum_sum() - pairs
+    positives, count, rank_sum_twice = (
+        t.tables["auc"]
+        .sort("predicted")
+        .select(
+            clicked.sum().alias("positives"),
+            pairs.sum().alias("count"),
+            (clicked * (2 * before + pairs + 1)).sum().alias("rank_sum_twice"),
+        )
+        .row(0)
+    )
     if positives == 0 or positives == count:
         return 0.0
     return _auc(Fraction(rank_sum_twice), positives, count)
