@@ -858,12 +858,13 @@ def test_bad_input(tmp_path: Path, case: Bad) -> None:
     check_bad(tmp_path, case)
 
 
-# rows whose data reaches the engine: each also runs on the other engines that take its
-# metrics (rating metrics such as rmse run on the single-pass polars engines only), where
-# the same message must come out; Spark with the spark extra
+# rows whose data reaches the engine: each also runs on the other engines, where the same
+# message must come out (every engine goes through one assembly); Spark with the spark extra
 ENGINES = {"streaming": {"engine": "streaming"}, "partitions": {"partitions": 2}}
 ON_ENGINES = {
-    "rmse-overflows": ("streaming",),
+    "rmse-overflows": ("streaming", "partitions", "spark"),
+    "csv-duplicate-rows": ("streaming", "partitions", "spark"),
+    "truth-duplicate-rows": ("streaming", "partitions", "spark"),
     "exponential-gain-overflows": ("streaming", "partitions", "spark"),
     "output-is-the-predictions": ("streaming", "partitions", "spark"),
 }
