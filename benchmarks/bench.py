@@ -438,7 +438,7 @@ def run_tool(
         data = json.loads(result.read_text(encoding="utf-8"))
         if tool == "receval":
             evaluate = float(data["elapsed_seconds"])
-            outcome["metrics"] = data["metrics"]
+            outcome["metrics"] = data["models"]["model"]["metrics"]
             outcome["stages"] = {
                 "evaluate (read+compute)": evaluate,
                 "start, config, report": outcome["seconds"] - evaluate,

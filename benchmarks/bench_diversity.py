@@ -112,7 +112,9 @@ def run_receval(config: Path, work: Path, timeout: float) -> dict[str, Any]:
     command = [str(receval), "run", str(config), "--format", "json", "--output", str(result)]
     outcome = spawn([*command, "--quiet"], work / f"{config.stem}.log", timeout, child_env(work))
     if "error" not in outcome:
-        outcome["metrics"] = json.loads(result.read_text(encoding="utf-8"))["metrics"]
+        outcome["metrics"] = json.loads(result.read_text(encoding="utf-8"))["models"]["model"][
+            "metrics"
+        ]
     return outcome
 
 

@@ -1,3 +1,3 @@
 """receval's version (one place; the package and the reports read it from here)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

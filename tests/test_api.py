@@ -50,8 +50,8 @@ def test_same_numbers_and_users_as_the_cli(tmp_path: Path, files: tuple[Path, Pa
     report = receval_cli.evaluate(
         predictions, truth, metrics=["ndcg", "recall", "map"], cutoffs=[1, 2, 3]
     )
-    assert report.metrics == ran["metrics"]
-    assert report.users == ran["users"]
+    assert report.metrics == ran["models"]["model"]["metrics"]
+    assert report.users == ran["models"]["model"]["users"]
 
 
 def test_conventions_mapping_and_preset_name(files: tuple[Path, Path]) -> None:

@@ -407,7 +407,7 @@ def test_unknown_extension_without_format(tmp_path: Path) -> None:
 def test_unknown_extension_with_format_is_fine(tmp_path: Path) -> None:
     write(tmp_path / "predictions.txt", PREDICTIONS_CSV)
     config = config_with(tmp_path, predictions={"path": "predictions.txt", "format": "csv"})
-    assert run_json(config)["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
+    assert run_json(config)["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
 
 
 def test_corrupt_parquet(tmp_path: Path) -> None:
@@ -587,9 +587,11 @@ def test_duplicates_convention_makes_the_case_pass(tmp_path: Path, policy: str) 
     report = run_json(config)
     # either way u1's list is [a] (not relevant) and u2's is [d], with truth {d, f}:
     # ndcg@2 = (0 + 1 / (1 + 1/log2 3)) / 2
-    assert report["metrics"]["ndcg@2"] == pytest.approx(ONE_OF_TWO_AT_TOP / 2, abs=1e-12)
-    assert report["metrics"]["precision@1"] == pytest.approx(0.5)
-    assert report["inputs"]["predictions"]["rows"] == 5
+    assert report["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(
+        ONE_OF_TWO_AT_TOP / 2, abs=1e-12
+    )
+    assert report["models"]["model"]["metrics"]["precision@1"] == pytest.approx(0.5)
+    assert report["models"]["model"]["inputs"]["predictions"]["rows"] == 5
     assert report["conventions"]["duplicates"] == policy
 
 
@@ -598,10 +600,10 @@ def test_duplicates_first_keeps_the_first_row_in_file_order(tmp_path: Path) -> N
     config = with_predictions(tmp_path, "predictions.csv", content)
     config.write_text(config.read_text() + "conventions: {duplicates: first}\n")
     # first: a@0.1, so u1's list is b, a -> precision@1 = 1 for both users
-    assert run_json(config)["metrics"]["precision@1"] == 1.0
+    assert run_json(config)["models"]["model"]["metrics"]["precision@1"] == 1.0
     config.write_text(config.read_text().replace("first", "max_score"))
     # max_score: a@0.9, so u1's list is a, b -> precision@1 = (0 + 1) / 2
-    assert run_json(config)["metrics"]["precision@1"] == 0.5
+    assert run_json(config)["models"]["model"]["metrics"]["precision@1"] == 0.5
 
 
 @pytest.mark.parametrize(("policy", "evaluated"), [("first", 1), ("max", 2)])
@@ -614,9 +616,9 @@ def test_truth_duplicates_convention_makes_the_case_pass(
     report = run_json(config)
     # first keeps u1's a at grade 0: u1 has no relevant item and is skipped.
     # max keeps grade 3: u1's top item a is relevant. u2's top item d is relevant.
-    assert report["users"]["evaluated"] == evaluated
-    assert report["users"]["skipped"]["no_relevant"] == 2 - evaluated
-    assert report["metrics"]["precision@1"] == 1.0
+    assert report["models"]["model"]["users"]["evaluated"] == evaluated
+    assert report["models"]["model"]["users"]["skipped"]["no_relevant"] == 2 - evaluated
+    assert report["models"]["model"]["metrics"]["precision@1"] == 1.0
     assert report["conventions"]["truth_duplicates"] == policy
 
 
@@ -654,7 +656,7 @@ def test_list_layout_repeated_item_with_duplicates_convention(tmp_path: Path, po
     report = run_json(config)
     # both keep a at rank 1: u1 is [a, b] (b relevant), u2 is [d] of {d, f}
     u1 = (1 / math.log2(3)) / 1
-    assert report["metrics"] == pytest.approx(
+    assert report["models"]["model"]["metrics"] == pytest.approx(
         {"precision@1": 0.5, "ndcg@2": (u1 + ONE_OF_TWO_AT_TOP) / 2}, abs=1e-12
     )
 
@@ -751,4 +753,6 @@ def test_bad_format_option_is_a_usage_error(tmp_path: Path) -> None:
 def test_the_base_config_is_valid(tmp_path: Path) -> None:
     """Each failure above comes from the one change its test makes to this config."""
     report = run_json(config_with(tmp_path))
-    assert report["metrics"] == pytest.approx({"precision@1": 0.5, "ndcg@2": NDCG_2})
+    assert report["models"]["model"]["metrics"] == pytest.approx(
+        {"precision@1": 0.5, "ndcg@2": NDCG_2}
+    )

@@ -108,17 +108,22 @@ def test_hand_computed_values(tmp_path: Path) -> None:
     report = run_json(hand_files(tmp_path, list(HAND)))
     for name, expected in HAND.items():
         canonical = str(resolve(MetricSpec.parse(name)))
-        key = canonical if canonical in report["metrics"] else name
-        assert report["metrics"][key] == pytest.approx(expected, abs=1e-12), name
-    assert report["users"]["evaluated_per_metric"]["intra_list_diversity@3(feature=category)"] == 2
+        key = canonical if canonical in report["models"]["model"]["metrics"] else name
+        assert report["models"]["model"]["metrics"][key] == pytest.approx(expected, abs=1e-12), name
+    assert (
+        report["models"]["model"]["users"]["evaluated_per_metric"][
+            "intra_list_diversity@3(feature=category)"
+        ]
+        == 2
+    )
 
 
 def test_items_block_counts_recommended_items_outside_the_catalog(tmp_path: Path) -> None:
     config = hand_files(tmp_path, ["catalog_coverage@3"], catalog={"path": "catalog.csv"})
     write(tmp_path / "catalog.csv", "item\na\nb\nc\nz\n")
     report = run_json(config)
-    assert report["metrics"]["catalog_coverage@3"] == 3 / 4
-    assert report["items"] == {
+    assert report["models"]["model"]["metrics"]["catalog_coverage@3"] == 3 / 4
+    assert report["models"]["model"]["items"] == {
         "recommended": 5,
         "universe": "catalog",
         "universe_size": 4,
@@ -133,9 +138,11 @@ def test_interactions_stand_for_the_catalog(tmp_path: Path) -> None:
     config.write_text(text, encoding="utf-8")
     report = run_json(config)
     # the log's items a, b, c are all recommended; exposures a 2, b 1, c 2
-    assert report["metrics"]["catalog_coverage@3"] == 1.0
-    assert report["metrics"]["gini@3"] == pytest.approx((-2 * 1 + 0 * 2 + 2 * 2) / (3 * 5))
-    assert report["items"]["universe"] == "interactions log"
+    assert report["models"]["model"]["metrics"]["catalog_coverage@3"] == 1.0
+    assert report["models"]["model"]["metrics"]["gini@3"] == pytest.approx(
+        (-2 * 1 + 0 * 2 + 2 * 2) / (3 * 5)
+    )
+    assert report["models"]["model"]["items"]["universe"] == "interactions log"
 
 
 def test_baseline_file_replaces_the_popularity_baseline(tmp_path: Path) -> None:
@@ -147,9 +154,11 @@ def test_baseline_file_replaces_the_popularity_baseline(tmp_path: Path) -> None:
     write(tmp_path / "baseline.csv", "user,items\n1,b|z\n2,d|a\n")
     report = run_json(config)
     # top 2: u1 a b (b expected), u2 a c (a expected), u3 e (no baseline list: unexpected)
-    assert report["metrics"]["unexpectedness@2"] == pytest.approx((1 / 2 + 1 / 2 + 1) / 3)
+    assert report["models"]["model"]["metrics"]["unexpectedness@2"] == pytest.approx(
+        (1 / 2 + 1 / 2 + 1) / 3
+    )
     # relevant and unexpected in the top 2: u1 none (b expected), u2 none, u3 none
-    assert report["metrics"]["serendipity@2"] == 0.0
+    assert report["models"]["model"]["metrics"]["serendipity@2"] == 0.0
 
 
 # --- agreement with the naive implementation -------------------------------------------

@@ -184,4 +184,4 @@ def test_baseline_duplicates_follow_the_convention(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     # u1's top 2 a b: a expected; u2's a c: no baseline list
-    assert report["metrics"]["unexpectedness@2"] == (1 / 2 + 1) / 2
+    assert report["models"]["model"]["metrics"]["unexpectedness@2"] == (1 / 2 + 1) / 2

@@ -108,21 +108,23 @@ def test_json_report_structure_and_values(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stderr == ""
     report = json.loads(result.stdout)  # stdout holds the JSON and nothing else
+    # one shape whatever the number of models: a one-file config's model is "model"
     assert list(report) == [
         "receval_version",
-        "metrics",
+        "models",
+        "best",
         "gates",
-        "users",
-        "unknown_items",
         "warnings",
         "conventions",
-        "inputs",
         "config",
         "elapsed_seconds",
     ]
+    assert list(report["models"]) == ["model"]
+    assert list(report["models"]["model"]) == ["metrics", "users", "unknown_items", "inputs"]
+    assert report["best"] == {"precision@1": ["model"], "ndcg@2": ["model"]}
     # the lists as deep as the metrics look (ndcg@2): a, b and d, e; the ground truth knows
     # b and d (and f)
-    assert report["unknown_items"] == {
+    assert report["models"]["model"]["unknown_items"] == {
         "reference": "ground truth",
         "recommended": 4,
         "unknown": 2,
@@ -131,9 +133,11 @@ def test_json_report_structure_and_values(tmp_path: Path) -> None:
     }
     assert report["warnings"] == []  # 0.5 is under the default unknown_items.warn, 0.9
     assert report["receval_version"] == __version__
-    assert list(report["metrics"]) == ["precision@1", "ndcg@2"]
-    assert report["metrics"]["precision@1"] == pytest.approx(PRECISION_1, abs=1e-12)
-    assert report["metrics"]["ndcg@2"] == pytest.approx(NDCG_2, abs=1e-12)
+    assert list(report["models"]["model"]["metrics"]) == ["precision@1", "ndcg@2"]
+    assert report["models"]["model"]["metrics"]["precision@1"] == pytest.approx(
+        PRECISION_1, abs=1e-12
+    )
+    assert report["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(NDCG_2, abs=1e-12)
     assert report["gates"]["passed"] is True
     [gate] = report["gates"]["results"]
     assert gate["metric"] == "ndcg@2"
@@ -142,7 +146,7 @@ def test_json_report_structure_and_values(tmp_path: Path) -> None:
     assert gate["passed"] is True
     assert gate["value"] == pytest.approx(NDCG_2)
     assert gate["margin"] == pytest.approx(NDCG_2 - 0.6)
-    assert report["users"] == {
+    assert report["models"]["model"]["users"] == {
         "in_ground_truth": 2,
         "in_predictions": 2,
         "in_both": 2,
@@ -152,7 +156,10 @@ def test_json_report_structure_and_values(tmp_path: Path) -> None:
         "only_in_predictions": 0,
     }
     assert report["conventions"] == DEFAULT_CONVENTIONS
-    predictions, truth = report["inputs"]["predictions"], report["inputs"]["ground_truth"]
+    predictions, truth = (
+        report["models"]["model"]["inputs"]["predictions"],
+        report["models"]["model"]["inputs"]["ground_truth"],
+    )
     assert predictions["rows"] == 5
     assert truth["rows"] == 3
     assert Path(predictions["path"]) == tmp_path / "predictions.csv"
@@ -179,8 +186,8 @@ def test_output_json_file(tmp_path: Path) -> None:
     result = invoke("run", config, "--format", "json", "--output", out / "report.json")
     assert result.exit_code == 0
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert report["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
-    assert report["inputs"]["predictions"]["rows"] == 5
+    assert report["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
+    assert report["models"]["model"]["inputs"]["predictions"]["rows"] == 5
     assert "precision@1" in result.stdout  # the table is still shown ...
     assert not result.stdout.lstrip().startswith("{")  # ... not the JSON
     assert leftovers(out) == []
@@ -193,7 +200,10 @@ def test_output_quiet_prints_nothing(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout == ""
     assert result.stderr == ""
-    assert json.loads(target.read_text(encoding="utf-8"))["metrics"]["precision@1"] == 0.5
+    assert (
+        json.loads(target.read_text(encoding="utf-8"))["models"]["model"]["metrics"]["precision@1"]
+        == 0.5
+    )
 
 
 def test_output_table_file(tmp_path: Path) -> None:
@@ -217,7 +227,10 @@ def test_output_replaces_an_earlier_report(tmp_path: Path) -> None:
     target = write(out / "report.json", "an earlier report\n")
     result = invoke("run", config, "-f", "json", "-o", target, "-q")
     assert result.exit_code == 0
-    assert json.loads(target.read_text(encoding="utf-8"))["metrics"]["precision@1"] == 0.5
+    assert (
+        json.loads(target.read_text(encoding="utf-8"))["models"]["model"]["metrics"]["precision@1"]
+        == 0.5
+    )
     assert sorted(p.name for p in out.iterdir()) == ["report.json"]
 
 
@@ -231,7 +244,7 @@ def test_output_section_of_the_config(tmp_path: Path, monkeypatch: pytest.Monkey
     result = invoke("run", config)
     assert result.exit_code == 0
     report = json.loads((folder / "reports" / "latest.json").read_text(encoding="utf-8"))
-    assert report["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
+    assert report["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
     assert report["config"]["output"] == {"format": "json", "path": "reports/latest.json"}
     assert list(elsewhere.iterdir()) == []
 
@@ -239,7 +252,7 @@ def test_output_section_of_the_config(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_output_format_json_in_config_prints_json(tmp_path: Path) -> None:
     result = invoke("run", hand_case(tmp_path, output={"format": "json"}))
     assert result.exit_code == 0
-    assert json.loads(result.stdout)["metrics"]["precision@1"] == 0.5
+    assert json.loads(result.stdout)["models"]["model"]["metrics"]["precision@1"] == 0.5
 
 
 def test_command_line_overrides_the_output_section(tmp_path: Path) -> None:
@@ -308,13 +321,13 @@ def test_gate_written_with_an_alias(tmp_path: Path, gate: str, canonical: str) -
     report = run_json(config, expect=1)  # every value here is below 0.99
     [result] = report["gates"]["results"]
     assert result["metric"] == canonical
-    assert result["value"] == report["metrics"][canonical]
+    assert result["value"] == report["models"]["model"]["metrics"][canonical]
 
 
 def test_metric_written_with_an_alias_is_reported_by_its_name(tmp_path: Path) -> None:
     report = run_json(hand_case(tmp_path, metrics=["ap", "hr@1", "rprec"]))
-    assert list(report["metrics"]) == ["map", "hit_rate@1", "r_precision"]
-    assert report["metrics"]["map"] == pytest.approx(MAP_ALL)
+    assert list(report["models"]["model"]["metrics"]) == ["map", "hit_rate@1", "r_precision"]
+    assert report["models"]["model"]["metrics"]["map"] == pytest.approx(MAP_ALL)
 
 
 # --- other commands --------------------------------------------------------------------
@@ -356,11 +369,13 @@ def test_quickstart_config_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     report = run_json(QUICKSTART)
     assert report["gates"]["passed"] is True
     assert [g["metric"] for g in report["gates"]["results"]] == ["ndcg@10", "precision@5"]
-    assert report["metrics"]["ndcg@10(gain=exponential)"] > 0
-    assert len(report["metrics"]) == 6 * 3 + 2  # six metrics at 5, 10, 20; r_precision; one
-    assert report["users"]["evaluated"] == 200
-    assert report["users"]["only_in_predictions"] == 10
-    assert report["users"]["counted_as_zero"]["no_recommendations"] == 5
+    assert report["models"]["model"]["metrics"]["ndcg@10(gain=exponential)"] > 0
+    assert (
+        len(report["models"]["model"]["metrics"]) == 6 * 3 + 2
+    )  # six metrics at 5, 10, 20; r_precision; one
+    assert report["models"]["model"]["users"]["evaluated"] == 200
+    assert report["models"]["model"]["users"]["only_in_predictions"] == 10
+    assert report["models"]["model"]["users"]["counted_as_zero"]["no_recommendations"] == 5
     assert report["conventions"]["relevance_threshold"] == 4.0
     table = invoke("run", QUICKSTART)
     assert table.exit_code == 0
@@ -397,9 +412,11 @@ def test_sample_lists_file_gives_the_quickstart_numbers(tmp_path: Path) -> None:
         "lists.yaml",
     )
     scores, lists = run_json(by_score), run_json(by_list)
-    assert lists["inputs"]["predictions"]["layout"] == "items"
-    assert lists["metrics"] == pytest.approx(scores["metrics"], abs=1e-12)
-    assert lists["users"] == scores["users"]
+    assert lists["models"]["model"]["inputs"]["predictions"]["layout"] == "items"
+    assert lists["models"]["model"]["metrics"] == pytest.approx(
+        scores["models"]["model"]["metrics"], abs=1e-12
+    )
+    assert lists["models"]["model"]["users"] == scores["models"]["model"]["users"]
 
 
 # --- metric lists ----------------------------------------------------------------------
@@ -410,7 +427,7 @@ def test_cutoffs_shorthand_expands_metrics(tmp_path: Path) -> None:
         tmp_path, cutoffs=[1, 2], metrics=["precision", "ndcg", "r_precision", "map@all", "mrr@3"]
     )
     report = run_json(config)
-    assert list(report["metrics"]) == [
+    assert list(report["models"]["model"]["metrics"]) == [
         "precision@1",
         "precision@2",
         "ndcg@1",
@@ -428,7 +445,7 @@ def test_cutoffs_shorthand_expands_metrics(tmp_path: Path) -> None:
         "map": MAP_ALL,
         "mrr@3": (1 / 2 + 1) / 2,
     }
-    assert report["metrics"] == pytest.approx(expected, abs=1e-12)
+    assert report["models"]["model"]["metrics"] == pytest.approx(expected, abs=1e-12)
     assert report["config"]["metrics"] == list(expected)
 
 
@@ -450,7 +467,7 @@ def test_metric_mapping_entries(tmp_path: Path) -> None:
         },
     )
     report = run_json(config)
-    assert report["metrics"] == pytest.approx(
+    assert report["models"]["model"]["metrics"] == pytest.approx(
         {
             "ndcg@2": GRADED_NDCG_2,
             "ndcg@1(gain=exponential)": GRADED_NDCG_1_EXP,
@@ -460,7 +477,7 @@ def test_metric_mapping_entries(tmp_path: Path) -> None:
         },
         abs=1e-12,
     )
-    assert list(report["metrics"])[1] == "ndcg@1(gain=exponential)"
+    assert list(report["models"]["model"]["metrics"])[1] == "ndcg@1(gain=exponential)"
 
 
 def test_spec_string_with_parameters_equals_the_mapping(tmp_path: Path) -> None:
@@ -478,7 +495,9 @@ def test_spec_string_with_parameters_equals_the_mapping(tmp_path: Path) -> None:
         },
     )
     report = run_json(config)
-    assert report["metrics"] == pytest.approx({"ndcg@2(gain=exponential)": GRADED_NDCG_2_EXP})
+    assert report["models"]["model"]["metrics"] == pytest.approx(
+        {"ndcg@2(gain=exponential)": GRADED_NDCG_2_EXP}
+    )
 
 
 # --- layouts and ids -------------------------------------------------------------------
@@ -530,11 +549,11 @@ def test_prediction_layouts(
         },
     )
     report = run_json(config)
-    assert report["inputs"]["predictions"]["layout"] == layout
-    assert report["metrics"] == pytest.approx(
+    assert report["models"]["model"]["inputs"]["predictions"]["layout"] == layout
+    assert report["models"]["model"]["metrics"] == pytest.approx(
         {"precision@1": PRECISION_1, "ndcg@2": NDCG_2, "map": MAP_ALL}, abs=1e-12
     )
-    assert report["users"]["evaluated"] == 2
+    assert report["models"]["model"]["users"]["evaluated"] == 2
 
 
 GRADED_LISTS = pl.DataFrame(
@@ -609,10 +628,10 @@ def test_ground_truth_layouts(
         },
     )
     report = run_json(config)
-    assert report["inputs"]["ground_truth"]["layout"] == layout
-    assert report["inputs"]["ground_truth"]["rows"] == rows
-    assert report["metrics"]["precision@1"] == pytest.approx(0.5)
-    assert report["metrics"]["ndcg@2"] == pytest.approx(ndcg, abs=1e-12)
+    assert report["models"]["model"]["inputs"]["ground_truth"]["layout"] == layout
+    assert report["models"]["model"]["inputs"]["ground_truth"]["rows"] == rows
+    assert report["models"]["model"]["metrics"]["precision@1"] == pytest.approx(0.5)
+    assert report["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(ndcg, abs=1e-12)
 
 
 def test_integer_ids(tmp_path: Path) -> None:
@@ -631,7 +650,9 @@ def test_integer_ids(tmp_path: Path) -> None:
         },
     )
     report = run_json(config)
-    assert report["metrics"] == pytest.approx({"precision@1": PRECISION_1, "ndcg@2": NDCG_2})
+    assert report["models"]["model"]["metrics"] == pytest.approx(
+        {"precision@1": PRECISION_1, "ndcg@2": NDCG_2}
+    )
 
 
 def test_integer_ids_match_the_same_ids_written_as_text(tmp_path: Path) -> None:
@@ -649,8 +670,10 @@ def test_integer_ids_match_the_same_ids_written_as_text(tmp_path: Path) -> None:
         },
     )
     report = run_json(config)
-    assert report["users"]["in_both"] == 2
-    assert report["metrics"] == pytest.approx({"precision@1": PRECISION_1, "ndcg@2": NDCG_2})
+    assert report["models"]["model"]["users"]["in_both"] == 2
+    assert report["models"]["model"]["metrics"] == pytest.approx(
+        {"precision@1": PRECISION_1, "ndcg@2": NDCG_2}
+    )
 
 
 def test_string_ids_keep_leading_zeros(tmp_path: Path) -> None:
@@ -666,9 +689,9 @@ def test_string_ids_keep_leading_zeros(tmp_path: Path) -> None:
     )
     report = run_json(config)
     # "007" and "7" are different users: one hit, one user with no recommendation
-    assert report["users"]["in_ground_truth"] == 2
-    assert report["users"]["counted_as_zero"]["no_recommendations"] == 1
-    assert report["metrics"]["precision@1"] == pytest.approx(0.5)
+    assert report["models"]["model"]["users"]["in_ground_truth"] == 2
+    assert report["models"]["model"]["users"]["counted_as_zero"]["no_recommendations"] == 1
+    assert report["models"]["model"]["metrics"]["precision@1"] == pytest.approx(0.5)
 
 
 # --- users -----------------------------------------------------------------------------
@@ -686,7 +709,7 @@ def test_users_only_in_predictions_are_counted_not_evaluated(tmp_path: Path) -> 
         },
     )
     report = run_json(config)
-    assert report["users"] == {
+    assert report["models"]["model"]["users"] == {
         "in_ground_truth": 3,
         "in_predictions": 3,
         "in_both": 2,
@@ -696,10 +719,10 @@ def test_users_only_in_predictions_are_counted_not_evaluated(tmp_path: Path) -> 
         "only_in_predictions": 1,
     }
     # u4 counts 0 (no recommendation); u3 is not in the mean
-    assert report["metrics"] == pytest.approx(
+    assert report["models"]["model"]["metrics"] == pytest.approx(
         {"precision@1": (0 + 1 + 0) / 3, "ndcg@2": NDCG_2 * 2 / 3}, abs=1e-12
     )
-    assert report["inputs"]["predictions"]["rows"] == 7
+    assert report["models"]["model"]["inputs"]["predictions"]["rows"] == 7
     table = invoke("run", config).stdout
     assert (
         "users: 3 evaluated (1 with no recommendation, counted as 0); "
@@ -734,8 +757,10 @@ def test_conventions_are_echoed(tmp_path: Path) -> None:
     assert report["conventions"] == expected
     assert report["config"]["conventions"] == expected
     # threshold 2: u1 relevant {b}, u2 relevant {f}; both kept (users_without_relevant=zero)
-    assert report["metrics"]["precision@1"] == 0.0
-    assert report["metrics"]["ndcg@2"] == pytest.approx(GRADED_NDCG_2_EXP, abs=1e-12)
+    assert report["models"]["model"]["metrics"]["precision@1"] == 0.0
+    assert report["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(
+        GRADED_NDCG_2_EXP, abs=1e-12
+    )
     table = invoke("run", config).stdout
     assert "relevance_threshold=2.0, tie_break=item_asc" in table
     assert "gain=exponential" in table
@@ -756,9 +781,9 @@ def test_conventions_change_the_numbers(tmp_path: Path) -> None:
         },
     )
     report = run_json(config)
-    assert report["users"]["evaluated"] == 1
-    assert report["users"]["skipped"]["no_relevant"] == 1
-    assert report["metrics"] == pytest.approx({"precision@2": 0.5, "mrr": 0.5})
+    assert report["models"]["model"]["users"]["evaluated"] == 1
+    assert report["models"]["model"]["users"]["skipped"]["no_relevant"] == 1
+    assert report["models"]["model"]["metrics"] == pytest.approx({"precision@2": 0.5, "mrr": 0.5})
     assert math.isclose(report["conventions"]["relevance_threshold"], 3.0)
 
 

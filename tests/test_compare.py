@@ -75,8 +75,8 @@ def test_each_model_equals_its_own_run(tmp_path: Path) -> None:
     assert set(both["models"]) == {"popular", "model"}
     for name, file in (("popular", "popular_predictions.csv"), ("model", "predictions.csv")):
         alone = run_json(single(tmp_path, file))
-        assert both["models"][name]["metrics"] == alone["metrics"]
-        assert both["models"][name]["users"] == alone["users"]
+        assert both["models"][name]["metrics"] == alone["models"]["model"]["metrics"]
+        assert both["models"][name]["users"] == alone["models"]["model"]["users"]
     assert both["best"] == {m: ["model"] for m in METRICS}
     assert "metrics" not in both  # the several-model report nests them
 
@@ -130,7 +130,7 @@ def test_normal_intervals_match_the_formula(tmp_path: Path) -> None:
     for metric in METRICS:
         column = values.get_column(metric).drop_nulls().to_numpy()
         half = z * column.std(ddof=1) / np.sqrt(column.size)
-        low, high = report["confidence"]["intervals"][metric]
+        low, high = report["models"]["model"]["confidence"]["intervals"][metric]
         assert low == pytest.approx(column.mean() - half, abs=1e-12)
         assert high == pytest.approx(column.mean() + half, abs=1e-12)
 
@@ -139,21 +139,24 @@ def test_bootstrap_intervals_are_seeded_and_bracket_the_value(tmp_path: Path) ->
     config = single(tmp_path, "predictions.csv")
     first = run_json(config, "--ci")
     again = run_json(config, "--ci")
-    assert first["confidence"] == again["confidence"]
-    assert first["confidence"]["method"] == "bootstrap"
-    assert first["confidence"]["resamples"] == 1000
-    for metric, (low, high) in first["confidence"]["intervals"].items():
-        assert low < first["metrics"][metric] < high
+    assert first["models"]["model"]["confidence"] == again["models"]["model"]["confidence"]
+    assert first["models"]["model"]["confidence"]["method"] == "bootstrap"
+    assert first["models"]["model"]["confidence"]["resamples"] == 1000
+    for metric, (low, high) in first["models"]["model"]["confidence"]["intervals"].items():
+        assert low < first["models"]["model"]["metrics"][metric] < high
     other_seed = single(tmp_path, "predictions.csv", confidence={"seed": 99})
-    assert run_json(other_seed)["confidence"]["intervals"] != first["confidence"]["intervals"]
+    assert (
+        run_json(other_seed)["models"]["model"]["confidence"]["intervals"]
+        != first["models"]["model"]["confidence"]["intervals"]
+    )
 
 
 def test_table_shows_value_plus_minus_half_width(tmp_path: Path) -> None:
     config = single(tmp_path, "predictions.csv", confidence={"method": "normal"})
     report = run_json(config)
     result = invoke("run", config)
-    low, high = report["confidence"]["intervals"]["ndcg@10"]
-    expected = f"{report['metrics']['ndcg@10']:.4f} ± {(high - low) / 2:.4f}"
+    low, high = report["models"]["model"]["confidence"]["intervals"]["ndcg@10"]
+    expected = f"{report['models']['model']['metrics']['ndcg@10']:.4f} ± {(high - low) / 2:.4f}"
     assert expected in result.stdout
     assert "half-width of the 95% confidence interval (normal approximation)" in result.stdout
 
@@ -282,7 +285,7 @@ def test_baseline_report_instead_of_a_baseline_model(tmp_path: Path) -> None:
     gates = {"ndcg@10": {"no_significant_drop": True, "max_drop": 0.0}}
     new = single(tmp_path, "predictions.csv", name="new.yaml", gates=gates)
     report = run_json(new, "--baseline-report", saved)
-    old_values = json.loads(saved.read_text(encoding="utf-8"))["metrics"]
+    old_values = json.loads(saved.read_text(encoding="utf-8"))["models"]["model"]["metrics"]
     results = {r["metric"]: r for r in report["comparisons"]["results"]}
     assert report["comparisons"]["baseline_report"] == str(saved)
     frame = per_user(tmp_path, new, "--baseline-report", str(saved))

@@ -97,10 +97,10 @@ def test_values_and_deltas_equal_the_reports(tmp_path: Path) -> None:
     got = compare_json(a, b, c)
     assert got["baseline"] == "a"
     assert got["columns"] == ["a", "b", "c"]
-    base = load(a)["metrics"]
+    base = load(a)["models"]["model"]["metrics"]
     assert base == {"precision@1": PRECISION_1, "ndcg@2": pytest.approx(NDCG_2)}
     for name, path in (("b", b), ("c", c)):
-        for metric, value in load(path)["metrics"].items():
+        for metric, value in load(path)["models"]["model"]["metrics"].items():
             cell = got["metrics"][metric][name]
             assert cell["value"] == value
             assert cell["delta"] == pytest.approx(value - base[metric], abs=1e-15)
@@ -122,7 +122,7 @@ def test_values_and_deltas_equal_the_reports(tmp_path: Path) -> None:
 def test_the_table_shows_values_deltas_and_the_best(tmp_path: Path) -> None:
     a, b, c = (saved(tmp_path, "a"), saved(tmp_path, "b", BETTER), saved(tmp_path, "c", WORSE))
     table = compare(a, b, c).stdout
-    base, better, worse = (load(p)["metrics"] for p in (a, b, c))
+    base, better, worse = (load(p)["models"]["model"]["metrics"] for p in (a, b, c))
     for metric in base:
         cells = row(table, metric)
         assert cells[1] == f"{base[metric]:.4f}"
@@ -143,7 +143,7 @@ def test_the_table_shows_values_deltas_and_the_best(tmp_path: Path) -> None:
 
 def test_no_relative_change_against_a_zero_baseline(tmp_path: Path) -> None:
     zero, a = saved(tmp_path, "zero", WORSE), saved(tmp_path, "a")
-    assert load(zero)["metrics"]["precision@1"] == 0.0
+    assert load(zero)["models"]["model"]["metrics"]["precision@1"] == 0.0
     got = compare_json(zero, a)["metrics"]["precision@1"]["a"]
     assert got["delta"] == PRECISION_1
     assert got["relative_delta"] is None
@@ -168,7 +168,7 @@ def test_the_best_follows_the_metric_direction(tmp_path: Path) -> None:
         reports.append(folder / f"{name}.json")
         result = invoke("run", config, "-f", "json", "-o", reports[-1], "-q")
         assert result.exit_code == 0, result.stderr
-    close, far = (load(p)["metrics"]["mae"] for p in reports)
+    close, far = (load(p)["models"]["model"]["metrics"]["mae"] for p in reports)
     assert close < far
     got = compare_json(*reports)
     assert got["best"] == {"mae": ["close"]}
@@ -190,13 +190,13 @@ def test_ties_are_all_best(tmp_path: Path) -> None:
 
 def test_intervals_show_as_half_widths(tmp_path: Path) -> None:
     a, b = saved(tmp_path, "a", None, "--ci"), saved(tmp_path, "b", BETTER, "--ci")
-    intervals = load(b)["confidence"]["intervals"]
+    intervals = load(b)["models"]["model"]["confidence"]["intervals"]
     got = compare_json(a, b)["metrics"]
     for metric, (low, high) in intervals.items():
         assert (got[metric]["b"]["low"], got[metric]["b"]["high"]) == (low, high)
     table = compare(a, b).stdout
     low, high = intervals["ndcg@2"]
-    value = load(b)["metrics"]["ndcg@2"]
+    value = load(b)["models"]["model"]["metrics"]["ndcg@2"]
     assert row(table, "ndcg@2")[2].startswith(f"{value:.4f} ± {(high - low) / 2:.4f}*  +")
     assert "±: half-width of the confidence interval" in table
 
@@ -241,7 +241,11 @@ def test_missing_metrics_show_a_dash(tmp_path: Path, models_report: Path) -> Non
     assert got["best"]["map"] == []  # one value: nothing to mark
     table = compare(a, other).stdout
     assert row(table, "ndcg@2")[2] == "—"
-    assert row(table, "map") == ["map", "—", f"{load(other)['metrics']['map']:.4f}"]
+    assert row(table, "map") == [
+        "map",
+        "—",
+        f"{load(other)['models']['model']['metrics']['map']:.4f}",
+    ]
     assert row(compare(models_report, a).stdout, "precision@1")[1:3] == ["—", "—"]
 
 
@@ -262,7 +266,7 @@ def test_baseline_option(tmp_path: Path, models_report: Path) -> None:
     a, b = saved(tmp_path, "a"), saved(tmp_path, "b", BETTER)
     got = compare_json(a, b, "--baseline", "b")
     assert got["baseline"] == "b"
-    base, other = load(b)["metrics"], load(a)["metrics"]
+    base, other = load(b)["models"]["model"]["metrics"], load(a)["models"]["model"]["metrics"]
     for metric, value in other.items():
         assert got["metrics"][metric]["a"]["delta"] == pytest.approx(value - base[metric])
         assert got["metrics"][metric]["b"]["delta"] is None
@@ -319,21 +323,24 @@ def test_csv_is_long_and_unrounded(tmp_path: Path) -> None:
     assert list(rows[0]) == ["column", "metric", "value", "low", "high", "delta", "relative_delta"]
     by_key = {(r["column"], r["metric"]): r for r in rows}
     assert set(by_key) == {("a", "precision@1"), ("a", "ndcg@2"), ("b", "map")}
-    for metric, value in load(a)["metrics"].items():
+    for metric, value in load(a)["models"]["model"]["metrics"].items():
         line = by_key["a", metric]
         assert float(line["value"]) == value
-        low, high = load(a)["confidence"]["intervals"][metric]
+        low, high = load(a)["models"]["model"]["confidence"]["intervals"][metric]
         assert (float(line["low"]), float(line["high"])) == (low, high)
         assert line["delta"] == line["relative_delta"] == ""
-    assert float(by_key["b", "map"]["value"]) == load(b)["metrics"]["map"]
+    assert float(by_key["b", "map"]["value"]) == load(b)["models"]["model"]["metrics"]["map"]
     assert by_key["b", "map"]["low"] == by_key["b", "map"]["delta"] == ""
 
     c = saved(tmp_path, "c", BETTER)
     rows = list(csv.DictReader(io.StringIO(compare(a, c, "-f", "csv").stdout)))
     ndcg = next(r for r in rows if r["column"] == "c" and r["metric"] == "ndcg@2")
-    expected = load(c)["metrics"]["ndcg@2"] - load(a)["metrics"]["ndcg@2"]
+    expected = (
+        load(c)["models"]["model"]["metrics"]["ndcg@2"]
+        - load(a)["models"]["model"]["metrics"]["ndcg@2"]
+    )
     assert float(ndcg["delta"]) == pytest.approx(expected, abs=1e-15)
-    relative = expected / load(a)["metrics"]["ndcg@2"]
+    relative = expected / load(a)["models"]["model"]["metrics"]["ndcg@2"]
     assert float(ndcg["relative_delta"]) == pytest.approx(relative, abs=1e-15)
 
 
@@ -344,7 +351,10 @@ def test_markdown_has_a_row_per_metric(tmp_path: Path) -> None:
     assert "| metric | a | b |" in lines
     assert "|---|---:|---:|" in lines
     assert "| `precision@1` | 0.5000 | **1.0000** +0.5000 (+100.0%) |" in lines
-    base, better = load(a)["metrics"]["ndcg@2"], load(b)["metrics"]["ndcg@2"]
+    base, better = (
+        load(a)["models"]["model"]["metrics"]["ndcg@2"],
+        load(b)["models"]["model"]["metrics"]["ndcg@2"],
+    )
     delta = better - base
     assert (
         f"| `ndcg@2` | {base:.4f} | **{better:.4f}** {delta:+.4f} ({delta / base:+.1%}) |" in lines

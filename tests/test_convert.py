@@ -29,7 +29,7 @@ def evaluate(folder: Path, predictions: dict[str, object]) -> dict[str, float]:
     )
     result = invoke("run", config, "--format", "json")
     assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)["metrics"]
+    return json.loads(result.stdout)["models"]["model"]["metrics"]
 
 
 @pytest.mark.parametrize(

@@ -99,7 +99,7 @@ def test_python_example_with_files_gives_the_quickstart_numbers() -> None:
     namespace: dict[str, object] = {}
     exec(first + second, namespace)
     metrics = namespace["report"].metrics  # type: ignore[attr-defined]
-    ran = run_json(ROOT / "configs" / "quickstart.yaml", expect=0)["metrics"]
+    ran = run_json(ROOT / "configs" / "quickstart.yaml", expect=0)["models"]["model"]["metrics"]
     assert set(metrics) == {f"{m}@{k}" for m in ("ndcg", "precision") for k in (5, 10)}
     for name, value in metrics.items():
         assert value == ran[name], name

@@ -100,9 +100,9 @@ def exact(report: Report) -> dict[str, str]:
 
 
 def run(folder: Path, config: dict[str, Any], name: str) -> Report:
-    report = evaluate_config(load_config(write_config(folder, config, f"{name}.yaml")))
-    assert isinstance(report, Report)
-    return report
+    run = evaluate_config(load_config(write_config(folder, config, f"{name}.yaml")))
+    assert list(run.models) == ["model"]  # a one-file config: one model, named "model"
+    return run.models["model"]
 
 
 POLARS_ENGINES = {

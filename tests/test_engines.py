@@ -17,8 +17,8 @@ def test_streaming_equals_in_memory(config: str) -> None:
     path = ROOT / "configs" / f"{config}.yaml"
     in_memory = run_json(path, "--engine", "in_memory")
     streaming = run_json(path, "--engine", "streaming")
-    assert streaming["metrics"] == in_memory["metrics"]
-    assert streaming["users"] == in_memory["users"]
+    assert streaming["models"]["model"]["metrics"] == in_memory["models"]["model"]["metrics"]
+    assert streaming["models"]["model"]["users"] == in_memory["models"]["model"]["users"]
 
 
 def test_auto_streams_from_the_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,10 +73,10 @@ def test_partitions_agree_with_the_whole(
     }
     whole = run_json(write_config(tmp_path, config))
     split = run_json(write_config(tmp_path, {**config, "partitions": partitions}, "p.yaml"))
-    for name, value in whole["metrics"].items():
-        assert split["metrics"][name] == pytest.approx(value, abs=1e-12), name
-    assert split["users"] == whole["users"]
-    assert split["inputs"]["engine"]["partitions"] == partitions
+    for name, value in whole["models"]["model"]["metrics"].items():
+        assert split["models"]["model"]["metrics"][name] == pytest.approx(value, abs=1e-12), name
+    assert split["models"]["model"]["users"] == whole["models"]["model"]["users"]
+    assert split["models"]["model"]["inputs"]["engine"]["partitions"] == partitions
 
 
 def test_partitions_refuse_what_needs_every_user(tmp_path: Path) -> None:
@@ -104,8 +104,8 @@ def test_partitions_run_the_rating_metrics(tmp_path: Path) -> None:
     }
     whole = run_json(write_config(tmp_path, config, "w.yaml"))
     split = run_json(write_config(tmp_path, {**config, "partitions": 3}, "p.yaml"))
-    assert split["metrics"] == whole["metrics"]
-    assert split["pairs"] == whole["pairs"]
+    assert split["models"]["model"]["metrics"] == whole["models"]["model"]["metrics"]
+    assert split["models"]["model"]["pairs"] == whole["models"]["model"]["pairs"]
 
 
 def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -123,11 +123,12 @@ def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.Mon
         "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
         "metrics": ["ndcg@5", "precision@3"],
     }
-    report = evaluate_config(load_config(write_config(tmp_path, config)))
+    (report,) = evaluate_config(load_config(write_config(tmp_path, config))).models.values()
     assert isinstance(report, Report)
     assert report.inputs["engine"]["partitions"] == 3
     # a run that needs every per-user value (intervals) stays in one pass
-    with_ci = evaluate_config(load_config(write_config(tmp_path, {**config, "confidence": {}})))
+    ci_config = write_config(tmp_path, {**config, "confidence": {}})
+    (with_ci,) = evaluate_config(load_config(ci_config)).models.values()
     assert isinstance(with_ci, Report)
     assert "engine" not in with_ci.inputs
     assert with_ci.metrics == pytest.approx(report.metrics, abs=1e-12)
@@ -144,6 +145,6 @@ def test_partitions_with_catalog_log_and_baseline(tmp_path: Path) -> None:
     config.pop("gates")
     whole = run_json(write_config(tmp_path, config))
     split = run_json(write_config(tmp_path, {**config, "partitions": 4}, "p.yaml"))
-    for name, value in whole["metrics"].items():
-        assert split["metrics"][name] == pytest.approx(value, abs=1e-12), name
-    assert split["users"] == whole["users"]
+    for name, value in whole["models"]["model"]["metrics"].items():
+        assert split["models"]["model"]["metrics"][name] == pytest.approx(value, abs=1e-12), name
+    assert split["models"]["model"]["users"] == whole["models"]["model"]["users"]

@@ -132,8 +132,10 @@ def same_metrics(guessed: Path, hand: dict[str, Any], folder: Path) -> dict[str,
     """Run both configs; assert the metrics agree; the guessed config's report."""
     report = run_json(guessed)
     expected = run_json(write_config(folder, hand, "hand.yaml"))
-    assert report["metrics"] == expected["metrics"]
-    assert list(report["metrics"]) == [f"{m}@{k}" for m in METRICS for k in CUTOFFS]
+    assert report["models"]["model"]["metrics"] == expected["models"]["model"]["metrics"]
+    assert list(report["models"]["model"]["metrics"]) == [
+        f"{m}@{k}" for m in METRICS for k in CUTOFFS
+    ]
     return report
 
 
@@ -154,7 +156,7 @@ def test_guessed_config_runs_as_is(tmp_path: Path, layout: str, fmt: str) -> Non
         "metrics": list(METRICS),
     }
     report = same_metrics(config, hand, tmp_path)
-    assert report["inputs"]["predictions"]["layout"] == layout
+    assert report["models"]["model"]["inputs"]["predictions"]["layout"] == layout
 
 
 def test_sample_data(tmp_path: Path) -> None:
@@ -203,14 +205,14 @@ def test_a_ground_truth_of_lists_with_grades(tmp_path: Path, fmt: str) -> None:
         "metrics": list(METRICS),
     }
     report = same_metrics(config, hand, tmp_path)
-    assert report["inputs"]["ground_truth"]["layout"] == "items"
+    assert report["models"]["model"]["inputs"]["ground_truth"]["layout"] == "items"
 
 
 def test_sample_data_lists(tmp_path: Path) -> None:
     lists = SAMPLE / "predictions_lists.jsonl"
     config, _ = init(tmp_path, lists, SAMPLE / "ground_truth.parquet")
     assert columns(config)[0] == {"user": "user_id", "items": "items"}
-    assert run_json(config)["inputs"]["predictions"]["layout"] == "items"
+    assert run_json(config)["models"]["model"]["inputs"]["predictions"]["layout"] == "items"
 
 
 def test_stdout_config_paths_are_relative_to_the_working_folder(
@@ -226,7 +228,7 @@ def test_stdout_config_paths_are_relative_to_the_working_folder(
     assert "#   receval run CONFIG\n" in result.stdout
     assert "wrote" not in result.stderr
     assert result.stderr.startswith("predictions: in/p.csv (csv; score layout")
-    assert run_json(write_config(tmp_path, result.stdout, "c.yaml"))["metrics"]
+    assert run_json(write_config(tmp_path, result.stdout, "c.yaml"))["models"]["model"]["metrics"]
 
 
 def test_guesses_by_type_are_marked_to_check(tmp_path: Path) -> None:
@@ -244,7 +246,7 @@ def test_guesses_by_type_are_marked_to_check(tmp_path: Path) -> None:
     for column in "abcxyz":
         assert f"# CHECK: '{column}' is a guess for the" in text, column
         assert f"  check: '{column}' is a guess for the" in stderr, column
-    assert run_json(config)["metrics"]
+    assert run_json(config)["models"]["model"]["metrics"]
 
 
 def test_an_integer_column_from_1_is_taken_as_a_rank(tmp_path: Path) -> None:
@@ -256,7 +258,7 @@ def test_an_integer_column_from_1_is_taken_as_a_rank(tmp_path: Path) -> None:
     assert columns(config)[0] == {"user": "user", "item": "item", "rank": "n"}
     assert "'n' is a guess for the rank (integers from 1: 1 is the best;" in stderr
     assert "`score: n` if higher is better" in stderr
-    assert run_json(config)["inputs"]["predictions"]["layout"] == "rank"
+    assert run_json(config)["models"]["model"]["inputs"]["predictions"]["layout"] == "rank"
 
 
 def test_a_score_is_preferred_to_a_rank_and_the_rank_mentioned(tmp_path: Path) -> None:
@@ -286,7 +288,7 @@ def test_time_stamps_and_propensities(tmp_path: Path) -> None:
     expected = {"user": "user_id", "item": "item_id", "relevance": "click"}
     assert columns(config)[1] == {**expected, "propensity": "propensity"}
     assert "# relevance 0 or 1: an item is relevant when 1\n" in config.read_text("utf-8")
-    assert run_json(config)["metrics"]
+    assert run_json(config)["models"]["model"]["metrics"]
 
 
 def test_another_csv_separator_and_names_that_need_quotes(tmp_path: Path) -> None:
@@ -301,7 +303,7 @@ def test_another_csv_separator_and_names_that_need_quotes(tmp_path: Path) -> Non
         {"user": "user id", "item": "item:id", "score": "yes"},
         {"user": "user id", "item": "item:id", "relevance": "grade"},
     )
-    assert run_json(config)["metrics"]
+    assert run_json(config)["models"]["model"]["metrics"]
 
 
 @pytest.mark.parametrize("suffixes", [(".run", ".qrels"), (".txt", ".txt")])
@@ -499,7 +501,7 @@ def test_the_filled_template_loads_and_runs(tmp_path: Path) -> None:
     loaded = load_config(config)
     assert loaded.config.conventions == Conventions()
     assert [str(s) for s in loaded.specs] == [f"{m}@{k}" for m in METRICS for k in CUTOFFS]
-    assert run_json(config)["metrics"]
+    assert run_json(config)["models"]["model"]["metrics"]
 
 
 def _top_level_keys(text: str) -> set[str]:

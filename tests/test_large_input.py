@@ -96,7 +96,7 @@ def test_streaming_partitions_stay_within_a_small_memory_budget(tmp_path: Path) 
     assert code == 0, finished.stderr
     assert peak_kib / 1024 < BUDGET_MIB, f"peak RSS {peak_kib / 1024:.0f} MiB"
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["inputs"]["engine"]["partitions"] == 4
+    assert report["models"]["model"]["inputs"]["engine"]["partitions"] == 4
     expected = _expected(predictions, truth)
     for name, value in expected.items():
-        assert report["metrics"][name] == pytest.approx(value, abs=1e-12), name
+        assert report["models"]["model"]["metrics"][name] == pytest.approx(value, abs=1e-12), name

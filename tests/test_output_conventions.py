@@ -98,8 +98,10 @@ def test_run_dash_output_is_stdout(case: Path) -> None:
     done = run_process("run", "config.yaml", "--format", "json", "-o", "-", cwd=case)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert math.isclose(report["metrics"]["precision@1"], PRECISION_1, abs_tol=1e-15)
-    assert math.isclose(report["metrics"]["ndcg@2"], NDCG_2, abs_tol=1e-15)
+    assert math.isclose(
+        report["models"]["model"]["metrics"]["precision@1"], PRECISION_1, abs_tol=1e-15
+    )
+    assert math.isclose(report["models"]["model"]["metrics"]["ndcg@2"], NDCG_2, abs_tol=1e-15)
     assert done.stderr == b""
     assert files_in(case) == before  # no file named `-`, nothing else written
 
@@ -172,7 +174,10 @@ def test_unknown_output_extension_is_refused(case: Path, name: str) -> None:
 def test_unknown_extension_with_format(case: Path) -> None:
     done = run_process("run", "config.yaml", "-o", "report.yaml", "--format", "json", cwd=case)
     assert done.returncode == 0, done.stderr
-    assert json.loads((case / "report.yaml").read_text())["metrics"]["precision@1"] == 0.5
+    assert (
+        json.loads((case / "report.yaml").read_text())["models"]["model"]["metrics"]["precision@1"]
+        == 0.5
+    )
 
 
 def test_extension_contradicting_format_is_refused(case: Path) -> None:
@@ -346,7 +351,10 @@ def test_github_step_summary_recipe(case: Path) -> None:
     done = run_process("run", "config.yaml", *args, cwd=case)
     assert done.returncode == 0, done.stderr
     assert summary.read_text().startswith("earlier step\n## receval\n")
-    assert json.loads((case / "report.json").read_text())["metrics"]["precision@1"] == 0.5
+    assert (
+        json.loads((case / "report.json").read_text())["models"]["model"]["metrics"]["precision@1"]
+        == 0.5
+    )
 
 
 def test_github_annotations(case: Path) -> None:
@@ -378,7 +386,10 @@ def test_github_annotations_beside_a_json_report(case: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().splitlines()[-1].startswith("receval: 3 metrics, all 1 gates")
-    assert json.loads((case / "report.json").read_text())["metrics"]["precision@1"] == 0.5
+    assert (
+        json.loads((case / "report.json").read_text())["models"]["model"]["metrics"]["precision@1"]
+        == 0.5
+    )
     done = run_process("run", "config.yaml", "-f", "github", "-o", "annotations", cwd=case)
     assert done.returncode == 0, done.stderr
     assert (case / "annotations").read_text().startswith("receval: 3 metrics")
@@ -438,7 +449,7 @@ def test_help_shows_flags_without_a_type_and_dash_v_is_version(case: Path) -> No
     assert re.search(r"--output\s+-o\s+PATH", run_help)
     short = run_process("-V", cwd=case)
     assert short.returncode == 0
-    assert short.stdout == run_process("--version", cwd=case).stdout == b"receval 0.1.0\n"
+    assert short.stdout == run_process("--version", cwd=case).stdout == b"receval 0.2.0\n"
 
 
 # ------------------------------------------------------------------- quiet is not silent
@@ -505,7 +516,7 @@ def test_a_symlinked_output_replaces_its_target_and_stays_a_link(case: Path) -> 
     done = run_process("run", "config.yaml", "-o", "report.json", "-q", cwd=case)
     assert done.returncode == 0, done.stderr
     assert (case / "report.json").is_symlink()
-    assert json.loads(target.read_text())["metrics"]["precision@1"] == 0.5
+    assert json.loads(target.read_text())["models"]["model"]["metrics"]["precision@1"] == 0.5
     assert sorted(p.name for p in reports.iterdir()) == ["latest.json"]  # no temporary left
 
 
@@ -514,7 +525,9 @@ def test_an_existing_report_keeps_its_mode(case: Path) -> None:
     report.chmod(0o600)
     assert run_process("run", "config.yaml", "-o", "report.json", "-q", cwd=case).returncode == 0
     assert report.stat().st_mode & 0o777 == 0o600
-    assert json.loads(report.read_text())["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
+    assert json.loads(report.read_text())["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(
+        NDCG_2
+    )
 
 
 def test_a_fifo_is_written_through(case: Path) -> None:
@@ -529,7 +542,7 @@ def test_a_fifo_is_written_through(case: Path) -> None:
     done = run_process("run", "config.yaml", "-o", "pipe", "-f", "json", "-q", cwd=case)
     reader.join(timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(received[0])["metrics"]["precision@1"] == 0.5
+    assert json.loads(received[0])["models"]["model"]["metrics"]["precision@1"] == 0.5
     assert stat.S_ISFIFO(fifo.lstat().st_mode)  # still a FIFO, not a regular file
 
 

@@ -26,7 +26,7 @@ def test_off_a_terminal_only_the_report(tmp_path: Path) -> None:
     result = invoke("run", hand_case(tmp_path), "--format", "json")
     assert result.exit_code == 0
     assert result.stderr == ""
-    assert json.loads(result.stdout)["metrics"]["precision@1"] == 0.5
+    assert json.loads(result.stdout)["models"]["model"]["metrics"]["precision@1"] == 0.5
 
 
 def test_verbose_logs_each_stage_as_plain_lines(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_verbose_logs_each_stage_as_plain_lines(tmp_path: Path) -> None:
     ]
     assert all(re.fullmatch(r".+: done in \d+\.\d\d s", m) for m in done)
     assert f"wrote {out}" in messages
-    assert json.loads(out.read_text())["metrics"]["precision@1"] == 0.5
+    assert json.loads(out.read_text())["models"]["model"]["metrics"]["precision@1"] == 0.5
 
 
 def test_verbose_names_the_models_of_a_several_model_run(tmp_path: Path) -> None:

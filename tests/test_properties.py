@@ -240,7 +240,7 @@ def test_results_are_bit_identical_across_runs_and_row_orders(tmp_path: Path) ->
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         result = CliRunner().invoke(app, ["run", str(path), "--format", "json"])
         assert result.exit_code == 0, result.stderr
-        via_cli.append(json.loads(result.stdout)["metrics"])
+        via_cli.append(json.loads(result.stdout)["models"]["model"]["metrics"])
     assert via_cli == [first.metrics] * 3
 
 
@@ -365,7 +365,7 @@ def cli_metrics(folder: Path, predictions: str, layout: str, truth: str, data: d
     path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     result = CliRunner().invoke(app, ["run", str(path), "--format", "json"])
     assert result.exit_code == 0, (result.stdout, result.stderr)
-    return json.loads(result.stdout)["metrics"]
+    return json.loads(result.stdout)["models"]["model"]["metrics"]
 
 
 @settings(SETTINGS, max_examples=12, phases=NO_SHRINK)  # shrinking CLI runs takes minutes
@@ -443,7 +443,7 @@ def test_csv_list_column_with_one_integer_item_per_row(tmp_path: Path) -> None:
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         result = CliRunner().invoke(app, ["run", str(path), "--format", "json"])
         assert result.exit_code == 0, (name, result.stderr)
-        assert json.loads(result.stdout)["metrics"] == {"precision@1": 0.5}, name
+        assert json.loads(result.stdout)["models"]["model"]["metrics"] == {"precision@1": 0.5}, name
 
 
 LIST_METRICS = ["precision@3", "recall@3", "map@3", "ndcg@3", "idcg@3", "r_precision"]

@@ -161,9 +161,9 @@ def test_cli_reports_the_pairs_and_errors_cleanly(tmp_path: Path) -> None:
     result = invoke("run", write_config(tmp_path, config), "--format", "json")
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["metrics"]["rmse"] == 1.0
-    assert report["pairs"]["unrated"] == {"count": 1, "rule": "ignore"}
-    assert report["pairs"]["unpredicted"] == {"count": 1, "rule": "ignore"}
+    assert report["models"]["model"]["metrics"]["rmse"] == 1.0
+    assert report["models"]["model"]["pairs"]["unrated"] == {"count": 1, "rule": "ignore"}
+    assert report["models"]["model"]["pairs"]["unpredicted"] == {"count": 1, "rule": "ignore"}
     table = invoke("run", write_config(tmp_path, config)).stdout
     assert "rating pairs: 1 scored; 1 unrated (ignore), 1 unpredicted (ignore)" in table
 

@@ -85,7 +85,7 @@ def test_paths_are_relative_to_the_config_and_reported_resolved(
     monkeypatch.chdir(elsewhere)
     result = invoke("run", config, "--format", "json")
     assert result.exit_code == 0, result.stderr
-    inputs = json.loads(result.stdout)["inputs"]
+    inputs = json.loads(result.stdout)["models"]["model"]["inputs"]
     for role, name in (("predictions", "p.csv"), ("ground_truth", "t.csv")):
         reported = Path(inputs[role]["path"])
         assert reported.resolve() == (data / name).resolve()

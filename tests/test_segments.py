@@ -53,7 +53,7 @@ def test_segments_equal_filtering_the_input_first(tmp_path: Path) -> None:
         segment_by=["country", "tenure"],
     )
     report = run_json(segmented)
-    assert set(report["segments"]) == {
+    assert set(report["models"]["model"]["segments"]) == {
         "country=DE",
         "country=FR",
         "country=US",
@@ -63,7 +63,7 @@ def test_segments_equal_filtering_the_input_first(tmp_path: Path) -> None:
     }
     predictions = pl.read_csv(SAMPLE / "predictions.csv")
     truth = pl.read_parquet(SAMPLE / "ground_truth.parquet")
-    for name, segment in report["segments"].items():
+    for name, segment in report["models"]["model"]["segments"].items():
         attribute, value = name.split("=")
         column = table.get_column(attribute)
         if value == "(none)":  # every user without a value, in the truth or not
@@ -77,8 +77,8 @@ def test_segments_equal_filtering_the_input_first(tmp_path: Path) -> None:
         predictions.filter(inside).write_csv(p)
         truth.filter(inside).write_parquet(t)
         alone = run_json(config(tmp_path, p, t, f"{attribute}_{value}.yaml"))
-        assert segment["metrics"] == alone["metrics"], name
-        assert segment["users"] == alone["users"]["evaluated"]
+        assert segment["metrics"] == alone["models"]["model"]["metrics"], name
+        assert segment["users"] == alone["models"]["model"]["users"]["evaluated"]
 
 
 def test_segments_from_a_ground_truth_column(tmp_path: Path) -> None:
@@ -95,9 +95,12 @@ def test_segments_from_a_ground_truth_column(tmp_path: Path) -> None:
         segment_by=["group"],
     )
     report = run_json(path)
-    assert sorted(report["segments"]) == ["group=a", "group=b"]
-    users = report["segments"]["group=a"]["users"] + report["segments"]["group=b"]["users"]
-    assert users == report["users"]["evaluated"]
+    assert sorted(report["models"]["model"]["segments"]) == ["group=a", "group=b"]
+    users = (
+        report["models"]["model"]["segments"]["group=a"]["users"]
+        + report["models"]["model"]["segments"]["group=b"]["users"]
+    )
+    assert users == report["models"]["model"]["users"]["evaluated"]
 
 
 def test_a_gate_on_a_segment(tmp_path: Path) -> None:
@@ -110,7 +113,7 @@ def test_a_gate_on_a_segment(tmp_path: Path) -> None:
         tmp_path, SAMPLE / "predictions.csv", SAMPLE / "ground_truth.parquet", "c.yaml", **extra
     )
     report = run_json(base)
-    value = report["segments"]["country=FR"]["metrics"]["ndcg@10"]
+    value = report["models"]["model"]["segments"]["country=FR"]["metrics"]["ndcg@10"]
     for bound, expect in ((value - 0.01, 0), (value + 0.01, 1)):
         gates = {"ndcg@10": {"min": bound, "segment": "country=FR"}}
         path = config(

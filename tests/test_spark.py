@@ -44,8 +44,7 @@ def polars_and_spark(
     spark: Any, folder: Path, config: dict[str, Any], buckets: int = 7
 ) -> tuple[Report, Report]:
     path = write_config(folder, config)
-    in_memory = evaluate_config(load_config(path))
-    assert isinstance(in_memory, Report)
+    (in_memory,) = evaluate_config(load_config(path)).models.values()
     on_spark = evaluate_spark(load_config(path), spark, buckets=buckets)
     return in_memory, on_spark
 
@@ -130,9 +129,9 @@ def test_the_cli_runs_spark(tmp_path: Path, spark: Any) -> None:
     }
     report = run_json(write_config(tmp_path, config))
     plain = run_json(write_config(tmp_path, {**config, "engine": "in_memory"}, "plain.yaml"))
-    for name, value in plain["metrics"].items():
-        assert report["metrics"][name] == pytest.approx(value, abs=1e-12)
-    assert report["inputs"]["engine"]["name"] == "spark"
+    for name, value in plain["models"]["model"]["metrics"].items():
+        assert report["models"]["model"]["metrics"][name] == pytest.approx(value, abs=1e-12)
+    assert report["models"]["model"]["inputs"]["engine"]["name"] == "spark"
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def run_receval(tmp_path: Path, run: str, qrels: str, extra: dict[str, Any], spe
     }
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return evaluate(load_config(path))
+    return evaluate(load_config(path)).models["model"]  # a one-file config's model
 
 
 def printed(measure: str, value: float) -> str:

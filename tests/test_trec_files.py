@@ -63,14 +63,14 @@ def test_trec_files_give_the_hand_case(
             },
         )
     report = run_json(config)
-    assert report["metrics"]["precision@1"] == pytest.approx(PRECISION_1)
-    assert report["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
+    assert report["models"]["model"]["metrics"]["precision@1"] == pytest.approx(PRECISION_1)
+    assert report["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
     # counts are sums over users: 3 + 2 recommended, 1 + 2 relevant, 1 + 1 found
-    assert report["metrics"]["num_ret"] == 5
-    assert report["metrics"]["num_rel"] == 3
-    assert report["metrics"]["num_rel_ret"] == 2
-    assert report["inputs"]["predictions"]["format"] == "trec"
-    assert report["inputs"]["ground_truth"]["layout"] == "graded"
+    assert report["models"]["model"]["metrics"]["num_ret"] == 5
+    assert report["models"]["model"]["metrics"]["num_rel"] == 3
+    assert report["models"]["model"]["metrics"]["num_rel_ret"] == 2
+    assert report["models"]["model"]["inputs"]["predictions"]["format"] == "trec"
+    assert report["models"]["model"]["inputs"]["ground_truth"]["layout"] == "graded"
 
 
 def test_preset_on_the_command_line_and_overrides_beside_it(tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def test_preset_on_the_command_line_and_overrides_beside_it(tmp_path: Path) -> N
     assert report["conventions"]["ap_denominator"] == "relevant"  # from the preset
     assert report["conventions"]["max_depth"] == 1  # the config's own key wins
     # max_depth 1: u1 keeps a (miss), u2 keeps d (hit); P@2 = (0/2 + 1/2) / 2
-    assert report["metrics"]["precision@2"] == pytest.approx(0.25)
+    assert report["models"]["model"]["metrics"]["precision@2"] == pytest.approx(0.25)
 
 
 def test_preset_changes_which_users_count(tmp_path: Path) -> None:
@@ -99,12 +99,14 @@ def test_preset_changes_which_users_count(tmp_path: Path) -> None:
         },
     )
     default = run_json(config)  # u2 has no recommendation: counted as 0
-    assert default["metrics"]["ndcg@1"] == pytest.approx(0.5)
+    assert default["models"]["model"]["metrics"]["ndcg@1"] == pytest.approx(0.5)
     result = invoke("run", config, "--preset", "trec_eval", "--format", "json")
     assert result.exit_code == 0, result.stderr
     trec = json.loads(result.stdout)
-    assert trec["metrics"]["ndcg@1"] == 1.0  # trec_eval averages over users in both files
-    assert trec["users"]["skipped"]["no_recommendations"] == 1
+    assert (
+        trec["models"]["model"]["metrics"]["ndcg@1"] == 1.0
+    )  # trec_eval averages over users in both files
+    assert trec["models"]["model"]["users"]["skipped"]["no_recommendations"] == 1
 
 
 def test_unknown_preset(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def test_ids_that_never_match_warn_in_every_output(tmp_path: Path) -> None:
     result = invoke("run", config, "--format", "json")
     assert result.exit_code == 0
     report = json.loads(result.stdout)
-    block = report["unknown_items"]
+    block = report["models"]["model"]["unknown_items"]
     assert block == {
         "reference": "ground truth",
         "recommended": 20,
@@ -72,10 +72,12 @@ def test_the_share_is_over_the_lists_as_deep_as_the_metrics_look(tmp_path: Path)
     # each list holds 5 items; precision@2 looks at 2 of them; the truth knows the 1st ones
     _files(tmp_path, ["i0", "i5", "i10", "i15"])
     deep = json.loads(invoke("run", _config(tmp_path), "--format", "json").stdout)
-    assert deep["unknown_items"]["unknown"] == 16
-    assert deep["unknown_items"]["share"] == 16 / 20
+    assert deep["models"]["model"]["unknown_items"]["unknown"] == 16
+    assert deep["models"]["model"]["unknown_items"]["share"] == 16 / 20
     shallow = _config(tmp_path, metrics=["precision@2"])
-    block = json.loads(invoke("run", shallow, "--format", "json").stdout)["unknown_items"]
+    block = json.loads(invoke("run", shallow, "--format", "json").stdout)["models"]["model"][
+        "unknown_items"
+    ]
     assert (block["recommended"], block["unknown"], block["share"]) == (8, 4, 0.5)
 
 
@@ -101,9 +103,15 @@ def test_the_catalog_is_the_reference_when_given(tmp_path: Path) -> None:
     write(tmp_path / "catalog.csv", "item\n" + "".join(f"i{i}\n" for i in range(15)))
     config = _config(tmp_path, catalog={"path": "catalog.csv"})
     report = json.loads(invoke("run", config, "--format", "json").stdout)
-    assert report["unknown_items"]["reference"] == "catalog"
-    assert report["unknown_items"]["unknown"] == 5  # i15 .. i19
-    assert report["unknown_items"]["examples"] == ["i15", "i16", "i17", "i18", "i19"]
+    assert report["models"]["model"]["unknown_items"]["reference"] == "catalog"
+    assert report["models"]["model"]["unknown_items"]["unknown"] == 5  # i15 .. i19
+    assert report["models"]["model"]["unknown_items"]["examples"] == [
+        "i15",
+        "i16",
+        "i17",
+        "i18",
+        "i19",
+    ]
     assert report["warnings"] == []  # 25% unknown
 
 
@@ -127,7 +135,7 @@ def test_partitions_give_the_same_block(tmp_path: Path) -> None:
     one = json.loads(invoke("run", _config(tmp_path), "--format", "json").stdout)
     parts = _config(tmp_path, partitions=3, unknown_items={"warn": 0.5})
     split = json.loads(invoke("run", parts, "--format", "json").stdout)
-    assert split["unknown_items"] == one["unknown_items"]
+    assert split["models"]["model"]["unknown_items"] == one["models"]["model"]["unknown_items"]
     assert split["warnings"]
     assert split["warnings"][0].startswith("56 of the 60")
 

@@ -40,7 +40,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.console import shown
 from receval_cli.engines.choice import polars_engine
-from receval_cli.errors import InputError, UsageError, did_you_mean
+from receval_cli.errors import InputError, InternalError, UsageError, did_you_mean
 from receval_cli.escaping import printable
 from receval_cli.evaluation.assembly import evaluate_inputs
 from receval_cli.evaluation.plan import EVALUATED
@@ -54,7 +54,6 @@ from receval_cli.evaluation.prepare import (
 from receval_cli.inputs.optional import Sources, read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
-from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import format_value
 
 DEFAULT_USERS = 3
@@ -125,7 +124,9 @@ def inspect_config(
     report = evaluate_inputs(
         predictions, truth, specs, conventions, sources=sources, engine=engine, check_unknown=False
     )
-    per_user = per_user_values(report).drop("model").collect()
+    if report.per_user_rows is None:  # a single pass keeps them
+        raise InternalError("internal error: inspect's pass kept no per-user rows.")
+    per_user = report.per_user_rows.collect()
     if user is not None:
         chosen = [find_user(per_user, user, predictions, truth)]
     else:

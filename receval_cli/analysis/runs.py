@@ -1,9 +1,10 @@
 """Run a config: one model or several, intervals, comparisons with a baseline, gates.
 
-A config with one predictions file gives a Report (flat JSON); with `predictions.models`
-every model is evaluated against the same ground truth (each in its own pass, reading the
-ground truth and the optional inputs again: they are lazy scans) and the result is a
-ModelsReport, whose JSON nests `models.NAME.metrics`.
+Every run gives a RunReport: each model's Report under its name (a one-file config: the
+model named "model"), whose JSON nests `models.NAME.metrics` whatever the number of
+models. With `predictions.models` every model is evaluated against the same ground truth
+(each in its own pass, reading the ground truth and the optional inputs again: they are
+lazy scans).
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from receval_cli.engines.choice import auto_partitions, polars_engine
 from receval_cli.engines.partitions import check_partitionable, evaluate_partitioned
 from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import conclude, evaluate_inputs
+from receval_cli.evaluation.assembly import evaluate_inputs
 from receval_cli.evaluation.plan import resolved_config
 from receval_cli.inputs.optional import read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.report.data import ModelsReport, Report
+from receval_cli.report.data import Report, RunReport
 from receval_cli.report.saved import read_saved_report
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def evaluate_config(
     confidence: ConfidenceConfig | None = None,
     baseline_report: Path | None = None,
     per_user: bool = False,
-) -> Report | ModelsReport:
+) -> RunReport:
     """Evaluate every model of the config; intervals, comparisons and gates as configured.
     `per_user`: partitioned engines keep the per-user rows too (a single pass always does)."""
     started = time.perf_counter()
@@ -53,14 +54,16 @@ def evaluate_config(
         refuse_partitioned_extras(loaded, confidence, baseline_report)
         check_segment_gates(loaded, [])
         reject_relative_gates(loaded)
+        ((name, file),) = config.model_files().items()
         if config.engine == "spark":
             from receval_cli.engines.spark import DEFAULT_BUCKETS, evaluate_spark
 
             buckets = config.partitions if config.partitions > 1 else DEFAULT_BUCKETS
-            return evaluate_spark(loaded, buckets=buckets, per_user=per_user)
-        file = next(iter(config.model_files().values()))
-        engine = polars_engine(config.engine, [loaded.resolve_path(file.path)])
-        return evaluate_partitioned(loaded, config.partitions, engine, per_user)
+            report = evaluate_spark(loaded, buckets=buckets, per_user=per_user)
+        else:
+            engine = polars_engine(config.engine, [loaded.resolve_path(file.path)])
+            report = evaluate_partitioned(loaded, config.partitions, engine, per_user)
+        return _run_report(loaded, {name: report}, started)
     confidence = confidence or config.confidence
     comparing = config.several_models or baseline_report is not None
     if comparing and confidence is None:
@@ -82,10 +85,8 @@ def evaluate_config(
         reports[name] = dataclasses.replace(whole, attributes=attributes)
     check_segment_gates(loaded, segments)
     if not comparing:
-        (report,) = reports.values()
         reject_relative_gates(loaded)
-        report = conclude(report, loaded)
-        return dataclasses.replace(report, elapsed_seconds=time.perf_counter() - started)
+        return _run_report(loaded, reports, started)
     assert confidence is not None
     settings = config.comparison or ComparisonConfig()
     baseline, saved = None, None
@@ -101,18 +102,48 @@ def evaluate_config(
         name: dataclasses.replace(report, confidence=intervals[name])
         for name, report in reports.items()
     }
-    reports, gates = _gates(loaded, reports, baseline, comparisons)
-    return ModelsReport(
+    return _run_report(
+        loaded,
+        reports,
+        started,
+        Compared(baseline, comparisons, settings, baseline_report),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Compared:
+    """The models' comparison with the baseline (a model, or a saved report)."""
+
+    baseline: str | None
+    comparisons: list[Comparison]
+    settings: ComparisonConfig
+    baseline_report: Path | None
+
+
+def _run_report(
+    loaded: LoadedConfig,
+    reports: dict[str, Report],
+    started: float,
+    compared: Compared | None = None,
+) -> RunReport:
+    """The run's report, whatever the engine and the number of models: every gate (in
+    one place: _gates), the best model(s) per metric, the resolved config."""
+    reports, gates = _gates(loaded, reports, compared)
+    return RunReport(
         models=reports,
-        baseline=baseline,
-        comparisons=comparisons,
-        comparison=settings.model_dump(exclude={"baseline"}),
         gates=gates,
         config=resolved_config(loaded),
-        conventions=config.conventions.model_dump(),
-        elapsed_seconds=time.perf_counter() - started,
-        baseline_report=str(baseline_report) if baseline_report is not None else None,
+        conventions=loaded.config.conventions.model_dump(),
         best=_best(reports),
+        baseline=None if compared is None else compared.baseline,
+        comparisons=[] if compared is None else compared.comparisons,
+        comparison=None if compared is None else compared.settings.model_dump(exclude={"baseline"}),
+        baseline_report=(
+            None
+            if compared is None or compared.baseline_report is None
+            else str(compared.baseline_report)
+        ),
+        elapsed_seconds=time.perf_counter() - started,
     )
 
 
@@ -232,21 +263,24 @@ def reject_relative_gates(loaded: LoadedConfig) -> None:
 
 
 def _gates(
-    loaded: LoadedConfig,
-    reports: dict[str, Report],
-    baseline: str | None,
-    comparisons: list[Comparison],
+    loaded: LoadedConfig, reports: dict[str, Report], compared: Compared | None
 ) -> tuple[dict[str, Report], list[GateResult]]:
-    """The models' reports with their unknown-items warnings, and every gate for every
-    model but the baseline (the reference, not under test), or for the one model a gate
-    names."""
-    found = {(c.model, c.metric): c for c in comparisons}
+    """The models' reports with their unknown-items warnings, and every gate: for one
+    model compared with nothing, its bounds; with a comparison, every gate for every model
+    but the baseline (the reference, not under test), or for the one model a gate names.
+    Warnings and gates name their model only when there is a comparison."""
+    found = {} if compared is None else {(c.model, c.metric): c for c in compared.comparisons}
+    baseline = None if compared is None else compared.baseline
     results: list[GateResult] = []
     warned = {}
-    for model, report in reports.items():
+    for name, report in reports.items():
+        model = None if compared is None else name
         report, unknown_gate = unknown_items.checked(report, loaded.config.unknown_items, model)
-        warned[model] = report
+        warned[name] = report
         results += unknown_gate
+        if model is None:
+            results += check_gates(loaded.gates, report.metrics, segments=report.segments)
+            continue
         named = {m: g for m, g in loaded.gates.items() if g.model == model}
         if model == baseline:
             results += check_gates(named, report.metrics, model, report.segments)
@@ -282,12 +316,12 @@ def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
 
 
 def read_baseline_report(path: Path, model: str | None) -> dict[str, float]:
-    """The metric values of a saved JSON report (a model's, for a several-model report:
-    `model`, else the report's own baseline, else its first model)."""
+    """The metric values of a saved JSON report (its one model's; of a several-model
+    report: `model`, else the report's own baseline, else its first model)."""
     saved = read_saved_report(path, "baseline report")
     blocks = saved.blocks()
-    if saved.models is None:
-        return dict(blocks["model"].metrics)
+    if len(blocks) == 1:
+        return dict(next(iter(blocks.values())).metrics)
     chosen = model or saved.baseline or next(iter(blocks))
     if chosen not in blocks:
         raise InputError(

@@ -21,7 +21,6 @@ the lists and rows already in memory.
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -300,7 +299,6 @@ def _segment_report(
         conventions,
         shared.sources,
         None,
-        time.perf_counter(),
         universe=shared.universe,
     )
     global_specs = shared.scoped("global")

@@ -155,7 +155,7 @@ def _check_model(
         extra=tuple(extra),
         reference=reference[1],
     )
-    run = Run(predictions, truth, loaded.specs, conventions, sources, reference, 0.0)
+    run = Run(predictions, truth, loaded.specs, conventions, sources, reference)
     raise_checks(partial, run, universe)
     known, grades, *found = partial.extra
     per_user = partial.values

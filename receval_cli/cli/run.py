@@ -20,6 +20,7 @@ from receval_cli.errors import (
     UsageError,
 )
 from receval_cli.inputs.change_watch import input_files, watching
+from receval_cli.report.data import RunReport
 from receval_cli.report.destinations import (
     REPORT_EXTENSIONS,
     TABLE_EXTENSIONS,
@@ -30,7 +31,7 @@ from receval_cli.report.destinations import (
     is_stdout,
 )
 from receval_cli.report.per_user_table import per_user_values
-from receval_cli.report.render import Result, render, table
+from receval_cli.report.render import render, table
 from receval_cli.report.writing import (
     Content,
     check_destination,
@@ -160,7 +161,7 @@ def _run(
     ci: bool,
     engine: Engine | None,
     baseline_report: Path | None,
-) -> tuple[Result, bool]:
+) -> tuple[RunReport, bool]:
     """Evaluate, write the outputs (files, then standard output); return the report and
     whether the table is still to be shown on stdout."""
     with console.stage("config"):

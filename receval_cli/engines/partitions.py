@@ -11,7 +11,6 @@ Parquet file, and the table is written sorted by user, as a single pass writes i
 from __future__ import annotations
 
 import dataclasses
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,10 @@ from receval_cli.evaluation.assembly import (
     PerUserSpool,
     Run,
     bucket_partial,
-    conclude,
     finish,
     merge,
 )
-from receval_cli.evaluation.plan import metric_exprs, resolved_config
+from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.metrics import lookup
@@ -70,7 +68,6 @@ def evaluate_partitioned(
 ) -> Report:
     """A polars engine over `partitions` hash buckets of the users, one after the other;
     `per_user` keeps the per-user rows (in temporary files)."""
-    started = time.perf_counter()
     check_partitionable(loaded, f"partitions: {partitions}", side_inputs=True)
     config = loaded.config
     conventions = config.conventions
@@ -110,13 +107,11 @@ def evaluate_partitioned(
         conventions,
         sources,
         unknown_items.reference_of(truth, sources) if check else None,
-        started,
         engine={"name": str(engine), "partitions": partitions},
-        config=resolved_config(loaded),
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
     )
-    return conclude(finish(merge(partials), run), loaded)
+    return finish(merge(partials), run)
 
 
 def describe_only(role: str, path: str, layout: str, columns: dict[str, str]) -> Input:

@@ -17,7 +17,6 @@ metrics run on Spark; click (logged) metrics do not yet.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,11 +34,10 @@ from receval_cli.evaluation.assembly import (
     PerUserSpool,
     Run,
     bucket_partial,
-    conclude,
     finish,
     merge,
 )
-from receval_cli.evaluation.plan import metric_exprs, resolved_config
+from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input
@@ -299,7 +297,6 @@ def evaluate_spark(
     """Evaluate a one-model config on Spark: the Report a polars engine gives, bit for bit
     (`per_user` keeps the per-user rows, streamed bucket by bucket to temporary files on
     the driver; the raw per-user values of intervals and comparisons are not kept)."""
-    started = time.perf_counter()
     config = loaded.config
     conventions = config.conventions
     refuse_file_order(conventions)
@@ -346,13 +343,11 @@ def evaluate_spark(
         conventions,
         driver_sources,
         reference,
-        started,
         engine={"name": "spark", "buckets": buckets, "spark": session.version},
-        config=resolved_config(loaded),
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
     )
-    return conclude(finish(merged, run), loaded)
+    return finish(merged, run)
 
 
 def _run_buckets(

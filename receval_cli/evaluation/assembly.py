@@ -18,17 +18,14 @@ import importlib
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from receval_cli.analysis.gates import check_gates
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.clicks import logged_metrics
@@ -54,7 +51,6 @@ from receval_cli.evaluation.plan import (
     metric_exprs,
     metric_users,
     per_user_frame,
-    resolved_config,
     with_universe,
 )
 from receval_cli.evaluation.rating import (
@@ -412,9 +408,7 @@ class Run:
     conventions: Conventions
     sources: Sources
     reference: tuple[str, pl.LazyFrame] | None  # None: the unknown-items check is off
-    started: float
     engine: dict[str, Any] | None = None  # the report's inputs.engine, for partitioned runs
-    config: dict[str, Any] | None = None  # the report's config block (default: the metrics)
     per_user_rows: pl.LazyFrame | None = None  # the buckets' per-user rows, when spooled
     spool: PerUserSpool | None = None  # the files per_user_rows reads (kept with the Report)
     extra_metrics: dict[str, float] = field(default_factory=dict)  # click metrics
@@ -509,11 +503,9 @@ def finish(merged: Partial, run: Run) -> Report:
     names = [str(s) for s in user_specs]
     return Report(
         metrics=metrics,
-        config=run.config if run.config is not None else {"metrics": names},
         conventions=conventions.model_dump(),
         inputs=inputs,
         users=users,
-        elapsed_seconds=time.perf_counter() - run.started,
         per_user=None if merged.values is None else merged.values.select("user", "status", *names),
         counted=merged.counted,
         per_user_rows=_per_user_rows(merged, run, user_specs),
@@ -538,14 +530,6 @@ def _per_user_rows(
     if merged.values is not None and merged.counted is not None:
         return per_user_rows(merged.values.lazy(), merged.counted.lazy(), user_specs)
     return None
-
-
-def conclude(report: Report, loaded: LoadedConfig) -> Report:
-    """A one-model run's gates (with the unknown-items warning and gate) and its resolved
-    config, whatever engine computed the Report."""
-    report, unknown_gate = unknown_items.checked(report, loaded.config.unknown_items)
-    gates = check_gates(loaded.gates, report.metrics, segments=report.segments)
-    return replace(report, gates=gates + unknown_gate, config=resolved_config(loaded))
 
 
 def _row_count(merged: Partial, role: str) -> dict[str, int]:
@@ -645,7 +629,6 @@ def evaluate_inputs(
     `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto");
     `check_unknown` counts the recommended items the reference lacks (evaluation/unknown_items.py).
     """
-    started = time.perf_counter()
     sources = sources or Sources()
     align_ids(predictions, truth, *sources.given())
     check_sources(sources, conventions.duplicates)
@@ -662,7 +645,7 @@ def evaluate_inputs(
         "all",
         reference=None if reference is None else reference[1],
     )
-    run = Run(predictions, truth, specs, conventions, sources, reference, started)
+    run = Run(predictions, truth, specs, conventions, sources, reference)
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
     if logged_specs:  # the checks first, as when there is none of them
         raise_checks(partial, run, run.items_universe())

@@ -1,4 +1,5 @@
-"""The Report and the ModelsReport: results as data (and their JSON form).
+"""The Report (one model's results) and the RunReport (a run's): results as data, and
+their JSON form.
 
 Values are never rounded in the Report; only the table rounds, when printing.
 """
@@ -19,13 +20,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Report:
+    """One model's results: its metrics, users, inputs and per-user values. A run's report
+    (RunReport) holds one or several of them, with what is run-wide (gates, warnings,
+    conventions, the resolved config); `receval_cli.evaluate` returns one directly."""
+
     metrics: dict[str, float]
-    config: dict[str, Any]
     conventions: dict[str, Any]
     inputs: dict[str, dict[str, Any]]
     users: dict[str, Any]
-    gates: list[GateResult] = field(default_factory=list)
-    elapsed_seconds: float = 0.0
     per_user: pl.DataFrame | None = field(default=None, repr=False)
     # per user and per-user metric: True when the user is in that metric's mean
     counted: pl.DataFrame | None = field(default=None, repr=False)
@@ -48,34 +50,20 @@ class Report:
     # the recommended items the catalog (or log, or ground truth) lacks: evaluation/unknown_items.py
     unknown_items: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
-    version: str = __version__
-
-    @property
-    def passed(self) -> bool:
-        return all(g.passed for g in self.gates)
 
     def to_dict(self) -> dict[str, Any]:
+        """The model's block of the JSON report (`models.NAME`)."""
+        blocks = {"pairs": self.pairs, "logged": self.logged, "items": self.items}
+        blocks["unknown_items"] = self.unknown_items
         return {
-            "receval_version": self.version,
             "metrics": self.metrics,
-            "gates": {
-                "passed": self.passed,
-                "results": [g.to_dict() for g in self.gates],
-            },
             **({"confidence": self.confidence} if self.confidence is not None else {}),
             "users": self.users,
-            **({"pairs": self.pairs} if self.pairs is not None else {}),
-            **({"logged": self.logged} if self.logged is not None else {}),
-            **({"items": self.items} if self.items is not None else {}),
-            **({"unknown_items": self.unknown_items} if self.unknown_items is not None else {}),
-            "warnings": self.warnings,
+            **{key: block for key, block in blocks.items() if block is not None},
             **(
                 {"segments": self.segments_dict()} if self.segments or self.segments_skipped else {}
             ),
-            "conventions": self.conventions,
             "inputs": self.inputs,
-            "config": self.config,
-            "elapsed_seconds": self.elapsed_seconds,
         }
 
     def segments_dict(self) -> dict[str, Any]:
@@ -90,42 +78,43 @@ class Report:
         return found
 
 
-# a model's report keys that the several-model report states once, for the whole run
-_RUN_WIDE = ("receval_version", "gates", "warnings", "conventions", "config", "elapsed_seconds")
-
-
 @dataclass(frozen=True)
-class ModelsReport:
-    """Several models' Reports, their comparisons with the baseline, and the gates."""
+class RunReport:
+    """A run's report, whatever the number of models: each model's Report (one config
+    file: the model named "model"), the best model(s) per metric, the comparisons with the
+    baseline when there are any, the gates, and what is run-wide. Its JSON has one shape:
+    `models.NAME.metrics` and so on for every model (README, "Reports and exit codes")."""
 
     models: dict[str, Report]
-    baseline: str | None
-    comparisons: list[Comparison]
-    comparison: dict[str, Any] | None  # the comparison settings (test, correction, ...)
     gates: list[GateResult]
     config: dict[str, Any]
     conventions: dict[str, Any]
-    elapsed_seconds: float = 0.0
-    baseline_report: str | None = None  # the saved report compared with, if any
-    version: str = __version__
     best: dict[str, list[str]] = field(default_factory=dict)
+    baseline: str | None = None
+    comparisons: list[Comparison] = field(default_factory=list)
+    comparison: dict[str, Any] | None = None  # the comparison settings (test, correction, ...)
+    baseline_report: str | None = None  # the saved report compared with, if any
+    elapsed_seconds: float = 0.0
+    version: str = __version__
 
     @property
     def passed(self) -> bool:
         return all(g.passed for g in self.gates)
 
     @property
+    def alone(self) -> Report | None:
+        """The one model's Report when the run evaluates one model and compares it with
+        nothing (shown as a single metric/value table), else None."""
+        if len(self.models) == 1 and self.comparison is None:
+            return next(iter(self.models.values()))
+        return None
+
+    @property
     def warnings(self) -> list[str]:
-        """Every model's warnings (each names its model)."""
+        """Every model's warnings (with several models, each names its model)."""
         return [w for report in self.models.values() for w in report.warnings]
 
     def to_dict(self) -> dict[str, Any]:
-        models = {}
-        for name, report in self.models.items():
-            data = report.to_dict()
-            for key in _RUN_WIDE:
-                data.pop(key, None)
-            models[name] = data
         comparisons = None
         if self.comparison is not None:
             comparisons = {
@@ -136,7 +125,7 @@ class ModelsReport:
             }
         return {
             "receval_version": self.version,
-            "models": models,
+            "models": {name: report.to_dict() for name, report in self.models.items()},
             "best": self.best,
             **({"comparisons": comparisons} if comparisons is not None else {}),
             "gates": {"passed": self.passed, "results": [g.to_dict() for g in self.gates]},

@@ -1,4 +1,4 @@
-"""`--format html`: one self-contained page for a Report or a ModelsReport.
+"""`--format html`: one self-contained page for a run's report (one model or several).
 
 Inline CSS, figures as inline SVG (plots.py), no script, and a Content-Security-Policy
 that forbids every fetch: the page shows the same offline, in a CI artefact or an email.
@@ -21,17 +21,16 @@ from receval_cli.evaluation.plan import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of
 from receval_cli.report import plots
-from receval_cli.report.data import ModelsReport, Report
+from receval_cli.report.data import Report, RunReport
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import confidence_line, gate_requirement, users_line
 
-Result = Report | ModelsReport
 _MARKS = {"win": " ▲", "loss": " ▼"}
 _NONE = "&ndash;"  # a value not computed
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 
-def render_html(result: Result) -> str:
+def render_html(result: RunReport) -> str:
     """The whole page, as text."""
     page = _Page(result)
     sections = [
@@ -71,14 +70,14 @@ def render_html(result: Result) -> str:
 class _Page:
     """The page's parts; counts the figures so that each one's SVG ids are its own."""
 
-    def __init__(self, result: Result) -> None:
+    def __init__(self, result: RunReport) -> None:
         self.result = result
-        self.models = {"model": result} if isinstance(result, Report) else result.models
-        self.several = isinstance(result, ModelsReport)
+        self.models = result.models
+        self.several = result.alone is None  # a column (and a name) per model
         self.first = next(iter(self.models.values()))
         self.figures = 0
         self.title = "receval report"
-        if isinstance(result, ModelsReport):
+        if self.several:
             self.title += f": {len(self.models)} models"
 
     def _figure(self, kind: str, name: str, svg: str, caption: str) -> str:
@@ -101,7 +100,7 @@ class _Page:
         else:
             text, kind = f"passed: all {len(gates)} gates passed", "pass"
         about = f"receval {self.result.version}"
-        if isinstance(self.result, ModelsReport):
+        if self.several:
             names = ", ".join(self.result.models)
             about += f"; models {names}"
             if self.result.baseline is not None:
@@ -120,11 +119,8 @@ class _Page:
         gates: dict[str, list[GateResult]] = {}
         for gate in self.result.gates:
             gates.setdefault(gate.metric, []).append(gate)
-        found = {}
-        best: dict[str, list[str]] = {}
-        if isinstance(self.result, ModelsReport):
-            found = {(c.model, c.metric): c for c in self.result.comparisons}
-            best = self.result.best
+        found = {(c.model, c.metric): c for c in self.result.comparisons}
+        best = self.result.best
         names = list(self.models)
         head = "<th>metric</th>" + "".join(
             f"<th>{escape(n)}</th>" if self.several else "<th>value</th>" for n in names
@@ -159,7 +155,7 @@ class _Page:
             notes.append("* and bold: the best value of the metric.")
         if self.first.confidence is not None:
             notes.append("In brackets: the confidence interval (see below).")
-        if isinstance(self.result, ModelsReport) and self.result.comparison is not None:
+        if self.result.comparison is not None:
             notes.append("Signed: the difference from the baseline; ▲/▼ a significant win/loss.")
         note = f'<p class="note">{escape(" ".join(notes))}</p>\n' if notes else ""
         return _table(head, rows) + note
@@ -217,7 +213,7 @@ class _Page:
             line = confidence_line(self.first.confidence).removeprefix("±: half-width of the ")
             parts.append(f"<p>{escape('In brackets: the ' + line)}</p>\n")
         result = self.result
-        if not isinstance(result, ModelsReport) or result.comparison is None:
+        if result.comparison is None:
             return "".join(parts)
         c = result.comparison
         against = result.baseline or result.baseline_report or "the baseline"

@@ -6,15 +6,14 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.errors import InternalError
-from receval_cli.report.data import ModelsReport, Report
+from receval_cli.report.data import RunReport
 
 
-def per_user_values(result: Report | ModelsReport) -> pl.LazyFrame:
+def per_user_values(result: RunReport) -> pl.LazyFrame:
     """Every model's per-user table (user, status, one column per per-user metric, null
     where the user is not in that metric's mean), with the model's name first."""
-    models = {"model": result} if isinstance(result, Report) else result.models
     frames = []
-    for name, report in models.items():
+    for name, report in result.models.items():
         if report.per_user_rows is None:
             raise InternalError(f"internal error: model {name} kept no per-user rows.")
         frame = report.per_user_rows.select(pl.lit(name).alias("model"), pl.all())

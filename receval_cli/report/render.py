@@ -1,4 +1,4 @@
-"""Render a run's result in any output format: a Report (one model) or a ModelsReport.
+"""Render a run's report (a RunReport, one model or several) in any output format.
 
 table   rich table (terminal, or plain text in a file)
 json    every number, never rounded
@@ -30,7 +30,7 @@ from receval_cli.escaping import (
     markdown_text,
     xml_text,
 )
-from receval_cli.report.data import ModelsReport, Report
+from receval_cli.report.data import RunReport
 from receval_cli.report.table import (
     confidence_line,
     footer,
@@ -41,23 +41,24 @@ from receval_cli.report.table import (
     users_line,
 )
 
-Result = Report | ModelsReport
 _MARKS = {"win": " ▲", "loss": " ▼"}
 
 
-def render_json(result: Result) -> str:
+def render_json(result: RunReport) -> str:
     return json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n"
 
 
-def table(result: Result) -> RenderableType:
-    return render_table(result) if isinstance(result, Report) else models_table(result)
+def table(result: RunReport) -> RenderableType:
+    """One model compared with nothing: its metric/value table; else the models side by
+    side."""
+    return render_table(result) if result.alone is not None else models_table(result)
 
 
-def render_text(result: Result, width: int) -> str:
+def render_text(result: RunReport, width: int) -> str:
     return plain_text(table(result), width)
 
 
-def render(result: Result, fmt: str, width: int = 100) -> str:
+def render(result: RunReport, fmt: str, width: int = 100) -> str:
     """The result in `fmt`, as text."""
     if fmt == "json":
         return render_json(result)
@@ -76,7 +77,7 @@ def render(result: Result, fmt: str, width: int = 100) -> str:
     return render_text(result, width)
 
 
-def models_table(result: ModelsReport) -> RenderableType:
+def models_table(result: RunReport) -> RenderableType:
     """Models side by side: the best value of each metric in bold with *, each model's
     difference from the baseline with ▲ / ▼ for a significant win / loss."""
     names = list(result.models)
@@ -133,14 +134,11 @@ def models_table(result: ModelsReport) -> RenderableType:
     return Group(*parts)
 
 
-def _rows(result: Result) -> list[dict[str, object]]:
+def _rows(result: RunReport) -> list[dict[str, object]]:
     """One row per (model, metric): value, interval, and the comparison when there is one."""
-    models = {"model": result} if isinstance(result, Report) else result.models
-    found = (
-        {} if isinstance(result, Report) else {(c.model, c.metric): c for c in result.comparisons}
-    )
+    found = {(c.model, c.metric): c for c in result.comparisons}
     rows: list[dict[str, object]] = []
-    for name, report in models.items():
+    for name, report in result.models.items():
         intervals = (report.confidence or {}).get("intervals", {})
         for metric, value in report.metrics.items():
             low, high = intervals.get(metric, (None, None))
@@ -156,7 +154,7 @@ def _rows(result: Result) -> list[dict[str, object]]:
     return rows
 
 
-def render_csv(result: Result) -> str:
+def render_csv(result: RunReport) -> str:
     """One line per (model, metric): model, metric, value, low, high, difference,
     p_adjusted, verdict (empty where not computed). Values unrounded."""
     buffer = io.StringIO()
@@ -170,7 +168,7 @@ def render_csv(result: Result) -> str:
 _CSV_FIELDS = ("model", "metric", "value", "low", "high", "difference", "p_adjusted", "verdict")
 
 
-def render_markdown(result: Result) -> str:
+def render_markdown(result: RunReport) -> str:
     """A GitHub-flavoured summary (fits $GITHUB_STEP_SUMMARY): verdict, table, failures."""
     failed = [g for g in result.gates if not g.passed]
     lines = ["## receval", ""]
@@ -181,13 +179,14 @@ def render_markdown(result: Result) -> str:
             else f"✅ all {len(result.gates)} gates passed"
         )
         lines += [verdict, ""]
-    if isinstance(result, Report):
-        intervals = (result.confidence or {}).get("intervals", {})
+    alone = result.alone
+    if alone is not None:
+        intervals = (alone.confidence or {}).get("intervals", {})
         lines += ["| metric | value |", "|---|---:|"]
-        for metric, value in result.metrics.items():
+        for metric, value in alone.metrics.items():
             shown_value = format_value(value, intervals.get(metric))
             lines.append(f"| {markdown_code(metric)} | {shown_value} |")
-        lines += ["", f"Users: {users_line(result.users).removeprefix('users: ')}."]
+        lines += ["", f"Users: {users_line(alone.users).removeprefix('users: ')}."]
     else:
         names = list(result.models)
         header = " | ".join(markdown_text(n) for n in names)
@@ -224,7 +223,7 @@ def render_markdown(result: Result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_junit(result: Result) -> str:
+def render_junit(result: RunReport) -> str:
     """JUnit XML as Ant writes it (read by Jenkins, GitLab, Azure DevOps, ...): one test
     suite, one test case per gate, a failure element for each failed gate."""
     failures = sum(not g.passed for g in result.gates)
@@ -265,7 +264,7 @@ def render_junit(result: Result) -> str:
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{text}\n'
 
 
-def render_github(result: Result) -> str:
+def render_github(result: RunReport) -> str:
     """Workflow commands GitHub Actions turns into annotations on the run's summary page
     (as `ruff --output-format github` does): `::error title=...::...` for each failed
     gate, `::warning title=...::...` for each warning, and a plain summary line."""
@@ -277,9 +276,7 @@ def render_github(result: Result) -> str:
     for warning in result.warnings:
         lines.append(f"::warning title=receval::{github_data(warning)}")
     failed = sum(not g.passed for g in result.gates)
-    metrics = (
-        result.metrics if isinstance(result, Report) else next(iter(result.models.values())).metrics
-    )
+    metrics = next(iter(result.models.values())).metrics
     verdict = (
         "no gates"
         if not result.gates

@@ -1,8 +1,10 @@
 """`receval compare`: saved JSON reports side by side, with deltas against a baseline.
 
 Nothing is evaluated again: each report's metric values (and confidence intervals) are
-read from the JSON that `receval run --format json` wrote. A single-model report gives one
-column named by its file stem; a several-model report one column per model, `STEM:MODEL`.
+read from the JSON that `receval run --format json` wrote. A report of one model gives one
+column named by its file stem; of several models, one column per model, `STEM:MODEL`. Both
+JSON shapes are read: `models.NAME.metrics` (every report since 0.2) and the flat `metrics`
+of a one-model report written before.
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ def compare_reports(paths: list[Path], baseline: str | None, metrics: list[str])
 def load_columns(path: Path) -> list[Column]:
     """The columns of one saved report: one, or one per model."""
     saved = read_saved_report(path)
-    several = saved.models is not None
+    several = len(saved.blocks()) > 1
     return [
         Column(
             f"{path.stem}:{name}" if several else path.stem,
@@ -163,9 +165,10 @@ class SavedModel(BaseModel):
 
 
 class SavedReport(BaseModel):
-    """A saved JSON report, as `receval compare` and `--baseline-report` read it: one
-    model (`metrics` at the top) or several (`models.NAME.metrics`). Everything else a
-    report holds is ignored; conventions of another shape than a mapping count as none."""
+    """A saved JSON report, as `receval compare` and `--baseline-report` read it: its
+    models' blocks (`models.NAME.metrics`), or the flat `metrics` of a one-model report
+    written before receval 0.2. Everything else a report holds is ignored; conventions of
+    another shape than a mapping count as none."""
 
     model_config = ConfigDict(extra="ignore")
     metrics: dict[str, FiniteNumber] | None = None
@@ -192,7 +195,7 @@ class SavedReport(BaseModel):
         return found
 
     def blocks(self) -> dict[str, SavedModel]:
-        """Each model's block (a single-model report: one, named "model")."""
+        """Each model's block (a flat report of before 0.2: one, named "model")."""
         if self.models is not None:
             return self.models
         assert self.metrics is not None

@@ -1,4 +1,4 @@
-"""The Report as a rich table: metric values with gate verdicts, the users' line, the
+"""A one-model run as a rich table: metric values with gate verdicts, the users' line, the
 segments, the footer; and the value and line formats the other renderers share.
 
 Values are never rounded in the Report; only these renderings round, when printing.
@@ -15,23 +15,26 @@ from rich.text import Text
 from receval_cli.analysis.gates import GateResult
 from receval_cli.console import shown
 from receval_cli.escaping import printable
-from receval_cli.report.data import Report
+from receval_cli.report.data import Report, RunReport
 
 
-def render_table(report: Report) -> RenderableType:
-    """The metric table with gate verdicts, then the user counts and the conventions."""
+def render_table(result: RunReport) -> RenderableType:
+    """A one-model run (RunReport.alone): the metric table with gate verdicts, then the
+    user counts and the conventions."""
+    report = result.alone
+    assert report is not None
     verdicts: dict[str, list[GateResult]] = {}
-    for gate in report.gates:
+    for gate in result.gates:
         verdicts.setdefault(gate.metric, []).append(gate)
     table = Table(title="receval", title_justify="left")
     table.add_column("metric", no_wrap=True)  # names and values are never cut
     table.add_column("value", justify="right", no_wrap=True)
-    if report.gates:
+    if result.gates:
         table.add_column("gate")
     intervals = (report.confidence or {}).get("intervals", {})
     for name, value in report.metrics.items():
         row: list[RenderableType] = [shown(name), format_value(value, intervals.get(name))]
-        if report.gates:
+        if result.gates:
             row.append(gate_cell(verdicts.get(name, [])))
         table.add_row(*row)
     parts: list[RenderableType] = [table, Text(users_line(report.users))]
@@ -58,7 +61,7 @@ def render_table(report: Report) -> RenderableType:
     parts += segment_tables(report)
     if report.confidence is not None:
         parts.append(Text(confidence_line(report.confidence)))
-    parts += footer(report.conventions, report.gates, report.warnings)
+    parts += footer(result.conventions, result.gates, result.warnings)
     return Group(*parts)
 
 

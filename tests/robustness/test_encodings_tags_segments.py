@@ -260,7 +260,7 @@ def run_report(config: Path) -> dict[str, Any]:
 def test_many_segments_equal_runs_on_the_filtered_inputs(tmp_path: Path) -> None:
     config, predictions, truth, table = many_segments(tmp_path)
     report = run_report(config)
-    found = report["segments"]
+    found = report["models"]["model"]["segments"]
     assert len(found) == VALUES + 1  # every value, and group=(none)
     # a sample: segments of every size (1 to 5 users), the first and last, and (none)
     sample = ["group=g000", "group=g001", "group=g002", "group=g003", "group=g004"]
@@ -295,8 +295,8 @@ def test_many_segments_equal_runs_on_the_filtered_inputs(tmp_path: Path) -> None
             continue
         assert result.exit_code == 0, result.stderr
         filtered = json.loads(result.stdout)
-        assert found[name]["metrics"] == filtered["metrics"], name
-        assert found[name]["users"] == filtered["users"]["evaluated"], name
+        assert found[name]["metrics"] == filtered["models"]["model"]["metrics"], name
+        assert found[name]["users"] == filtered["models"]["model"]["users"]["evaluated"], name
 
 
 # #22 item 13
@@ -317,7 +317,7 @@ def test_segments_are_not_one_evaluation_each(
     monkeypatch.setattr(assembly, "per_user_frame", counted)
     monkeypatch.setattr(segments, "per_user_frame", counted)
     report = run_report(config)
-    assert len(report["segments"]) == VALUES + 1
+    assert len(report["models"]["model"]["segments"]) == VALUES + 1
     assert len(builds) == 2
 
 
@@ -327,10 +327,12 @@ def test_a_segment_with_no_user_in_the_data_is_not_evaluated(tmp_path: Path) -> 
     write(tmp_path / "users.csv", "user,group\nu1,a\nu2,b\nzz,c\n")
     config = hand_case(tmp_path, segments={"path": "users.csv"}, segment_by=["group"])
     report = run_report(config)
-    assert report["segments"]["group=a"]["metrics"]["precision@1"] == 0.0
-    assert report["segments"]["group=b"]["metrics"]["precision@1"] == 1.0
-    assert "group=(none)" not in report["segments"]  # every user of the data has a value
-    reason = report["segments"]["group=c"]["not_evaluated"]
+    assert report["models"]["model"]["segments"]["group=a"]["metrics"]["precision@1"] == 0.0
+    assert report["models"]["model"]["segments"]["group=b"]["metrics"]["precision@1"] == 1.0
+    assert (
+        "group=(none)" not in report["models"]["model"]["segments"]
+    )  # every user of the data has a value
+    reason = report["models"]["model"]["segments"]["group=c"]["not_evaluated"]
     assert reason.startswith("no user appears in both ")
 
 
@@ -355,7 +357,7 @@ def test_a_one_user_segment_equals_a_run_on_that_user(tmp_path: Path) -> None:
         segment_by=["group"],
     )
     report = run_report(config)
-    assert report["segments"]["group=x"]["metrics"]["precision@5"] == 3 / 5
+    assert report["models"]["model"]["segments"]["group=x"]["metrics"]["precision@5"] == 3 / 5
     for user, value in (("u1", "x"), ("u2", "y"), ("u3", "z")):
         alone = hand_case(
             tmp_path / user,
@@ -363,7 +365,10 @@ def test_a_one_user_segment_equals_a_run_on_that_user(tmp_path: Path) -> None:
             only(truth, user),
             metrics=["precision@5", "recall@5"],
         )
-        assert report["segments"][f"group={value}"]["metrics"] == run_report(alone)["metrics"]
+        assert (
+            report["models"]["model"]["segments"][f"group={value}"]["metrics"]
+            == run_report(alone)["models"]["model"]["metrics"]
+        )
 
 
 def only(csv: str, user: str) -> str:

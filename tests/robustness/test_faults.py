@@ -220,7 +220,7 @@ def test_interrupt_between_renames_completes_the_set(tmp_path: Path) -> None:
     assert_interrupted(code, stderr, signal.SIGINT, message)
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md"]
     report = json.loads(json_report.read_text(encoding="utf-8"))
-    assert set(report["metrics"]) == {"precision@1", "ndcg@2"}
+    assert set(report["models"]["model"]["metrics"]) == {"precision@1", "ndcg@2"}
     assert "ndcg@2" in markdown.read_text(encoding="utf-8")
 
 
@@ -343,7 +343,12 @@ def test_a_rename_failing_midway_says_what_was_written(
         "files before it were written, it and the rest were not",
     )
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md"]
-    assert "ndcg@2" in json.loads((out / "report.json").read_text(encoding="utf-8"))["metrics"]
+    assert (
+        "ndcg@2"
+        in json.loads((out / "report.json").read_text(encoding="utf-8"))["models"]["model"][
+            "metrics"
+        ]
+    )
     assert (out / "report.md").read_text(encoding="utf-8") == f"{EARLIER}(report.md)\n"
 
 
@@ -466,7 +471,9 @@ def test_unchanged_input_is_not_flagged(
     result = invoke("run", parquet_case, "--format", "json")
     assert result.exit_code == 0, result.stderr
     assert changed
-    assert json.loads(result.stdout)["metrics"]["precision@1"] == 0.5  # cli_helpers
+    assert (
+        json.loads(result.stdout)["models"]["model"]["metrics"]["precision@1"] == 0.5
+    )  # cli_helpers
 
 
 def test_io_error_escaping_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

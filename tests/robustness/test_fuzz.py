@@ -427,7 +427,9 @@ def cli_exits_cleanly(config: Path) -> None:
         assert not out.exists()
     else:
         specs = [str(spec) for spec in load_config(config).specs]
-        assert list(json.loads(out.read_text(encoding="utf-8"))["metrics"]) == specs
+        assert (
+            list(json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]) == specs
+        )
 
 
 @settings(SETTINGS, max_examples=15)

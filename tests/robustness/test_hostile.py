@@ -378,6 +378,8 @@ def test_normal_intervals_of_one_user_segments_are_left_out(tmp_path: Path) -> N
     result = invoke("run", write(tmp_path / "c.yaml", yaml.safe_dump(config)), "--ci", "-f", "json")
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["segments"]["country=DE"]["intervals"] == {}  # one user: no interval
-    low, high = report["segments"]["country=FR"]["intervals"]["precision@1"]
+    assert (
+        report["models"]["model"]["segments"]["country=DE"]["intervals"] == {}
+    )  # one user: no interval
+    low, high = report["models"]["model"]["segments"]["country=FR"]["intervals"]["precision@1"]
     assert low < 0.5 < high  # two users, values 1 and 0

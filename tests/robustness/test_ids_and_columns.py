@@ -45,7 +45,7 @@ def run(folder: Path, config: dict[str, Any], *args: str) -> dict[str, Any]:
 
 
 def metrics_of(folder: Path, config: dict[str, Any]) -> dict[str, float]:
-    found: dict[str, float] = run(folder, config)["metrics"]
+    found: dict[str, float] = run(folder, config)["models"]["model"]["metrics"]
     return found
 
 
@@ -83,9 +83,9 @@ def test_padded_csv_ids_match_the_same_text_in_a_typed_file(tmp_path: Path, fmt:
         "metrics": ["precision@1", "recall@2"],
     }
     report = run(tmp_path, config)
-    assert report["metrics"] == {"precision@1": 1.0, "recall@2": 1.0}
+    assert report["models"]["model"]["metrics"] == {"precision@1": 1.0, "recall@2": 1.0}
     assert report["warnings"] == []
-    assert report["users"]["evaluated"] == 3
+    assert report["models"]["model"]["users"]["evaluated"] == 3
 
 
 # #22 item 3, on Spark (Spark reads Parquet and CSV, not JSON Lines)
@@ -105,7 +105,7 @@ def test_padded_csv_ids_on_spark(spark: Any, tmp_path: Path, truth_format: str) 
         "engine": "spark",
     }
     report = run(tmp_path, config)
-    assert report["metrics"] == {"precision@1": 1.0, "recall@2": 1.0}
+    assert report["models"]["model"]["metrics"] == {"precision@1": 1.0, "recall@2": 1.0}
     write(tmp_path / "p2.csv", "user,item,score\n9,100,0.9\n9,10,0.5\n10,9,0.9\n10,100,0.5\n")
     write(tmp_path / "t2.csv", "user,item\n9,10\n10,9\n")
     plain = {
@@ -113,9 +113,9 @@ def test_padded_csv_ids_on_spark(spark: Any, tmp_path: Path, truth_format: str) 
         "ground_truth": {"path": "t2.csv"},
         "metrics": ["precision@1", "mrr"],
     }
-    on_spark = run(tmp_path, {**plain, "engine": "spark"})["metrics"]
+    on_spark = run(tmp_path, {**plain, "engine": "spark"})["models"]["model"]["metrics"]
     assert on_spark == {"precision@1": 0.5, "mrr": 0.75}
-    assert on_spark == run(tmp_path, plain)["metrics"]
+    assert on_spark == run(tmp_path, plain)["models"]["model"]["metrics"]
 
 
 # #22 item 3
@@ -143,8 +143,8 @@ def test_padded_ids_on_both_sides_compare_as_written(tmp_path: Path) -> None:
         "metrics": ["precision@1", "recall@2"],
     }
     report = run(tmp_path, config)
-    assert report["metrics"] == {"precision@1": 0.0, "recall@2": 0.0}
-    assert report["users"]["in_both"] == 1
+    assert report["models"]["model"]["metrics"] == {"precision@1": 0.0, "recall@2": 0.0}
+    assert report["models"]["model"]["users"]["in_both"] == 1
 
 
 # #22 item 3
@@ -400,8 +400,8 @@ def test_padded_user_ids_in_a_segments_file(tmp_path: Path) -> None:
         "metrics": ["precision@1"],
     }
     report = run(tmp_path, config)
-    assert report["metrics"] == {"precision@1": 0.5}
-    segments = report["segments"]
+    assert report["models"]["model"]["metrics"] == {"precision@1": 0.5}
+    segments = report["models"]["model"]["segments"]
     assert segments["group=a"]["metrics"] == {"precision@1": 1.0}
     assert segments["group=b"]["metrics"] == {"precision@1": 0.0}
 

@@ -1161,7 +1161,9 @@ def test_valid_input(tmp_path: Path, case: Works) -> None:
     assert_no_traceback(result)
     assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["metrics"] == pytest.approx(case.expected, rel=1e-12, abs=1e-15)
+    assert report["models"]["model"]["metrics"] == pytest.approx(
+        case.expected, rel=1e-12, abs=1e-15
+    )
 
 
 def test_anchors_and_merge_keys_are_read_as_written(tmp_path: Path) -> None:
@@ -1193,5 +1195,5 @@ def test_a_bom_changes_nothing(tmp_path: Path) -> None:
         result = invoke("run", config, "--output", config.parent / "OUT.json")
         assert result.exit_code == 0, result.stderr
         reports.append(json.loads((config.parent / "OUT.json").read_text(encoding="utf-8")))
-    assert reports[0]["metrics"] == reports[1]["metrics"]
-    assert reports[0]["users"] == reports[1]["users"]
+    assert reports[0]["models"]["model"]["metrics"] == reports[1]["models"]["model"]["metrics"]
+    assert reports[0]["models"]["model"]["users"] == reports[1]["models"]["model"]["users"]
