@@ -167,3 +167,19 @@ def test_readme_init_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert result.exit_code == 0, (line, result.stdout, result.stderr)
     assert Path("receval.yaml").exists()
     assert Path("template.yaml").exists()
+
+
+def test_config_key_reference_is_the_models() -> None:
+    """The README's key reference is generated from the config's models (one home for
+    every key's description): regenerate it with `python -m receval_cli.config.reference`
+    when a key changes."""
+    from receval_cli.config.model import Config
+    from receval_cli.config.reference import markdown
+
+    match = re.search("<!-- config-keys:start -->\n(.*?)<!-- config-keys:end -->", README, re.S)
+    assert match, "README has no config-keys block"
+    assert match.group(1) == markdown()
+    keys = [line.split("`")[1] for line in block("config-keys")]
+    assert [k for k in keys if "." not in k] == list(Config.model_fields)
+    assert len(keys) == len(set(keys))  # each key once
+    assert all(line.count(" | ") == 3 for line in block("config-keys"))  # no stray pipe
