@@ -52,6 +52,9 @@ def test_same_numbers_and_users_as_the_cli(tmp_path: Path, files: tuple[Path, Pa
     )
     assert report.metrics == ran["models"]["model"]["metrics"]
     assert report.users == ran["models"]["model"]["users"]
+    # to_dict() is the CLI report's model block (the inputs name the files as given)
+    block = {k: v for k, v in ran["models"]["model"].items() if k != "inputs"}
+    assert {k: v for k, v in report.to_dict().items() if k != "inputs"} == block
 
 
 def test_conventions_mapping_and_preset_name(files: tuple[Path, Path]) -> None:
