@@ -2,7 +2,7 @@
 
 Each input is a path (read by the same readers as `receval run`, the format from the
 extension) or a frame (polars DataFrame/LazyFrame, or pandas DataFrame); the result is
-the Report the CLI renders.
+the model's Report (the CLI report's `models.model` block; `Report.to_dict()` gives it).
 
 >>> import polars as pl
 >>> import receval_cli
@@ -31,8 +31,8 @@ from receval_cli.config.model import (
     PredictionsConfig,
     UnknownItemsConfig,
 )
-from receval_cli.config.validation_errors import format_validation_error
-from receval_cli.errors import ConfigError, UsageError
+from receval_cli.config.validation_errors import validation_config_error
+from receval_cli.errors import UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
 from receval_cli.inputs.optional import (
@@ -85,7 +85,8 @@ def evaluate(
             [metrics] if isinstance(metrics, str) else [_entry(m) for m in metrics]
         )
         if not entries:
-            raise UsageError("metrics is empty; name at least one metric, e.g. ['ndcg@10'].")
+            fix = "name at least one metric, e.g. ['ndcg@10']."
+            raise UsageError(f"metrics is empty; {fix}", key="metrics", found=[], fix=fix)
         ks = list(cutoffs) if cutoffs is not None else None
         specs = metric_specs(entries, ks, "evaluate()")
         settings = {"preset": conventions} if isinstance(conventions, str) else conventions
@@ -148,7 +149,7 @@ def _validated(model: type[M], data: dict[str, Any], *within: str) -> M:
         return model.model_validate(data)
     except ValidationError as error:
         heading = "the arguments are not valid"
-        raise ConfigError(format_validation_error("evaluate()", error, within, heading)) from None
+        raise validation_config_error("evaluate()", error, within, heading, file=False) from None
 
 
 def _input(data: Data, role: str, columns: Mapping[str, str] | None, separator: str) -> Input:
@@ -174,7 +175,7 @@ def _as_lazy(data: Data) -> pl.LazyFrame | None:
         return None
     if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
         return pl.from_pandas(data).lazy()
+    fix = "give a path (str or Path), a polars DataFrame or LazyFrame, or a pandas DataFrame."
     raise UsageError(
-        f"an input is a {type(data).__name__}; give a path (str or Path), a polars "
-        "DataFrame or LazyFrame, or a pandas DataFrame."
+        f"an input is a {type(data).__name__}; {fix}", found=type(data).__name__, fix=fix
     )

@@ -153,16 +153,24 @@ def inspect_config(
 
 def _check_options(users: int | None, user: str | None, k: int, history: int) -> None:
     if users is not None and user is not None:
+        fix = "Pass only one of them."
         raise UsageError(
             "--users and --user were both given: --users N shows a sample of N users, "
-            "--user ID one user. Pass only one of them."
+            f"--user ID one user. {fix}",
+            key="--users",
+            found={"--users": users, "--user": user},
+            fix=fix,
         )
     if users is not None and users < 1:
-        raise UsageError(f"--users must be at least 1, found {users}.")
+        raise UsageError(f"--users must be at least 1, found {users}.", key="--users", found=users)
     if k < 1:
-        raise UsageError(f"--k must be at least 1, found {k}.")
+        raise UsageError(f"--k must be at least 1, found {k}.", key="--k", found=k)
     if history < 0:
-        raise UsageError(f"--history must be 0 (no history) or more, found {history}.")
+        raise UsageError(
+            f"--history must be 0 (no history) or more, found {history}.",
+            key="--history",
+            found=history,
+        )
 
 
 def choose_model(loaded: LoadedConfig, model: str | None) -> str:
@@ -175,7 +183,10 @@ def choose_model(loaded: LoadedConfig, model: str | None) -> str:
     if model not in names:
         raise UsageError(
             f"--model '{model}' is not a model of {loaded.path}; its models are: "
-            f"{', '.join(names)}.{did_you_mean(model, names)}"
+            f"{', '.join(names)}.{did_you_mean(model, names)}",
+            key="--model",
+            path=loaded.path,
+            found=model,
         )
     return model
 
@@ -184,9 +195,13 @@ def sample_users(per_user: pl.DataFrame, count: int, seed: int) -> list[Any]:
     """`count` evaluated users drawn with a seeded generator from their sorted ids, sorted."""
     evaluated = sorted(per_user.filter(pl.col("status") == EVALUATED).get_column("user"))
     if not evaluated:
+        fix = "Name one with --user ID."
         raise InputError(
             "no user is evaluated (every user is skipped by the conventions or missing from "
-            "the ground truth), so there is none to sample. Name one with --user ID."
+            f"the ground truth), so there is none to sample. {fix}",
+            key="--user",
+            found=0,
+            fix=fix,
         )
     drawn = random.Random(seed).sample(evaluated, min(count, len(evaluated)))
     return sorted(drawn)
@@ -207,7 +222,10 @@ def find_user(per_user: pl.DataFrame, given: str, predictions: Input, truth: Inp
         raise UsageError(
             f"--user '{given}' is in neither the ground truth {truth.path} nor the "
             f"predictions {predictions.path}{kind}. User ids look like: "
-            f"{', '.join(repr(u) for u in examples)}."
+            f"{', '.join(repr(u) for u in examples)}.",
+            key="--user",
+            path=predictions.path,
+            found=given,
         )
     return value
 

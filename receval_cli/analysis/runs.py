@@ -153,11 +153,18 @@ def refuse_partitioned_extras(
     """Partitioned runs (engine: spark, partitions > 1) refuse intervals, comparisons and
     segments."""
     config = loaded.config
-    if confidence or config.confidence or baseline_report or config.segment_by:
+    asked = {
+        "confidence": bool(confidence or config.confidence),
+        "baseline_report": bool(baseline_report),
+        "segment_by": bool(config.segment_by),
+    }
+    if any(asked.values()):
         raise UsageError(
             "partitioned runs (engine: spark, partitions > 1) compute the metrics from "
             "partial sums; intervals, comparisons and segments need every per-user value "
-            "and run without partitions."
+            "and run without partitions.",
+            key="partitions",
+            found=[name for name, given in asked.items() if given],
         )
 
 
@@ -243,22 +250,31 @@ def check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
             listed = ", ".join(names) if names else "none (set segment_by)"
             raise ConfigError(
                 f"{loaded.path}: gates.{metric}.segment '{gate.segment}' is not a segment of "
-                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}"
+                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}",
+                key=f"gates.{metric}.segment",
+                path=loaded.path,
+                found=gate.segment,
             )
         if gate.relative:
             raise ConfigError(
                 f"{loaded.path}: gates.{metric}: a gate on a segment takes min or max; "
-                "comparisons with the baseline are over all users."
+                "comparisons with the baseline are over all users.",
+                key=f"gates.{metric}",
+                path=loaded.path,
             )
 
 
 def reject_relative_gates(loaded: LoadedConfig) -> None:
     relative = [metric for metric, gate in loaded.gates.items() if gate.relative]
     if relative:
+        fix = "List several models under predictions.models, or pass --baseline-report PATH."
         raise ConfigError(
             f"{loaded.path}: gates.{relative[0]} compares with a baseline (max_drop, "
-            "max_relative_drop or no_significant_drop), and this run has one model. List "
-            "several models under predictions.models, or pass --baseline-report PATH."
+            f"max_relative_drop or no_significant_drop), and this run has one model. {fix}",
+            key=f"gates.{relative[0]}",
+            path=loaded.path,
+            found=relative,
+            fix=fix,
         )
 
 
@@ -291,12 +307,20 @@ def _gates(
                 continue
             comparison = found.get((model, metric))
             if comparison is None:
-                raise InputError(f"gates.{metric}: the baseline has no value for {metric}.")
+                raise InputError(
+                    f"gates.{metric}: the baseline has no value for {metric}.",
+                    key=f"gates.{metric}",
+                )
             if gate.no_significant_drop and comparison.p_adjusted is None:
+                fix = "Use max_drop or max_relative_drop for it."
                 raise ConfigError(
                     f"{loaded.path}: gates.{metric}: no_significant_drop needs per-user values "
                     f"to test, and {metric} is one value over all users (a global, rating or "
-                    "click metric). Use max_drop or max_relative_drop for it."
+                    f"click metric). {fix}",
+                    key=f"gates.{metric}",
+                    path=loaded.path,
+                    found="no_significant_drop",
+                    fix=fix,
                 )
             higher = lookup(MetricSpec.parse(metric).name).higher_is_better
             results += check_relative(metric, gate, model, comparison.to_dict(), higher)
@@ -324,8 +348,13 @@ def read_baseline_report(path: Path, model: str | None) -> dict[str, float]:
         return dict(next(iter(blocks.values())).metrics)
     chosen = model or saved.baseline or next(iter(blocks))
     if chosen not in blocks:
+        fix = "Set comparison.baseline to one of them."
         raise InputError(
             f"baseline report {path} has no model '{chosen}' (its models: "
-            f"{', '.join(blocks)}). Set comparison.baseline to one of them."
+            f"{', '.join(blocks)}). {fix}",
+            key="comparison.baseline",
+            path=path,
+            found=chosen,
+            fix=fix,
         )
     return dict(blocks[chosen].metrics)

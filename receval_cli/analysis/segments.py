@@ -42,6 +42,7 @@ from receval_cli.inputs.readers import Input, align_ids, detect_format, read_gro
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs, Universe
 from receval_cli.report.data import Report
+from receval_cli.wording import setting
 
 NONE = "(none)"
 
@@ -77,10 +78,15 @@ def _from_file(config: SegmentsConfig, path: Path, attributes: list[str]) -> pl.
     for column in (config.columns.user, *attributes):
         if column not in names:
             check_header_encoding(path, role, names)  # UTF-16 or UTF-32: NUL bytes
-            key = "segments.columns.user" if column == config.columns.user else "segment_by"
+            named_by = ("segments", "columns", "user")
+            key = setting(*named_by) if column == config.columns.user else setting("segment_by")
             raise InputError(
                 f"segments file {path} has no column '{column}' (named by {key}). Its "
-                f"columns are: {', '.join(names)}."
+                f"columns are: {', '.join(names)}.",
+                key=key,
+                path=path,
+                column=column,
+                found=names[:50],
             )
     try:
         table = frame.select(
@@ -91,9 +97,14 @@ def _from_file(config: SegmentsConfig, path: Path, attributes: list[str]) -> pl.
         raise read_failure(path, fmt, config.separator, role, error) from None
     repeated = table.height - table.get_column("user").n_unique()
     if repeated:
+        users = table.get_column("user")
+        examples = users.filter(users.is_duplicated()).unique(maintain_order=True).head(3)
+        fix = "give each user one row."
         raise InputError(
-            f"segments file {path}: {repeated} row(s) repeat a user already listed; give each "
-            "user one row."
+            f"segments file {path}: {repeated} row(s) repeat a user already listed; {fix}",
+            path=path,
+            found={"rows": repeated, "examples": examples.to_list()},
+            fix=fix,
         )
     return table
 
@@ -102,10 +113,17 @@ def _from_truth(truth: Input, attributes: list[str]) -> pl.DataFrame:
     names = truth.raw.collect_schema().names()
     missing = [a for a in attributes if a not in names]
     if missing:
+        key = setting("segment_by")
+        fix = f"Add a segments file ({setting('segments', 'path')}) with that column, or fix {key}."
         raise InputError(
-            f"segment_by names '{missing[0]}', which is not a column of the ground truth "
+            f"{key} names '{missing[0]}', which is not a column of the ground truth "
             f"{truth.path} (its columns: {', '.join(names)}), and the config gives no segments "
-            "file. Add a segments file (segments.path) with that column, or fix segment_by."
+            f"file. {fix}",
+            key=key,
+            path=truth.path,
+            column=missing[0],
+            found=names[:50],
+            fix=fix,
         )
     user = truth.columns["user"]
     try:
@@ -124,10 +142,17 @@ def _from_truth(truth: Input, attributes: list[str]) -> pl.DataFrame:
         several = per_user.filter(pl.col(attribute).list.len() > 1)
         if several.height:
             example = several.row(0, named=True)
+            key = setting("segment_by")
+            fix = "Use a segments file instead."
             raise InputError(
-                f"segment_by '{attribute}': user {example['user']!r} has several values in "
+                f"{key} '{attribute}': user {example['user']!r} has several values in "
                 f"the ground truth {truth.path} ({', '.join(example[attribute])}); a segment "
-                "attribute needs one value per user. Use a segments file instead."
+                f"attribute needs one value per user. {fix}",
+                key=key,
+                path=truth.path,
+                column=attribute,
+                found={"user": example["user"], "values": list(example[attribute])},
+                fix=fix,
             )
     return per_user.with_columns(pl.col(a).list.first() for a in attributes)
 

@@ -78,14 +78,19 @@ def convert(
             write_trec_run(run, text)
             write_outputs({destination: text.getvalue()})
     except ValidationError as error:
-        raise fail(UsageError(_option_error(error))) from None
+        raise fail(_option_error(error)) from None
     except RecEvalError as error:
         raise fail(error) from None
     users = run.get_column("user").n_unique()
     console.note(f"wrote {run.height} lines for {users} users to {destination.name}")
 
 
-def _option_error(error: ValidationError) -> str:
+def _option_error(error: ValidationError) -> UsageError:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
-    return f"option {where}: {str(first['msg']).removeprefix('Value error, ')}"
+    found = first.get("input")
+    return UsageError(
+        f"option {where}: {str(first['msg']).removeprefix('Value error, ')}",
+        key=where or None,
+        found=found if isinstance(found, str | int | float | bool) else None,
+    )

@@ -54,7 +54,9 @@ def init_command(
         if (predictions is None) != (ground_truth is None):
             raise UsageError(
                 "give both --predictions and --ground-truth (to guess a config from them), "
-                "or neither (for a documented template)."
+                "or neither (for a documented template).",
+                key="--ground-truth" if ground_truth is None else "--predictions",
+                found=str(predictions or ground_truth),
             )
         if not to_stdout:
             check_init_destination(output, force)

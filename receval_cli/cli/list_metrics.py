@@ -39,5 +39,5 @@ def list_metrics(
             return
         shown = metric_table() if name is None else metric_detail(name)
     except SpecError as error:
-        raise fail(UsageError(str(error))) from None
+        raise fail(UsageError(str(error), key=name, found=name)) from None
     console.show(shown)

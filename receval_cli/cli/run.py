@@ -236,6 +236,12 @@ def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
             fmt = format_of(path, given, REPORT_EXTENSIONS, strict=strict)
             found.append(Destination(path, fmt, request.append))
     if sum(d.path is None for d in found) > 1:
-        raise UsageError("--output -: standard output is named more than once; name it once.")
+        fix = "name it once."
+        raise UsageError(
+            f"--output -: standard output is named more than once; {fix}",
+            key="--output",
+            found=[str(path) for path in request.outputs],
+            fix=fix,
+        )
     check_append(found, request.append, "the report")
     return found

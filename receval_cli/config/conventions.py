@@ -37,6 +37,25 @@ Unrated = Literal["ignore", "default"]
 Unpredicted = Literal["error", "ignore", "default"]
 
 
+class SettingError(ValueError):
+    """A validator's ValueError that says what it is about: the ConfigError worded from it
+    (validation_errors.py) takes `key` (where the location names none, at the top level),
+    `found` (else the validated input) and `fix` (a sentence that ends the message)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str | None = None,
+        found: object = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.key = key
+        self.found = found
+        self.fix = fix
+
+
 class Conventions(BaseModel):
     """The `conventions` section of the config."""
 
@@ -208,9 +227,10 @@ class Conventions(BaseModel):
             name = data["preset"]
             if not isinstance(name, str) or name not in PRESETS:  # a list or mapping: unhashable
                 known = ", ".join(sorted(PRESETS))
-                raise ValueError(
+                raise SettingError(
                     f"unknown preset '{name}'; choose one of {known}."
-                    f"{did_you_mean(str(name), PRESETS)}"
+                    f"{did_you_mean(str(name), PRESETS)}",
+                    found=name,
                 )
             data = {**PRESETS[name].conventions, **data}
         conventions = handler(data)

@@ -11,8 +11,8 @@ from pydantic import (
 
 from receval_cli.config.metric_lists import canonical_gates, expand_metrics
 from receval_cli.config.model import Config, Gate
-from receval_cli.config.validation_errors import format_validation_error
-from receval_cli.config.yaml_file import read_yaml
+from receval_cli.config.validation_errors import validation_config_error
+from receval_cli.config.yaml_file import found_value, read_yaml
 from receval_cli.errors import ConfigError
 from receval_cli.metrics import MetricSpec
 
@@ -40,18 +40,28 @@ def load_config(path: Path, preset: str | None = None) -> LoadedConfig:
     raw = read_yaml(path)
     if not isinstance(raw, dict):
         found = "an empty file" if raw is None else f"a {type(raw).__name__}"
+        fix = "Start from configs/quickstart.yaml."
         raise ConfigError(
             f"{path}: the config must be a mapping with at least predictions, ground_truth "
-            f"and metrics; found {found}. Start from configs/quickstart.yaml."
+            f"and metrics; found {found}. {fix}",
+            path=path,
+            found=found,
+            fix=fix,
         )
     if preset is not None:
         conventions = raw.get("conventions") or {}
         if not isinstance(conventions, dict):
-            raise ConfigError(f"{path}: conventions must be a mapping, found {conventions!r}.")
+            key = "conventions"
+            raise ConfigError(
+                f"{path}: {key} must be a mapping, found {conventions!r}.",
+                path=path,
+                key=key,
+                found=found_value(conventions),
+            )
         raw["conventions"] = {**conventions, "preset": preset}
     try:
         config = Config.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(format_validation_error(path, error)) from None
+        raise validation_config_error(path, error) from None
     specs = expand_metrics(path, config)
     return LoadedConfig(config, path, specs, canonical_gates(path, config, specs))

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from receval_cli.config.model import Config, Gate
+from receval_cli.config.yaml_file import found_value
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
 
@@ -14,23 +15,30 @@ _ENTRY_KEYS = ("name", "k", "cutoffs")
 
 def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
     """Turn the config's `metrics` list and `cutoffs` into resolved specs."""
-    return metric_specs(config.metrics, config.cutoffs, str(path))
+    return metric_specs(config.metrics, config.cutoffs, str(path), path=path)
 
 
 def metric_specs(
-    entries: list[str | dict[str, Any]], cutoffs: list[int] | None, where: str
+    entries: list[str | dict[str, Any]],
+    cutoffs: list[int] | None,
+    where: str,
+    *,
+    path: Path | None = None,
 ) -> tuple[MetricSpec, ...]:
-    """Turn a `metrics` list (strings or mappings) and `cutoffs` into resolved specs."""
+    """Turn a `metrics` list (strings or mappings) and `cutoffs` into resolved specs.
+    `where` begins an error's message; `path`, the config file, is its `path` field."""
     specs: list[MetricSpec] = []
     for index, entry in enumerate(entries):
-        where_entry = f"{where}: metrics[{index}]"
+        key = f"metrics[{index}]"
         try:
             for spec in _entry_specs(entry, cutoffs):
                 resolved = resolve(spec)
                 if resolved not in specs:
                     specs.append(resolved)
         except (SpecError, SpecSyntaxError) as error:
-            raise ConfigError(f"{where_entry}: {error}") from None
+            raise ConfigError(
+                f"{where}: {key}: {error}", path=path, key=key, found=found_value(entry)
+            ) from None
     return tuple(specs)
 
 
@@ -100,16 +108,25 @@ def canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -
         except (SpecError, SpecSyntaxError):
             canonical = metric
         if canonical not in names:
+            key = f"gates.{metric}"
+            fix = f"Gate one of: {', '.join(names)}; or add '{metric}' to metrics."
             raise ConfigError(
-                f"{path}: gates.{metric}: no such metric among this config's metrics."
-                f"{did_you_mean(metric, names)} Gate one of: {', '.join(names)}; or add "
-                f"'{metric}' to metrics."
+                f"{path}: {key}: no such metric among this config's metrics."
+                f"{did_you_mean(metric, names)} {fix}",
+                path=path,
+                key=key,
+                found=metric,
+                fix=fix,
             )
         models = list(config.model_files())
         if gate.model is not None and gate.model not in models:
+            key = f"gates.{metric}.model"
             raise ConfigError(
-                f"{path}: gates.{metric}.model '{gate.model}' is not a model of this config; "
-                f"the models are: {', '.join(models)}.{did_you_mean(gate.model, models)}"
+                f"{path}: {key} '{gate.model}' is not a model of this config; the models are: "
+                f"{', '.join(models)}.{did_you_mean(gate.model, models)}",
+                path=path,
+                key=key,
+                found=gate.model,
             )
         gates[canonical] = gate
     return gates

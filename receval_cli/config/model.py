@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from receval_cli.config.conventions import Conventions
+from receval_cli.config.conventions import Conventions, SettingError
 from receval_cli.errors import did_you_mean
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
@@ -147,9 +147,10 @@ class PredictionSet(_Strict):
             if name is None and isinstance(model, dict):
                 name = model.get("name") or Path(str(model.get("path", ""))).name.split(".")[0]
             if name in named:
-                raise ValueError(
+                raise SettingError(
                     f"two models are named '{name}'; give each a distinct name (a mapping "
-                    "name: path, or name: in each list entry)"
+                    "name: path, or name: in each list entry)",
+                    found=name,
                 )
             named[str(name)] = model
         return {**data, "models": named}
@@ -420,9 +421,12 @@ class Config(_Strict):
     @model_validator(mode="after")
     def _segments_need_attributes(self) -> Config:
         if self.segments is not None and not self.segment_by:
-            raise ValueError(
-                "segments gives user attributes, and segment_by names none of them; add "
-                "segment_by: [an attribute column]"
+            key = "segment_by"
+            raise SettingError(
+                f"segments gives user attributes, and {key} names none of them; add "
+                f"{key}: [an attribute column]",
+                key=key,
+                found=[],
             )
         return self
 
@@ -435,9 +439,13 @@ class Config(_Strict):
         if not self.several_models:
             return self
         names = list(self.model_files())
-        if self.comparison.baseline not in names:
-            raise ValueError(
-                f"comparison.baseline '{self.comparison.baseline}' is not a model; the models "
-                f"are: {', '.join(names)}.{did_you_mean(self.comparison.baseline, names)}"
+        baseline = self.comparison.baseline
+        if baseline not in names:
+            key = "comparison.baseline"
+            raise SettingError(
+                f"{key} '{baseline}' is not a model; the models are: {', '.join(names)}."
+                f"{did_you_mean(baseline, names)}",
+                key=key,
+                found=baseline,
             )
         return self

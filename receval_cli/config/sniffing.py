@@ -18,6 +18,7 @@ from receval_cli.config.model import FileFormat
 from receval_cli.errors import InputError
 from receval_cli.inputs.diagnosis import check_header_encoding
 from receval_cli.inputs.readers import detect_format, scan
+from receval_cli.wording import setting
 
 SAMPLE_ROWS = 1000
 LIST_SEPARATORS = ("|", ";")
@@ -80,11 +81,14 @@ class Sniffed:
 def _check_file(path: Path, role: str) -> None:
     option = OPTIONS[role]
     if not path.exists():
-        raise InputError(f"{role} file {path} does not exist. Check the {option} path.")
+        fix = f"Check the {option} path."
+        raise InputError(f"{role} file {path} does not exist. {fix}", path=path, fix=fix)
     if path.is_dir():
-        raise InputError(f"{role} file {path} is a folder. Give {option} a data file.")
+        fix = f"Give {option} a data file."
+        raise InputError(f"{role} file {path} is a folder. {fix}", path=path, fix=fix)
     if path.stat().st_size == 0:
-        raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
+        fix = "Write the data first."
+        raise InputError(f"{role} file {path} is empty (0 bytes). {fix}", path=path, fix=fix)
 
 
 def _format(path: Path, role: str) -> tuple[FileFormat, bool]:
@@ -92,11 +96,17 @@ def _format(path: Path, role: str) -> tuple[FileFormat, bool]:
     try:
         fmt = detect_format(path, None, role)
     except InputError:
+        extension = "".join(path.suffixes) or "(none)"
+        fix = (
+            "Give the file the extension of its format: .csv, .tsv, .parquet, .jsonl (.gz or "
+            ".zst for compressed CSV), or .run/.qrels for TREC."
+        )
         raise InputError(
-            f"{role} file {path}: cannot tell the format from the extension "
-            f"'{''.join(path.suffixes) or '(none)'}' nor from the content. Give the file the "
-            "extension of its format: .csv, .tsv, .parquet, .jsonl (.gz or .zst for "
-            "compressed CSV), or .run/.qrels for TREC."
+            f"{role} file {path}: cannot tell the format from the extension '{extension}' nor "
+            f"from the content. {fix}",
+            path=path,
+            found=extension,
+            fix=fix,
         ) from None
     return fmt, fmt == "trec" and path.suffix.lower() not in (".run", ".qrels")
 
@@ -105,11 +115,14 @@ def _read(path: Path, fmt: FileFormat, separator: str | None, role: str) -> pl.L
     try:
         return scan(path, fmt, separator, role)
     except InputError as error:
-        message = str(error).replace(
-            f"(or set {'ground_truth' if role == 'ground truth' else role}.format)",
-            "(or give it the extension of its format)",
-        )
-        raise InputError(message) from None
+        setting_text = f"(or set {'ground_truth' if role == 'ground truth' else role}.format)"
+        option_text = "(or give it the extension of its format)"
+        worded = InputError(str(error).replace(setting_text, option_text))
+        worded.fields = {  # the reader's fields, worded the same way
+            name: value.replace(setting_text, option_text) if isinstance(value, str) else value
+            for name, value in error.fields.items()
+        }
+        raise worded from None
 
 
 def sniff(path: Path, role: str) -> Sniffed:
@@ -129,14 +142,17 @@ def sniff(path: Path, role: str) -> Sniffed:
         sample = frame.head(SAMPLE_ROWS).collect()
     except pl.exceptions.PolarsError as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
+        fix = f"Check that the file is complete and really {fmt}."
         raise InputError(
-            f"{role} file {path} cannot be read as {fmt}: {first}. Check that the file is "
-            f"complete and really {fmt}."
+            f"{role} file {path} cannot be read as {fmt}: {first}. {fix}", path=path, fix=fix
         ) from None
     if sample.height == 0:
+        fix = "Write the data first."
         raise InputError(
             f"{role} file {path} has a header but no rows; init guesses the columns from "
-            "the data. Write the data first."
+            f"the data. {fix}",
+            path=path,
+            fix=fix,
         )
     return Sniffed(role, path, fmt, from_content, separator, sample.schema, sample)
 
@@ -231,11 +247,18 @@ def _is_value(sniffed: Sniffed, column: str) -> bool:
 def _missing(sniffed: Sniffed, what: str, key: str) -> InputError:
     role = sniffed.role
     section = "ground_truth" if role == "ground truth" else role
+    name = setting(section, "columns", key)
+    fix = (
+        f"Rename that column (e.g. to '{key}'), or write the config from the template "
+        f"(`receval init`, no arguments) and set {name}."
+    )
     return InputError(
         f"{role} file {sniffed.path}: cannot tell which column holds the {what}; its "
-        f"columns are: {sniffed.columns_text()}. Rename that column (e.g. to '{key}'), or "
-        f"write the config from the template (`receval init`, no arguments) and set "
-        f"{section}.columns.{key}."
+        f"columns are: {sniffed.columns_text()}. {fix}",
+        path=sniffed.path,
+        key=name,
+        found=sniffed.schema.names(),
+        fix=fix,
     )
 
 

@@ -234,12 +234,9 @@ def guess_summary(guess: Guess) -> list[str]:
 
 def check_init_destination(output: Path, force: bool) -> None:
     if output.is_dir():
-        raise UsageError(
-            f"output {output} is a folder; name a file, e.g. {output / 'receval.yaml'}."
-        )
+        fix = f"name a file, e.g. {output / 'receval.yaml'}."
+        raise UsageError(f"output {output} is a folder; {fix}", path=output, fix=fix)
     if output.exists() and not force:
-        raise UsageError(
-            f"output {output} already exists; pass --force to overwrite it, or name another "
-            "file with --output."
-        )
+        fix = "pass --force to overwrite it, or name another file with --output."
+        raise UsageError(f"output {output} already exists; {fix}", path=output, fix=fix)
     check_destination(output)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,16 @@ _MAX_YAML_VALUES = 100_000  # with aliases expanded; a real config holds a few h
 _MAX_YAML_DEPTH = 100  # nested mappings and lists; a real config nests a few levels
 
 
+def found_value(value: Any) -> Any:
+    """`value` as an error's `found` field: itself when JSON holds it (finite numbers,
+    text, lists, mappings with text keys), else its repr."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate keys (it already refuses Python object tags) and
     documents nested so deeply that composing them would exhaust Python's stack."""
@@ -24,9 +35,12 @@ class _StrictLoader(yaml.SafeLoader):
         self.depth += 1
         try:
             if self.depth > _MAX_YAML_DEPTH:
+                fix = "Check the file."
                 raise ConfigError(
                     f"{self.name}: the YAML nests more than {_MAX_YAML_DEPTH} levels deep; a "
-                    "config nests a few. Check the file."
+                    f"config nests a few. {fix}",
+                    path=self.name,
+                    fix=fix,
                 )
             return super().compose_node(parent, index)
         finally:
@@ -47,9 +61,13 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[An
         key = _mapping_key(loader, key_node)
         if key in seen:
             line = key_node.start_mark.line + 1
+            fix = "Remove one of them."
             raise ConfigError(
                 f"{loader.name}: line {line}: the key '{key}' appears twice in the same "
-                "mapping; YAML would silently keep only the last. Remove one of them."
+                f"mapping; YAML would silently keep only the last. {fix}",
+                path=loader.name,
+                found=found_value(key),
+                fix=fix,
             )
         seen.add(key)
         mapping[key] = loader.construct_object(value_node, deep=True)
@@ -62,7 +80,9 @@ def _mapping_key(loader: _StrictLoader, key_node: yaml.Node) -> Any:
         mark = key_node.start_mark
         raise ConfigError(
             f"{loader.name}: line {mark.line + 1}, column {mark.column + 1}: a key is a "
-            f"{'list' if isinstance(key, list) else 'mapping'}; config keys are plain names."
+            f"{'list' if isinstance(key, list) else 'mapping'}; config keys are plain names.",
+            path=loader.name,
+            found=found_value(key),
         )
     return key
 
@@ -100,19 +120,20 @@ def _child_nodes(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _yaml_hint(error: yaml.MarkedYAMLError) -> str:
+def _yaml_fix(error: yaml.MarkedYAMLError) -> str:
+    """The sentence that ends the message of a YAML error: what to do about it."""
     text = str(error)
     if "python/" in text:
-        return " Tags that build Python objects are never loaded."
+        return "Tags that build Python objects are never loaded."
     if "constructor for the tag" in text:
-        return " Remove the tag: a config holds plain values."
+        return "Remove the tag: a config holds plain values."
     if "undefined alias" in text:
-        return " Define the anchor (&name) before its alias (*name)."
+        return "Define the anchor (&name) before its alias (*name)."
     if "recursive" in text:
-        return " An alias cannot stand inside the value its anchor names."
+        return "An alias cannot stand inside the value its anchor names."
     if "for merging" in text:
-        return " A merge key takes an anchored mapping, e.g. <<: *defaults."
-    return " Check the indentation (spaces, not tabs) and the quoting."
+        return "A merge key takes an anchored mapping, e.g. <<: *defaults."
+    return "Check the indentation (spaces, not tabs) and the quoting."
 
 
 _MAX_CONFIG_BYTES = 10_000_000
@@ -120,54 +141,79 @@ _MAX_CONFIG_BYTES = 10_000_000
 
 def read_yaml(path: Path) -> Any:
     if not path.exists():
-        raise ConfigError(f"{path}: the config file does not exist. Check the path.")
+        fix = "Check the path."
+        raise ConfigError(f"{path}: the config file does not exist. {fix}", path=path, fix=fix)
     if path.is_dir():
-        raise ConfigError(f"{path}: is a folder, not a config file. Name the YAML file.")
+        fix = "Name the YAML file."
+        raise ConfigError(f"{path}: is a folder, not a config file. {fix}", path=path, fix=fix)
     try:
         with path.open("rb") as handle:  # a device or a FIFO never ends: read a bounded part
             data = handle.read(_MAX_CONFIG_BYTES + 1)
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read the config ({error.strerror}).") from None
+        raise ConfigError(
+            f"{path}: cannot read the config ({error.strerror}).",
+            path=path,
+            found=error.strerror,
+        ) from None
     if len(data) > _MAX_CONFIG_BYTES:
+        fix = "Name the YAML file."
         raise ConfigError(
             f"{path}: the config is larger than {_MAX_CONFIG_BYTES // 1_000_000} MB (or never "
-            "ends, as a device does); a config is a few kB. Name the YAML file."
+            f"ends, as a device does); a config is a few kB. {fix}",
+            path=path,
+            fix=fix,
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        byte = f"0x{data[error.start]:02x}"
+        fix = "Save it as UTF-8."
         raise ConfigError(
-            f"{path}: the config is not UTF-8 text (byte 0x{data[error.start]:02x} at line "
-            f"{line}, column {column}). Save it as UTF-8."
+            f"{path}: the config is not UTF-8 text (byte {byte} at line {line}, column "
+            f"{column}). {fix}",
+            path=path,
+            found=byte,
+            fix=fix,
         ) from None
     try:
         loader = _StrictLoader(text)
     except yaml.reader.ReaderError as error:  # a control character, e.g. a NUL byte
         line = text.count("\n", 0, error.position) + 1
         column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
+        character = f"U+{error.character:04X}"
+        fix = "Remove it."
         raise ConfigError(
             f"{path}: invalid YAML at line {line}, column {column}: the character "
-            f"U+{error.character:04X} is not allowed in YAML text. Remove it."
+            f"{character} is not allowed in YAML text. {fix}",
+            path=path,
+            found=character,
+            fix=fix,
         ) from None
     loader.name = str(path)
     try:
         node = loader.get_single_node()
         if node is not None and _expanded_size(node) > _MAX_YAML_VALUES:
+            fix = "Remove the aliases that repeat large values."
             raise ConfigError(
                 f"{path}: the YAML expands to more than {_MAX_YAML_VALUES:,} values once its "
-                "aliases (*name) are repeated; a config is far smaller. Remove the aliases "
-                "that repeat large values."
+                f"aliases (*name) are repeated; a config is far smaller. {fix}",
+                path=path,
+                fix=fix,
             )
         return None if node is None else loader.construct_document(node)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
         problem = error.problem or str(error)
-        hint = _yaml_hint(error)
-        raise ConfigError(f"{path}: invalid YAML at {where}: {problem}.{hint}") from None
+        fix = _yaml_fix(error)
+        raise ConfigError(
+            f"{path}: invalid YAML at {where}: {problem}. {fix}",
+            path=path,
+            fix=fix,
+        ) from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: invalid YAML: {error}") from None
+        raise ConfigError(f"{path}: invalid YAML: {error}", path=path) from None
     finally:
         loader.dispose()

@@ -40,7 +40,9 @@ def polars_engine(choice: str, predictions: Iterable[Path] = ()) -> Any:
     if choice == "auto":
         size = sum(p.stat().st_size for p in predictions if p.is_file())
         return "streaming" if size >= STREAMING_FROM else "auto"  # polars' own choice
-    raise UsageError(f"engine '{choice}' does not run through polars' collect.")
+    raise UsageError(
+        f"engine '{choice}' does not run through polars' collect.", key="engine", found=choice
+    )
 
 
 def _gpu_engine() -> Any:
@@ -52,7 +54,9 @@ def _gpu_engine() -> Any:
             "engine: gpu needs polars' GPU engine (the cudf-polars package, for an NVIDIA GPU), "
             "which is not installed. cudf-polars 26.10 supports polars 1.x only, and receval "
             "needs polars 2; use engine: streaming or in_memory until cudf-polars supports "
-            "polars 2."
+            "polars 2.",
+            key="engine",
+            found="gpu",
         ) from None
     import polars as pl
 

@@ -40,26 +40,40 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
     read the catalog, the interactions or the baseline."""
     config = loaded.config
     specs = loaded.specs
+    # the setting that chose the engine, as `engine` names it ("engine: spark", "partitions: 4")
+    key = engine.partition(":")[0] if ":" in engine else "engine"
     unsupported = [str(s) for s in specs if lookup(s.name).scope == "logged"]
     if unsupported:
+        fix = "Use another engine for them."
         raise UsageError(
             f"{engine} runs the per-user, global and rating metrics; {', '.join(unsupported)} "
-            "(click metrics, over the interactions log) do not run there yet. Use another "
-            "engine for them."
+            f"(click metrics, over the interactions log) do not run there yet. {fix}",
+            key=key,
+            found=unsupported,
+            fix=fix,
         )
     if config.several_models:
-        raise UsageError(f"{engine} evaluates one predictions file; list one model.")
+        fix = "list one model."
+        raise UsageError(
+            f"{engine} evaluates one predictions file; {fix}",
+            key=key,
+            found=list(config.model_files()),
+            fix=fix,
+        )
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     if side_inputs:
         return
     try:
         metric_exprs(user_specs, config.conventions, Sources())
-    except InputError:
+    except InputError as error:
+        fix = "Use another engine for those."
         raise UsageError(
             f"{engine} does not yet run the per-user metrics that read the catalog, the "
             "interactions or the baseline (novelty, serendipity, intra_list_diversity, ...); "
-            "the global ones (coverage, inter_list_diversity, gini, entropy) do run. Use "
-            "another engine for those."
+            f"the global ones (coverage, inter_list_diversity, gini, entropy) do run. {fix}",
+            key=key,
+            found=error.fields.get("key"),
+            fix=fix,
         ) from None
 
 

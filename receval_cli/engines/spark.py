@@ -58,7 +58,9 @@ def _spark_session(spark: SparkSession | None) -> SparkSession:
     except ImportError:
         raise UsageError(
             "engine: spark needs pyspark: install the extra, pip install 'receval[spark]' "
-            "(pyspark 4 and pyarrow; Spark also needs Java 17 or newer)."
+            "(pyspark 4 and pyarrow; Spark also needs Java 17 or newer).",
+            key="engine",
+            found="spark",
         ) from None
     return spark or SparkSession.builder.appName("receval").getOrCreate()
 
@@ -70,10 +72,16 @@ def refuse_file_order(conventions: Conventions) -> None:
         ("truth_duplicates", conventions.truth_duplicates),
     ):
         if value in ("input_order", "first"):
+            fix = (
+                "Use tie_break item_desc/item_asc and duplicates error/max_score "
+                "(truth_duplicates error/max), or another engine."
+            )
             raise UsageError(
                 f"engine: spark has no file order, so conventions.{key}: {value} is not "
-                "defined there. Use tie_break item_desc/item_asc and duplicates error/"
-                "max_score (truth_duplicates error/max), or another engine."
+                f"defined there. {fix}",
+                key=f"conventions.{key}",
+                found=value,
+                fix=fix,
             )
 
 

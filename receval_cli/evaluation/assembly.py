@@ -550,22 +550,42 @@ def users_block(merged: Partial, run: Run, ranking: bool) -> dict[str, Any]:
     counts = merged.tally
     truth = run.truth
     if counts["in_both"] == 0:
-        shown = {role: ", ".join(map(repr, merged.samples.get(role, []))) for role in _ROLES}
+        samples = {role: list(merged.samples.get(role, [])) for role in _ROLES}
+        shown = {role: ", ".join(map(repr, users)) for role, users in samples.items()}
+        user_key = setting("predictions", "columns", "user")
+        fix = (
+            f"Check {user_key} and {setting('ground_truth', 'columns', 'user')}, and that "
+            "both files use the same ids."
+        )
         raise InputError(
             f"no user appears in both {run.predictions.path} (users e.g. "
-            f"{shown['predictions']}) and {truth.path} (users e.g. {shown['truth']}). Check "
-            f"{setting('predictions', 'columns', 'user')} and "
-            f"{setting('ground_truth', 'columns', 'user')}, and that both files use the same "
-            "ids."
+            f"{shown['predictions']}) and {truth.path} (users e.g. {shown['truth']}). {fix}",
+            key=user_key,
+            path=run.predictions.path,
+            found=samples,
+            fix=fix,
         )
     if counts["evaluated"] == 0 and ranking:
+        column = truth.source_column("rel")
+        fix = (
+            f"Lower the threshold, check the column '{column}', or set "
+            "users_without_relevant / users_without_recommendations to zero."
+        )
         raise InputError(
             f"no user could be evaluated: of the {counts['in_ground_truth']} users in "
             f"{truth.path}, {counts['skipped_no_relevant']} have no item with relevance >= "
             f"{run.conventions.relevance_threshold:g} (conventions.relevance_threshold) and "
             f"{counts['skipped_no_recs']} have no recommendation (skipped by the conventions). "
-            f"Lower the threshold, check the column '{truth.source_column('rel')}', or set "
-            "users_without_relevant / users_without_recommendations to zero."
+            f"{fix}",
+            key="conventions.relevance_threshold",
+            path=truth.path,
+            column=column,
+            found={
+                "in_ground_truth": counts["in_ground_truth"],
+                "no_relevant": counts["skipped_no_relevant"],
+                "no_recommendations": counts["skipped_no_recs"],
+            },
+            fix=fix,
         )
     block: dict[str, Any] = {
         "in_ground_truth": counts["in_ground_truth"],
@@ -600,14 +620,22 @@ def _means(merged: Partial, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
         name = str(spec)
         total = merged.totals[name]
         if total.users == 0:
+            fix = "Set them to zero."
             raise InputError(
                 f"no user is left to average {name} over: its users_without_relevant / "
-                "users_without_recommendations settings skip every user. Set them to zero."
+                f"users_without_recommendations settings skip every user. {fix}",
+                key=name,
+                found=0,
+                fix=fix,
             )
         if total.counted == 0:
+            fix = "Use a cutoff of at least 2."
             raise InputError(
                 f"{name} is undefined for every evaluated user: no list has 2 items in its "
-                "top k to compare. Use a cutoff of at least 2."
+                f"top k to compare. {fix}",
+                key=name,
+                found=0,
+                fix=fix,
             )
         summed = lookup(spec.name).aggregate == "sum"
         metrics[name] = total.total.total() if summed else total.total.mean(total.counted)

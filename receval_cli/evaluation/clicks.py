@@ -7,6 +7,7 @@ clicks must be 0 or 1 and propensities in (0, 1].
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import polars as pl
@@ -58,14 +59,30 @@ def _raise_bad_rows(
         if not count:
             continue
         rows = log.filter(condition).sort("row").head(_EXAMPLES).collect()
+        examples = list(rows.iter_rows(named=True))
         shown = "; ".join(
             f"row {r['row'] + 1} (user {r['user']!r}, item {r['item']!r}): {r[column]!r}"
-            for r in rows.iter_rows(named=True)
+            for r in examples
         )
+        found = [
+            {"row": r["row"] + 1, "user": r["user"], "item": r["item"], "value": _field(r[column])}
+            for r in examples
+        ]
+        named = truth.source_column(column)
+        fix = "Fix those rows."
         raise InputError(
-            f"{truth.role} file {truth.path}: ctr needs every {truth.source_column(column)} "
-            f"{need}, and {count} row(s) are not, e.g. {shown}. Fix those rows."
+            f"{truth.role} file {truth.path}: ctr needs every {named} "
+            f"{need}, and {count} row(s) are not, e.g. {shown}. {fix}",
+            path=truth.path,
+            column=named,
+            found=found,
+            fix=fix,
         )
+
+
+def _field(value: Any) -> Any:
+    """A value as an error's field: NaN and infinities (which JSON cannot hold) as text."""
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def checked_log(
@@ -74,10 +91,15 @@ def checked_log(
     """The click log deduped and checked (the predictions have scores, clicks are 0 or 1,
     propensities in (0, 1]), whether it has propensities, and its size (rows, items)."""
     if predictions.value_column != "score":
+        key = setting("predictions", "columns", "score")
+        fix = f"Name the score column as {key}."
         raise InputError(
             f"predictions file {predictions.path}: ctr needs the recommendations' scores (the "
-            f"predicted reward); this file's layout is {predictions.layout}. Name the score "
-            f"column as {setting('predictions', 'columns', 'score')}."
+            f"predicted reward); this file's layout is {predictions.layout}. {fix}",
+            key=key,
+            path=predictions.path,
+            found=predictions.layout,
+            fix=fix,
         )
     has_propensity = "propensity" in truth.frame.collect_schema().names()
     log = _dedupe_log(truth.frame, conventions.truth_duplicates, has_propensity)
@@ -89,7 +111,11 @@ def checked_log(
             ]
         )
     except pl.exceptions.PolarsError as error:
-        raise InputError(f"{truth.role} file {truth.path} could not be read: {error}") from None
+        raise InputError(
+            f"{truth.role} file {truth.path} could not be read: {error}",
+            path=truth.path,
+            found=str(error),
+        ) from None
     _raise_bad_rows(log, truth, problems.row(0, named=True), has_propensity)
     return log, has_propensity, sizes
 

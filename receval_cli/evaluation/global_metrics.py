@@ -67,13 +67,22 @@ def global_values(
 def require_universe(specs: tuple[MetricSpec, ...], universe: Universe) -> None:
     needing = [str(s) for s in specs if _partial(s).needs_universe]
     if needing and universe.items is None:
-        raise InputError(
-            f"{', '.join(needing)} measure(s) the recommendations against the catalog: add "
-            "a catalog (catalog.path, every item that could be recommended) or an "
+        fix = (
+            "add a catalog (catalog.path, every item that could be recommended) or an "
             "interactions log (interactions.path, whose items then stand for the catalog)."
         )
+        raise InputError(
+            f"{', '.join(needing)} measure(s) the recommendations against the catalog: {fix}",
+            key="catalog.path",
+            found=needing,
+            fix=fix,
+        )
     if needing and universe.items is not None and universe.items.height == 0:
-        raise InputError(f"the {universe.source} has no items, so coverage is undefined.")
+        raise InputError(
+            f"the {universe.source} has no items, so coverage is undefined.",
+            key="catalog" if universe.source == "catalog" else "interactions",
+            found=0,
+        )
 
 
 def recommended_items(lists: pl.LazyFrame) -> pl.LazyFrame:

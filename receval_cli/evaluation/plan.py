@@ -54,9 +54,12 @@ def metric_exprs(
         for side in sorted(stats.sides - before):
             missing = missing_input(side, sources)
             if missing is not None:
+                fix = "Add it (see the README, 'Beyond accuracy')."
                 raise InputError(
-                    f"{spec} needs the {missing} input, which the config does not give. "
-                    "Add it (see the README, 'Beyond accuracy')."
+                    f"{spec} needs the {missing} input, which the config does not give. {fix}",
+                    key=str(spec),
+                    found=missing,
+                    fix=fix,
                 )
     return stats, exprs
 
@@ -144,10 +147,15 @@ def per_user_frame(
     )
     depth = max_depth((*specs, *list_specs), conventions.max_depth)
     if stats.lists.aggregations and by != "score":
+        key = setting("predictions", "columns", "score")
+        fix = f"Name the score column as {key}, or use retrieve=list."
         raise InputError(
             f"predictions file {predictions.path}: retrieving items by prediction_threshold "
-            f"needs scores, and this file's layout is {predictions.layout}. Name the score "
-            f"column as {setting('predictions', 'columns', 'score')}, or use retrieve=list."
+            f"needs scores, and this file's layout is {predictions.layout}. {fix}",
+            key=key,
+            path=predictions.path,
+            found=predictions.layout,
+            fix=fix,
         )
     lists = rank_lists(
         deduped,
@@ -262,29 +270,40 @@ def guard_ranges(
         lower, upper = definition.lower_bound, definition.upper_bound
         gain = conventions.metric_params(spec).get("gain")
         if not math.isfinite(value) and gain == "exponential":
+            fix = "Keep the grades at most 1023, or use gain=linear."
             raise InputError(
                 f"{spec} is {value}: with gain=exponential a grade g gains 2^g - 1, which "
-                "overflows 64-bit floats for a grade above 1023. Keep the grades at most "
-                "1023, or use gain=linear."
+                f"overflows 64-bit floats for a grade above 1023. {fix}",
+                key=str(spec),
+                found=str(value),
+                fix=fix,
             )
         if math.isinf(value) and (upper is None or lower is None):
+            fix = "Scale the scores or grades down, then run again."
             raise InputError(
                 f"{spec} is {value}: its sums overflow 64-bit floats, so the inputs hold "
-                "values too large to square or add (about 1e154 or more, or a huge gain). "
-                "Scale the scores or grades down, then run again."
+                f"values too large to square or add (about 1e154 or more, or a huge gain). {fix}",
+                key=str(spec),
+                found=str(value),
+                fix=fix,
             )
         below = lower is not None and value < lower
         if math.isnan(value) or below or (upper is not None and value > upper + 1e-9):
             raise InternalError(
                 f"internal error: {spec} = {value}, outside its range [{lower}, {upper}]. This "
-                "is a bug in receval; please report it with the config and a data sample."
+                "is a bug in receval; please report it with the config and a data sample.",
+                key=str(spec),
+                found=str(value),
             )
 
 
 def diagnose(error: BaseException, *inputs: Input) -> InputError:
     """Find which file the engine failed on, and say so (reads each input whole)."""
     found = failing_input(inputs)
-    return found or InputError(f"the inputs could not be evaluated: {first_line(error)}")
+    if found is not None:
+        return found
+    reason = first_line(error)
+    return InputError(f"the inputs could not be evaluated: {reason}", found=reason)
 
 
 def resolved_config(loaded: LoadedConfig) -> dict[str, Any]:

@@ -87,11 +87,16 @@ def pair_join(
 ) -> pl.LazyFrame:
     """The (user, item) pairs the rating metrics score (`specs`); the predictions need scores."""
     if predictions.value_column != "score":
+        key = setting("predictions", "columns", "score")
+        fix = f"Name the predicted rating as {key}."
         raise InputError(
             f"predictions file {predictions.path}: rating metrics ({', '.join(map(str, specs))}) "
             "compare predicted ratings with actual ones, and this file has no score column "
-            f"(its layout is {predictions.layout}). Name the predicted rating as "
-            f"{setting('predictions', 'columns', 'score')}."
+            f"(its layout is {predictions.layout}). {fix}",
+            key=key,
+            path=predictions.path,
+            found=predictions.layout,
+            fix=fix,
         )
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
@@ -183,18 +188,28 @@ def checked_pairs(
     prediction (unpredicted: error) and for no pair to score."""
     if counts["unpredicted"] and conventions.unpredicted == "error":
         shown = "; ".join(f"user {user!r}, item {item!r}" for user, item in unpredicted)
+        fix = (
+            "set conventions.unpredicted to ignore (score only the predicted pairs) or to "
+            "default (with default_prediction)."
+        )
         raise InputError(
             f"{truth.role} file {truth.path}: {counts['unpredicted']} rated (user, item) "
             f"pair(s) have no prediction, e.g. {shown}. Rating metrics need a prediction "
-            "for every rating: set conventions.unpredicted to ignore (score only the "
-            "predicted pairs) or to default (with default_prediction)."
+            f"for every rating: {fix}",
+            key="conventions.unpredicted",
+            path=truth.path,
+            found=[{"user": user, "item": item} for user, item in unpredicted],
+            fix=fix,
         )
     described = describe_pairs(counts, conventions)
     if described["used"] == 0:
+        fix = "Check the ids, or set conventions.unrated / unpredicted to default."
         raise InputError(
             f"no (user, item) pair is both predicted in {predictions.path} and rated in "
-            f"{truth.path}, so the rating metrics have nothing to score. Check the ids, or set "
-            "conventions.unrated / unpredicted to default."
+            f"{truth.path}, so the rating metrics have nothing to score. {fix}",
+            path=predictions.path,
+            found=0,
+            fix=fix,
         )
     return described
 

@@ -74,9 +74,13 @@ def watching(files: Mapping[Path, str]) -> Iterator[None]:
             raise
         if isinstance(error, OSError):
             where = error.filename or "an input file"
+            reason = error.strerror or str(error)
+            fix = "Check that the file exists and is readable."
             raise InputError(
-                f"{where} could not be read: {error.strerror or error}. Check that the file "
-                "exists and is readable."
+                f"{where} could not be read: {reason}. {fix}",
+                path=error.filename or None,
+                found=reason,
+                fix=fix,
             ) from None
         raise InternalError(
             f"internal error: polars failed while evaluating: {_first_line(error)}. This is "
@@ -102,10 +106,16 @@ def _changed(
             what = f"changed size ({then.size:,} -> {now.size:,} bytes)"
         else:
             what = "was modified"
+        fix = (
+            "Run again once the file is complete; a writer that renames a finished file into "
+            "place avoids this."
+        )
         return InputError(
             f"{role} {path} {what} while receval was reading it, so no report was written "
-            "(it could mix two versions of the file). Run again once the file is complete; "
-            "a writer that renames a finished file into place avoids this."
+            f"(it could mix two versions of the file). {fix}",
+            path=path,
+            found=what,
+            fix=fix,
         )
     return None
 

@@ -56,12 +56,19 @@ def raise_for(source: Input, result: dict[str, object]) -> None:
     """Raise an InputError for the first failed check of one input."""
     where = f"{source.role} file {source.path}"
     if result["raw_rows"] == 0:
-        raise InputError(f"{where} has no rows. Write the data first.")
+        fix = "Write the data first."
+        raise InputError(
+            f"{where} has no rows. {fix}", path=source.path, found={"rows": 0}, fix=fix
+        )
     users = result.get("raw_users")
     if users is not None and users != result["raw_rows"]:
+        fix = "Merge each user's rows into one list."
         raise InputError(
             f"{where}: a list layout needs one row per user, but {result['raw_rows']} rows "
-            f"hold {users} users. Merge each user's rows into one list."
+            f"hold {users} users. {fix}",
+            path=source.path,
+            found={"rows": result["raw_rows"], "users": users},
+            fix=fix,
         )
     for name, value in result.items():
         kind, _, canonical = name.partition(":")
@@ -79,12 +86,16 @@ def raise_for(source: Input, result: dict[str, object]) -> None:
         else:
             found = f"{value} NaN value(s), which cannot be ranked or compared"
         raise InputError(
-            f"{where}: column '{column}' has {found}; drop or fill those rows.",
+            f"{where}: column '{column}' has {found}; {FILL_ROWS}",
             path=source.path,
             column=column,
             found=found,
-            fix="Drop or fill those rows.",
+            fix=FILL_ROWS,
         )
+
+
+# the fix of a column with null, NaN or infinite values, as the message ends (after a ';')
+FILL_ROWS = "drop or fill those rows."
 
 
 @dataclass

@@ -27,15 +27,19 @@ from receval_cli.inputs.checks import (
 from receval_cli.inputs.readers import Input
 
 _CHECKS = "checks:"
+_TAG = "--tag"  # the option that sets the run tag
 
 
 def check_tag(tag: str) -> None:
     """The run tag is a TREC line's sixth field, checked as ids are: not empty, without
     white space (which would split the field, or the line) or control characters."""
     if not tag:
+        fix = "Give one, e.g. --tag receval."
         raise UsageError(
-            "--tag is empty, and a TREC run line needs a tag as its sixth field. Give one, "
-            "e.g. --tag receval."
+            f"{_TAG} is empty, and a TREC run line needs a tag as its sixth field. {fix}",
+            key=_TAG,
+            found=tag,
+            fix=fix,
         )
     bad = [c for c in tag if c.isspace() or unicodedata.category(c) == "Cc"]
     if not bad:
@@ -48,10 +52,8 @@ def check_tag(tag: str) -> None:
         found += "tag would not stay one field of one line"
     else:
         found = f"a control character ({bad[0]!r}), which a TREC run line cannot carry"
-    raise UsageError(
-        f"--tag {example(tag)} holds {found}. Give a tag without white space or control "
-        f"characters, e.g. --tag {fixed}."
-    )
+    fix = f"Give a tag without white space or control characters, e.g. {_TAG} {fixed}."
+    raise UsageError(f"{_TAG} {example(tag)} holds {found}. {fix}", key=_TAG, found=tag, fix=fix)
 
 
 def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
@@ -71,7 +73,11 @@ def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
         grouped, rows = pl.collect_all([lists, raw_rows(source)])
     except pl.exceptions.PolarsError as error:
         first = str(error).strip().splitlines()[0]
-        raise InputError(f"{source.role} file {source.path} could not be read: {first}") from None
+        raise InputError(
+            f"{source.role} file {source.path} could not be read: {first}",
+            path=source.path,
+            found=first,
+        ) from None
     raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
     if (grouped["rows"] != grouped["distinct"]).any():
         raise duplicates_error(source, "duplicates", find_duplicates(source.frame))
@@ -102,9 +108,13 @@ def _refuse_blanks(grouped: pl.DataFrame, source: Input) -> None:
         blank = values.cast(pl.String).str.contains(r"\s|^$")
         if blank.any():
             example = values.filter(blank).head(1).item()
+            fix = "Change those ids first."
             raise InputError(
                 f"{source.role} file {source.path}: the {column} id {example!r} is empty or "
-                "holds white space, which a TREC run cannot carry. Change those ids first."
+                f"holds white space, which a TREC run cannot carry. {fix}",
+                path=source.path,
+                found={column: example},
+                fix=fix,
             )
 
 

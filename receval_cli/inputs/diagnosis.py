@@ -52,12 +52,17 @@ _WIDE_NULS = (
 
 
 class _Problem(Exception):
-    """A line at fault: the reason and the fix, for the message."""
+    """A line at fault: the reason and the fix, for the message; what was found there
+    (the line number, the value...) and the column, for the error's fields."""
 
-    def __init__(self, reason: str, fix: str) -> None:
+    def __init__(
+        self, reason: str, fix: str, found: dict[str, object], column: str | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.fix = fix
+        self.found = found
+        self.column = column
 
 
 def read_failure(
@@ -69,9 +74,12 @@ def read_failure(
         return found
     key = role.replace(" ", "_")
     reason = first_line(error)
+    fix = f"Check that the file is complete and really {fmt} (or set {key}.format)."
     return InputError(
-        f"{role} file {path} cannot be read as {fmt}: {reason}. Check that the file is "
-        f"complete and really {fmt} (or set {key}.format)."
+        f"{role} file {path} cannot be read as {fmt}: {reason}. {fix}",
+        path=path,
+        found=reason,
+        fix=fix,
     )
 
 
@@ -87,9 +95,16 @@ def line_at_fault(
     try:
         _find_problem(path, fmt, separator, role.replace(" ", "_"), error)
     except _Problem as problem:
-        return InputError(f"{role} file {path} cannot be read as {fmt}: {problem}. {problem.fix}")
+        return InputError(
+            f"{role} file {path} cannot be read as {fmt}: {problem}. {problem.fix}",
+            path=path,
+            column=problem.column,
+            found=problem.found,
+            fix=problem.fix,
+        )
     except OSError as os_error:
-        return InputError(f"{role} file {path} cannot be read: {os_error.strerror or os_error}.")
+        reason = os_error.strerror or str(os_error)
+        return InputError(f"{role} file {path} cannot be read: {reason}.", path=path, found=reason)
     return None
 
 
@@ -126,10 +141,16 @@ def encoding_failure(path: Path, role: str) -> InputError | None:
     source = encoding[:-2] if bom else encoding  # iconv reads the mark and drops it
     converted = path.with_name(f"{path.stem}.utf8{path.suffix}")
     mark = "with" if bom else "without"
+    fix = (
+        f"Convert it, e.g. iconv -f {source} -t UTF-8 {shlex.quote(str(path))} "
+        f"> {shlex.quote(str(converted))}, and use the converted file."
+    )
     return InputError(
         f"{role} file {path} is {encoding} text ({mark} a byte-order mark); receval reads "
-        f"UTF-8 only. Convert it, e.g. iconv -f {source} -t UTF-8 {shlex.quote(str(path))} "
-        f"> {shlex.quote(str(converted))}, and use the converted file."
+        f"UTF-8 only. {fix}",
+        path=path,
+        found={"encoding": encoding, "byte_order_mark": bom},
+        fix=fix,
     )
 
 
@@ -178,15 +199,19 @@ def _parquet_problem(path: Path, key: str, message: str) -> None:
         raise _Problem(
             "it does not start with Parquet's marker 'PAR1', so it is not a Parquet file",
             f"Write it as Parquet (or set {key}.format).",
+            {"first_bytes": head.hex()},
         )
     if size < 12 or tail != _MAGIC:
         raise _Problem(
             "it does not end with Parquet's marker 'PAR1': the file is cut short (truncated, "
             "or still being written)",
             "Write the file again, completely.",
+            {"size": size, "last_bytes": tail.hex()},
         )
     if "out of specification" in message or "panic" in message:  # a page is damaged
-        raise _Problem(f"the file is damaged ({message})", "Write the file again.")
+        raise _Problem(
+            f"the file is damaged ({message})", "Write the file again.", {"reason": message}
+        )
 
 
 def _text_lines(path: Path) -> Iterator[str]:
@@ -196,10 +221,11 @@ def _text_lines(path: Path) -> Iterator[str]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
+                byte = f"0x{raw[error.start]:02x}"
                 raise _Problem(
-                    f"line {number} is not UTF-8 text (byte 0x{raw[error.start]:02x} at "
-                    f"column {error.start + 1})",
+                    f"line {number} is not UTF-8 text (byte {byte} at column {error.start + 1})",
                     "Save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8).",
+                    {"line": number, "byte": byte, "position": error.start + 1},
                 ) from None
             yield line.removeprefix(_BOM) if number == 1 else line
 
@@ -222,6 +248,7 @@ def _csv_problem(path: Path, separator: str, message: str) -> None:
                     f"the quote that opens a value on line {line} is not closed within "
                     f"{_RECORD_LINES:,} lines",
                     'Close it, or double a quote inside a quoted value ("").',
+                    {"line": line, "lines_read": _RECORD_LINES},
                 )
             consumed.append(text)
             yield text
@@ -254,10 +281,12 @@ def _csv_error(line: int, error: csv.Error) -> _Problem:
         return _Problem(
             f"the quote that opens a value on line {line} is never closed",
             'Close it, or double a quote inside a quoted value ("").',
+            {"line": line},
         )
     return _Problem(
         f"line {line} is not valid CSV ({error})",
         'Quote the whole value, doubling any quote inside it ("").',
+        {"line": line, "reason": str(error)},
     )
 
 
@@ -269,26 +298,42 @@ def _check_row(
     separator: str,
     unparsed: re.Match[str] | None,
 ) -> None:
+    text = _line_text(raw)
     if len(row) > len(header):
         raise _Problem(
             f"line {line} has {len(row)} fields where the header has {len(header)}",
             f"Fix that line; a value that holds the separator {separator!r} must be quoted.",
+            {"line": line, "text": text, "fields": len(row), "header_fields": len(header)},
         )
     for value in row:
         if '"' in value and '"' + value.replace('"', '""') + '"' not in raw:
             raise _Problem(
                 f"line {line}: the value {_show(value)} holds a quote but is not quoted",
                 'Quote the value and double the quote inside it ("a""b").',
+                {"line": line, "text": text, "value": value},
             )
     if unparsed is None or unparsed["column"] not in header:
         return
-    index = header.index(unparsed["column"])
+    column = unparsed["column"]
+    index = header.index(column)
     if index < len(row) and row[index] == unparsed["value"]:
+        kind = _kind(unparsed["dtype"])
         raise _Problem(
-            f"line {line}: {_show(row[index])} in column '{unparsed['column']}' is not "
-            f"{_kind(unparsed['dtype'])}, as the rows before it are",
+            f"line {line}: {_show(row[index])} in column '{column}' is not {kind}, as the "
+            "rows before it are",
             "Fix the value, or point the config's columns at the right column.",
+            {"line": line, "text": text, "value": row[index], "expected": kind},
+            column,
         )
+
+
+_TEXT = 200  # characters of a line's text given as found
+
+
+def _line_text(raw: str) -> str:
+    """A line (or a record's lines) as `found` gives it: without its line end, cut short."""
+    text = raw.rstrip("\r\n")
+    return text if len(text) <= _TEXT else text[:_TEXT] + "..."
 
 
 def _kind(dtype: str) -> str:
@@ -316,20 +361,27 @@ def _jsonl_problem(path: Path, message: str) -> None:
         rows += 1
         value = _json_value(text, line)
         if not isinstance(value, dict):
+            kind = _json_kind(value)
             raise _Problem(
-                f"line {line} holds a JSON {_json_kind(value)}, not an object",
+                f"line {line} holds a JSON {kind}, not an object",
                 'Write one JSON object per line, e.g. {"user": "u1", "item": "a", "score": 0.9}.',
+                {"line": line, "text": _line_text(text), "type": kind},
             )
         if unconverted is not None:
             for key, found in value.items():
                 if isinstance(found, str) and found == unconverted["value"]:
+                    expected = _kind(_dtype(unconverted))
                     raise _Problem(
-                        f"line {line}: {key!r} is {_show(found)}, not {_kind(_dtype(unconverted))}"
+                        f"line {line}: {key!r} is {_show(found)}, not {expected}"
                         ", as in the rows before it",
                         "Fix the value, or point the config's columns at the right key.",
+                        {"line": line, "value": found, "expected": expected},
+                        key,
                     )
     if rows == 0:
-        raise _Problem("it holds only blank lines, no JSON object", "Write the data first.")
+        raise _Problem(
+            "it holds only blank lines, no JSON object", "Write the data first.", {"objects": 0}
+        )
 
 
 def _dtype(match: re.Match[str]) -> str:
@@ -343,6 +395,7 @@ def _raw_json_lines(path: Path) -> Iterator[str]:
             raise _Problem(
                 "line 1 starts with a byte-order mark (BOM), which JSON Lines does not allow",
                 "Save the file as UTF-8 without a BOM (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//').",
+                {"line": 1, "bytes": first.hex()},
             )
     yield from _text_lines(path)
 
@@ -352,6 +405,7 @@ def _json_value(text: str, line: int) -> object:
         raise _Problem(
             f"line {line} holds {constant}, which JSON does not allow",
             "Write null or a number (use CSV or Parquet for infinite scores).",
+            {"line": line, "text": _line_text(text), "value": constant},
         )
 
     try:
@@ -360,11 +414,13 @@ def _json_value(text: str, line: int) -> object:
         raise _Problem(
             f"line {line} is not valid JSON ({error.msg} at column {error.colno})",
             "Fix or remove that line: each line holds one JSON object.",
+            {"line": line, "text": _line_text(text), "reason": error.msg, "position": error.colno},
         ) from None
     except RecursionError:
         raise _Problem(
             f"line {line} nests lists or objects too deeply to read",
             "Fix or remove that line: each line holds one flat JSON object.",
+            {"line": line},
         ) from None
 
 

@@ -21,7 +21,13 @@ import polars as pl
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import CatalogConfig, InteractionsConfig
 from receval_cli.errors import InputError
-from receval_cli.inputs.checks import check_exprs, duplicates_error, find_duplicates, raise_for
+from receval_cli.inputs.checks import (
+    FILL_ROWS,
+    check_exprs,
+    duplicates_error,
+    find_duplicates,
+    raise_for,
+)
 from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
 from receval_cli.inputs.readers import (
     Input,
@@ -196,20 +202,32 @@ def _unreadable(given: list[Input], error: BaseException) -> InputError:
     if found is not None:
         return found
     paths = ", ".join(str(source.path) for source in given)
+    reason = first_line(error)
     return InputError(
-        f"the optional inputs ({paths}) could not be read together: {first_line(error)}."
+        f"the optional inputs ({paths}) could not be read together: {reason}.",
+        # one file: the file at fault; several: none alone (each was read on its own)
+        path=given[0].path if len(given) == 1 else None,
+        found={"paths": [str(source.path) for source in given], "reason": reason},
     )
 
 
 def _raise_for(source: Input, found: dict[str, int]) -> None:
     where = f"{source.role} file {source.path}"
     if found["rows"] == 0:
-        raise InputError(f"{where} has no rows. Write the data first.")
+        fix = "Write the data first."
+        raise InputError(
+            f"{where} has no rows. {fix}", path=source.path, found={"rows": 0}, fix=fix
+        )
     for column in ("user", "item", "category"):
         if found.get(column):
+            named = source.source_column(column)
+            nulls = f"{found[column]} null value(s)"
             raise InputError(
-                f"{where}: column '{source.source_column(column)}' has {found[column]} null "
-                "value(s); drop or fill those rows."
+                f"{where}: column '{named}' has {nulls}; {FILL_ROWS}",
+                path=source.path,
+                column=named,
+                found=nulls,
+                fix=FILL_ROWS,
             )
     if found.get("repeated"):
         examples = (
@@ -222,21 +240,33 @@ def _raise_for(source: Input, found: dict[str, int]) -> None:
             .get_column("item")
             .to_list()
         )
+        fix = "List each item once."
         raise InputError(
             f"{where}: {found['repeated']} row(s) repeat an item already listed (e.g. "
-            f"{', '.join(map(repr, examples))}). List each item once."
+            f"{', '.join(map(repr, examples))}). {fix}",
+            path=source.path,
+            found={"rows": found["repeated"], "examples": examples},
+            fix=fix,
         )
     if "embedding" not in source.columns:
         return
     column = source.columns["embedding"]
     if found["missing_vectors"] or found["bad_vectors"]:
         bad = found["missing_vectors"] + found["bad_vectors"]
+        fix = "fix those vectors."
         raise InputError(
             f"{where}: column '{column}' has {bad} embedding(s) that are missing or hold a "
-            "null, NaN, infinite or non-numeric value; fix those vectors."
+            f"null, NaN, infinite or non-numeric value; {fix}",
+            path=source.path,
+            column=column,
+            found={"embeddings": bad},
+            fix=fix,
         )
     if found["shortest"] != found["longest"]:
         raise InputError(
             f"{where}: the embeddings in column '{column}' have different lengths (from "
-            f"{found['shortest']} to {found['longest']}); cosine distance needs one length."
+            f"{found['shortest']} to {found['longest']}); cosine distance needs one length.",
+            path=source.path,
+            column=column,
+            found={"shortest": found["shortest"], "longest": found["longest"]},
         )

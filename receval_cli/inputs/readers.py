@@ -90,9 +90,12 @@ class Input:
         if found is not None:
             return found
         reason = first_line(error)
+        fix = "Check the file's contents and the columns named in the config."
         return InputError(
-            f"{self.role} file {self.path} could not be read: {reason}. Check the file's "
-            "contents and the columns named in the config."
+            f"{self.role} file {self.path} could not be read: {reason}. {fix}",
+            path=self.path,
+            found=reason,
+            fix=fix,
         )
 
     def describe(self) -> dict[str, object]:
@@ -127,10 +130,16 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
         return _EXTENSIONS[suffixes[-1]]
     if looks_like_trec(path, role):
         return "trec"
+    key = setting(_key(role), "format")
+    extension = "".join(path.suffixes)
+    fix = f"Set {key} to one of csv, tsv, parquet, jsonl, trec."
     raise InputError(
         f"{role} file {path}: cannot tell the format from the extension "
-        f"'{''.join(path.suffixes) or '(none)'}' nor from the content. Set "
-        f"{setting(_key(role), 'format')} to one of csv, tsv, parquet, jsonl, trec."
+        f"'{extension or '(none)'}' nor from the content. {fix}",
+        key=key,
+        path=path,
+        found=extension,
+        fix=fix,
     )
 
 
@@ -140,7 +149,25 @@ def _check_file(path: Path, role: str) -> None:
     if path.is_dir():
         raise _path_error(path, role, "is a folder", "a folder", folder_fix)
     if path.stat().st_size == 0:
-        raise InputError(f"{role} file {path} is empty (0 bytes). Write the data first.")
+        raise InputError(
+            f"{role} file {path} is empty (0 bytes). {_WRITE_DATA}",
+            path=path,
+            found={"bytes": 0},
+            fix=_WRITE_DATA,
+        )
+
+
+_WRITE_DATA = "Write the data first."
+
+
+def _no_rows(role: str, path: Path) -> InputError:
+    """A file with a header and no row."""
+    return InputError(
+        f"{role} file {path} has a header but no rows. {_WRITE_DATA}",
+        path=path,
+        found={"rows": 0},
+        fix=_WRITE_DATA,
+    )
 
 
 def _path_error(
@@ -184,10 +211,14 @@ def scan(
     _check_file(path, role)
     sep = separator or ("\t" if fmt == "tsv" else ",")
     if fmt in ("csv", "tsv") and (len(sep.encode()) != 1 or sep in '\n\r"'):
+        key = setting(_key(role), "separator")
         raise InputError(
-            f"{role} file {path}: {setting(_key(role), 'separator')} is {sep!r}; it must be "
+            f"{role} file {path}: {key} is {sep!r}; it must be "
             "one ASCII character other than a quote or a line end, e.g. ',' or ';' "
-            '("\\t" for a tab).'
+            '("\\t" for a tab).',
+            key=key,
+            path=path,
+            found=sep,
         )
     try:
         if fmt == "trec":
@@ -322,7 +353,10 @@ def _is_empty(frame: pl.LazyFrame, role: str, path: Path) -> bool:
         return frame.head(1).collect().height == 0
     except READ_ERRORS as error:
         if not path.is_file():  # a frame given in memory (the Python API): no file to scan
-            raise InputError(f"{role} {path} could not be read: {first_line(error)}.") from None
+            reason = first_line(error)
+            raise InputError(
+                f"{role} {path} could not be read: {reason}.", path=path, found=reason
+            ) from None
         fmt = _EXTENSIONS.get(path.suffix.lower(), "csv")  # the likeliest; only for messages
         raise read_failure(path, fmt, None, role, error) from None
 
@@ -332,10 +366,15 @@ def check_id(frame: pl.LazyFrame, schema: pl.Schema, column: str, role: str, pat
     if dtype.is_integer() or dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
         return
     if _is_empty(frame, role, path):
-        raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
+        raise _no_rows(role, path)
+    fix = "Fix the column (e.g. write ids as integers, not 1.0)."
     raise InputError(
         f"{role} file {path}: column '{column}' holds {dtype} values; ids must be integers "
-        f"or strings. Fix the column (e.g. write ids as integers, not 1.0)."
+        f"or strings. {fix}",
+        path=path,
+        column=column,
+        found={"dtype": str(dtype)},
+        fix=fix,
     )
 
 
@@ -346,21 +385,33 @@ def _check_numeric(
     if dtype.is_numeric() or dtype == pl.Boolean:
         return
     if _is_empty(frame, role, path):
-        raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
+        raise _no_rows(role, path)
+    found: dict[str, object] = {"dtype": str(dtype)}
+    example = ""
+    first = _not_a_number(frame, column, dtype)
+    if first is not None:
+        text, row = first
+        shown = repr(text) if len(text) <= 40 else repr(text[:36]) + "..."
+        example = f" (e.g. {shown}, data row {row})"
+        found.update(value=text, data_row=row)
+    fix = f"Fix the values, or point {setting(_key(role), 'columns')} at the numeric column."
     raise InputError(
         f"{role} file {path}: column '{column}' ({what}) holds {dtype} values, not numbers"
-        f"{_not_a_number(frame, column, dtype)}. Fix the values, or point "
-        f"{setting(_key(role), 'columns')} at the numeric column."
+        f"{example}. {fix}",
+        path=path,
+        column=column,
+        found=found,
+        fix=fix,
     )
 
 
 _NUMBER = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$|^\s*([+-]?inf|NaN)\s*$"
 
 
-def _not_a_number(frame: pl.LazyFrame, column: str, dtype: pl.DataType) -> str:
-    """' (e.g. 'high', row 3)': the first text value that is not a number, if any."""
+def _not_a_number(frame: pl.LazyFrame, column: str, dtype: pl.DataType) -> tuple[str, int] | None:
+    """('high', 3): the first text value that is not a number and its data row, if any."""
     if dtype != pl.String:
-        return ""
+        return None
     value = pl.col("value")  # renamed: the file's column may be called `position`
     try:
         found = (
@@ -372,12 +423,11 @@ def _not_a_number(frame: pl.LazyFrame, column: str, dtype: pl.DataType) -> str:
             .collect()
         )
     except READ_ERRORS:
-        return ""  # the read itself fails; the evaluation reports it
+        return None  # the read itself fails; the evaluation reports it
     if found.height == 0:
-        return ""
+        return None
     text, row = found.row(0)
-    shown = repr(text) if len(text) <= 40 else repr(text[:36]) + "..."
-    return f" (e.g. {shown}, data row {row})"
+    return str(text), int(row)
 
 
 def id_expr(column: str, schema: pl.Schema) -> pl.Expr:
@@ -400,10 +450,13 @@ def list_items(
     if dtype == pl.String:
         return pl.col(column).str.split(list_separator).list.eval(pl.element().str.strip_chars())
     if _is_empty(frame, role, path):
-        raise InputError(f"{role} file {path} has a header but no rows. Write the data first.")
+        raise _no_rows(role, path)
     raise InputError(
         f"{role} file {path}: column '{column}' holds {dtype} values; a list layout needs a "
-        f"list column (Parquet, JSONL) or text separated by '{list_separator}' (CSV)."
+        f"list column (Parquet, JSONL) or text separated by '{list_separator}' (CSV).",
+        path=path,
+        column=column,
+        found={"dtype": str(dtype)},
     )
 
 
@@ -540,10 +593,14 @@ def map_ground_truth(
         layout = "items"
     else:
         if cols.relevances is not None:
+            key = setting("ground_truth", "columns", "relevances")
             raise InputError(
-                f"{role} file {path}: {setting('ground_truth', 'columns', 'relevances')} goes "
+                f"{role} file {path}: {key} goes "
                 f"with {setting('ground_truth', 'columns', 'items')} (a list layout); for one "
-                f"row per item set {setting('ground_truth', 'columns', 'relevance')} instead."
+                f"row per item set {setting('ground_truth', 'columns', 'relevance')} instead.",
+                key=key,
+                path=path,
+                found=cols.relevances,
             )
         require_column(schema, cols.item, role, path, "item")
         check_id(raw, schema, cols.item, role, path)
@@ -587,10 +644,13 @@ def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
         for column in ("user", "item"):
             dtype = schema.get(column)
             if dtype is not None and not (dtype.is_integer() or dtype == pl.String):
+                fix = f"Fix the column named by {setting(_key(source.role), 'columns')}."
                 raise InputError(
                     f"{source.role} {source.path}: the {column} ids are {dtype} values; ids "
-                    f"must be integers or strings. Fix the column named by "
-                    f"{setting(_key(source.role), 'columns')}."
+                    f"must be integers or strings. {fix}",
+                    path=source.path,
+                    found={"dtype": str(dtype)},
+                    fix=fix,
                 )
     for column in ("user", "item"):
         dtypes = [schema[column] for schema in schemas if column in schema]

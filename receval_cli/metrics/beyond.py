@@ -172,10 +172,16 @@ def _only_feature(s: Stats) -> str:
     if len(s.features) == 1:
         return s.features[0]
     found = ", ".join(s.features) if s.features else "none"
+    fix = (
+        "Name one in catalog.columns (category, tags or embedding) and, when there are "
+        "several, choose with intra_list_diversity@k(feature=...)."
+    )
     raise InputError(
         "intra_list_diversity compares items by a catalog feature; the catalog's features "
-        f"are: {found}. Name one in catalog.columns (category, tags or embedding) and, when "
-        "there are several, choose with intra_list_diversity@k(feature=...)."
+        f"are: {found}. {fix}",
+        key="catalog.columns",
+        found=list(s.features),
+        fix=fix,
     )
 
 

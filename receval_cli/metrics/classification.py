@@ -33,10 +33,14 @@ def _counts(s: Stats, k: int | None, p: Params) -> tuple[pl.Expr, pl.Expr]:
     if p["retrieve"] == "list":
         return s.hits_at(k), s.retrieved(k)
     if "threshold" not in p:
+        fix = (
+            "set conventions.prediction_threshold, or write e.g. "
+            "set_precision(retrieve=threshold,threshold=3.5)"
+        )
         raise ConfigError(
-            "set metrics with retrieve=threshold need a threshold: set "
-            "conventions.prediction_threshold, or write e.g. set_precision(retrieve=threshold,"
-            "threshold=3.5)"
+            f"set metrics with retrieve=threshold need a threshold: {fix}",
+            key="conventions.prediction_threshold",
+            fix=fix,
         )
     threshold = float(p["threshold"])
     return s.hits_above(k, threshold), s.retrieved_above(k, threshold)

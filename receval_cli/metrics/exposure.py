@@ -149,9 +149,14 @@ def inter_list_diversity(
         users += int(entries) // int(length)
         same_length += Fraction(int(squares) - int(entries), 2 * int(length))
     if users < 2:
+        name = f"inter_list_diversity@{cutoff_label(k)}"
+        fix = "Evaluate at least 2 users."
         raise InputError(
-            f"inter_list_diversity@{cutoff_label(k)} compares pairs of users' lists, and "
-            f"{users} user(s) have a non-empty list. Evaluate at least 2 users."
+            f"{name} compares pairs of users' lists, and {users} user(s) have a non-empty "
+            f"list. {fix}",
+            key=name,
+            found=users,
+            fix=fix,
         )
     shared = (
         state.join(state, on="item", suffix="_other")
@@ -180,9 +185,14 @@ def gini(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> f
     items = _universe_items(universe)
     counts = items.join(state, on="item", how="left").get_column("lists").fill_null(0)
     if counts.sum() == 0:
+        name = f"gini@{cutoff_label(k)}"
+        fix = "Check that the item ids match."
         raise InputError(
-            f"gini@{cutoff_label(k)}: no recommended item is in the {universe.source}, so "
-            "there is no exposure to measure. Check that the item ids match."
+            f"{name}: no recommended item is in the {universe.source}, so there is no "
+            f"exposure to measure. {fix}",
+            key=name,
+            found=0,
+            fix=fix,
         )
     return gini_of(counts)
 

@@ -174,9 +174,14 @@ def raise_unknown_features(unknown: pl.DataFrame, catalog: Input, features: set[
     """Intra-list diversity cannot compare an item the catalog does not describe."""
     if unknown.height == 0:
         return
-    shown = ", ".join(repr(i) for i in unknown.get_column("item").sort().head(3).to_list())
+    examples = unknown.get_column("item").sort().head(3).to_list()
+    shown = ", ".join(repr(i) for i in examples)
+    fix = "Add them to the catalog, or check that the item ids match."
     raise InputError(
         f"catalog file {catalog.path}: {unknown.height} recommended item(s) are not in the "
         f"catalog (e.g. {shown}), so intra-list diversity ({', '.join(sorted(features))}) "
-        "cannot compare them. Add them to the catalog, or check that the item ids match."
+        f"cannot compare them. {fix}",
+        path=catalog.path,
+        found=examples,
+        fix=fix,
     )

@@ -90,17 +90,24 @@ def format_of(
     if is_stdout(path):
         if given is None:
             raise UsageError(
-                f"{option} - (standard output) needs --format: one of {', '.join(allowed)}."
+                f"{option} - (standard output) needs --format: one of {', '.join(allowed)}.",
+                key=option,
+                found=STDOUT,
             )
         return given
     suffix = path.suffix.lower()
     found = extensions.get(suffix)
     if found is not None and found in allowed:
         if strict and given is not None and given != found:
+            renamed = path.with_suffix(_extension(given, extensions))
+            fix = f"Rename the file (e.g. {renamed}) or drop --format."
             raise UsageError(
                 f"{option} {path}: the extension {suffix} means {found}, but --format says "
-                f"{given}. Rename the file (e.g. {path.with_suffix(_extension(given, extensions))})"
-                " or drop --format."
+                f"{given}. {fix}",
+                key=option,
+                path=path,
+                found=suffix,
+                fix=fix,
             )
         return found
     if given is not None:
@@ -111,9 +118,13 @@ def format_of(
         if path.suffix
         else ("the name has no extension")
     )
+    fix = f"Name the file with one of {known}, or give --format."
     raise UsageError(
-        f"{option} {path}: {what}, so the format to write is unknown. Name the file with "
-        f"one of {known}, or give --format."
+        f"{option} {path}: {what}, so the format to write is unknown. {fix}",
+        key=option,
+        path=path,
+        found=path.suffix,
+        fix=fix,
     )
 
 
@@ -129,13 +140,18 @@ def check_append(destinations: Iterable[Destination], append: bool, what: str) -
         return
     files = [d for d in destinations if d.path is not None]
     if not files:
-        raise UsageError(f"--append adds {what} to a file: give --output PATH too.")
+        fix = "give --output PATH too."
+        raise UsageError(f"--append adds {what} to a file: {fix}", key="--append", fix=fix)
     if not any(d.format in APPENDABLE for d in files):
         names = ", ".join(f"{d.name} ({d.format})" for d in files)
+        fix = f"--append works with {', '.join(APPENDABLE)}; drop --append to replace the file."
         raise UsageError(
             f"--append: {names} cannot take another report at the end: JSON, JUnit and "
-            f"HTML are whole documents. --append works with {', '.join(APPENDABLE)}; "
-            "drop --append to replace the file."
+            f"HTML are whole documents. {fix}",
+            key="--append",
+            path=files[0].path if len(files) == 1 else None,
+            found={d.name: d.format for d in files},
+            fix=fix,
         )
 
 
@@ -149,16 +165,23 @@ def guard(outputs: Iterable[Path], inputs: Mapping[Path, str]) -> None:
             continue
         real = os.path.realpath(output)
         if real in seen:
+            fix = "Give each output its own path."
             raise UsageError(
                 f"output {output}: the same file as the output {seen[real]}; one would "
-                "replace the other. Give each output its own path."
+                f"replace the other. {fix}",
+                path=output,
+                found=str(seen[real]),
+                fix=fix,
             )
         seen[real] = output
         for path, role in inputs.items():
             if _collides(output, real, path):
+                fix = "Nothing was read or written; write the output to another path."
                 raise UsageError(
-                    f"output {output} would overwrite an input: it is the {role} ({path}). "
-                    "Nothing was read or written; write the output to another path."
+                    f"output {output} would overwrite an input: it is the {role} ({path}). {fix}",
+                    path=output,
+                    found=str(path),
+                    fix=fix,
                 )
 
 

@@ -113,9 +113,13 @@ def compare_reports(paths: list[Path], baseline: str | None, metrics: list[str])
     """Read the reports and compare every column with the baseline column."""
     if len(paths) < 2:
         given = f" ({paths[0]})" if paths else ""
+        fix = "Pass two or more JSON reports: receval compare A.json B.json"
         raise UsageError(
-            f"compare needs at least two saved reports, got {len(paths)}{given}. Pass two or "
-            "more JSON reports: receval compare A.json B.json"
+            f"compare needs at least two saved reports, got {len(paths)}{given}. {fix}",
+            key=None if paths else "compare",  # no report: the command's arguments
+            path=paths[0] if paths else None,
+            found=[str(path) for path in paths],
+            fix=fix,
         )
     columns = unique_names([column for path in paths for column in load_columns(path)])
     chosen = _baseline(columns, baseline)
@@ -207,31 +211,58 @@ def _saved_error(error: ValidationError, path: Path, role: str) -> InputError:
     first = error.errors()[0]
     location = [str(part) for part in first["loc"]]
     kind = first["type"]
+    fix = _HOW_TO_WRITE
     if not location:  # the shape check of the whole document
         reason = str(first.get("ctx", {}).get("error", first["msg"]))
         if "holds no model" in reason:
-            return InputError(f"{role} {path}: {reason}. {_HOW_TO_WRITE}")
+            return InputError(f"{role} {path}: {reason}. {fix}", key="models", path=path, fix=fix)
         return InputError(
-            f"{role} {path} has {reason}: it is not a receval JSON report. {_HOW_TO_WRITE}"
+            f"{role} {path} has {reason}: it is not a receval JSON report. {fix}",
+            key="metrics",
+            path=path,
+            fix=fix,
         )
     if "intervals" in location and len(location) >= 3:
         key = ".".join(location[:3])
         if kind in ("tuple_type", "too_short", "too_long", "list_type", "missing"):
-            shown = json.dumps(first["input"])
+            found = first.get("input")
             return InputError(
-                f"{role} {path}: {key} is {shown}, not a [low, high] pair. {_HOW_TO_WRITE}"
+                f"{role} {path}: {key} is {json.dumps(found)}, not a [low, high] pair. {fix}",
+                key=key,
+                path=path,
+                found=_json_safe(found),
+                fix=fix,
             )
         location = location[:3]
     key = ".".join(location)
     if location[-1] == "metrics" or kind in ("dict_type", "missing"):
         return InputError(
             f"{role} {path}: {key} is missing or not a mapping of metric names to values; "
-            f"it is not a receval JSON report. {_HOW_TO_WRITE}"
+            f"it is not a receval JSON report. {fix}",
+            key=key,
+            path=path,
+            found=None if kind == "missing" else _json_safe(first.get("input")),
+            fix=fix,
         )
+    found = first.get("input")
     return InputError(
-        f"{role} {path}: {key} is {json.dumps(first.get('input'))}, not a finite number; it "
-        f"is not a receval JSON report. {_HOW_TO_WRITE}"
+        f"{role} {path}: {key} is {json.dumps(found)}, not a finite number; it "
+        f"is not a receval JSON report. {fix}",
+        key=key,
+        path=path,
+        found=_json_safe(found),
+        fix=fix,
     )
+
+
+def _json_safe(value: Any) -> Any:
+    """A value read from a saved report, as a field: NaN and infinities (which JSON
+    does not hold) as the text the report wrote them with."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return json.dumps(value)
+    return value
 
 
 def read_saved_report(path: Path, role: str = "report") -> SavedReport:
@@ -239,30 +270,45 @@ def read_saved_report(path: Path, role: str = "report") -> SavedReport:
     SavedReport model, or an InputError naming `role`, the path and the key at fault.
     Nesting too deep for Python and numbers too long to convert are refused as not a
     report."""
+    fix = _HOW_TO_WRITE
     if path.is_dir():
-        raise InputError(
-            f"{role} {path} is a folder; name a JSON report file, e.g. {path / 'report.json'}."
-        )
+        fix = f"name a JSON report file, e.g. {path / 'report.json'}."
+        raise InputError(f"{role} {path} is a folder; {fix}", path=path, found="a folder", fix=fix)
     if not path.exists():
-        raise InputError(f"{role} {path} does not exist. Check the path. {_HOW_TO_WRITE}")
+        raise InputError(
+            f"{role} {path} does not exist. Check the path. {fix}",
+            path=path,
+            found="no such file",
+            fix=fix,
+        )
     try:
         with path.open("rb") as handle:
             raw = handle.read(_MAX_REPORT_BYTES + 1)
     except OSError as error:
-        raise InputError(f"{role} {path} cannot be read: {error.strerror}.") from None
+        raise InputError(
+            f"{role} {path} cannot be read: {error.strerror}.", path=path, found=error.strerror
+        ) from None
     if len(raw) > _MAX_REPORT_BYTES:
         raise InputError(
             f"{role} {path} is larger than {_MAX_REPORT_BYTES // 1_000_000} MB: not a receval "
-            f"JSON report. {_HOW_TO_WRITE}"
+            f"JSON report. {fix}",
+            path=path,
+            found=len(raw),
+            fix=fix,
         )
     try:
         data = json.loads(raw.decode("utf-8"))  # NaN parses; saved_number names its key
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{role} {path} is not JSON ({error}). {_HOW_TO_WRITE}") from None
+        raise InputError(
+            f"{role} {path} is not JSON ({error}). {fix}", path=path, found=str(error), fix=fix
+        ) from None
     except (ValueError, RecursionError) as error:  # a 5000-digit number, deep nesting
         reason = "it nests too deeply" if isinstance(error, RecursionError) else str(error)
         raise InputError(
-            f"{role} {path}: {reason[:200]}; it is not a receval JSON report. {_HOW_TO_WRITE}"
+            f"{role} {path}: {reason[:200]}; it is not a receval JSON report. {fix}",
+            path=path,
+            found=reason[:200],
+            fix=fix,
         ) from None
     try:
         return SavedReport.model_validate(data)
@@ -298,7 +344,9 @@ def _baseline(columns: list[Column], name: str | None) -> Column:
     names = [c.name for c in columns]
     raise UsageError(
         f"--baseline {name} names no column; the columns are {', '.join(names)}."
-        f"{did_you_mean(name, names)}"
+        f"{did_you_mean(name, names)}",
+        key="--baseline",
+        found=name,
     )
 
 
@@ -309,7 +357,9 @@ def _metrics(columns: list[Column], wanted: list[str]) -> list[str]:
         if metric not in present:
             raise UsageError(
                 f"--metric {metric}: no report has it; the reports' metrics are "
-                f"{', '.join(present)}.{did_you_mean(metric, present)}"
+                f"{', '.join(present)}.{did_you_mean(metric, present)}",
+                key="--metric",
+                found=metric,
             )
     return [m for m in present if m in wanted] if wanted else present
 

@@ -49,9 +49,11 @@ def check_destination(path: Path) -> None:
             if len(path.name) <= 40
             else f"{path.name[:40]}... ({len(path.name)} characters)"
         )
+        shown = path.parent / name  # the path as the message shows it (a long name cut)
+        reason = error.strerror or str(error)
+        fix = "Choose another name for the output."
         raise UsageError(
-            f"output {path.parent / name}: {error.strerror or error}. Choose another name "
-            "for the output."
+            f"output {shown}: {reason}. {fix}", path=shown, found=reason, fix=fix
         ) from None
 
 
@@ -61,14 +63,20 @@ def _check_destination(path: Path) -> None:
     target = _target(path)
     folder = target.parent
     if target.is_dir():
-        raise UsageError(f"output {path} is a folder; name a file, e.g. {path / 'report.json'}.")
+        fix = f"name a file, e.g. {path / 'report.json'}."
+        raise UsageError(f"output {path} is a folder; {fix}", path=path, found="a folder", fix=fix)
     if not folder.is_dir():
+        fix = f"Create it first (mkdir -p {folder})."
         raise UsageError(
-            f"output {path}: the folder {folder} does not exist. Create it first "
-            f"(mkdir -p {folder})."
+            f"output {path}: the folder {folder} does not exist. {fix}",
+            path=path,
+            found=str(folder),
+            fix=fix,
         )
     if not os.access(folder, os.W_OK):
-        raise UsageError(f"output {path}: the folder {folder} is not writable.")
+        raise UsageError(
+            f"output {path}: the folder {folder} is not writable.", path=path, found=str(folder)
+        )
 
 
 Content = str | Writer  # text, or a function that fills the file at a path
@@ -214,7 +222,9 @@ def _write_through(destination: Destination, content: Content) -> None:
     if not isinstance(content, str):
         raise UsageError(
             f"output {destination.path} is a device or a pipe; the {destination.format} "
-            "table needs a regular file."
+            "table needs a regular file.",
+            path=destination.path,
+            found="a device or a pipe",
         )
     try:
         mode = "a" if destination.appends else "w"
@@ -238,9 +248,13 @@ def stdout_failed(error: OSError) -> UsageError:
     error to report (exit 2); stdout is pointed at /dev/null, so that Python's exit does
     not fail on it again."""
     release_stdout()
+    reason = os.strerror(error.errno or 0)
+    fix = "Write the report to a file with --output PATH instead."
     return UsageError(
-        f"standard output could not be written: {os.strerror(error.errno or 0)}. Write the "
-        "report to a file with --output PATH instead."
+        f"standard output could not be written: {reason}. {fix}",
+        key="--output",
+        found=reason,
+        fix=fix,
     )
 
 
@@ -263,9 +277,12 @@ def _unwritable(path: Path, error: Exception, untouched: bool = True) -> UsageEr
         if untouched
         else "The output files before it were written, it and the rest were not"
     )
+    fix = "free some space or choose another folder, then run again."
     return UsageError(
-        f"output {path} could not be written: {reason}. {outcome}; free some space or "
-        "choose another folder, then run again."
+        f"output {path} could not be written: {reason}. {outcome}; {fix}",
+        path=path,
+        found=reason,
+        fix=fix,
     )
 
 

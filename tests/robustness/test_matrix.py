@@ -1197,3 +1197,27 @@ def test_a_bom_changes_nothing(tmp_path: Path) -> None:
         reports.append(json.loads((config.parent / "OUT.json").read_text(encoding="utf-8")))
     assert reports[0]["models"]["model"]["metrics"] == reports[1]["models"]["model"]["metrics"]
     assert reports[0]["models"]["model"]["users"] == reports[1]["models"]["model"]["users"]
+
+
+# --- what an error is about, as fields (#15 item 4) ----------------------------------------
+
+
+@pytest.mark.parametrize("case", BAD, ids=lambda case: case.id)
+def test_every_error_says_what_it_is_about(tmp_path: Path, case: Bad) -> None:
+    """Every row's error carries the file or the setting it is about as fields on the
+    `--log-format json` error line, and each of them is named in the message as written
+    (the message is worded from the same values, not rewritten afterwards)."""
+    config = build(tmp_path, case.files, case.config)
+    for folder in case.folders:
+        (tmp_path / folder).mkdir()
+    out = tmp_path / case.output
+    result = invoke("run", config.parent / case.run, "--output", out, "--log-format", "json")
+    assert result.exit_code == 2, result.stderr
+    records = [json.loads(line) for line in result.stderr.splitlines()]
+    (error,) = [record for record in records if record["level"] == "error"]
+    fields = error.get("fields", {})
+    assert {"path", "key"} & set(fields), (case.id, error["message"])
+    message = error["message"]
+    for name in ("path", "key", "column", "fix"):
+        if name in fields:
+            assert str(fields[name]) in message, (case.id, name, fields[name], message)
