@@ -438,12 +438,13 @@ def run_tool(
         data = json.loads(result.read_text(encoding="utf-8"))
         if tool == "receval":
             evaluate = float(data["elapsed_seconds"])
-            outcome["metrics"] = data["models"]["model"]["metrics"]
+            model = data["models"]["model"]
+            outcome["metrics"] = model["metrics"]
             outcome["stages"] = {
                 "evaluate (read+compute)": evaluate,
                 "start, config, report": outcome["seconds"] - evaluate,
             }
-            outcome["users"] = data["users"]["evaluated"]
+            outcome["users"] = model["users"]["evaluated"]
         else:
             outcome.update(data)
     return outcome
