@@ -35,6 +35,7 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+from receval_cli import signals
 from receval_cli.escaping import printable
 
 
@@ -257,7 +258,12 @@ def warn(message: str) -> None:
 
 
 def fail(error: Exception | str, exit_code: int) -> typer.Exit:
-    """Report an error (one `error:` paragraph, or a JSON line) and the exit to raise."""
+    """Report an error (one `error:` paragraph, or a JSON line) and the exit to raise; but
+    when a stopping signal arrived first, the error is its consequence: the stop is raised
+    instead (exit 130 or 143, one `interrupted by ...` line)."""
+    stop = signals.arrived()
+    if stop is not None:
+        raise stop
     emit("error", str(error), fields=getattr(error, "fields", None))
     return typer.Exit(exit_code)
 

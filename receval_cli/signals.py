@@ -47,6 +47,13 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
+def arrived() -> Interrupted | None:
+    """The stop under way, if a stopping signal has arrived (else None). An error raised
+    after it is its consequence: SIGTERM's handler raising inside a polars query comes
+    back as polars' own error (a panic, read as a damaged file), so the stop must win."""
+    return Interrupted(_stopping[0]) if _stopping else None
+
+
 def interrupted(signum: int) -> Interrupted:
     """The exception for a signal that arrived by another way (a KeyboardInterrupt)."""
     if not _stopping:

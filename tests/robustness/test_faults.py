@@ -156,6 +156,43 @@ def test_interrupt_mid_run(big_config: Path, tmp_path: Path, signum: int) -> Non
     assert folder_bytes(out) == before
 
 
+# the stop a query turns into its own error: SIGTERM's handler raises inside the query,
+# and polars hands back a panic (which reads as a damaged file)
+PANIC_DRIVER = """
+import os, signal, sys, time
+import polars as pl
+from receval_cli.cli.app import main
+
+real = pl.collect_all
+calls = []
+
+def collect_all(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 1:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs here
+        except BaseException as error:
+            raise pl.exceptions.PanicException(f"python callback raised {error!r}") from None
+    return real(*args, **kwargs)
+
+pl.collect_all = collect_all
+sys.argv = ["receval", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_stop_that_a_query_turns_into_an_error_is_a_stop(tmp_path: Path) -> None:
+    """A SIGTERM whose handler fires inside a polars query comes back as polars' panic;
+    receval reports the stop (exit 143, one line), not a damaged input (exit 2)."""
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    code, stderr = finish(receval("run", config, "--output", out, driver=PANIC_DRIVER))
+    assert_interrupted(code, stderr, signal.SIGTERM, NOTHING_WRITTEN)
+    assert "damaged" not in stderr
+    assert not out.exists()
+
+
 # ---------------------------------------------------------------- an interrupt while writing
 
 # Patches one function of `os` so that its n-th call (on an output file) first sends the
