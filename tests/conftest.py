@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,12 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).parent.parent
+
+# No bytecode caches in the checkout, from this process (a module loaded from a file, e.g.
+# sample_data/generate.py) or from any child Python a test starts: on a clone without
+# PYTHONDONTWRITEBYTECODE they would appear as __pycache__ folders and fail the guard below.
+sys.dont_write_bytecode = True
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 _WATCHED = ("", "configs", "sample_data", "tests", "benchmarks")
 
 
