@@ -2,7 +2,8 @@
 
 Under trec_eval's conventions receval must give trec_eval's per-query numbers and means:
 
-    tie_break=item_desc               trec_eval sorts by score, then docno descending
+    tie_break=item_text_desc          trec_eval sorts by score, then docno descending as
+                                      text (9 before 10 before 100), whatever the ids' type
     users_without_recommendations=skip  trec_eval evaluates the queries in both run and qrels
     relevance_threshold=1, ap_denominator=relevant, ideal_dcg=at_k, gain=linear,
     discount=log2, precision_denominator=k
@@ -10,9 +11,11 @@ Under trec_eval's conventions receval must give trec_eval's per-query numbers an
                                       a query whose judgments are all 0 is still evaluated
                                       (every measure 0) and enters trec_eval's mean
 
-The data: string ids (docnos like d2 and d10, so string order is not numeric order),
-grades 0..3, scores rounded to one or two decimals (many ties), short lists, users in only
-one of the two files, users whose judgments are all 0.
+The data: string ids (docnos like d2 and d10, so string order is not numeric order), or
+integer ids whose text and number orders differ (9, 10, 100; given to receval as
+integers, to trec_eval as their text), grades 0..3, scores rounded to one or two decimals
+(many ties), short lists, users in only one of the two files, users whose judgments are
+all 0.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from receval_cli.config.conventions import Conventions
 TOL = 1e-12
 CUTOFFS = (1, 2, 3, 5, 10)
 TREC_CONVENTIONS = {
-    "tie_break": "item_desc",
+    "tie_break": "item_text_desc",
     "users_without_recommendations": "skip",
     "users_without_relevant": "zero",
     "relevance_threshold": 1,
@@ -80,9 +83,16 @@ Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 
 
-def random_data(seed: int) -> tuple[Qrels, Run]:
+def random_data(seed: int, ids: str = "text") -> tuple[Qrels, Run]:
+    """`ids`: "text" (d0, d1, ...) or "integer" (numbers written as text, among them 9, 10
+    and 100, whose text order is not their number order)."""
     rng = random.Random(seed)
-    docs = [f"d{i}" for i in range(rng.randint(6, 25))]
+    count = rng.randint(6, 25)
+    if ids == "integer":
+        docs = [str(d) for d in [9, 10, 100, 7, 56, *rng.sample(range(1, 1000), count)]]
+        docs = list(dict.fromkeys(docs))[:count]
+    else:
+        docs = [f"d{i}" for i in range(count)]
     users = [f"u{i}" for i in range(rng.randint(8, 30))]
     qrels: Qrels = {}
     run: Run = {}
@@ -97,22 +107,24 @@ def random_data(seed: int) -> tuple[Qrels, Run]:
             listed = rng.sample(docs, rng.randint(1, min(12, len(docs))))
             run[user] = {doc: round(rng.random(), decimals) for doc in listed}
     # At least one user in both with a relevant document.
-    qrels.setdefault("anchor", {})["d1"] = 2
-    run.setdefault("anchor", {})["d1"] = 0.5
+    qrels.setdefault("anchor", {})[docs[1]] = 2
+    run.setdefault("anchor", {})[docs[1]] = 0.5
     return qrels, run
 
 
-def receval_report(qrels: Qrels, run: Run, metrics: list[str]) -> Any:
+def receval_report(qrels: Qrels, run: Run, metrics: list[str], ids: str = "text") -> Any:
+    """receval on the same data: item ids as integers when `ids` is "integer"."""
+    item = pl.Int64 if ids == "integer" else pl.String
     truth = pl.DataFrame(
         [(u, d, g) for u, judged in qrels.items() for d, g in judged.items()],
         schema={"user": pl.String, "item": pl.String, "rel": pl.Int64},
         orient="row",
-    )
+    ).with_columns(pl.col("item").cast(item))
     predictions = pl.DataFrame(
         [(u, d, s) for u, scored in run.items() for d, s in scored.items()],
         schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
         orient="row",
-    )
+    ).with_columns(pl.col("item").cast(item))
     return receval_cli.evaluate(
         predictions,
         truth,
@@ -181,11 +193,12 @@ def test_random_data_has_the_edge_cases() -> None:
     assert min(ties, only_qrels, only_run, no_relevant) >= 5
 
 
+@pytest.mark.parametrize("ids", ["text", "integer"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_agrees_with_trec_eval(seed: int) -> None:
-    qrels, run = random_data(seed)
+def test_agrees_with_trec_eval(seed: int, ids: str) -> None:
+    qrels, run = random_data(seed, ids)
     trec = pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(run)
-    report = receval_report(qrels, run, sorted(set(PAIRS.values())))
+    report = receval_report(qrels, run, sorted(set(PAIRS.values())), ids)
 
     evaluated = report.per_user.filter(pl.col("status") == "evaluated")
     assert sorted(evaluated["user"]) == sorted(trec)

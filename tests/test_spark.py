@@ -82,6 +82,28 @@ def test_ties_missing_users_and_grades(
     assert_agree(*polars_and_spark(spark, tmp_path, config))
 
 
+@pytest.mark.parametrize("tie_break", ["item_desc", "item_text_desc", "item_text_asc"])
+def test_integer_ids_ties_by_number_or_by_text(spark: Any, tmp_path: Path, tie_break: str) -> None:
+    """Integer ids whose text and number orders differ (9, 10, 100), tied scores: each tie
+    rule ranks on Spark as on polars (item_text_desc is the trec_eval preset's)."""
+    predictions = pl.DataFrame(
+        {"user": [1, 1, 1, 2, 2, 2, 3], "item": [9, 10, 100, 7, 56, 3, 9]}
+    ).with_columns(score=pl.Series([0.5, 0.5, 0.5, 0.9, 0.9, 0.1, 0.2]))
+    truth = pl.DataFrame({"user": [1, 2, 3], "item": [9, 7, 10], "relevance": [1, 2, 1]})
+    predictions.write_parquet(tmp_path / "p.parquet")
+    truth.write_parquet(tmp_path / "t.parquet")
+    config = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.parquet"},
+        "metrics": ["precision@1", "mrr", "ndcg@2"],
+        "conventions": {"preset": "trec_eval", "tie_break": tie_break},
+    }
+    expected, got = polars_and_spark(spark, tmp_path, config)
+    assert_agree(expected, got)
+    first_is_relevant = {"item_desc": 0.0, "item_text_desc": 1.0, "item_text_asc": 0.0}
+    assert got.metrics["precision@1"] == first_is_relevant[tie_break] * 2 / 3
+
+
 @pytest.mark.parametrize("check", [True, False])
 def test_unknown_items_against_the_ground_truth(spark: Any, tmp_path: Path, check: bool) -> None:
     """No catalog: the reference is the ground truth, read by Spark; or no count at all."""

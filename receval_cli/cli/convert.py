@@ -47,7 +47,7 @@ def convert(
     items: Annotated[str | None, typer.Option(help="A list column of ranked items.")] = None,
     separator: Annotated[str | None, typer.Option(help="CSV field separator.")] = None,
     tie_break: Annotated[
-        str, typer.Option(help="item_desc, item_asc or input_order.")
+        str, typer.Option(help="item_desc, item_asc, item_text_desc, item_text_asc or input_order.")
     ] = "item_desc",
     tag: Annotated[str, typer.Option(help="The run tag (last field).")] = "receval",
 ) -> None:

@@ -23,7 +23,7 @@ from receval_cli.errors import did_you_mean
 from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.spec import MetricSpec, ParamValue
 
-TieBreak = Literal["item_desc", "item_asc", "input_order"]
+TieBreak = Literal["item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order"]
 MissingPolicy = Literal["zero", "skip"]
 PrecisionDenominator = Literal["k", "list_length"]
 ApDenominator = Literal["relevant", "min_k_relevant", "hits"]
@@ -79,7 +79,9 @@ class Conventions(BaseModel):
         "item_desc",
         description=(
             "Order of items with equal score (or equal rank) after score descending: "
-            "item_desc (trec_eval's rule), item_asc, or input_order (file order)."
+            "item_desc or item_asc (the item id in its own order: integers as numbers), "
+            "item_text_desc (the id as text whatever its type, so 9 before 10 before 100: "
+            "trec_eval's rule) or item_text_asc, or input_order (file order)."
         ),
     )
     users_without_recommendations: MissingPolicy = Field(

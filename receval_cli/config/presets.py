@@ -37,7 +37,7 @@ PRESETS: dict[str, Preset] = {
         ),
         conventions={
             "relevance_threshold": 1,
-            "tie_break": "item_desc",
+            "tie_break": "item_text_desc",
             "users_without_recommendations": "skip",
             "users_without_relevant": "zero",
             "precision_denominator": "k",
@@ -74,8 +74,9 @@ PRESETS: dict[str, Preset] = {
             "is trec_eval -c.",
             "max_depth: N is trec_eval -M N; relevance_threshold: L is -l L (graded "
             "measures still use the grades).",
-            "Ids are compared as text (TREC files are read as text), so ties break by docno "
-            "in descending byte order, as trec_eval does.",
+            "Tied scores break by docno compared as text in descending byte order, as "
+            "trec_eval does, whatever the ids' type (tie_break item_text_desc: item 9 "
+            "before 10 before 100, also for integer ids in CSV or Parquet).",
             "Scores are rounded to float32 before ranking, as trec_eval keeps them.",
         ),
     ),

@@ -1,9 +1,11 @@
 """Write any supported predictions file as a TREC run (`user Q0 item rank score tag`).
 
 The run lists each user's items in receval's ranking order (the tie-break convention
-decides equal scores). trec_eval ranks by the score column, so the scores written must
-reproduce that order: the original scores for a score layout ranked with item_desc
-(trec_eval breaks ties the same way), otherwise list length - rank + 1.
+decides equal scores). trec_eval ranks by the score column, then by the docno as text,
+descending, so the scores written must reproduce that order: the original scores when
+equal scores are broken as trec_eval breaks them (item_text_desc, or item_desc on text
+ids), otherwise list length - rank + 1 (integer ids with item_desc: 9 after 10 in number
+order, before it as text).
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
     checked first: check_tag)."""
     check_tag(tag)
     by = source.value_column
-    keep_scores = by == "score" and tie_break == "item_desc"
+    text_ids = source.frame.collect_schema()["item"] == pl.String
+    trec_order = tie_break == "item_text_desc" or (tie_break == "item_desc" and text_ids)
+    keep_scores = by == "score" and trec_order
     lists = source.frame.group_by("user").agg(
         sorted_by_rank(pl.col("item"), by, tie_break).alias("item"),
         sorted_by_rank(pl.col(by), by, tie_break).alias("value"),

@@ -19,6 +19,7 @@ from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
     ranked_items,
+    tie_order,
     with_score_precision,
 )
 from receval_cli.inputs.optional import Sources
@@ -56,11 +57,8 @@ def item_popularity(log: pl.LazyFrame, tie_break: str) -> pl.LazyFrame:
         pl.col("user").n_unique().cast(pl.Int64).alias("holders"),
         pl.col("row").min().alias("first_row"),
     )
-    if tie_break == "input_order":
-        second, descending = "first_row", False
-    else:
-        second, descending = "item", tie_break == "item_desc"
-    ranked = per_item.sort(["count", second], descending=[True, descending]).with_row_index(
+    second, descending = tie_order(tie_break, row="first_row")
+    ranked = per_item.sort([pl.col("count"), second], descending=[True, descending]).with_row_index(
         "popular_rank", offset=1
     )
     totals = log.select(
