@@ -12,8 +12,9 @@ Inputs are rows in file order:
 Definitions (for one user; positions i are 1-based):
 
     ranked list   items by score descending (rank ascending); equal values ordered by the
-                  tie_break: item_desc / item_asc (ids compared in their own type) or
-                  input_order (file order)
+                  tie_break: item_desc / item_asc (ids compared in their own type),
+                  item_text_desc / item_text_asc (ids compared as text: str(id), so 9
+                  after 10 ascending) or input_order (file order)
     R             truth items with grade >= relevance_threshold
     hits@k        items of R among the first k of the list (k = None: the whole list)
     gain(g)       0 for a missing or negative grade; linear: g; exponential: 2^g - 1
@@ -91,7 +92,8 @@ class ReferenceError(ValueError):
 class ReferenceReport:
     metrics: dict[str, float]
     status: dict[Any, str]
-    per_user: dict[Any, dict[str, float]] = field(default_factory=dict)
+    # None where the user is not in that metric's mean
+    per_user: dict[Any, dict[str, float | None]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,7 +167,9 @@ def rank_list(entries: list[tuple[Any, float, int]], layout: str, tie_break: str
             return -1 if row_a < row_b else (1 if row_a > row_b else 0)
         if item_a == item_b:
             return 0
-        a_first = item_a > item_b if tie_break == "item_desc" else item_a < item_b
+        if tie_break.startswith("item_text_"):
+            item_a, item_b = str(item_a), str(item_b)
+        a_first = item_a > item_b if tie_break.endswith("_desc") else item_a < item_b
         return -1 if a_first else 1
 
     ordered = sorted(entries, key=functools.cmp_to_key(compare))
@@ -335,7 +339,7 @@ def evaluate(
         specs.append((text, name, k, params))
 
     status: dict[Any, str] = {}
-    per_user: dict[Any, dict[str, float]] = {}
+    per_user: dict[Any, dict[str, float | None]] = {}
     n_relevant = {
         user: sum(1 for grade in judged.values() if grade >= threshold)
         for user, judged in grades.items()
@@ -372,6 +376,8 @@ def evaluate(
         ]
         if not users:
             raise ReferenceError(f"no user is left to average {text} over")
-        total = math.fsum(per_user[user][text] for user in users)
+        total = math.fsum(per_user[user][text] for user in users)  # type: ignore[misc]
         means[text] = total if name in SUMMED else total / len(users)
+        for user in set(grades) - set(users):  # not in this metric's mean: no value
+            per_user[user][text] = None
     return ReferenceReport(means, status, per_user)

@@ -174,3 +174,38 @@ def test_a_frame_that_fails_to_compute_is_named() -> None:
     assert str(found.value).startswith(
         "predictions <predictions frame> could not be read: conversion from `str` to `i64` failed"
     )
+
+
+def test_per_user_is_null_where_a_user_is_not_in_the_mean() -> None:
+    """#16 item 4: a user left out of a metric's mean is null in `Report.per_user`, as in
+    the --per-user file, so each column's mean is the report's value (it held 0.0 before,
+    and averaging the column gave another number than the report)."""
+    predictions = pl.DataFrame(
+        {
+            "user": [1, 1, 2, 2, 3, 4, 4],
+            "item": [10, 11, 10, 12, 11, 10, 11],
+            "score": [0.9, 0.8, 0.9, 0.5, 0.7, 0.9, 0.1],
+        }
+    )
+    truth = pl.DataFrame(
+        {"user": [1, 2, 3, 4], "item": [11, 10, 11, 12], "relevance": [1, 1, 1, 0]}
+    )
+    catalog = pl.DataFrame({"item": [10, 11, 12], "genre": ["a", "b", "a"]})
+    report = receval_cli.evaluate(
+        predictions,
+        truth,
+        ["ndcg@2", "recall@2", "intra_list_diversity@2"],
+        catalog=catalog,
+        catalog_columns={"category": "genre"},
+        truth_columns={"relevance": "relevance"},
+    )
+    rows = {row["user"]: row for row in report.per_user.iter_rows(named=True)}
+    # user 3: a one-item list, so no pair to compare (out of the diversity's mean only)
+    assert rows[3]["ndcg@2"] == 1.0
+    assert rows[3]["intra_list_diversity@2"] is None
+    # user 4: no relevant item, skipped by users_without_relevant: out of every mean
+    assert rows[4]["status"] == "no_relevant"
+    assert [rows[4][m] for m in ("ndcg@2", "recall@2", "intra_list_diversity@2")] == [None] * 3
+    for name in ("ndcg@2", "recall@2", "intra_list_diversity@2"):
+        column = report.per_user.get_column(name)
+        assert column.mean() == pytest.approx(report.metrics[name], abs=1e-15), name

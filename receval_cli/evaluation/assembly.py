@@ -500,15 +500,20 @@ def finish(merged: Partial, run: Run) -> Report:
     }
     if run.engine is not None:
         inputs["engine"] = run.engine
-    names = [str(s) for s in user_specs]
+    # the --per-user table: null where a user is not in a metric's mean (never a 0 that
+    # averaging the column would count)
+    per_user = None
+    if merged.values is not None and merged.counted is not None:
+        rows = per_user_rows(merged.values.lazy(), merged.counted.lazy(), user_specs)
+        per_user = rows.collect()
     return Report(
         metrics=metrics,
         conventions=conventions.model_dump(),
         inputs=inputs,
         users=users,
-        per_user=None if merged.values is None else merged.values.select("user", "status", *names),
+        per_user=per_user,
         counted=merged.counted,
-        per_user_rows=_per_user_rows(merged, run, user_specs),
+        per_user_rows=_per_user_rows(merged, run, per_user),
         per_user_files=run.spool,
         pairs=pairs_block,
         logged=run.logged,
@@ -519,17 +524,15 @@ def finish(merged: Partial, run: Run) -> Report:
 
 
 def _per_user_rows(
-    merged: Partial, run: Run, user_specs: tuple[MetricSpec, ...]
+    merged: Partial, run: Run, per_user: pl.DataFrame | None
 ) -> pl.LazyFrame | None:
-    """The run's per-user rows: spooled, kept by its one bucket, or (lazily) from its
-    per-user table; None when the run kept none."""
+    """The run's per-user rows: spooled, kept by its one bucket, or its per-user table;
+    None when the run kept none."""
     if run.per_user_rows is not None:
         return run.per_user_rows
     if merged.per_user is not None:
         return merged.per_user.lazy()
-    if merged.values is not None and merged.counted is not None:
-        return per_user_rows(merged.values.lazy(), merged.counted.lazy(), user_specs)
-    return None
+    return None if per_user is None else per_user.lazy()
 
 
 def _row_count(merged: Partial, role: str) -> dict[str, int]:

@@ -28,6 +28,8 @@ class Report:
     conventions: dict[str, Any]
     inputs: dict[str, dict[str, Any]]
     users: dict[str, Any]
+    # user, status, each per-user metric: null where the user is not in that metric's mean
+    # (the --per-user table of a one-bucket run; None for partitioned engines)
     per_user: pl.DataFrame | None = field(default=None, repr=False)
     # per user and per-user metric: True when the user is in that metric's mean
     counted: pl.DataFrame | None = field(default=None, repr=False)
