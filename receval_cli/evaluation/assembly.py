@@ -523,9 +523,7 @@ def finish(merged: Partial, run: Run) -> Report:
     )
 
 
-def _per_user_rows(
-    merged: Partial, run: Run, per_user: pl.DataFrame | None
-) -> pl.LazyFrame | None:
+def _per_user_rows(merged: Partial, run: Run, per_user: pl.DataFrame | None) -> pl.LazyFrame | None:
     """The run's per-user rows: spooled, kept by its one bucket, or its per-user table;
     None when the run kept none."""
     if run.per_user_rows is not None:
