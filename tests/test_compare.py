@@ -415,3 +415,41 @@ def test_relative_gate_on_a_segment(tmp_path: Path) -> None:
     )
     config.write_text(text, encoding="utf-8")
     assert_user_error(invoke("run", config), "a gate on a segment takes min or max")
+
+
+# --- what the statistics say they did (#16 item 5) ------------------------------------------
+
+
+def test_the_footer_counts_only_the_tested_comparisons(tmp_path: Path) -> None:
+    """A global metric (user_coverage, one value over all users) gets a difference but no
+    test; the correction is over the tested ones, and the table, the Markdown and the JSON
+    count them apart."""
+    config = two_models(tmp_path, metrics=[*METRICS, "user_coverage"])
+    report = run_json(config)
+    results = report["comparisons"]["results"]
+    assert len(results) == len(METRICS) + 1
+    assert report["comparisons"]["tested"] == len(METRICS)
+    assert report["comparisons"]["design"] == "paired"
+    (untested,) = [r for r in results if r["p_value"] is None]
+    assert untested["metric"] == "user_coverage"
+    assert untested["verdict"] == "untested"
+    expected = f"paired t test, holm correction over {len(METRICS)} comparisons (1 more untested"
+    table = invoke("run", config)
+    assert table.exit_code == 0, table.stderr
+    assert expected in " ".join(table.stdout.split())  # the table wraps at 120 columns
+    markdown = invoke("run", config, "--format", "markdown")
+    assert expected in markdown.stdout
+
+
+def test_a_saved_baseline_is_a_one_sample_test(tmp_path: Path) -> None:
+    """Against a saved report the baseline's values are fixed numbers: the test is named
+    one-sample, not paired."""
+    saved = tmp_path / "saved.json"
+    alone = single(tmp_path, "popular_predictions.csv")
+    assert invoke("run", alone, "--format", "json", "--output", saved).exit_code == 0
+    new = single(tmp_path, "predictions.csv", name="new.yaml")
+    report = run_json(new, "--baseline-report", saved)
+    assert report["comparisons"]["design"] == "one-sample"
+    table = invoke("run", new, "--baseline-report", saved)
+    assert "one-sample t test, holm correction over" in " ".join(table.stdout.split())
+    assert "paired" not in table.stdout

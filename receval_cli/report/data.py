@@ -112,6 +112,31 @@ class RunReport:
         return None
 
     @property
+    def tested(self) -> int:
+        """The comparisons a test was run on (per-user metrics); the multiple-comparison
+        correction is over these. A global, rating or click metric is one value over all
+        users: its difference is shown, untested."""
+        return sum(c.p_value is not None for c in self.comparisons)
+
+    @property
+    def design(self) -> str:
+        """How the test pairs its samples: `paired` (each user's values of two models) or
+        `one-sample` (each user's value against a saved report's fixed mean)."""
+        return "one-sample" if self.baseline_report is not None else "paired"
+
+    def test_method(self) -> str:
+        """The comparisons' test as the renderers state it, e.g. "paired t test, holm
+        correction over 4 comparisons" (with the untested ones counted apart)."""
+        assert self.comparison is not None
+        c = self.comparison
+        text = f"{self.design} {c['test']} test, {c['correction']} correction over "
+        text += f"{self.tested} comparisons"
+        untested = len(self.comparisons) - self.tested
+        if untested:
+            text += f" ({untested} more untested: one value over all users, no per-user test)"
+        return text
+
+    @property
     def warnings(self) -> list[str]:
         """Every model's warnings (with several models, each names its model)."""
         return [w for report in self.models.values() for w in report.warnings]
@@ -121,6 +146,8 @@ class RunReport:
         if self.comparison is not None:
             comparisons = {
                 **self.comparison,
+                "design": self.design,
+                "tested": self.tested,
                 "baseline": self.baseline,
                 "baseline_report": self.baseline_report,
                 "results": [c.to_dict() for c in self.comparisons],

@@ -217,10 +217,7 @@ class _Page:
             return "".join(parts)
         c = result.comparison
         against = result.baseline or result.baseline_report or "the baseline"
-        how = (
-            f"Every model against {against}: paired {c['test']} test, {c['correction']} "
-            f"correction over {len(result.comparisons)} comparisons, level {c['level']:g}."
-        )
+        how = f"Every model against {against}: {result.test_method()}, level {c['level']:g}."
         parts.append(f"<p>{escape(how)}</p>\n")
         head = (
             "<th>model</th><th>metric</th><th>value</th><th>baseline</th><th>difference</th>"

@@ -125,8 +125,7 @@ def models_table(result: RunReport) -> RenderableType:
         against = result.baseline or "the saved report"
         parts.append(
             shown(
-                f"* best; differences against {against}: paired {c['test']} test, "
-                f"{c['correction']} correction over {len(result.comparisons)} comparisons, "
+                f"* best; differences against {against}: {result.test_method()}, "
                 f"▲/▼ significant win/loss at level {c['level']:g}"
             )
         )
@@ -212,7 +211,7 @@ def render_markdown(result: RunReport) -> str:
                 f"Bold: best. In parentheses: the difference from "
                 f"{markdown_text(result.baseline or 'the saved report')}; ▲/▼ a significant "
                 "win/loss "
-                f"(paired {c['test']} test, {c['correction']} correction, level {c['level']:g}).",
+                f"({result.test_method()}, level {c['level']:g}).",
             ]
     if result.warnings:
         lines += ["", "### Warnings", ""]
