@@ -116,6 +116,18 @@ def test_every_preset_fixes_every_convention_and_is_documented() -> None:
         Conventions(preset=name)  # valid values
 
 
+def test_the_ranx_tie_limit_is_stated_as_ranx_has_it() -> None:
+    """#16 item 8: ranx (numba's argsort) keeps file order among ties only in lists of at
+    most 15 items, whatever the number of tied items: the README and the preset's notes
+    say so (the README said "up to 15 tied items")."""
+    from receval_cli.config.presets import PRESETS
+
+    row = next(line for line in README.splitlines() if line.startswith("| `ranx` |"))
+    assert "only in lists of at most 15 items" in row
+    assert "15 tied items" not in README
+    assert any("lists of at most 15 items" in note for note in PRESETS["ranx"].notes)
+
+
 def _readme_commands() -> list[str]:
     """Every `uv run receval ...` line of the README's bash blocks, comments dropped."""
     lines = []
