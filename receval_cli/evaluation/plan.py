@@ -186,7 +186,8 @@ def per_user_frame(
         )
         frame = frame.join(hit_stats, on="user", how="left")
     if stats.recs.aggregations:
-        recs = recs_aggregates(lists, stats, sources, indexed, conventions, depth)
+        recs_depth = stats.recs_depth(conventions.max_depth)
+        recs = recs_aggregates(lists, stats, sources, indexed, conventions, recs_depth)
         frame = frame.join(recs, on="user", how="left")
     frame = (
         frame.with_columns(

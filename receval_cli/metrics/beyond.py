@@ -15,7 +15,7 @@ import polars as pl
 from receval_cli.errors import InputError
 from receval_cli.metrics.ranking import PRECISION_DENOMINATOR
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, cutoff_label, depth, per_user_constant, safe_div
+from receval_cli.metrics.stats import Stats, depth, per_user_constant, safe_div
 
 SHARE = Param(
     "share",
@@ -100,9 +100,7 @@ def arp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `interactions` (Abdollahpouri et al.). Items absent from the log count 0.
     Example: pop(a) = 2, pop(b) = 1: the list [a, b] has ARP 1.5."""
     count = s.side("popularity").fill_null(0)
-    total = s.recs.agg(
-        f"popularity@{cutoff_label(k)}", pl.when(pl.col("rank") <= depth(k)).then(count).sum()
-    )
+    total = s.rec_total("popularity", count, k)
     return safe_div(total.fill_null(0), s.retrieved(k))
 
 

@@ -132,9 +132,12 @@ def recs_aggregates(
     conventions: Conventions,
     depth: int | None,
 ) -> pl.LazyFrame:
-    """Per user: the aggregations the metrics asked of the recs table."""
+    """Per user: the aggregations the metrics asked of the recs table, which holds each
+    list to `depth` only (the deepest cutoff the recs metrics read: Stats.recs_depth)."""
     sides = stats.sides
     recs = ranked_items(lists)
+    if depth is not None:
+        recs = recs.filter(pl.col("rank") <= depth)
     log = sources.interactions
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity

@@ -149,6 +149,9 @@ class Stats:
         self.sides: set[str] = set()
         self.features = features
         self.embedding_dims = embedding_dims
+        # the cutoffs the recs table is read at (None: the whole list): the recs table
+        # holds each list only as deep as the deepest of them (recs_depth)
+        self.recs_cutoffs: set[int | None] = set()
         self.needs_n_relevant_on_hits = False
         self.list_columns_on_hits: set[str] = set()
         self.truth.agg("n_relevant", _relevant.sum())
@@ -159,13 +162,31 @@ class Stats:
         self.sides.add(name)
         return pl.col(name)
 
+    def recs_depth(self, limit: int | None) -> int | None:
+        """How deep the recs table must hold each list: the deepest cutoff a metric reads
+        it at (None: the whole list), never past `limit` (the max_depth convention). A
+        beyond-accuracy metric at @10 then works on 10 items even beside an ndcg@100."""
+        cutoffs = [k for k in self.recs_cutoffs if k is not None]
+        deepest = None if None in self.recs_cutoffs else max(cutoffs, default=1)
+        if limit is None:
+            return deepest
+        return limit if deepest is None else min(deepest, limit)
+
     def rec_count(self, name: str, condition: pl.Expr, k: int | None) -> pl.Expr:
         """Recommended items in the top k that meet `condition`."""
+        self.recs_cutoffs.add(k)
         within = condition & (_rank <= depth(k))
         return self.recs.agg(f"{name}@{cutoff_label(k)}", within.sum()).fill_null(0)
 
+    def rec_total(self, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
+        """The sum of an integer `term` over the top k items (exact in any order)."""
+        self.recs_cutoffs.add(k)
+        within = pl.when(_rank <= depth(k)).then(term).sum()
+        return self.recs.agg(f"{name}@{cutoff_label(k)}", within)
+
     def rec_sum(self, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
         """The sum of a float `term` over the top k items, added in rank order."""
+        self.recs_cutoffs.add(k)
         running = self.recs.row(f"running[{name}]", _running(term, _rank))
         last = pl.min_horizontal(_rank.max(), depth(k))
         value = running.filter(_rank == last).first()
