@@ -42,6 +42,7 @@ DEFAULT_CONVENTIONS: dict[str, Any] = {
     "ap_denominator": "min_k_relevant",
     "ideal_dcg": "at_k",
     "gain": "linear",
+    "gain_below_threshold": "grade",
     "discount": "log2",
     "score_precision": "float64",
     "duplicates": "error",
@@ -64,10 +65,20 @@ PARAMS: dict[str, dict[str, str | None]] = {
     "mrr": {},
     "map": {"denominator": "ap_denominator"},
     "r_precision": {},
-    "cg": {"gain": "gain"},
-    "dcg": {"gain": "gain", "discount": "discount"},
-    "idcg": {"gain": "gain", "discount": "discount", "ideal": "ideal_dcg"},
-    "ndcg": {"gain": "gain", "discount": "discount", "ideal": "ideal_dcg"},
+    "cg": {"gain": "gain", "below_threshold": "gain_below_threshold"},
+    "dcg": {"gain": "gain", "below_threshold": "gain_below_threshold", "discount": "discount"},
+    "idcg": {
+        "gain": "gain",
+        "below_threshold": "gain_below_threshold",
+        "discount": "discount",
+        "ideal": "ideal_dcg",
+    },
+    "ndcg": {
+        "gain": "gain",
+        "below_threshold": "gain_below_threshold",
+        "discount": "discount",
+        "ideal": "ideal_dcg",
+    },
     "num_ret": {},
     "num_rel": {},
     "num_rel_ret": {},
@@ -124,10 +135,13 @@ def parse_spec(text: str) -> tuple[str, int | None, dict[str, Any]]:
 # building blocks
 
 
-def gain(grade: float | None, kind: str, threshold: float) -> float:
+def gain(grade: float | None, kind: str, threshold: float, below: str = "grade") -> float:
+    """`below`: "zero" gives no gain to a grade under the threshold (gain_below_threshold)."""
     if kind == "binary":
         return 1.0 if grade is not None and grade >= threshold else 0.0
     if grade is None or grade <= 0:
+        return 0.0
+    if below == "zero" and grade < threshold:
         return 0.0
     if kind == "linear":
         return float(grade)
@@ -274,13 +288,15 @@ def user_metric(
     if name == "num_rel_ret":
         return float(sum(1 for item in ranked if item in relevant))
 
-    gain_kind = params["gain"]
+    gain_kind, below = params["gain"], params["below_threshold"]
     if name == "cg":
-        return sum(gain(grades.get(item), gain_kind, threshold) for item in shown)
+        return sum(gain(grades.get(item), gain_kind, threshold, below) for item in shown)
     discount_kind = params["discount"]
     dcg = 0.0
     for position, item in enumerate(shown, start=1):
-        dcg += gain(grades.get(item), gain_kind, threshold) * discount(position, discount_kind)
+        dcg += gain(grades.get(item), gain_kind, threshold, below) * discount(
+            position, discount_kind
+        )
     if name == "dcg":
         return dcg
     # The ideal list: every ground-truth item, best grade first.
@@ -289,7 +305,7 @@ def user_metric(
         ideal = ideal[:k]
     idcg = 0.0
     for position, grade in enumerate(ideal, start=1):
-        idcg += gain(grade, gain_kind, threshold) * discount(position, discount_kind)
+        idcg += gain(grade, gain_kind, threshold, below) * discount(position, discount_kind)
     if name == "idcg":
         return idcg
     if name == "ndcg":

@@ -276,7 +276,7 @@ def test_unknown_metric_parameter(tmp_path: Path, metric: str | dict[str, Any]) 
         "config.yaml",
         "metrics[0]",
         "no parameter 'gian'",
-        "gain, discount, ideal",
+        "gain, below_threshold, discount, ideal",
         "Did you mean 'gain'?",
     )
 

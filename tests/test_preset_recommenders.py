@@ -19,6 +19,7 @@ users whose R-precision is 0 (see test_r_precision_mean_differs).
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import cache
 from pathlib import Path
@@ -149,3 +150,52 @@ def test_r_precision_per_user_matches_recommenders(dataset: str) -> None:
 def test_r_precision_mean_differs(dataset: str) -> None:
     expected = golden(dataset)["metrics"][f"r_precision_at_k(k={R_PRECISION_K})"]["mean"]
     assert receval(dataset).metrics["r_precision"] == pytest.approx(expected, abs=TOL)
+
+
+# --- grades below the relevance threshold (#16 item 2) ---------------------------------------
+
+
+def _recommenders_ndcg(
+    recs: list[str], grades: dict[str, float], threshold: float, k: int
+) -> float:
+    """ndcg_at_k(score_type='raw') as Recommenders computes it on the rows the preset's
+    notes prescribe: rating_true holds only the rows with a grade >= the threshold, so a
+    lower grade is no gain, and the ideal list is made of the kept rows only (the log base
+    of its discount cancels out)."""
+    kept = {item: grade for item, grade in grades.items() if grade >= threshold}
+    dcg = sum(kept.get(item, 0.0) / math.log(i + 2) for i, item in enumerate(recs[:k]))
+    ideal = sorted(kept.values(), reverse=True)[:k]
+    idcg = sum(grade / math.log(i + 2) for i, grade in enumerate(ideal))
+    return dcg / idcg
+
+
+def test_grades_below_the_threshold_gain_nothing_as_in_recommenders() -> None:
+    """a (grade 1, under the threshold 2) ranked first, then b (3) and c (2): Recommenders
+    never sees a, so it gains nothing and is not in the ideal list. The preset sets
+    gain_below_threshold: zero; the default (grade, trec_eval's rule) gains its grade."""
+    predictions = pl.DataFrame(
+        {"user": ["u"] * 3, "item": ["a", "b", "c"], "score": [0.9, 0.8, 0.7]}
+    )
+    grades = {"a": 1.0, "b": 3.0, "c": 2.0}
+    truth = pl.DataFrame({"user": ["u"] * 3, "item": list(grades), "rating": list(grades.values())})
+    columns = {"user": "user", "item": "item", "relevance": "rating"}
+    preset = receval_cli.evaluate(
+        predictions,
+        truth,
+        ["ndcg@3(gain=linear)"],
+        conventions={"preset": "recommenders", "relevance_threshold": 2},
+        truth_columns=columns,
+    )
+    expected = _recommenders_ndcg(["a", "b", "c"], grades, 2.0, 3)
+    assert expected == pytest.approx(0.6787, abs=1e-4)
+    assert preset.metrics["ndcg@3(gain=linear)"] == pytest.approx(expected, abs=1e-15)
+    default = receval_cli.evaluate(
+        predictions,
+        truth,
+        ["ndcg@3", "ndcg@3(below_threshold=zero)"],
+        conventions={"relevance_threshold": 2},
+        truth_columns=columns,
+    )
+    kept_grade = (1 + 3 / math.log2(3) + 2 / 2) / (3 + 2 / math.log2(3) + 1 / 2)
+    assert default.metrics["ndcg@3"] == pytest.approx(kept_grade, abs=1e-15)
+    assert default.metrics["ndcg@3(below_threshold=zero)"] == pytest.approx(expected, abs=1e-15)

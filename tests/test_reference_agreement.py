@@ -37,6 +37,7 @@ CONVENTION_CHOICES: dict[str, list[Any]] = {
     "ap_denominator": ["relevant", "min_k_relevant", "hits"],
     "ideal_dcg": ["at_k", "all_relevant"],
     "gain": ["linear", "exponential", "binary"],
+    "gain_below_threshold": ["grade", "zero"],
     "discount": ["log2", "jarvelin"],
     "score_precision": ["float64", "float32"],
     "duplicates": ["error", "first", "max_score"],

@@ -29,6 +29,7 @@ PrecisionDenominator = Literal["k", "list_length"]
 ApDenominator = Literal["relevant", "min_k_relevant", "hits"]
 IdealDcg = Literal["at_k", "all_relevant"]
 Gain = Literal["linear", "exponential", "binary"]
+GainBelowThreshold = Literal["grade", "zero"]
 Discount = Literal["log2", "jarvelin"]
 PredictionDuplicates = Literal["error", "first", "max_score"]
 TruthDuplicates = Literal["error", "first", "max"]
@@ -124,6 +125,15 @@ class Conventions(BaseModel):
         description=(
             "DCG-family gain: linear (rel), exponential (2^rel - 1), or binary (1 for a "
             "relevant item, else 0)."
+        ),
+    )
+    gain_below_threshold: GainBelowThreshold = Field(
+        "grade",
+        description=(
+            "DCG family, linear or exponential gain: a positive grade below "
+            "relevance_threshold gains its grade (grade: trec_eval) or nothing and leaves "
+            "the ideal list (zero: Microsoft Recommenders, whose rating_true holds only "
+            "the relevant rows; ranx with -l)."
         ),
     )
     discount: Discount = Field(

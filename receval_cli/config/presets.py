@@ -44,6 +44,7 @@ PRESETS: dict[str, Preset] = {
             "ap_denominator": "relevant",
             "ideal_dcg": "at_k",
             "gain": "linear",
+            "gain_below_threshold": "grade",
             "discount": "log2",
             "score_precision": "float32",
             "duplicates": "error",
@@ -93,6 +94,7 @@ PRESETS: dict[str, Preset] = {
             "ap_denominator": "relevant",
             "ideal_dcg": "at_k",
             "gain": "linear",
+            "gain_below_threshold": "zero",
             "discount": "log2",
             "score_precision": "float64",
             "duplicates": "error",
@@ -129,8 +131,8 @@ PRESETS: dict[str, Preset] = {
             "most 15 items (tie_break input_order); for longer lists with tied scores ranx's "
             "order follows no simple rule and may differ.",
             "ndcg_burges is ndcg with gain exponential.",
-            "Only at relevance_threshold 1: ranx's -lN also zeroes the gain of grades below N "
-            "in ndcg, where receval keeps them.",
+            "ranx's -lN also zeroes the gain of grades below N in ndcg: gain_below_threshold "
+            "zero does the same at any relevance_threshold.",
         ),
     ),
     "replay": Preset(
@@ -146,6 +148,7 @@ PRESETS: dict[str, Preset] = {
             "ap_denominator": "min_k_relevant",
             "ideal_dcg": "at_k",
             "gain": "binary",
+            "gain_below_threshold": "grade",
             "discount": "log2",
             "score_precision": "float64",
             "duplicates": "error",
@@ -192,6 +195,7 @@ PRESETS: dict[str, Preset] = {
             "ap_denominator": "min_k_relevant",
             "ideal_dcg": "all_relevant",
             "gain": "binary",
+            "gain_below_threshold": "grade",
             "discount": "log2",
             "score_precision": "float64",  # pandas compares the scores as float64
             "duplicates": "error",
@@ -246,6 +250,7 @@ PRESETS: dict[str, Preset] = {
             "ap_denominator": "min_k_relevant",  # map_at_k; `map` is denominator=relevant
             "ideal_dcg": "at_k",
             "gain": "binary",  # ndcg_at_k's default score_type
+            "gain_below_threshold": "zero",
             "discount": "log2",  # loge (the default discfun_type) gives the same NDCG
             "score_precision": "float64",  # pandas compares the scores as float64
             "duplicates": "error",
@@ -276,7 +281,8 @@ PRESETS: dict[str, Preset] = {
         },
         notes=(
             "rating_true holds only relevant rows: give the ground truth with its grades and "
-            "relevance_threshold picks them (1: grade >= 1).",
+            "relevance_threshold picks them (1: grade >= 1); a grade below the threshold "
+            "then gains nothing in ndcg (gain_below_threshold: zero).",
             "precision, recall and map average over users in both files; ndcg_at_k over every "
             "user in the ground truth, a user without recommendations counting 0.",
             "Equal scores keep their file order (pandas' stable two-column sort).",

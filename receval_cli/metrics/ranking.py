@@ -11,13 +11,20 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, f_beta, per_user_constant, safe_div
+from receval_cli.metrics.stats import Stats, f_beta, gain_kind, per_user_constant, safe_div
 
 GAIN = Param(
     "gain",
     "linear: rel; exponential: 2^rel - 1; binary: 1 if relevant",
     choices=("linear", "exponential", "binary"),
     convention="gain",
+)
+BELOW_THRESHOLD = Param(
+    "below_threshold",
+    "grade: a positive grade below relevance_threshold gains its grade; zero: it gains "
+    "nothing and leaves the ideal list",
+    choices=("grade", "zero"),
+    convention="gain_below_threshold",
 )
 DISCOUNT = Param(
     "discount",
@@ -49,6 +56,10 @@ BETA = Param(
     positive_number=True,
     largest=1e100,
 )
+
+
+def _gain_kind(p: Params) -> str:
+    return gain_kind(str(p["gain"]), str(p["below_threshold"]))
 
 
 @register(
@@ -165,49 +176,49 @@ def r_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "cg",
     summary="Cumulative gain: the sum of the gains of the top k items.",
     formula="sum_{i<=k} gain(rel_i)",
-    params=(GAIN,),
+    params=(GAIN, BELOW_THRESHOLD),
     upper_bound=None,
 )
 def cg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """CG@k = sum of gains. Example: grades (2, 0, 3, 2): CG@4 = 7."""
-    return s.cg(k, str(p["gain"]))
+    return s.cg(k, _gain_kind(p))
 
 
 @register(
     "dcg",
     summary="Discounted cumulative gain of the top k.",
     formula="sum_{i<=k} gain(rel_i) * discount(i)",
-    params=(GAIN, DISCOUNT),
+    params=(GAIN, BELOW_THRESHOLD, DISCOUNT),
     upper_bound=None,
 )
 def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """DCG@k. Example: grades (3, 2, 2, 0), linear, log2: 3 + 2/log2(3) + 2/2 = 5.26."""
-    return s.dcg(k, str(p["gain"]), str(p["discount"]))
+    return s.dcg(k, _gain_kind(p), str(p["discount"]))
 
 
 @register(
     "idcg",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
     formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list)",
-    params=(GAIN, DISCOUNT, IDEAL),
+    params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
     upper_bound=None,
 )
 def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """IDCG@k: the DCG of the user's ground truth sorted by grade, descending.
 
     The ideal list holds every ground-truth item with a positive grade (also those below
-    the relevance threshold, as their grades count in DCG); ideal=all_relevant does not
-    truncate it at k.
+    the relevance threshold, as their grades count in DCG, unless below_threshold=zero);
+    ideal=all_relevant does not truncate it at k.
     """
     cut = k if p["ideal"] == "at_k" else None
-    return s.idcg(cut, str(p["gain"]), str(p["discount"]))
+    return s.idcg(cut, _gain_kind(p), str(p["discount"]))
 
 
 @register(
     "ndcg",
     summary="DCG@k normalised by the ideal DCG.",
     formula="DCG@k / IDCG@k   (0 when IDCG is 0)",
-    params=(GAIN, DISCOUNT, IDEAL),
+    params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
 )
 def ndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """NDCG@k = DCG@k / IDCG@k. Example: grades (2, 0, 3, 2), linear, log2: 4.36/5.26 = 0.83."""

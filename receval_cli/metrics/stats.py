@@ -49,13 +49,27 @@ def cutoff_label(k: int | None) -> str:
     return "all" if k is None else str(k)
 
 
+RELEVANT_ONLY = ",relevant only"  # a gain kind's suffix: grades below the threshold gain 0
+
+
+def gain_kind(gain_name: str, below_threshold: str) -> str:
+    """The gain's kind as the DCG statistics name it: linear, exponential or binary, with
+    RELEVANT_ONLY when grades below the relevance threshold gain nothing."""
+    if gain_name == "binary" or below_threshold == "grade":
+        return gain_name
+    return gain_name + RELEVANT_ONLY
+
+
 def gain(rel: pl.Expr, kind: str) -> pl.Expr:
     """linear: rel; exponential: 2^rel - 1; binary: 1 for a relevant item (rel >= the
-    relevance threshold), else 0. Missing and negative grades give no gain."""
+    relevance threshold), else 0. Missing and negative grades give no gain, nor (with
+    RELEVANT_ONLY) the grades below the relevance threshold."""
     if kind == "binary":
         return _relevant.cast(pl.Float64)
     grade = rel.fill_null(0.0).clip(lower_bound=0.0)
-    return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
+    if kind.endswith(RELEVANT_ONLY):
+        grade = pl.when(_relevant).then(grade).otherwise(0.0)
+    return grade if kind.startswith("linear") else pl.lit(2.0).pow(grade) - 1.0
 
 
 def discount(position: pl.Expr, kind: str) -> pl.Expr:
