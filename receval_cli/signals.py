@@ -4,8 +4,11 @@ SIGINT keeps Python's own handler (KeyboardInterrupt): polars chains a hook onto
 aborts a running query at once, and installing another Python handler would remove that
 hook. The command line turns the KeyboardInterrupt into `Interrupted`. SIGTERM gets a
 handler that raises `Interrupted`; Python runs it in the main thread, so during a polars
-query it takes effect when the query returns. Either exception unwinds through the atomic
-writes of `report/writing.py`, which delete their temporary files: no partial output file is left.
+query it takes effect when the query returns. When Python runs it inside the query (a
+callback polars makes from Rust), raising there would surface as a Rust panic: the handler
+defers the stop to a moment outside polars (a short timer that retries). Either
+exception unwinds through the atomic writes of `report/writing.py`, which delete their
+temporary files: no partial output file is left.
 """
 
 from __future__ import annotations
@@ -38,13 +41,41 @@ class Interrupted(BaseException):
 
 
 _stopping: list[int] = []  # the signal being acted on, once one has arrived
+_deferred: list[int] = []  # a signal that arrived inside polars, to act on once out of it
+_RETRY_SECONDS = 0.02
+
+
+def _inside_polars(frame: FrameType | None) -> bool:
+    """Whether the stack holds polars' own code: a handler then runs inside a query (a
+    Python callback polars makes from Rust, e.g. while it scans a file)."""
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("polars"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     if _stopping:  # already stopping: let the cleanup finish, then the process exits
         return
+    if _inside_polars(frame) and hasattr(signal, "setitimer"):
+        # raising here would unwind through Rust: polars prints a panic message and
+        # returns an error of its own; act once the query has returned instead
+        _deferred[:] = [signum]
+        signal.signal(signal.SIGALRM, _redeliver)
+        signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
+        return
     _stopping.append(signum)
     raise Interrupted(signum)
+
+
+def _redeliver(alarm: int, frame: FrameType | None) -> None:
+    """Hand a deferred signal to its handler now (which defers again if still inside
+    polars; under `held` the held handler records it)."""
+    signum = _deferred[0]
+    handler = signal.getsignal(signum)
+    if callable(handler):
+        handler(signum, frame)
 
 
 def arrived() -> Interrupted | None:

@@ -193,6 +193,43 @@ def test_a_stop_that_a_query_turns_into_an_error_is_a_stop(tmp_path: Path) -> No
     assert not out.exists()
 
 
+# SIGTERM while polars calls back into Python from Rust (it builds its default cast options
+# while it scans a Parquet file): the handler runs inside the query
+CALLBACK_DRIVER = """
+import os, signal, sys, time
+import polars.io.scan_options.cast_options as cast_options
+from receval_cli.cli.app import main
+
+real = cast_options.ScanCastOptions._default
+sent = []
+
+def _default():
+    if not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)  # the handler runs here, inside the scan
+    return real()
+
+cast_options.ScanCastOptions._default = staticmethod(_default)
+sys.argv = ["receval", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_stop_inside_a_polars_callback_is_not_a_panic(tmp_path: Path) -> None:
+    """Raising in a callback polars makes from Rust would print a Rust panic message; the
+    stop waits until the query returns: exit 143, one line, no panic, no traceback."""
+    config = hand_case(tmp_path)
+    pl.read_csv(tmp_path / "predictions.csv").write_parquet(tmp_path / "predictions.parquet")
+    text = config.read_text(encoding="utf-8").replace("predictions.csv", "predictions.parquet")
+    config.write_text(text, encoding="utf-8")
+    out = tmp_path / "report.json"
+    code, stderr = finish(receval("run", config, "--output", out, driver=CALLBACK_DRIVER))
+    assert "panicked" not in stderr, stderr
+    assert_interrupted(code, stderr, signal.SIGTERM, NOTHING_WRITTEN)
+    assert not out.exists()
+
+
 # ---------------------------------------------------------------- an interrupt while writing
 
 # Patches one function of `os` so that its n-th call (on an output file) first sends the
