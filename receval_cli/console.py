@@ -262,6 +262,8 @@ def fail(error: Exception | str, exit_code: int) -> typer.Exit:
     when a stopping signal arrived first, the error is its consequence: the stop is raised
     instead (exit 130 or 143, one `interrupted by ...` line)."""
     stop = signals.arrived()
+    if stop is None and isinstance(error, BaseException):
+        stop = signals.stop_behind(error)
     if stop is not None:
         raise stop
     emit("error", str(error), fields=getattr(error, "fields", None))
@@ -318,4 +320,5 @@ def stage(name: str) -> Iterator[None]:
         _LIVE.display.update(_LIVE.task, description=name)
     log(f"{name} ...")
     yield
+    signals.check()  # a stop that arrived inside the stage's polars queries
     log(f"{name}: done in {time.perf_counter() - started:.2f} s")

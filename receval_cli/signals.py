@@ -6,7 +6,8 @@ hook. The command line turns the KeyboardInterrupt into `Interrupted`. SIGTERM g
 handler that raises `Interrupted`; Python runs it in the main thread, so during a polars
 query it takes effect when the query returns. When Python runs it inside the query (a
 callback polars makes from Rust), raising there would surface as a Rust panic: the handler
-defers the stop to a moment outside polars (a short timer that retries). Either
+records the stop, and the next checkpoint raises it (the end of a run's stage, the moment
+before outputs are written: `check`). Either
 exception unwinds through the atomic writes of `report/writing.py`, which delete their
 temporary files: no partial output file is left.
 """
@@ -41,8 +42,7 @@ class Interrupted(BaseException):
 
 
 _stopping: list[int] = []  # the signal being acted on, once one has arrived
-_deferred: list[int] = []  # a signal that arrived inside polars, to act on once out of it
-_RETRY_SECONDS = 0.02
+_deferred: list[int] = []  # a signal that arrived inside a polars query, not acted on yet
 
 
 def _inside_polars(frame: FrameType | None) -> bool:
@@ -58,31 +58,45 @@ def _inside_polars(frame: FrameType | None) -> bool:
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     if _stopping:  # already stopping: let the cleanup finish, then the process exits
         return
-    if _inside_polars(frame) and hasattr(signal, "setitimer"):
+    if _inside_polars(frame):
         # raising here would unwind through Rust: polars prints a panic message and
-        # returns an error of its own; act once the query has returned instead
+        # returns an error of its own; the next checkpoint acts on it (check())
         _deferred[:] = [signum]
-        signal.signal(signal.SIGALRM, _redeliver)
-        signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
         return
     _stopping.append(signum)
     raise Interrupted(signum)
 
 
-def _redeliver(alarm: int, frame: FrameType | None) -> None:
-    """Hand a deferred signal to its handler now (which defers again if still inside
-    polars; under `held` the held handler records it)."""
-    signum = _deferred[0]
-    handler = signal.getsignal(signum)
-    if callable(handler):
-        handler(signum, frame)
+def check() -> None:
+    """Act on a stop that arrived inside a polars query: raise it now. Called where a
+    run's stage ends and before outputs are written (`held`)."""
+    if _deferred and not _stopping:
+        _stopping.append(_deferred[0])
+        raise Interrupted(_deferred[0])
 
 
 def arrived() -> Interrupted | None:
     """The stop under way, if a stopping signal has arrived (else None). An error raised
-    after it is its consequence: SIGTERM's handler raising inside a polars query comes
-    back as polars' own error (a panic, read as a damaged file), so the stop must win."""
+    after it is its consequence: a stop raised inside a polars query comes back as
+    polars' own error (a panic, read as a damaged file), so the stop must win."""
+    if not _stopping and _deferred:
+        _stopping.append(_deferred[0])
     return Interrupted(_stopping[0]) if _stopping else None
+
+
+def stop_behind(error: BaseException) -> Interrupted | None:
+    """The SIGINT an error stands for: Ctrl-C's KeyboardInterrupt raised in a callback
+    polars made from Rust comes back as polars' panic (PanicException, its text naming
+    the KeyboardInterrupt), which a reader turned into an error of its own (its context
+    keeps the panic)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt) or (
+            type(seen).__name__ == "PanicException" and "KeyboardInterrupt" in str(seen)
+        ):
+            return interrupted(signal.SIGINT)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def interrupted(signum: int) -> Interrupted:
@@ -98,6 +112,7 @@ def install() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     _stopping.clear()
+    _deferred.clear()
     if signal.getsignal(signal.SIGTERM) != signal.SIG_IGN:
         signal.signal(signal.SIGTERM, _raise_interrupted)
 
@@ -107,10 +122,11 @@ def held() -> Iterator[None]:
     """Run a short block that must not be cut in two (renaming a set of output files): a
     SIGINT or SIGTERM arriving inside it raises `Interrupted` when the block ends. (Python's
     SIGINT handler is put back, but polars' abort hook on it is gone: the outputs are
-    written last.)"""
+    written last.) A stop that arrived inside a polars query is raised first (check)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    check()
     arrived: list[int] = []
     previous = {s: signal.getsignal(s) for s in STOPPING}
     replaced = [s for s, handler in previous.items() if handler not in (None, signal.SIG_IGN)]

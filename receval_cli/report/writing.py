@@ -31,7 +31,7 @@ import polars as pl
 from receval_cli.console import release_stdout
 from receval_cli.errors import UsageError
 from receval_cli.report.destinations import Destination
-from receval_cli.signals import held
+from receval_cli.signals import check, held
 
 Writer = Callable[[Path], None]
 
@@ -130,6 +130,7 @@ def write_outputs(outputs: Mapping[Destination, Content]) -> None:
     """Write every output: the files all or nothing (each writer fills a temporary file
     next to its target; only when all succeeded are they renamed into place), then the
     devices and FIFOs written through, then standard output."""
+    check()  # a stop that arrived inside the last query: nothing is written
     files = {d: c for d, c in outputs.items() if d.path is not None and not _is_device(d.path)}
     for destination in files:
         assert destination.path is not None
