@@ -392,7 +392,7 @@ def evaluate(
         ]
         if not users:
             raise ReferenceError(f"no user is left to average {text} over")
-        total = math.fsum(per_user[user][text] for user in users)  # type: ignore[misc]
+        total = math.fsum(per_user[user][text] for user in users)
         means[text] = total if name in SUMMED else total / len(users)
         for user in set(grades) - set(users):  # not in this metric's mean: no value
             per_user[user][text] = None
