@@ -43,7 +43,18 @@ RANKING = [
     "num_rel_ret",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
-RATING = ["rmse", "mae", "mse", "r2", "auc", "gauc", "gauc(weight=none)"]
+RATING = [
+    "rmse",
+    "mae",
+    "mse",
+    "r2",
+    "auc",
+    "gauc",
+    "gauc(weight=none)",
+    "auc@5",
+    "gauc@3",
+    "gauc@20",
+]
 BEYOND = [
     "novelty@10",
     "intra_list_diversity@5(feature=category)",
@@ -96,7 +107,10 @@ def parity_data(folder: Path, seed: int = 7) -> dict[str, Any]:
 
 
 def exact(report: Report) -> dict[str, str]:
-    return {name: float.hex(value) for name, value in report.to_dict()["metrics"].items()}
+    return {
+        name: None if value is None else float.hex(value)
+        for name, value in report.to_dict()["metrics"].items()
+    }
 
 
 def run(folder: Path, config: dict[str, Any], name: str) -> Report:

@@ -211,9 +211,15 @@ def test_gauc_weights_users_by_impressions_or_not() -> None:
     assert report.metrics["gauc(weight=none)"] == pytest.approx(0.5)
 
 
-def test_auc_without_both_classes_is_zero() -> None:
+def test_auc_without_both_classes_has_no_value() -> None:
+    """#16 item 4: one class of pairs is no AUC at all (it was 0.0, a perfectly wrong
+    ranking): null, with a warning that says why."""
     data = clicks([("u", "a", 0.9, 1), ("u", "b", 0.1, 1)])
-    assert receval_cli.evaluate(*data, ["auc", "gauc"]).metrics == {"auc": 0.0, "gauc": 0.0}
+    report = receval_cli.evaluate(*data, ["auc", "gauc", "mae"])
+    assert report.metrics == {"auc": None, "gauc": None, "mae": pytest.approx(0.5)}
+    assert len(report.warnings) == 2
+    assert report.warnings[0].startswith("auc has no value (null): its pairs are all clicked")
+    assert "no user has both a clicked and an unclicked pair" in report.warnings[1]
 
 
 @settings(max_examples=60, deadline=None)
@@ -231,16 +237,19 @@ def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
     got = receval_cli.evaluate(*data, SKLEARN_AUC_METRICS).metrics
     if 0 < sum(labels) < len(labels):
         assert got["auc"] == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
-    else:
-        assert got["auc"] == 0.0
+    else:  # one class: scikit-learn raises, receval has no value
+        assert got["auc"] is None
     per_user = []
     for u in range(4):
         mine = [(s, c) for i, (s, c) in enumerate(rows) if i % 4 == u]
         user_labels = [int(c) for _, c in mine]
         if 0 < sum(user_labels) < len(user_labels):
             per_user.append(roc_auc_score(user_labels, [s for s, _ in mine]))
-    expected = sum(per_user) / len(per_user) if per_user else 0.0
-    assert got["gauc(weight=none)"] == pytest.approx(expected, abs=1e-12)
+    if per_user:
+        expected = sum(per_user) / len(per_user)
+        assert got["gauc(weight=none)"] == pytest.approx(expected, abs=1e-12)
+    else:
+        assert got["gauc(weight=none)"] is None
 
 
 def test_duplicate_predictions_follow_the_duplicates_convention() -> None:

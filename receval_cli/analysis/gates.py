@@ -16,6 +16,8 @@ from typing import Any
 from receval_cli.config.model import Gate
 
 _SIGNS = {"min": ">=", "max": "<=", "max_drop": "drop <=", "max_relative_drop": "drop <="}
+# what a gate on a metric with no value says (the run's warning says why it has none)
+NO_VALUE = "the metric is undefined on these inputs, see the warning"
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,9 @@ class GateResult:
     metric: str
     bound: str  # min, max, max_drop, max_relative_drop or no_significant_drop
     threshold: float  # for no_significant_drop: the significance level alpha
-    value: float  # the metric; for the drops, the drop; for significance, the adjusted p
+    # the metric; for the drops, the drop; for significance, the adjusted p; None where
+    # the metric has no value (auc with one class of pairs): the gate fails
+    value: float | None
     model: str | None = None  # with several models: which one
     detail: dict[str, Any] = field(default_factory=dict)  # baseline value, interval, p
     significant_loss: bool = False  # no_significant_drop: the verdict of the comparison
@@ -32,13 +36,18 @@ class GateResult:
     def passed(self) -> bool:
         if self.bound == "no_significant_drop":
             return not self.significant_loss
+        if self.value is None:
+            return False  # no value cannot be shown to meet the bar
         if self.bound == "min":
             return self.value >= self.threshold
         return self.value <= self.threshold
 
     @property
-    def margin(self) -> float:
-        """How far the value is on the right side of the bar (negative: failed by that much)."""
+    def margin(self) -> float | None:
+        """How far the value is on the right side of the bar (negative: failed by that
+        much); None when there is no value."""
+        if self.value is None:
+            return None
         if self.bound == "no_significant_drop":
             return self.value - self.threshold if self.significant_loss else 0.0
         return self.value - self.threshold if self.bound == "min" else self.threshold - self.value
@@ -49,6 +58,11 @@ class GateResult:
 
     def describe(self) -> str:
         verdict = "passed" if self.passed else "FAILED"
+        if self.value is None:
+            return (
+                f"{self.label} has no value (null: {NO_VALUE}), required "
+                f"{_SIGNS[self.bound]} {self.threshold:g}: FAILED, a gate needs a value"
+            )
         if self.bound == "no_significant_drop":
             d = self.detail
             return (
@@ -57,7 +71,7 @@ class GateResult:
                 f"adjusted p = {self.value:.3g} (alpha {self.threshold:g}): {verdict}"
                 + ("" if self.passed else ", a significant drop")
             )
-        if not self.passed:
+        if not self.passed and self.margin is not None:
             verdict = f"FAILED by {abs(self.margin):.6g}"
         text = f"{self.label} = {self.value:.6g}, required {_SIGNS[self.bound]} {self.threshold:g}"
         if self.bound in ("max_drop", "max_relative_drop"):
@@ -85,7 +99,7 @@ class GateResult:
 
 def check_gates(
     gates: Mapping[str, Gate],
-    metrics: Mapping[str, float],
+    metrics: Mapping[str, float | None],
     model: str | None = None,
     segments: Mapping[str, Any] | None = None,
 ) -> list[GateResult]:
@@ -121,10 +135,17 @@ def check_relative(
 ) -> list[GateResult]:
     """The relative bounds of one gate for one model, from its comparison with the baseline
     (keys value, baseline, difference, low, high, p_adjusted, verdict, alpha)."""
-    results = []
+    results: list[GateResult] = []
+    detail = {"baseline": comparison["baseline"], "model_value": comparison["value"]}
+    if comparison["value"] is None or comparison["baseline"] is None:
+        # no value on one side: every relative bound fails, saying so
+        for bound in ("max_drop", "max_relative_drop"):
+            threshold = getattr(gate, bound)
+            if threshold is not None:
+                results.append(GateResult(metric, bound, threshold, None, model, detail))
+        return results
     base = float(comparison["baseline"])
     worse = drop(float(comparison["value"]), base, higher_is_better)
-    detail = {"baseline": base, "model_value": comparison["value"]}
     if gate.max_drop is not None:
         results.append(GateResult(metric, "max_drop", gate.max_drop, worse, model, detail))
     if gate.max_relative_drop is not None:

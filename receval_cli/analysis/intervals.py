@@ -95,9 +95,9 @@ class Comparison:
 
     model: str
     metric: str
-    value: float
-    baseline: float
-    difference: float
+    value: float | None  # None: no value (auc with one class of pairs), so no difference
+    baseline: float | None
+    difference: float | None
     users: int | None = None  # users in both (per-user metrics)
     low: float | None = None
     high: float | None = None
@@ -145,18 +145,23 @@ def _aligned(reports: Mapping[str, Report], names: Mapping[str, list[str]]) -> d
         frame = pl.DataFrame({"user": users, "row": np.arange(users.len())})
         rows = index.join(frame, on="user", how="left").get_column("row").to_numpy()
         missing = np.isnan(rows.astype(np.float64))
-        taken = values[np.where(missing, 0, rows).astype(np.int64)]
-        taken[missing] = np.nan
+        if values.shape[0] == 0:  # a report without per-user rows (only pair metrics)
+            taken = np.full((index.height, values.shape[1]), np.nan)
+        else:
+            taken = values[np.where(missing, 0, rows).astype(np.int64)]
+            taken[missing] = np.nan
         aligned[name] = taken
     return aligned
 
 
 def _tested_metrics(
-    report: Report, base_report: Report | None, base_metrics: Mapping[str, float]
+    report: Report, base_report: Report | None, base_metrics: Mapping[str, float | None]
 ) -> tuple[list[str], list[str]]:
-    """The metrics both sides have, and those of them with per-user values to test."""
+    """The metrics both sides have, and those of them with per-user values to test (and a
+    value on both sides)."""
     shared = [m for m in report.metrics if m in base_metrics]
-    per_user = [m for m in _per_user(report) if m in shared]
+    valued = [m for m in shared if report.metrics[m] is not None and base_metrics[m] is not None]
+    per_user = [m for m in _per_user(report) if m in valued]
     if base_report is not None:
         per_user = [m for m in per_user if m in _per_user(base_report)]
     else:  # against fixed values, only a mean's difference is a mean of differences
@@ -167,7 +172,7 @@ def _tested_metrics(
 def compare(
     models: Mapping[str, Report],
     baseline: str | None,
-    baseline_values: Mapping[str, float] | None,
+    baseline_values: Mapping[str, float | None] | None,
     cfg: ComparisonConfig,
     confidence: ConfidenceConfig,
 ) -> tuple[list[Comparison], dict[str, dict[str, Any]]]:
@@ -181,7 +186,9 @@ def compare(
     """
     alpha = 1.0 - cfg.level
     base_report = models[baseline] if baseline is not None else None
-    base_metrics = base_report.metrics if base_report is not None else dict(baseline_values or {})
+    base_metrics: Mapping[str, float | None] = (
+        base_report.metrics if base_report is not None else dict(baseline_values or {})
+    )
     own = {name: _per_user(report) for name, report in models.items()}
     aligned = _aligned(models, own)
     blocks: list[tuple[str, str, list[str], Floats]] = []  # kind, model, metrics, values
@@ -198,7 +205,8 @@ def compare(
         if base_report is not None:
             theirs = aligned[baseline][:, [own[baseline].index(m) for m in tested]]  # type: ignore[index]
         else:
-            theirs = np.array([base_metrics[m] for m in tested], dtype=np.float64)[None, :]
+            fixed = [base_metrics[m] for m in tested]  # tested: a value on both sides
+            theirs = np.array(fixed, dtype=np.float64)[None, :]
         blocks.append(("differences", name, tested, mine - theirs))
     bounds = _intervals(
         np.concatenate([b[3] for b in blocks], axis=1),
@@ -222,13 +230,13 @@ def compare(
     rows: list[dict[str, Any]] = []
     for name, (shared, tested) in plans.items():
         for metric in shared:
-            value, base = models[name].metrics[metric], float(base_metrics[metric])
+            value, base = models[name].metrics[metric], base_metrics[metric]
             row: dict[str, Any] = {
                 "model": name,
                 "metric": metric,
                 "value": value,
                 "baseline": base,
-                "difference": value - base,
+                "difference": None if value is None or base is None else value - base,
             }
             if metric in tested:
                 j = tested.index(metric)

@@ -291,6 +291,9 @@ def _gates(
     warned = {}
     for name, report in reports.items():
         model = None if compared is None else name
+        if model is not None and report.warnings:  # the evaluation's own, e.g. a null auc
+            named_warnings = [f"model {model}: {w}" for w in report.warnings]
+            report = dataclasses.replace(report, warnings=named_warnings)
         report, unknown_gate = unknown_items.checked(report, loaded.config.unknown_items, model)
         warned[name] = report
         results += unknown_gate
@@ -333,13 +336,17 @@ def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
     first = next(iter(reports.values()))
     for metric in first.metrics:
         higher = lookup(MetricSpec.parse(metric).name).higher_is_better
-        values = {name: r.metrics[metric] for name, r in reports.items()}
-        target = max(values.values()) if higher else min(values.values())
+        values = {n: r.metrics[metric] for n, r in reports.items()}
+        valued = [v for v in values.values() if v is not None]  # no value: never best
+        if not valued:
+            best[metric] = []
+            continue
+        target = max(valued) if higher else min(valued)
         best[metric] = [name for name, v in values.items() if v == target]
     return best
 
 
-def read_baseline_report(path: Path, model: str | None) -> dict[str, float]:
+def read_baseline_report(path: Path, model: str | None) -> dict[str, float | None]:
     """The metric values of a saved JSON report (its one model's; of a several-model
     report: `model`, else the report's own baseline, else its first model)."""
     saved = read_saved_report(path, "baseline report")

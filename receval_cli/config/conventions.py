@@ -168,7 +168,8 @@ class Conventions(BaseModel):
         None,
         le=2**32 - 1,  # as cutoffs: no list is longer
         description=(
-            "Only the first N items of each list count, for every metric (trec_eval's -M); "
+            "Only the first N items of each list count, for every metric (trec_eval's -M; "
+            "rating, AUC and click metrics see each user's first N predictions by score); "
             "none: the whole list."
         ),
     )

@@ -73,6 +73,7 @@ from receval_cli.inputs.diagnosis import READ_ERRORS
 from receval_cli.inputs.optional import Sources, check_sources
 from receval_cli.inputs.readers import Input, align_ids
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.rating import no_value_warning
 from receval_cli.metrics.registry import State, StateInputs, Universe, merge_states
 from receval_cli.metrics.side_columns import raise_unknown_features
 from receval_cli.report.data import Report
@@ -464,7 +465,7 @@ def finish(merged: Partial, run: Run) -> Report:
     if merged.exposure and recommended is not None:
         outside = outside_universe(recommended, universe)
         items_block = describe_items(recommended, universe, outside)
-    metrics = _means(merged, user_specs)
+    metrics: dict[str, float | None] = {**_means(merged, user_specs)}
     states: dict[str, tuple[State, pl.DataFrame]] = {}
     for spec in global_specs:
         partial = lookup(spec.name).partial
@@ -520,6 +521,7 @@ def finish(merged: Partial, run: Run) -> Report:
         items=items_block,
         exposure=exposure,
         unknown_items=unknown,
+        warnings=[no_value_warning(name) for name, value in metrics.items() if value is None],
     )
 
 

@@ -1,8 +1,9 @@
 """Off-policy metrics over logged data: the recommendations matched against a click log.
 
-The ground truth is the log (user, item, click[, propensity]); every recommendation is
-left-joined to it (see metrics/ctr.py for the estimators). The log is validated first:
-clicks must be 0 or 1 and propensities in (0, 1].
+The ground truth is the log (user, item, click[, propensity]); every recommendation (each
+user's first max_depth, when that convention is set) is left-joined to it, with its
+position in the user's list for ctr@k (see metrics/ctr.py for the estimators). The log is
+validated first: clicks must be 0 or 1 and propensities in (0, 1].
 """
 
 from __future__ import annotations
@@ -14,10 +15,16 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.evaluation.prepare import dedupe_predictions, keep_first, with_score_precision
+from receval_cli.evaluation.prepare import (
+    dedupe_predictions,
+    keep_first,
+    list_positions,
+    top_of_lists,
+    with_score_precision,
+)
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.ctr import weight
+from receval_cli.metrics.ctr import in_top, weight
 from receval_cli.metrics.stats import Stats, ordered_sum
 from receval_cli.wording import setting
 
@@ -126,12 +133,16 @@ def logged_metrics(
     """The ctr estimates, and what the report says about the match."""
     log, has_propensity, sizes = checked_log(predictions, truth, conventions)
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
-    recommendations = dedupe_predictions(scored, "score", conventions.duplicates)
+    deduped = dedupe_predictions(scored, "score", conventions.duplicates)
+    positioned = deduped.with_columns(
+        list_positions("score", conventions.tie_break).alias("position")
+    )
+    recommendations = top_of_lists(positioned, conventions.max_depth)
     propensity = pl.col("propensity") if has_propensity else None
     n_items = sizes.item(0, "items")
     if propensity is None:
         propensity = pl.lit(1.0 / n_items)
-    joined = recommendations.select(*_KEY, "score").join(
+    joined = recommendations.select(*_KEY, "score", "position").join(
         log.select(*_KEY, pl.col("rel").alias("click"), propensity.alias("propensity")),
         on=_KEY,
         how="left",
@@ -141,7 +152,7 @@ def logged_metrics(
     for spec in specs:
         params = conventions.metric_params(spec)
         exprs.append(lookup(spec.name).expr(Stats(), spec.k, params).alias(str(spec)))
-        w = weight(params).filter(matched)
+        w = weight(params).filter(matched & in_top(spec.k))
         squares = ordered_sum(w.pow(2))
         ess.append(pl.when(squares > 0).then(ordered_sum(w).pow(2) / squares).alias(str(spec)))
     values, counts, sample_sizes = pl.collect_all(

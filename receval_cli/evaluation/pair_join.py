@@ -17,9 +17,13 @@ _KEY = ["user", "item"]
 _EXAMPLES = 3
 
 
-def joined_pairs(predictions: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:
-    """Every predicted or rated (user, item): predicted and actual, null where missing."""
-    return predictions.select(*_KEY, pl.col("score").alias("predicted")).join(
+def joined_pairs(
+    predictions: pl.LazyFrame, truth: pl.LazyFrame, positioned: bool = False
+) -> pl.LazyFrame:
+    """Every predicted or rated (user, item): predicted and actual, null where missing;
+    `positioned`: with the prediction's position in its user's list too."""
+    position = ["position"] if positioned else []
+    return predictions.select(*_KEY, pl.col("score").alias("predicted"), *position).join(
         truth.select(*_KEY, pl.col("rel").alias("actual")), on=_KEY, how="full", coalesce=True
     )
 

@@ -261,12 +261,14 @@ USER_TALLY = {
 
 
 def guard_ranges(
-    metrics: dict[str, float], specs: tuple[MetricSpec, ...], conventions: Conventions
+    metrics: dict[str, float | None], specs: tuple[MetricSpec, ...], conventions: Conventions
 ) -> None:
     """Every value within its metric's range; an overflow the inputs caused is an input
-    error (exit 2), anything else impossible a bug (exit 3)."""
+    error (exit 2), anything else impossible a bug (exit 3). No value (None) is in range."""
     for spec in specs:
         value = metrics[str(spec)]
+        if value is None:
+            continue
         definition = lookup(spec.name)
         lower, upper = definition.lower_bound, definition.upper_bound
         gain = conventions.metric_params(spec).get("gain")

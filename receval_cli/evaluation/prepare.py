@@ -58,6 +58,20 @@ def sorted_by_rank(values: pl.Expr, by: str, tie_break: str) -> pl.Expr:
     return values.sort_by([pl.col(by), second], descending=[by == "score", second_descending])
 
 
+def list_positions(by: str, tie_break: str) -> pl.Expr:
+    """Each row's position in its user's list (1 = first), in the order rank_lists uses:
+    `by` (score descending, or rank ascending), then the tie-break (tie_order)."""
+    second, second_descending = tie_order(tie_break)
+    order = pl.arg_sort_by([pl.col(by), second], descending=[by == "score", second_descending])
+    return (order.arg_sort() + 1).over("user")
+
+
+def top_of_lists(frame: pl.LazyFrame, max_depth: int | None) -> pl.LazyFrame:
+    """The rows within the first `max_depth` of their list (all with None); `frame` has
+    the `position` column of list_positions."""
+    return frame if max_depth is None else frame.filter(pl.col("position") <= max_depth)
+
+
 def rank_lists(
     frame: pl.LazyFrame,
     by: str,

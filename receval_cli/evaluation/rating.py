@@ -18,7 +18,13 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
 from receval_cli.evaluation.pair_join import describe_pairs, joined_pairs, pair_counts, scored_pairs
-from receval_cli.evaluation.prepare import dedupe_predictions, index_truth, with_score_precision
+from receval_cli.evaluation.prepare import (
+    dedupe_predictions,
+    index_truth,
+    list_positions,
+    top_of_lists,
+    with_score_precision,
+)
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
@@ -33,11 +39,12 @@ _EXAMPLES = 3
 class PairPartial:
     """A bucket's pairs: the counts of pairs.pair_counts, the smallest unpredicted pairs
     (user, item), the pairs scored, the exact sums of the metrics' terms and their keyed
-    count tables (one list entry per bucket)."""
+    count tables (one list entry per bucket). `scored`, `sums` and `tables` are keyed by
+    the cut of the pairs they were taken over (_cut: "" for every pair)."""
 
     counts: dict[str, int]
     unpredicted: list[tuple[Any, ...]]
-    pairs: int
+    scored: dict[str, int]
     sums: dict[str, ExactSum]
     tables: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
 
@@ -45,7 +52,7 @@ class PairPartial:
         return {
             "counts": self.counts,
             "unpredicted": self.unpredicted,
-            "pairs": self.pairs,
+            "scored": self.scored,
             "sums": {name: total.to_json() for name, total in self.sums.items()},
             "tables": {n: [ipc_text(t) for t in found] for n, found in self.tables.items()},
         }
@@ -55,7 +62,7 @@ class PairPartial:
         return cls(
             {k: int(v) for k, v in data["counts"].items()},
             [tuple(e) for e in data["unpredicted"]],
-            int(data["pairs"]),
+            {k: int(v) for k, v in data["scored"].items()},
             {name: ExactSum.from_json(total) for name, total in data["sums"].items()},
             {n: [from_ipc_text(t) for t in found] for n, found in data["tables"].items()},
         )
@@ -70,7 +77,7 @@ class PairPartial:
         return PairPartial(
             {k: self.counts.get(k, 0) + v for k, v in other.counts.items()},
             sorted([*self.unpredicted, *other.unpredicted])[:_EXAMPLES],
-            self.pairs + other.pairs,
+            {k: self.scored.get(k, 0) + v for k, v in other.scored.items()},
             sums,
             tables,
         )
@@ -82,10 +89,27 @@ def _metric(spec: MetricSpec) -> PairMetric:
     return found
 
 
+def _cut(k: int | None) -> str:
+    """The label of the pairs a cutoff scores: "" every pair, "@k" those among each user's
+    first k predictions."""
+    return "" if k is None else f"@{k}"
+
+
+def _cutoffs(specs: tuple[MetricSpec, ...]) -> list[int | None]:
+    """The distinct cutoffs of the specs, the whole list first (a fixed order: the
+    queries of pair_queries come back in it)."""
+    found = {spec.k for spec in specs}
+    return sorted(found, key=lambda k: -1 if k is None else k)
+
+
 def pair_join(
     predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
 ) -> pl.LazyFrame:
-    """The (user, item) pairs the rating metrics score (`specs`); the predictions need scores."""
+    """The (user, item) pairs the rating metrics score (`specs`); the predictions need scores.
+
+    With max_depth, only each user's first max_depth predictions (by score, then the
+    tie_break) take part, as if the file held no others; with a cutoff in the specs each
+    pair carries its prediction's `position` in the user's list."""
     if predictions.value_column != "score":
         key = setting("predictions", "columns", "score")
         fix = f"Name the predicted rating as {key}."
@@ -100,7 +124,11 @@ def pair_join(
         )
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
-    return joined_pairs(deduped, index_truth(truth.frame, conventions))
+    positioned = conventions.max_depth is not None or _cutoffs(specs) != [None]
+    if positioned:
+        position = list_positions("score", conventions.tie_break).alias("position")
+        deduped = top_of_lists(deduped.with_columns(position), conventions.max_depth)
+    return joined_pairs(deduped, index_truth(truth.frame, conventions), positioned)
 
 
 def check_queries(joined: pl.LazyFrame) -> list[pl.LazyFrame]:
@@ -109,30 +137,47 @@ def check_queries(joined: pl.LazyFrame) -> list[pl.LazyFrame]:
     return [pair_counts(joined), unpredicted.sort(_KEY).head(_EXAMPLES)]
 
 
+def _among_first(scored: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
+    """The pairs a cutoff scores: those whose prediction is among the user's first k (a
+    pair with no prediction, scored under unpredicted: default, is in no list)."""
+    return scored if k is None else scored.filter(pl.col("position") <= k)
+
+
 def pair_queries(
     joined: pl.LazyFrame, specs: tuple[MetricSpec, ...], conventions: Conventions
 ) -> list[pl.LazyFrame]:
-    """Every query a bucket's PairPartial is built from, in `pair_partial`'s order."""
+    """Every query a bucket's PairPartial is built from, in `pair_partial`'s order: the
+    checks, then per cutoff the pairs and the terms' sums, then the count tables."""
     scored = scored_pairs(joined, conventions)
-    terms: dict[str, pl.Expr] = {}
-    for spec in specs:
-        terms.update(_metric(spec).sums(conventions.metric_params(spec)))
-    queries = [*check_queries(joined), scored.select(pl.len().alias("pairs"), *terms_exprs(terms))]
+    queries = check_queries(joined)
+    for k in _cutoffs(specs):
+        terms: dict[str, pl.Expr] = {}
+        for spec in specs:
+            if spec.k == k:
+                found = _metric(spec).sums(conventions.metric_params(spec))
+                terms.update({name + _cut(k): expr for name, expr in found.items()})
+        among = _among_first(scored, k)
+        queries.append(among.select(pl.len().alias("pairs"), *terms_exprs(terms)))
     for spec in _tabled(specs):
         table = _metric(spec).table
         assert table is not None
         keys, aggregations = table(conventions.metric_params(spec))
-        queries.append(scored.group_by(keys).agg(**aggregations))
+        queries.append(_among_first(scored, spec.k).group_by(keys).agg(**aggregations))
     return queries
 
 
 def _tabled(specs: tuple[MetricSpec, ...]) -> list[MetricSpec]:
-    """The specs whose metric keeps a count table, one per metric name (its table key)."""
+    """The specs whose metric keeps a count table, one per metric name and cutoff (its
+    table key, _table_key)."""
     found: dict[str, MetricSpec] = {}
     for spec in specs:
         if _metric(spec).table is not None:
-            found.setdefault(spec.name, spec)
+            found.setdefault(_table_key(spec), spec)
     return list(found.values())
+
+
+def _table_key(spec: MetricSpec) -> str:
+    return spec.name + _cut(spec.k)
 
 
 def terms_exprs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
@@ -142,16 +187,33 @@ def terms_exprs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
 
 def pair_partial(found: list[pl.DataFrame], specs: tuple[MetricSpec, ...]) -> PairPartial:
     """The PairPartial from the collected `pair_queries`."""
-    counts, unpredicted, terms, *tables = found
-    names = [name for name in terms.columns if name != "pairs"]
-    totals = exact_sums([terms.get_column(name)[0] for name in names])
+    counts, unpredicted, *rest = found
+    cutoffs = _cutoffs(specs)
+    per_cut, tables = rest[: len(cutoffs)], rest[len(cutoffs) :]
+    scored: dict[str, int] = {}
+    sums: dict[str, ExactSum] = {}
+    for k, terms in zip(cutoffs, per_cut, strict=True):
+        names = [name for name in terms.columns if name != "pairs"]
+        totals = exact_sums([terms.get_column(name)[0] for name in names])
+        sums.update(zip(names, totals, strict=True))
+        scored[_cut(k)] = int(terms.item(0, "pairs"))
     return PairPartial(
         {k: int(v) for k, v in counts.row(0, named=True).items()},
         [tuple(row) for row in unpredicted.iter_rows()],
-        int(terms.item(0, "pairs")),
-        dict(zip(names, totals, strict=True)),
-        {spec.name: [table] for spec, table in zip(_tabled(specs), tables, strict=True)},
+        scored,
+        sums,
+        {_table_key(spec): [table] for spec, table in zip(_tabled(specs), tables, strict=True)},
     )
+
+
+def _sums_at(sums: dict[str, ExactSum], cut: str) -> dict[str, ExactSum]:
+    """The sums taken over one cut's pairs, by the term's own name (term names hold no
+    "@": pair_queries appends the cut to them)."""
+    return {
+        name.partition("@")[0]: total
+        for name, total in sums.items()
+        if ("@" + name.partition("@")[2] if "@" in name else "") == cut
+    }
 
 
 def finish_pairs(
@@ -160,20 +222,20 @@ def finish_pairs(
     conventions: Conventions,
     predictions: Input,
     truth: Input,
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """The rating metrics' values and the report's `pairs` block; raises for a rating
-    without a prediction (unpredicted: error) and for no pair to score."""
+) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """The rating metrics' values (None: no value, auc with one class) and the report's
+    `pairs` block; raises for a rating without a prediction (unpredicted: error) and for no
+    pair to score."""
     described = checked_pairs(merged.counts, merged.unpredicted, predictions, truth, conventions)
-    tables = {}
+    values: dict[str, float | None] = {}
     for spec in specs:
-        table = _metric(spec).table
-        if table is not None:
-            keys, _ = table(conventions.metric_params(spec))
-            tables[spec.name] = merge_states(merged.tables[spec.name], keys)
-    totals = PairTotals(merged.pairs, merged.sums, tables)
-    values = {
-        str(spec): _metric(spec).finish(totals, conventions.metric_params(spec)) for spec in specs
-    }
+        metric, cut = _metric(spec), _cut(spec.k)
+        tables = {}
+        if metric.table is not None:
+            keys, _ = metric.table(conventions.metric_params(spec))
+            tables[spec.name] = merge_states(merged.tables[_table_key(spec)], keys)
+        totals = PairTotals(merged.scored[cut], _sums_at(merged.sums, cut), tables)
+        values[str(spec)] = metric.finish(totals, conventions.metric_params(spec))
     return values, described
 
 

@@ -4,7 +4,9 @@ The ground truth is a log: (user, item, click 0/1[, propensity]), the propensity
 logging policy's probability of having shown the item (1 / number of logged items when
 absent, Jurity's default). The predictions are the new policy's recommendations, their
 score its predicted reward r^. A recommendation is matched when its (user, item) is in the
-log. With w = 1/propensity (clipped at max_weight when given), over the n recommendations:
+log. With w = 1/propensity (clipped at max_weight when given), over the n recommendations
+(ctr@k: each user's first k, ranked by score then the tie_break convention, as Jurity's
+CTR(k=...) keeps each user's top k by score; ctr: every recommendation, up to max_depth):
 
     matching  mean click over the matched recommendations
     ips       (1/n) sum over recommendations of [matched] click * w
@@ -34,6 +36,12 @@ MAX_WEIGHT = Param(
 _matched = pl.col("click").is_not_null()
 
 
+def in_top(k: int | None) -> pl.Expr:
+    """The recommendations ctr@k counts: the first k of each user's list (every one when k
+    is None); `position` is the place in the list (evaluation/prepare.list_positions)."""
+    return pl.lit(True) if k is None else pl.col("position") <= k
+
+
 def weight(p: Params) -> pl.Expr:
     """The inverse propensity of each matched recommendation, clipped at max_weight."""
     inverse = 1.0 / pl.col("propensity")
@@ -47,7 +55,6 @@ def weight(p: Params) -> pl.Expr:
     summary="Click-through rate of the recommendations, estimated from logged clicks.",
     formula="matching: mean click of matched; ips: mean [matched] click/p; "
     "dr: mean r^ + [matched] (click - r^)/p",
-    takes_cutoff=False,
     params=(ESTIMATOR, MAX_WEIGHT),
     scope="logged",
     upper_bound=None,
@@ -56,13 +63,20 @@ def weight(p: Params) -> pl.Expr:
 def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Jurity's CTR estimators (seed 004). Example: recommendations a (score 0.5, logged
     click 1, propensity 0.5) and b (score 0.2, not logged): matching 1, ips (1/0.5 + 0)/2 = 1,
-    dr (0.5 + (1 - 0.5)/0.5 + 0.2) / 2 = 0.85."""
+    dr (0.5 + (1 - 0.5)/0.5 + 0.2) / 2 = 0.85; ctr@1 keeps a alone: 1, 2 and 1.5.
+
+    With k, each user's first k recommendations count (score descending, equal scores in
+    the tie_break convention's order: deterministic, where Jurity's sort is not); n is
+    then the number of those. No matched recommendation: matching is 0.
+    """
     click = pl.col("click")
     w = weight(p)
+    top = in_top(k)
     estimator = p["estimator"]
     if estimator == "matching":
-        return ordered_mean(click.filter(_matched)).fill_null(0.0)
+        return ordered_mean(click.filter(_matched & top)).fill_null(0.0)
     if estimator == "ips":
-        return ordered_mean(pl.when(_matched).then(click * w).otherwise(0.0))
+        return ordered_mean(pl.when(_matched).then(click * w).otherwise(0.0).filter(top))
     score = pl.col("score")
-    return ordered_mean(score + pl.when(_matched).then((click - score) * w).otherwise(0.0))
+    estimate = score + pl.when(_matched).then((click - score) * w).otherwise(0.0)
+    return ordered_mean(estimate.filter(top))

@@ -76,6 +76,43 @@ def rmse(t: PairTotals, p: Params) -> float:
     return math.sqrt(t.sums["squared_error"].mean(t.pairs))
 
 
+_SPLIT = 2.0**27 + 1  # Veltkamp's splitter for float64
+_TINY = 2.0**-300  # below it a square's low bits fall under float64's range: scale first
+_SCALE = 2.0**600
+
+
+def _square_parts(x: pl.Expr, prefix: str) -> dict[str, pl.Expr]:
+    """x^2 as three float64 terms whose exact sum is x^2 exactly: Veltkamp's split makes
+    x = hi + lo with 26 significant bits each, so hi*hi, 2*hi*lo and lo*lo are exact (for
+    |x| in [2^-300, 2^1000])."""
+    c = x * _SPLIT
+    hi = c - (c - x)
+    lo = x - hi
+    return {f"{prefix}_hh": hi * hi, f"{prefix}_hl": 2.0 * hi * lo, f"{prefix}_ll": lo * lo}
+
+
+def _exact_squares(x: pl.Expr, name: str) -> dict[str, pl.Expr]:
+    """Terms whose exact sums give sum x^2 exactly (_squares_total): the squares of the
+    values from 2^-300 up, and of the smaller ones scaled by 2^600 (a power of two: exact)."""
+    small = x.abs() < _TINY
+    return {
+        **_square_parts(pl.when(small).then(0.0).otherwise(x), name),
+        **_square_parts(pl.when(small).then(x * _SCALE).otherwise(0.0), f"{name}_scaled"),
+    }
+
+
+def _squares_total(t: PairTotals, name: str) -> Fraction | None:
+    """sum x^2, exactly, from the sums of _exact_squares (None: an infinite or NaN term)."""
+    total = Fraction(0)
+    for scaled, factor in (("", Fraction(1)), ("_scaled", 1 / Fraction(_SCALE) ** 2)):
+        for part in ("hh", "hl", "ll"):
+            found = t.sums[f"{name}{scaled}_{part}"].fraction()
+            if found is None:
+                return None
+            total += found * factor
+    return total
+
+
 @register_pairs(
     "r2",
     summary="Coefficient of determination of the predicted ratings.",
@@ -83,29 +120,54 @@ def rmse(t: PairTotals, p: Params) -> float:
     sums=lambda p: {
         "squared_error": _error.pow(2),
         "actual": _actual,
-        "actual_squared": _actual.pow(2),
+        **_exact_squares(_actual, "actual_squared"),
     },
     upper_bound=1.0,
     lower_bound=None,
 )
-def r2(t: PairTotals, p: Params) -> float:
+def r2(t: PairTotals, p: Params) -> float | None:
     """R^2 = 1 - SS_res / SS_tot (as scikit-learn's r2_score; can be negative), with
-    SS_tot = sum r^2 - (sum r)^2 / n computed exactly.
+    SS_tot = sum r^2 - (sum r)^2 / n computed exactly (each r^2 held exactly, so a
+    constant target gives exactly 0 however small its values). No value (null, with a
+    warning) when the ratings vary so little that R^2 is below float64's range (e.g.
+    ratings 0 and 1e-167: SS_tot = 5e-335).
 
     Example: r = (1, 2, 3), p = (1, 2, 4): 1 - 1 / 2 = 0.5.
     """
     residual = t.sums["squared_error"].fraction()
     actual = t.sums["actual"].fraction()
-    squares = t.sums["actual_squared"].fraction()
+    squares = _squares_total(t, "actual_squared")
     if residual is None or actual is None or squares is None:  # an infinite or NaN term
         return math.nan
     total = squares - actual * actual / t.pairs
     if total <= 0:
         return 0.0
-    return _ratio(total - residual, total)
+    value = _ratio(total - residual, total)
+    return None if math.isinf(value) else value  # beyond float64 (NO_VALUE)
 
 
 _clicked = pl.col("relevant")
+
+# why a metric has no value, as the run's warning says it (auc, gauc)
+NO_VALUE = {
+    "auc": "its pairs are all clicked or all unclicked, and AUC orders a clicked pair "
+    "against an unclicked one",
+    "gauc": "no user has both a clicked and an unclicked pair",
+    "r2": "the actual ratings vary so little that 1 - SS_res / SS_tot is below -1.8e308, "
+    "beyond 64-bit floats",
+}
+
+
+def no_value_warning(metric: str) -> str:
+    """The warning for a metric (a spec's text) reported as null."""
+    name = metric.split("@")[0].split("(")[0]
+    fix = "Check the pairs scored (the report's pairs block); a gate on it fails."
+    if name != "r2":
+        threshold = (
+            "Check relevance_threshold (a pair is clicked when its relevance is at least it)"
+        )
+        fix = f"{threshold} and the pairs scored (the report's pairs block); a gate on it fails."
+    return f"{metric} has no value (null): {NO_VALUE[name]}. {fix}"
 
 
 def _auc(rank_sum_twice: Fraction, positives: int, count: int) -> float:
@@ -119,16 +181,21 @@ def _auc(rank_sum_twice: Fraction, positives: int, count: int) -> float:
 @register_pairs(
     "auc",
     summary="Area under the ROC curve over the scored pairs: clicked (relevant) vs not.",
-    formula="P(score of a relevant pair > score of a non-relevant pair), ties count 1/2",
+    formula="P(relevant pair's score > non-relevant pair's), ties 1/2; @k: top k per user",
+    takes_cutoff=True,
     sums=lambda p: {},
     table=lambda p: (
         ("predicted",),
         {"positives": _clicked.sum().cast(pl.Int64), "pairs": pl.len().cast(pl.Int64)},
     ),
 )
-def auc(t: PairTotals, p: Params) -> float:
+def auc(t: PairTotals, p: Params) -> float | None:
     """AUC over the (user, item) pairs in both files (Jurity's definition); a pair is clicked
-    when its relevance >= relevance_threshold. 0 when there is no clicked or no other pair.
+    when its relevance >= relevance_threshold. No value (null, with a warning) when there is
+    no clicked or no unclicked pair: Jurity gives NaN, scikit-learn raises.
+    auc@k (Jurity's AUC(k=...)): only the pairs whose prediction is among its user's first
+    k by score (equal scores in the tie_break convention's order, deterministic where
+    Jurity's sort is not).
 
     Example: scores (0.9 clicked, 0.8 not, 0.8 clicked, 0.1 not): pairs (0.9>0.8, 0.9>0.1,
     0.8=0.8 counts 1/2, 0.8>0.1) give 3.5 / 4 = 0.875.
@@ -149,7 +216,7 @@ def auc(t: PairTotals, p: Params) -> float:
         .row(0)
     )
     if positives == 0 or positives == count:
-        return 0.0
+        return None  # one class: no pair to order (NO_VALUE)
     return _auc(Fraction(rank_sum_twice), positives, count)
 
 
@@ -180,15 +247,18 @@ def _gauc_terms(p: Params) -> dict[str, pl.Expr]:
 @register_pairs(
     "gauc",
     summary="Group AUC: each user's AUC over its own pairs, averaged over users.",
-    formula="sum_u w_u AUC_u / sum_u w_u over users with clicked and non-clicked pairs",
+    formula="sum_u w_u AUC_u / sum_u w_u over users with both classes; @k: top k per user",
     sums=_gauc_terms,
     params=(GAUC_WEIGHT,),
+    takes_cutoff=True,
 )
-def gauc(t: PairTotals, p: Params) -> float:
+def gauc(t: PairTotals, p: Params) -> float | None:
     """GAUC: AUC per user, weighted by the user's pairs (weight=impressions) or not
-    (weight=none); users whose pairs are all clicked or all not clicked are left out."""
+    (weight=none); users whose pairs are all clicked or all not clicked are left out. No
+    value (null, with a warning) when no user is left.
+    gauc@k: each user's AUC over its pairs among its first k predictions (see auc)."""
     weighted = t.sums[f"weighted_auc({p['weight']})"].fraction()
     total = t.sums[f"weight({p['weight']})"].fraction()
     if weighted is None or total is None or total == 0:
-        return 0.0
+        return None  # no user with both classes (NO_VALUE)
     return _ratio(weighted, total)

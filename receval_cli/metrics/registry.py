@@ -80,7 +80,7 @@ class PairMetric:
     `finish(totals, params)`: the value."""
 
     sums: Callable[[Params], dict[str, pl.Expr]]
-    finish: Callable[[PairTotals, Params], float]
+    finish: Callable[[PairTotals, Params], float | None]
     table: Callable[[Params], tuple[tuple[str, ...], dict[str, pl.Expr]]] | None = None
 
 
@@ -307,19 +307,23 @@ def register_pairs(
     upper_bound: float | None = 1.0,
     lower_bound: float | None = 0.0,
     higher_is_better: bool = True,
-) -> Callable[[Callable[[PairTotals, Params], float]], Callable[[PairTotals, Params], float]]:
-    """Decorator: register a rating metric whose finish step is the decorated function."""
+    takes_cutoff: bool = False,
+) -> Callable[
+    [Callable[[PairTotals, Params], float | None]], Callable[[PairTotals, Params], float | None]
+]:
+    """Decorator: register a rating metric whose finish step is the decorated function.
+    `takes_cutoff`: name@k scores only the pairs among each user's first k predictions."""
 
     def add(
-        finish: Callable[[PairTotals, Params], float],
-    ) -> Callable[[PairTotals, Params], float]:
+        finish: Callable[[PairTotals, Params], float | None],
+    ) -> Callable[[PairTotals, Params], float | None]:
         _add(
             MetricDef(
                 name,
                 None,
                 summary,
                 formula,
-                False,
+                takes_cutoff,
                 params,
                 (),
                 higher_is_better,

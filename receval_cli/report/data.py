@@ -24,7 +24,8 @@ class Report:
     (RunReport) holds one or several of them, with what is run-wide (gates, warnings,
     conventions, the resolved config); `receval_cli.evaluate` returns one directly."""
 
-    metrics: dict[str, float]
+    # null (None) where a metric has no value: auc or gauc with one class of pairs only
+    metrics: dict[str, float | None]
     conventions: dict[str, Any]
     inputs: dict[str, dict[str, Any]]
     users: dict[str, Any]

@@ -246,6 +246,7 @@ class _Page:
             points = [
                 (f"{x.model}: {x.metric}", x.difference, x.low, x.high, x.verdict)
                 for x in result.comparisons
+                if x.difference is not None  # no value on a side: nothing to draw
             ]
             svg = plots.comparison_figure(points, self._prefix())
             caption = (
@@ -268,7 +269,11 @@ class _Page:
                 continue
             members.sort()
             curves = {
-                name: [(k, report.metrics[m], _interval(report, m)) for k, m in members]
+                name: [
+                    (k, value, _interval(report, m))
+                    for k, m in members
+                    if (value := report.metrics[m]) is not None  # no value: no point
+                ]
                 for name, report in self.models.items()
             }
             label = _family_label(family)

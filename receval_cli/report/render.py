@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.analysis.gates import GateResult
+from receval_cli.analysis.intervals import Comparison
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import (
     csv_cell,
@@ -108,7 +109,7 @@ def models_table(result: RunReport) -> RenderableType:
                 cell.append("*")
             comparison = found.get((name, metric))
             if comparison is not None:
-                cell.append(f"  {comparison.difference:+.4f}{_MARKS.get(comparison.verdict, '')}")
+                cell.append(f"  {_difference(comparison)}")
             row.append(cell)
         if gated:
             row.append(gate_cell(verdicts.get(metric, [])))
@@ -151,6 +152,14 @@ def _rows(result: RunReport) -> list[dict[str, object]]:
             )
             rows.append(row)
     return rows
+
+
+def _difference(comparison: Comparison) -> str:
+    """A comparison's difference and its verdict's mark, e.g. "+0.0123▲"; "no difference"
+    where a side has no value."""
+    if comparison.difference is None:
+        return "no difference"
+    return f"{comparison.difference:+.4f}{_MARKS.get(comparison.verdict, '')}"
 
 
 def render_csv(result: RunReport) -> str:
@@ -201,7 +210,7 @@ def render_markdown(result: RunReport) -> str:
                     cell = f"**{cell}**"
                 comparison = found.get((name, metric))
                 if comparison is not None:
-                    cell += f" ({comparison.difference:+.4f}{_MARKS.get(comparison.verdict, '')})"
+                    cell += f" ({_difference(comparison)})"
                 cells.append(cell)
             lines.append(f"| {markdown_code(metric)} | " + " | ".join(cells) + " |")
         if result.comparison is not None:

@@ -45,7 +45,7 @@ class Column:
 
     name: str
     path: Path
-    metrics: dict[str, float]
+    metrics: dict[str, float | None]
     intervals: dict[str, tuple[float, float]]
     conventions: dict[str, Any] | None
 
@@ -54,7 +54,7 @@ class Column:
 class Cell:
     """One column's value of one metric and its difference from the baseline's."""
 
-    value: float
+    value: float | None  # None: no value (null in the report)
     low: float | None = None
     high: float | None = None
     delta: float | None = None
@@ -164,7 +164,7 @@ class SavedModel(BaseModel):
     """One model's part of a saved report: its metric values and intervals."""
 
     model_config = ConfigDict(extra="ignore")
-    metrics: dict[str, FiniteNumber]
+    metrics: dict[str, FiniteNumber | None]  # null: no value (auc with one class)
     confidence: SavedConfidence | None = None
 
 
@@ -175,7 +175,7 @@ class SavedReport(BaseModel):
     another shape than a mapping count as none."""
 
     model_config = ConfigDict(extra="ignore")
-    metrics: dict[str, FiniteNumber] | None = None
+    metrics: dict[str, FiniteNumber | None] | None = None
     confidence: SavedConfidence | None = None
     models: dict[str, SavedModel] | None = None
     conventions: dict[str, Any] | None = None
@@ -394,7 +394,11 @@ def higher_is_better(metric: str) -> bool:
 
 def best_columns(metric: str, row: dict[str, Cell | None]) -> list[str]:
     """The column(s) with the best value; none when fewer than two columns have one."""
-    values = {name: cell.value for name, cell in row.items() if cell is not None}
+    values = {
+        name: cell.value
+        for name, cell in row.items()
+        if cell is not None and cell.value is not None
+    }
     if len(values) < 2:
         return []
     target = max(values.values()) if higher_is_better(metric) else min(values.values())

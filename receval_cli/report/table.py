@@ -109,8 +109,11 @@ def segment_tables(report: Report, model: str | None = None) -> list[RenderableT
     return parts
 
 
-def format_value(value: float, interval: list[float] | None = None) -> str:
-    """The value to 4 decimals, with +- the half-width of its interval when there is one."""
+def format_value(value: float | None, interval: list[float] | None = None) -> str:
+    """The value to 4 decimals, with +- the half-width of its interval when there is one;
+    "null" for no value (auc with one class of pairs: the report's warning says why)."""
+    if value is None:
+        return "null"
     if interval is None:
         return f"{value:.4f}"
     return f"{value:.4f} ± {(interval[1] - interval[0]) / 2:.4f}"
