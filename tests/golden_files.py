@@ -1,4 +1,9 @@
-"""Reading the peer libraries' golden files and the shared data they were computed on."""
+"""Reading the peer libraries' golden files and the shared data they were computed on.
+
+The data (tests/golden/make_data.py) come in four datasets: `tiefree` and `ties` with string
+ids, `tiefree_int` and `ties_int` with the same rows and integer ids (read as pl.Int64, so
+receval sees integer columns). Grades are numbers (0-4, 2.5 and -1 among them): pl.Float64.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,29 @@ from typing import Any
 import polars as pl
 
 GOLDEN = Path(__file__).parent / "golden"
+DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
+
+
+def id_type(dataset: str) -> type[pl.DataType]:
+    """pl.Int64 for the `_int` datasets, pl.String otherwise."""
+    return pl.Int64 if dataset.endswith("_int") else pl.String
+
+
+def frames(dataset: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The dataset's predictions (user, item, score) and truth (user, item, relevance)."""
+    ids = id_type(dataset)
+    predictions = pl.read_csv(
+        GOLDEN / "data" / f"{dataset}_predictions.csv",
+        schema={"user": ids, "item": ids, "score": pl.Float64},
+    )
+    truth = pl.read_csv(
+        GOLDEN / "data" / f"{dataset}_truth.csv",
+        schema={"user": ids, "item": ids, "relevance": pl.Float64},
+    )
+    return predictions, truth
 
 
 def load(library: str, dataset: str) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame]:
     """The library's golden JSON for `dataset`, and that dataset's predictions and truth."""
     golden = json.loads((GOLDEN / library / f"{dataset}.json").read_text())
-    predictions = pl.read_csv(
-        GOLDEN / "data" / f"{dataset}_predictions.csv",
-        schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
-    )
-    truth = pl.read_csv(
-        GOLDEN / "data" / f"{dataset}_truth.csv",
-        schema={"user": pl.String, "item": pl.String, "relevance": pl.Int64},
-    )
-    return golden, predictions, truth
+    return (golden, *frames(dataset))

@@ -43,6 +43,7 @@ DEFAULT_CONVENTIONS: dict[str, Any] = {
     "ideal_dcg": "at_k",
     "gain": "linear",
     "gain_below_threshold": "grade",
+    "fractional_grades": "keep",
     "discount": "log2",
     "score_precision": "float64",
     "duplicates": "error",
@@ -334,6 +335,8 @@ def evaluate(
         ]
     lists = dedupe_predictions(predictions, layout, conv["duplicates"])
     grades = dedupe_truth(truth, conv["truth_duplicates"])
+    if conv["fractional_grades"] == "truncate":  # toward zero, as C's atol reads "2.5"
+        grades = {u: {i: float(int(g)) for i, g in judged.items()} for u, judged in grades.items()}
     threshold = float(conv["relevance_threshold"])
     depth = conv["max_depth"]  # only the first max_depth items of a list count
     ranked = {

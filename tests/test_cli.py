@@ -73,10 +73,10 @@ def test_table_exact_text(tmp_path: Path) -> None:
         "users_without_recommendations=zero, \n"
         "users_without_relevant=skip, precision_denominator=k, ap_denominator=min_k_relevant, "
         "ideal_dcg=at_k, gain=linear, \n"
-        "gain_below_threshold=grade, discount=log2, score_precision=float64, duplicates=error, "
-        "truth_duplicates=error, \n"
-        "max_depth=none, unrated=ignore, default_rating=none, unpredicted=error, "
-        "default_prediction=none, \n"
+        "gain_below_threshold=grade, fractional_grades=keep, discount=log2, "
+        "score_precision=float64, duplicates=error, \n"
+        "truth_duplicates=error, max_depth=none, unrated=ignore, default_rating=none, "
+        "unpredicted=error, default_prediction=none,\n"
         "prediction_threshold=none\n"
     )
     assert result.stdout == expected

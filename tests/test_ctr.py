@@ -7,6 +7,7 @@ import math
 import random
 from pathlib import Path
 
+import golden_files
 import polars as pl
 import pytest
 from cli_helpers import assert_user_error, invoke, write, write_config
@@ -43,15 +44,22 @@ def test_hand_computed() -> None:
     assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] == 1.0
 
 
+@pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
 @pytest.mark.parametrize("propensity", [True, False])
-def test_agrees_with_jurity(propensity: bool) -> None:
-    golden = json.loads((GOLDEN / "jurity" / "ctr_tiefree.json").read_text())
+def test_agrees_with_jurity(propensity: bool, dataset: str) -> None:
+    """logged.csv / logged_int.csv (tests/golden/make_data.py): the tiefree truth with
+    click = grade >= 1 and a propensity per row; string or integer (pl.Int64) ids."""
+    golden = json.loads((GOLDEN / "jurity" / f"ctr_{dataset}.json").read_text())
     assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
-    ids = {"user": pl.String, "item": pl.String}
-    log = pl.read_csv(GOLDEN / "data" / "logged.csv", schema_overrides=ids)
+    id_type = pl.Int64 if dataset.endswith("_int") else pl.String
+    ids = {"user": id_type, "item": id_type}
+    log_file = "logged_int.csv" if dataset.endswith("_int") else "logged.csv"
+    log = pl.read_csv(GOLDEN / "data" / log_file, schema_overrides=ids)
     if not propensity:
         log = log.drop("propensity")  # Jurity then assumes 1 / number of logged items
-    recommendations = pl.read_csv(GOLDEN / "data" / "tiefree_predictions.csv", schema_overrides=ids)
+    recommendations = pl.read_csv(
+        GOLDEN / "data" / f"{dataset}_predictions.csv", schema_overrides=ids
+    )
     report = receval_cli.evaluate(
         recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"}
     )
@@ -106,13 +114,19 @@ def test_propensities_must_be_in_0_1(tmp_path: Path) -> None:
     assert_user_error(invoke("run", config), "log.csv", "propensity in (0, 1]", "row 2")
 
 
-def test_no_match_gives_zero_and_no_sample_size() -> None:
+def test_no_match_gives_no_value_and_no_sample_size() -> None:
+    """matching with no matched recommendation has no value (null, as Jurity's None; it
+    was 0, #16 item 4); ips is 0 and dr the predicted reward."""
     recommendations = pl.DataFrame({"user": ["u"], "item": ["a"], "score": [0.4]})
     log = pl.DataFrame({"user": ["u"], "item": ["b"], "click": [1], "propensity": [0.5]})
     report = receval_cli.evaluate(
         recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"}
     )
-    assert report.metrics == {"ctr": 0.0, "ctr(estimator=ips)": 0.0, "ctr(estimator=dr)": 0.4}
+    assert report.metrics == {"ctr": None, "ctr(estimator=ips)": 0.0, "ctr(estimator=dr)": 0.4}
+    assert report.warnings[0] == (
+        "ctr has no value (null): matching: no recommendation is in the log, so no click was "
+        "matched (the report's logged block counts them). A gate on it fails."
+    )
     assert report.logged is not None
     assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] is None
     from receval_cli.report.render import render_json
@@ -143,3 +157,57 @@ def test_a_repeated_log_row_follows_truth_duplicates() -> None:
     assert best.metrics["ctr(estimator=ips)"] == 1 / 0.25  # the click, with its propensity
     assert best.logged is not None
     assert best.logged["recommendations"] == 1
+
+
+@pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
+@pytest.mark.parametrize("propensity", [True, False])
+def test_ctr_at_k_agrees_with_jurity(propensity: bool, dataset: str) -> None:
+    """ctr@k against Jurity's CTR(k=K) (tests/golden/jurity/ctr_k_*.json): each user's top
+    k by score; the tiefree data has no tied score, so Jurity's unstable sort is defined."""
+    golden = json.loads((GOLDEN / "jurity" / f"ctr_k_{dataset}.json").read_text())
+    assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
+    id_type = pl.Int64 if dataset.endswith("_int") else pl.String
+    ids = {"user": id_type, "item": id_type}
+    log_file = "logged_int.csv" if dataset.endswith("_int") else "logged.csv"
+    log = pl.read_csv(GOLDEN / "data" / log_file, schema_overrides=ids)
+    if not propensity:
+        log = log.drop("propensity")
+    recommendations = pl.read_csv(
+        GOLDEN / "data" / f"{dataset}_predictions.csv", schema_overrides=ids
+    )
+    ks = [int(key.removeprefix("k=")) for key in golden["ctr"]]
+    assert ks == [1, 3, 5, 10]
+    specs = [f"ctr@{k}(estimator={e})" for k in ks for e in ("matching", "ips", "dr")]
+    report = receval_cli.evaluate(
+        recommendations,
+        log,
+        specs,
+        conventions={"preset": "jurity"},
+        truth_columns={"relevance": "click"},
+    )
+    suffix = "" if propensity else "_default_propensity"
+    for k in ks:
+        values = golden["ctr"][f"k={k}"]
+        for estimation in ("matching", "ips", "dr"):
+            got = report.metrics[f"ctr@{k}(estimator={estimation})"]
+            assert got == pytest.approx(values[estimation + suffix], abs=1e-9), (k, estimation)
+
+
+@pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
+def test_auc_at_k_agrees_with_jurity(dataset: str) -> None:
+    """auc@k against Jurity's AUC(k=K) (tests/golden/jurity/auc_k_*.json)."""
+    golden = json.loads((GOLDEN / "jurity" / f"auc_k_{dataset}.json").read_text())
+    assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
+    predictions, truth = golden_files.frames(dataset)
+    ks = [entry["k"] for entry in golden["metrics"].values()]
+    assert ks == [1, 3, 5, 10]
+    report = receval_cli.evaluate(
+        predictions,
+        truth,
+        [f"auc@{k}" for k in ks],
+        conventions={"preset": "jurity"},
+        truth_columns={"relevance": "relevance"},
+    )
+    for entry in golden["metrics"].values():
+        got = report.metrics[f"auc@{entry['k']}"]
+        assert got == pytest.approx(entry["auc"], abs=1e-9), entry["k"]

@@ -5,7 +5,8 @@ jurity.recommenders.AUC: actual = every truth row with click = relevance >= 1, p
 every prediction with its score. Jurity inner-joins the two on (user, item), so it scores
 only the pairs in both files: receval's `unrated: ignore` (the default) and
 `unpredicted: ignore`. Its AUC is scikit-learn's roc_auc_score (a tie counts 1/2, row order
-does not matter), so both datasets are compared, ties included. Jurity is never run here.
+does not matter), so every dataset is compared, ties included, with string ids and with
+integer ids (pl.Int64). Jurity is never run here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import polars as pl
+import golden_files
 import pytest
 
 import receval_cli
@@ -23,8 +24,7 @@ from receval_cli.report.data import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
-DATASETS = ("tiefree", "ties")
-IDS = {"user": pl.String, "item": pl.String}
+DATASETS = golden_files.DATASETS
 METRICS = ("auc",)  # compared with Jurity (tests/test_registry_coverage.py reads them)
 
 
@@ -36,10 +36,10 @@ def golden(dataset: str) -> dict[str, Any]:
 
 @cache
 def receval(dataset: str, preset: bool = False) -> Report:
-    data = GOLDEN / "data"
+    predictions, truth = golden_files.frames(dataset)
     return receval_cli.evaluate(
-        pl.read_csv(data / f"{dataset}_predictions.csv", schema_overrides=IDS),
-        pl.read_csv(data / f"{dataset}_truth.csv", schema_overrides=IDS),
+        predictions,
+        truth,
         list(METRICS),
         # relevance_threshold 1 is the default; the jurity preset sets unpredicted: ignore
         conventions={"preset": "jurity"} if preset else {"unpredicted": "ignore"},
@@ -75,6 +75,7 @@ def test_scored_pairs_match_jurity(dataset: str) -> None:
     assert pairs["unpredicted"]["count"] == expected["truth_rows_without_prediction"]
 
 
-def test_ties_dataset_has_tied_scores() -> None:
+@pytest.mark.parametrize("dataset", ["ties", "ties_int"])
+def test_ties_dataset_has_tied_scores(dataset: str) -> None:
     """The ties comparison does exercise ties among the scored pairs."""
-    assert golden("ties")["pairs"]["scored_pairs_sharing_a_score"] > 10
+    assert golden(dataset)["pairs"]["scored_pairs_sharing_a_score"] > 10

@@ -43,6 +43,7 @@ def test_json_has_null_and_a_warning(tmp_path: Path) -> None:
     assert [w.split(" ")[0] for w in warned] == ["auc", "auc@1", "gauc"]
     assert "all clicked or all unclicked" in warned[0]
     assert "relevance_threshold" in warned[0]
+    assert warned[0].endswith("A gate on it fails.")
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "junit", "github", "html"])

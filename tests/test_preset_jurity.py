@@ -7,9 +7,11 @@ evaluates the same files under `preset: jurity` and must agree to 1e-9, per user
 the mean. Jurity itself is never run here.
 
 Jurity orders equal scores by an unstable sort (its order depends on the whole frame, not
-on any rule receval can state), so the means are compared on `tiefree` only. On `ties`
-the metrics still see the same users, and a user whose list has no tied score is ranked
-the same by both: those users' values are compared.
+on any rule receval can state: its documented limit), so the means are compared on
+`tiefree` and `tiefree_int` only (string ids, and integer ids as pl.Int64; their only
+equal scores are float32-only ties, distinct as float64). On `ties` and `ties_int` the
+metrics still see the same users, and a user whose list has no tied score is ranked the
+same by both: those users' values are compared.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import golden_files
 import polars as pl
 import pytest
 
@@ -27,11 +30,12 @@ from receval_cli.report.data import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
-CUTOFFS = (1, 3, 5, 10)
+CUTOFFS = (1, 3, 5, 10, 30)
+TIEFREE = ("tiefree", "tiefree_int")
+TIES = ("ties", "ties_int")
 # Jurity metric (its str(), e.g. "NDCG@10", without the cutoff) -> receval metric
 METRICS = {"Precision": "precision", "Recall": "recall", "MAP": "map", "NDCG": "ndcg"}
 PAIRS = {f"{j}@{k}": f"{r}@{k}" for j, r in METRICS.items() for k in CUTOFFS}
-IDS = {"user": pl.String, "item": pl.String}
 
 
 @cache
@@ -42,11 +46,7 @@ def golden(dataset: str) -> dict[str, Any]:
 
 @cache
 def frames(dataset: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    data = GOLDEN / "data"
-    return (
-        pl.read_csv(data / f"{dataset}_predictions.csv", schema_overrides=IDS),
-        pl.read_csv(data / f"{dataset}_truth.csv", schema_overrides=IDS),
-    )
+    return golden_files.frames(dataset)
 
 
 @cache
@@ -62,8 +62,9 @@ def receval(dataset: str) -> Report:
 
 
 def per_user(report: Report, metric: str) -> dict[str, float]:
+    """receval's values by user id as text (the golden files' keys)."""
     assert report.per_user is not None
-    return dict(report.per_user.select("user", metric).iter_rows())
+    return {str(u): v for u, v in report.per_user.select("user", metric).iter_rows()}
 
 
 def users_averaged(report: Report, metric: str) -> int:
@@ -73,23 +74,25 @@ def users_averaged(report: Report, metric: str) -> int:
 
 
 def test_golden_files_are_jurity_2_1_0_on_pandas_2() -> None:
-    for dataset in ("tiefree", "ties"):
+    for dataset in golden_files.DATASETS:
         data = golden(dataset)
         assert (data["library"], data["version"], data["dataset"]) == ("jurity", "2.1.0", dataset)
         assert data["pandas"].startswith("2.")
         assert set(data["metrics"]) == set(PAIRS)
 
 
+@pytest.mark.parametrize("dataset", TIEFREE)
 @pytest.mark.parametrize("jurity_name", sorted(PAIRS))
-def test_mean_matches_jurity(jurity_name: str) -> None:
-    expected = golden("tiefree")["metrics"][jurity_name]["mean"]
-    assert receval("tiefree").metrics[PAIRS[jurity_name]] == pytest.approx(expected, abs=TOL)
+def test_mean_matches_jurity(jurity_name: str, dataset: str) -> None:
+    expected = golden(dataset)["metrics"][jurity_name]["mean"]
+    assert receval(dataset).metrics[PAIRS[jurity_name]] == pytest.approx(expected, abs=TOL)
 
 
+@pytest.mark.parametrize("dataset", TIEFREE)
 @pytest.mark.parametrize("jurity_name", sorted(PAIRS))
-def test_per_user_values_match_jurity(jurity_name: str) -> None:
-    expected = golden("tiefree")["metrics"][jurity_name]["per_user"]
-    got = per_user(receval("tiefree"), PAIRS[jurity_name])
+def test_per_user_values_match_jurity(jurity_name: str, dataset: str) -> None:
+    expected = golden(dataset)["metrics"][jurity_name]["per_user"]
+    got = per_user(receval(dataset), PAIRS[jurity_name])
     assert {u: got[u] for u in expected} == pytest.approx(expected, abs=TOL)
 
 
@@ -99,7 +102,7 @@ def test_users_in_the_mean_match_jurity(jurity_name: str) -> None:
     NDCG over users with a click: the per-user values Jurity averages are receval's users
     of that metric, so their mean is receval's mean (on both datasets: which users count
     does not depend on ties)."""
-    for dataset in ("tiefree", "ties"):
+    for dataset in golden_files.DATASETS:
         entry = golden(dataset)["metrics"][jurity_name]
         got = per_user(receval(dataset), PAIRS[jurity_name])
         assert len(entry["per_user"]) == entry["support"]
@@ -110,18 +113,20 @@ def test_users_in_the_mean_match_jurity(jurity_name: str) -> None:
         )
 
 
-def test_tied_data_users_without_tied_scores_match_jurity() -> None:
-    predictions, _ = frames("ties")
-    untied = set(
-        predictions.group_by("user")
+@pytest.mark.parametrize("dataset", TIES)
+def test_tied_data_users_without_tied_scores_match_jurity(dataset: str) -> None:
+    predictions, _ = frames(dataset)
+    untied = {
+        str(u)
+        for u in predictions.group_by("user")
         .agg(tied=pl.col("score").is_duplicated().any())
         .filter(~pl.col("tied"))
         .get_column("user")
-    )
+    }
     compared = 0
     for jurity_name, metric in PAIRS.items():
-        expected = golden("ties")["metrics"][jurity_name]["per_user"]
-        got = per_user(receval("ties"), metric)
+        expected = golden(dataset)["metrics"][jurity_name]["per_user"]
+        got = per_user(receval(dataset), metric)
         users = sorted(untied & set(expected))
         compared += len(users)
         assert {u: got[u] for u in users} == pytest.approx({u: expected[u] for u in users}, abs=TOL)

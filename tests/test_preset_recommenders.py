@@ -10,7 +10,9 @@ Here receval evaluates the same files under `preset: recommenders` and must agre
 The library is never run here.
 
 The library ranks with a stable sort, so equal scores keep their file order
-(tie_break: input_order): both datasets are compared, `ties` included.
+(tie_break: input_order): every dataset is compared, `ties` included, with string ids and
+with integer ids (pl.Int64 for receval, int64 for the library; the golden files key users
+by their id as text).
 
 r_precision_at_k is the one function receval does not reproduce: its mean leaves out the
 users whose R-precision is 0 (see test_r_precision_mean_differs).
@@ -25,6 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import golden_files
 import polars as pl
 import pytest
 
@@ -34,10 +37,10 @@ from receval_cli.report.data import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
-DATASETS = ("tiefree", "ties")
-IDS = {"user": pl.String, "item": pl.String}
+DATASETS = golden_files.DATASETS
+CUTOFFS = (1, 3, 5, 10, 30)
 GAINS = {"binary": "", "raw": "(gain=linear)", "exp": "(gain=exponential)"}
-R_PRECISION_K = 10  # >= every user's |R| (at most 8): r_precision_at_k is R-precision uncut
+R_PRECISION_K = 30  # >= every user's |R| (at most 8): r_precision_at_k is R-precision uncut
 _CALL = re.compile(r"(?P<function>\w+)\((?P<args>.*)\)")
 
 
@@ -71,9 +74,7 @@ def pairs(dataset: str) -> dict[str, str]:
 
 @cache
 def receval(dataset: str) -> Report:
-    data = GOLDEN / "data"
-    predictions = pl.read_csv(data / f"{dataset}_predictions.csv", schema_overrides=IDS)
-    truth = pl.read_csv(data / f"{dataset}_truth.csv", schema_overrides=IDS)
+    predictions, truth = golden_files.frames(dataset)
     return receval_cli.evaluate(
         predictions,
         truth,
@@ -84,8 +85,9 @@ def receval(dataset: str) -> Report:
 
 
 def per_user(report: Report, metric: str) -> dict[str, float]:
+    """receval's values by user id as text (the golden files' keys)."""
     assert report.per_user is not None
-    return dict(report.per_user.select("user", metric).iter_rows())
+    return {str(u): v for u, v in report.per_user.select("user", metric).iter_rows()}
 
 
 def users_averaged(report: Report, metric: str) -> int:
@@ -103,7 +105,8 @@ def test_golden_files_are_recommenders_1_2_1_on_pandas_2() -> None:
         assert (data["library"], data["version"]) == ("recommenders", "1.2.1")
         assert data["dataset"] == dataset
         assert data["pandas"].startswith("2.")
-        assert len(pairs(dataset)) == 4 * (4 + 6)  # 4 cutoffs x (4 functions + 6 NDCG forms)
+        # 5 cutoffs x (4 functions + 6 NDCG forms)
+        assert len(pairs(dataset)) == len(CUTOFFS) * (4 + 6)
 
 
 @pytest.mark.parametrize(("dataset", "call"), CASES)

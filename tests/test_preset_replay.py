@@ -7,8 +7,9 @@ pairs, and every prediction. receval reads the same files with their grades; the
 relevance_threshold 1 and gain binary make them binary. RePlay evaluates every user of the
 ground truth it is given (a user with no recommendation counts 0), so users whose rows are
 all grade 0, absent from what RePlay saw, are skipped (users_without_relevant: skip).
-RePlay sorts by score, then item, both descending (tie_break item_desc): deterministic, so
-both datasets are checked.
+RePlay sorts by score, then item, both descending (tie_break item_desc; integer ids as
+numbers): deterministic, so every dataset is checked, string and integer ids (pl.Int64),
+ties included.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import pytest
 import receval_cli
 
 TOL = 1e-9
-DATASETS = ("tiefree", "ties")
+DATASETS = golden_files.DATASETS
+CUTOFFS = (1, 3, 5, 10, 30)
 # RePlay metric class -> receval metric
 REPLAY_TO_RECEVAL = {
     "Precision": "precision",
@@ -63,7 +65,7 @@ def test_golden_file_is_replay(dataset: str) -> None:
     assert golden["library"] == "replay-rec"
     assert golden["version"] == "0.22.0"
     assert golden["dataset"] == dataset
-    assert set(golden["metrics"]) == {f"{m}@{k}" for m in REPLAY_TO_RECEVAL for k in (1, 3, 5, 10)}
+    assert set(golden["metrics"]) == {f"{m}@{k}" for m in REPLAY_TO_RECEVAL for k in CUTOFFS}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -90,12 +92,32 @@ def test_agrees_with_replay(dataset: str) -> None:
         assert math.isclose(got, want, rel_tol=0, abs_tol=TOL), (replay_metric, got, want)
 
 
-def test_ties_decide_some_values() -> None:
+@pytest.mark.parametrize("dataset", ["ties", "ties_int"])
+def test_ties_decide_some_values(dataset: str) -> None:
     """The `ties` data tests the tie rule: in file order, receval no longer matches RePlay."""
-    golden, predictions, truth = load("ties")
+    golden, predictions, truth = load(dataset)
     report = evaluate(golden, predictions, truth, tie_break="input_order")
     differ = sum(
         not math.isclose(report.metrics[receval_name(m)], v["mean"], rel_tol=0, abs_tol=TOL)
         for m, v in golden["metrics"].items()
     )
+    assert differ > 0
+
+
+def test_integer_ids_order_ties_as_numbers() -> None:
+    """`ties` and `ties_int` hold the same rows; only the ids' type differs. RePlay orders
+    tied integer items as numbers (1000 before 100 before 10 before 9) and string items as
+    text ("i9" before "i100"), so some of its own values differ between the two."""
+    text, _, _ = load("ties")
+    numbers, _, _ = load("ties_int")
+
+    def by_user(golden: dict[str, Any], metric: str) -> dict[str, float]:
+        users = [str(u).removeprefix("u") for u in golden["users"]]
+        return dict(zip(users, golden["metrics"][metric]["per_user"], strict=True))
+
+    differ = 0
+    for metric in text["metrics"]:
+        as_text, as_numbers = by_user(text, metric), by_user(numbers, metric)
+        assert as_text.keys() == as_numbers.keys()
+        differ += sum(as_text[u] != as_numbers[u] for u in as_text)
     assert differ > 0

@@ -38,6 +38,7 @@ CONVENTION_CHOICES: dict[str, list[Any]] = {
     "ideal_dcg": ["at_k", "all_relevant"],
     "gain": ["linear", "exponential", "binary"],
     "gain_below_threshold": ["grade", "zero"],
+    "fractional_grades": ["keep", "truncate"],
     "discount": ["log2", "jarvelin"],
     "score_precision": ["float64", "float32"],
     "duplicates": ["error", "first", "max_score"],

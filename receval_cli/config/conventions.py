@@ -30,6 +30,7 @@ ApDenominator = Literal["relevant", "min_k_relevant", "hits"]
 IdealDcg = Literal["at_k", "all_relevant"]
 Gain = Literal["linear", "exponential", "binary"]
 GainBelowThreshold = Literal["grade", "zero"]
+FractionalGrades = Literal["keep", "truncate"]
 Discount = Literal["log2", "jarvelin"]
 PredictionDuplicates = Literal["error", "first", "max_score"]
 TruthDuplicates = Literal["error", "first", "max"]
@@ -134,6 +135,14 @@ class Conventions(BaseModel):
             "relevance_threshold gains its grade (grade: trec_eval) or nothing and leaves "
             "the ideal list (zero: Microsoft Recommenders, whose rating_true holds only "
             "the relevant rows; ranx with -l)."
+        ),
+    )
+    fractional_grades: FractionalGrades = Field(
+        "keep",
+        description=(
+            "Grades are used as read (keep), or truncated toward zero first (truncate: 2.5 "
+            "counts as 2, 0.5 as 0, -1.5 as -1), as trec_eval reads qrels (atol) and ranx "
+            "stores them (an integer array)."
         ),
     )
     discount: Discount = Field(

@@ -45,6 +45,7 @@ PRESETS: dict[str, Preset] = {
             "ideal_dcg": "at_k",
             "gain": "linear",
             "gain_below_threshold": "grade",
+            "fractional_grades": "truncate",
             "discount": "log2",
             "score_precision": "float32",
             "duplicates": "error",
@@ -79,6 +80,8 @@ PRESETS: dict[str, Preset] = {
             "trec_eval does, whatever the ids' type (tie_break item_text_desc: item 9 "
             "before 10 before 100, also for integer ids in CSV or Parquet).",
             "Scores are rounded to float32 before ranking, as trec_eval keeps them.",
+            "Grades are read as integers, as trec_eval's atol reads qrels: 2.5 counts as 2 "
+            "and 0.5 as 0 (fractional_grades: truncate).",
         ),
     ),
     "ranx": Preset(
@@ -95,6 +98,7 @@ PRESETS: dict[str, Preset] = {
             "ideal_dcg": "at_k",
             "gain": "linear",
             "gain_below_threshold": "zero",
+            "fractional_grades": "truncate",
             "discount": "log2",
             "score_precision": "float64",
             "duplicates": "error",
@@ -133,6 +137,8 @@ PRESETS: dict[str, Preset] = {
             "ndcg_burges is ndcg with gain exponential.",
             "ranx's -lN also zeroes the gain of grades below N in ndcg: gain_below_threshold "
             "zero does the same at any relevance_threshold.",
+            "Qrels grades are kept in an integer array: 2.5 counts as 2 and 0.5 as 0 "
+            "(fractional_grades: truncate).",
         ),
     ),
     "replay": Preset(
@@ -149,6 +155,7 @@ PRESETS: dict[str, Preset] = {
             "ideal_dcg": "at_k",
             "gain": "binary",
             "gain_below_threshold": "grade",
+            "fractional_grades": "keep",
             "discount": "log2",
             "score_precision": "float64",
             "duplicates": "error",
@@ -196,6 +203,7 @@ PRESETS: dict[str, Preset] = {
             "ideal_dcg": "all_relevant",
             "gain": "binary",
             "gain_below_threshold": "grade",
+            "fractional_grades": "keep",
             "discount": "log2",
             "score_precision": "float64",  # pandas compares the scores as float64
             "duplicates": "error",
@@ -217,7 +225,9 @@ PRESETS: dict[str, Preset] = {
             "map@k": "MAP(click_column, k)",
             "ndcg@k": "NDCG(click_column, k)",
             "auc": "AUC(click_column)",
+            "auc@k": "AUC(click_column, k): ties in tie_break order (Jurity's sort: unstable)",
             "ctr": "CTR(click_column, estimation=matching|ips|dr)",
+            "ctr@k": "CTR(click_column, k, estimation=matching|ips|dr): ties as for auc@k",
             "inter_list_diversity@k": "InterListDiversity(click_column, k, user_sample_size=None)",
             "intra_list_diversity@k": "IntraListDiversity(item_features, click_column, k, "
             "user_sample_size=None): cosine on the feature columns",
@@ -251,6 +261,7 @@ PRESETS: dict[str, Preset] = {
             "ideal_dcg": "at_k",
             "gain": "binary",  # ndcg_at_k's default score_type
             "gain_below_threshold": "zero",
+            "fractional_grades": "keep",
             "discount": "log2",  # loge (the default discfun_type) gives the same NDCG
             "score_precision": "float64",  # pandas compares the scores as float64
             "duplicates": "error",

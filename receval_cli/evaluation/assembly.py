@@ -73,8 +73,13 @@ from receval_cli.inputs.diagnosis import READ_ERRORS
 from receval_cli.inputs.optional import Sources, check_sources
 from receval_cli.inputs.readers import Input, align_ids
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.rating import no_value_warning
-from receval_cli.metrics.registry import State, StateInputs, Universe, merge_states
+from receval_cli.metrics.registry import (
+    State,
+    StateInputs,
+    Universe,
+    merge_states,
+    no_value_warning,
+)
 from receval_cli.metrics.side_columns import raise_unknown_features
 from receval_cli.report.data import Report
 from receval_cli.wording import setting
@@ -412,7 +417,7 @@ class Run:
     engine: dict[str, Any] | None = None  # the report's inputs.engine, for partitioned runs
     per_user_rows: pl.LazyFrame | None = None  # the buckets' per-user rows, when spooled
     spool: PerUserSpool | None = None  # the files per_user_rows reads (kept with the Report)
-    extra_metrics: dict[str, float] = field(default_factory=dict)  # click metrics
+    extra_metrics: dict[str, float | None] = field(default_factory=dict)  # click metrics
     logged: dict[str, Any] | None = None
     universe: Universe | None = None  # the catalog's items, when already read
 

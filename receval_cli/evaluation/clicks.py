@@ -129,8 +129,9 @@ def checked_log(
 
 def logged_metrics(
     predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """The ctr estimates, and what the report says about the match."""
+) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """The ctr estimates (None: matching with no match), and what the report says about
+    the match."""
     log, has_propensity, sizes = checked_log(predictions, truth, conventions)
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
@@ -173,4 +174,5 @@ def logged_metrics(
             for name, value in sample_sizes.row(0, named=True).items()
         },
     }
-    return {n: float(v) for n, v in values.row(0, named=True).items()}, described
+    found = values.row(0, named=True).items()
+    return {n: None if v is None else float(v) for n, v in found}, described

@@ -103,13 +103,18 @@ def ranked_items(lists: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
-    """Dedupe the ground truth and mark the relevant items."""
+    """Dedupe the ground truth, read its grades as `fractional_grades` says, and mark the
+    relevant items."""
     if conventions.truth_duplicates == "first":
         frame = keep_first(frame)
     elif conventions.truth_duplicates == "max":
         frame = frame.group_by(_KEY).agg(pl.col("rel").max())
-    relevant = pl.col("rel") >= conventions.relevance_threshold
-    return frame.select("user", "item", "rel", relevant.alias("relevant"))
+    grade = pl.col("rel")
+    if conventions.fractional_grades == "truncate":  # toward zero, as C's atol reads "2.5"
+        grade = grade.cast(pl.Float64)
+        grade = pl.when(grade >= 0).then(grade.floor()).otherwise(grade.ceil())
+    relevant = grade >= conventions.relevance_threshold
+    return frame.select("user", "item", grade.alias("rel"), relevant.alias("relevant"))
 
 
 def join_hits(ranked: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:

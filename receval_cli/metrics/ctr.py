@@ -59,6 +59,8 @@ def weight(p: Params) -> pl.Expr:
     scope="logged",
     upper_bound=None,
     lower_bound=None,
+    no_value="matching: no recommendation is in the log, so no click was matched (the "
+    "report's logged block counts them)",
 )
 def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Jurity's CTR estimators (seed 004). Example: recommendations a (score 0.5, logged
@@ -67,14 +69,15 @@ def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
     With k, each user's first k recommendations count (score descending, equal scores in
     the tie_break convention's order: deterministic, where Jurity's sort is not); n is
-    then the number of those. No matched recommendation: matching is 0.
+    then the number of those. No matched recommendation: matching has no value (null, as
+    Jurity's None); ips and dr are then 0 and the mean predicted reward.
     """
     click = pl.col("click")
     w = weight(p)
     top = in_top(k)
     estimator = p["estimator"]
     if estimator == "matching":
-        return ordered_mean(click.filter(_matched & top)).fill_null(0.0)
+        return ordered_mean(click.filter(_matched & top))  # null when nothing matched
     if estimator == "ips":
         return ordered_mean(pl.when(_matched).then(click * w).otherwise(0.0).filter(top))
     score = pl.col("score")

@@ -124,6 +124,8 @@ def _squares_total(t: PairTotals, name: str) -> Fraction | None:
     },
     upper_bound=1.0,
     lower_bound=None,
+    no_value="the actual ratings vary so little that 1 - SS_res / SS_tot is below -1.8e308, "
+    "beyond 64-bit floats",
 )
 def r2(t: PairTotals, p: Params) -> float | None:
     """R^2 = 1 - SS_res / SS_tot (as scikit-learn's r2_score; can be negative), with
@@ -143,31 +145,10 @@ def r2(t: PairTotals, p: Params) -> float | None:
     if total <= 0:
         return 0.0
     value = _ratio(total - residual, total)
-    return None if math.isinf(value) else value  # beyond float64 (NO_VALUE)
+    return None if math.isinf(value) else value  # beyond float64 (no_value)
 
 
 _clicked = pl.col("relevant")
-
-# why a metric has no value, as the run's warning says it (auc, gauc)
-NO_VALUE = {
-    "auc": "its pairs are all clicked or all unclicked, and AUC orders a clicked pair "
-    "against an unclicked one",
-    "gauc": "no user has both a clicked and an unclicked pair",
-    "r2": "the actual ratings vary so little that 1 - SS_res / SS_tot is below -1.8e308, "
-    "beyond 64-bit floats",
-}
-
-
-def no_value_warning(metric: str) -> str:
-    """The warning for a metric (a spec's text) reported as null."""
-    name = metric.split("@")[0].split("(")[0]
-    fix = "Check the pairs scored (the report's pairs block); a gate on it fails."
-    if name != "r2":
-        threshold = (
-            "Check relevance_threshold (a pair is clicked when its relevance is at least it)"
-        )
-        fix = f"{threshold} and the pairs scored (the report's pairs block); a gate on it fails."
-    return f"{metric} has no value (null): {NO_VALUE[name]}. {fix}"
 
 
 def _auc(rank_sum_twice: Fraction, positives: int, count: int) -> float:
@@ -183,6 +164,9 @@ def _auc(rank_sum_twice: Fraction, positives: int, count: int) -> float:
     summary="Area under the ROC curve over the scored pairs: clicked (relevant) vs not.",
     formula="P(relevant pair's score > non-relevant pair's), ties 1/2; @k: top k per user",
     takes_cutoff=True,
+    no_value="its pairs are all clicked or all unclicked, and AUC orders a clicked pair "
+    "against an unclicked one (a pair is clicked when its relevance >= relevance_threshold; "
+    "the report's pairs block counts them)",
     sums=lambda p: {},
     table=lambda p: (
         ("predicted",),
@@ -216,7 +200,7 @@ def auc(t: PairTotals, p: Params) -> float | None:
         .row(0)
     )
     if positives == 0 or positives == count:
-        return None  # one class: no pair to order (NO_VALUE)
+        return None  # one class: no pair to order (no_value)
     return _auc(Fraction(rank_sum_twice), positives, count)
 
 
@@ -251,6 +235,8 @@ def _gauc_terms(p: Params) -> dict[str, pl.Expr]:
     sums=_gauc_terms,
     params=(GAUC_WEIGHT,),
     takes_cutoff=True,
+    no_value="no user has both a clicked and an unclicked pair (a pair is clicked when its "
+    "relevance >= relevance_threshold)",
 )
 def gauc(t: PairTotals, p: Params) -> float | None:
     """GAUC: AUC per user, weighted by the user's pairs (weight=impressions) or not
@@ -260,5 +246,5 @@ def gauc(t: PairTotals, p: Params) -> float | None:
     weighted = t.sums[f"weighted_auc({p['weight']})"].fraction()
     total = t.sums[f"weight({p['weight']})"].fraction()
     if weighted is None or total is None or total == 0:
-        return None  # no user with both classes (NO_VALUE)
+        return None  # no user with both classes (no_value)
     return _ratio(weighted, total)

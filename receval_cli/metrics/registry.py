@@ -171,6 +171,8 @@ class MetricDef:
     lower_bound: float | None = 0.0
     partial: Partial | None = None  # scope "global": one value from a mergeable state
     pairs: PairMetric | None = None  # scope "pairs": one value from sums over the pairs
+    # when the metric can have no value (null in the report), why: the run's warning says it
+    no_value: str | None = None
 
     @property
     def function(self) -> Callable[..., object]:
@@ -227,8 +229,10 @@ def register(
     scope: str = "user",
     higher_is_better: bool = True,
     lower_bound: float | None = 0.0,
+    no_value: str | None = None,
 ) -> Callable[[Compute], Compute]:
-    """Decorator: add the decorated compute function to the registry under `name`."""
+    """Decorator: add the decorated compute function to the registry under `name`;
+    `no_value`: when its value can be null, why (the warning's words)."""
 
     def add(compute: Compute) -> Compute:
         _add(
@@ -245,6 +249,7 @@ def register(
                 aggregate,
                 scope,
                 lower_bound,
+                no_value=no_value,
             )
         )
         return compute
@@ -308,11 +313,13 @@ def register_pairs(
     lower_bound: float | None = 0.0,
     higher_is_better: bool = True,
     takes_cutoff: bool = False,
+    no_value: str | None = None,
 ) -> Callable[
     [Callable[[PairTotals, Params], float | None]], Callable[[PairTotals, Params], float | None]
 ]:
     """Decorator: register a rating metric whose finish step is the decorated function.
-    `takes_cutoff`: name@k scores only the pairs among each user's first k predictions."""
+    `takes_cutoff`: name@k scores only the pairs among each user's first k predictions;
+    `no_value`: when its value can be null, why (the warning's words)."""
 
     def add(
         finish: Callable[[PairTotals, Params], float | None],
@@ -332,11 +339,19 @@ def register_pairs(
                 scope="pairs",
                 lower_bound=lower_bound,
                 pairs=PairMetric(sums, finish, table),
+                no_value=no_value,
             )
         )
         return finish
 
     return add
+
+
+def no_value_warning(metric: str) -> str:
+    """The run's warning for a metric (a spec's text) whose value is null."""
+    definition = lookup(MetricSpec.parse(metric).name)
+    why = definition.no_value or "it is undefined on these inputs"
+    return f"{metric} has no value (null): {why}. A gate on it fails."
 
 
 def lookup(name: str) -> MetricDef:

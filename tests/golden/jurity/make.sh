@@ -16,8 +16,10 @@ fi
 uv pip install --python "$VENV/bin/python" "jurity==2.1.0" "pandas==2.3.3" "numpy==2.4.6" \
     "scikit-learn==1.9.1" "scipy==1.17.1"
 
-for dataset in tiefree ties; do
+# one process per dataset: Jurity memoizes get_sorted_clicks on the scores alone (NOTES.md)
+for dataset in tiefree ties tiefree_int ties_int; do
     "$VENV/bin/python" "$HERE/run_jurity.py" "$dataset" "$HERE/$dataset.json"
 done
 "$VENV/bin/python" "$HERE/run_jurity_auc.py"
+"$VENV/bin/python" "$HERE/run_jurity_ctr.py"
 "$VENV/bin/python" "$HERE/run_jurity_beyond.py" "$HERE/beyond.json"

@@ -1,7 +1,7 @@
 """Jurity's ranking metrics on the shared golden data (run by make.sh in its own venv).
 
     tests/golden/jurity/make.sh            # builds /tmp/golden-jurity, runs this for both datasets
-    python run_jurity.py DATASET OUT.json  # DATASET: ties or tiefree
+    python run_jurity.py DATASET OUT.json  # DATASET: ties, tiefree, ties_int, tiefree_int
 
 Does not import receval. Feeds tests/golden/data/DATASET_{predictions,truth}.csv to
 jurity.recommenders' Precision, Recall, MAP and NDCG with their defaults, at k = 1, 3, 5,
@@ -34,10 +34,21 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from jurity import utils as jurity_utils
 from jurity.recommenders import MAP, NDCG, Precision, Recall
 
+
+def no_cache() -> None:
+    """Jurity 2.1.0 memoizes get_sorted_clicks (utils_hash.lru_cache_df, 5 entries) on a
+    hash of `frame.values.tobytes()` and the column names: not the index, which holds the
+    ids once get_score has set (user_id, item_id) as the index. Two frames with the same
+    scores but other ids (tiefree and tiefree_int; two users alone with equal scores) then
+    get the first one's top k. Every call here starts from an empty cache."""
+    jurity_utils.get_sorted_clicks.cache_clear()
+
+
 DATA = Path(__file__).resolve().parent.parent / "data"
-CUTOFFS = (1, 3, 5, 10)
+CUTOFFS = (1, 3, 5, 10, 30)  # 30: beyond every list (the longest has 24 items)
 CLICK = "click"
 METRICS = (Precision, Recall, MAP, NDCG)
 # Jurity's `merged.fillna(False)` warns on pandas 2.3 (object downcasting); values unaffected
@@ -46,14 +57,15 @@ warnings.filterwarnings("ignore", category=FutureWarning, module="jurity")
 FEEDING = {
     "actual_results": (
         "every ground-truth row as (user_id, item_id, click) with click = 1 if relevance >= 1 "
-        "else 0; Jurity keeps the rows with click == 1, so grade-0 rows are non-clicks and "
+        "else 0 (grades 0-4 with 2.5 and -1: 2.5 is a click, 0.5 and -1 are not); "
+        "Jurity keeps the rows with click == 1, so grade-0 rows are non-clicks and "
         "users whose rows are all grade 0 have no click"
     ),
     "predicted_results": (
         "every prediction row as (user_id, item_id, click) with click = the score: Jurity "
         "ranks each user's items by the column named like click_column, descending"
     ),
-    "ids": "read as strings",
+    "ids": "strings; the _int datasets' ids as integers (int64)",
     "call": "Metric(click_column='click', k=k).get_score(actual_results, predicted_results)",
 }
 POPULATION = {
@@ -65,7 +77,11 @@ POPULATION = {
 
 
 def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    ids = {"user": str, "item": str}
+    ids = (
+        {"user": "int64", "item": "int64"}
+        if dataset.endswith("_int")
+        else {"user": str, "item": str}
+    )
     predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)
     truth = pd.read_csv(DATA / f"{dataset}_truth.csv", dtype=ids)
     actual = pd.DataFrame(
@@ -85,7 +101,7 @@ def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return actual, predicted
 
 
-def population(name: str, actual: pd.DataFrame, predicted: pd.DataFrame) -> list[str]:
+def population(name: str, actual: pd.DataFrame, predicted: pd.DataFrame) -> list[object]:
     """The users of the metric's per-user array, in its order (pandas groupby: sorted)."""
     clicked = set(actual.loc[actual[CLICK] == 1, "user_id"])
     if name in ("Precision", "MAP"):
@@ -94,6 +110,7 @@ def population(name: str, actual: pd.DataFrame, predicted: pd.DataFrame) -> list
 
 
 def per_user_array(metric: object, actual: pd.DataFrame, predicted: pd.DataFrame) -> np.ndarray:
+    no_cache()
     metric.get_score(actual, predicted, batch_accumulate=True)  # type: ignore[attr-defined]
     results = metric._results  # type: ignore[attr-defined]
     return np.concatenate(results) if results else np.array([])
@@ -105,6 +122,7 @@ def run(dataset: str) -> dict[str, object]:
     for cls in METRICS:
         for k in CUTOFFS:
             metric = cls(click_column=CLICK, k=k)
+            no_cache()
             extended = metric.get_score(actual, predicted, return_extended_results=True)
             name = type(metric).__name__
             users = population(name, actual, predicted)
@@ -112,14 +130,16 @@ def run(dataset: str) -> dict[str, object]:
             if len(values) != len(users):
                 raise SystemExit(f"{metric}: {len(values)} values for {len(users)} users")
             per_user = {u: float(v) for u, v in zip(users, values, strict=True)}
+            labels = {u: str(u) for u in users}  # JSON keys: the id as text
             differ = []
             for user, value in per_user.items():  # check the labels: the user's rows alone
+                no_cache()
                 alone = cls(click_column=CLICK, k=k).get_score(
                     actual[actual["user_id"] == user], predicted[predicted["user_id"] == user]
                 )
                 if not math.isclose(alone, value, rel_tol=0, abs_tol=1e-12):
                     differ.append(user)
-            if differ and dataset == "tiefree":
+            if differ and dataset.startswith("tiefree"):
                 raise SystemExit(f"{metric}: users {differ} score differently alone")
             mean = float(extended[name.lower()])
             if not math.isclose(mean, float(np.mean(values)), rel_tol=0, abs_tol=1e-12):
@@ -127,10 +147,12 @@ def run(dataset: str) -> dict[str, object]:
             metrics[str(metric)] = {
                 "mean": mean,
                 "support": int(extended["support"]),
-                "per_user": per_user,
+                "per_user": {labels[u]: v for u, v in per_user.items()},
             }
             if differ:  # ties: the unstable sort orders equal scores differently alone
-                metrics[str(metric)]["users_scoring_differently_alone"] = differ
+                metrics[str(metric)]["users_scoring_differently_alone"] = [
+                    labels[u] for u in differ
+                ]
     return {
         "library": "jurity",
         "version": importlib.metadata.version("jurity"),
@@ -138,6 +160,7 @@ def run(dataset: str) -> dict[str, object]:
         "pandas": pd.__version__,
         "numpy": np.__version__,
         "dataset": dataset,
+        "per_user_keys": "the user id as text (integer ids too)",
         "feeding": FEEDING,
         "population": POPULATION,
         "ties": (

@@ -1,7 +1,9 @@
 """Jurity's AUC on the shared golden data (run in make.sh's venv, /tmp/golden-jurity).
 
     /tmp/golden-jurity/bin/python run_jurity_auc.py DATASET OUT.json  # DATASET: ties, tiefree
-    # or, with no arguments: both datasets, to auc_tiefree.json and auc_ties.json here
+    # or, with no arguments: every dataset (tiefree, ties and their _int twins) to
+    # auc_<dataset>.json here, and AUC(k=K) for K in 1, 3, 5, 10 on tiefree and tiefree_int
+    # to auc_k_<dataset>.json (see NOTES.md, "CTR and AUC at k")
 
 Does not import receval. Feeds tests/golden/data/DATASET_{predictions,truth}.csv to
 jurity.recommenders.AUC (click_column="click", k=None: every prediction) and writes its
@@ -33,8 +35,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import sklearn
+from jurity import utils as jurity_utils
 from jurity.recommenders import AUC
 from sklearn.metrics import roc_auc_score
+
+
+def no_cache() -> None:
+    """Jurity 2.1.0 memoizes get_sorted_clicks (utils_hash.lru_cache_df, 5 entries) on a
+    hash of `frame.values.tobytes()` and the column names: not the index, which holds the
+    ids once get_score has set (user_id, item_id) as the index. Two frames with the same
+    scores but other ids (tiefree and tiefree_int; two users alone with equal scores) then
+    get the first one's top k. Every call here starts from an empty cache."""
+    jurity_utils.get_sorted_clicks.cache_clear()
+
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
@@ -50,7 +63,7 @@ FEEDING = {
         "every prediction row as (user_id, item_id, click) with click = the score; after the "
         "join Jurity reads it as click_r"
     ),
-    "ids": "read as strings",
+    "ids": "strings; the _int datasets' ids as integers (int64)",
     "call": "AUC(click_column='click').get_score(actual_results, predicted_results, "
     "return_extended_results=True)  (k=None: every prediction)",
 }
@@ -62,7 +75,11 @@ PAIRS_RULE = (
 
 
 def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    ids = {"user": str, "item": str}
+    ids = (
+        {"user": "int64", "item": "int64"}
+        if dataset.endswith("_int")
+        else {"user": str, "item": str}
+    )
     predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)
     truth = pd.read_csv(DATA / f"{dataset}_truth.csv", dtype=ids)
     actual = pd.DataFrame(
@@ -136,14 +153,93 @@ def run(dataset: str) -> dict[str, object]:
     }
 
 
+K_CUTOFFS = (1, 3, 5, 10)
+K_RULE = (
+    "with k, get_score first keeps each user's top k predictions: utils.get_sorted_clicks = "
+    "predicted.sort_values(click, ascending=False).groupby(user_id).head(k) (one unstable "
+    "quicksort of the whole frame by score, descending; on tiefree no user has a tied "
+    "score, so the top k is well defined), then inner-joins actual to those rows on "
+    "(user_id, item_id) and returns roc_auc_score(click, click_r) over the joined rows, or "
+    "NaN when they hold one class only"
+)
+
+
+def run_k(dataset: str) -> dict[str, object]:
+    actual, predicted = load(dataset)
+    tied = predicted.groupby(USER)[CLICK].apply(lambda s: s.duplicated().any())
+    if dataset.startswith("tiefree") and tied.any():
+        raise SystemExit(f"{dataset}: tied scores within a user")
+    values: dict[str, object] = {}
+    for k in K_CUTOFFS:
+        no_cache()
+        extended = AUC(click_column=CLICK, k=k).get_score(
+            actual, predicted, return_extended_results=True
+        )
+        value = float(extended["auc"])
+        # the same rows rebuilt: each user's k highest scores, joined to the truth rows
+        top = predicted.sort_values([USER, CLICK], ascending=[True, False]).groupby(USER).head(k)
+        both = actual.merge(top, on=[USER, ITEM], how="inner", suffixes=("", "_r"))
+        if len(both) != extended["support"]:
+            raise SystemExit(f"{dataset}@{k}: {len(both)} pairs, Jurity {extended}")
+        check = float(roc_auc_score(both[CLICK], both[f"{CLICK}_r"]))
+        if not math.isclose(value, check, rel_tol=0, abs_tol=1e-12):
+            raise SystemExit(f"{dataset}@{k}: Jurity {value} != roc_auc_score {check}")
+        per_user = {
+            str(u): {
+                "top_k": int((top[USER] == u).sum()),
+                "pairs": len(g),
+                "positives": int(g[CLICK].sum()),
+            }
+            for u, g in both.groupby(USER)
+        }
+        values[f"AUC(click)@{k}"] = {
+            "k": k,
+            "auc": value,
+            "support": int(extended["support"]),
+            "positives": int(both[CLICK].sum()),
+            "negatives": int((both[CLICK] == 0).sum()),
+            "top_k_rows": len(top),
+            "sklearn_roc_auc_score_on_the_rows": check,
+            "per_user": per_user,
+        }
+    return {
+        "library": "jurity",
+        "version": importlib.metadata.version("jurity"),
+        "python": platform.python_version(),
+        "pandas": pd.__version__,
+        "numpy": np.__version__,
+        "scikit-learn": sklearn.__version__,
+        "dataset": dataset,
+        "feeding": {
+            **FEEDING,
+            "call": "AUC(click_column='click', k=k).get_score(actual, "
+            "predicted, return_extended_results=True)",
+        },
+        "k_rule": K_RULE,
+        "per_user_note": (
+            "Jurity gives no per-user AUC (one roc_auc_score over every joined row); per_user "
+            "lists, for each user with a joined row, the rows it keeps (top_k), the joined "
+            "pairs and their positives, rebuilt with a stable sort and checked against "
+            "Jurity's support"
+        ),
+        "metrics": values,
+    }
+
+
 def main() -> None:
     if len(sys.argv) == 1:
-        jobs = [(d, HERE / f"auc_{d}.json") for d in ("tiefree", "ties")]
+        datasets = ("tiefree", "ties", "tiefree_int", "ties_int")
+        jobs = [(d, HERE / f"auc_{d}.json") for d in datasets]
     else:
         jobs = [(sys.argv[1], Path(sys.argv[2]))]
     for dataset, out in jobs:
         out.write_text(json.dumps(run(dataset), indent=1) + "\n")
         print(f"wrote {out}")
+    if len(sys.argv) == 1:
+        for dataset in ("tiefree", "tiefree_int"):
+            out = HERE / f"auc_k_{dataset}.json"
+            out.write_text(json.dumps(run_k(dataset), indent=1) + "\n")
+            print(f"wrote {out}")
 
 
 if __name__ == "__main__":

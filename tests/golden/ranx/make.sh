@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate tests/golden/ranx/{tiefree,ties}.json from ranx itself, in its own environment
+# Regenerate tests/golden/ranx/{tiefree,ties}{,_int}.json from ranx itself, in its own environment
 # outside the repository (ranx is never a dependency of receval or of its tests).
 #   bash tests/golden/ranx/make.sh [VENV]      (default VENV: /tmp/golden-ranx)
 set -euo pipefail
@@ -9,4 +9,4 @@ VENV="${1:-/tmp/golden-ranx}"
 # numba is pinned too: ranx's order of tied scores comes from numba's argsort.
 uv pip install --python "$VENV/bin/python" ranx==0.3.21 numba==0.68.1 numpy==2.4.6
 # ranx hashes item ids with Python's string hash: fix it so reruns are identical.
-PYTHONHASHSEED=0 "$VENV/bin/python" "$HERE/run_ranx.py" tiefree ties
+PYTHONHASHSEED=0 "$VENV/bin/python" "$HERE/run_ranx.py" tiefree ties tiefree_int ties_int

@@ -2,9 +2,10 @@
 
     bash tests/golden/ranx/make.sh      # builds /tmp/golden-ranx and runs this script there
 
-Reads tests/golden/data/{ties,tiefree}_{predictions,truth}.csv with the csv module and feeds
-ranx its own structures: Qrels.from_dict({user: {item: grade}}) with every truth row (grades
-0-3; ranx's rel_lvl=1 default makes grade >= 1 relevant and ignores grade 0), and
+Reads tests/golden/data/{ties,tiefree}{,_int}_{predictions,truth}.csv with the csv module
+and feeds ranx its own structures, ids as text: Qrels.from_dict({user: {item: grade}}) with
+every truth row (grades as numbers, 0-4 with 2.5 and -1; ranx stores them as int, so 2.5 is
+2; its rel_lvl=1 default makes grade >= 1 relevant and ignores the rest), and
 Run.from_dict({user: {item: score}}) with the items in file order. ranx.evaluate needs the
 same users on both sides, so it is called with make_comparable=True (ranx's own option: users
 missing from the run get an empty list, users missing from the qrels are dropped). Every
@@ -24,7 +25,9 @@ from ranx import Qrels, Run, evaluate
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data"
-CUTOFFS = (1, 3, 5, 10)
+CUTOFFS = (1, 3, 5, 10, 30)  # 30: beyond every list (the longest has 24 items)
+DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
+LIMIT = 15  # numba's argsort keeps input order on ties only in lists of at most 15 items
 METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "ndcg_burges")
 
 
@@ -36,9 +39,12 @@ def read(path: Path) -> list[dict[str, str]]:
 def run_dataset(name: str) -> dict:
     truth_rows = read(DATA / f"{name}_truth.csv")
     pred_rows = read(DATA / f"{name}_predictions.csv")
-    qrels_dict: dict[str, dict[str, int]] = {}
+    # ids stay the text of the file (ranx takes string ids only; for the _int datasets that
+    # is the number's text); grades as numbers, as they are: Qrels.from_dict stores them
+    # with np.array(grades, dtype=int), which truncates 2.5 to 2 (and keeps -1).
+    qrels_dict: dict[str, dict[str, float]] = {}
     for row in truth_rows:
-        qrels_dict.setdefault(row["user"], {})[row["item"]] = int(row["relevance"])
+        qrels_dict.setdefault(row["user"], {})[row["item"]] = float(row["relevance"])
     run_dict: dict[str, dict[str, float]] = {}
     for row in pred_rows:
         run_dict.setdefault(row["user"], {})[row["item"]] = float(row["score"])
@@ -58,8 +64,12 @@ def run_dataset(name: str) -> dict:
     file_order_rank = {
         u: [i for i, _ in sorted(run_dict.get(u, {}).items(), key=lambda x: -x[1])] for u in users
     }
-    ties_in_file_order = all(ranked[u] == file_order_rank[u] for u in users)
-    n_tied_users = sum(len(set(s.values())) < len(s) for s in run_dict.values())
+    in_file_order = {u: ranked[u] == file_order_rank[u] for u in users}
+    tied = {u for u, s in run_dict.items() if len(set(s.values())) < len(s)}
+    beyond = sorted(u for u in users if u in tied and len(run_dict[u]) > LIMIT)
+    # within the limit ranx keeps file order on ties; beyond it, whatever the quicksort does
+    ties_in_file_order = all(in_file_order[u] for u in users if u not in beyond)
+    n_tied_users = len(tied)
 
     metrics = {
         m: {"mean": float(means[m]), "per_user": [float(run.scores[m][u]) for u in users]}
@@ -74,8 +84,9 @@ def run_dataset(name: str) -> dict:
         "pandas": version("pandas"),
         "dataset": name,
         "fed": (
-            "Qrels.from_dict({user: {item: grade}}) with every truth row, grades 0-3 as "
-            "they are (relevant: grade >= rel_lvl = 1, ranx's default; grade-0 rows are "
+            "Qrels.from_dict({user: {item: grade}}) with every truth row, grades as numbers "
+            "as they are (ranx stores them as int: 2.5 becomes 2, -1 stays -1; relevant: "
+            "grade >= rel_lvl = 1, ranx's default; grade-0 rows are "
             "judged non-relevant); Run.from_dict({user: {item: score}}) with items in file "
             "order; evaluate(qrels, run, metrics, make_comparable=True): the mean is over "
             "every qrels user (also users with no recommendation, scored on an empty list, "
@@ -83,8 +94,15 @@ def run_dataset(name: str) -> dict:
         ),
         "ranx_call": "ranx.evaluate(qrels, run, ['<metric>@<k>', ...], make_comparable=True)",
         "users_evaluated": len(users),
+        "ids": "the file's text (ranx takes string ids)",
         "users_with_tied_scores": n_tied_users,
         "ties_resolved_in_file_order": ties_in_file_order,
+        "ties_limit": (
+            f"lists of more than {LIMIT} items with tied scores: numba's quicksort orders "
+            "their ties by no simple rule (ranx's documented limit); compare only other users"
+        ),
+        "users_beyond_tie_limit": beyond,
+        "users_beyond_tie_limit_in_file_order": [u for u in beyond if in_file_order[u]],
         "cutoffs": list(CUTOFFS),
         "no_cutoff": "a metric name without @k is ranx's k = 0: the whole list",
         "users": users,
@@ -109,7 +127,7 @@ def write(path: Path, result: dict) -> None:
 
 
 def main() -> None:
-    for name in sys.argv[1:] or ["tiefree", "ties"]:
+    for name in sys.argv[1:] or DATASETS:
         result = run_dataset(name)
         write(HERE / f"{name}.json", result)
         print(

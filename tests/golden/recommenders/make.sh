@@ -24,7 +24,7 @@ else
     uv pip install --python "$VENV/bin/python" "pandas==2.3.3" "numpy==2.4.6" "scikit-learn==1.9.1"
 fi
 
-for dataset in tiefree ties; do
+for dataset in tiefree ties tiefree_int ties_int; do
     "$VENV/bin/python" "$HERE/run_recommenders.py" "$dataset" "$HERE/$dataset.json"
 done
 "$VENV/bin/python" "$HERE/run_recommenders_beyond.py" "$HERE/beyond.json"

@@ -1,7 +1,7 @@
 """Microsoft Recommenders' ranking metrics on the shared golden data (run by make.sh).
 
     tests/golden/recommenders/make.sh            # builds /tmp/golden-recommenders, runs both
-    python run_recommenders.py DATASET OUT.json  # DATASET: ties or tiefree
+    python run_recommenders.py DATASET OUT.json  # DATASET: ties, tiefree, ties_int, tiefree_int
 
 Does not import receval. Feeds tests/golden/data/DATASET_{predictions,truth}.csv to
 recommenders.evaluation.python_evaluation's precision_at_k, recall_at_k, map_at_k, map,
@@ -41,16 +41,17 @@ import pandas as pd
 from recommenders.evaluation import python_evaluation as pe
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-CUTOFFS = (1, 3, 5, 10)
+CUTOFFS = (1, 3, 5, 10, 30)  # 30: beyond every list (the longest has 24 items)
 
 FEEDING = {
     "rating_true": (
         "ground-truth rows with relevance >= 1 as (userID, itemID, rating), rating = the grade "
-        "1-3; grade-0 rows are left out (every rating_true row is relevant to the library), so "
+        "(1-4, 2.5 included, as float); grade-0, 0.5 and -1 rows are left out (every "
+        "rating_true row is relevant to the library), so "
         "users whose rows are all grade 0 are absent"
     ),
     "rating_pred": "every prediction row as (userID, itemID, prediction), prediction = score",
-    "ids": "read as strings",
+    "ids": "strings; the _int datasets' ids as integers (int64)",
     "call": "f(rating_true, rating_pred, k=k, **variant); other arguments at their defaults",
 }
 BOTH = "users in rating_true and rating_pred (n_users of merge_ranking_true_pred)"
@@ -68,7 +69,11 @@ POPULATION = {
 
 
 def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    ids = {"user": str, "item": str}
+    ids = (
+        {"user": "int64", "item": "int64"}
+        if dataset.endswith("_int")
+        else {"user": str, "item": str}
+    )
     predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)
     truth = pd.read_csv(DATA / f"{dataset}_truth.csv", dtype=ids)
     relevant = truth[truth["relevance"] >= 1].reset_index(drop=True)
@@ -102,7 +107,7 @@ def calls() -> list[tuple[str, str, Callable[..., float], dict[str, object], boo
     return out
 
 
-def population(name: str, rating_true: pd.DataFrame, rating_pred: pd.DataFrame) -> list[str]:
+def population(name: str, rating_true: pd.DataFrame, rating_pred: pd.DataFrame) -> list[object]:
     users = set(rating_true["userID"])
     if name != "ndcg_at_k":
         users &= set(rating_pred["userID"])
@@ -120,7 +125,7 @@ def run(dataset: str) -> dict[str, object]:
         mean = float(function(rating_true, rating_pred, **kwargs))
         users = population(name, rating_true, rating_pred)
         per_user = {
-            user: number(
+            str(user): number(
                 function(
                     rating_true[rating_true["userID"] == user],
                     rating_pred[rating_pred["userID"] == user],
@@ -147,6 +152,7 @@ def run(dataset: str) -> dict[str, object]:
         "pandas": pd.__version__,
         "numpy": np.__version__,
         "dataset": dataset,
+        "per_user_keys": "the user id as text (integer ids too)",
         "feeding": FEEDING,
         "population": POPULATION,
         "ties": (

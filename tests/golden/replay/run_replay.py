@@ -26,7 +26,8 @@ from replay.metrics import MAP, MRR, NDCG, HitRate, Mean, PerUser, Precision, Re
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data"
-CUTOFFS = [1, 3, 5, 10]
+CUTOFFS = [1, 3, 5, 10, 30]  # 30: beyond every list (the longest has 24 items)
+DATASETS = ["tiefree", "ties", "tiefree_int", "ties_int"]
 CLASSES = {
     "Precision": Precision,
     "Recall": Recall,
@@ -39,13 +40,16 @@ COLUMNS = {"query_column": "user", "item_column": "item", "rating_column": "scor
 
 
 def run_dataset(name: str) -> dict:
+    # string ids as strings; the _int datasets' ids as integers (RePlay then orders tied
+    # items as numbers: sort([score, item], descending=True))
+    ids = pl.Int64 if name.endswith("_int") else pl.String
     predictions = pl.read_csv(
         DATA / f"{name}_predictions.csv",
-        schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
+        schema={"user": ids, "item": ids, "score": pl.Float64},
     )
     truth_all = pl.read_csv(
         DATA / f"{name}_truth.csv",
-        schema={"user": pl.String, "item": pl.String, "relevance": pl.Int64},
+        schema={"user": ids, "item": ids, "relevance": pl.Float64},
     )
     truth = truth_all.filter(pl.col("relevance") >= 1).select("user", "item")
 
@@ -70,6 +74,7 @@ def run_dataset(name: str) -> dict:
             metrics[key] = {"mean": float(means[key]), "per_user": values}
 
     gt_users = set(users)
+    tied = predictions.group_by("user").agg(pl.col("score").is_duplicated().any().alias("t"))
     pred_users = set(predictions["user"])
     return {
         "library": "replay-rec",
@@ -79,8 +84,11 @@ def run_dataset(name: str) -> dict:
         "polars": version("polars"),
         "numpy": version("numpy"),
         "dataset": name,
+        "ids": "integers (pl.Int64)" if ids == pl.Int64 else "strings",
         "fed": (
-            "ground truth: the truth rows with grade >= 1, as (user, item) pairs (RePlay's "
+            "ground truth: the truth rows with grade >= 1 (grades 0-4, 2.5 and -1 included: "
+            "a fractional grade >= 1 is relevant, -1 and 0.5 are not), as (user, item) "
+            "pairs (RePlay's "
             "metrics are binary and take no grade; grade-0 rows are left out, so users whose "
             "rows are all grade 0 are not in RePlay's ground truth and not evaluated); "
             "recommendations: every prediction row (user, item, score); both as polars "
@@ -99,6 +107,7 @@ def run_dataset(name: str) -> dict:
         "users_evaluated": len(users),
         "users_without_recommendations": sorted(gt_users - pred_users),
         "users_not_in_fed_ground_truth": sorted(pred_users - gt_users),
+        "users_with_tied_scores": int(tied["t"].sum()),
         "cutoffs": CUTOFFS,
         "users": users,
         "metrics": metrics,
@@ -122,7 +131,7 @@ def write(path: Path, result: dict) -> None:
 
 
 def main() -> None:
-    for name in sys.argv[1:] or ["tiefree", "ties"]:
+    for name in sys.argv[1:] or DATASETS:
         result = run_dataset(name)
         write(HERE / f"{name}.json", result)
         print(name, result["users_evaluated"], "users")
