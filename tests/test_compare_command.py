@@ -214,7 +214,8 @@ def test_a_several_model_report_gives_a_column_per_model(
     tmp_path: Path, models_report: Path
 ) -> None:
     a = saved(tmp_path, "a")
-    got = compare_json(models_report, a)
+    # configs/compare.yaml sets relevance_threshold 4, the hand case 1: allowed on purpose
+    got = compare_json(models_report, a, "--allow-different-conventions")
     assert got["columns"] == ["models:popular", "models:model", "a"]
     assert got["baseline"] == "models:popular"
     models = load(models_report)["models"]
@@ -225,7 +226,7 @@ def test_a_several_model_report_gives_a_column_per_model(
         assert cell["delta"] == pytest.approx(value - popular["metrics"][metric], abs=1e-15)
         assert [cell["low"], cell["high"]] == model["confidence"]["intervals"][metric]
         assert got["metrics"][metric]["a"] is None
-    table = compare(models_report, a).stdout
+    table = compare(models_report, a, "--allow-different-conventions").stdout
     assert "models:popular" in table
     assert "models:model" in table
 
@@ -246,7 +247,8 @@ def test_missing_metrics_show_a_dash(tmp_path: Path, models_report: Path) -> Non
         "—",
         f"{load(other)['models']['model']['metrics']['map']:.4f}",
     ]
-    assert row(compare(models_report, a).stdout, "precision@1")[1:3] == ["—", "—"]
+    shown = compare(models_report, a, "--allow-different-conventions").stdout
+    assert row(shown, "precision@1")[1:3] == ["—", "—"]
 
 
 def test_repeated_names_are_made_unique(tmp_path: Path) -> None:
@@ -273,7 +275,9 @@ def test_baseline_option(tmp_path: Path, models_report: Path) -> None:
     table = compare(a, b, "--baseline", "b").stdout
     assert "baseline: b " in table
     assert row(table, "precision@1") == ["precision@1", "0.5000  -0.5000 (-50.0%)", "1.0000*"]
-    models = compare_json(models_report, a, "--baseline", "models:model")
+    models = compare_json(
+        models_report, a, "--baseline", "models:model", "--allow-different-conventions"
+    )
     assert models["baseline"] == "models:model"
     assert models["metrics"]["ndcg@10"]["models:popular"]["delta"] < 0
 
@@ -289,26 +293,35 @@ def test_metric_filter(tmp_path: Path) -> None:
     assert "ndcg@2" not in table
 
 
-def test_conventions_differ_warning(tmp_path: Path) -> None:
+def test_different_conventions_are_refused_unless_allowed(tmp_path: Path) -> None:
+    """#16 item 6: reports of different conventions are not compared (exit 2) unless
+    --allow-different-conventions; then the warning names each difference."""
     a = saved(tmp_path, "a")
     b = saved(
         tmp_path, "b", conventions={"tie_break": "item_asc", "precision_denominator": "list_length"}
     )
-    got = compare_json(a, b)
+    out = tmp_path / "comparison.json"
+    refused = invoke("compare", a, b, "--output", out)
+    words = ("different conventions", "tie_break: a=item_desc, b=item_asc", "--allow-different")
+    assert_user_error(refused, *words)
+    assert not out.exists()
+    allow = "--allow-different-conventions"
+    got = compare_json(a, b, allow)
     assert got["conventions_differ"] == {
         "tie_break": {"a": "item_desc", "b": "item_asc"},
         "precision_denominator": {"a": "k", "b": "list_length"},
     }
-    table = " ".join(compare(a, b).stdout.split())  # the warning wraps at 120 columns
+    assert len(got["warnings"]) == 1
+    table = " ".join(compare(a, b, allow).stdout.split())  # the warning wraps at 120 columns
     assert "warning: the reports' conventions differ" in table
     assert "tie_break: a=item_desc, b=item_asc" in table
     assert "precision_denominator: a=k, b=list_length" in table
     assert "not comparable" in table
     # a format with no place for it warns on stderr
-    result = compare(a, b, "--format", "csv")
+    result = compare(a, b, "--format", "csv", allow)
     assert "conventions differ" in result.stderr
     assert "conventions differ" not in result.stdout
-    assert "conventions differ" in compare(a, b, "--format", "markdown").stdout
+    assert "conventions differ" in compare(a, b, "--format", "markdown", allow).stdout
     # the same conventions: no difference
     assert compare_json(a, saved(tmp_path, "c"))["conventions_differ"] == {}
 
@@ -366,7 +379,8 @@ def test_markdown_has_a_row_per_metric(tmp_path: Path) -> None:
 def test_json_is_the_whole_comparison(tmp_path: Path) -> None:
     a, b = saved(tmp_path, "a"), saved(tmp_path, "b", BETTER)
     got = compare_json(a, b)
-    assert set(got) == {"baseline", "columns", "metrics", "best", "conventions_differ"}
+    assert set(got) == {"baseline", "columns", "metrics", "best", "conventions_differ", "warnings"}
+    assert got["warnings"] == []  # the same conventions and ground truth
     assert set(got["metrics"]["ndcg@2"]["b"]) == {
         "value",
         "low",

@@ -136,6 +136,11 @@ def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
     }
     expected = found.pop("in_memory")
     assert len(expected) == len(RANKING) + len(SETS) + len(RATING) + len(BEYOND)
+    hashes = {
+        run(tmp_path, {**config, **settings}, "h").inputs["ground_truth"]["content_hash"]
+        for settings in POLARS_ENGINES.values()
+    }
+    assert len(hashes) == 1  # the ground truth's fingerprint, whatever the engine
     for name, metrics in found.items():
         assert metrics == expected, name
 
@@ -144,14 +149,18 @@ def test_spark_agrees_bit_for_bit(spark: Any, tmp_path: Path) -> None:
     from receval_cli.engines.spark import evaluate_spark
 
     config = parity_data(tmp_path)
-    expected = exact(run(tmp_path, config, "single"))
+    single = run(tmp_path, config, "single")
+    expected = exact(single)
+    content_hash = single.inputs["ground_truth"]["content_hash"]
     loaded = load_config(write_config(tmp_path, {**config, "engine": "spark"}, "spark.yaml"))
     before = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         for buckets, shuffle in ((3, "2"), (64, "7")):
             spark.conf.set("spark.sql.shuffle.partitions", shuffle)
-            got = exact(evaluate_spark(loaded, spark, buckets=buckets))
-            assert got == expected, (buckets, shuffle)
+            report = evaluate_spark(loaded, spark, buckets=buckets)
+            assert exact(report) == expected, (buckets, shuffle)
+            # the ground truth's fingerprint too (#16 item 6): the same hash on Spark
+            assert report.inputs["ground_truth"]["content_hash"] == content_hash
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
 

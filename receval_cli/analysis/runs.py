@@ -26,10 +26,17 @@ from receval_cli.engines.partitions import check_partitionable, evaluate_partiti
 from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
+from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.plan import resolved_config
 from receval_cli.inputs.optional import read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.report.comparability import (
+    conventions_differ,
+    conventions_error,
+    describe_differences,
+    truths_warning,
+)
 from receval_cli.report.data import Report, RunReport
 from receval_cli.report.saved import read_saved_report
 
@@ -42,9 +49,12 @@ def evaluate_config(
     confidence: ConfidenceConfig | None = None,
     baseline_report: Path | None = None,
     per_user: bool = False,
+    allow_different_conventions: bool = False,
 ) -> RunReport:
     """Evaluate every model of the config; intervals, comparisons and gates as configured.
-    `per_user`: partitioned engines keep the per-user rows too (a single pass always does)."""
+    `per_user`: partitioned engines keep the per-user rows too (a single pass always does).
+    A `baseline_report` computed under other conventions is refused before anything is
+    evaluated, unless `allow_different_conventions`."""
     started = time.perf_counter()
     config = loaded.config
     if config.engine == "auto" and config.partitions == 1:
@@ -64,6 +74,11 @@ def evaluate_config(
             engine = polars_engine(config.engine, [loaded.resolve_path(file.path)])
             report = evaluate_partitioned(loaded, config.partitions, engine, per_user)
         return _run_report(loaded, {name: report}, started)
+    settings = config.comparison or ComparisonConfig()
+    saved, run_warnings = None, []
+    if baseline_report is not None:
+        saved = read_baseline_report(baseline_report, settings.baseline)
+        run_warnings = _comparable(loaded, saved, allow_different_conventions)
     confidence = confidence or config.confidence
     comparing = config.several_models or baseline_report is not None
     if comparing and confidence is None:
@@ -88,16 +103,20 @@ def evaluate_config(
         reject_relative_gates(loaded)
         return _run_report(loaded, reports, started)
     assert confidence is not None
-    settings = config.comparison or ComparisonConfig()
-    baseline, saved = None, None
-    if baseline_report is not None:
-        saved = read_baseline_report(baseline_report, settings.baseline)
+    baseline = None
+    warnings: list[str] = []
+    if saved is not None:
+        warnings = list(run_warnings)
+        truths = {"this run": truth_identity(next(iter(reports.values())).inputs)}
+        found = truths_warning({**truths, "baseline report": saved.truth})
+        warnings += [] if found is None else [found]
     else:
         baseline = settings.baseline or next(iter(reports))
     from receval_cli.analysis.intervals import compare  # numpy: only when comparing
 
     with console.stage("intervals and comparisons"):
-        comparisons, intervals = compare(reports, baseline, saved, settings, confidence)
+        values = None if saved is None else saved.metrics
+        comparisons, intervals = compare(reports, baseline, values, settings, confidence)
     reports = {
         name: dataclasses.replace(report, confidence=intervals[name])
         for name, report in reports.items()
@@ -107,6 +126,7 @@ def evaluate_config(
         reports,
         started,
         Compared(baseline, comparisons, settings, baseline_report),
+        warnings,
     )
 
 
@@ -125,6 +145,7 @@ def _run_report(
     reports: dict[str, Report],
     started: float,
     compared: Compared | None = None,
+    warnings: list[str] | None = None,
 ) -> RunReport:
     """The run's report, whatever the engine and the number of models: every gate (in
     one place: _gates), the best model(s) per metric, the resolved config."""
@@ -144,7 +165,27 @@ def _run_report(
             else str(compared.baseline_report)
         ),
         elapsed_seconds=time.perf_counter() - started,
+        run_warnings=list(warnings or []),
     )
+
+
+def _comparable(
+    loaded: LoadedConfig, saved: SavedBaseline, allow_different_conventions: bool
+) -> list[str]:
+    """Refuse a baseline report computed under other conventions (exit 2), or with
+    --allow-different-conventions the warning that says which differ."""
+    sides = {"this run": loaded.config.conventions.model_dump(), "baseline report": None}
+    sides["baseline report"] = saved.conventions
+    differ = conventions_differ(sides)
+    if not differ:
+        return []
+    if not allow_different_conventions:
+        raise conventions_error(differ, f"this run and baseline report {saved.path}", saved.path)
+    return [
+        f"this run and the baseline report differ in conventions "
+        f"({describe_differences(differ)}); deltas across different conventions are not "
+        "comparable."
+    ]
 
 
 def refuse_partitioned_extras(
@@ -346,14 +387,25 @@ def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
     return best
 
 
-def read_baseline_report(path: Path, model: str | None) -> dict[str, float | None]:
-    """The metric values of a saved JSON report (its one model's; of a several-model
+@dataclasses.dataclass(frozen=True)
+class SavedBaseline:
+    """What a run compares with in a saved report: one model's metric values, the
+    report's conventions (None: not recorded) and its ground truth's fingerprint."""
+
+    path: Path
+    metrics: dict[str, float | None]
+    conventions: dict[str, Any] | None
+    truth: dict[str, Any] | None
+
+
+def read_baseline_report(path: Path, model: str | None) -> SavedBaseline:
+    """The saved JSON report's model to compare with (its one model; of a several-model
     report: `model`, else the report's own baseline, else its first model)."""
     saved = read_saved_report(path, "baseline report")
     blocks = saved.blocks()
-    if len(blocks) == 1:
-        return dict(next(iter(blocks.values())).metrics)
-    chosen = model or saved.baseline or next(iter(blocks))
+    chosen = (
+        next(iter(blocks)) if len(blocks) == 1 else model or saved.baseline or next(iter(blocks))
+    )
     if chosen not in blocks:
         fix = "Set comparison.baseline to one of them."
         raise InputError(
@@ -364,4 +416,5 @@ def read_baseline_report(path: Path, model: str | None) -> dict[str, float | Non
             found=chosen,
             fix=fix,
         )
-    return dict(blocks[chosen].metrics)
+    block = blocks[chosen]
+    return SavedBaseline(path, dict(block.metrics), saved.conventions, truth_identity(block.inputs))

@@ -86,6 +86,14 @@ OutputOption = Annotated[
 ]
 
 
+AllowDifferentConventions = Annotated[
+    bool,
+    typer.Option(
+        "--allow-different-conventions",
+        help="Compare with reports computed under other conventions (refused otherwise, "
+        "exit 2: their deltas mix the conventions' effect with the models').",
+    ),
+]
 AppendOption = Annotated[
     bool,
     typer.Option(

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.cli.common import AppendOption, fail
+from receval_cli.cli.common import AllowDifferentConventions, AppendOption, fail
 from receval_cli.errors import (
     RecEvalError,
 )
@@ -24,7 +24,7 @@ from receval_cli.report.saved import (
     CompareFormat,
     compare_reports,
     comparison_table,
-    conventions_warning,
+    comparison_warnings,
     render_comparison,
 )
 from receval_cli.report.writing import (
@@ -78,11 +78,14 @@ def compare(
             "--quiet", "-q", help="No table beside --output; warnings still go to stderr."
         ),
     ] = False,
+    allow_different_conventions: AllowDifferentConventions = False,
 ) -> None:
     """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""
     try:
         destination = _comparison_destination(output, format, append, reports or [])
-        comparison = compare_reports(reports or [], baseline, metric or [])
+        comparison = compare_reports(
+            reports or [], baseline, metric or [], allow_different_conventions
+        )
         if destination.path is not None or destination.format != CompareFormat.table:
             rendered = render_comparison(comparison, CompareFormat(destination.format))
             write_outputs({destination: rendered})
@@ -94,9 +97,9 @@ def compare(
         table_shown = destination.format == CompareFormat.table
     if table_shown:
         console.show(comparison_table(comparison))
-    warning = conventions_warning(comparison)
-    if warning and not table_shown:  # the table shows it below; the other formats may not
-        console.warn(warning.removeprefix("warning: "))
+    if not table_shown:  # the table shows them below; the other formats may not
+        for warning in comparison_warnings(comparison):
+            console.warn(warning)
 
 
 def _comparison_destination(

@@ -11,7 +11,7 @@ import typer
 
 from receval_cli import console
 from receval_cli.analysis.runs import evaluate_config
-from receval_cli.cli.common import AppendOption, OutputOption, fail
+from receval_cli.cli.common import AllowDifferentConventions, AppendOption, OutputOption, fail
 from receval_cli.config.loading import LoadedConfig, load_config
 from receval_cli.config.model import ConfidenceConfig
 from receval_cli.errors import (
@@ -121,13 +121,16 @@ def run(
             help="Compare with the metrics of a saved JSON report instead of a baseline model.",
         ),
     ] = None,
+    allow_different_conventions: AllowDifferentConventions = False,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
     console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
     request = _Request(config, format, output or [], append, per_user, quiet)
     try:
         with console.live_stages():
-            report, table_shown = _run(request, preset, ci, engine, baseline_report)
+            report, table_shown = _run(
+                request, preset, ci, engine, baseline_report, allow_different_conventions
+            )
     except RecEvalError as error:
         raise fail(error) from None
     if table_shown:
@@ -161,6 +164,7 @@ def _run(
     ci: bool,
     engine: Engine | None,
     baseline_report: Path | None,
+    allow_different_conventions: bool = False,
 ) -> tuple[RunReport, bool]:
     """Evaluate, write the outputs (files, then standard output); return the report and
     whether the table is still to be shown on stdout."""
@@ -186,7 +190,9 @@ def _run(
     if ci:
         confidence = loaded.config.confidence or ConfidenceConfig()
     with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2, no report
-        report = evaluate_config(loaded, confidence, baseline_report, per_user is not None)
+        report = evaluate_config(
+            loaded, confidence, baseline_report, per_user is not None, allow_different_conventions
+        )
     with console.stage("report"):
         contents: dict[Destination, Content] = {}
         if per_user is not None:

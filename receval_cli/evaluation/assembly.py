@@ -27,9 +27,10 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.evaluation import unknown_items
+from receval_cli.evaluation import fingerprints, unknown_items
 from receval_cli.evaluation.clicks import logged_metrics
 from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
+from receval_cli.evaluation.fingerprints import truth_digest
 from receval_cli.evaluation.global_metrics import (
     describe_items,
     global_values,
@@ -131,6 +132,8 @@ class Partial:
     # a one-bucket run's unknown-items count, collected with its queries (the reference's
     # scan shared with theirs); None once merged: finish counts the merged items then
     unknown: pl.DataFrame | None = field(default=None, repr=False)
+    # the ground truth's content hash as two sums (fingerprints.truth_digest)
+    digest: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data (tables as base64 Arrow IPC), for Spark's executors."""
@@ -145,6 +148,7 @@ class Partial:
             "recommended": [ipc_text(t) for t in self.recommended],
             "exposure": [ipc_text(t) for t in self.exposure],
             "pairs": None if self.pairs is None else self.pairs.to_json(),
+            "digest": self.digest,
         }
 
     @classmethod
@@ -166,6 +170,7 @@ class Partial:
             recommended=[from_ipc_text(t) for t in data["recommended"]],
             exposure=[from_ipc_text(t) for t in data["exposure"]],
             pairs=None if data["pairs"] is None else PairPartial.from_json(data["pairs"]),
+            digest={k: int(v) for k, v in data["digest"].items()},
         )
 
 
@@ -228,6 +233,7 @@ def bucket_partial(
     if reference is not None:
         recommended = recommended_items(plan.lists)
         groups["unknown"] = [unknown_items.unknown_query(recommended, reference)]
+    groups["digest"] = [truth_digest(truth)]
     groups["extra"] = list(extra)
     import_numpy_meanwhile()
     try:
@@ -262,6 +268,7 @@ def bucket_partial(
     partial.exposure = found["exposure"]
     partial.pairs = pair_partial(found["pairs"], pair_specs) if pair_specs else None
     partial.unknown = found["unknown"][0] if found["unknown"] else None
+    partial.digest = {k: int(v or 0) for k, v in found["digest"][0].row(0, named=True).items()}
     partial.extra = found["extra"]
     return partial
 
@@ -394,6 +401,7 @@ def merge(partials: Iterable[Partial]) -> Partial:
         merged.exposure.extend(part.exposure)
         if part.pairs is not None:
             merged.pairs = part.pairs if merged.pairs is None else merged.pairs + part.pairs
+        _add_counts(merged.digest, part.digest)
     return merged
 
 
@@ -500,10 +508,18 @@ def finish(merged: Partial, run: Run) -> Report:
         summed = pl.concat(merged.exposure).group_by("item").agg(pl.col("lists").sum())
         exposure = with_universe(summed, universe)
     inputs: dict[str, dict[str, Any]] = {
-        "predictions": {**run.predictions.describe(), **_row_count(merged, "predictions")},
-        "ground_truth": {**run.truth.describe(), **_row_count(merged, "truth")},
-        **{source.role: source.describe() for source in sources.given()},
+        "predictions": fingerprints.describe(
+            run.predictions, _row_count(merged, "predictions"), users.get("in_predictions")
+        ),
+        "ground_truth": fingerprints.describe(
+            run.truth, _row_count(merged, "truth"), users.get("in_ground_truth")
+        ),
+        **{source.role: fingerprints.describe(source, None, None) for source in sources.given()},
     }
+    content_hash = fingerprints.digest_text(merged.digest)
+    if content_hash is not None:
+        inputs["ground_truth"]["content_hash"] = content_hash
+        inputs["ground_truth"]["hash_method"] = fingerprints.HASH_METHOD
     if run.engine is not None:
         inputs["engine"] = run.engine
     # the --per-user table: null where a user is not in a metric's mean (never a 0 that
@@ -540,9 +556,9 @@ def _per_user_rows(merged: Partial, run: Run, per_user: pl.DataFrame | None) -> 
     return None if per_user is None else per_user.lazy()
 
 
-def _row_count(merged: Partial, role: str) -> dict[str, int]:
+def _row_count(merged: Partial, role: str) -> int | None:
     counts = merged.rows.get(role)
-    return {} if counts is None else {"rows": counts["raw_rows"]}
+    return None if counts is None else counts["raw_rows"]
 
 
 def recs_sides(run: Run) -> set[str]:

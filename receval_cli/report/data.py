@@ -99,6 +99,8 @@ class RunReport:
     baseline_report: str | None = None  # the saved report compared with, if any
     elapsed_seconds: float = 0.0
     version: str = __version__
+    # the run's own warnings (a baseline report of other conventions or ground truth)
+    run_warnings: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -139,8 +141,12 @@ class RunReport:
 
     @property
     def warnings(self) -> list[str]:
-        """Every model's warnings (with several models, each names its model)."""
-        return [w for report in self.models.values() for w in report.warnings]
+        """The run's warnings, then every model's (with several models, each names its
+        model)."""
+        return [
+            *self.run_warnings,
+            *(w for report in self.models.values() for w in report.warnings),
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         comparisons = None

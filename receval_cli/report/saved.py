@@ -10,6 +10,7 @@ of a one-model report written before.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from dataclasses import dataclass, field
@@ -25,7 +26,14 @@ from rich.text import Text
 from receval_cli.console import plain_text, shown
 from receval_cli.errors import InputError, UsageError, did_you_mean
 from receval_cli.escaping import csv_cell, markdown_code, markdown_text
+from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.report.comparability import (
+    conventions_differ,
+    conventions_error,
+    describe_differences,
+    truths_warning,
+)
 from receval_cli.report.table import format_value
 
 _HOW_TO_WRITE = "Write one with `receval run CONFIG --format json --output PATH`."
@@ -48,6 +56,7 @@ class Column:
     metrics: dict[str, float | None]
     intervals: dict[str, tuple[float, float]]
     conventions: dict[str, Any] | None
+    truth: dict[str, Any] | None = None  # fingerprints.truth_identity of its report
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,7 @@ class Comparison:
     metrics: dict[str, dict[str, Cell | None]]
     best: dict[str, list[str]] = field(default_factory=dict)
     conventions_differ: dict[str, dict[str, Any]] = field(default_factory=dict)
+    truths_differ: str | None = None  # the warning when the ground truths differ
 
     @property
     def has_intervals(self) -> bool:
@@ -103,14 +113,21 @@ class Comparison:
             },
             "best": self.best,
             "conventions_differ": self.conventions_differ,
+            "warnings": comparison_warnings(self),
         }
 
 
 # ---------------------------------------------------------------------------- loading
 
 
-def compare_reports(paths: list[Path], baseline: str | None, metrics: list[str]) -> Comparison:
-    """Read the reports and compare every column with the baseline column."""
+def compare_reports(
+    paths: list[Path],
+    baseline: str | None,
+    metrics: list[str],
+    allow_different_conventions: bool = False,
+) -> Comparison:
+    """Read the reports and compare every column with the baseline column; reports of
+    different conventions are refused unless `allow_different_conventions`."""
     if len(paths) < 2:
         given = f" ({paths[0]})" if paths else ""
         fix = "Pass two or more JSON reports: receval compare A.json B.json"
@@ -124,13 +141,17 @@ def compare_reports(paths: list[Path], baseline: str | None, metrics: list[str])
     columns = unique_names([column for path in paths for column in load_columns(path)])
     chosen = _baseline(columns, baseline)
     shown = _metrics(columns, metrics)
+    differ = conventions_differ({c.name: c.conventions for c in columns})
+    if differ and not allow_different_conventions:
+        raise conventions_error(differ, "the reports", paths[0])
     rows = {metric: _row(metric, columns, chosen) for metric in shown}
     return Comparison(
         baseline=chosen.name,
         columns=[c.name for c in columns],
         metrics=rows,
         best={metric: best_columns(metric, row) for metric, row in rows.items()},
-        conventions_differ=conventions_differ(columns),
+        conventions_differ=differ,
+        truths_differ=truths_warning({c.name: c.truth for c in columns}),
     )
 
 
@@ -145,6 +166,7 @@ def load_columns(path: Path) -> list[Column]:
             dict(block.metrics),
             dict(block.confidence.intervals) if block.confidence is not None else {},
             saved.conventions,
+            truth_identity(block.inputs),
         )
         for name, block in saved.blocks().items()
     ]
@@ -166,6 +188,7 @@ class SavedModel(BaseModel):
     model_config = ConfigDict(extra="ignore")
     metrics: dict[str, FiniteNumber | None]  # null: no value (auc with one class)
     confidence: SavedConfidence | None = None
+    inputs: dict[str, Any] | None = None  # the fingerprints (the ground truth's hash)
 
 
 class SavedReport(BaseModel):
@@ -178,6 +201,7 @@ class SavedReport(BaseModel):
     metrics: dict[str, FiniteNumber | None] | None = None
     confidence: SavedConfidence | None = None
     models: dict[str, SavedModel] | None = None
+    inputs: dict[str, Any] | None = None  # a flat report's (before 0.2)
     conventions: dict[str, Any] | None = None
     baseline: str | None = None  # comparisons.baseline of a several-model report
 
@@ -189,6 +213,10 @@ class SavedReport(BaseModel):
         found = dict(data)
         if not isinstance(found.get("conventions"), dict):
             found.pop("conventions", None)
+        models = found.get("models")
+        for block in [found, *(models.values() if isinstance(models, dict) else [])]:
+            if isinstance(block, dict) and not isinstance(block.get("inputs"), dict):
+                block.pop("inputs", None)  # fingerprints of another shape: none
         comparisons = found.get("comparisons")
         baseline = comparisons.get("baseline") if isinstance(comparisons, dict) else None
         found["baseline"] = baseline if isinstance(baseline, str) else None
@@ -203,7 +231,8 @@ class SavedReport(BaseModel):
         if self.models is not None:
             return self.models
         assert self.metrics is not None
-        return {"model": SavedModel(metrics=self.metrics, confidence=self.confidence)}
+        flat = SavedModel(metrics=self.metrics, confidence=self.confidence, inputs=self.inputs)
+        return {"model": flat}
 
 
 def _saved_error(error: ValidationError, path: Path, role: str) -> InputError:
@@ -329,9 +358,7 @@ def unique_names(columns: list[Column]) -> list[Column]:
             count += 1
             name = f"{column.name}#{count}"
         taken.add(name)
-        renamed.append(
-            Column(name, column.path, column.metrics, column.intervals, column.conventions)
-        )
+        renamed.append(dataclasses.replace(column, name=name))
     return renamed
 
 
@@ -405,19 +432,6 @@ def best_columns(metric: str, row: dict[str, Cell | None]) -> list[str]:
     return [name for name, value in values.items() if value == target]
 
 
-def conventions_differ(columns: list[Column]) -> dict[str, dict[str, Any]]:
-    """Each conventions setting that is not the same in every report, by column (the
-    preset is a name for the settings, which are compared themselves)."""
-    known = [c for c in columns if c.conventions is not None]
-    keys = dict.fromkeys(k for c in known for k in (c.conventions or {}) if k != "preset")
-    differ: dict[str, dict[str, Any]] = {}
-    for key in keys:
-        values = {c.name: (c.conventions or {}).get(key) for c in known}
-        if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
-            differ[key] = values
-    return differ
-
-
 # -------------------------------------------------------------------------- rendering
 
 
@@ -455,9 +469,8 @@ def comparison_table(comparison: Comparison) -> RenderableType:
     parts: list[RenderableType] = [grid, shown(baseline_line(comparison, "* best"))]
     if comparison.has_intervals:
         parts.append(Text("±: half-width of the confidence interval saved in the report"))
-    warning = conventions_warning(comparison)
-    if warning:
-        parts.append(shown(warning, style="bold yellow"))
+    for warning in comparison_warnings(comparison):
+        parts.append(shown(f"warning: {warning}", style="bold yellow"))
     return Group(*parts)
 
 
@@ -480,22 +493,19 @@ def baseline_line(comparison: Comparison, best: str) -> str:
     )
 
 
-def conventions_warning(comparison: Comparison) -> str:
-    """One line naming each differing conventions setting and its value per column."""
-    if not comparison.conventions_differ:
-        return ""
-    listed = "; ".join(
-        f"{key}: " + ", ".join(f"{name}={_setting(v)}" for name, v in values.items())
-        for key, values in comparison.conventions_differ.items()
-    )
-    return (
-        f"warning: the reports' conventions differ ({listed}); deltas across different "
-        "conventions are not comparable."
-    )
-
-
-def _setting(value: Any) -> str:
-    return "none" if value is None else str(value)
+def comparison_warnings(comparison: Comparison) -> list[str]:
+    """The comparison's warnings: conventions that differ (allowed with
+    --allow-different-conventions) and ground truths that differ."""
+    found = []
+    if comparison.conventions_differ:
+        listed = describe_differences(comparison.conventions_differ)
+        found.append(
+            f"the reports' conventions differ ({listed}); deltas across different "
+            "conventions are not comparable."
+        )
+    if comparison.truths_differ is not None:
+        found.append(comparison.truths_differ)
+    return found
 
 
 def render_markdown(comparison: Comparison) -> str:
@@ -512,9 +522,8 @@ def render_markdown(comparison: Comparison) -> str:
         cells = [_markdown_cell(row[name], name in best) for name in names]
         lines.append(f"| {markdown_code(metric)} | " + " | ".join(cells) + " |")
     lines += ["", markdown_text(baseline_line(comparison, "bold: best")) + "."]
-    warning = conventions_warning(comparison)
-    if warning:
-        lines += ["", f"> **{markdown_text(warning)}**"]
+    for warning in comparison_warnings(comparison):
+        lines += ["", f"> **warning: {markdown_text(warning)}**"]
     return "\n".join(lines) + "\n"
 
 
