@@ -44,6 +44,22 @@ def test_hand_computed() -> None:
     assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] == 1.0
 
 
+def logged_data(dataset: str, propensity: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The golden data's recommendations and click log (logged.csv, logged_int.csv:
+    tests/golden/make_data.py), ids as strings or integers (pl.Int64); without the
+    propensity column Jurity assumes 1 / number of logged items."""
+    id_type = golden_files.id_type(dataset)
+    ids = {"user": id_type, "item": id_type}
+    log_file = "logged_int.csv" if dataset.endswith("_int") else "logged.csv"
+    log = pl.read_csv(GOLDEN / "data" / log_file, schema_overrides=ids)
+    if not propensity:
+        log = log.drop("propensity")
+    recommendations = pl.read_csv(
+        GOLDEN / "data" / f"{dataset}_predictions.csv", schema_overrides=ids
+    )
+    return recommendations, log
+
+
 @pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
 @pytest.mark.parametrize("propensity", [True, False])
 def test_agrees_with_jurity(propensity: bool, dataset: str) -> None:
@@ -51,15 +67,7 @@ def test_agrees_with_jurity(propensity: bool, dataset: str) -> None:
     click = grade >= 1 and a propensity per row; string or integer (pl.Int64) ids."""
     golden = json.loads((GOLDEN / "jurity" / f"ctr_{dataset}.json").read_text())
     assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
-    id_type = pl.Int64 if dataset.endswith("_int") else pl.String
-    ids = {"user": id_type, "item": id_type}
-    log_file = "logged_int.csv" if dataset.endswith("_int") else "logged.csv"
-    log = pl.read_csv(GOLDEN / "data" / log_file, schema_overrides=ids)
-    if not propensity:
-        log = log.drop("propensity")  # Jurity then assumes 1 / number of logged items
-    recommendations = pl.read_csv(
-        GOLDEN / "data" / f"{dataset}_predictions.csv", schema_overrides=ids
-    )
+    recommendations, log = logged_data(dataset, propensity)
     report = receval_cli.evaluate(
         recommendations, log, ESTIMATORS, truth_columns={"relevance": "click"}
     )
@@ -166,15 +174,7 @@ def test_ctr_at_k_agrees_with_jurity(propensity: bool, dataset: str) -> None:
     k by score; the tiefree data has no tied score, so Jurity's unstable sort is defined."""
     golden = json.loads((GOLDEN / "jurity" / f"ctr_k_{dataset}.json").read_text())
     assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
-    id_type = pl.Int64 if dataset.endswith("_int") else pl.String
-    ids = {"user": id_type, "item": id_type}
-    log_file = "logged_int.csv" if dataset.endswith("_int") else "logged.csv"
-    log = pl.read_csv(GOLDEN / "data" / log_file, schema_overrides=ids)
-    if not propensity:
-        log = log.drop("propensity")
-    recommendations = pl.read_csv(
-        GOLDEN / "data" / f"{dataset}_predictions.csv", schema_overrides=ids
-    )
+    recommendations, log = logged_data(dataset, propensity)
     ks = [int(key.removeprefix("k=")) for key in golden["ctr"]]
     assert ks == [1, 3, 5, 10]
     specs = [f"ctr@{k}(estimator={e})" for k in ks for e in ("matching", "ips", "dr")]

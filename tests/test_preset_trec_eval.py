@@ -24,44 +24,15 @@ import golden_files
 import polars as pl
 import pytest
 import pytrec_eval
+import trec_measures
 
 import receval_cli
 from receval_cli.metrics import lookup
 
 TOL = 1e-9
 CUTOFFS = (1, 3, 5, 10, 30)
-PAIRS: dict[str, str] = {
-    "recip_rank": "mrr",
-    "map": "map",
-    "ndcg": "ndcg",
-    "Rprec": "r_precision",
-    "num_rel": "num_rel",
-    "num_ret": "num_ret",
-    "num_rel_ret": "num_rel_ret",
-}
-for _k in CUTOFFS:
-    PAIRS |= {
-        f"P_{_k}": f"precision@{_k}",
-        f"recall_{_k}": f"recall@{_k}",
-        f"ndcg_cut_{_k}": f"ndcg@{_k}",
-        f"map_cut_{_k}": f"map@{_k}",
-        f"success_{_k}": f"hit_rate@{_k}",
-    }
-_CUTS = ",".join(map(str, CUTOFFS))
-MEASURES = {
-    f"P.{_CUTS}",
-    f"recall.{_CUTS}",
-    f"ndcg_cut.{_CUTS}",
-    f"map_cut.{_CUTS}",
-    f"success.{_CUTS}",
-    "recip_rank",
-    "map",
-    "ndcg",
-    "Rprec",
-    "num_rel",
-    "num_ret",
-    "num_rel_ret",
-}
+PAIRS = trec_measures.pairs(CUTOFFS, counts=True)
+MEASURES = trec_measures.measures(CUTOFFS, counts=True)
 
 
 @cache

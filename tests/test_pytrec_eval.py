@@ -27,6 +27,7 @@ from typing import Any
 import polars as pl
 import pytest
 import pytrec_eval
+import trec_measures
 
 import receval_cli
 from receval_cli.config.conventions import Conventions
@@ -52,32 +53,8 @@ def test_the_preset_holds_these_conventions() -> None:
 
 
 # trec_eval measure (with its _k suffix) -> receval metric
-PAIRS: dict[str, str] = {
-    "recip_rank": "mrr",
-    "map": "map",
-    "ndcg": "ndcg",
-    "Rprec": "r_precision",
-}
-for _k in CUTOFFS:
-    PAIRS |= {
-        f"P_{_k}": f"precision@{_k}",
-        f"recall_{_k}": f"recall@{_k}",
-        f"ndcg_cut_{_k}": f"ndcg@{_k}",
-        f"map_cut_{_k}": f"map@{_k}",
-        f"success_{_k}": f"hit_rate@{_k}",
-    }
-CUTS = ",".join(map(str, CUTOFFS))
-MEASURES = {
-    f"P.{CUTS}",
-    f"recall.{CUTS}",
-    f"ndcg_cut.{CUTS}",
-    f"map_cut.{CUTS}",
-    f"success.{CUTS}",
-    "recip_rank",
-    "map",
-    "ndcg",
-    "Rprec",
-}
+PAIRS = trec_measures.pairs(CUTOFFS)
+MEASURES = trec_measures.measures(CUTOFFS)
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
