@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,7 @@ def spark() -> Iterator[Any]:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="receval-warehouse-"))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

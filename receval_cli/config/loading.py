@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from receval_cli.config.metric_lists import canonical_gates, expand_metrics
 from receval_cli.config.model import Config, Gate
 from receval_cli.config.validation_errors import validation_config_error
 from receval_cli.config.yaml_file import found_value, read_yaml
-from receval_cli.errors import ConfigError
+from receval_cli.errors import ConfigError, InputError
 from receval_cli.metrics import MetricSpec
 
 
@@ -27,8 +28,40 @@ class LoadedConfig:
     gates: dict[str, Gate]
 
     def resolve_path(self, path: str) -> Path:
+        """A local path, resolved against the config's folder. A Spark table or a URI has
+        no local path: engine: spark reads the predictions and the ground truth there
+        (location()); anything else read from one is refused, saying so."""
+        if is_remote(path):
+            kind = "a Spark table" if path.startswith("table:") else "a URI"
+            fix = (
+                "Use engine: spark for predictions and ground_truth there; the polars "
+                "engines, the optional inputs (catalog, interactions, baseline, segments) and "
+                "the outputs need a local path."
+            )
+            raise InputError(
+                f"{self.path}: '{path}' is {kind}, which only engine: spark reads as the "
+                f"predictions or the ground truth. {fix}",
+                path=self.path,
+                found=path,
+                fix=fix,
+            )
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else self.path.parent / candidate
+
+    def location(self, path: str) -> str:
+        """Where an input is, as Spark is given it: a Spark table (`table:NAME`) or a URI
+        with a scheme (`s3a://...`, `file:///...`) unchanged, a plain path resolved
+        against the config's folder."""
+        return path if is_remote(path) else str(self.resolve_path(path))
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+
+
+def is_remote(path: str) -> bool:
+    """A Spark table (`table:NAME`) or a URI with a scheme of two letters or more (so a
+    Windows drive, C:/, is a path): engine: spark reads it as it is written."""
+    return path.startswith("table:") or _SCHEME.match(path) is not None
 
 
 def load_config(path: Path, preset: str | None = None) -> LoadedConfig:

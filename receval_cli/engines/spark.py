@@ -1,14 +1,14 @@
 """engine: spark: the same per-user metric code, run on Spark executors.
 
-Predictions and ground truth are read by Spark (Parquet or CSV paths, or `table:NAME` for
-a Spark table), mapped to receval's canonical columns with an explicit schema, and
-co-grouped by a hash bucket of the user id. Each bucket is a pair of Arrow tables that the
-one assembly evaluates exactly as on one machine (assembly.bucket_partial); the buckets'
-Partials come back to the driver as JSON, are merged as they arrive and finished by the
-same code as a single pass, so the report is the same bit for bit. Ranking breaks ties
-by a total order on (score, item), so the numbers do not depend on the partitioning; the
-file-order conventions (tie_break input_order, duplicates first) have no meaning on Spark
-and are refused.
+Predictions and ground truth are read by Spark (local files, URIs, or `table:NAME` for a
+Spark table) and mapped to receval's canonical columns as the polars engines map them
+(engines/spark_inputs.py), then co-grouped by a hash bucket of the user id. Each bucket
+is a pair of Arrow tables that the one assembly evaluates exactly as on one machine
+(assembly.bucket_partial); the buckets' Partials come back to the driver as JSON, are
+merged as they arrive and finished by the same code as a single pass, so the report is
+the same bit for bit. Ranking breaks ties by a total order on (score, item), so the
+numbers do not depend on the partitioning; the file-order conventions (tie_break
+input_order, duplicates first) have no meaning on Spark and are refused.
 
 Needs the `spark` extra (pyspark 4, pyarrow) and Java. Per-user, global and rating
 metrics run on Spark; click (logged) metrics do not yet.
@@ -27,6 +27,15 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
 from receval_cli.engines.partitions import check_partitionable, describe_only
+from receval_cli.engines.spark_inputs import (
+    canonical_predictions,
+    canonical_truth,
+    checked_locals,
+    format_of,
+    mapped,
+    read_frame,
+    refuse_unreadable,
+)
 from receval_cli.errors import UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import (
@@ -85,25 +94,6 @@ def refuse_file_order(conventions: Conventions) -> None:
             )
 
 
-def _read(
-    spark: SparkSession,
-    path: str,
-    fmt: str | None,
-    separator: str | None,
-    ids: tuple[str, ...] = (),
-) -> SparkFrame:
-    """A file or a table; a CSV's id columns (`ids`) follow the polars engines' rule
-    (io.canonical_integers): integers only when every value is written as an integer
-    column writes it, else the text as written (`0042` stays "0042")."""
-    if path.startswith("table:"):
-        return spark.table(path.removeprefix("table:"))
-    if (fmt or Path(path).suffix.lstrip(".")) in ("csv", "tsv"):
-        sep = separator or ("\t" if fmt == "tsv" or path.endswith(".tsv") else ",")
-        inferred = spark.read.csv(path, header=True, inferSchema=True, sep=sep)
-        return _ids_as_written(spark, path, sep, inferred, ids)
-    return spark.read.parquet(path)
-
-
 def _ids_as_written(
     spark: SparkSession, path: str, sep: str, inferred: SparkFrame, ids: tuple[str, ...]
 ) -> SparkFrame:
@@ -136,55 +126,51 @@ def _ids_as_written(
     return text
 
 
+def _source(
+    spark: SparkSession,
+    loaded: LoadedConfig,
+    config: PredictionsConfig | GroundTruthConfig,
+    checked: Input | None,
+    role: str,
+) -> tuple[SparkFrame, Input]:
+    """One input read by Spark, and its mapping: the polars readers' (`checked`, a local
+    file) or the same mapping decided on the Spark schema (a table or URI)."""
+    location = loaded.location(config.path)
+    fmt = checked.format if checked is not None else format_of(location, config.format)
+    if checked is None:
+        refuse_unreadable(fmt, location, role)
+    frame = read_frame(spark, location, fmt, config.separator, role)
+    source = checked if checked is not None else mapped(frame, config, location, role)
+    if fmt in ("csv", "tsv"):
+        ids = tuple(source.columns[c] for c in ("user", "item") if c in source.columns)
+        sep = config.separator or ("\t" if fmt == "tsv" else ",")
+        frame = _ids_as_written(spark, location, sep, frame, ids)
+    return frame, source
+
+
 def _canonical(
-    spark: SparkSession, loaded: LoadedConfig, file: PredictionsConfig
+    spark: SparkSession,
+    loaded: LoadedConfig,
+    file: PredictionsConfig,
+    checked: dict[str, Input | None],
 ) -> tuple[SparkFrame, str, SparkFrame, dict[str, str], dict[str, str]]:
-    """Predictions (user, item, value) and truth (user, item, rel), with their layouts."""
+    """Predictions (user, item, value) and truth (user, item, rel), with their layouts,
+    mapped as the polars engines map them (engines/spark_inputs.py)."""
     from pyspark.sql import functions as F
 
-    cols = file.columns
-    path = str(loaded.resolve_path(file.path))
-    raw = _read(spark, path, file.format, file.separator, (cols.user, cols.item))
-    layout = "score" if cols.score is not None or "score" in raw.columns else "rank"
-    if cols.items is not None:
-        exploded = raw.select(F.col(cols.user).alias("user"), F.posexplode(cols.items))
-        predictions = exploded.select(
-            "user", F.col("col").alias("item"), (F.col("pos") + 1).cast("double").alias("rank")
-        )
-        layout, mapping = "rank", {"user": cols.user, "items": cols.items}
-    else:
-        value = cols.score if layout == "score" else (cols.rank or "rank")
-        value = value or "score"
-        predictions = raw.select(
-            F.col(cols.user).alias("user"),
-            F.col(cols.item).alias("item"),
-            F.col(value).cast("double").alias(layout),
-        )
-        mapping = {"user": cols.user, "item": cols.item, layout: value}
+    raw, source = _source(spark, loaded, file, checked["predictions"], "predictions")
+    predictions = canonical_predictions(raw, source, file.list_separator)
+    layout = "rank" if source.layout == "items" else source.layout
     truth_config: GroundTruthConfig = loaded.config.ground_truth
-    tcols = truth_config.columns
-    traw = _read(
-        spark,
-        str(loaded.resolve_path(truth_config.path)),
-        truth_config.format,
-        truth_config.separator,
-        (tcols.user, tcols.item),
-    )
-    relevance = tcols.relevance or ("relevance" if "relevance" in traw.columns else None)
-    rel = F.col(relevance).cast("double") if relevance else F.lit(1.0)
-    truth = traw.select(
-        F.col(tcols.user).alias("user"), F.col(tcols.item).alias("item"), rel.alias("rel")
-    )
-    tmapping = {"user": tcols.user, "item": tcols.item}
-    if relevance:
-        tmapping["relevance"] = relevance
+    traw, tsource = _source(spark, loaded, truth_config, checked["ground truth"], "ground truth")
+    truth = canonical_truth(traw, tsource, truth_config.list_separator)
     # one id type on both sides: integers stay integers, anything else is compared as text
     for column in ("user", "item"):
         types = {dict(predictions.dtypes)[column], dict(truth.dtypes)[column]}
         target = "bigint" if types <= {"int", "bigint", "smallint", "tinyint"} else "string"
         predictions = predictions.withColumn(column, F.col(column).cast(target))
         truth = truth.withColumn(column, F.col(column).cast(target))
-    return predictions, layout, truth, mapping, tmapping
+    return predictions, layout, truth, source.columns, tsource.columns
 
 
 def _input(role: str, layout: str, frame: pl.DataFrame) -> Input:
@@ -311,13 +297,14 @@ def evaluate_spark(
     check_partitionable(loaded, "engine: spark", side_inputs=True)
     specs = loaded.specs
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    (file,) = config.model_files().values()
+    checked = checked_locals(loaded, file)  # local inputs: refused before Spark starts
     driver_sources = read_sources(loaded)
     check_sources(driver_sources, conventions.duplicates)
     metric_exprs(user_specs, conventions, driver_sources)  # a missing input: an error
     with console.stage("start Spark"):
         session = _spark_session(spark)
-    (file,) = config.model_files().values()
-    predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file)
+    predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file, checked)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
     side_rows, shipped = _side_inputs(session, loaded, id_types, driver_sources)
     reference = (
@@ -341,9 +328,13 @@ def evaluate_spark(
     merged = _run_buckets(
         session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
     )
-    p_input = describe_only("predictions", str(loaded.resolve_path(file.path)), layout, mapping)
-    truth_path = str(loaded.resolve_path(config.ground_truth.path))
-    t_input = describe_only("ground truth", truth_path, "graded", tmapping)
+    # the report describes a local file as the polars engines do (its fingerprint too)
+    p_input = checked["predictions"] or describe_only(
+        "predictions", loaded.location(file.path), layout, mapping
+    )
+    t_input = checked["ground truth"] or describe_only(
+        "ground truth", loaded.location(config.ground_truth.path), "graded", tmapping
+    )
     run = Run(
         p_input,
         t_input,

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.errors import InputError, InternalError, RecEvalError
 from receval_cli.inputs.diagnosis import READ_ERRORS
 
@@ -44,7 +44,8 @@ def input_files(loaded: LoadedConfig) -> dict[Path, str]:
     files: dict[Path, str] = {}
     for name, model in config.model_files().items():
         role = f"predictions file of model '{name}'" if config.several_models else ""
-        files[loaded.resolve_path(model.path)] = role or "predictions file"
+        if not is_remote(model.path):  # a Spark table or URI: Spark's to read
+            files[loaded.resolve_path(model.path)] = role or "predictions file"
     optional = {
         "ground truth": config.ground_truth,
         "catalog": config.catalog,
@@ -53,7 +54,7 @@ def input_files(loaded: LoadedConfig) -> dict[Path, str]:
         "segments": config.segments,
     }
     for role, section in optional.items():
-        if section is not None:
+        if section is not None and not is_remote(section.path):
             files.setdefault(loaded.resolve_path(section.path), f"{role} file")
     return files
 

@@ -1,0 +1,211 @@
+"""engine: spark reads the predictions and the ground truth exactly as the polars engines
+map them: one decision of layout and columns (inputs/readers.py's map_predictions and
+map_ground_truth), one set of checks and messages.
+
+A local file is first opened by the polars readers (a lazy scan and its schema checks:
+a missing file, a column that is not there, float ids, a score that is not a number),
+so a bad input is refused before the JVM starts. A Spark table (`table:NAME`) or a URI
+with a scheme (`s3a://`, `hdfs://`, `file:///`, `dbfs:/`) is read by Spark and its schema
+goes through the same mapping (a one-row probe of its column types). Spark then selects
+the canonical columns by that mapping: score, rank or items layouts, list truth with or
+without grades, lists as arrays or as separated text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from receval_cli.config.loading import LoadedConfig, is_remote
+from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
+from receval_cli.errors import InputError
+from receval_cli.inputs.readers import (
+    Input,
+    map_ground_truth,
+    map_predictions,
+    read_ground_truth,
+    read_predictions,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame as SparkFrame
+    from pyspark.sql import SparkSession
+
+_READABLE = ("csv", "tsv", "parquet", "jsonl")
+
+
+def checked_locals(loaded: LoadedConfig, file: PredictionsConfig) -> dict[str, Input | None]:
+    """The polars readers' Input of each local input (every check of theirs, before Spark
+    starts); None for a table or a URI (Spark reads those; see mapped())."""
+    config = loaded.config
+    found: dict[str, Input | None] = {"predictions": None, "ground truth": None}
+    if not is_remote(file.path):
+        found["predictions"] = read_predictions(file, loaded.resolve_path(file.path))
+    if not is_remote(config.ground_truth.path):
+        truth_path = loaded.resolve_path(config.ground_truth.path)
+        found["ground truth"] = read_ground_truth(config.ground_truth, truth_path)
+    for source in found.values():
+        if source is not None:
+            refuse_unreadable(source.format, source.path, source.role)
+    return found
+
+
+def refuse_unreadable(fmt: str, path: Path | str, role: str) -> None:
+    """Formats Spark does not read as receval does: TREC files, zstd-compressed text."""
+    if fmt not in _READABLE:
+        fix = "Convert it first (receval convert writes Parquet), or use another engine."
+        raise InputError(
+            f"{role} file {path}: engine: spark reads CSV, TSV, Parquet and JSONL, not {fmt}. "
+            f"{fix}",
+            path=path,
+            found=fmt,
+            fix=fix,
+        )
+    if str(path).endswith(".zst"):
+        fix = "Compress it with gzip (.gz), or write Parquet."
+        raise InputError(
+            f"{role} file {path}: engine: spark does not read zstd-compressed text. {fix}",
+            path=path,
+            found=".zst",
+            fix=fix,
+        )
+
+
+def format_of(path: str, given: str | None) -> str:
+    """A table's or URI's format: the given one, else the extension's (past .gz), else
+    Parquet (a folder of Parquet files, a table)."""
+    if given is not None:
+        return given
+    name = re.sub(r"\.(gz|zst)$", "", path.rstrip("/"))
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name.rsplit("/", 1)[-1] else ""
+    return {"csv": "csv", "tsv": "tsv", "txt": "tsv", "jsonl": "jsonl", "json": "jsonl"}.get(
+        suffix, "parquet"
+    )
+
+
+def read_frame(
+    spark: SparkSession, location: str, fmt: str, separator: str | None, role: str
+) -> SparkFrame:
+    """A file, folder, URI or table as a Spark DataFrame; a read Spark refuses (no such
+    path or table, a damaged file) is an InputError naming the input."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        if location.startswith("table:"):
+            return spark.table(location.removeprefix("table:"))
+        if fmt in ("csv", "tsv"):
+            sep = separator or ("\t" if fmt == "tsv" else ",")
+            return spark.read.csv(location, header=True, inferSchema=True, sep=sep)
+        if fmt == "jsonl":
+            return spark.read.json(location)
+        return spark.read.parquet(location)
+    except AnalysisException as error:
+        reason = str(error).splitlines()[0]
+        what = "table" if location.startswith("table:") else "file"
+        fix = "Check the path (or the table's name) and that the Spark session can reach it."
+        raise InputError(
+            f"{role} {what} {location} could not be read by Spark: {reason}. {fix}",
+            path=location,
+            found=reason,
+            fix=fix,
+        ) from None
+
+
+def _polars_type(spark_type: Any) -> pl.DataType:
+    """The polars type the polars readers would see for a Spark column type."""
+    from pyspark.sql import types as T
+
+    if isinstance(spark_type, T.IntegralType):
+        return pl.Int64()
+    if isinstance(spark_type, T.FractionalType):
+        return pl.Float64()
+    if isinstance(spark_type, T.StringType):
+        return pl.String()
+    if isinstance(spark_type, T.BooleanType):
+        return pl.Boolean()
+    if isinstance(spark_type, T.ArrayType):
+        return pl.List(_polars_type(spark_type.elementType))
+    if isinstance(spark_type, T.TimestampType):
+        return pl.Datetime()
+    if isinstance(spark_type, T.DateType):
+        return pl.Date()
+    return pl.Binary()
+
+
+def mapped(
+    frame: SparkFrame, config: PredictionsConfig | GroundTruthConfig, location: str, role: str
+) -> Input:
+    """The polars engines' mapping of a table's or URI's columns, decided on its Spark
+    schema: the same choices and the same errors (a one-row probe of nulls typed as the
+    schema, so a check that looks at the first row finds one)."""
+    probe = pl.DataFrame(
+        [pl.Series(f.name, [None], dtype=_polars_type(f.dataType)) for f in frame.schema.fields]
+    ).lazy()
+    fmt = "spark"
+    if isinstance(config, GroundTruthConfig):
+        return map_ground_truth(probe, config.columns, config.list_separator, Path(location), fmt)
+    return map_predictions(probe, config.columns, config.list_separator, Path(location), fmt, role)
+
+
+def _listed(frame: SparkFrame, column: str, separator: str) -> Any:
+    """A list column as an array: as it is, or text split at `separator` and trimmed (as
+    inputs/readers.list_items does for CSV)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if isinstance(frame.schema[column].dataType, T.ArrayType):
+        return F.col(column)
+    parts = F.split(F.col(column), re.escape(separator))
+    return F.transform(parts, lambda part: F.trim(part))
+
+
+def canonical_predictions(frame: SparkFrame, source: Input, separator: str) -> SparkFrame:
+    """(user, item, score | rank) by the mapping of `source` (polars' map_predictions)."""
+    from pyspark.sql import functions as F
+
+    cols = source.columns
+    if source.layout == "items":
+        listed = frame.select(
+            F.col(cols["user"]).alias("user"), _listed(frame, cols["items"], separator).alias("l")
+        )
+        exploded = listed.select("user", F.posexplode("l"))
+        return exploded.select(
+            "user", F.col("col").alias("item"), (F.col("pos") + 1).cast("double").alias("rank")
+        )
+    value = source.layout
+    return frame.select(
+        F.col(cols["user"]).alias("user"),
+        F.col(cols["item"]).alias("item"),
+        F.col(cols[value]).cast("double").alias(value),
+    )
+
+
+def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFrame:
+    """(user, item, rel) by the mapping of `source` (polars' map_ground_truth): one row per
+    item, or lists of items with or without their grades."""
+    from pyspark.sql import functions as F
+
+    cols = source.columns
+    user = F.col(cols["user"]).alias("user")
+    if source.layout == "items":
+        items = _listed(frame, cols["items"], separator)
+        if "relevances" in cols:
+            grades = F.transform(
+                _listed(frame, cols["relevances"], separator), lambda g: g.cast("double")
+            )
+            nulls = F.transform(items, lambda _: F.lit(None).cast("double"))
+            # a grade list of another length: null grades, which the checks report
+            grades = F.when(F.size(grades) == F.size(items), grades).otherwise(nulls)
+        else:
+            grades = F.transform(items, lambda _: F.lit(1.0))
+        zipped = frame.select(user, F.arrays_zip(items.alias("i"), grades.alias("g")).alias("z"))
+        pairs = zipped.select("user", F.explode("z").alias("p"))
+        return pairs.select(
+            "user", F.col("p.i").alias("item"), F.col("p.g").cast("double").alias("rel")
+        )
+    relevance = cols.get("relevance")
+    rel = F.col(relevance).cast("double") if relevance else F.lit(1.0)
+    return frame.select(user, F.col(cols["item"]).alias("item"), rel.alias("rel"))

@@ -1,0 +1,203 @@
+"""engine: spark reads its inputs as the polars engines do (#17 items 1 and 2): tables and
+URIs passed to Spark unchanged, every column mapping honoured (a configured rank beside a
+score column, list layouts, `items` by name, list truth), the formats the polars engines
+read (JSONL, gzip CSV, text lists), and the same refusals with the same `error:` line and
+exit 2 (a missing file, a wrong column, float ids), before Spark starts."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from cli_helpers import invoke, write, write_config
+
+from receval_cli.analysis.runs import evaluate_config
+from receval_cli.config.loading import is_remote, load_config
+from receval_cli.engines.spark import evaluate_spark
+from receval_cli.report.data import Report
+
+# integer ids whose text and number orders differ, ties, lists longer than k, a user
+# only in the truth (4) and one only in the predictions (300)
+PREDICTIONS = pl.DataFrame(
+    {
+        "user": [9, 9, 9, 9, 10, 10, 100, 100, 100, 300],
+        "item": [10, 100, 9, 1000, 9, 10, 100, 9, 10, 9],
+        "score": [0.9, 0.5, 0.5, 0.1, 0.8, 0.7, 0.6, 0.6, 0.2, 0.5],
+        "rank": [4, 1, 2, 3, 2, 1, 1, 3, 2, 1],
+    }
+)
+TRUTH = pl.DataFrame(
+    {
+        "user": [9, 9, 10, 100, 100, 4],
+        "item": [100, 1000, 10, 9, 10, 9],
+        "grade": [2.0, 1.0, 3.0, 1.0, 0.0, 1.0],
+    }
+)
+METRICS = ["ndcg@2", "precision@3", "map", "mrr", "recall@10"]
+
+
+def both(spark: Any, folder: Path, config: dict[str, Any]) -> tuple[Report, Report]:
+    path = write_config(folder, {"metrics": METRICS, **config})
+    (in_memory,) = evaluate_config(load_config(path)).models.values()
+    return in_memory, evaluate_spark(load_config(path), spark, buckets=3)
+
+
+def assert_same(expected: Report, got: Report) -> None:
+    assert got.metrics == pytest.approx(expected.metrics, abs=1e-12)
+    assert got.users == expected.users
+
+
+def test_is_remote() -> None:
+    for remote in ("table:preds", "s3a://b/p", "hdfs://nn/x", "file:///tmp/x", "dbfs:/x"):
+        assert is_remote(remote), remote
+    for local in ("p.csv", "/tmp/p.csv", "C:/data/p.csv", "data:x.csv", "./table.csv"):
+        assert not is_remote(local), local
+
+
+def test_a_configured_rank_beside_a_score_column(spark: Any, tmp_path: Path) -> None:
+    """columns.rank was ignored when the file also had `score`: silent wrong numbers."""
+    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {
+        "predictions": {"path": "p.parquet", "columns": {"rank": "rank"}},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+    }
+    expected, got = both(spark, tmp_path, config)
+    assert_same(expected, got)
+    scored = {**config, "metrics": METRICS, "predictions": {"path": "p.parquet"}}
+    by_score = evaluate_config(load_config(write_config(tmp_path, scored)))
+    assert by_score.models["model"].metrics != expected.metrics  # the rank decides
+
+
+def test_a_table_and_a_file_uri(spark: Any, tmp_path: Path) -> None:
+    """table:NAME and file:/// are given to Spark as written (they became
+    /config/dir/table:NAME and /config/dir/file:/...)."""
+    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
+    TRUTH.write_parquet(tmp_path / "t.parquet")
+    local = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.parquet", "columns": {"relevance": "grade"}},
+    }
+    expected, _ = both(spark, tmp_path, local)
+    spark.createDataFrame(PREDICTIONS.to_pandas()).createOrReplaceTempView("receval_preds")
+    remote = {
+        "predictions": {"path": "table:receval_preds"},
+        "ground_truth": {
+            "path": (tmp_path / "t.parquet").resolve().as_uri(),
+            "columns": {"relevance": "grade"},
+        },
+        "metrics": METRICS,
+    }
+    config = load_config(write_config(tmp_path / "elsewhere", remote))
+    got = evaluate_spark(config, spark, buckets=3)
+    assert_same(expected, got)
+    assert got.inputs["predictions"]["path"].endswith("table:receval_preds")
+
+
+@pytest.mark.parametrize(
+    "shape", ["jsonl", "csv.gz", "csv text lists", "items by name", "list truth"]
+)
+def test_every_input_shape_the_polars_engines_read(spark: Any, tmp_path: Path, shape: str) -> None:
+    lists = (
+        PREDICTIONS.sort("user", "rank")
+        .group_by("user", maintain_order=True)
+        .agg(pl.col("item").alias("items"))
+    )
+    truth_lists = TRUTH.group_by("user", maintain_order=True).agg(
+        pl.col("item").alias("items"), pl.col("grade").alias("grades")
+    )
+    truth = {"path": "t.csv", "columns": {"relevance": "grade"}}
+    TRUTH.write_csv(tmp_path / "t.csv")
+    if shape == "jsonl":
+        PREDICTIONS.write_ndjson(tmp_path / "p.jsonl")
+        predictions: dict[str, Any] = {"path": "p.jsonl"}
+    elif shape == "csv.gz":
+        (tmp_path / "p.csv.gz").write_bytes(gzip.compress(PREDICTIONS.write_csv().encode()))
+        predictions = {"path": "p.csv.gz"}
+    elif shape == "csv text lists":
+        text = lists.with_columns(pl.col("items").cast(pl.List(pl.String)).list.join(";"))
+        text.write_csv(tmp_path / "p.csv")
+        predictions = {"path": "p.csv", "columns": {"items": "items"}}
+    elif shape == "items by name":
+        lists.write_parquet(tmp_path / "p.parquet")
+        predictions = {"path": "p.parquet"}  # found by its name, `items`
+    else:
+        PREDICTIONS.write_parquet(tmp_path / "p.parquet")
+        predictions = {"path": "p.parquet"}
+        truth_lists.write_parquet(tmp_path / "tl.parquet")
+        truth = {"path": "tl.parquet", "columns": {"items": "items", "relevances": "grades"}}
+    expected, got = both(spark, tmp_path, {"predictions": predictions, "ground_truth": truth})
+    assert_same(expected, got)
+
+
+def outcome(args: list[str | Path]) -> tuple[int, str]:
+    result = invoke("run", *args)
+    assert "Traceback" not in result.stderr
+    return result.exit_code, result.stderr
+
+
+@pytest.mark.parametrize("case", ["missing file", "wrong column", "float ids", "trec"])
+def test_bad_input_is_refused_alike_on_both_engines(spark: Any, tmp_path: Path, case: str) -> None:
+    """The same exit code (2) and the same error line on Spark as in memory."""
+    predictions = PREDICTIONS
+    if case == "float ids":
+        predictions = PREDICTIONS.with_columns(pl.col("item").cast(pl.Float64))
+    predictions.write_parquet(tmp_path / "p.parquet")
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config: dict[str, Any] = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+        "metrics": METRICS,
+    }
+    if case == "missing file":
+        config["predictions"]["path"] = "nowhere.parquet"
+    if case == "wrong column":
+        config["ground_truth"]["columns"]["relevance"] = "grades"
+    if case == "trec":
+        write(tmp_path / "run.trec", "9 Q0 10 1 0.9 x\n")
+        config["predictions"]["path"] = "run.trec"
+    memory = outcome([write_config(tmp_path, config, "memory.yaml")])
+    on_spark = outcome([write_config(tmp_path, {**config, "engine": "spark"}, "spark.yaml")])
+    if case == "trec":  # read in memory; Spark refuses it, clearly, before it starts
+        assert memory[0] == 0
+        assert on_spark[0] == 2
+        assert "engine: spark reads CSV, TSV, Parquet and JSONL, not trec" in on_spark[1]
+        return
+    assert memory[0] == on_spark[0] == 2
+    assert memory[1] == on_spark[1]
+    assert memory[1].startswith("error: ")
+
+
+def test_a_missing_table_is_an_input_error(spark: Any, tmp_path: Path) -> None:
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {
+        "predictions": {"path": "table:no_such_table_here"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+        "metrics": METRICS,
+        "engine": "spark",
+    }
+    code, stderr = outcome([write_config(tmp_path, config)])
+    assert code == 2
+    assert stderr.startswith("error: predictions table table:no_such_table_here could not")
+
+
+def test_a_table_or_uri_needs_engine_spark(tmp_path: Path) -> None:
+    """On a polars engine (no Spark needed to say so): a clear error, not 'does not exist'
+    at /config/dir/table:NAME."""
+    TRUTH.write_csv(tmp_path / "t.csv")
+    for path in ("table:preds", "s3a://bucket/preds.parquet"):
+        config = {
+            "predictions": {"path": path},
+            "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+            "metrics": METRICS,
+        }
+        result = invoke("run", write_config(tmp_path, config), "--format", "json")
+        assert result.exit_code == 2, result.stderr
+        assert f"'{path}' is a" in result.stderr
+        assert "only engine: spark reads" in result.stderr
+        assert result.stdout == ""
+        json.dumps(path)  # the path is reported as written
