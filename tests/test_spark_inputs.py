@@ -201,3 +201,86 @@ def test_a_table_or_uri_needs_engine_spark(tmp_path: Path) -> None:
         assert "only engine: spark reads" in result.stderr
         assert result.stdout == ""
         json.dumps(path)  # the path is reported as written
+
+
+# --- the session's settings (#17 item 4) ---------------------------------------------
+
+
+class RecordingBuilder:
+    """Stands for SparkSession.builder: records what receval asks of it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, ...]] = []
+
+    def appName(self, name: str) -> RecordingBuilder:
+        self.calls.append(("appName", name))
+        return self
+
+    def master(self, master: str) -> RecordingBuilder:
+        self.calls.append(("master", master))
+        return self
+
+    def config(self, key: str, value: str) -> RecordingBuilder:
+        self.calls.append(("config", key, value))
+        return self
+
+    def getOrCreate(self) -> str:
+        self.calls.append(("getOrCreate",))
+        return "session"
+
+
+def test_the_session_takes_the_master_and_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    from receval_cli.config.model import SparkConfig
+    from receval_cli.engines import spark as engine
+
+    recorder = RecordingBuilder()
+    monkeypatch.setattr(pyspark_sql.SparkSession, "builder", recorder)
+    settings = SparkConfig(master="local[3]", conf={"spark.driver.memory": "6g"})
+    assert engine._spark_session(None, settings) == "session"
+    assert recorder.calls == [
+        ("appName", "receval"),
+        ("master", "local[3]"),
+        ("config", "spark.driver.memory", "6g"),
+        ("getOrCreate",),
+    ]
+    given = object()
+    assert engine._spark_session(given, settings) is given  # a notebook's session: as it is
+
+
+def test_spark_options_reach_the_session(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--spark-master and --spark-conf override and extend the config's spark block."""
+    from receval_cli.engines import spark as engine
+
+    seen: list[Any] = []
+
+    def stop(spark: Any, settings: Any) -> Any:
+        seen.append(settings)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(engine, "_spark_session", stop)
+    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+        "metrics": METRICS,
+        "engine": "spark",
+        "spark": {"master": "local[2]", "conf": {"a": "1", "b": "2"}},
+    }
+    path = write_config(tmp_path, config)
+    invoke(
+        "run", path, "--spark-master", "local[4]", "--spark-conf", "b=3", "--spark-conf", "c=x=y"
+    )
+    assert seen[0].master == "local[4]"
+    assert seen[0].conf == {"a": "1", "b": "3", "c": "x=y"}
+
+
+def test_a_malformed_spark_conf_is_refused(tmp_path: Path) -> None:
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {"predictions": {"path": "t.csv"}, "ground_truth": {"path": "t.csv"}}
+    path = write_config(tmp_path, {**config, "metrics": METRICS, "engine": "spark"})
+    result = invoke("run", path, "--spark-conf", "spark.driver.memory")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --spark-conf 'spark.driver.memory' is not a Spark")
+    assert "KEY=VALUE" in result.stderr

@@ -122,14 +122,31 @@ def run(
         ),
     ] = None,
     allow_different_conventions: AllowDifferentConventions = False,
+    spark_master: Annotated[
+        str | None,
+        typer.Option(
+            "--spark-master",
+            help="engine: spark: the master of the session receval starts (local[4], "
+            "spark://host:7077, yarn); overrides the config's spark.master.",
+        ),
+    ] = None,
+    spark_conf: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--spark-conf",
+            help="engine: spark: a Spark setting KEY=VALUE (repeat it), e.g. "
+            "spark.driver.memory=8g; added to the config's spark.conf.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
     console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
     request = _Request(config, format, output or [], append, per_user, quiet)
     try:
         with console.live_stages():
+            spark = _spark_settings(spark_master, spark_conf or [])
             report, table_shown = _run(
-                request, preset, ci, engine, baseline_report, allow_different_conventions
+                request, preset, ci, engine, baseline_report, allow_different_conventions, spark
             )
     except RecEvalError as error:
         raise fail(error) from None
@@ -144,6 +161,23 @@ def run(
                 if not gate.passed:
                     console.emit("gate", gate.describe())
         raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def _spark_settings(master: str | None, pairs: list[str]) -> tuple[str | None, dict[str, str]]:
+    """--spark-master and the --spark-conf KEY=VALUE pairs, checked."""
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            fix = "Write it as KEY=VALUE, e.g. --spark-conf spark.driver.memory=8g."
+            raise UsageError(
+                f"--spark-conf {pair!r} is not a Spark setting. {fix}",
+                key="--spark-conf",
+                found=pair,
+                fix=fix,
+            )
+        conf[key.strip()] = value
+    return master, conf
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,6 +199,7 @@ def _run(
     engine: Engine | None,
     baseline_report: Path | None,
     allow_different_conventions: bool = False,
+    spark: tuple[str | None, dict[str, str]] = (None, {}),
 ) -> tuple[RunReport, bool]:
     """Evaluate, write the outputs (files, then standard output); return the report and
     whether the table is still to be shown on stdout."""
@@ -173,6 +208,14 @@ def _run(
         if engine is not None:
             chosen_engine = loaded.config.model_copy(update={"engine": engine.value})
             loaded = dataclasses.replace(loaded, config=chosen_engine)
+        master, conf = spark
+        if master is not None or conf:
+            given = loaded.config.spark
+            spark_settings = given.model_copy(
+                update={"master": master or given.master, "conf": {**given.conf, **conf}}
+            )
+            updated = loaded.config.model_copy(update={"spark": spark_settings})
+            loaded = dataclasses.replace(loaded, config=updated)
         inputs = {request.config: "config file", **input_files(loaded)}
         if baseline_report is not None:
             inputs[baseline_report] = "--baseline-report file"

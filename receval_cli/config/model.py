@@ -301,6 +301,22 @@ class ConfidenceConfig(_Strict):
     """The random seed (results are reproducible)."""
 
 
+class SparkConfig(_Strict):
+    """engine: spark: the session receval starts (an existing session, as in a notebook or
+    under spark-submit, keeps its own settings)."""
+
+    master: str | None = Field(
+        None,
+        description="The Spark master (local[4], spark://host:7077, yarn, ...); none: "
+        "Spark's default (spark-submit's --master, else local[*]).",
+    )
+    conf: dict[str, str] = Field(
+        {},
+        description="Spark settings (e.g. spark.driver.memory: 8g, which only takes effect "
+        "when receval starts the JVM; under spark-submit give --driver-memory).",
+    )
+
+
 class ComparisonConfig(_Strict):
     """Every model against the baseline model: paired per-user differences."""
 
@@ -388,6 +404,11 @@ class Config(_Strict):
         "auto",
         description="auto: streaming from 32 MiB of predictions on disk, else polars' choice; "
         "in_memory; streaming (polars' out-of-core engine); gpu (polars' GPU engine); spark.",
+    )
+    spark: SparkConfig = Field(
+        SparkConfig(),
+        description="engine: spark: the master and Spark settings of the session receval "
+        "starts (--spark-master and --spark-conf override them).",
     )
     partitions: PositiveInt = Field(
         1,

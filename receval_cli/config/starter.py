@@ -205,6 +205,10 @@ _TEMPLATE_OPTIONAL = f"""
 # engine: auto                    # {" | ".join(get_args(Engine))}
 # partitions: 1                   # users in N hash buckets, one after the other
 
+# spark:                          # engine: spark, a session receval starts
+#   master: local[4]              # or spark://host:7077, yarn (default: Spark's)
+#   conf: {{spark.driver.memory: 8g}}
+
 # segments:                       # user attributes, one row per user
 #   path: path/to/users.csv
 #   columns: {{user: user}}

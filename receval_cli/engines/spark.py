@@ -25,7 +25,7 @@ import polars as pl
 from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
+from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
 from receval_cli.engines.partitions import check_partitionable, describe_only
 from receval_cli.engines.spark_inputs import (
     canonical_predictions,
@@ -61,7 +61,10 @@ if TYPE_CHECKING:
 DEFAULT_BUCKETS = 64
 
 
-def _spark_session(spark: SparkSession | None) -> SparkSession:
+def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSession:
+    """The session to run on: the one given (a notebook's), else the active one
+    (spark-submit's, whose settings stay), else a new one with the config's master and
+    settings (`spark:`, --spark-master, --spark-conf)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -71,7 +74,14 @@ def _spark_session(spark: SparkSession | None) -> SparkSession:
             key="engine",
             found="spark",
         ) from None
-    return spark or SparkSession.builder.appName("receval").getOrCreate()
+    if spark is not None:
+        return spark
+    builder = SparkSession.builder.appName("receval")
+    if settings.master is not None:
+        builder = builder.master(settings.master)
+    for key, value in settings.conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 def refuse_file_order(conventions: Conventions) -> None:
@@ -303,7 +313,7 @@ def evaluate_spark(
     check_sources(driver_sources, conventions.duplicates)
     metric_exprs(user_specs, conventions, driver_sources)  # a missing input: an error
     with console.stage("start Spark"):
-        session = _spark_session(spark)
+        session = _spark_session(spark, config.spark)
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file, checked)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
     side_rows, shipped = _side_inputs(session, loaded, id_types, driver_sources)
