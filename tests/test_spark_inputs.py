@@ -95,7 +95,9 @@ def test_a_table_and_a_file_uri(spark: Any, tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path / "elsewhere", remote))
     got = evaluate_spark(config, spark, buckets=3)
     assert_same(expected, got)
-    assert got.inputs["predictions"]["path"].endswith("table:receval_preds")
+    assert got.inputs["predictions"]["path"] == "table:receval_preds"
+    uri = (tmp_path / "t.parquet").resolve().as_uri()
+    assert got.inputs["ground_truth"]["path"] == uri  # as written: file:///..., not file:/
 
 
 @pytest.mark.parametrize(
@@ -140,12 +142,23 @@ def outcome(args: list[str | Path]) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
-@pytest.mark.parametrize("case", ["missing file", "wrong column", "float ids", "trec"])
+@pytest.mark.parametrize(
+    "case", ["missing file", "wrong column", "float ids", "trec", "nan score", "duplicate"]
+)
 def test_bad_input_is_refused_alike_on_both_engines(spark: Any, tmp_path: Path, case: str) -> None:
     """The same exit code (2) and the same error line on Spark as in memory."""
     predictions = PREDICTIONS
     if case == "float ids":
         predictions = PREDICTIONS.with_columns(pl.col("item").cast(pl.Float64))
+    if case == "nan score":
+        predictions = PREDICTIONS.with_columns(
+            pl.when(pl.col("user") == 10)
+            .then(float("nan"))
+            .otherwise(pl.col("score"))
+            .alias("score")
+        )
+    if case == "duplicate":
+        predictions = pl.concat([PREDICTIONS, PREDICTIONS.head(1)])
     predictions.write_parquet(tmp_path / "p.parquet")
     TRUTH.write_csv(tmp_path / "t.csv")
     config: dict[str, Any] = {
@@ -229,8 +242,12 @@ class RecordingBuilder:
         return "session"
 
 
-def test_the_session_takes_the_master_and_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    pyspark_sql = pytest.importorskip("pyspark.sql")
+def test_the_session_takes_the_master_and_settings(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The `spark` fixture marks it, so CI's Spark pass runs it.)"""
+    import pyspark.sql as pyspark_sql
+
     from receval_cli.config.model import SparkConfig
     from receval_cli.engines import spark as engine
 

@@ -131,4 +131,4 @@ def evaluate_partitioned(
 def describe_only(role: str, path: str, layout: str, columns: dict[str, str]) -> Input:
     """An Input that only names a source (for messages and the report)."""
     empty = pl.LazyFrame()
-    return Input(role, Path(path), "spark", layout, columns, empty, empty)
+    return Input(role, Path(path), "spark", layout, columns, empty, empty, location=path)

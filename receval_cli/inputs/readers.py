@@ -65,6 +65,7 @@ class Input:
     frame: pl.LazyFrame
     raw: pl.LazyFrame = field(repr=False)
     separator: str | None = None  # the CSV separator the config gives, to explain failures
+    location: str | None = None  # a Spark table or URI as written (Path collapses "//")
 
     @property
     def value_column(self) -> str:
@@ -100,7 +101,7 @@ class Input:
 
     def describe(self) -> dict[str, object]:
         return {
-            "path": str(self.path),
+            "path": self.location or str(self.path),
             "format": self.format,
             "layout": self.layout,
             "columns": self.columns,
