@@ -301,3 +301,86 @@ def test_a_malformed_spark_conf_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: --spark-conf 'spark.driver.memory' is not a Spark")
     assert "KEY=VALUE" in result.stderr
+
+
+# --- a folder of Parquet files, as Spark writes them (#17 item 1) -----------------------
+
+
+def spark_like_folder(folder: Path, frame: pl.DataFrame, crc: bool = True) -> Path:
+    """part-*.parquet files beside _SUCCESS (and, with `crc`, hidden .crc files standing
+    for Hadoop's checksums: Spark itself verifies real ones, so its test goes without)."""
+    folder.mkdir(parents=True)
+    size = -(-frame.height // 3)
+    for index in range(3):
+        frame.slice(index * size, size).write_parquet(folder / f"part-{index:05d}.snappy.parquet")
+        if crc:
+            write(folder / f".part-{index:05d}.snappy.parquet.crc", "crc")
+    write(folder / "_SUCCESS", "")
+    return folder
+
+
+def test_a_parquet_folder_is_read_by_every_engine(tmp_path: Path) -> None:
+    spark_like_folder(tmp_path / "preds", PREDICTIONS)
+    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
+    TRUTH.write_csv(tmp_path / "t.csv")
+    truth = {"path": "t.csv", "columns": {"relevance": "grade"}}
+    one_file = load_config(
+        write_config(
+            tmp_path,
+            {"predictions": {"path": "p.parquet"}, "ground_truth": truth, "metrics": METRICS},
+            "file.yaml",
+        )
+    )
+    expected = evaluate_config(one_file).models["model"].metrics
+    for name, extra in {
+        "memory": {},
+        "streaming": {"engine": "streaming"},
+        "parts": {"partitions": 2},
+    }.items():
+        config = {"predictions": {"path": "preds"}, "ground_truth": truth, "metrics": METRICS}
+        path = write_config(tmp_path, {**config, **extra}, f"{name}.yaml")
+        report = evaluate_config(load_config(path)).models["model"]
+        assert report.metrics == expected, name
+    assert report.inputs["predictions"]["format"] == "parquet"
+    sizes = sum(p.stat().st_size for p in (tmp_path / "preds").iterdir())
+    assert report.inputs["predictions"]["size_bytes"] == sizes
+    validated = invoke("validate", write_config(tmp_path, config, "validate.yaml"))
+    assert validated.exit_code == 0, validated.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    config["predictions"] = {"path": "empty"}
+    result = invoke("run", write_config(tmp_path, config, "empty.yaml"))
+    assert result.exit_code == 2
+    assert "is a folder" in result.stderr
+
+
+def test_a_parquet_folder_on_spark(spark: Any, tmp_path: Path) -> None:
+    spark_like_folder(tmp_path / "preds", PREDICTIONS, crc=False)
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {
+        "predictions": {"path": "preds"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+    }
+    expected, got = both(spark, tmp_path, config)
+    assert_same(expected, got)
+
+
+def test_a_damaged_part_is_an_input_error_on_spark(spark: Any, tmp_path: Path) -> None:
+    """A Parquet part that Spark fails to read while the buckets run: exit 2 naming the
+    file, no Java stack trace (it was an internal error, exit 3, with one)."""
+    folder = spark_like_folder(tmp_path / "preds", PREDICTIONS, crc=False)
+    damaged = folder / "part-00002.snappy.parquet"
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[:4] + bytes(len(data) - 12) + data[-8:])  # the pages zeroed
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {
+        "predictions": {"path": "preds"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+        "metrics": METRICS,
+        "engine": "spark",
+    }
+    code, stderr = outcome([write_config(tmp_path, config)])
+    assert code == 2, stderr
+    assert stderr.startswith("error: ")
+    assert "part-00002.snappy.parquet" in stderr
+    assert "\tat org.apache" not in stderr

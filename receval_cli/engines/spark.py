@@ -33,6 +33,7 @@ from receval_cli.engines.spark_inputs import (
     checked_locals,
     format_of,
     mapped,
+    read_failure_of,
     read_frame,
     refuse_unreadable,
 )
@@ -335,9 +336,15 @@ def evaluate_spark(
         )
         truth = labelled.unionByName(side_rows)
     spool = PerUserSpool() if per_user else None
-    merged = _run_buckets(
-        session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
-    )
+    try:
+        merged = _run_buckets(
+            session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
+        )
+    except Exception as error:  # Py4JJavaError and pyspark's errors: found by their text
+        failed = read_failure_of(error)
+        if failed is None:
+            raise
+        raise failed from None
     # the report describes a local file as the polars engines do (its fingerprint too)
     p_input = checked["predictions"] or describe_only(
         "predictions", loaded.location(file.path), layout, mapping

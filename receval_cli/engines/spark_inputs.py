@@ -209,3 +209,26 @@ def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFr
     relevance = cols.get("relevance")
     rel = F.col(relevance).cast("double") if relevance else F.lit(1.0)
     return frame.select(user, F.col(cols["item"]).alias("item"), rel.alias("rel"))
+
+
+_FAILED_FILE = re.compile(r"error while reading file (\S+?)\.?\s")
+
+
+def read_failure_of(error: BaseException) -> InputError | None:
+    """The InputError for a Spark job that failed reading an input file (a damaged or
+    vanished Parquet part, found while the buckets ran), naming the file; None for any
+    other failure."""
+    text = str(error)
+    if "FAILED_READ_FILE" not in text and "PATH_NOT_FOUND" not in text:
+        return None
+    found = _FAILED_FILE.search(text)
+    where = found.group(1) if found is not None else "an input file"
+    cause = next((line.strip() for line in text.splitlines() if "Caused by:" in line), "")
+    reason = cause.removeprefix("Caused by:").strip() or text.splitlines()[0][:200]
+    fix = "Check that file (rewrite it, or remove it from the folder), then run again."
+    return InputError(
+        f"Spark could not read {where} while evaluating: {reason}. {fix}",
+        path=where,
+        found=reason,
+        fix=fix,
+    )

@@ -14,7 +14,7 @@ or JSON Lines file and is not the item `42`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,8 +120,13 @@ def failing_input(inputs: Iterable[Input]) -> InputError | None:
 
 
 def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat:
-    """The given format, else the extension's, else TREC when the content looks like it."""
+    """The given format, else the extension's, else TREC when the content looks like it;
+    a folder of Parquet files (as Spark writes them) is Parquet."""
     _check_file(path, role)
+    if path.is_dir():
+        if given not in (None, "parquet"):
+            raise _path_error(path, role, "is a folder", "a folder", folder_fix)
+        return "parquet"
     if given is not None:
         return given
     suffixes = [s.lower() for s in path.suffixes]
@@ -145,10 +150,13 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
 
 
 def _check_file(path: Path, role: str) -> None:
+    """A file, or a folder that holds Parquet files (read as one table)."""
     if not path.exists():
         raise _path_error(path, role, "does not exist", "no such file", missing_file_fix)
     if path.is_dir():
-        raise _path_error(path, role, "is a folder", "a folder", folder_fix)
+        if next(_parquet_parts(path), None) is None:
+            raise _path_error(path, role, "is a folder", "a folder", folder_fix)
+        return
     if path.stat().st_size == 0:
         raise InputError(
             f"{role} file {path} is empty (0 bytes). {_WRITE_DATA}",
@@ -159,6 +167,15 @@ def _check_file(path: Path, role: str) -> None:
 
 
 _WRITE_DATA = "Write the data first."
+
+
+def _parquet_parts(folder: Path) -> Iterator[Path]:
+    """The Parquet files of a folder (at any depth, hive partitions included); Spark's
+    _SUCCESS and hidden .crc files are not among them."""
+    return (p for p in folder.rglob(_PARQUET_PARTS) if p.is_file())
+
+
+_PARQUET_PARTS = "*.parquet"
 
 
 def _no_rows(role: str, path: Path) -> InputError:
@@ -227,7 +244,8 @@ def scan(
         elif fmt in ("csv", "tsv"):
             frame = _scan_csv(path, sep, text_columns, id_columns)
         elif fmt == "parquet":
-            frame = pl.scan_parquet(path)
+            parts = path / "**" / _PARQUET_PARTS if path.is_dir() else path  # a folder: its files
+            frame = pl.scan_parquet(parts)
         else:
             frame = pl.scan_ndjson(path, infer_schema_length=_CSV_SCHEMA_ROWS)
         frame.collect_schema()
