@@ -185,15 +185,20 @@ def test_bad_input_is_refused_alike_on_both_engines(spark: Any, tmp_path: Path, 
     assert memory[1].startswith("error: ")
 
 
-def test_a_missing_table_is_an_input_error(spark: Any, tmp_path: Path) -> None:
-    TRUTH.write_csv(tmp_path / "t.csv")
+def on_spark(folder: Path, predictions: str) -> Path:
+    """A config of `predictions` (a path, folder or table) against TRUTH, on Spark."""
+    TRUTH.write_csv(folder / "t.csv")
     config = {
-        "predictions": {"path": "table:no_such_table_here"},
+        "predictions": {"path": predictions},
         "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
         "metrics": METRICS,
         "engine": "spark",
     }
-    code, stderr = outcome([write_config(tmp_path, config)])
+    return write_config(folder, config)
+
+
+def test_a_missing_table_is_an_input_error(spark: Any, tmp_path: Path) -> None:
+    code, stderr = outcome([on_spark(tmp_path, "table:no_such_table_here")])
     assert code == 2
     assert stderr.startswith("error: predictions table table:no_such_table_here could not")
 
@@ -372,14 +377,7 @@ def test_a_damaged_part_is_an_input_error_on_spark(spark: Any, tmp_path: Path) -
     damaged = folder / "part-00002.snappy.parquet"
     data = damaged.read_bytes()
     damaged.write_bytes(data[:4] + bytes(len(data) - 12) + data[-8:])  # the pages zeroed
-    TRUTH.write_csv(tmp_path / "t.csv")
-    config = {
-        "predictions": {"path": "preds"},
-        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
-        "metrics": METRICS,
-        "engine": "spark",
-    }
-    code, stderr = outcome([write_config(tmp_path, config)])
+    code, stderr = outcome([on_spark(tmp_path, "preds")])
     assert code == 2, stderr
     assert stderr.startswith("error: ")
     assert "part-00002.snappy.parquet" in stderr
