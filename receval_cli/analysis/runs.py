@@ -174,9 +174,9 @@ def _comparable(
 ) -> list[str]:
     """Refuse a baseline report computed under other conventions (exit 2), or with
     --allow-different-conventions the warning that says which differ."""
-    sides = {"this run": loaded.config.conventions.model_dump(), "baseline report": None}
-    sides["baseline report"] = saved.conventions
-    differ = conventions_differ(sides)
+    differ = conventions_differ(
+        {"this run": loaded.config.conventions.model_dump(), "baseline report": saved.conventions}
+    )
     if not differ:
         return []
     if not allow_different_conventions:

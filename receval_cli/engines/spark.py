@@ -50,7 +50,7 @@ from receval_cli.evaluation.assembly import (
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
-from receval_cli.inputs.readers import Input
+from receval_cli.inputs.readers import Input, csv_separator
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.side_columns import item_popularity
 from receval_cli.report.data import Report
@@ -154,8 +154,7 @@ def _source(
     source = checked if checked is not None else mapped(frame, config, location, role)
     if fmt in ("csv", "tsv"):
         ids = tuple(source.columns[c] for c in ("user", "item") if c in source.columns)
-        sep = config.separator or ("\t" if fmt == "tsv" else ",")
-        frame = _ids_as_written(spark, location, sep, frame, ids)
+        frame = _ids_as_written(spark, location, csv_separator(fmt, config.separator), frame, ids)
     return frame, source
 
 

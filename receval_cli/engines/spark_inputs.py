@@ -24,6 +24,8 @@ from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
 from receval_cli.errors import InputError
 from receval_cli.inputs.readers import (
     Input,
+    csv_separator,
+    format_of_name,
     map_ground_truth,
     map_predictions,
     read_ground_truth,
@@ -74,16 +76,14 @@ def refuse_unreadable(fmt: str, path: Path | str, role: str) -> None:
         )
 
 
-def format_of(path: str, given: str | None) -> str:
-    """A table's or URI's format: the given one, else the extension's (past .gz), else
-    Parquet (a folder of Parquet files, a table)."""
+def format_of(location: str, given: str | None) -> str:
+    """A table's or URI's format: the given one, else its name's extension (as a local
+    file's: inputs/readers.format_of_name), else Parquet (a folder of Parquet files, a
+    table)."""
     if given is not None:
         return given
-    name = re.sub(r"\.(gz|zst)$", "", path.rstrip("/"))
-    suffix = name.rsplit(".", 1)[-1].lower() if "." in name.rsplit("/", 1)[-1] else ""
-    return {"csv": "csv", "tsv": "tsv", "txt": "tsv", "jsonl": "jsonl", "json": "jsonl"}.get(
-        suffix, "parquet"
-    )
+    name = location.rstrip("/").rsplit("/", 1)[-1]
+    return format_of_name(name) or "parquet"
 
 
 def read_frame(
@@ -97,7 +97,7 @@ def read_frame(
         if location.startswith("table:"):
             return spark.table(location.removeprefix("table:"))
         if fmt in ("csv", "tsv"):
-            sep = separator or ("\t" if fmt == "tsv" else ",")
+            sep = csv_separator(fmt, separator)
             return spark.read.csv(location, header=True, inferSchema=True, sep=sep)
         if fmt == "jsonl":
             return spark.read.json(location)

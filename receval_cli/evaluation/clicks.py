@@ -17,9 +17,8 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
+    first_of_lists,
     keep_first,
-    list_positions,
-    top_of_lists,
     with_score_precision,
 )
 from receval_cli.inputs.readers import Input
@@ -135,15 +134,14 @@ def logged_metrics(
     log, has_propensity, sizes = checked_log(predictions, truth, conventions)
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
-    positioned = deduped.with_columns(
-        list_positions("score", conventions.tie_break).alias("position")
-    )
-    recommendations = top_of_lists(positioned, conventions.max_depth)
+    cutoffs = any(spec.k is not None for spec in specs)
+    recommendations, positioned = first_of_lists(deduped, conventions, cutoffs)
+    position = ["position"] if positioned else []
     propensity = pl.col("propensity") if has_propensity else None
     n_items = sizes.item(0, "items")
     if propensity is None:
         propensity = pl.lit(1.0 / n_items)
-    joined = recommendations.select(*_KEY, "score", "position").join(
+    joined = recommendations.select(*_KEY, "score", *position).join(
         log.select(*_KEY, pl.col("rel").alias("click"), propensity.alias("propensity")),
         on=_KEY,
         how="left",

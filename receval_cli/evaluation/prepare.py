@@ -66,10 +66,22 @@ def list_positions(by: str, tie_break: str) -> pl.Expr:
     return (order.arg_sort() + 1).over("user")
 
 
-def top_of_lists(frame: pl.LazyFrame, max_depth: int | None) -> pl.LazyFrame:
-    """The rows within the first `max_depth` of their list (all with None); `frame` has
-    the `position` column of list_positions."""
-    return frame if max_depth is None else frame.filter(pl.col("position") <= max_depth)
+def first_of_lists(
+    frame: pl.LazyFrame, conventions: Conventions, positions: bool
+) -> tuple[pl.LazyFrame, bool]:
+    """The scored predictions the click and pair metrics see: each user's first max_depth
+    by score and tie_break (every row without max_depth); with `positions` (a metric@k
+    to cut later) or max_depth, each row keeps its `position` in its list (list_positions).
+    Returns the frame and whether it has that column; nothing is ranked when neither
+    asks for it."""
+    if conventions.max_depth is None and not positions:
+        return frame, False
+    positioned = frame.with_columns(
+        list_positions("score", conventions.tie_break).alias("position")
+    )
+    if conventions.max_depth is not None:
+        positioned = positioned.filter(pl.col("position") <= conventions.max_depth)
+    return positioned, True
 
 
 def rank_lists(

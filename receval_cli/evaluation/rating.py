@@ -20,9 +20,8 @@ from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
 from receval_cli.evaluation.pair_join import describe_pairs, joined_pairs, pair_counts, scored_pairs
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
+    first_of_lists,
     index_truth,
-    list_positions,
-    top_of_lists,
     with_score_precision,
 )
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
@@ -124,11 +123,8 @@ def pair_join(
         )
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
-    positioned = conventions.max_depth is not None or _cutoffs(specs) != [None]
-    if positioned:
-        position = list_positions("score", conventions.tie_break).alias("position")
-        deduped = top_of_lists(deduped.with_columns(position), conventions.max_depth)
-    return joined_pairs(deduped, index_truth(truth.frame, conventions), positioned)
+    listed, positioned = first_of_lists(deduped, conventions, _cutoffs(specs) != [None])
+    return joined_pairs(listed, index_truth(truth.frame, conventions), positioned)
 
 
 def check_queries(joined: pl.LazyFrame) -> list[pl.LazyFrame]:

@@ -129,11 +129,9 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
         return "parquet"
     if given is not None:
         return given
-    suffixes = [s.lower() for s in path.suffixes]
-    while suffixes and suffixes[-1] in _COMPRESSION:
-        suffixes.pop()
-    if suffixes and suffixes[-1] in _EXTENSIONS:
-        return _EXTENSIONS[suffixes[-1]]
+    by_name = format_of_name(path.name)
+    if by_name is not None:
+        return by_name
     if looks_like_trec(path, role):
         return "trec"
     key = setting(_key(role), "format")
@@ -147,6 +145,19 @@ def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat
         found=extension,
         fix=fix,
     )
+
+
+def format_of_name(name: str) -> FileFormat | None:
+    """The format a file name's extension says (past .gz or .zst), or None."""
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    while suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes.pop()
+    return _EXTENSIONS.get(suffixes[-1]) if suffixes else None
+
+
+def csv_separator(fmt: str, given: str | None) -> str:
+    """The field separator of a CSV or TSV file: the configured one, else the format's."""
+    return given or ("\t" if fmt == "tsv" else ",")
 
 
 def _check_file(path: Path, role: str) -> None:
@@ -227,7 +238,7 @@ def scan(
     here, naming the line.
     """
     _check_file(path, role)
-    sep = separator or ("\t" if fmt == "tsv" else ",")
+    sep = csv_separator(fmt, separator)
     if fmt in ("csv", "tsv") and (len(sep.encode()) != 1 or sep in '\n\r"'):
         key = setting(_key(role), "separator")
         raise InputError(
