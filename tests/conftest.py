@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -26,6 +27,10 @@ ROOT = Path(__file__).parent.parent
 # PYTHONDONTWRITEBYTECODE they would appear as __pycache__ folders and fail the guard below.
 sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+# No core files either: a child a test kills or starves (signals, memory limits) may abort,
+# and where core dumps are on (ulimit -c unlimited, core_pattern "core") it would leave
+# `core` in its working directory, the checkout, failing the guard at the suite's end.
+resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
 _WATCHED = ("", "configs", "sample_data", "tests", "benchmarks")
 
 
