@@ -55,7 +55,7 @@ def _the_checkout_stays_clean() -> Iterator[None]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()):
+        if "spark_installed" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
 
 
@@ -69,14 +69,19 @@ def _missing_spark() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    """A local[2] SparkSession; the Spark tests are skipped, with the reason, without
-    pyspark (the `spark` extra) or without Java."""
+def spark_installed() -> None:
+    """Skip, with the reason, without pyspark (the `spark` extra) or without Java; fail
+    instead with RECEVAL_REQUIRE_SPARK=1."""
     missing = _missing_spark()
     if missing is not None:
         if os.environ.get("RECEVAL_REQUIRE_SPARK") == "1":
             pytest.fail(f"RECEVAL_REQUIRE_SPARK=1 but {missing}")
         pytest.skip(missing)
+
+
+@pytest.fixture(scope="session")
+def spark(spark_installed: None) -> Iterator[Any]:
+    """A local[2] SparkSession (see spark_installed)."""
     from pyspark.sql import SparkSession
 
     session = (

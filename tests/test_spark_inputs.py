@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -258,16 +260,47 @@ def test_the_session_takes_the_master_and_settings(
 
     recorder = RecordingBuilder()
     monkeypatch.setattr(pyspark_sql.SparkSession, "builder", recorder)
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     settings = SparkConfig(master="local[3]", conf={"spark.driver.memory": "6g"})
     assert engine._spark_session(None, settings) == "session"
+    quiet = "-Dlog4j2.configurationFile=" + engine._LOG4J.as_uri()
     assert recorder.calls == [
         ("appName", "receval"),
         ("master", "local[3]"),
+        ("config", "spark.ui.showConsoleProgress", "false"),
         ("config", "spark.driver.memory", "6g"),
+        ("config", "spark.driver.extraJavaOptions", quiet),
         ("getOrCreate",),
     ]
+    assert engine._LOG4J.is_file()
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable  # local workers: this Python
     given = object()
     assert engine._spark_session(given, settings) is given  # a notebook's session: as it is
+
+
+def test_the_users_settings_win_over_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """receval's defaults for a session it starts yield to the user's settings: their Java
+    options come after receval's (the last -D wins), their progress bar setting stays; a
+    cluster master or a PYSPARK_PYTHON of theirs keeps the workers' Python theirs."""
+    from receval_cli.config.model import SparkConfig
+    from receval_cli.engines import spark as engine
+
+    conf = {"spark.ui.showConsoleProgress": "true", "spark.driver.extraJavaOptions": "-Dx=1"}
+    made = engine.session_conf(SparkConfig(master="spark://h:7077", conf=conf))
+    assert made["spark.ui.showConsoleProgress"] == "true"
+    quiet = "-Dlog4j2.configurationFile=" + engine._LOG4J.as_uri()
+    assert made["spark.driver.extraJavaOptions"] == f"{quiet} -Dx=1"
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    engine._python_for_local_workers(SparkConfig(master="spark://h:7077"))
+    assert "PYSPARK_PYTHON" not in os.environ
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # under spark-submit
+    engine._python_for_local_workers(SparkConfig())
+    assert "PYSPARK_PYTHON" not in os.environ
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT")
+    monkeypatch.setenv("PYSPARK_PYTHON", "/their/python")
+    engine._python_for_local_workers(SparkConfig())
+    assert os.environ["PYSPARK_PYTHON"] == "/their/python"
 
 
 def test_spark_options_reach_the_session(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -17,6 +17,9 @@ metrics run on Spark; click (logged) metrics do not yet.
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +31,13 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
 from receval_cli.engines.partitions import check_partitionable, describe_only
 from receval_cli.engines.spark_inputs import (
+    STRICT,
     canonical_predictions,
     canonical_truth,
     checked_locals,
     format_of,
+    input_failure,
     mapped,
-    read_failure_of,
     read_frame,
     refuse_unreadable,
 )
@@ -60,6 +64,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_BUCKETS = 64
+_LOG4J = Path(__file__).with_name("spark_log4j2.properties")
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSession:
@@ -75,14 +81,67 @@ def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSe
             key="engine",
             found="spark",
         ) from None
+    from pyspark.logger import PySparkLogger
+
+    # a failed query's context is logged as JSON on stderr; receval reports the error
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
     if spark is not None:
         return spark
     builder = SparkSession.builder.appName("receval")
     if settings.master is not None:
         builder = builder.master(settings.master)
-    for key, value in settings.conf.items():
+    for key, value in session_conf(settings).items():
         builder = builder.config(key, value)
+    _python_for_local_workers(settings)
     return builder.getOrCreate()
+
+
+def session_conf(settings: SparkConfig) -> dict[str, str]:
+    """The settings of a session receval starts: the user's (`spark.conf`), over receval's
+    defaults: the JVM logs fatal errors only (a task that fails comes back to receval,
+    which reports it as one `error:` line; a later -Dlog4j2.configurationFile in the
+    user's own Java options wins), and no console progress bar."""
+    conf = {"spark.ui.showConsoleProgress": "false", **settings.conf}
+    quiet = f"-Dlog4j2.configurationFile={_LOG4J.as_uri()}"
+    given = conf.get(_JAVA_OPTIONS)
+    conf[_JAVA_OPTIONS] = quiet if given is None else f"{quiet} {given}"
+    return conf
+
+
+def _python_for_local_workers(settings: SparkConfig) -> None:
+    """When receval starts Spark's JVM itself (not under spark-submit) on a local master,
+    Spark's Python workers run this Python (which has receval, polars and pyarrow), not
+    the `python3` on the PATH, unless PYSPARK_PYTHON or spark.pyspark.python says."""
+    local = settings.master is None or settings.master.startswith("local")
+    launched = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM
+    if local and not launched and "spark.pyspark.python" not in settings.conf:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+
+
+def environment_failure(error: BaseException) -> UsageError | None:
+    """A Python worker that cannot import receval's code or its libraries: what to ship
+    (README, "Running on a cluster"); None for any other failure."""
+    text = str(error)
+    found = _MISSING_MODULE.search(text)
+    if found is None or "Python worker" not in text:
+        return None
+    module = found.group(1)
+    fix = (
+        "Ship receval's environment to the executors: a packed environment "
+        "(spark.archives and PYSPARK_PYTHON), receval installed on every node from its "
+        "wheel, or addPyFile in a notebook (README, Running on a cluster)."
+    )
+    return UsageError(
+        f"engine: spark: the executors' Python cannot import {module} (No module named "
+        f"'{module}'). {fix}",
+        key="engine",
+        found=f"No module named '{module}'",
+        fix=fix,
+    )
 
 
 def refuse_file_order(conventions: Conventions) -> None:
@@ -120,7 +179,7 @@ def _ids_as_written(
     schema = StructType(
         [StructField(f.name, StringType(), True) if f.name in integral else f for f in fields]
     )
-    text = spark.read.csv(path, header=True, schema=schema, sep=sep)
+    text = spark.read.csv(path, header=True, schema=schema, sep=sep, mode=STRICT)
     canonical = r"^(0|-?[1-9][0-9]{0,18})$"
     checks = [
         F.min(
@@ -314,6 +373,28 @@ def evaluate_spark(
     metric_exprs(user_specs, conventions, driver_sources)  # a missing input: an error
     with console.stage("start Spark"):
         session = _spark_session(spark, config.spark)
+    local = [s for s in (*checked.values(), *driver_sources.given()) if s is not None]
+    try:
+        return _evaluate(session, loaded, file, checked, driver_sources, buckets, per_user)
+    except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
+        found = environment_failure(error) or input_failure(error, local)
+        if found is error:
+            raise
+        raise found from None
+
+
+def _evaluate(
+    session: SparkSession,
+    loaded: LoadedConfig,
+    file: PredictionsConfig,
+    checked: dict[str, Input | None],
+    driver_sources: Sources,
+    buckets: int,
+    per_user: bool,
+) -> Report:
+    config = loaded.config
+    conventions = config.conventions
+    specs = loaded.specs
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file, checked)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
     side_rows, shipped = _side_inputs(session, loaded, id_types, driver_sources)
@@ -335,15 +416,9 @@ def evaluate_spark(
         )
         truth = labelled.unionByName(side_rows)
     spool = PerUserSpool() if per_user else None
-    try:
-        merged = _run_buckets(
-            session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
-        )
-    except Exception as error:  # Py4JJavaError and pyspark's errors: found by their text
-        failed = read_failure_of(error)
-        if failed is None:
-            raise
-        raise failed from None
+    merged = _run_buckets(
+        session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
+    )
     # the report describes a local file as the polars engines do (its fingerprint too)
     p_input = checked["predictions"] or describe_only(
         "predictions", loaded.location(file.path), layout, mapping

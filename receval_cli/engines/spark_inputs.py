@@ -21,10 +21,11 @@ import polars as pl
 
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
-from receval_cli.errors import InputError
+from receval_cli.errors import InputError, RecEvalError
 from receval_cli.inputs.readers import (
     Input,
     csv_separator,
+    failing_input,
     format_of_name,
     map_ground_truth,
     map_predictions,
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 _READABLE = ("csv", "tsv", "parquet", "jsonl")
+# a malformed CSV or JSON line stops the read (Spark's default turns it into nulls)
+STRICT = "FAILFAST"
 
 
 def checked_locals(loaded: LoadedConfig, file: PredictionsConfig) -> dict[str, Input | None]:
@@ -98,9 +101,9 @@ def read_frame(
             return spark.table(location.removeprefix("table:"))
         if fmt in ("csv", "tsv"):
             sep = csv_separator(fmt, separator)
-            return spark.read.csv(location, header=True, inferSchema=True, sep=sep)
+            return spark.read.csv(location, header=True, inferSchema=True, sep=sep, mode=STRICT)
         if fmt == "jsonl":
-            return spark.read.json(location)
+            return spark.read.json(location, mode=STRICT)
         return spark.read.parquet(location)
     except AnalysisException as error:
         reason = str(error).splitlines()[0]
@@ -209,6 +212,21 @@ def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFr
     relevance = cols.get("relevance")
     rel = F.col(relevance).cast("double") if relevance else F.lit(1.0)
     return frame.select(user, F.col(cols["item"]).alias("item"), rel.alias("rel"))
+
+
+def input_failure(error: Exception, local: list[Input]) -> Exception:
+    """What a failed Spark run says: the error of the first local input the polars readers
+    cannot read whole (the message the polars engines give: a malformed line, a damaged
+    page, text among numbers), else a Spark read failure naming the file, else `error`
+    itself. Only on failure are the local inputs read again; a usage or internal error of
+    receval's own is passed on as it is."""
+    if isinstance(error, RecEvalError) and not isinstance(error, InputError):
+        return error
+    found = failing_input(local)
+    if found is not None:
+        return found
+    failed = read_failure_of(error)
+    return failed if failed is not None else error
 
 
 _FAILED_FILE = re.compile(r"error while reading file (\S+?)\.?\s")

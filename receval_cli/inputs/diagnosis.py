@@ -83,11 +83,28 @@ def read_failure(
     )
 
 
+PARQUET_PARTS = "*.parquet"
+
+
+def parquet_parts(folder: Path) -> Iterator[Path]:
+    """The Parquet files of a folder (at any depth, hive partitions included); Spark's
+    _SUCCESS and hidden .crc files are not among them."""
+    return (p for p in sorted(folder.rglob(PARQUET_PARTS)) if p.is_file())
+
+
 def line_at_fault(
     path: Path, fmt: str, separator: str | None, role: str, error: BaseException | None = None
 ) -> InputError | None:
     """The InputError naming the first line (or part) of the file that is wrong, if any
-    (or the encoding of a UTF-16 or UTF-32 text file)."""
+    (or the encoding of a UTF-16 or UTF-32 text file). In a folder of Parquet files, the
+    first part that cannot be read whole, named."""
+    if fmt == "parquet" and path.is_dir():
+        for part in parquet_parts(path):
+            try:
+                pl.read_parquet(part)
+            except READ_ERRORS as part_error:
+                return read_failure(part, fmt, separator, role, part_error)
+        return None
     if fmt != "parquet" and not any(s.lower() in _COMPRESSED for s in path.suffixes):
         wide = encoding_failure(path, role)
         if wide is not None:

@@ -13,8 +13,9 @@ Each is read with the same readers (and the same errors) as the predictions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -23,6 +24,7 @@ from receval_cli.config.model import CatalogConfig, InteractionsConfig
 from receval_cli.errors import InputError
 from receval_cli.inputs.checks import (
     FILL_ROWS,
+    DuplicatesFound,
     check_exprs,
     duplicates_error,
     find_duplicates,
@@ -152,48 +154,128 @@ def map_interactions(raw: pl.LazyFrame, config: InteractionsConfig, path: Path, 
     return Input(role, path, fmt, "log", mapping, frame, raw)
 
 
+@dataclass
+class SourceChecks:
+    """An optional input's checks over some of its rows: the counts of `check_query`, and
+    the examples a failed check names (the smallest repeated catalog items, the baseline's
+    repeated pairs). Adds up across parts of the rows that keep each key's rows together
+    (the catalog by item, the baseline by user): Spark's partitions."""
+
+    found: dict[str, Any]
+    repeated_items: list[Any] = field(default_factory=list)
+    duplicates: DuplicatesFound | None = None
+
+    def __add__(self, other: SourceChecks) -> SourceChecks:
+        found = dict(self.found)
+        for key, value in other.found.items():
+            old = found.get(key)
+            if old is None or value is None:
+                found[key] = value if old is None else old
+            elif key in _SMALLEST:
+                found[key] = min(old, value)
+            elif key in _LARGEST:
+                found[key] = max(old, value)
+            else:
+                found[key] = old + value
+        items = sorted({*self.repeated_items, *other.repeated_items})[:_EXAMPLES]
+        pairs = [d for d in (self.duplicates, other.duplicates) if d is not None]
+        return SourceChecks(found, items, sum(pairs[1:], pairs[0]) if pairs else None)
+
+    def to_json(self) -> dict[str, Any]:
+        pairs = self.duplicates
+        return {
+            "found": self.found,
+            "repeated_items": self.repeated_items,
+            "duplicates": None if pairs is None else [pairs.pairs, pairs.examples],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SourceChecks:
+        pairs = data["duplicates"]
+        found = None if pairs is None else DuplicatesFound(pairs[0], [tuple(e) for e in pairs[1]])
+        return cls(data["found"], data["repeated_items"], found)
+
+
+_SMALLEST = ("shortest",)
+_LARGEST = ("longest",)
+_EXAMPLES = 3
+
+
+def check_query(source: Input) -> pl.LazyFrame:
+    """One row of counts over an optional input's rows: rows, null ids; the baseline's
+    null or NaN scores or ranks and repeated (user, item) pairs; the catalog's repeated
+    items, null categories and its embeddings' lengths and bad values."""
+    ids = [c for c in ("user", "item") if c in source.frame.collect_schema()]
+    exprs = [pl.len().alias("rows"), *(pl.col(c).null_count().alias(c) for c in ids)]
+    if source.role == "baseline":
+        exprs += check_exprs("", source.value_column)
+        pairs = pl.struct("user", "item").n_unique()
+        exprs.append((pl.len() - pairs).alias("repeated_pairs"))
+    if source.role == "catalog":
+        exprs.append((pl.len() - pl.col("item").n_unique()).alias("repeated"))
+        if "category" in source.columns:
+            exprs.append(pl.col("category").null_count().alias("category"))
+        if "embedding" in source.columns:
+            vector = pl.col("embedding")
+            exprs += [
+                vector.list.len().min().alias("shortest"),
+                vector.list.len().max().alias("longest"),
+                vector.null_count().alias("missing_vectors"),
+                vector.list.eval(pl.element().is_null() | ~pl.element().is_finite())
+                .list.any()
+                .sum()
+                .alias("bad_vectors"),
+            ]
+    return source.frame.select(exprs)
+
+
+def checks_of(source: Input, found: dict[str, Any]) -> SourceChecks:
+    """The SourceChecks of `check_query`'s row: the examples are looked for (in
+    `source.frame`) only when a check failed."""
+    repeated: list[Any] = []
+    if found.get("repeated"):
+        repeated = (
+            source.frame.group_by("item")
+            .len()
+            .filter(pl.col("len") > 1)
+            .sort("item")
+            .head(_EXAMPLES)
+            .collect()
+            .get_column("item")
+            .to_list()
+        )
+    duplicates = find_duplicates(source.frame) if found.get("repeated_pairs") else None
+    return SourceChecks(found, repeated, duplicates)
+
+
 def check_sources(sources: Sources, duplicates: str = "error") -> None:
     """Every optional input's rows: not empty, no null ids; the catalog lists each item
     once and its embeddings are finite vectors of one length; the baseline has no null or
     NaN score or rank, and no repeated (user, item) unless the `duplicates` convention
     says which row counts."""
-    queries = {}
-    for source in sources.given():
-        ids = [c for c in ("user", "item") if c in source.frame.collect_schema()]
-        exprs = [pl.len().alias("rows"), *(pl.col(c).null_count().alias(c) for c in ids)]
-        if source.role == "baseline":
-            exprs += check_exprs("", source.value_column)
-            pairs = pl.struct("user", "item").n_unique()
-            exprs.append((pl.len() - pairs).alias("repeated_pairs"))
-        if source.role == "catalog":
-            exprs.append((pl.len() - pl.col("item").n_unique()).alias("repeated"))
-            if "category" in source.columns:
-                exprs.append(pl.col("category").null_count().alias("category"))
-            if "embedding" in source.columns:
-                vector = pl.col("embedding")
-                exprs += [
-                    vector.list.len().min().alias("shortest"),
-                    vector.list.len().max().alias("longest"),
-                    vector.null_count().alias("missing_vectors"),
-                    vector.list.eval(pl.element().is_null() | ~pl.element().is_finite())
-                    .list.any()
-                    .sum()
-                    .alias("bad_vectors"),
-                ]
-        queries[source.role] = source.frame.select(exprs)
+    given = sources.given()
     try:
-        results = pl.collect_all(list(queries.values()))
+        results = pl.collect_all([check_query(source) for source in given])
     except READ_ERRORS as error:
-        raise _unreadable(sources.given(), error) from None
-    for source, result in zip(sources.given(), results, strict=True):
-        found = result.row(0, named=True)
-        _raise_for(source, found)
-        if source.role == "baseline":
-            raise_for(source, {"raw_rows": found["rows"], **found})
-            if found["repeated_pairs"] and duplicates == "error":
-                raise duplicates_error(source, "duplicates", find_duplicates(source.frame))
-        if "longest" in found:
-            sources.embedding_dims = int(found["longest"] or 0)
+        raise _unreadable(given, error) from None
+    for source, result in zip(given, results, strict=True):
+        raise_for_checks(sources, source, checks_of(source, result.row(0, named=True)), duplicates)
+
+
+def raise_for_checks(
+    sources: Sources, source: Input, checks: SourceChecks, duplicates: str = "error"
+) -> None:
+    """Raise the first failed check of an optional input; else keep the catalog's
+    embedding length in `sources`."""
+    found = checks.found
+    _raise_for(source, found, checks.repeated_items)
+    if source.role == "baseline":
+        raise_for(source, {"raw_rows": found["rows"], **found})
+        if found["repeated_pairs"] and duplicates == "error":
+            assert checks.duplicates is not None
+            raise duplicates_error(source, "duplicates", checks.duplicates)
+    if "longest" in found:
+        sources.embedding_dims = int(found["longest"] or 0)
 
 
 def _unreadable(given: list[Input], error: BaseException) -> InputError:
@@ -211,7 +293,7 @@ def _unreadable(given: list[Input], error: BaseException) -> InputError:
     )
 
 
-def _raise_for(source: Input, found: dict[str, int]) -> None:
+def _raise_for(source: Input, found: dict[str, Any], examples: list[Any]) -> None:
     where = f"{source.role} file {source.path}"
     if found["rows"] == 0:
         fix = "Write the data first."
@@ -230,16 +312,6 @@ def _raise_for(source: Input, found: dict[str, int]) -> None:
                 fix=FILL_ROWS,
             )
     if found.get("repeated"):
-        examples = (
-            source.frame.group_by("item")
-            .len()
-            .filter(pl.col("len") > 1)
-            .sort("item")
-            .head(3)
-            .collect()
-            .get_column("item")
-            .to_list()
-        )
         fix = "List each item once."
         raise InputError(
             f"{where}: {found['repeated']} row(s) repeat an item already listed (e.g. "

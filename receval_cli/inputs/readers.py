@@ -14,7 +14,7 @@ or JSON Lines file and is not the item `42`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,10 +29,12 @@ from receval_cli.config.model import (
 )
 from receval_cli.errors import InputError, did_you_mean
 from receval_cli.inputs.diagnosis import (
+    PARQUET_PARTS,
     READ_ERRORS,
     check_header_encoding,
     first_line,
     line_at_fault,
+    parquet_parts,
     read_failure,
 )
 from receval_cli.inputs.trec import looks_like_trec, scan_trec
@@ -165,7 +167,7 @@ def _check_file(path: Path, role: str) -> None:
     if not path.exists():
         raise _path_error(path, role, "does not exist", "no such file", missing_file_fix)
     if path.is_dir():
-        if next(_parquet_parts(path), None) is None:
+        if next(parquet_parts(path), None) is None:
             raise _path_error(path, role, "is a folder", "a folder", folder_fix)
         return
     if path.stat().st_size == 0:
@@ -178,15 +180,6 @@ def _check_file(path: Path, role: str) -> None:
 
 
 _WRITE_DATA = "Write the data first."
-
-
-def _parquet_parts(folder: Path) -> Iterator[Path]:
-    """The Parquet files of a folder (at any depth, hive partitions included); Spark's
-    _SUCCESS and hidden .crc files are not among them."""
-    return (p for p in folder.rglob(_PARQUET_PARTS) if p.is_file())
-
-
-_PARQUET_PARTS = "*.parquet"
 
 
 def _no_rows(role: str, path: Path) -> InputError:
@@ -255,7 +248,7 @@ def scan(
         elif fmt in ("csv", "tsv"):
             frame = _scan_csv(path, sep, text_columns, id_columns)
         elif fmt == "parquet":
-            parts = path / "**" / _PARQUET_PARTS if path.is_dir() else path  # a folder: its files
+            parts = path / "**" / PARQUET_PARTS if path.is_dir() else path  # a folder: its files
             frame = pl.scan_parquet(parts)
         else:
             frame = pl.scan_ndjson(path, infer_schema_length=_CSV_SCHEMA_ROWS)

@@ -11,6 +11,7 @@ computed in the test by hand or by the naive references of `helpers`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -91,6 +92,17 @@ def optional(
 
 def whole_parquet() -> bytes:
     return parquet_bytes(pl.DataFrame({"user": ["u1", "u2"], "item": ["b", "d"]}))
+
+
+def hand_parts() -> dict[str, str | bytes]:
+    """The hand predictions as a folder of two Parquet parts (as Spark writes them), the
+    second one damaged."""
+    frame = pl.read_csv(PREDICTIONS_CSV.encode())
+    first, second = frame.filter(pl.col("user") == "u1"), frame.filter(pl.col("user") != "u1")
+    return {
+        "preds/part-00000.parquet": parquet_bytes(first),
+        "preds/part-00001.parquet": damaged(parquet_bytes(second)),
+    }
 
 
 P = "predictions file {tmp}/"
@@ -408,6 +420,13 @@ BAD = [
         "specification: Invalid thrift: bad data). Write the file again.",
         **predictions("p.parquet", damaged(HAND_PARQUET)),
         earlier=True,
+    ),
+    Bad(
+        "parquet-folder-with-a-damaged-part",
+        P + "preds/part-00001.parquet cannot be read as parquet: the file is damaged (parquet: "
+        "File out of specification: Invalid thrift: bad data). Write the file again.",
+        files=hand_parts(),
+        config={"predictions": {"path": "preds"}},
     ),
     Bad(
         "parquet-damaged-ground-truth-in-partitions",
@@ -858,30 +877,70 @@ def test_bad_input(tmp_path: Path, case: Bad) -> None:
     check_bad(tmp_path, case)
 
 
-# rows whose data reaches the engine: each also runs on the other engines, where the same
-# message must come out (every engine goes through one assembly); Spark with the spark extra
+# rows whose data reaches the engine: each also runs on the other polars engines, where the
+# same message must come out (every engine goes through one assembly); every row runs on
+# Spark below
 ENGINES = {"streaming": {"engine": "streaming"}, "partitions": {"partitions": 2}}
-ON_ENGINES = {
-    "rmse-overflows": ("streaming", "partitions", "spark"),
-    "csv-duplicate-rows": ("streaming", "partitions", "spark"),
-    "truth-duplicate-rows": ("streaming", "partitions", "spark"),
-    "exponential-gain-overflows": ("streaming", "partitions", "spark"),
-    "output-is-the-predictions": ("streaming", "partitions", "spark"),
-}
+ON_ENGINES = (
+    "rmse-overflows",
+    "csv-duplicate-rows",
+    "truth-duplicate-rows",
+    "exponential-gain-overflows",
+    "output-is-the-predictions",
+)
 ROWS = {case.id: case for case in BAD}
 
 
-@pytest.mark.parametrize(
-    ("row", "engine"),
-    [(row, engine) for row, names in ON_ENGINES.items() for engine in names if engine in ENGINES],
-)
+@pytest.mark.parametrize(("row", "engine"), [(r, e) for r in ON_ENGINES for e in ENGINES])
 def test_bad_input_on_other_polars_engines(tmp_path: Path, row: str, engine: str) -> None:
     check_bad(tmp_path, ROWS[row], ENGINES[engine])
 
 
-@pytest.mark.parametrize("row", [row for row, names in ON_ENGINES.items() if "spark" in names])
-def test_bad_input_on_spark(spark: Any, tmp_path: Path, row: str) -> None:
-    check_bad(tmp_path, ROWS[row], {"engine": "spark"})
+# engine: spark refuses these inputs before the JVM starts: TREC files (Spark reads CSV,
+# TSV, Parquet and JSONL) and segments (a Spark run keeps no per-user values)
+NOT_TREC = (
+    "engine: spark reads CSV, TSV, Parquet and JSONL, not trec. Convert it first (receval "
+    "convert writes Parquet), or use another engine."
+)
+NO_SEGMENTS = (
+    "partitioned runs (engine: spark, partitions > 1) compute the metrics from partial sums; "
+    "intervals, comparisons and segments need every per-user value and run without partitions."
+)
+SPARK_REFUSES = {
+    "trec-run-short-line": P + "p.run: " + NOT_TREC,
+    "qrels-text-relevance": T + "t.qrels: " + NOT_TREC,
+    "qrels-not-utf8": T + "t.qrels: " + NOT_TREC,
+    **dict.fromkeys(
+        (
+            "segments-missing",
+            "segments-is-a-folder",
+            "segments-ragged-row",
+            "segments-repeated-user",
+            "segments-truncated-parquet",
+        ),
+        NO_SEGMENTS,
+    ),
+}
+ON_SPARK = [case for case in BAD if case.config is None or isinstance(case.config, dict)]
+
+
+def test_every_engine_row_runs_on_spark() -> None:
+    """Every row whose config can name an engine runs on Spark: the rows of the config's
+    own text are the only ones left out, and the refusals name real rows."""
+    assert len(ON_SPARK) >= 90
+    assert all(isinstance(case.config, str) for case in BAD if case not in ON_SPARK)
+    assert set(SPARK_REFUSES) <= {case.id for case in ON_SPARK}
+
+
+@pytest.mark.parametrize("case", ON_SPARK, ids=lambda case: case.id)
+def test_bad_input_on_spark(spark: Any, tmp_path: Path, case: Bad) -> None:
+    """The same exit code and the same `error:` line as the polars engines (a local input
+    is checked by their readers; what Spark finds while it runs is diagnosed by them too),
+    or Spark's own refusal of an input it does not read."""
+    refused = SPARK_REFUSES.get(case.id)
+    if refused is not None:
+        case = dataclasses.replace(case, message=refused)
+    check_bad(tmp_path, case, {"engine": "spark"})
 
 
 def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -> None:
