@@ -29,18 +29,18 @@ class LoadedConfig:
 
     def resolve_path(self, path: str) -> Path:
         """A local path, resolved against the config's folder. A Spark table or a URI has
-        no local path: engine: spark reads the predictions and the ground truth there
-        (location()); anything else read from one is refused, saying so."""
+        no local path: engine: spark reads the predictions, the ground truth, the catalog,
+        the interactions and the baseline there (location()); anything else read from one
+        is refused, saying so."""
         if is_remote(path):
             kind = "a Spark table" if path.startswith("table:") else "a URI"
             fix = (
-                "Use engine: spark for predictions and ground_truth there; the polars "
-                "engines, the optional inputs (catalog, interactions, baseline, segments) and "
-                "the outputs need a local path."
+                "Use engine: spark for those inputs; the polars engines, segments and the "
+                "outputs need a local path."
             )
             raise InputError(
-                f"{self.path}: '{path}' is {kind}, which only engine: spark reads as the "
-                f"predictions or the ground truth. {fix}",
+                f"{self.path}: '{path}' is {kind}, which only engine: spark reads (as the "
+                f"predictions, ground truth, catalog, interactions or baseline). {fix}",
                 path=self.path,
                 found=path,
                 fix=fix,

@@ -27,19 +27,23 @@ import polars as pl
 
 from receval_cli import console
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
 from receval_cli.engines.partitions import check_partitionable, describe_only
 from receval_cli.engines.spark_inputs import (
-    STRICT,
     canonical_predictions,
     canonical_truth,
     checked_locals,
-    format_of,
     input_failure,
-    mapped,
-    read_frame,
-    refuse_unreadable,
+    map_input,
+    read_mapped,
+)
+from receval_cli.engines.spark_sources import (
+    POPULARITY,
+    SparkSources,
+    item_popularity,
+    popularity_rows,
+    read_spark_sources,
 )
 from receval_cli.errors import UsageError
 from receval_cli.evaluation import unknown_items
@@ -48,20 +52,22 @@ from receval_cli.evaluation.assembly import (
     PerUserSpool,
     Run,
     bucket_partial,
+    compact,
     finish,
     merge,
 )
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
-from receval_cli.inputs.optional import Sources, check_sources, read_sources
-from receval_cli.inputs.readers import Input, csv_separator
+from receval_cli.inputs.optional import Sources, read_sources
+from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.side_columns import item_popularity
 from receval_cli.report.data import Report
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pyspark.sql import Column, SparkSession
     from pyspark.sql import DataFrame as SparkFrame
-    from pyspark.sql import SparkSession
 
 DEFAULT_BUCKETS = 64
 _LOG4J = Path(__file__).with_name("spark_log4j2.properties")
@@ -164,38 +170,6 @@ def refuse_file_order(conventions: Conventions) -> None:
             )
 
 
-def _ids_as_written(
-    spark: SparkSession, path: str, sep: str, inferred: SparkFrame, ids: tuple[str, ...]
-) -> SparkFrame:
-    """Read the CSV again with its integer-typed id columns as text, and cast each back
-    to bigint only when every value is a canonical integer (one aggregation)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegralType, StringType, StructField, StructType
-
-    fields = inferred.schema.fields
-    integral = [f.name for f in fields if f.name in ids and isinstance(f.dataType, IntegralType)]
-    if not integral:
-        return inferred
-    schema = StructType(
-        [StructField(f.name, StringType(), True) if f.name in integral else f for f in fields]
-    )
-    text = spark.read.csv(path, header=True, schema=schema, sep=sep, mode=STRICT)
-    canonical = r"^(0|-?[1-9][0-9]{0,18})$"
-    checks = [
-        F.min(
-            F.when(F.col(c).isNull(), True).otherwise(
-                F.col(c).rlike(canonical) & F.col(c).cast("bigint").isNotNull()
-            )
-        ).alias(c)
-        for c in integral
-    ]
-    verdict = text.select(*checks).first()
-    for column in integral:
-        if verdict is None or verdict[column] is not False:
-            text = text.withColumn(column, F.col(column).cast("bigint"))
-    return text
-
-
 def _source(
     spark: SparkSession,
     loaded: LoadedConfig,
@@ -203,18 +177,13 @@ def _source(
     checked: Input | None,
     role: str,
 ) -> tuple[SparkFrame, Input]:
-    """One input read by Spark, and its mapping: the polars readers' (`checked`, a local
-    file) or the same mapping decided on the Spark schema (a table or URI)."""
+    """The predictions or the ground truth read by Spark, and their mapping."""
     location = loaded.location(config.path)
-    fmt = checked.format if checked is not None else format_of(location, config.format)
-    if checked is None:
-        refuse_unreadable(fmt, location, role)
-    frame = read_frame(spark, location, fmt, config.separator, role)
-    source = checked if checked is not None else mapped(frame, config, location, role)
-    if fmt in ("csv", "tsv"):
-        ids = tuple(source.columns[c] for c in ("user", "item") if c in source.columns)
-        frame = _ids_as_written(spark, location, csv_separator(fmt, config.separator), frame, ids)
-    return frame, source
+
+    def mapping(probe: pl.LazyFrame, path: Path) -> Input:
+        return map_input(probe, config, path, role)
+
+    return read_mapped(spark, location, config.format, config.separator, checked, role, mapping)
 
 
 def _canonical(
@@ -260,10 +229,12 @@ def evaluate_bucket(
     """One bucket's Partial (the function the executors run); `keep_rows` keeps its
     per-user rows.
 
-    `truth` holds the bucket's ground truth (kind "truth") and, with the optional inputs,
-    its users' logged items (kind "known") and baseline lists (kind "baseline", the
-    score or rank in `value`); `shipped` carries the item-level tables every bucket needs
-    whole (the catalog, the log's item popularity)."""
+    `truth` holds the bucket's ground truth (kind "truth") and, with the optional inputs
+    (engines/spark_sources.py), its users' logged items (kind "known"), their baseline
+    lists (kind "baseline", the score or rank in `value`), and the catalog rows and item
+    popularity (kinds "catalog", "popularity") of the items the bucket recommends.
+    `shipped` says which of those the run has, with the catalog's columns and embedding
+    length: a few small values."""
     shipped = shipped or {}
     kinds = truth.get_column("kind") if "kind" in truth.columns else None
     rows = truth if kinds is None else truth.filter(kinds == "truth")
@@ -273,82 +244,85 @@ def evaluate_bucket(
     if kinds is not None and shipped.get("interactions"):
         known = truth.filter(kinds == "known").select("user", "item")
         sources.interactions = _input("interactions", "log", known)
+        added = {f"row_{i}": name for i, name in enumerate(shipped["popularity_columns"])}
+        popular = truth.filter(kinds == "popularity").select("item", *POPULARITY, *added)
+        popular = popular.rename(added)
+        index = pl.get_index_type()
+        sources.popularity = popular.with_columns(pl.col("popular_rank").cast(index)).lazy()
+        sources.popularity_rows = True
     if kinds is not None and shipped.get("baseline_layout"):
         value = shipped["baseline_layout"]
-        listed = truth.filter(kinds == "baseline").select(
+        lists = truth.filter(kinds == "baseline").select(
             "user", "item", pl.col("value").alias(value)
         )
-        sources.baseline = _input("baseline", value, listed)
-    if shipped.get("catalog"):
-        catalog = from_ipc_text(shipped["catalog"]).lazy()
+        sources.baseline = _input("baseline", value, lists)
+    if kinds is not None and shipped.get("catalog_columns"):
         columns = shipped["catalog_columns"]
+        features = [c for c in ("category", "tags", "embedding", "title") if c in columns]
+        catalog = truth.filter(kinds == "catalog").select("item", *features).lazy()
         sources.catalog = Input(
             "catalog", Path("spark:catalog"), "spark", "catalog", columns, catalog, catalog
         )
         sources.embedding_dims = int(shipped["embedding_dims"])
-    if shipped.get("popularity"):
-        sources.popularity = from_ipc_text(shipped["popularity"]).lazy()
     check = bool(shipped.get("unknown_items", True))
     keep = "rows" if keep_rows else "none"
     return bucket_partial(p, t, specs, conventions, sources, "in-memory", check, "bucket", keep)
 
 
-def _side_inputs(
-    spark: SparkSession, loaded: LoadedConfig, id_types: dict[str, str], sources: Sources
-) -> tuple[SparkFrame | None, dict[str, Any]]:
-    """The optional inputs for the buckets: per-user rows to co-group with the truth
-    (logged items, baseline lists) and the item-level tables shipped to every bucket.
-    They are read on the driver by polars (they must fit there); their ids are cast to
-    the Spark inputs' id types in place."""
-    if not sources.given():
-        return None, {}
-    conventions = loaded.config.conventions
-    casts = {
-        c: pl.col(c).cast(pl.Int64 if id_types[c] == "bigint" else pl.String)
-        for c in ("user", "item")
-    }
-    for source in sources.given():
-        names = source.frame.collect_schema().names()
-        source.frame = source.frame.with_columns(casts[c] for c in ("user", "item") if c in names)
+def _bucket_of(buckets: int) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.pmod(F.xxhash64("user"), F.lit(buckets)).cast("int").alias("bucket")
+
+
+def _bucket_rows(
+    predictions: SparkFrame,
+    truth: SparkFrame,
+    side: SparkSources,
+    user_specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    buckets: int,
+) -> tuple[SparkFrame, SparkFrame, dict[str, Any]]:
+    """The two sides of the co-group, each with its bucket: the predictions; the ground
+    truth with, from the optional inputs, the users' logged items and baseline lists (by
+    the user's bucket) and the catalog rows and item popularity of the items each bucket
+    recommends (joined on the bucket and the item). And what the buckets are told."""
+    from pyspark.sql import functions as F
+
+    id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
+    left = predictions.select(_bucket_of(buckets), "*")
+    value = F.lit(None).cast("double").alias("value")
+    right = truth.select(_bucket_of(buckets), "*", F.lit("truth").alias("kind"), value)
     shipped: dict[str, Any] = {}
+    recommended = left.select("bucket", "item").distinct()
     parts = []
-    schema = "user {u}, item {i}, rel double, kind string, value double".format(
-        u=id_types["user"], i=id_types["item"]
-    )
-    if sources.catalog is not None:
-        shipped["catalog"] = ipc_text(sources.catalog.frame.collect())
-        shipped["catalog_columns"] = sources.catalog.columns
-        shipped["embedding_dims"] = sources.embedding_dims
-    if sources.interactions is not None:
-        log = sources.interactions.frame
+    if side.interactions is not None:
         shipped["interactions"] = True
-        shipped["popularity"] = ipc_text(item_popularity(log, conventions.tie_break).collect())
-        known = log.select("user", "item").unique().collect()
-        parts.append(known.with_columns(rel=None, kind=pl.lit("known"), value=None))
-    if sources.baseline is not None:
-        column = sources.baseline.value_column
-        shipped["baseline_layout"] = column
-        listed = sources.baseline.frame.select("user", "item", pl.col(column).alias("value"))
-        parts.append(
-            listed.collect().select(
-                "user", "item", rel=None, kind=pl.lit("baseline"), value="value"
-            )
+        known = side.interactions.select("user", "item").distinct()
+        parts.append(known.select(_bucket_of(buckets), "*", F.lit("known").alias("kind")))
+        stats, _ = metric_exprs(user_specs, conventions, side.sources)
+        id_type = pl.Int64() if id_types["item"] == "bigint" else pl.String()
+        popularity, added = popularity_rows(
+            item_popularity(side.interactions, conventions),
+            list(stats.items.rows.values()),
+            id_type,
         )
-    if not parts:
-        return None, shipped
-    rows = pl.concat(
-        [
-            p.select(
-                "user",
-                "item",
-                pl.col("rel").cast(pl.Float64),
-                "kind",
-                pl.col("value").cast(pl.Float64),
-            )
-            for p in parts
-        ]
-    )
-    return spark.createDataFrame(rows.to_pandas(), schema=schema), shipped
+        shipped["popularity_columns"] = added
+        parts.append(
+            recommended.join(popularity, on="item").withColumn("kind", F.lit("popularity"))
+        )
+    if side.baseline is not None:
+        column = side.sources.baseline.value_column if side.sources.baseline else "rank"
+        shipped["baseline_layout"] = column
+        lists = side.baseline.select("user", "item", F.col(column).cast("double").alias("value"))
+        parts.append(lists.select(_bucket_of(buckets), "*", F.lit("baseline").alias("kind")))
+    if side.catalog is not None and side.sources.catalog is not None:
+        shipped["catalog_columns"] = side.sources.catalog.columns
+        shipped["embedding_dims"] = side.sources.embedding_dims
+        parts.append(recommended.join(side.catalog, on="item").withColumn("kind", F.lit("catalog")))
+    for part in parts:
+        right = right.unionByName(part, allowMissingColumns=True)
+    return left, right, shipped
 
 
 def evaluate_spark(
@@ -367,15 +341,17 @@ def evaluate_spark(
     specs = loaded.specs
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     (file,) = config.model_files().values()
-    checked = checked_locals(loaded, file)  # local inputs: refused before Spark starts
-    driver_sources = read_sources(loaded)
-    check_sources(driver_sources, conventions.duplicates)
-    metric_exprs(user_specs, conventions, driver_sources)  # a missing input: an error
+    # local inputs: their schemas checked before Spark starts (their rows are Spark's)
+    checked = checked_locals(loaded, file)
+    local_sources = read_sources(loaded, local_only=True)
+    optional = (config.catalog, config.interactions, config.baseline)
+    if not any(o is not None and is_remote(o.path) for o in optional):
+        metric_exprs(user_specs, conventions, local_sources)  # a missing input: an error
     with console.stage("start Spark"):
         session = _spark_session(spark, config.spark)
-    local = [s for s in (*checked.values(), *driver_sources.given()) if s is not None]
+    local = [s for s in (*checked.values(), *local_sources.given()) if s is not None]
     try:
-        return _evaluate(session, loaded, file, checked, driver_sources, buckets, per_user)
+        return _evaluate(session, loaded, file, checked, local_sources, buckets, per_user)
     except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
         found = environment_failure(error) or input_failure(error, local)
         if found is error:
@@ -388,7 +364,7 @@ def _evaluate(
     loaded: LoadedConfig,
     file: PredictionsConfig,
     checked: dict[str, Input | None],
-    driver_sources: Sources,
+    local_sources: Sources,
     buckets: int,
     per_user: bool,
 ) -> Report:
@@ -397,28 +373,16 @@ def _evaluate(
     specs = loaded.specs
     predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file, checked)
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
-    side_rows, shipped = _side_inputs(session, loaded, id_types, driver_sources)
-    reference = (
-        unknown_items.reference_of_spark(truth, driver_sources)
-        if config.unknown_items.check
-        else None
-    )
+    side = read_spark_sources(session, loaded, local_sources, id_types)
+    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    metric_exprs(user_specs, conventions, side.sources)  # a missing input or feature
+    reference = None
+    if config.unknown_items.check:
+        reference = side.reference() or unknown_items.reference_of_spark(truth)
+    left, right, shipped = _bucket_rows(predictions, truth, side, user_specs, conventions, buckets)
     shipped["unknown_items"] = config.unknown_items.check
-    if side_rows is not None:
-        from pyspark.sql import functions as F
-
-        labelled = truth.select(
-            "user",
-            "item",
-            "rel",
-            F.lit("truth").alias("kind"),
-            F.lit(None).cast("double").alias("value"),
-        )
-        truth = labelled.unionByName(side_rows)
     spool = PerUserSpool() if per_user else None
-    merged = _run_buckets(
-        session, predictions, truth, layout, specs, conventions, buckets, shipped, spool
-    )
+    merged, received = _run_buckets(left, right, layout, specs, conventions, shipped, spool)
     # the report describes a local file as the polars engines do (its fingerprint too)
     p_input = checked["predictions"] or describe_only(
         "predictions", loaded.location(file.path), layout, mapping
@@ -431,36 +395,37 @@ def _evaluate(
         t_input,
         specs,
         conventions,
-        driver_sources,
+        side.sources,
         reference,
-        engine={"name": "spark", "buckets": buckets, "spark": session.version},
+        engine={
+            "name": "spark",
+            "buckets": buckets,
+            "spark": session.version,
+            "collected_bytes": received,
+        },
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
+        universe=side.universe,
     )
     return finish(merged, run)
 
 
 def _run_buckets(
-    spark: SparkSession,
-    predictions: SparkFrame,
-    truth: SparkFrame,
+    left: SparkFrame,
+    right: SparkFrame,
     layout: str,
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
-    buckets: int,
     shipped: dict[str, Any],
     spool: PerUserSpool | None,
-) -> Partial:
-    """Co-group both inputs by a hash bucket of the user; each bucket through the polars
-    code, via Arrow. The Partials come back to the driver as JSON, one executor partition
-    at a time, and are merged as they come; with `spool`, each bucket's per-user rows
-    (Arrow IPC) go to a temporary file."""
+) -> tuple[Partial, int]:
+    """Co-group both sides by their bucket; each bucket through the polars code, via
+    Arrow. The buckets' Partials are merged on an executor (merge_partials), so the driver
+    receives one, whatever the number of buckets; with `spool`, each bucket's per-user
+    rows (Arrow IPC) come to the driver one bucket at a time and go to a temporary file.
+    Returns the merged Partial and its size as received (bytes of JSON)."""
     import pyarrow as pa  # type: ignore[import-untyped]
-    from pyspark.sql import functions as F
 
-    bucket = F.pmod(F.xxhash64("user"), F.lit(buckets)).cast("int").alias("bucket")
-    left = predictions.select(bucket, "*").groupBy("bucket")
-    right = truth.select(bucket, "*").groupBy("bucket")
     spec_texts = [str(s) for s in specs]
     settings = conventions.model_dump(mode="json")
     keep_rows = spool is not None
@@ -483,17 +448,47 @@ def _run_buckets(
         if found.per_user is not None:
             kinds.append("users")
             payloads.append(ipc_text(found.per_user))
-        return pa.table({"bucket": [key[0]] * len(kinds), "kind": kinds, "payload": payloads})
+        return pa.table({"kind": kinds, "payload": payloads})
 
-    schema = "bucket int, kind string, payload string"
-    results = left.cogroup(right).applyInArrow(run, schema=schema)
-    partials = []
-    for row in results.toLocalIterator():
+    schema = "kind string, payload string"
+    results = left.groupBy("bucket").cogroup(right.groupBy("bucket")).applyInArrow(run, schema)
+
+    def merge_all(batches: Iterator[Any]) -> Iterator[Any]:
+        from receval_cli.metrics import resolve
+
+        parsed = tuple(resolve(MetricSpec.parse(text)) for text in spec_texts)
+        yield from merge_partials(batches, parsed, Conventions.model_validate(settings))
+
+    merged = results.repartition(1).mapInArrow(merge_all, schema)
+    partial, size = None, 0
+    for row in merged.toLocalIterator():
         if row["kind"] == "users":
             assert spool is not None
             spool.add(from_ipc_text(row["payload"]))
         else:
-            partials.append(Partial.from_json(json.loads(row["payload"])))
-            if len(partials) > 1:
-                partials = [merge(partials)]
-    return merge(partials)
+            partial, size = Partial.from_json(json.loads(row["payload"])), len(row["payload"])
+    assert partial is not None, "no merged Partial came back"
+    return partial, size
+
+
+def merge_partials(
+    batches: Iterator[Any], specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> Iterator[Any]:
+    """On one executor: the buckets' Partials (JSON) merged into one as they arrive, its
+    tables kept one per kind (assembly.compact); the per-user rows passed on as they are."""
+    import pyarrow as pa
+
+    merged: Partial | None = None
+    for batch in batches:
+        rows = batch.to_pydict()
+        users = [p for k, p in zip(rows["kind"], rows["payload"], strict=True) if k == "users"]
+        if users:
+            yield pa.RecordBatch.from_pydict({"kind": ["users"] * len(users), "payload": users})
+        for kind, payload in zip(rows["kind"], rows["payload"], strict=True):
+            if kind == "partial":
+                found = Partial.from_json(json.loads(payload))
+                merged = found if merged is None else merge([merged, found])
+                merged = compact(merged, specs, conventions)
+    if merged is not None:
+        text = json.dumps(merged.to_json())
+        yield pa.RecordBatch.from_pydict({"kind": ["partial"], "payload": [text]})

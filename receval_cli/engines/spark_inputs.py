@@ -14,6 +14,7 @@ without grades, lists as arrays or as separated text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ STRICT = "FAILFAST"
 
 def checked_locals(loaded: LoadedConfig, file: PredictionsConfig) -> dict[str, Input | None]:
     """The polars readers' Input of each local input (every check of theirs, before Spark
-    starts); None for a table or a URI (Spark reads those; see mapped())."""
+    starts); None for a table or a URI (Spark reads those; see read_mapped())."""
     config = loaded.config
     found: dict[str, Input | None] = {"predictions": None, "ground truth": None}
     if not is_remote(file.path):
@@ -138,22 +139,81 @@ def _polars_type(spark_type: Any) -> pl.DataType:
     return pl.Binary()
 
 
-def mapped(
-    frame: SparkFrame, config: PredictionsConfig | GroundTruthConfig, location: str, role: str
-) -> Input:
-    """The polars engines' mapping of a table's or URI's columns, decided on its Spark
-    schema: the same choices and the same errors (a one-row probe of nulls typed as the
-    schema, so a check that looks at the first row finds one)."""
-    probe = pl.DataFrame(
+def probe_of(frame: SparkFrame) -> pl.LazyFrame:
+    """A one-row frame of nulls typed as the Spark schema: what a check that looks at the
+    first row of a polars scan finds there."""
+    return pl.DataFrame(
         [pl.Series(f.name, [None], dtype=_polars_type(f.dataType)) for f in frame.schema.fields]
     ).lazy()
-    fmt = "spark"
+
+
+def map_input(
+    probe: pl.LazyFrame, config: PredictionsConfig | GroundTruthConfig, path: Path, role: str
+) -> Input:
+    """The polars engines' mapping of the predictions' or the ground truth's columns,
+    decided on a probe of a Spark schema: the same choices and the same errors."""
     if isinstance(config, GroundTruthConfig):
-        return map_ground_truth(probe, config.columns, config.list_separator, Path(location), fmt)
-    return map_predictions(probe, config.columns, config.list_separator, Path(location), fmt, role)
+        return map_ground_truth(probe, config.columns, config.list_separator, path, "spark")
+    return map_predictions(probe, config.columns, config.list_separator, path, "spark", role)
 
 
-def _listed(frame: SparkFrame, column: str, separator: str) -> Any:
+def read_mapped(
+    spark: SparkSession,
+    location: str,
+    given_format: str | None,
+    separator: str | None,
+    checked: Input | None,
+    role: str,
+    mapping: Callable[[pl.LazyFrame, Path], Input],
+) -> tuple[SparkFrame, Input]:
+    """An input read by Spark, and its mapping: the polars readers' (`checked`, a local
+    file, whose schema they checked) or `mapping` of a one-row probe of the Spark schema (a
+    table or URI). A CSV's integer ids keep the text they were written as unless every
+    one is a canonical integer (ids_as_written)."""
+    fmt = checked.format if checked is not None else format_of(location, given_format)
+    if checked is None:
+        refuse_unreadable(fmt, location, role)
+    frame = read_frame(spark, location, fmt, separator, role)
+    source = checked if checked is not None else mapping(probe_of(frame), Path(location))
+    if fmt in ("csv", "tsv"):
+        ids = tuple(source.columns[c] for c in ("user", "item") if c in source.columns)
+        frame = ids_as_written(spark, location, csv_separator(fmt, separator), frame, ids)
+    return frame, source
+
+
+def ids_as_written(
+    spark: SparkSession, path: str, sep: str, inferred: SparkFrame, ids: tuple[str, ...]
+) -> SparkFrame:
+    """Read the CSV again with its integer-typed id columns as text, and cast each back
+    to bigint only when every value is a canonical integer (one aggregation)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegralType, StringType, StructField, StructType
+
+    fields = inferred.schema.fields
+    integral = [f.name for f in fields if f.name in ids and isinstance(f.dataType, IntegralType)]
+    if not integral:
+        return inferred
+    schema = StructType(
+        [StructField(f.name, StringType(), True) if f.name in integral else f for f in fields]
+    )
+    text = spark.read.csv(path, header=True, schema=schema, sep=sep, mode=STRICT)
+    canonical = r"^(0|-?[1-9][0-9]{0,18})$"
+    checks = [
+        F.min(
+            F.when(F.col(c).isNull(), True).otherwise(
+                F.col(c).rlike(canonical) & F.col(c).cast("bigint").isNotNull()
+            )
+        ).alias(c)
+        for c in integral
+    ]
+    verdict = text.select(*checks).first()
+    for column in integral:
+        if verdict is None or verdict[column] is not False:
+            text = text.withColumn(column, F.col(column).cast("bigint"))
+    return text
+
+
+def listed(frame: SparkFrame, column: str, separator: str) -> Any:
     """A list column as an array: as it is, or text split at `separator` and trimmed (as
     inputs/readers.list_items does for CSV)."""
     from pyspark.sql import functions as F
@@ -171,10 +231,10 @@ def canonical_predictions(frame: SparkFrame, source: Input, separator: str) -> S
 
     cols = source.columns
     if source.layout == "items":
-        listed = frame.select(
-            F.col(cols["user"]).alias("user"), _listed(frame, cols["items"], separator).alias("l")
+        lists = frame.select(
+            F.col(cols["user"]).alias("user"), listed(frame, cols["items"], separator).alias("l")
         )
-        exploded = listed.select("user", F.posexplode("l"))
+        exploded = lists.select("user", F.posexplode("l"))
         return exploded.select(
             "user", F.col("col").alias("item"), (F.col("pos") + 1).cast("double").alias("rank")
         )
@@ -194,10 +254,10 @@ def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFr
     cols = source.columns
     user = F.col(cols["user"]).alias("user")
     if source.layout == "items":
-        items = _listed(frame, cols["items"], separator)
+        items = listed(frame, cols["items"], separator)
         if "relevances" in cols:
             grades = F.transform(
-                _listed(frame, cols["relevances"], separator), lambda g: g.cast("double")
+                listed(frame, cols["relevances"], separator), lambda g: g.cast("double")
             )
             nulls = F.transform(items, lambda _: F.lit(None).cast("double"))
             # a grade list of another length: null grades, which the checks report

@@ -56,6 +56,7 @@ from receval_cli.evaluation.plan import (
 )
 from receval_cli.evaluation.rating import (
     PairPartial,
+    compact_pairs,
     finish_pairs,
     pair_join,
     pair_partial,
@@ -405,6 +406,30 @@ def merge(partials: Iterable[Partial]) -> Partial:
     return merged
 
 
+def compact(merged: Partial, specs: tuple[MetricSpec, ...], conventions: Conventions) -> Partial:
+    """Reduce each of the merged Partial's table lists (one entry per bucket merged) to one
+    table, as finish does: the global states summed per key, the recommended items made
+    distinct, the exposure summed per item, the rating metrics' count tables summed. The
+    Partial then stays the size of one table per kind, whatever the number of buckets (a
+    Spark executor merges the buckets with it); finish gives the same report from it."""
+    for spec in specs:
+        partial = lookup(spec.name).partial
+        if partial is None:
+            continue
+        state = partial.state(spec.k, conventions.metric_params(spec))
+        if state.name in merged.states:
+            merged.states[state.name] = [merge_states(merged.states[state.name], state.keys)]
+    if merged.recommended:
+        merged.recommended = [_recommended(merged)]
+    if merged.exposure:
+        summed = pl.concat(merged.exposure).group_by("item").agg(pl.col("lists").sum())
+        merged.exposure = [summed.sort("item")]
+    if merged.pairs is not None:
+        pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
+        compact_pairs(merged.pairs, pair_specs, conventions)
+    return merged
+
+
 def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
     for key, value in counts.items():
         into[key] = into.get(key, 0) + value
@@ -455,8 +480,8 @@ def raise_checks(merged: Partial, run: Run, universe: Universe) -> dict[str, Any
     featured = {"category", "tags", "embedding"} & recs_sides(run)
     if featured and sources.catalog is not None and merged.recommended:
         # with a catalog, the universe is the catalog: outside = items without features
-        catalog_items = sources.catalog.frame.select("item").collect()
-        outside = _recommended(merged).join(catalog_items, on="item", how="anti")
+        assert universe.items is not None
+        outside = _recommended(merged).join(universe.items, on="item", how="anti")
         raise_unknown_features(outside, sources.catalog, featured)
     return users
 

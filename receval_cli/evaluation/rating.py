@@ -82,6 +82,16 @@ class PairPartial:
         )
 
 
+def compact_pairs(merged: PairPartial, specs: tuple[MetricSpec, ...], conventions: Any) -> None:
+    """Reduce each count table's list to one table (summed per key, as finish_pairs does)."""
+    for spec in _tabled(specs):
+        metric, key = _metric(spec), _table_key(spec)
+        assert metric.table is not None
+        if key in merged.tables:
+            keys, _ = metric.table(conventions.metric_params(spec))
+            merged.tables[key] = [merge_states(merged.tables[key], keys)]
+
+
 def _metric(spec: MetricSpec) -> PairMetric:
     found = lookup(spec.name).pairs
     assert found is not None, spec

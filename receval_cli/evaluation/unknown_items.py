@@ -38,11 +38,9 @@ def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
     return "ground truth", truth.frame.select("item").drop_nulls().unique()
 
 
-def reference_of_spark(truth: Any, sources: Sources) -> tuple[str, pl.LazyFrame]:
-    """The same for the Spark engine: `truth` is a Spark DataFrame (user, item, rel); a
-    catalog or interactions log is read on the driver."""
-    if sources.catalog is not None or sources.interactions is not None:
-        return reference_of(truth, sources)  # truth is not read then
+def reference_of_spark(truth: Any) -> tuple[str, pl.LazyFrame]:
+    """The ground truth's items on the Spark engine (`truth`: a Spark DataFrame); a
+    catalog or log reference is the universe engines/spark_sources.py collects."""
     items = truth.select("item").where("item IS NOT NULL").distinct().toArrow()
     return "ground truth", pl.from_arrow(items).lazy()  # type: ignore[union-attr]
 

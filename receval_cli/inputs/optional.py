@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import CatalogConfig, InteractionsConfig
 from receval_cli.errors import InputError
 from receval_cli.inputs.checks import (
@@ -59,6 +59,10 @@ class Sources:
     # item popularity computed beforehand from the whole log (a partition's log holds
     # only its users); recs.item_popularity's columns
     popularity: pl.LazyFrame | None = None
+    # True: `popularity` also holds the per-item columns the metrics ask of it (Stats.items,
+    # e.g. long_tail_share's head), computed over the whole log, and only some items (a
+    # Spark bucket's recommended ones), so they are not computed again
+    popularity_rows: bool = False
 
     def given(self) -> list[Input]:
         return [s for s in (self.catalog, self.interactions, self.baseline) if s is not None]
@@ -68,16 +72,21 @@ class Sources:
         return [] if self.catalog is None else [f for f in FEATURES if f in self.catalog.columns]
 
 
-def read_sources(loaded: LoadedConfig) -> Sources:
-    """Read the optional inputs a config names."""
+def read_sources(loaded: LoadedConfig, local_only: bool = False) -> Sources:
+    """Read the optional inputs a config names (lazily: their schemas are checked, their
+    rows not read). `local_only` leaves out a Spark table or URI (engine: spark reads it)."""
     config = loaded.config
     sources = Sources()
-    if config.catalog is not None:
+
+    def wanted(path: str) -> bool:
+        return not (local_only and is_remote(path))
+
+    if config.catalog is not None and wanted(config.catalog.path):
         sources.catalog = read_catalog(config.catalog, loaded.resolve_path(config.catalog.path))
-    if config.interactions is not None:
+    if config.interactions is not None and wanted(config.interactions.path):
         path = loaded.resolve_path(config.interactions.path)
         sources.interactions = read_interactions(config.interactions, path)
-    if config.baseline is not None:
+    if config.baseline is not None and wanted(config.baseline.path):
         path = loaded.resolve_path(config.baseline.path)
         sources.baseline = read_predictions(config.baseline, path, role="baseline")
     return sources

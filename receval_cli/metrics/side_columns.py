@@ -144,7 +144,7 @@ def recs_aggregates(
         if popular is None:
             assert log is not None
             popular = item_popularity(log.frame, conventions.tie_break)
-        items = stats.items.with_rows(popular)
+        items = popular if sources.popularity_rows else stats.items.with_rows(popular)
         recs = recs.join(items.rename({"count": "popularity"}), on="item", how="left")
     if "known" in sides:
         assert log is not None

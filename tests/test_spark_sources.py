@@ -1,0 +1,192 @@
+"""engine: spark reads the optional inputs on the executors (#17 items 1 and 3): a catalog,
+an interactions log and a baseline given as Spark tables or URIs give the in-memory
+engine's numbers bit for bit; none of their rows passes through the driver; what the
+driver receives from the buckets does not grow with their number; and a bad optional
+input in a table is refused with the polars engines' message, exit 2."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from cli_helpers import invoke, write_config
+
+from receval_cli.analysis.runs import evaluate_config
+from receval_cli.config.loading import load_config
+from receval_cli.engines import spark as engine
+from receval_cli.engines.spark import evaluate_spark
+from receval_cli.inputs.optional import Sources
+
+METRICS = [
+    "ndcg@5",
+    "novelty@5",
+    "arp@5",
+    "long_tail_share@5",
+    "long_tail_share@5(head=0.1)",
+    "serendipity@5",
+    "unexpectedness@5",
+    "intra_list_diversity@5(feature=category)",
+    "intra_list_diversity@5(feature=tags)",
+    "intra_list_diversity@5(feature=embedding)",
+    "catalog_coverage@5",
+    "gini@5",
+    "entropy@5",
+]
+
+
+def write_case(folder: Path, seed: int = 3) -> dict[str, Any]:
+    """Integer ids (9, 10, 100 among them), tied scores, lists of 1 to 25 items, users
+    missing on either side, a log with popularity ties, a baseline, a catalog with a
+    category, tags and 3-dimensional embeddings. Returns the config with local paths."""
+    rng = random.Random(seed)
+    items = [9, 10, 100, *(i for i in range(11, 160) if i != 100)]
+    predictions, truth, log, baseline = [], [], [], []
+    for user in range(1, 241):
+        if user % 11:
+            for item in rng.sample(items, rng.randint(1, 25)):
+                predictions.append((user, item, rng.choice([0.2, 0.5, 0.5, 0.8])))
+        if user % 7:
+            truth += [(user, item, rng.choice([1, 2, 3])) for item in rng.sample(items, 5)]
+        log += [(user, item) for item in rng.sample(items[:60], rng.randint(0, 8))]
+        baseline += [(user, item, 5.0 - r) for r, item in enumerate(rng.sample(items, 5))]
+    frames = {
+        "predictions": pl.DataFrame(predictions, ["user", "item", "score"], orient="row"),
+        "truth": pl.DataFrame(truth, ["user", "item", "relevance"], orient="row"),
+        "log": pl.DataFrame(log, ["user", "item"], orient="row"),
+        "baseline": pl.DataFrame(baseline, ["user", "item", "score"], orient="row"),
+        "catalog": pl.DataFrame(
+            {
+                "item": items,
+                "category": [f"c{i % 5}" for i in items],
+                "tags": [[f"t{i % 3}", f"t{i % 4}"] for i in items],
+                "embedding": [[float(i % 3), float(i % 5) - 2.0, 1.5] for i in items],
+            }
+        ),
+    }
+    for name, frame in frames.items():
+        frame.write_parquet(folder / f"{name}.parquet")
+    columns = {"category": "category", "tags": "tags", "embedding": "embedding"}
+    return {
+        "predictions": {"path": "predictions.parquet"},
+        "ground_truth": {"path": "truth.parquet"},
+        "interactions": {"path": "log.parquet"},
+        "baseline": {"path": "baseline.parquet"},
+        "catalog": {"path": "catalog.parquet", "columns": columns},
+        "metrics": METRICS,
+        "conventions": {"relevance_threshold": 2},
+    }
+
+
+def test_optional_inputs_as_tables_and_uris(spark: Any, tmp_path: Path) -> None:
+    config = write_case(tmp_path)
+    (expected,) = evaluate_config(load_config(write_config(tmp_path, config))).models.values()
+    spark.read.parquet(str(tmp_path / "catalog.parquet")).createOrReplaceTempView("items_c")
+    spark.read.parquet(str(tmp_path / "baseline.parquet")).createOrReplaceTempView("base_c")
+    remote = {
+        **config,
+        "catalog": {**config["catalog"], "path": "table:items_c"},
+        "baseline": {"path": "table:base_c"},
+        "interactions": {"path": (tmp_path / "log.parquet").as_uri()},
+    }
+    got = evaluate_spark(load_config(write_config(tmp_path, remote, "r.yaml")), spark, 9)
+    assert got.metrics == expected.metrics  # bit for bit
+    assert all(value is not None for value in got.metrics.values())
+    assert got.items == expected.items
+    assert got.unknown_items == expected.unknown_items
+    assert got.inputs["catalog"]["path"] == "table:items_c"
+    local = evaluate_spark(load_config(write_config(tmp_path, config)), spark, 5)
+    assert local.metrics == expected.metrics
+
+
+def _unreadable_on_the_driver(sources: Sources) -> Sources:
+    """The optional inputs' frames replaced by ones that fail when read: the driver may
+    name them, never read their rows."""
+
+    def boom(frame: pl.DataFrame) -> pl.DataFrame:
+        raise AssertionError("an optional input was read on the driver")
+
+    for source in sources.given():
+        source.frame = source.frame.map_batches(boom)
+        source.raw = source.raw.map_batches(boom)
+    return sources
+
+
+def test_optional_rows_never_reach_the_driver(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path, write_case(tmp_path))
+    (expected,) = evaluate_config(load_config(config)).models.values()
+    read = engine.read_sources
+    monkeypatch.setattr(
+        engine, "read_sources", lambda *a, **k: _unreadable_on_the_driver(read(*a, **k))
+    )
+
+    def no_local_data(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a DataFrame made from the driver's data")
+
+    monkeypatch.setattr(type(spark), "createDataFrame", no_local_data)
+    got = evaluate_spark(load_config(config), spark, 7)
+    assert got.metrics == expected.metrics
+
+
+def test_the_driver_receives_one_partial(spark: Any, tmp_path: Path) -> None:
+    """The buckets' results are merged on an executor: the driver receives the same
+    amount with 4 buckets as with 64 (it received 64 Partials, each with its own copy of
+    the item tables)."""
+    config = load_config(write_config(tmp_path, write_case(tmp_path)))
+    few = evaluate_spark(config, spark, 4).inputs["engine"]["collected_bytes"]
+    many = evaluate_spark(config, spark, 64).inputs["engine"]["collected_bytes"]
+    assert 0 < many < 1.2 * few
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"item": [9, 9, 10], "category": ["a", "b", "c"]},
+            "catalog file table:bad_c: 1 row(s) repeat an item already listed (e.g. 9). List "
+            "each item once.",
+        ),
+        (
+            {"item": [9, None, 10], "category": ["a", "b", "c"]},
+            "catalog file table:bad_c: column 'item' has 1 null value(s); drop or fill those rows.",
+        ),
+        (
+            {"item": [9, 10], "category": ["a", None]},
+            "catalog file table:bad_c: column 'category' has 1 null value(s); drop or fill "
+            "those rows.",
+        ),
+    ],
+)
+def test_a_bad_catalog_table(
+    spark: Any, tmp_path: Path, change: dict[str, list[Any]], message: str
+) -> None:
+    config = write_case(tmp_path)
+    rows = list(zip(change["item"], change["category"], strict=True))
+    spark.createDataFrame(rows, "item bigint, category string").createOrReplaceTempView("bad_c")
+    config["catalog"] = {"path": "table:bad_c", "columns": {"category": "category"}}
+    config["metrics"] = ["intra_list_diversity@5"]
+    config["engine"] = "spark"
+    result = invoke("run", write_config(tmp_path, config))
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr == f"error: {message}\n"
+
+
+def test_a_baseline_table_with_repeated_pairs(spark: Any, tmp_path: Path) -> None:
+    config = write_case(tmp_path)
+    rows = [(1, 9, 0.5), (1, 9, 0.4), (1, 10, 0.3), (2, 9, 0.2)]
+    schema = "user bigint, item bigint, score double"
+    spark.createDataFrame(rows, schema).createOrReplaceTempView("bad_b")
+    config["baseline"] = {"path": "table:bad_b"}
+    config["metrics"] = ["unexpectedness@5"]
+    config["engine"] = "spark"
+    result = invoke("run", write_config(tmp_path, config))
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr == (
+        "error: baseline file table:bad_b: 1 (user, item) pair(s) appear more than once, e.g. "
+        "user 1, item 9 (2 rows). Remove the duplicates, or set conventions.duplicates to say "
+        "which row counts.\n"
+    )
