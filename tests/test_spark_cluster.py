@@ -168,11 +168,12 @@ def _runtime_distributions() -> dict[str, metadata.Distribution]:
     return found
 
 
-def pack_environment(folder: Path) -> Path:
+def pack_environment(folder: Path, with_receval: bool = True) -> Path:
     """The README's recipe 1, offline: `python -m venv --copies` (an archive Spark unpacks
     must not hold links that point outside it), the installed libraries and receval in its
     site-packages, tarred and gzipped with the venv at the archive's top (Spark unpacks a
-    .tar.gz with `tar`, which keeps bin/python executable; a plain .tar loses the mode)."""
+    .tar.gz with `tar`, which keeps bin/python executable; a plain .tar loses the mode).
+    Without receval: the libraries only, as on a cluster whose nodes have them."""
     env = folder / "environment"
     subprocess.run([sys.executable, "-m", "venv", "--copies", "--without-pip", env], check=True)
     (site,) = (env / "lib").glob("python*/site-packages")
@@ -186,11 +187,12 @@ def pack_environment(folder: Path) -> Path:
                 source = Path(str(dist.locate_file(file)))
                 if ".." not in file.parts and source.is_file():
                     tar.add(source, str(inside / file))
-        tar.add(
-            ROOT / "receval_cli",
-            str(inside / "receval_cli"),
-            filter=lambda entry: None if "__pycache__" in entry.name else entry,
-        )
+        if with_receval:
+            tar.add(
+                ROOT / "receval_cli",
+                str(inside / "receval_cli"),
+                filter=lambda entry: None if "__pycache__" in entry.name else entry,
+            )
     return archive
 
 
@@ -278,6 +280,54 @@ def _not_logs(stderr: str) -> str:
 def _error_lines(stderr: str) -> list[str]:
     """stderr without the JVM's start-up notice."""
     return [line for line in stderr.splitlines() if line != JVM_NOTICE]
+
+
+NOTEBOOK = """
+import json, os, shutil, sys
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+import receval_cli
+from receval_cli.config.loading import load_config
+from receval_cli.engines.spark import evaluate_spark
+
+master, archive, config, out, work = sys.argv[1:]
+# the notebook's own session, on the cluster (whose executors have polars and pyarrow)
+spark = (
+    SparkSession.builder.master(master)
+    .config("spark.archives", archive + "#environment")
+    .config("spark.ui.enabled", "false")
+    .getOrCreate()
+)
+# the README's notebook recipe, as written there
+package = os.path.dirname(os.path.dirname(receval_cli.__file__))
+spark.sparkContext.addPyFile(
+    shutil.make_archive(os.path.join(work, "receval"), "zip", package, "receval_cli")
+)
+report = evaluate_spark(load_config(Path(config)), spark, buckets=16)
+Path(out).write_text(json.dumps(report.metrics))
+"""
+
+
+def test_a_notebook_session_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    """The README's notebook recipe: an existing session on the cluster, executors with
+    receval's libraries but not receval, receval's code given with addPyFile."""
+    config = write_case(tmp_path)
+    archive = pack_environment(tmp_path, with_receval=False)
+    script = tmp_path / "notebook.py"
+    script.write_text(NOTEBOOK)
+    env = _spark_env(tmp_path)
+    env.update(PYSPARK_PYTHON="./environment/bin/python")
+    args = [cluster.url, str(archive), str(config), str(tmp_path / "m.json"), str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, _not_logs(done.stderr)
+    in_memory = receval("run", config, "--engine", "in_memory", "--format", "json")
+    assert in_memory.returncode == 0, in_memory.stderr
+    expected = json.loads(in_memory.stdout)["models"]["model"]["metrics"]
+    assert json.loads((tmp_path / "m.json").read_text()) == expected
 
 
 def _damaged_parquet(folder: Path) -> Path:
