@@ -20,6 +20,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -388,7 +389,8 @@ def test_a_local_session_needs_no_python_setting(spark_installed: None, tmp_path
     `python3` on the PATH may lack pyarrow), with no Spark log line on the terminal."""
     config = write_case(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV")}
-    env["PATH"] = "/usr/bin:/bin"  # no virtual environment's python3 first
+    java = os.path.dirname(shutil.which("java") or "/usr/bin/java")
+    env["PATH"] = f"{java}:/usr/bin:/bin"  # Java, and no virtual environment's python3 first
     done = receval("run", config, "--engine", "spark", "--format", "json", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert _error_lines(done.stderr) == []
