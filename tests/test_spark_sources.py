@@ -6,6 +6,7 @@ input in a table is refused with the polars engines' message, exit 2."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -189,4 +190,41 @@ def test_a_baseline_table_with_repeated_pairs(spark: Any, tmp_path: Path) -> Non
         "error: baseline file table:bad_b: 1 (user, item) pair(s) appear more than once, e.g. "
         "user 1, item 9 (2 rows). Remove the duplicates, or set conventions.duplicates to say "
         "which row counts.\n"
+    )
+
+
+def test_validate_reads_tables_with_spark(spark: Any, tmp_path: Path) -> None:
+    """`receval validate` on a config with tables (engine: spark): the Spark job's reading
+    and checks, a summary of what they counted, exit 0; a bad table: run's error, exit 2."""
+    config = write_case(tmp_path)
+    spark.read.parquet(str(tmp_path / "predictions.parquet")).createOrReplaceTempView("preds_v")
+    spark.read.parquet(str(tmp_path / "catalog.parquet")).createOrReplaceTempView("items_v")
+    config["predictions"] = {"path": "table:preds_v"}
+    config["catalog"] = {**config["catalog"], "path": "table:items_v"}
+    config["engine"] = "spark"
+    path = write_config(tmp_path, config)
+    result = invoke("validate", path, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    health = json.loads(result.stdout)
+    assert health["engine"]["name"] == "spark"
+    (model,) = health["models"].values()
+    (expected,) = evaluate_config(
+        load_config(write_config(tmp_path, write_case(tmp_path), "l.yaml"))
+    ).models.values()
+    assert model["inputs"]["predictions"]["path"] == "table:preds_v"
+    assert model["inputs"]["predictions"]["rows"] == expected.inputs["predictions"]["rows"]
+    assert model["inputs"]["catalog"]["path"] == "table:items_v"
+    assert model["users"] == expected.users
+    shown = invoke("validate", path)
+    assert shown.exit_code == 0, shown.stderr
+    assert "table:preds_v" in shown.stdout
+    assert "ok: receval run can evaluate this config" in shown.stdout
+    rows = [(9, "a"), (9, "b")]
+    spark.createDataFrame(rows, "item bigint, category string").createOrReplaceTempView("items_v")
+    config["catalog"] = {"path": "table:items_v", "columns": {"category": "category"}}
+    failed = invoke("validate", write_config(tmp_path, config))
+    assert failed.exit_code == 2
+    assert failed.stderr == (
+        "error: catalog file table:items_v: 1 row(s) repeat an item already listed (e.g. 9). "
+        "List each item once.\n"
     )

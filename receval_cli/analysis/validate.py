@@ -30,7 +30,7 @@ from receval_cli.analysis.runs import (
 )
 from receval_cli.analysis.segments import segments_of, user_attributes
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import PredictionsConfig, UnknownItemsConfig
 from receval_cli.console import shown
 from receval_cli.engines.choice import polars_engine
@@ -67,6 +67,8 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
     """The health summary of a config's inputs; raises what `run` raises on them."""
     config = loaded.config
     engine = _check_engine(loaded, baseline_report)
+    if config.engine == "spark" and any(is_remote(path) for path in _input_paths(loaded)):
+        return _spark_health(loaded)
     attributes = user_attributes(loaded)
     segments = [] if attributes is None else segments_of(attributes, config.segment_by)
     health: dict[str, Any] = {
@@ -94,10 +96,47 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
     return health
 
 
+def _input_paths(loaded: LoadedConfig) -> list[str]:
+    """Every input's path as the config writes it."""
+    config = loaded.config
+    sections = (config.ground_truth, config.catalog, config.interactions, config.baseline)
+    paths = [f.path for f in config.model_files().values()]
+    return paths + [s.path for s in sections if s is not None]
+
+
+def _spark_health(loaded: LoadedConfig) -> dict[str, Any]:
+    """engine: spark with a table or URI among the inputs: the Spark job's reading, mapping
+    and checks (the polars readers cannot open a table), so its errors are run's. The
+    checks ride along with the metrics' pass over the buckets, so the job computes them
+    too (and they are left out); the summary is what that pass counts."""
+    from receval_cli.engines.spark import evaluate_spark
+
+    report = evaluate_spark(loaded)
+    inputs = {k: v for k, v in report.inputs.items() if k != "engine"}
+    model: dict[str, Any] = {"inputs": inputs, "users": report.users}
+    if report.unknown_items is not None:
+        model["unknown_items"] = report.unknown_items
+    warnings = []
+    found = report.unknown_items
+    if found is not None:
+        warning = unknown_items.warning(found, loaded.config.unknown_items, None)
+        if warning is not None:
+            warnings.append(warning)
+    return {
+        "config": str(loaded.path),
+        "engine": report.inputs["engine"],
+        "models": {"model": model},
+        "warnings": warnings,
+    }
+
+
 def _check_engine(loaded: LoadedConfig, baseline_report: Path | None) -> Any:
     """Raise for the settings `run` refuses with its engine; the polars engine to use."""
     config = loaded.config
-    paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
+    if config.engine == "spark":  # a table or URI has no local path; polars is not used then
+        paths = [Path(loaded.location(f.path)) for f in config.model_files().values()]
+    else:
+        paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
     if config.engine == "spark" or config.partitions > 1:
         refuse_partitioned_extras(loaded, None, baseline_report)
         if config.engine == "spark":
@@ -383,6 +422,45 @@ def _grades(relevance: dict[str, Any] | str) -> str:
     return shown + (f", ... ({hidden} more grades)" if hidden else "")
 
 
+def _render_spark_health(health: dict[str, Any]) -> RenderableType:
+    """The Spark job's summary: each input (where, how mapped, rows and users where
+    counted), the users of both files, the unknown items, the warnings."""
+    (model,) = health["models"].values()
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for role, block in model["inputs"].items():
+        columns = ", ".join(f"{key}={name}" for key, name in block["columns"].items())
+        counted = [f"{block[k]:,} {k}" for k in ("rows", "users") if block.get(k) is not None]
+        where = f"{block['path']}\n{block['format']}, {block['layout']}: {columns}"
+        table.add_row(
+            role.replace("_", " "), where + (f"\n{', '.join(counted)}" if counted else "")
+        )
+    users = model["users"]
+    overlap = (
+        f"users: {users.get('in_both', 0):,} in both files, {users.get('evaluated', 0):,} evaluated"
+    )
+    parts: list[RenderableType] = [
+        shown(f"receval validate {health['config']} (engine: spark)"),
+        table,
+        Text(""),
+        Text(overlap),
+    ]
+    found = model.get("unknown_items")
+    if found is not None:
+        parts.append(
+            Text(
+                f"recommended items unknown to the {found['reference']}: {found['unknown']:,} "
+                f"of {found['recommended']:,}"
+            )
+        )
+    parts.append(Text(""))
+    for warning in health["warnings"]:
+        parts.append(Text("warning: ", style="bold yellow") + shown(warning))
+    parts.append(Text("ok: receval run can evaluate this config", style="bold green"))
+    return Group(*parts)
+
+
 def _inputs(health: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every input's block by its label: predictions (one per model), ground truth, optional."""
     several = len(health["models"]) > 1
@@ -482,6 +560,8 @@ def _compared(ids: dict[str, Any]) -> str:
 
 def render_health(health: dict[str, Any]) -> RenderableType:
     """The summary: the files, their numbers side by side, the overlap, the warnings."""
+    if "engine" in health:
+        return _render_spark_health(health)
     inputs = _inputs(health)
     parts: list[RenderableType] = [
         shown(f"receval validate {health['config']}"),
