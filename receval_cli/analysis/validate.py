@@ -114,14 +114,12 @@ def _spark_health(loaded: LoadedConfig) -> dict[str, Any]:
     report = evaluate_spark(loaded)
     inputs = {k: v for k, v in report.inputs.items() if k != "engine"}
     model: dict[str, Any] = {"inputs": inputs, "users": report.users}
-    if report.unknown_items is not None:
-        model["unknown_items"] = report.unknown_items
     warnings = []
     found = report.unknown_items
     if found is not None:
+        model["unknown_items"] = found
         warning = unknown_items.warning(found, loaded.config.unknown_items, None)
-        if warning is not None:
-            warnings.append(warning)
+        warnings += [] if warning is None else [warning]
     return {
         "config": str(loaded.path),
         "engine": report.inputs["engine"],

@@ -312,7 +312,8 @@ def _bucket_rows(
             recommended.join(popularity, on="item").withColumn("kind", F.lit("popularity"))
         )
     if side.baseline is not None:
-        column = side.sources.baseline.value_column if side.sources.baseline else "rank"
+        assert side.sources.baseline is not None  # read together (spark_sources)
+        column = side.sources.baseline.value_column
         shipped["baseline_layout"] = column
         lists = side.baseline.select("user", "item", F.col(column).cast("double").alias("value"))
         parts.append(lists.select(_bucket_of(buckets), "*", F.lit("baseline").alias("kind")))
@@ -481,14 +482,17 @@ def merge_partials(
     merged: Partial | None = None
     for batch in batches:
         rows = batch.to_pydict()
-        users = [p for k, p in zip(rows["kind"], rows["payload"], strict=True) if k == "users"]
+        users = []
+        for kind, payload in zip(rows["kind"], rows["payload"], strict=True):
+            if kind == "users":
+                users.append(payload)
+                continue
+            found = Partial.from_json(json.loads(payload))
+            merged = compact(
+                found if merged is None else merge([merged, found]), specs, conventions
+            )
         if users:
             yield pa.RecordBatch.from_pydict({"kind": ["users"] * len(users), "payload": users})
-        for kind, payload in zip(rows["kind"], rows["payload"], strict=True):
-            if kind == "partial":
-                found = Partial.from_json(json.loads(payload))
-                merged = found if merged is None else merge([merged, found])
-                merged = compact(merged, specs, conventions)
     if merged is not None:
         text = json.dumps(merged.to_json())
         yield pa.RecordBatch.from_pydict({"kind": ["partial"], "payload": [text]})

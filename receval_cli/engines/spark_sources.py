@@ -187,10 +187,9 @@ def checks_on_executors(frame: SparkFrame, source: Input, key: str) -> SourceChe
     role, path, layout, columns = source.role, str(source.path), source.layout, source.columns
 
     def run(batches: Any) -> Any:
-        table = pa.Table.from_batches(list(batches), schema=schema)
-        if table.num_rows == 0:
+        rows = partition_frame(batches, schema)
+        if rows is None:
             return
-        rows = cast(pl.DataFrame, pl.from_arrow(table)).lazy()
         part = Input(role, Path(path), "spark", layout, columns, rows, rows)
         found = check_query(part).collect().row(0, named=True)
         text = json.dumps(checks_of(part, found).to_json(), default=str)
@@ -202,6 +201,15 @@ def checks_on_executors(frame: SparkFrame, source: Input, key: str) -> SourceChe
     for row in parts:
         total = total + SourceChecks.from_json(json.loads(row["checks"]))
     return total
+
+
+def partition_frame(batches: Any, schema: Any) -> pl.LazyFrame | None:
+    """A Spark partition's Arrow batches (mapInArrow) as one polars frame; None when the
+    partition holds no row."""
+    import pyarrow as pa
+
+    table = pa.Table.from_batches(list(batches), schema=schema)
+    return None if table.num_rows == 0 else cast(pl.DataFrame, pl.from_arrow(table)).lazy()
 
 
 def _arrow_schema(frame: SparkFrame) -> Any:
@@ -240,7 +248,6 @@ def popularity_rows(
     (metrics/stats.Stats.items: `rows`, polars expressions over the whole table, e.g.
     long_tail_share's head), computed by polars on one executor with the single-machine
     types, and the names of those columns (which travel as row_0, row_1, ...)."""
-    import pyarrow as pa
     from pyspark.sql.pandas.types import from_arrow_schema
 
     types: dict[str, pl.DataType] = {"item": id_type, **dict.fromkeys(POPULARITY, pl.Int64())}
@@ -263,9 +270,9 @@ def popularity_rows(
     schema = from_arrow_schema(empty.to_arrow().schema)
 
     def run(batches: Any) -> Any:
-        table = pa.Table.from_batches(list(batches), schema=arrow)
-        frame = cast(pl.DataFrame, pl.from_arrow(table)).lazy()
-        yield from with_rows(frame).collect().to_arrow().to_batches()
+        frame = partition_frame(batches, arrow)
+        if frame is not None:
+            yield from with_rows(frame).collect().to_arrow().to_batches()
 
     arrow = _arrow_schema(popularity.select("item", *POPULARITY))
     ordered = popularity.select("item", *POPULARITY).repartition(1)
