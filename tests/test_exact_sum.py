@@ -13,7 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from receval_cli.evaluation import exact_sum as module
-from receval_cli.evaluation.exact_sum import SCALE_BITS, ExactSum, exact_sum, exact_sums
+from receval_cli.evaluation.exact_sum import (
+    SCALE_BITS,
+    ExactSum,
+    exact_sum,
+    exact_sums,
+    grouped_exact_sums,
+)
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
 
@@ -89,3 +95,39 @@ def test_hand_cases(values: list[float]) -> None:
     of a float running sum; 1e16 + 1 - 1e16 is 1, not 0."""
     mean = exact_sum(np.array(values)).mean(len(values))
     assert mean == float(rational(values) / len(values))
+
+
+@given(
+    st.lists(
+        st.tuples(FINITE | st.sampled_from([math.inf, -math.inf, math.nan]), st.integers(0, 4))
+    ),
+    st.integers(0, 3),
+)
+@settings(max_examples=200)
+def test_grouped_sums_equal_each_groups_own_sum(pairs: list[tuple[float, int]], extra: int) -> None:
+    """grouped_exact_sums (the segments of a bucket, one pass) gives each group what
+    exact_sum gives it alone: the exact Fraction, whatever the exponents (subnormal, huge
+    and non-finite values take the per-group path); groups without a value sum to 0."""
+    count = 5 + extra
+    values = np.array([v for v, _ in pairs], dtype=np.float64)
+    codes = np.array([g for _, g in pairs], dtype=np.int64)
+    found = grouped_exact_sums(values, codes, count)
+    assert len(found) == count
+    for group in range(count):
+        mine = [v for v, g in pairs if g == group]
+        assert found[group] == exact_sum(np.array(mine, dtype=np.float64)), group
+        if mine and all(math.isfinite(v) for v in mine):
+            assert found[group].fraction() == sum(map(Fraction, mine), Fraction(0))
+
+
+def test_grouped_sums_of_many_small_groups() -> None:
+    """Thousands of groups of normal values (the fast path: one bincount over (group,
+    exponent) cells), checked against Fractions."""
+    rng = random.Random(11)
+    values = [rng.uniform(-1, 1) * 10 ** rng.randint(-8, 8) for _ in range(20_000)]
+    codes = [rng.randrange(3_000) for _ in values]
+    found = grouped_exact_sums(np.array(values), np.array(codes), 3_000)
+    expected = [Fraction(0)] * 3_000
+    for value, code in zip(values, codes, strict=True):
+        expected[code] += Fraction(value)
+    assert [s.fraction() for s in found] == expected

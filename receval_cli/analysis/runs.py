@@ -14,20 +14,19 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from receval_cli import console
 from receval_cli.analysis.gates import GateResult, check_gates, check_relative
-from receval_cli.analysis.segments import Segment, evaluate_segments, segments_of, user_attributes
+from receval_cli.analysis.segments import check_segment_gates, segment_keys
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
 from receval_cli.engines.choice import auto_partitions, polars_engine
 from receval_cli.engines.partitions import check_partitionable, evaluate_partitioned
-from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
+from receval_cli.errors import ConfigError, InputError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.plan import resolved_config
+from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
@@ -62,7 +61,6 @@ def evaluate_config(
         config = loaded.config
     if config.engine == "spark" or config.partitions > 1:
         refuse_partitioned_extras(loaded, confidence, baseline_report)
-        check_segment_gates(loaded, [])
         reject_relative_gates(loaded)
         ((name, file),) = config.model_files().items()
         if config.engine == "spark":
@@ -83,22 +81,16 @@ def evaluate_config(
     comparing = config.several_models or baseline_report is not None
     if comparing and confidence is None:
         confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
-    attributes = user_attributes(loaded)
-    segments = [] if attributes is None else segments_of(attributes, config.segment_by)
+    keys = segment_keys(loaded)
+    check_segment_gates(loaded, [] if keys is None else keys[1])
     reports: dict[str, Report] = {}
     for name, file in config.model_files().items():
         # with a comparison, compare() computes every model's intervals in one resampling
         label = f"model {name}: " if config.several_models else ""
         with console.stage(f"{label}read, rank, join, metrics"):
-            whole = _evaluate_model(loaded, file, None if comparing else confidence)
-        if attributes is not None and segments:
-            with console.stage(f"{label}{len(segments)} segments"):
-                parts, skipped = _evaluate_segments(
-                    loaded, file, confidence, whole, attributes, segments
-                )
-            whole = dataclasses.replace(whole, segments=parts, segments_skipped=skipped)
-        reports[name] = dataclasses.replace(whole, attributes=attributes)
-    check_segment_gates(loaded, segments)
+            reports[name] = _evaluate_model(
+                loaded, file, None if comparing else confidence, confidence, keys
+            )
     if not comparing:
         reject_relative_gates(loaded)
         return _run_report(loaded, reports, started)
@@ -191,19 +183,17 @@ def _comparable(
 def refuse_partitioned_extras(
     loaded: LoadedConfig, confidence: ConfidenceConfig | None, baseline_report: Path | None
 ) -> None:
-    """Partitioned runs (engine: spark, partitions > 1) refuse intervals, comparisons and
-    segments."""
+    """Partitioned runs (engine: spark, partitions > 1) refuse intervals and comparisons."""
     config = loaded.config
     asked = {
         "confidence": bool(confidence or config.confidence),
         "baseline_report": bool(baseline_report),
-        "segment_by": bool(config.segment_by),
     }
     if any(asked.values()):
         raise UsageError(
             "partitioned runs (engine: spark, partitions > 1) compute the metrics from "
-            "partial sums; intervals, comparisons and segments need every per-user value "
-            "and run without partitions.",
+            "partial sums; intervals and comparisons need every per-user value and run "
+            "without partitions.",
             key="partitions",
             found=[name for name, given in asked.items() if given],
         )
@@ -216,7 +206,7 @@ def _auto_partitions(
     config = loaded.config
     paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
     wanted = auto_partitions(paths)
-    if wanted == 1 or confidence or config.confidence or baseline_report or config.segment_by:
+    if wanted == 1 or confidence or config.confidence or baseline_report:
         return loaded
     try:
         check_partitionable(loaded, "auto", side_inputs=True)
@@ -226,9 +216,14 @@ def _auto_partitions(
 
 
 def _evaluate_model(
-    loaded: LoadedConfig, file: PredictionsConfig, confidence: ConfidenceConfig | None
+    loaded: LoadedConfig,
+    file: PredictionsConfig,
+    confidence: ConfidenceConfig | None,
+    segment_confidence: ConfidenceConfig | None,
+    keys: tuple[SegmentKeys, list[Segment]] | None,
 ) -> Report:
-    """One model's Report, with intervals when asked."""
+    """One model's Report, with its segments (`keys`) and with intervals when asked
+    (`confidence` for all users, `segment_confidence` for the segments)."""
     config = loaded.config
     predictions, truth, engine = _model_inputs(loaded, file)
     report = evaluate_inputs(
@@ -239,39 +234,16 @@ def _evaluate_model(
         sources=read_sources(loaded),
         engine=engine,
         check_unknown=config.unknown_items.check,
+        segments=keys,
     )
-    if confidence is not None:
-        from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals
+    if confidence is None and segment_confidence is None:
+        return report
+    from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals
 
-        return with_intervals(report, confidence)
-    return report
-
-
-def _evaluate_segments(
-    loaded: LoadedConfig,
-    file: PredictionsConfig,
-    confidence: ConfidenceConfig | None,
-    whole: Report,
-    attributes: pl.DataFrame,
-    segments: list[Segment],
-) -> tuple[dict[str, Report], dict[str, str]]:
-    """Every segment's Report (with intervals when asked), and why the others could not
-    be evaluated: one more pass over the model's inputs, not one per segment (see
-    segments.evaluate_segments)."""
-    config = loaded.config
-    predictions, truth, engine = _model_inputs(loaded, file)
-    return evaluate_segments(
-        predictions,
-        truth,
-        loaded.specs,
-        config.conventions,
-        read_sources(loaded),
-        whole,
-        attributes,
-        segments,
-        engine=engine,
-        confidence=confidence,
-    )
+    if segment_confidence is not None:
+        parts = {n: with_intervals(r, segment_confidence) for n, r in report.segments.items()}
+        report = dataclasses.replace(report, segments=parts)
+    return report if confidence is None else with_intervals(report, confidence)
 
 
 def _model_inputs(loaded: LoadedConfig, file: PredictionsConfig) -> tuple[Input, Input, Any]:
@@ -280,29 +252,6 @@ def _model_inputs(loaded: LoadedConfig, file: PredictionsConfig) -> tuple[Input,
     predictions = read_predictions(file, loaded.resolve_path(file.path))
     truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
     return predictions, truth, polars_engine(config.engine, [predictions.path])
-
-
-def check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
-    names = [s.name for s in segments]
-    for metric, gate in loaded.gates.items():
-        if gate.segment is None:
-            continue
-        if gate.segment not in names:
-            listed = ", ".join(names) if names else "none (set segment_by)"
-            raise ConfigError(
-                f"{loaded.path}: gates.{metric}.segment '{gate.segment}' is not a segment of "
-                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}",
-                key=f"gates.{metric}.segment",
-                path=loaded.path,
-                found=gate.segment,
-            )
-        if gate.relative:
-            raise ConfigError(
-                f"{loaded.path}: gates.{metric}: a gate on a segment takes min or max; "
-                "comparisons with the baseline are over all users.",
-                key=f"gates.{metric}",
-                path=loaded.path,
-            )
 
 
 def reject_relative_gates(loaded: LoadedConfig) -> None:

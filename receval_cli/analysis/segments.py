@@ -7,55 +7,24 @@ the input files first (the interactions, catalog and baseline are not restricted
 popularity stays the whole log's). Each attribute splits the users on its own; combine
 attributes in one column for a cross of two. A user without a value is in `attribute=(none)`.
 
-Every segment comes from one more pass over the inputs (`evaluate_segments`), not one
-per value: a user's statistics and per-user values depend only on its own list and ground
-truth (and on the optional inputs, which are whole), so the per-user table is built once
-for all users and split by segment. Each segment's users are then a bucket of the one
-assembly (assembly.table_partial, finish): its checks, messages and exact means are a
-run's on those users, and where a segment fails a check (no user in both files, none left
-to average over) that run's error is its reason. Only the metrics that are not means of
-per-user values (global, rating and click metrics) are computed segment by segment, from
-the lists and rows already in memory.
+The segments are computed in the run's own pass, by every engine's buckets
+(evaluation/segment_split.py): a segment's numbers, checks and messages are those of a run
+on its users alone.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
-from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.config.model import ConfidenceConfig, SegmentsConfig
-from receval_cli.errors import InputError
-from receval_cli.evaluation.assembly import Run, finish, table_partial, users_block
-from receval_cli.evaluation.clicks import logged_metrics
-from receval_cli.evaluation.global_metrics import state_queries, universe_of
-from receval_cli.evaluation.plan import diagnose, per_user_frame
-from receval_cli.evaluation.rating import bucket_pairs
+from receval_cli.config.model import SegmentsConfig
+from receval_cli.errors import ConfigError, InputError, did_you_mean
+from receval_cli.evaluation.segment_split import Segment, SegmentKeys, segments_of
 from receval_cli.inputs.diagnosis import READ_ERRORS, check_header_encoding, read_failure
-from receval_cli.inputs.optional import Sources, check_sources
-from receval_cli.inputs.readers import Input, align_ids, detect_format, read_ground_truth, scan
-from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import StateInputs, Universe
-from receval_cli.report.data import Report
+from receval_cli.inputs.readers import Input, detect_format, read_ground_truth, scan
 from receval_cli.wording import setting
-
-NONE = "(none)"
-
-
-@dataclass(frozen=True)
-class Segment:
-    """The users whose `attribute` is `value`; the complement (attribute=(none)): the
-    users without a value."""
-
-    name: str  # attribute=value
-    attribute: str
-    value: str | None = None  # None: the complement
-    complement: bool = False
 
 
 def user_attributes(loaded: LoadedConfig) -> pl.DataFrame | None:
@@ -70,14 +39,25 @@ def user_attributes(loaded: LoadedConfig) -> pl.DataFrame | None:
     return _from_truth(truth, config.segment_by)
 
 
-def _from_file(config: SegmentsConfig, path: Path, attributes: list[str]) -> pl.DataFrame:
+def segments_input(config: SegmentsConfig, path: Path, attributes: list[str]) -> Input:
+    """The segments file scanned and its columns checked (its rows not read): `frame` has
+    `user` (the id as text) and the attributes as text."""
     role = "segments"
     fmt = detect_format(path, config.format, role)
-    frame = scan(path, fmt, config.separator, role, id_columns=(config.columns.user,))
-    names = frame.collect_schema().names()
+    raw = scan(path, fmt, config.separator, role, id_columns=(config.columns.user,))
+    return map_segments(raw, config, path, attributes, fmt)
+
+
+def map_segments(
+    raw: pl.LazyFrame, config: SegmentsConfig, path: Path, attributes: list[str], fmt: str
+) -> Input:
+    """The segments file's columns checked and selected: `user` (the id as text) and each
+    attribute as text. `fmt` "spark": a Spark table's or URI's schema (a probe)."""
+    names = raw.collect_schema().names()
     for column in (config.columns.user, *attributes):
         if column not in names:
-            check_header_encoding(path, role, names)  # UTF-16 or UTF-32: NUL bytes
+            if fmt != "spark":
+                check_header_encoding(path, "segments", names)  # UTF-16 or UTF-32: NUL bytes
             named_by = ("segments", "columns", "user")
             key = setting(*named_by) if column == config.columns.user else setting("segment_by")
             raise InputError(
@@ -88,43 +68,40 @@ def _from_file(config: SegmentsConfig, path: Path, attributes: list[str]) -> pl.
                 column=column,
                 found=names[:50],
             )
+    frame = raw.select(
+        pl.col(config.columns.user).cast(pl.String).alias("user"),
+        *(pl.col(a).cast(pl.String) for a in attributes),
+    )
+    columns = {"user": config.columns.user}
+    return Input("segments", path, fmt, "segments", columns, frame, raw, config.separator)
+
+
+def _from_file(config: SegmentsConfig, path: Path, attributes: list[str]) -> pl.DataFrame:
+    source = segments_input(config, path, attributes)
     try:
-        table = frame.select(
-            pl.col(config.columns.user).cast(pl.String).alias("user"),
-            *(pl.col(a).cast(pl.String) for a in attributes),
-        ).collect()
+        table = source.frame.collect()
     except READ_ERRORS as error:
-        raise read_failure(path, fmt, config.separator, role, error) from None
+        raise read_failure(path, source.format, config.separator, "segments", error) from None
     repeated = table.height - table.get_column("user").n_unique()
     if repeated:
         users = table.get_column("user")
         examples = users.filter(users.is_duplicated()).unique(maintain_order=True).head(3)
-        fix = "give each user one row."
-        raise InputError(
-            f"segments file {path}: {repeated} row(s) repeat a user already listed; {fix}",
-            path=path,
-            found={"rows": repeated, "examples": examples.to_list()},
-            fix=fix,
-        )
+        raise repeated_users(path, repeated, examples.to_list())
     return table
 
 
+def repeated_users(path: Path | str, repeated: int, examples: list[str]) -> InputError:
+    fix = "give each user one row."
+    return InputError(
+        f"segments file {path}: {repeated} row(s) repeat a user already listed; {fix}",
+        path=path,
+        found={"rows": repeated, "examples": examples},
+        fix=fix,
+    )
+
+
 def _from_truth(truth: Input, attributes: list[str]) -> pl.DataFrame:
-    names = truth.raw.collect_schema().names()
-    missing = [a for a in attributes if a not in names]
-    if missing:
-        key = setting("segment_by")
-        fix = f"Add a segments file ({setting('segments', 'path')}) with that column, or fix {key}."
-        raise InputError(
-            f"{key} names '{missing[0]}', which is not a column of the ground truth "
-            f"{truth.path} (its columns: {', '.join(names)}), and the config gives no segments "
-            f"file. {fix}",
-            key=key,
-            path=truth.path,
-            column=missing[0],
-            found=names[:50],
-            fix=fix,
-        )
+    require_truth_columns(truth.raw.collect_schema().names(), attributes, truth.path)
     user = truth.columns["user"]
     try:
         per_user = (
@@ -133,245 +110,81 @@ def _from_truth(truth: Input, attributes: list[str]) -> pl.DataFrame:
                 *(pl.col(a).cast(pl.String) for a in attributes),
             )
             .group_by("user")
-            .agg(*(pl.col(a).drop_nulls().unique().alias(a) for a in attributes))
+            .agg(*(pl.col(a).drop_nulls().unique().sort().alias(a) for a in attributes))
             .collect()
         )
     except READ_ERRORS as error:
         raise truth.read_failure(error) from None
     for attribute in attributes:
-        several = per_user.filter(pl.col(attribute).list.len() > 1)
+        several = per_user.filter(pl.col(attribute).list.len() > 1).sort("user")
         if several.height:
             example = several.row(0, named=True)
-            key = setting("segment_by")
-            fix = "Use a segments file instead."
-            raise InputError(
-                f"{key} '{attribute}': user {example['user']!r} has several values in "
-                f"the ground truth {truth.path} ({', '.join(example[attribute])}); a segment "
-                f"attribute needs one value per user. {fix}",
-                key=key,
-                path=truth.path,
-                column=attribute,
-                found={"user": example["user"], "values": list(example[attribute])},
-                fix=fix,
-            )
+            raise several_values(attribute, example["user"], example[attribute], truth.path)
     return per_user.with_columns(pl.col(a).list.first() for a in attributes)
 
 
-def segments_of(attributes: pl.DataFrame, names: list[str]) -> list[Segment]:
-    """Every attribute=value, in attribute order then value order; attribute=(none) holds
-    the users without a value (a null, or absent from the segments file) when there are."""
-    found = []
-    for attribute in names:
-        values = attributes.get_column(attribute)
-        for value in sorted(values.drop_nulls().unique().to_list()):
-            found.append(Segment(f"{attribute}={value}", attribute, value))
-        found.append(Segment(f"{attribute}={NONE}", attribute, complement=True))
-    return found
+def require_truth_columns(names: list[str], attributes: list[str], path: Path | str) -> None:
+    """Attributes taken from the ground truth must be columns of it."""
+    missing = [a for a in attributes if a not in names]
+    if missing:
+        key = setting("segment_by")
+        fix = f"Add a segments file ({setting('segments', 'path')}) with that column, or fix {key}."
+        raise InputError(
+            f"{key} names '{missing[0]}', which is not a column of the ground truth "
+            f"{path} (its columns: {', '.join(names)}), and the config gives no segments "
+            f"file. {fix}",
+            key=key,
+            path=path,
+            column=missing[0],
+            found=names[:50],
+            fix=fix,
+        )
 
 
-_KEY = "segment value"  # the attribute's value of each user, in the tables partitioned
-
-
-@dataclass
-class _Shared:
-    """What every segment of one model is computed from: the whole run's tables."""
-
-    predictions: Input
-    truth: Input
-    specs: tuple[MetricSpec, ...]
-    conventions: Conventions
-    sources: Sources
-    per_user: pl.DataFrame  # every user's statistics, status and per-user metrics
-    lists: pl.DataFrame | None  # the ranked lists and deduped predictions (global metrics)
-    items: pl.DataFrame | None
-    rows: pl.DataFrame | None  # the predictions' and ground truth's rows (rating, click)
-    truth_rows: pl.DataFrame | None
-    universe: Universe
-    report: Report  # the whole run's, for what a segment's report repeats
-
-    def scoped(self, scope: str) -> tuple[MetricSpec, ...]:
-        return tuple(s for s in self.specs if lookup(s.name).scope == scope)
-
-
-def evaluate_segments(
-    predictions: Input,
-    truth: Input,
-    specs: tuple[MetricSpec, ...],
-    conventions: Conventions,
-    sources: Sources,
-    whole: Report,
-    attributes: pl.DataFrame,
-    segments: list[Segment],
-    engine: Any = "auto",
-    confidence: ConfidenceConfig | None = None,
-) -> tuple[dict[str, Report], dict[str, str]]:
-    """Each segment's Report (its metrics, users and intervals: what the report shows of
-    a segment) and, for the segments that cannot be evaluated, the reason; a segment of
-    users without a value that holds no user of the ground truth is in neither.
-
-    The numbers, and the reasons, are those of a run on the inputs restricted to the
-    segment's users (their ids compared as text); `whole` is the run on all of them, which has
-    passed every check of the inputs.
-    """
-    shared = _shared(predictions, truth, specs, conventions, sources, whole, engine)
-    parts: dict[str, Report] = {}
-    skipped: dict[str, str] = {}
-    by_attribute: dict[str, list[Segment]] = {}
-    for segment in segments:
-        by_attribute.setdefault(segment.attribute, []).append(segment)
-    for attribute, listed in by_attribute.items():
-        groups = _partitions(shared, attributes, attribute)
-        found = [groups.get(None if s.complement else s.value, {}) for s in listed]
-        for index, segment in enumerate(listed):
-            try:
-                part = _segment_report(shared, found[index], segment.complement, confidence)
-            except InputError as error:  # e.g. no user of the segment can be evaluated
-                skipped[segment.name] = str(error)
-                continue
-            if part is not None:
-                parts[segment.name] = part
-    return parts, skipped
-
-
-def _shared(
-    predictions: Input,
-    truth: Input,
-    specs: tuple[MetricSpec, ...],
-    conventions: Conventions,
-    sources: Sources,
-    whole: Report,
-    engine: Any,
-) -> _Shared:
-    """One pass over the inputs: the per-user table (and the lists, and the rows, when
-    metrics other than per-user means need them), as evaluate_inputs builds them."""
-    align_ids(predictions, truth, *sources.given())
-    check_sources(sources, conventions.duplicates)  # also finds the embedding length
-    scope = {s: lookup(s.name).scope for s in specs}
-    user_specs = tuple(s for s in specs if scope[s] == "user")
-    global_specs = tuple(s for s in specs if scope[s] == "global")
-    rated = any(scope[s] in ("pairs", "logged") for s in specs)
-    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, global_specs)
-    queries = [plan.frame]
-    if global_specs:
-        queries += [plan.lists, plan.items]
-    if rated:
-        queries += [predictions.frame, truth.frame]
-    try:
-        tables = pl.collect_all(queries, engine=engine)
-    except READ_ERRORS as error:
-        raise diagnose(error, predictions, truth) from None
-    per_user = tables.pop(0)
-    lists, items = (tables.pop(0), tables.pop(0)) if global_specs else (None, None)
-    rows, truth_rows = (tables.pop(0), tables.pop(0)) if rated else (None, None)
-    universe = universe_of(sources) if global_specs else Universe(None, "none")
-    return _Shared(
-        predictions,
-        truth,
-        specs,
-        conventions,
-        sources,
-        per_user,
-        lists,
-        items,
-        rows,
-        truth_rows,
-        universe,
-        whole,
+def several_values(attribute: str, user: str, values: list[str], path: Path | str) -> InputError:
+    """A user with several values of an attribute in the ground truth (the smallest such
+    user, as text, and its values in order)."""
+    key = setting("segment_by")
+    fix = "Use a segments file instead."
+    return InputError(
+        f"{key} '{attribute}': user {user!r} has several values in the ground truth {path} "
+        f"({', '.join(values)}); a segment attribute needs one value per user. {fix}",
+        key=key,
+        path=path,
+        column=attribute,
+        found={"user": user, "values": list(values)},
+        fix=fix,
     )
 
 
-def _partitions(
-    shared: _Shared, attributes: pl.DataFrame, attribute: str
-) -> dict[str | None, dict[str, pl.DataFrame]]:
-    """Per value of the attribute (None: no value), its users' rows of each shared table,
-    in the tables' order. A user's value is looked up by its id as text (the attributes
-    hold ids as text)."""
-    values = attributes.select(pl.col("user").alias(_KEY + " user"), pl.col(attribute).alias(_KEY))
-    keyed = shared.per_user.with_columns(pl.col("user").cast(pl.String).alias(_KEY + " user"))
-    keyed = keyed.join(values, on=_KEY + " user", how="left", maintain_order="left")
-    keys = keyed.select("user", _KEY)  # one row per user
-    tables = {"per_user": keyed.drop(_KEY + " user")}
-    named = {"lists": shared.lists, "items": shared.items}
-    named.update(rows=shared.rows, truth_rows=shared.truth_rows)
-    for name, table in named.items():
-        if table is not None:
-            tables[name] = table.join(keys, on="user", how="left", maintain_order="left")
-    groups: dict[str | None, dict[str, pl.DataFrame]] = {}
-    for name, table in tables.items():
-        for key, part in table.partition_by(_KEY, as_dict=True, include_key=False).items():
-            groups.setdefault(key[0], {})[name] = part
-    return groups
-
-
-def _segment_report(
-    shared: _Shared,
-    tables: dict[str, pl.DataFrame],
-    complement: bool,
-    confidence: ConfidenceConfig | None,
-) -> Report | None:
-    """One segment's Report from its users' rows, finished by the one assembly (so with
-    the checks, the messages and the exact means of a run on those users); None for a
-    segment of users without a value holding no ground truth."""
-    conventions = shared.conventions
-    per_user = tables.get("per_user", shared.per_user.clear())
-    partial = table_partial(per_user, shared.scoped("user"), conventions, keep="all")
-    if complement and partial.tally["in_ground_truth"] == 0:
+def segment_keys(loaded: LoadedConfig) -> tuple[SegmentKeys, list[Segment]] | None:
+    """Each user's segment values and the segments, or None without segment_by."""
+    attributes = user_attributes(loaded)
+    if attributes is None:
         return None
-    run = Run(
-        shared.predictions,
-        shared.truth,
-        shared.specs,
-        conventions,
-        shared.sources,
-        None,
-        universe=shared.universe,
-    )
-    global_specs = shared.scoped("global")
-    if global_specs:
-        partial.states = _global_states(shared, global_specs, per_user, tables)
-    pair_specs, logged_specs = shared.scoped("pairs"), shared.scoped("logged")
-    if pair_specs or logged_specs:  # the users' checks first, as in a run
-        users_block(partial, run, bool(shared.scoped("user")))
-        predictions, truth = _restricted(shared, tables)
-        if pair_specs:  # finish scores them, as in a run
-            partial.pairs = bucket_pairs(predictions, truth, pair_specs, conventions)
-        if logged_specs:
-            values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
-            run.extra_metrics.update(values)
-    report = finish(partial, run)
-    report = dataclasses.replace(report, inputs=shared.report.inputs)
-    if confidence is not None:
-        from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals
-
-        return with_intervals(report, confidence)
-    return report
+    by = tuple(loaded.config.segment_by)
+    segments = segments_of({a: attributes.get_column(a).unique().to_list() for a in by})
+    return SegmentKeys(attributes, by), segments
 
 
-def _global_states(
-    shared: _Shared,
-    specs: tuple[MetricSpec, ...],
-    per_user: pl.DataFrame,
-    tables: dict[str, pl.DataFrame],
-) -> dict[str, list[pl.DataFrame]]:
-    """The global metrics' states of one segment, built from its users' lists."""
-    assert shared.lists is not None
-    assert shared.items is not None
-    lists = tables.get("lists", shared.lists.clear())
-    items = tables.get("items", shared.items.clear())
-    inputs = StateInputs(lists.lazy(), items.lazy(), per_user.lazy())
-    states = state_queries(specs, shared.conventions, inputs)
-    built = pl.collect_all([query for _, query in states.values()])
-    return {name: [table] for name, table in zip(states, built, strict=True)}
-
-
-def _restricted(shared: _Shared, tables: dict[str, pl.DataFrame]) -> tuple[Input, Input]:
-    """The predictions and ground truth of one segment's users (rows in memory, in file
-    order), for the rating and click metrics; the whole inputs when those are not asked."""
-    if shared.rows is None or shared.truth_rows is None:
-        return shared.predictions, shared.truth
-    rows = tables.get("rows", shared.rows.clear())
-    truth_rows = tables.get("truth_rows", shared.truth_rows.clear())
-    return (
-        dataclasses.replace(shared.predictions, frame=rows.lazy()),
-        dataclasses.replace(shared.truth, frame=truth_rows.lazy()),
-    )
+def check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
+    names = [s.name for s in segments]
+    for metric, gate in loaded.gates.items():
+        if gate.segment is None:
+            continue
+        if gate.segment not in names:
+            listed = ", ".join(names) if names else "none (set segment_by)"
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}.segment '{gate.segment}' is not a segment of "
+                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}",
+                key=f"gates.{metric}.segment",
+                path=loaded.path,
+                found=gate.segment,
+            )
+        if gate.relative:
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}: a gate on a segment takes min or max; "
+                "comparisons with the baseline are over all users.",
+                key=f"gates.{metric}",
+                path=loaded.path,
+            )

@@ -23,12 +23,11 @@ from rich.text import Text
 
 from receval_cli import console
 from receval_cli.analysis.runs import (
-    check_segment_gates,
     read_baseline_report,
     refuse_partitioned_extras,
     reject_relative_gates,
 )
-from receval_cli.analysis.segments import segments_of, user_attributes
+from receval_cli.analysis.segments import check_segment_gates, segment_keys
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import PredictionsConfig, UnknownItemsConfig
@@ -69,8 +68,7 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
     engine = _check_engine(loaded, baseline_report)
     if config.engine == "spark" and any(is_remote(path) for path in _input_paths(loaded)):
         return _spark_health(loaded)
-    attributes = user_attributes(loaded)
-    segments = [] if attributes is None else segments_of(attributes, config.segment_by)
+    keys = segment_keys(loaded)
     health: dict[str, Any] = {
         "config": str(loaded.path),
         "models": {},
@@ -87,7 +85,7 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
             health["optional"] = others
         several = name if config.several_models else None
         health["warnings"] += _warnings(several, model, config.unknown_items)
-    check_segment_gates(loaded, segments)
+    check_segment_gates(loaded, [] if keys is None else keys[1])
     if not config.several_models and baseline_report is None:
         reject_relative_gates(loaded)
     if baseline_report is not None:
@@ -99,7 +97,13 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
 def _input_paths(loaded: LoadedConfig) -> list[str]:
     """Every input's path as the config writes it."""
     config = loaded.config
-    sections = (config.ground_truth, config.catalog, config.interactions, config.baseline)
+    sections = (
+        config.ground_truth,
+        config.catalog,
+        config.interactions,
+        config.baseline,
+        config.segments,
+    )
     paths = [f.path for f in config.model_files().values()]
     return paths + [s.path for s in sections if s is not None]
 

@@ -17,16 +17,12 @@ from typing import Any
 import polars as pl
 
 from receval_cli import console
+from receval_cli.analysis.segments import check_segment_gates, segment_keys
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import (
-    PerUserSpool,
-    Run,
-    bucket_partial,
-    finish,
-    merge,
-)
+from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
+from receval_cli.evaluation.partial import merge
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
@@ -91,6 +87,8 @@ def evaluate_partitioned(
     sources = read_sources(loaded)
     align_ids(predictions, truth, *sources.given())
     check_sources(sources, conventions.duplicates)
+    keys = segment_keys(loaded)  # each user's segment values, held whole (text ids)
+    check_segment_gates(loaded, [] if keys is None else keys[1])
     spool = PerUserSpool() if per_user else None
     check = config.unknown_items.check
     partials = []
@@ -109,6 +107,7 @@ def evaluate_partitioned(
                 check,
                 count_rows="raw" if bucket == 0 else "none",  # the raw scans: whole files
                 keep="rows" if spool is not None else "none",
+                segments=None if keys is None else keys[0],
             )
         if spool is not None and partial.per_user is not None:
             spool.add(partial.per_user)
@@ -125,6 +124,8 @@ def evaluate_partitioned(
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
     )
+    if keys is not None:
+        run.segment_keys, run.segments = keys
     return finish(merge(partials), run)
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console
+from receval_cli.analysis.segments import check_segment_gates
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
@@ -38,6 +39,13 @@ from receval_cli.engines.spark_inputs import (
     map_input,
     read_mapped,
 )
+from receval_cli.engines.spark_segments import (
+    SEGMENT_USER,
+    SparkSegments,
+    column_of,
+    local_segments,
+    read_spark_segments,
+)
 from receval_cli.engines.spark_sources import (
     POPULARITY,
     SparkSources,
@@ -47,16 +55,10 @@ from receval_cli.engines.spark_sources import (
 )
 from receval_cli.errors import UsageError
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import (
-    Partial,
-    PerUserSpool,
-    Run,
-    bucket_partial,
-    compact,
-    finish,
-    merge,
-)
+from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
+from receval_cli.evaluation.partial import Partial, compact, merge
 from receval_cli.evaluation.plan import metric_exprs
+from receval_cli.evaluation.segment_split import SegmentKeys
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources, read_sources
 from receval_cli.inputs.readers import Input
@@ -191,9 +193,10 @@ def _canonical(
     loaded: LoadedConfig,
     file: PredictionsConfig,
     checked: dict[str, Input | None],
-) -> tuple[SparkFrame, str, SparkFrame, dict[str, str], dict[str, str]]:
-    """Predictions (user, item, value) and truth (user, item, rel), with their layouts,
-    mapped as the polars engines map them (engines/spark_inputs.py)."""
+) -> tuple[SparkFrame, str, SparkFrame, dict[str, str], tuple[SparkFrame, Input]]:
+    """Predictions (user, item, value) and truth (user, item, rel), mapped as the polars
+    engines map them (engines/spark_inputs.py), the predictions' layout and mapping, and
+    the ground truth as read with its mapping."""
     from pyspark.sql import functions as F
 
     raw, source = _source(spark, loaded, file, checked["predictions"], "predictions")
@@ -208,7 +211,7 @@ def _canonical(
         target = "bigint" if types <= {"int", "bigint", "smallint", "tinyint"} else "string"
         predictions = predictions.withColumn(column, F.col(column).cast(target))
         truth = truth.withColumn(column, F.col(column).cast(target))
-    return predictions, layout, truth, source.columns, tsource.columns
+    return predictions, layout, truth, source.columns, (traw, tsource)
 
 
 def _input(role: str, layout: str, frame: pl.DataFrame) -> Input:
@@ -232,7 +235,8 @@ def evaluate_bucket(
     `truth` holds the bucket's ground truth (kind "truth") and, with the optional inputs
     (engines/spark_sources.py), its users' logged items (kind "known"), their baseline
     lists (kind "baseline", the score or rank in `value`), and the catalog rows and item
-    popularity (kinds "catalog", "popularity") of the items the bucket recommends.
+    popularity (kinds "catalog", "popularity") of the items the bucket recommends; with
+    segment_by, its users' segment values (kind "segment", engines/spark_segments.py).
     `shipped` says which of those the run has, with the catalog's columns and embedding
     length: a few small values."""
     shipped = shipped or {}
@@ -264,9 +268,19 @@ def evaluate_bucket(
             "catalog", Path("spark:catalog"), "spark", "catalog", columns, catalog, catalog
         )
         sources.embedding_dims = int(shipped["embedding_dims"])
+    keys = None
+    if kinds is not None and shipped.get("segment_by"):
+        by = tuple(shipped["segment_by"])
+        values = truth.filter(kinds == "segment").select(
+            pl.col(SEGMENT_USER).alias("user"),
+            *(pl.col(column_of(i)).alias(a) for i, a in enumerate(by)),
+        )
+        keys = SegmentKeys(values, by)
     check = bool(shipped.get("unknown_items", True))
     keep = "rows" if keep_rows else "none"
-    return bucket_partial(p, t, specs, conventions, sources, "in-memory", check, "bucket", keep)
+    return bucket_partial(
+        p, t, specs, conventions, sources, "in-memory", check, "bucket", keep, segments=keys
+    )
 
 
 def _bucket_of(buckets: int) -> Column:
@@ -279,6 +293,7 @@ def _bucket_rows(
     predictions: SparkFrame,
     truth: SparkFrame,
     side: SparkSources,
+    segments: SparkSegments | None,
     user_specs: tuple[MetricSpec, ...],
     conventions: Conventions,
     buckets: int,
@@ -321,6 +336,10 @@ def _bucket_rows(
         shipped["catalog_columns"] = side.sources.catalog.columns
         shipped["embedding_dims"] = side.sources.embedding_dims
         parts.append(recommended.join(side.catalog, on="item").withColumn("kind", F.lit("catalog")))
+    if segments is not None:
+        shipped["segment_by"] = list(segments.by)
+        rows = segments.rows.select(_bucket_of(buckets), "*", F.lit("segment").alias("kind"))
+        parts.append(rows)
     for part in parts:
         right = right.unionByName(part, allowMissingColumns=True)
     return left, right, shipped
@@ -345,14 +364,17 @@ def evaluate_spark(
     # local inputs: their schemas checked before Spark starts (their rows are Spark's)
     checked = checked_locals(loaded, file)
     local_sources = read_sources(loaded, local_only=True)
+    segments_file = local_segments(loaded)
     optional = (config.catalog, config.interactions, config.baseline)
     if not any(o is not None and is_remote(o.path) for o in optional):
         metric_exprs(user_specs, conventions, local_sources)  # a missing input: an error
     with console.stage("start Spark"):
         session = _spark_session(spark, config.spark)
-    local = [s for s in (*checked.values(), *local_sources.given()) if s is not None]
+    local = [s for s in (*checked.values(), *local_sources.given(), segments_file) if s is not None]
     try:
-        return _evaluate(session, loaded, file, checked, local_sources, buckets, per_user)
+        return _evaluate(
+            session, loaded, file, checked, local_sources, segments_file, buckets, per_user
+        )
     except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
         found = environment_failure(error) or input_failure(error, local)
         if found is error:
@@ -366,21 +388,27 @@ def _evaluate(
     file: PredictionsConfig,
     checked: dict[str, Input | None],
     local_sources: Sources,
+    segments_file: Input | None,
     buckets: int,
     per_user: bool,
 ) -> Report:
     config = loaded.config
     conventions = config.conventions
     specs = loaded.specs
-    predictions, layout, truth, mapping, tmapping = _canonical(session, loaded, file, checked)
+    predictions, layout, truth, mapping, read_truth = _canonical(session, loaded, file, checked)
+    tmapping = read_truth[1].columns
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
     side = read_spark_sources(session, loaded, local_sources, id_types)
+    segments = read_spark_segments(session, loaded, read_truth, id_types["user"], segments_file)
+    check_segment_gates(loaded, [] if segments is None else segments.segments)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     metric_exprs(user_specs, conventions, side.sources)  # a missing input or feature
     reference = None
     if config.unknown_items.check:
         reference = side.reference() or unknown_items.reference_of_spark(truth)
-    left, right, shipped = _bucket_rows(predictions, truth, side, user_specs, conventions, buckets)
+    left, right, shipped = _bucket_rows(
+        predictions, truth, side, segments, user_specs, conventions, buckets
+    )
     shipped["unknown_items"] = config.unknown_items.check
     spool = PerUserSpool() if per_user else None
     merged, received = _run_buckets(left, right, layout, specs, conventions, shipped, spool)
@@ -407,6 +435,7 @@ def _evaluate(
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
         universe=side.universe,
+        segments=[] if segments is None else segments.segments,
     )
     return finish(merged, run)
 

@@ -14,11 +14,11 @@ bit for bit on the same data.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,6 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation import fingerprints, unknown_items
 from receval_cli.evaluation.clicks import logged_metrics
-from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
 from receval_cli.evaluation.fingerprints import truth_digest
 from receval_cli.evaluation.global_metrics import (
     describe_items,
@@ -40,31 +39,34 @@ from receval_cli.evaluation.global_metrics import (
     state_queries,
     universe_of,
 )
+from receval_cli.evaluation.partial import (
+    ROLES,
+    Partial,
+    distinct_recommended,
+    empty_partial,
+    per_user_rows,
+    table_partial,
+)
 from receval_cli.evaluation.plan import (
     PREDICTION_CHECKS,
     TRUTH_CHECKS,
-    USER_TALLY,
-    counted_expr,
     diagnose,
     exposure_depth,
     guard_ranges,
     item_exposure,
     metric_exprs,
-    metric_users,
     per_user_frame,
     with_universe,
 )
-from receval_cli.evaluation.rating import (
-    PairPartial,
-    compact_pairs,
-    finish_pairs,
-    pair_join,
-    pair_partial,
-    pair_queries,
+from receval_cli.evaluation.rating import finish_pairs, pair_join, pair_partial, pair_queries
+from receval_cli.evaluation.segment_split import (
+    Segment,
+    SegmentKeys,
+    segment_partials,
+    users_of,
+    with_values,
 )
-from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.checks import (
-    DuplicatesFound,
     duplicates_error,
     find_duplicates,
     raise_for,
@@ -86,94 +88,6 @@ from receval_cli.metrics.side_columns import raise_unknown_features
 from receval_cli.report.data import Report
 from receval_cli.wording import setting
 
-_SAMPLES = 3  # user ids named when no user is in both files
-_ROLES = ("predictions", "truth")
-
-
-@dataclass
-class MetricTotal:
-    """A per-user metric over a bucket: the exact sum of its values over the users in its
-    mean, how many those are, and how many users its user rules keep."""
-
-    total: ExactSum
-    counted: int
-    users: int
-
-    def __add__(self, other: MetricTotal) -> MetricTotal:
-        return MetricTotal(
-            self.total + other.total, self.counted + other.counted, self.users + other.users
-        )
-
-
-@dataclass
-class Partial:
-    """What the report needs from a bucket of users, in a form that adds up (`merge`).
-
-    Tables are lists, one entry per bucket, merged by `finish`. `per_user` holds the
-    bucket's per-user rows (user, status, one column per per-user metric, null where the
-    user is not in that metric's mean) when the run keeps them; `values` and `counted`
-    hold the whole per-user table (statistics, status, raw values) and the in-the-mean
-    flags of a one-bucket run (the Python API, intervals, comparisons, segments and
-    validate read them)."""
-
-    rows: dict[str, dict[str, int]]  # per input: raw_rows (and raw_users, list layouts)
-    checks: dict[str, dict[str, int]]  # per input: null / NaN / inf counts
-    duplicates: dict[str, DuplicatesFound]  # per input, when some pair repeats
-    tally: dict[str, int]  # users by status (pipeline.USER_TALLY)
-    samples: dict[str, list[Any]]  # per input: its smallest user ids (messages)
-    totals: dict[str, MetricTotal]  # per per-user metric
-    states: dict[str, list[pl.DataFrame]]  # per global metric state
-    recommended: list[pl.DataFrame]  # the distinct recommended items
-    exposure: list[pl.DataFrame]  # (item, lists): lists holding the item in their top k
-    pairs: PairPartial | None = None  # the rating metrics' pairs, when asked
-    per_user: pl.DataFrame | None = None
-    values: pl.DataFrame | None = field(default=None, repr=False)
-    counted: pl.DataFrame | None = field(default=None, repr=False)
-    extra: list[pl.DataFrame] = field(default_factory=list, repr=False)  # not merged
-    # a one-bucket run's unknown-items count, collected with its queries (the reference's
-    # scan shared with theirs); None once merged: finish counts the merged items then
-    unknown: pl.DataFrame | None = field(default=None, repr=False)
-    # the ground truth's content hash as two sums (fingerprints.truth_digest)
-    digest: dict[str, int] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data (tables as base64 Arrow IPC), for Spark's executors."""
-        return {
-            "rows": self.rows,
-            "checks": self.checks,
-            "duplicates": {k: [d.pairs, d.examples] for k, d in self.duplicates.items()},
-            "tally": self.tally,
-            "samples": self.samples,
-            "totals": {n: [t.total.to_json(), t.counted, t.users] for n, t in self.totals.items()},
-            "states": {n: [ipc_text(t) for t in tables] for n, tables in self.states.items()},
-            "recommended": [ipc_text(t) for t in self.recommended],
-            "exposure": [ipc_text(t) for t in self.exposure],
-            "pairs": None if self.pairs is None else self.pairs.to_json(),
-            "digest": self.digest,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Partial:
-        return cls(
-            rows=data["rows"],
-            checks=data["checks"],
-            duplicates={
-                k: DuplicatesFound(int(p), [tuple(e) for e in examples])
-                for k, (p, examples) in data["duplicates"].items()
-            },
-            tally=data["tally"],
-            samples=data["samples"],
-            totals={
-                n: MetricTotal(ExactSum.from_json(t), int(c), int(u))
-                for n, (t, c, u) in data["totals"].items()
-            },
-            states={n: [from_ipc_text(t) for t in tables] for n, tables in data["states"].items()},
-            recommended=[from_ipc_text(t) for t in data["recommended"]],
-            exposure=[from_ipc_text(t) for t in data["exposure"]],
-            pairs=None if data["pairs"] is None else PairPartial.from_json(data["pairs"]),
-            digest={k: int(v) for k, v in data["digest"].items()},
-        )
-
 
 def bucket_partial(
     predictions: Input,
@@ -188,6 +102,7 @@ def bucket_partial(
     list_specs: tuple[MetricSpec, ...] = (),
     extra: tuple[pl.LazyFrame, ...] = (),
     reference: pl.LazyFrame | None = None,
+    segments: SegmentKeys | None = None,
 ) -> Partial:
     """One bucket's Partial: the per-user, global and rating metrics of its users (`specs`
     may hold click metrics too: they are left to the caller), its checks and its counts.
@@ -198,7 +113,10 @@ def bucket_partial(
     in-the-mean flags (a one-bucket run), "none" neither. `list_specs` only deepen the
     lists (validate ranks them as deep as run would); `extra` queries are collected in
     the same pass, into `Partial.extra`. `reference`: the items the recommended ones are
-    checked against, for a one-bucket run (see `Partial.unknown`).
+    checked against, for a one-bucket run (see `Partial.unknown`). `segments`: each
+    user's segment values; the bucket's users are then also split by segment
+    (`Partial.segments`, evaluation/segment_split.py) and its kept per-user rows carry
+    their values.
     """
     sources = sources or Sources()
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
@@ -236,6 +154,13 @@ def bucket_partial(
         groups["unknown"] = [unknown_items.unknown_query(recommended, reference)]
     groups["digest"] = [truth_digest(truth)]
     groups["extra"] = list(extra)
+    # what the segments' global and rating metrics are computed from, split by segment
+    segment_tables: dict[str, pl.LazyFrame] = {}
+    if segments is not None and global_specs:
+        segment_tables.update(lists=plan.lists, items=plan.items)
+    if segments is not None and pair_specs:
+        segment_tables.update(predictions=predictions.frame, truth=truth.frame)
+    groups["segments"] = list(segment_tables.values())
     import_numpy_meanwhile()
     try:
         per_user, *flat = pl.collect_all(
@@ -255,7 +180,7 @@ def bucket_partial(
     found = {name: [next(tables) for _ in group] for name, group in groups.items()}
     rows = {
         role: {k: int(v) for k, v in table.row(0, named=True).items()}
-        for role, table in zip(_ROLES, found["rows"], strict=False)
+        for role, table in zip(ROLES, found["rows"], strict=False)
     }
     partial = table_partial(per_user, user_specs, conventions, keep)
     partial.rows = rows
@@ -271,38 +196,14 @@ def bucket_partial(
     partial.unknown = found["unknown"][0] if found["unknown"] else None
     partial.digest = {k: int(v or 0) for k, v in found["digest"][0].row(0, named=True).items()}
     partial.extra = found["extra"]
+    if segments is not None:
+        split = dict(zip(segment_tables, found["segments"], strict=True))
+        partial.segments = segment_partials(
+            per_user, segments, split, predictions, truth, specs, conventions, keep == "all"
+        )
+        if partial.per_user is not None:
+            partial.per_user = with_values(partial.per_user, segments)
     return partial
-
-
-def table_partial(
-    per_user: pl.DataFrame,
-    user_specs: tuple[MetricSpec, ...],
-    conventions: Conventions,
-    keep: str = "none",
-) -> Partial:
-    """The Partial of a per-user table (statistics, status, per-user metrics): the users'
-    tally, the smallest ids, and each metric's exact sum; no input checks, no state."""
-    in_mean = per_user.select("user", *(counted_expr(s, conventions) for s in user_specs))
-    kept_rows = None
-    if keep == "rows":
-        kept_rows = per_user_rows(per_user.lazy(), in_mean.lazy(), user_specs).collect()
-    return Partial(
-        rows={},
-        checks={"predictions": {}, "truth": {}},
-        duplicates={},
-        tally={k: int(v) for k, v in per_user.select(**USER_TALLY).row(0, named=True).items()},
-        samples={
-            "predictions": _smallest(per_user, pl.col("list_length") > 0),
-            "truth": _smallest(per_user, pl.col("in_truth")),
-        },
-        totals=_metric_totals(per_user, user_specs, conventions, in_mean),
-        states={},
-        recommended=[],
-        exposure=[],
-        per_user=kept_rows,
-        values=per_user if keep == "all" else None,
-        counted=in_mean if keep == "all" else None,
-    )
 
 
 def import_numpy_meanwhile() -> None:
@@ -317,24 +218,6 @@ def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:
     return {k: int(str(v or 0)) for k, v in totals(frame, prefix).items()}
 
 
-def per_user_rows(
-    per_user: pl.LazyFrame, in_mean: pl.LazyFrame, user_specs: tuple[MetricSpec, ...]
-) -> pl.LazyFrame:
-    """The --per-user rows: user, status, each per-user metric (null where the user is not
-    in its mean), from the per-user table and the in-the-mean flags."""
-    names = [str(s) for s in user_specs]
-    flags = in_mean.select(pl.col(names).name.suffix(":counted"))
-    joined = pl.concat([per_user.select("user", "status", *names), flags], how="horizontal")
-    return joined.select(
-        "user", "status", *(pl.when(pl.col(f"{n}:counted")).then(pl.col(n)).alias(n) for n in names)
-    )
-
-
-def _smallest(per_user: pl.DataFrame, mask: pl.Expr) -> list[Any]:
-    users = per_user.filter(mask).get_column("user").drop_nulls()
-    return users.bottom_k(_SAMPLES).sort().to_list()
-
-
 def _duplicates(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dict[str, Any]:
     """The inputs whose (user, item) pairs repeat in this bucket, with examples (found only
     then: the group_by's distinct count flags them at no extra pass)."""
@@ -346,93 +229,6 @@ def _duplicates(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dic
         if distinct in per_user.columns and (per_user[length] != per_user[distinct]).any():
             found[role] = find_duplicates(source.frame)
     return found
-
-
-def _metric_totals(
-    per_user: pl.DataFrame,
-    specs: tuple[MetricSpec, ...],
-    conventions: Conventions,
-    in_mean: pl.DataFrame,
-) -> dict[str, MetricTotal]:
-    """Per metric: the exact sum of its values over the users in its mean (`in_mean`: a
-    flag per metric), their number, and the users its user rules keep."""
-    if not specs:
-        return {}
-    kept = per_user.select(
-        metric_users(conventions.metric_params(s)).sum().alias(str(s)) for s in specs
-    ).row(0, named=True)
-    names = [str(spec) for spec in specs]
-    # users outside a metric's mean add 0.0 (exactly nothing): no filtered copies
-    flags = in_mean.select(pl.col(names).name.suffix(":in"))
-    kept_values = pl.concat([per_user.select(names), flags], how="horizontal").select(
-        pl.when(pl.col(f"{n}:in")).then(pl.col(n).cast(pl.Float64)).otherwise(0.0).alias(n)
-        for n in names
-    )
-    sums = exact_sums([kept_values[name] for name in names])
-    return {
-        name: MetricTotal(total, int(in_mean[name].sum()), int(kept[name]))
-        for name, total in zip(names, sums, strict=True)
-    }
-
-
-def merge(partials: Iterable[Partial]) -> Partial:
-    """The Partials added up (integers and exact sums: the same whatever the order). The
-    per-user tables of a single Partial stay; those of several are the caller's."""
-    parts = list(partials)
-    if len(parts) == 1:
-        return parts[0]
-    merged = Partial({}, {}, {}, {}, {}, {}, {}, [], [])
-    for part in parts:
-        for role, counts in part.rows.items():
-            _add_counts(merged.rows.setdefault(role, {}), counts)
-        for role, counts in part.checks.items():
-            _add_counts(merged.checks.setdefault(role, {}), counts)
-        for role, duplicates in part.duplicates.items():
-            old = merged.duplicates.get(role)
-            merged.duplicates[role] = duplicates if old is None else old + duplicates
-        _add_counts(merged.tally, part.tally)
-        for role, users in part.samples.items():
-            merged.samples[role] = sorted([*merged.samples.get(role, []), *users])[:_SAMPLES]
-        for name, total in part.totals.items():
-            old_total = merged.totals.get(name)
-            merged.totals[name] = total if old_total is None else old_total + total
-        for name, tables in part.states.items():
-            merged.states.setdefault(name, []).extend(tables)
-        merged.recommended.extend(part.recommended)
-        merged.exposure.extend(part.exposure)
-        if part.pairs is not None:
-            merged.pairs = part.pairs if merged.pairs is None else merged.pairs + part.pairs
-        _add_counts(merged.digest, part.digest)
-    return merged
-
-
-def compact(merged: Partial, specs: tuple[MetricSpec, ...], conventions: Conventions) -> Partial:
-    """Reduce each of the merged Partial's table lists (one entry per bucket merged) to one
-    table, as finish does: the global states summed per key, the recommended items made
-    distinct, the exposure summed per item, the rating metrics' count tables summed. The
-    Partial then stays the size of one table per kind, whatever the number of buckets (a
-    Spark executor merges the buckets with it); finish gives the same report from it."""
-    for spec in specs:
-        partial = lookup(spec.name).partial
-        if partial is None:
-            continue
-        state = partial.state(spec.k, conventions.metric_params(spec))
-        if state.name in merged.states:
-            merged.states[state.name] = [merge_states(merged.states[state.name], state.keys)]
-    if merged.recommended:
-        merged.recommended = [_recommended(merged)]
-    if merged.exposure:
-        summed = pl.concat(merged.exposure).group_by("item").agg(pl.col("lists").sum())
-        merged.exposure = [summed.sort("item")]
-    if merged.pairs is not None:
-        pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
-        compact_pairs(merged.pairs, pair_specs, conventions)
-    return merged
-
-
-def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
-    for key, value in counts.items():
-        into[key] = into.get(key, 0) + value
 
 
 @dataclass
@@ -453,6 +249,10 @@ class Run:
     extra_metrics: dict[str, float | None] = field(default_factory=dict)  # click metrics
     logged: dict[str, Any] | None = None
     universe: Universe | None = None  # the catalog's items, when already read
+    # segment_by: the segments to report (their Partials are merged.segments) and the
+    # users' values (the per-user rows' last columns; a one-bucket run's click metrics)
+    segments: list[Segment] = field(default_factory=list)
+    segment_keys: SegmentKeys | None = None
 
     def items_universe(self) -> Universe:
         if self.universe is None:
@@ -465,7 +265,7 @@ def raise_checks(merged: Partial, run: Run, universe: Universe) -> dict[str, Any
     layouts, nulls, NaN), duplicates, the users, the universe, the items the catalog does
     not describe. Returns the report's `users` block."""
     predictions, truth, sources = run.predictions, run.truth, run.sources
-    for role, source in zip(_ROLES, (predictions, truth), strict=True):
+    for role, source in zip(ROLES, (predictions, truth), strict=True):
         raise_for(source, {**merged.rows.get(role, {"raw_rows": 1}), **merged.checks[role]})
     for role, source, key in (
         ("predictions", predictions, "duplicates"),
@@ -477,17 +277,14 @@ def raise_checks(merged: Partial, run: Run, universe: Universe) -> dict[str, Any
     global_specs = tuple(s for s in run.specs if lookup(s.name).scope == "global")
     users = users_block(merged, run, bool(user_specs))
     require_universe(global_specs, universe)
-    featured = {"category", "tags", "embedding"} & recs_sides(run)
-    if featured and sources.catalog is not None and merged.recommended:
+    if sources.catalog is not None and merged.recommended:
+        featured = {"category", "tags", "embedding"} & recs_sides(run)
         # with a catalog, the universe is the catalog: outside = items without features
         assert universe.items is not None
-        outside = _recommended(merged).join(universe.items, on="item", how="anti")
-        raise_unknown_features(outside, sources.catalog, featured)
+        outside = distinct_recommended(merged).join(universe.items, on="item", how="anti")
+        if featured:
+            raise_unknown_features(outside, sources.catalog, featured)
     return users
-
-
-def _recommended(merged: Partial) -> pl.DataFrame:
-    return pl.concat(merged.recommended).unique().sort("item")
 
 
 def finish(merged: Partial, run: Run) -> Report:
@@ -498,7 +295,7 @@ def finish(merged: Partial, run: Run) -> Report:
     users = raise_checks(merged, run, universe)
     user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
     global_specs = tuple(s for s in run.specs if lookup(s.name).scope == "global")
-    recommended = _recommended(merged) if merged.recommended else None
+    recommended = distinct_recommended(merged) if merged.recommended else None
     items_block = None
     if merged.exposure and recommended is not None:
         outside = outside_universe(recommended, universe)
@@ -552,8 +349,8 @@ def finish(merged: Partial, run: Run) -> Report:
     per_user = None
     if merged.values is not None and merged.counted is not None:
         rows = per_user_rows(merged.values.lazy(), merged.counted.lazy(), user_specs)
-        per_user = rows.collect()
-    return Report(
+        per_user = with_values(rows.collect(), run.segment_keys)
+    report = Report(
         metrics=metrics,
         conventions=conventions.model_dump(),
         inputs=inputs,
@@ -569,6 +366,55 @@ def finish(merged: Partial, run: Run) -> Report:
         unknown_items=unknown,
         warnings=[no_value_warning(name) for name, value in metrics.items() if value is None],
     )
+    if not run.segments:
+        return report
+    parts, skipped = _finish_segments(merged, run, inputs)
+    return dataclasses.replace(report, segments=parts, segments_skipped=skipped)
+
+
+def _finish_segments(
+    merged: Partial, run: Run, inputs: dict[str, Any]
+) -> tuple[dict[str, Report], dict[str, str]]:
+    """Each segment's Report, finished from its merged Partial as a run on its users alone
+    (its checks, messages and exact means; its click metrics on its users' rows), and for
+    the segments that cannot be evaluated, the reason (that run's error). A segment of
+    users without a value that holds no user of the ground truth is in neither."""
+    parts: dict[str, Report] = {}
+    skipped: dict[str, str] = {}
+    user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
+    logged_specs = tuple(s for s in run.specs if lookup(s.name).scope == "logged")
+    for segment in run.segments:
+        partial = merged.segments.get(segment.name) or empty_partial()
+        if segment.complement and partial.tally["in_ground_truth"] == 0:
+            continue
+        own = Run(
+            run.predictions,
+            run.truth,
+            run.specs,
+            run.conventions,
+            run.sources,
+            None,
+            universe=run.items_universe(),
+        )
+        try:
+            if logged_specs:  # the users' checks first, as in a run
+                assert run.segment_keys is not None, "click metrics run in one bucket"
+                users_block(partial, own, bool(user_specs))
+                mine = users_of(segment, run.segment_keys)
+                predictions, truth = (
+                    dataclasses.replace(source, frame=source.frame.filter(mine))
+                    for source in (run.predictions, run.truth)
+                )
+                values, own.logged = logged_metrics(
+                    predictions, truth, logged_specs, run.conventions
+                )
+                own.extra_metrics.update(values)
+            report = finish(partial, own)
+        except InputError as error:  # e.g. no user of the segment can be evaluated
+            skipped[segment.name] = str(error)
+            continue
+        parts[segment.name] = dataclasses.replace(report, inputs=inputs)
+    return parts, skipped
 
 
 def _per_user_rows(merged: Partial, run: Run, per_user: pl.DataFrame | None) -> pl.LazyFrame | None:
@@ -599,7 +445,7 @@ def users_block(merged: Partial, run: Run, ranking: bool) -> dict[str, Any]:
     counts = merged.tally
     truth = run.truth
     if counts["in_both"] == 0:
-        samples = {role: list(merged.samples.get(role, [])) for role in _ROLES}
+        samples = {role: list(merged.samples.get(role, [])) for role in ROLES}
         shown = {role: ", ".join(map(repr, users)) for role, users in samples.items()}
         user_key = setting("predictions", "columns", "user")
         fix = (
@@ -699,12 +545,15 @@ def evaluate_inputs(
     sources: Sources | None = None,
     engine: Any = "auto",
     check_unknown: bool = True,
+    segments: tuple[SegmentKeys, list[Segment]] | None = None,
 ) -> Report:
     """Evaluate mapped inputs in one bucket: one query computes the checks and every
     metric at every cutoff; then the click metrics over the whole inputs.
 
     `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto");
     `check_unknown` counts the recommended items the reference lacks (evaluation/unknown_items.py).
+    `segments`: the users' segment values and the segments, each evaluated in the same
+    pass (evaluation/segment_split.py).
     """
     sources = sources or Sources()
     align_ids(predictions, truth, *sources.given())
@@ -721,8 +570,11 @@ def evaluate_inputs(
         "raw",
         "all",
         reference=None if reference is None else reference[1],
+        segments=None if segments is None else segments[0],
     )
     run = Run(predictions, truth, specs, conventions, sources, reference)
+    if segments is not None:
+        run.segment_keys, run.segments = segments
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
     if logged_specs:  # the checks first, as when there is none of them
         raise_checks(partial, run, run.items_universe())

@@ -31,8 +31,10 @@ def _top(k: int | None) -> pl.Expr:
 
 def exposure(k: int | None, p: Params) -> State:
     def build(inputs: StateInputs) -> pl.LazyFrame:
-        items = inputs.lists.select(_top(k).alias("item")).explode("item").drop_nulls()
-        return items.group_by("item").agg(pl.len().cast(pl.Int64).alias("lists"))
+        by = inputs.by
+        items = inputs.lists.select(*by, _top(k).alias("item")).explode("item")
+        items = items.drop_nulls("item")
+        return items.group_by(*by, "item").agg(pl.len().cast(pl.Int64).alias("lists"))
 
     return State(f"exposure@{cutoff_label(k)}", ("item",), build)
 
@@ -40,19 +42,21 @@ def exposure(k: int | None, p: Params) -> State:
 def lengths(k: int | None, p: Params) -> State:
     def build(inputs: StateInputs) -> pl.LazyFrame:
         top = _top(k)
+        by = inputs.by
         items = (
-            inputs.lists.select(top.list.len().alias("length"), top.alias("item"))
+            inputs.lists.select(*by, top.list.len().alias("length"), top.alias("item"))
             .filter(pl.col("length") > 0)
             .explode("item")
         )
-        return items.group_by("length", "item").agg(pl.len().cast(pl.Int64).alias("lists"))
+        return items.group_by(*by, "length", "item").agg(pl.len().cast(pl.Int64).alias("lists"))
 
     return State(f"lengths@{cutoff_label(k)}", ("length", "item"), build)
 
 
 def predicted(k: int | None, p: Params) -> State:
     def build(inputs: StateInputs) -> pl.LazyFrame:
-        return inputs.items.group_by("item").agg(pl.len().cast(pl.Int64).alias("rows"))
+        by = inputs.by
+        return inputs.items.group_by(*by, "item").agg(pl.len().cast(pl.Int64).alias("rows"))
 
     return State("predicted", ("item",), build)
 
@@ -60,10 +64,13 @@ def predicted(k: int | None, p: Params) -> State:
 def truth_users(k: int | None, p: Params) -> State:
     def build(inputs: StateInputs) -> pl.LazyFrame:
         in_truth = pl.col("in_truth")
-        return inputs.users.select(
+        counts = (
             in_truth.sum().cast(pl.Int64).alias("truth_users"),
             (in_truth & (pl.col("list_length") > 0)).sum().cast(pl.Int64).alias("covered"),
         )
+        if inputs.by:
+            return inputs.users.group_by(*inputs.by).agg(*counts)
+        return inputs.users.select(*counts)
 
     return State("user_coverage", (), build)
 

@@ -33,6 +33,9 @@ class StateInputs:
     lists: pl.LazyFrame
     items: pl.LazyFrame
     users: pl.LazyFrame
+    # columns of all three that the state is built per, as if each group were alone (the
+    # segments of a bucket, evaluation/segment_split.py); they lead the state's rows
+    by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

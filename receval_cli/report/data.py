@@ -43,7 +43,6 @@ class Report:
     # segment_by: each segment's own Report, and the segments that could not be evaluated
     segments: dict[str, Report] = field(default_factory=dict)
     segments_skipped: dict[str, str] = field(default_factory=dict)
-    attributes: pl.DataFrame | None = field(default=None, repr=False)  # user -> segment
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
     logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
     items: dict[str, Any] | None = None  # beyond accuracy: the catalog and the lists' items

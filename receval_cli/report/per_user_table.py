@@ -16,10 +16,5 @@ def per_user_values(result: RunReport) -> pl.LazyFrame:
     for name, report in result.models.items():
         if report.per_user_rows is None:
             raise InternalError(f"internal error: model {name} kept no per-user rows.")
-        frame = report.per_user_rows.select(pl.lit(name).alias("model"), pl.all())
-        if report.attributes is not None:
-            attributes = report.attributes.rename({"user": "user_text"}).lazy()
-            frame = frame.with_columns(pl.col("user").cast(pl.String).alias("user_text"))
-            frame = frame.join(attributes, on="user_text", how="left").drop("user_text")
-        frames.append(frame)
+        frames.append(report.per_user_rows.select(pl.lit(name).alias("model"), pl.all()))
     return pl.concat(frames, how="diagonal")

@@ -902,24 +902,10 @@ NOT_TREC = (
     "engine: spark reads CSV, TSV, Parquet and JSONL, not trec. Convert it first (receval "
     "convert writes Parquet), or use another engine."
 )
-NO_SEGMENTS = (
-    "partitioned runs (engine: spark, partitions > 1) compute the metrics from partial sums; "
-    "intervals, comparisons and segments need every per-user value and run without partitions."
-)
 SPARK_REFUSES = {
     "trec-run-short-line": P + "p.run: " + NOT_TREC,
     "qrels-text-relevance": T + "t.qrels: " + NOT_TREC,
     "qrels-not-utf8": T + "t.qrels: " + NOT_TREC,
-    **dict.fromkeys(
-        (
-            "segments-missing",
-            "segments-is-a-folder",
-            "segments-ragged-row",
-            "segments-repeated-user",
-            "segments-truncated-parquet",
-        ),
-        NO_SEGMENTS,
-    ),
 }
 ON_SPARK = [case for case in BAD if case.config is None or isinstance(case.config, dict)]
 
