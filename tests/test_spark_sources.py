@@ -143,6 +143,57 @@ def test_the_driver_receives_one_partial(spark: Any, tmp_path: Path) -> None:
     assert 0 < many < 1.2 * few
 
 
+def test_what_the_driver_receives_does_not_grow_with_the_items(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The universe (a catalog, or the log's items) and the unknown-items reference (the
+    ground truth's items) stay on Spark: the executor that merges the buckets finishes the
+    global metrics, the items block, the unknown items and the exposure histogram. A
+    catalog and a ground truth with 60,000 more items (never recommended) change what
+    the driver receives by a few digits, and no table comes to the driver as Arrow."""
+    monkeypatch.setattr(
+        type(spark.range(1)), "toArrow", lambda *_: pytest.fail("a table came to the driver")
+    )
+    config = write_case(tmp_path)
+    small = load_config(write_config(tmp_path, config, "small.yaml"))
+    catalog = pl.read_parquet(tmp_path / "catalog.parquet")
+    extra = pl.DataFrame({"item": range(1_000, 61_000)}).with_columns(
+        category=pl.lit("c9"), tags=pl.lit(["t9"]), embedding=pl.lit([0.0, 1.0, 2.0])
+    )
+    pl.concat([catalog, extra]).write_parquet(tmp_path / "big_catalog.parquet")
+    big = load_config(
+        write_config(
+            tmp_path,
+            {**config, "catalog": {**config["catalog"], "path": "big_catalog.parquet"}},
+            "big.yaml",
+        )
+    )
+    found = {name: evaluate_spark(c, spark, 8) for name, c in (("small", small), ("big", big))}
+    sizes = {name: r.inputs["engine"]["collected_bytes"] for name, r in found.items()}
+    assert abs(sizes["big"] - sizes["small"]) < 64, sizes
+    (expected,) = evaluate_config(big).models.values()
+    assert found["big"].metrics == expected.metrics
+    assert found["big"].items == expected.items
+    assert found["big"].unknown_items == expected.unknown_items
+    assert found["big"].exposure is not None
+    assert expected.exposure is not None
+    assert found["big"].exposure.equals(expected.exposure)  # the histogram, 60,160 items
+    # the ground truth as the reference (no catalog, no log): its items stay on Spark too
+    truth = pl.read_parquet(tmp_path / "truth.parquet")
+    more = pl.DataFrame({"user": 1, "item": range(1_000, 61_000), "relevance": 0})
+    pl.concat([truth, more.cast(truth.schema)]).write_parquet(tmp_path / "big_truth.parquet")
+    plain = {"predictions": config["predictions"], "metrics": ["ndcg@5", "precision@3"]}
+    sizes = {}
+    for name, path in (("small", "truth.parquet"), ("big", "big_truth.parquet")):
+        given = {**plain, "ground_truth": {"path": path}}
+        loaded = load_config(write_config(tmp_path, given, f"{name}_t.yaml"))
+        report = evaluate_spark(loaded, spark, 8)
+        (alone,) = evaluate_config(loaded).models.values()
+        assert report.unknown_items == alone.unknown_items
+        sizes[name] = report.inputs["engine"]["collected_bytes"]
+    assert abs(sizes["big"] - sizes["small"]) < 64, sizes
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -42,6 +42,7 @@ from receval_cli.evaluation.global_metrics import (
     require_universe,
     universe_of,
 )
+from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.plan import (
     exposure_depth,
     max_depth,
@@ -197,7 +198,9 @@ def _check_model(
         reference=reference[1],
     )
     run = Run(predictions, truth, loaded.specs, conventions, sources, reference)
-    raise_checks(partial, run, universe)
+    tables = partial.item_tables()
+    checks = item_facts(tables, loaded.specs, conventions, sources, universe, None, False)
+    raise_checks(partial, run, checks)
     known, grades, *found = partial.extra
     per_user = partial.values
     assert per_user is not None

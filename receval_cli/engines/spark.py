@@ -16,10 +16,12 @@ metrics run on Spark; click (logged) metrics do not yet.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,20 +51,23 @@ from receval_cli.engines.spark_segments import (
 from receval_cli.engines.spark_sources import (
     POPULARITY,
     SparkSources,
+    arrow_schema,
     item_popularity,
+    partition_frame,
     popularity_rows,
     read_spark_sources,
 )
 from receval_cli.errors import UsageError
-from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
-from receval_cli.evaluation.partial import Partial, compact, merge
+from receval_cli.evaluation.item_facts import item_facts
+from receval_cli.evaluation.partial import Partial, compact, empty_partial, merge
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import SegmentKeys
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources, read_sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import Universe
 from receval_cli.report.data import Report
 
 if TYPE_CHECKING:
@@ -403,15 +408,26 @@ def _evaluate(
     check_segment_gates(loaded, [] if segments is None else segments.segments)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     metric_exprs(user_specs, conventions, side.sources)  # a missing input or feature
-    reference = None
+    items = ItemRows(
+        side.universe,
+        side.universe_source,
+        None,
+        "ground truth",
+        id_types["item"],
+        _described(side.sources),
+        [] if segments is None else [s.name for s in segments.segments],
+    )
     if config.unknown_items.check:
-        reference = side.reference() or unknown_items.reference_of_spark(truth)
+        items.reference, items.reference_name = side.universe, side.universe_source
+        if side.universe is None:  # the ground truth's items
+            items.reference = truth.select("item").where("item IS NOT NULL").distinct()
+            items.reference_name = "ground truth"
     left, right, shipped = _bucket_rows(
         predictions, truth, side, segments, user_specs, conventions, buckets
     )
     shipped["unknown_items"] = config.unknown_items.check
     spool = PerUserSpool() if per_user else None
-    merged, received = _run_buckets(left, right, layout, specs, conventions, shipped, spool)
+    merged, received = _run_buckets(left, right, layout, specs, conventions, shipped, spool, items)
     # the report describes a local file as the polars engines do (its fingerprint too)
     p_input = checked["predictions"] or describe_only(
         "predictions", loaded.location(file.path), layout, mapping
@@ -425,7 +441,7 @@ def _evaluate(
         specs,
         conventions,
         side.sources,
-        reference,
+        None if items.reference is None else (items.reference_name, None),
         engine={
             "name": "spark",
             "buckets": buckets,
@@ -434,7 +450,6 @@ def _evaluate(
         },
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
-        universe=side.universe,
         segments=[] if segments is None else segments.segments,
     )
     return finish(merged, run)
@@ -448,12 +463,15 @@ def _run_buckets(
     conventions: Conventions,
     shipped: dict[str, Any],
     spool: PerUserSpool | None,
+    items: ItemRows,
 ) -> tuple[Partial, int]:
     """Co-group both sides by their bucket; each bucket through the polars code, via
-    Arrow. The buckets' Partials are merged on an executor (merge_partials), so the driver
-    receives one, whatever the number of buckets; with `spool`, each bucket's per-user
-    rows (Arrow IPC) come to the driver one bucket at a time and go to a temporary file.
-    Returns the merged Partial and its size as received (bytes of JSON)."""
+    Arrow. The buckets' Partials are merged on an executor (merge_partials), which also
+    receives the universe's and the reference's items and finishes what depends on the
+    items there, so the driver receives one Partial without item tables, whatever the
+    number of buckets and items; with `spool`, each bucket's per-user rows (Arrow IPC)
+    come to the driver one bucket at a time and go to a temporary file. Returns the
+    merged Partial and its size as received (bytes of JSON)."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
     spec_texts = [str(s) for s in specs]
@@ -483,12 +501,18 @@ def _run_buckets(
     schema = "kind string, payload string"
     results = left.groupBy("bucket").cogroup(right.groupBy("bucket")).applyInArrow(run, schema)
 
+    finishing = items.finishing()  # no Spark DataFrame in what the executor is sent
+
     def merge_all(batches: Iterator[Any]) -> Iterator[Any]:
         from receval_cli.metrics import resolve
 
         parsed = tuple(resolve(MetricSpec.parse(text)) for text in spec_texts)
-        yield from merge_partials(batches, parsed, Conventions.model_validate(settings))
+        rules = Conventions.model_validate(settings)
+        yield from merge_partials(batches, parsed, rules, finishing)
 
+    for kind, frame in (("universe", items.universe), ("reference", items.reference)):
+        if frame is not None:
+            results = results.unionByName(_as_payloads(frame.select("item"), kind))
     merged = results.repartition(1).mapInArrow(merge_all, schema)
     partial, size = None, 0
     for row in merged.toLocalIterator():
@@ -501,27 +525,117 @@ def _run_buckets(
     return partial, size
 
 
+@dataclass
+class ItemRows:
+    """What the merging executor finishes the items with: the universe's items (None: no
+    catalog or log) and what they are, the unknown-items reference's items (None: the
+    check is off) and its name, the items' type, the optional inputs as described to the
+    buckets (no rows: for messages and the metrics' side columns), and the segments."""
+
+    universe: SparkFrame | None
+    universe_source: str
+    reference: SparkFrame | None
+    reference_name: str
+    item_type: str
+    sources: Sources
+    segments: list[str]
+
+    def finishing(self) -> Finishing:
+        return Finishing(
+            self.universe is not None,
+            self.universe_source,
+            self.reference is not None,
+            pl.Int64() if self.item_type == "bigint" else pl.String(),
+            self.sources,
+            self.segments,
+        )
+
+
+@dataclass(frozen=True)
+class Finishing:
+    """ItemRows without its Spark DataFrames: what merge_partials is given."""
+
+    universe: bool
+    universe_source: str
+    reference: bool
+    item_type: pl.DataType
+    sources: Sources
+    segments: list[str]
+
+
+def _described(sources: Sources) -> Sources:
+    """The optional inputs' Inputs without their rows (what an executor is told of them)."""
+    empty = pl.LazyFrame()
+    found = Sources(embedding_dims=sources.embedding_dims)
+    found.catalog, found.interactions, found.baseline = (
+        None if source is None else dataclasses.replace(source, frame=empty, raw=empty)
+        for source in (sources.catalog, sources.interactions, sources.baseline)
+    )
+    return found
+
+
+def _as_payloads(frame: SparkFrame, kind: str) -> SparkFrame:
+    """A table as (kind, payload) rows: each partition's rows as one Arrow IPC text."""
+    import pyarrow as pa
+
+    schema = arrow_schema(frame)
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        rows = partition_frame(batches, schema)
+        if rows is not None:
+            text = ipc_text(rows.collect())
+            yield pa.RecordBatch.from_pydict({"kind": [kind], "payload": [text]})
+
+    return frame.mapInArrow(run, "kind string, payload string")
+
+
 def merge_partials(
-    batches: Iterator[Any], specs: tuple[MetricSpec, ...], conventions: Conventions
+    batches: Iterator[Any],
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    finishing: Finishing,
 ) -> Iterator[Any]:
     """On one executor: the buckets' Partials (JSON) merged into one as they arrive, its
-    tables kept one per kind (assembly.compact); the per-user rows passed on as they are."""
+    tables kept one per kind (partial.compact); the per-user rows passed on as they are.
+    Then what depends on the items is finished here (item_facts, for the run and each
+    segment, with the universe's and the reference's items that arrive among the rows)
+    and the item tables are dropped: the Partial sent on is as small as the report."""
     import pyarrow as pa
 
     merged: Partial | None = None
+    tables: dict[str, list[pl.DataFrame]] = {"universe": [], "reference": []}
     for batch in batches:
         rows = batch.to_pydict()
         users = []
         for kind, payload in zip(rows["kind"], rows["payload"], strict=True):
             if kind == "users":
                 users.append(payload)
-                continue
-            found = Partial.from_json(json.loads(payload))
-            merged = compact(
-                found if merged is None else merge([merged, found]), specs, conventions
-            )
+            elif kind in tables:
+                tables[kind].append(from_ipc_text(payload))
+            else:
+                found = Partial.from_json(json.loads(payload))
+                merged = compact(
+                    found if merged is None else merge([merged, found]), specs, conventions
+                )
         if users:
             yield pa.RecordBatch.from_pydict({"kind": ["users"] * len(users), "payload": users})
-    if merged is not None:
-        text = json.dumps(merged.to_json())
-        yield pa.RecordBatch.from_pydict({"kind": ["partial"], "payload": [text]})
+    if merged is None:
+        return
+    empty = pl.DataFrame(schema={"item": finishing.item_type})
+    universe = Universe(None, "none")
+    if finishing.universe:
+        universe = Universe(pl.concat([empty, *tables["universe"]]), finishing.universe_source)
+    reference = pl.concat([empty, *tables["reference"]]).lazy() if finishing.reference else None
+    sources = finishing.sources
+    merged.facts = item_facts(
+        merged.item_tables(), specs, conventions, sources, universe, reference
+    )
+    for name in finishing.segments:
+        segment = merged.segments.setdefault(name, empty_partial())
+        segment.facts = item_facts(
+            segment.item_tables(), specs, conventions, sources, universe, None
+        )
+    for part in (merged, *merged.segments.values()):
+        part.recommended, part.exposure, part.states, part.unknown = [], [], {}, None
+    text = json.dumps(merged.to_json())
+    yield pa.RecordBatch.from_pydict({"kind": ["partial"], "payload": [text]})

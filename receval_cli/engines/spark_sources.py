@@ -12,14 +12,16 @@ The buckets then get what they need through the shuffle:
 - each user's logged items and baseline list, co-grouped with the user's ground truth;
 - the catalog rows and the log's item popularity of the items their users were
   recommended (joined on the bucket and the item), so no bucket receives a whole table.
-The driver keeps a few numbers (the embedding length) and the universe of the global
-metrics: the catalog's item ids, else the log's distinct items (global_metrics.Universe).
+The driver keeps a few numbers (the embedding length). The universe of the global metrics
+(the catalog's item ids, else the log's distinct items) stays a Spark DataFrame: it goes to
+the executor that merges the buckets, which finishes what depends on the items
+(evaluation/item_facts.py).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -43,7 +45,6 @@ from receval_cli.inputs.optional import (
     raise_for_checks,
 )
 from receval_cli.inputs.readers import Input, map_predictions
-from receval_cli.metrics.registry import Universe
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -57,20 +58,15 @@ POPULARITY = ("count", "holders", "popular_rank", "log_rows", "log_users")
 class SparkSources:
     """The optional inputs as Spark DataFrames of canonical columns (None: not given), the
     driver's Inputs that name them (`sources`: paths, mappings, the embedding length),
-    and the universe of the global metrics."""
+    and the universe of the global metrics: its items (None: no catalog or log) and what
+    they are (global_metrics.Universe's source)."""
 
     sources: Sources
     catalog: SparkFrame | None = None
     interactions: SparkFrame | None = None
     baseline: SparkFrame | None = None
-    universe: Universe = field(default_factory=lambda: Universe(None, "none"))
-
-    def reference(self) -> tuple[str, pl.LazyFrame] | None:
-        """The unknown-items reference when it is the catalog or the log (its items are
-        the universe's); None: the ground truth is."""
-        if self.universe.items is None:
-            return None
-        return self.universe.source, self.universe.items.lazy()
+    universe: SparkFrame | None = None
+    universe_source: str = "none"
 
 
 def read_spark_sources(
@@ -108,10 +104,10 @@ def read_spark_sources(
             checks = checks_on_executors(rows, given, key)
             raise_for_checks(found.sources, given, checks, config.conventions.duplicates)
     if found.catalog is not None:
-        found.universe = Universe(_collected(found.catalog.select("item")), "catalog")
+        found.universe, found.universe_source = found.catalog.select("item"), "catalog"
     elif found.interactions is not None:
         items = found.interactions.select("item").distinct()
-        found.universe = Universe(_collected(items), "interactions log")
+        found.universe, found.universe_source = items, "interactions log"
     return found
 
 
@@ -174,10 +170,6 @@ def _cast_ids(frame: SparkFrame, id_types: dict[str, str]) -> SparkFrame:
     return frame
 
 
-def _collected(frame: SparkFrame) -> pl.DataFrame:
-    return pl.from_arrow(frame.toArrow())  # type: ignore[return-value]
-
-
 def checks_on_executors(frame: SparkFrame, source: Input, key: str) -> SourceChecks:
     """inputs/optional.py's checks of an optional input, run by polars on each partition of
     its rows (partitioned by `key`, so that an item's or a user's rows meet), added up on
@@ -195,7 +187,7 @@ def checks_on_executors(frame: SparkFrame, source: Input, key: str) -> SourceChe
         text = json.dumps(checks_of(part, found).to_json(), default=str)
         yield pa.RecordBatch.from_pylist([{"checks": text}])
 
-    schema = _arrow_schema(frame)
+    schema = arrow_schema(frame)
     parts = frame.repartition(key).mapInArrow(run, "checks string").collect()
     total = SourceChecks({"rows": 0})
     for row in parts:
@@ -212,7 +204,7 @@ def partition_frame(batches: Any, schema: Any) -> pl.LazyFrame | None:
     return None if table.num_rows == 0 else cast(pl.DataFrame, pl.from_arrow(table)).lazy()
 
 
-def _arrow_schema(frame: SparkFrame) -> Any:
+def arrow_schema(frame: SparkFrame) -> Any:
     """The Arrow schema of a Spark DataFrame's rows, for a partition with no rows."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -248,7 +240,6 @@ def popularity_rows(
     (metrics/stats.Stats.items: `rows`, polars expressions over the whole table, e.g.
     long_tail_share's head), computed by polars on one executor with the single-machine
     types, and the names of those columns (which travel as row_0, row_1, ...)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
 
     types: dict[str, pl.DataType] = {"item": id_type, **dict.fromkeys(POPULARITY, pl.Int64())}
     types["popular_rank"] = cast(pl.DataType, pl.get_index_type())
@@ -266,6 +257,8 @@ def popularity_rows(
     for expr in rows:
         named = named.with_columns(expr)
     added = [c for c in named.collect_schema().names() if c not in types]
+    from pyspark.sql.pandas.types import from_arrow_schema
+
     empty = pl.DataFrame(schema=with_rows(pl.LazyFrame(schema=types)).collect_schema())
     schema = from_arrow_schema(empty.to_arrow().schema)
 
@@ -274,6 +267,6 @@ def popularity_rows(
         if frame is not None:
             yield from with_rows(frame).collect().to_arrow().to_batches()
 
-    arrow = _arrow_schema(popularity.select("item", *POPULARITY))
+    arrow = arrow_schema(popularity.select("item", *POPULARITY))
     ordered = popularity.select("item", *POPULARITY).repartition(1)
     return ordered.mapInArrow(run, schema), added

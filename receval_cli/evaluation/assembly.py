@@ -31,18 +31,14 @@ from receval_cli.evaluation import fingerprints, unknown_items
 from receval_cli.evaluation.clicks import logged_metrics
 from receval_cli.evaluation.fingerprints import truth_digest
 from receval_cli.evaluation.global_metrics import (
-    describe_items,
-    global_values,
-    outside_universe,
     recommended_items,
-    require_universe,
     state_queries,
     universe_of,
 )
+from receval_cli.evaluation.item_facts import ItemFacts, item_facts
 from receval_cli.evaluation.partial import (
     ROLES,
     Partial,
-    distinct_recommended,
     empty_partial,
     per_user_rows,
     table_partial,
@@ -54,9 +50,7 @@ from receval_cli.evaluation.plan import (
     exposure_depth,
     guard_ranges,
     item_exposure,
-    metric_exprs,
     per_user_frame,
-    with_universe,
 )
 from receval_cli.evaluation.rating import finish_pairs, pair_join, pair_partial, pair_queries
 from receval_cli.evaluation.segment_split import (
@@ -78,13 +72,10 @@ from receval_cli.inputs.optional import Sources, check_sources
 from receval_cli.inputs.readers import Input, align_ids
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import (
-    State,
     StateInputs,
     Universe,
-    merge_states,
     no_value_warning,
 )
-from receval_cli.metrics.side_columns import raise_unknown_features
 from receval_cli.report.data import Report
 from receval_cli.wording import setting
 
@@ -242,7 +233,8 @@ class Run:
     specs: tuple[MetricSpec, ...]
     conventions: Conventions
     sources: Sources
-    reference: tuple[str, pl.LazyFrame] | None  # None: the unknown-items check is off
+    # None: the unknown-items check is off; its items None where the facts are computed
+    reference: tuple[str, pl.LazyFrame | None] | None
     engine: dict[str, Any] | None = None  # the report's inputs.engine, for partitioned runs
     per_user_rows: pl.LazyFrame | None = None  # the buckets' per-user rows, when spooled
     spool: PerUserSpool | None = None  # the files per_user_rows reads (kept with the Report)
@@ -260,11 +252,11 @@ class Run:
         return self.universe
 
 
-def raise_checks(merged: Partial, run: Run, universe: Universe) -> dict[str, Any]:
+def raise_checks(merged: Partial, run: Run, facts: ItemFacts) -> dict[str, Any]:
     """Raise the first failed check, in a fixed order: the inputs' rows (empty files, list
-    layouts, nulls, NaN), duplicates, the users, the universe, the items the catalog does
-    not describe. Returns the report's `users` block."""
-    predictions, truth, sources = run.predictions, run.truth, run.sources
+    layouts, nulls, NaN), duplicates, the users, then the items' (the universe, the items
+    the catalog does not describe: `facts`). Returns the report's `users` block."""
+    predictions, truth = run.predictions, run.truth
     for role, source in zip(ROLES, (predictions, truth), strict=True):
         raise_for(source, {**merged.rows.get(role, {"raw_rows": 1}), **merged.checks[role]})
     for role, source, key in (
@@ -274,40 +266,39 @@ def raise_checks(merged: Partial, run: Run, universe: Universe) -> dict[str, Any
         if role in merged.duplicates:
             raise duplicates_error(source, key, merged.duplicates[role])
     user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
-    global_specs = tuple(s for s in run.specs if lookup(s.name).scope == "global")
     users = users_block(merged, run, bool(user_specs))
-    require_universe(global_specs, universe)
-    if sources.catalog is not None and merged.recommended:
-        featured = {"category", "tags", "embedding"} & recs_sides(run)
-        # with a catalog, the universe is the catalog: outside = items without features
-        assert universe.items is not None
-        outside = distinct_recommended(merged).join(universe.items, on="item", how="anti")
-        if featured:
-            raise_unknown_features(outside, sources.catalog, featured)
+    if facts.check_error is not None:
+        raise facts.check_error
     return users
+
+
+def facts_of(merged: Partial, run: Run) -> ItemFacts:
+    """The merged Partial's item-level results: as computed where its items are (Spark),
+    else computed here against the run's universe and unknown-items reference."""
+    if merged.facts is not None:
+        return merged.facts
+    reference = None if run.reference is None else run.reference[1]
+    return item_facts(
+        merged.item_tables(),
+        run.specs,
+        run.conventions,
+        run.sources,
+        run.items_universe(),
+        reference,
+    )
 
 
 def finish(merged: Partial, run: Run) -> Report:
     """The Report from the merged Partial: the checks, the users, the means, the global
     metrics, the items and the unknown items."""
     conventions, sources = run.conventions, run.sources
-    universe = run.items_universe()
-    users = raise_checks(merged, run, universe)
+    facts = facts_of(merged, run)
+    users = raise_checks(merged, run, facts)
     user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
-    global_specs = tuple(s for s in run.specs if lookup(s.name).scope == "global")
-    recommended = distinct_recommended(merged) if merged.recommended else None
-    items_block = None
-    if merged.exposure and recommended is not None:
-        outside = outside_universe(recommended, universe)
-        items_block = describe_items(recommended, universe, outside)
     metrics: dict[str, float | None] = {**_means(merged, user_specs)}
-    states: dict[str, tuple[State, pl.DataFrame]] = {}
-    for spec in global_specs:
-        partial = lookup(spec.name).partial
-        assert partial is not None
-        state = partial.state(spec.k, conventions.metric_params(spec))
-        states[state.name] = (state, merge_states(merged.states[state.name], state.keys))
-    metrics.update(global_values(global_specs, conventions, states, universe))
+    if facts.value_error is not None:
+        raise facts.value_error
+    metrics.update(facts.values)
     pairs_block = None
     pair_specs = tuple(s for s in run.specs if lookup(s.name).scope == "pairs")
     if pair_specs and merged.pairs is not None:
@@ -319,16 +310,8 @@ def finish(merged: Partial, run: Run) -> Report:
     metrics = {str(spec): metrics[str(spec)] for spec in run.specs}
     guard_ranges(metrics, run.specs, conventions)
     unknown = None
-    if run.reference is not None and recommended is not None:
-        name, reference_items = run.reference
-        found = merged.unknown
-        if found is None:
-            found = unknown_items.unknown_query(recommended.lazy(), reference_items).collect()
-        unknown = unknown_items.describe(found, name)
-    exposure = None
-    if merged.exposure:
-        summed = pl.concat(merged.exposure).group_by("item").agg(pl.col("lists").sum())
-        exposure = with_universe(summed, universe)
+    if run.reference is not None and facts.unknown is not None:
+        unknown = unknown_items.describe(facts.unknown, run.reference[0])
     inputs: dict[str, dict[str, Any]] = {
         "predictions": fingerprints.describe(
             run.predictions, _row_count(merged, "predictions"), users.get("in_predictions")
@@ -361,8 +344,8 @@ def finish(merged: Partial, run: Run) -> Report:
         per_user_files=run.spool,
         pairs=pairs_block,
         logged=run.logged,
-        items=items_block,
-        exposure=exposure,
+        items=facts.items,
+        exposure=facts.exposure,
         unknown_items=unknown,
         warnings=[no_value_warning(name) for name, value in metrics.items() if value is None],
     )
@@ -430,13 +413,6 @@ def _per_user_rows(merged: Partial, run: Run, per_user: pl.DataFrame | None) -> 
 def _row_count(merged: Partial, role: str) -> int | None:
     counts = merged.rows.get(role)
     return None if counts is None else counts["raw_rows"]
-
-
-def recs_sides(run: Run) -> set[str]:
-    """The side columns the run's per-user metrics join to the recommendations."""
-    user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
-    stats, _ = metric_exprs(user_specs, run.conventions, run.sources)
-    return set(stats.sides)
 
 
 def users_block(merged: Partial, run: Run, ranking: bool) -> dict[str, Any]:
@@ -577,7 +553,8 @@ def evaluate_inputs(
         run.segment_keys, run.segments = segments
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
     if logged_specs:  # the checks first, as when there is none of them
-        raise_checks(partial, run, run.items_universe())
+        partial.facts = facts_of(partial, run)  # computed once: finish reads them again
+        raise_checks(partial, run, partial.facts)
         values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
         run.extra_metrics.update(values)
     return finish(partial, run)

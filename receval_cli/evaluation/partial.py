@@ -18,6 +18,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
+from receval_cli.evaluation.item_facts import ItemFacts, ItemTables, distinct_items
 from receval_cli.evaluation.plan import USER_TALLY, counted_expr, metric_users
 from receval_cli.evaluation.rating import PairPartial, compact_pairs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
@@ -76,6 +77,12 @@ class Partial:
     digest: dict[str, int] = field(default_factory=dict)
     # segment_by: one Partial per segment of these users, by name (segment_split.py)
     segments: dict[str, Partial] = field(default_factory=dict)
+    # the item-level results, once computed where the items are (a Spark executor): then
+    # recommended, exposure and states are left empty (item_facts.py)
+    facts: ItemFacts | None = None
+
+    def item_tables(self) -> ItemTables:
+        return ItemTables(self.recommended, self.exposure, self.states, self.unknown)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data (tables as base64 Arrow IPC), for Spark's executors."""
@@ -92,6 +99,7 @@ class Partial:
             "pairs": None if self.pairs is None else self.pairs.to_json(),
             "digest": self.digest,
             "segments": {name: part.to_json() for name, part in self.segments.items()},
+            "facts": None if self.facts is None else self.facts.to_json(),
         }
 
     @classmethod
@@ -115,6 +123,7 @@ class Partial:
             pairs=None if data["pairs"] is None else PairPartial.from_json(data["pairs"]),
             digest={k: int(v) for k, v in data["digest"].items()},
             segments={n: cls.from_json(part) for n, part in data.get("segments", {}).items()},
+            facts=None if data.get("facts") is None else ItemFacts.from_json(data["facts"]),
         )
 
 
@@ -203,6 +212,7 @@ def merge(partials: Iterable[Partial]) -> Partial:
     merged = Partial({}, {}, {}, {}, {}, {}, {}, [], [])
     segments: dict[str, list[Partial]] = {}
     for part in parts:
+        assert part.facts is None, "a Partial whose item facts are computed is finished"
         for role, counts in part.rows.items():
             _add_counts(merged.rows.setdefault(role, {}), counts)
         for role, counts in part.checks.items():
@@ -243,7 +253,7 @@ def compact(merged: Partial, specs: tuple[MetricSpec, ...], conventions: Convent
         if state.name in merged.states:
             merged.states[state.name] = [merge_states(merged.states[state.name], state.keys)]
     if merged.recommended:
-        merged.recommended = [distinct_recommended(merged)]
+        merged.recommended = [distinct_items(merged.recommended)]
     if merged.exposure:
         summed = pl.concat(merged.exposure).group_by("item").agg(pl.col("lists").sum())
         merged.exposure = [summed.sort("item")]
@@ -259,10 +269,6 @@ def compact(merged: Partial, specs: tuple[MetricSpec, ...], conventions: Convent
 def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
     for key, value in counts.items():
         into[key] = into.get(key, 0) + value
-
-
-def distinct_recommended(merged: Partial) -> pl.DataFrame:
-    return pl.concat(merged.recommended).unique().sort("item")
 
 
 def empty_partial() -> Partial:

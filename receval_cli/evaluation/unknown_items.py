@@ -38,13 +38,6 @@ def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
     return "ground truth", truth.frame.select("item").drop_nulls().unique()
 
 
-def reference_of_spark(truth: Any) -> tuple[str, pl.LazyFrame]:
-    """The ground truth's items on the Spark engine (`truth`: a Spark DataFrame); a
-    catalog or log reference is the universe engines/spark_sources.py collects."""
-    items = truth.select("item").where("item IS NOT NULL").distinct().toArrow()
-    return "ground truth", pl.from_arrow(items).lazy()  # type: ignore[union-attr]
-
-
 def unknown_query(recommended: pl.LazyFrame, reference: pl.LazyFrame) -> pl.LazyFrame:
     """One row: the distinct recommended items, those the reference lacks, and examples."""
     unknown = recommended.join(reference, on="item", how="anti")

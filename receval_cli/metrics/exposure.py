@@ -204,6 +204,20 @@ def gini(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> f
     return gini_of(counts)
 
 
+def gini_of_histogram(histogram: pl.DataFrame) -> float:
+    """gini_of the counts a histogram holds (`lists`: a count, `items`: how many items
+    have it; sum > 0), in Python integers: the same value, without expanding it."""
+    rows = histogram.sort("lists").iter_rows()
+    pairs = [(int(count), int(items)) for count, items in rows]
+    n = sum(items for _, items in pairs)
+    weighted, before, total = 0, 0, 0
+    for count, items in pairs:  # the positions before+1 .. before+items hold `count`
+        weighted += count * (items * (2 * before + items + 1) - items * (n + 1))
+        total += count * items
+        before += items
+    return float(weighted) / (n * total)
+
+
 def gini_of(counts: pl.Series) -> float:
     """sum_j (2j - n - 1) x_j / (n sum x) over the counts x in ascending order (sum > 0)."""
     ordered = counts.cast(pl.Int64).sort()

@@ -19,7 +19,7 @@ import polars as pl
 from receval_cli.analysis.gates import GateResult
 from receval_cli.evaluation.plan import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.exposure import gini_of
+from receval_cli.metrics.exposure import gini_of_histogram
 from receval_cli.report import plots
 from receval_cli.report.data import Report, RunReport
 from receval_cli.report.per_user_table import per_user_values
@@ -315,19 +315,21 @@ class _Page:
         return _grid(figures)
 
     def exposure(self) -> str:
-        exposures: dict[str, list[int]] = {}
+        exposures: dict[str, list[tuple[int, int]]] = {}
         universes: dict[str, str] = {}
         for name, report in self.models.items():
             if report.exposure is None:
                 continue
-            frame = report.exposure.filter(pl.col("in_universe").fill_null(True))
-            exposures[name] = frame.get_column("lists").to_list()
+            rows = report.exposure.select("lists", "items").iter_rows()
+            exposures[name] = [(int(count), int(items)) for count, items in rows]
             universes[name] = (report.items or {}).get("universe", "recommended items")
-        if not exposures or not any(sum(c) for c in exposures.values()):
+        if not exposures or not any(_exposed(h) for h in exposures.values()):
             return ""
         depth = self._depth()
         ginis = {
-            name: gini_of(pl.Series(counts)) for name, counts in exposures.items() if sum(counts)
+            name: gini_of_histogram(pl.DataFrame(h, schema=["lists", "items"], orient="row"))
+            for name, h in exposures.items()
+            if _exposed(h)
         }
         exposures = {name: exposures[name] for name in ginis}
         figures = [
@@ -335,7 +337,7 @@ class _Page:
                 "long_tail",
                 "exposure",
                 plots.long_tail_figure(exposures, depth, self._prefix()),
-                "; ".join(self._tail_caption(n, c) for n, c in exposures.items()),
+                "; ".join(self._tail_caption(n, h) for n, h in exposures.items()),
             ),
             self._figure(
                 "lorenz",
@@ -344,8 +346,8 @@ class _Page:
                 "; ".join(
                     f"{escape(name + ': ' if self.several else '')}Gini "
                     f"{_num(ginis[name])} of the exposure in the {escape(depth)} lists over "
-                    f"the {escape(universes[name])} ({len(counts)} items)"
-                    for name, counts in exposures.items()
+                    f"the {escape(universes[name])} ({sum(i for _, i in histogram)} items)"
+                    for name, histogram in exposures.items()
                 ),
             ),
         ]
@@ -355,10 +357,11 @@ class _Page:
             + _grid(figures)
         )
 
-    def _tail_caption(self, name: str, counts: list[int]) -> str:
+    def _tail_caption(self, name: str, histogram: list[tuple[int, int]]) -> str:
         text = (
-            f"{len(counts)} items, the most exposed in {max(counts)} lists, "
-            f"{sum(1 for c in counts if c == 0)} never recommended"
+            f"{sum(items for _, items in histogram)} items, the most exposed in "
+            f"{max(count for count, _ in histogram)} lists, "
+            f"{sum(items for count, items in histogram if count == 0)} never recommended"
         )
         return escape(f"{name}: {text}" if self.several else text)
 
@@ -521,3 +524,8 @@ figure.plot svg * { stroke-linejoin: round; stroke-linecap: butt; }
 figcaption { font-size: 0.85rem; color: #444; margin-top: 0.3rem; }
 footer { padding: 1.5rem; }
 """
+
+
+def _exposed(histogram: list[tuple[int, int]]) -> bool:
+    """Some item is in some list."""
+    return any(count and items for count, items in histogram)

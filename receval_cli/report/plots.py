@@ -141,26 +141,25 @@ def histogram_figure(metric: str, values: Mapping[str, Sequence[float]], prefix:
     return to_svg(figure, prefix)
 
 
-def _runs(counts: Sequence[int]) -> tuple[list[int], list[int]]:
-    """A sorted sequence as the step points where its value changes (and the last one):
-    exact for a step plot, and small however many items there are."""
-    xs: list[int] = []
-    ys: list[int] = []
-    for position, count in enumerate(counts):
-        if not ys or count != ys[-1]:
+def long_tail_figure(
+    exposures: Mapping[str, Sequence[tuple[int, int]]], depth: str, prefix: str
+) -> str:
+    """Each item's exposure (the lists holding it), most exposed first, one line per
+    model; `exposures`: per model, (lists, items) pairs: how many items are in that many
+    lists. Drawn as the steps where the exposure changes: exact, and small however many
+    items there are."""
+    figure, axes = _figure()
+    for index, (name, histogram) in enumerate(exposures.items()):
+        xs: list[int] = []
+        ys: list[int] = []
+        position = 0
+        for count, items in sorted(histogram, reverse=True):
             xs.append(position + 1)
             ys.append(count)
-    if counts:
-        xs.append(len(counts))
-        ys.append(counts[-1])
-    return xs, ys
-
-
-def long_tail_figure(exposures: Mapping[str, Sequence[int]], depth: str, prefix: str) -> str:
-    """Each item's exposure (the lists holding it), most exposed first, one line per model."""
-    figure, axes = _figure()
-    for index, (name, counts) in enumerate(exposures.items()):
-        xs, ys = _runs(sorted(counts, reverse=True))
+            position += items
+        if ys:
+            xs.append(position)
+            ys.append(ys[-1])
         axes.step(xs, ys, where="post", color=color(index), label=label(name))
     axes.set_xlabel("items, most exposed first")
     axes.set_ylabel(f"{depth} lists holding the item")
@@ -170,22 +169,25 @@ def long_tail_figure(exposures: Mapping[str, Sequence[int]], depth: str, prefix:
 
 
 def lorenz_figure(
-    exposures: Mapping[str, Sequence[int]], ginis: Mapping[str, float], prefix: str
+    exposures: Mapping[str, Sequence[tuple[int, int]]],
+    ginis: Mapping[str, float],
+    prefix: str,
 ) -> str:
-    """The Lorenz curve of exposure (items ascending), the diagonal of an even exposure."""
+    """The Lorenz curve of exposure (items ascending), the diagonal of an even exposure;
+    `exposures` as long_tail_figure's (the curve bends only where the exposure changes)."""
     figure, axes = _figure((4.0, 3.4))
     axes.plot([0, 1], [0, 1], color="#999999", linestyle=":", label="even exposure")
-    for index, (name, counts) in enumerate(exposures.items()):
-        ordered = sorted(counts)
-        total = sum(ordered) or 1
+    for index, (name, histogram) in enumerate(exposures.items()):
+        ordered = sorted(histogram)
+        n = sum(items for _, items in ordered)
+        total = sum(count * items for count, items in ordered) or 1
         xs, ys = [0.0], [0.0]
-        running = 0
-        for position, count in enumerate(ordered):
-            running += count
-            last = position == len(ordered) - 1
-            if last or ordered[position + 1] != count:  # the curve bends only here
-                xs.append((position + 1) / len(ordered))
-                ys.append(running / total)
+        running, position = 0, 0
+        for count, items in ordered:
+            running += count * items
+            position += items
+            xs.append(position / n)
+            ys.append(running / total)
         shown = f"{name} (Gini {ginis[name]:.4f})"
         axes.plot(xs, ys, color=color(index), label=label(shown))
     axes.set_xlim(0, 1)

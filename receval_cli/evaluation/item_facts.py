@@ -1,0 +1,184 @@
+"""What a run's report needs of its items, computed where the items are.
+
+The recommended items, their exposure, the global metrics' states (keyed by item), the
+universe (the catalog's or the log's items) and the unknown-items reference all grow with
+the number of items. `item_facts` turns them into what the report shows: the global
+metrics' values, the `items` block, the unknown-items count with examples, and the
+exposure as a histogram (how many items are in how many lists, which is all the HTML
+report's long-tail and Lorenz plots and the Gini caption read), with the errors their
+checks found (kept, to be raised in the report's order by assembly.finish). A polars
+engine computes them on one machine when it finishes; Spark computes them on the executor
+that merges the buckets, so the driver receives only these few values (engines/spark.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from receval_cli.config.conventions import Conventions
+from receval_cli.errors import InputError
+from receval_cli.evaluation import unknown_items
+from receval_cli.evaluation.global_metrics import (
+    describe_items,
+    global_values,
+    outside_universe,
+    require_universe,
+)
+from receval_cli.evaluation.plan import metric_exprs, with_universe
+from receval_cli.evaluation.wire import from_ipc_text, ipc_text
+from receval_cli.inputs.optional import Sources
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import State, Universe, merge_states
+from receval_cli.metrics.side_columns import raise_unknown_features
+
+FEATURES = {"category", "tags", "embedding"}
+
+
+@dataclass
+class ItemTables:
+    """A merged Partial's item-level tables (one entry per bucket merged)."""
+
+    recommended: list[pl.DataFrame]  # the distinct recommended items
+    exposure: list[pl.DataFrame]  # (item, lists)
+    states: dict[str, list[pl.DataFrame]]  # per global metric state
+    unknown: pl.DataFrame | None = None  # a one-bucket run's unknown-items row, if counted
+
+
+@dataclass
+class ItemFacts:
+    """The report's item-level results: the global metrics' values, the `items` block,
+    the unknown-items row (unknown_items.unknown_query's), the exposure histogram (lists,
+    items: how many of the universe's items are in that many lists; sorted by lists), and
+    the first error of the universe's and the catalog's checks (`check_error`) and of the
+    global metrics' finish (`value_error`)."""
+
+    values: dict[str, float | None]
+    items: dict[str, Any] | None = None
+    unknown: pl.DataFrame | None = None
+    exposure: pl.DataFrame | None = None
+    check_error: InputError | None = None
+    value_error: InputError | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        def table(frame: pl.DataFrame | None) -> str | None:
+            return None if frame is None else ipc_text(frame)
+
+        return {
+            "values": self.values,
+            "items": self.items,
+            "unknown": table(self.unknown),
+            "exposure": table(self.exposure),
+            "check_error": _error_json(self.check_error),
+            "value_error": _error_json(self.value_error),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ItemFacts:
+        def table(text: str | None) -> pl.DataFrame | None:
+            return None if text is None else from_ipc_text(text)
+
+        return cls(
+            values=data["values"],
+            items=data["items"],
+            unknown=table(data["unknown"]),
+            exposure=table(data["exposure"]),
+            check_error=_error_of(data["check_error"]),
+            value_error=_error_of(data["value_error"]),
+        )
+
+
+def _error_json(error: InputError | None) -> dict[str, Any] | None:
+    return None if error is None else {"message": str(error), "fields": error.fields}
+
+
+def _error_of(data: dict[str, Any] | None) -> InputError | None:
+    return None if data is None else InputError(data["message"], **data["fields"])
+
+
+def item_facts(
+    tables: ItemTables,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    sources: Sources,
+    universe: Universe,
+    reference: pl.LazyFrame | None,
+    finish_values: bool = True,
+) -> ItemFacts:
+    """The item-level results of a merged Partial's `tables`, against the `universe` and
+    the unknown-items `reference` (None: the check is off); `finish_values` False: the
+    checks only, not the global metrics' values (validate builds no state)."""
+    global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
+    recommended = distinct_items(tables.recommended) if tables.recommended else None
+    facts = ItemFacts({})
+    try:
+        require_universe(global_specs, universe)
+        if sources.catalog is not None and recommended is not None:
+            featured = FEATURES & recs_sides(specs, conventions, sources)
+            # with a catalog, the universe is the catalog: outside = items without features
+            assert universe.items is not None
+            outside = recommended.join(universe.items, on="item", how="anti")
+            if featured:
+                raise_unknown_features(outside, sources.catalog, featured)
+    except InputError as error:
+        facts.check_error = error
+        return facts
+    needed = _states_needed(global_specs, conventions)
+    if not finish_values or not needed <= set(tables.states):  # no state: a Partial of no user
+        return facts
+    try:
+        states = _states(tables, global_specs, conventions)
+        facts.values = {**global_values(global_specs, conventions, states, universe)}
+    except InputError as error:
+        facts.value_error = error
+        return facts
+    if tables.exposure and recommended is not None:
+        facts.items = describe_items(recommended, universe, outside_universe(recommended, universe))
+    if reference is not None and recommended is not None:
+        found = tables.unknown
+        if found is None:
+            found = unknown_items.unknown_query(recommended.lazy(), reference).collect()
+        facts.unknown = found
+    if tables.exposure:
+        summed = pl.concat(tables.exposure).group_by("item").agg(pl.col("lists").sum())
+        exposed = with_universe(summed, universe).filter(pl.col("in_universe").fill_null(True))
+        facts.exposure = (
+            exposed.group_by("lists").agg(pl.len().cast(pl.Int64).alias("items")).sort("lists")
+        )
+    return facts
+
+
+def _states_needed(specs: tuple[MetricSpec, ...], conventions: Conventions) -> set[str]:
+    return {_state_of(spec, conventions).name for spec in specs}
+
+
+def _state_of(spec: MetricSpec, conventions: Conventions) -> State:
+    partial = lookup(spec.name).partial
+    assert partial is not None
+    return partial.state(spec.k, conventions.metric_params(spec))
+
+
+def _states(
+    tables: ItemTables, specs: tuple[MetricSpec, ...], conventions: Conventions
+) -> dict[str, tuple[State, pl.DataFrame]]:
+    states: dict[str, tuple[State, pl.DataFrame]] = {}
+    for spec in specs:
+        state = _state_of(spec, conventions)
+        states[state.name] = (state, merge_states(tables.states[state.name], state.keys))
+    return states
+
+
+def distinct_items(recommended: list[pl.DataFrame]) -> pl.DataFrame:
+    """The distinct recommended items of every bucket, sorted."""
+    return pl.concat(recommended).unique().sort("item")
+
+
+def recs_sides(
+    specs: tuple[MetricSpec, ...], conventions: Conventions, sources: Sources
+) -> set[str]:
+    """The side columns the run's per-user metrics join to the recommendations."""
+    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    stats, _ = metric_exprs(user_specs, conventions, sources)
+    return set(stats.sides)
