@@ -246,12 +246,14 @@ def test_spark_refuses_bad_segments_as_the_polars_engines_do(spark: Any, tmp_pat
         "segment_by": ["band"],
         "segments": {"path": "table:receval_repeated_segments", "columns": {"user": "uid"}},
     }
-    result = invoke("run", write_config(tmp_path, table, "r.yaml"))
-    assert result.exit_code == 2
-    assert result.stderr == (
-        "error: segments file table:receval_repeated_segments: 2 row(s) repeat a user "
-        "already listed; give each user one row.\n"
-    )
+    repeated = write_config(tmp_path, table, "r.yaml")
+    for command in ("run", "validate"):  # validate runs the Spark job's checks on a table
+        result = invoke(command, repeated)
+        assert result.exit_code == 2, command
+        assert result.stderr == (
+            "error: segments file table:receval_repeated_segments: 2 row(s) repeat a user "
+            "already listed; give each user one row.\n"
+        ), command
     truth = pl.read_csv(tmp_path / "truth.csv")
     truth.with_columns(group=pl.col("item").cast(pl.String)).write_csv(tmp_path / "truth.csv")
     own = {k: v for k, v in config.items() if k != "segments"} | {"segment_by": ["group"]}
