@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from receval_cli.choices import INSPECTED_USERS
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.console import shown
@@ -56,7 +56,6 @@ from receval_cli.inputs.readers import Input, read_ground_truth, read_prediction
 from receval_cli.metrics import lookup
 from receval_cli.report.table import format_value
 
-DEFAULT_USERS = 3
 MISSED_SHOWN = 10  # the panel lists this many missed items; the JSON lists them all
 _KEY = ["user", "item"]
 _STATUS = {
@@ -66,11 +65,6 @@ _STATUS = {
     "no_recommendations": "not evaluated: no recommendation (skipped by "
     "users_without_recommendations)",
 }
-
-
-class InspectFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 @dataclass
@@ -130,7 +124,7 @@ def inspect_config(
     if user is not None:
         chosen = [find_user(per_user, user, predictions, truth)]
     else:
-        chosen = sample_users(per_user, users or DEFAULT_USERS, seed)
+        chosen = sample_users(per_user, users or INSPECTED_USERS, seed)
     records = _gather(chosen, predictions, truth, sources, conventions, k, history)
     metrics = [str(s) for s in specs]
     for record in records:

@@ -11,7 +11,6 @@ looks wrong.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +55,6 @@ from receval_cli.metrics import lookup
 EXAMPLES = 3
 TINY_OVERLAP = 0.1  # users in both files, as a share of the ground truth's users
 RELEVANCE_VALUES = 20  # grades listed in the relevance distribution (the smallest)
-
-
-class ValidateFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -> dict[str, Any]:

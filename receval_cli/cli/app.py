@@ -16,7 +16,7 @@ from typer._click.exceptions import ClickException  # typer's own click: usage e
 from typer.core import TyperGroup
 
 from receval_cli import console, signals
-from receval_cli.cli.common import Command, PlainHelp, unexpected
+from receval_cli.cli.common import Command, PlainHelp, UnsetWithoutPydantic, unexpected
 from receval_cli.cli.compare import compare
 from receval_cli.cli.convert import convert
 from receval_cli.cli.init import init_command
@@ -37,7 +37,7 @@ from receval_cli.report.writing import (
 from receval_cli.version import __version__
 
 
-class _Commands(PlainHelp, TyperGroup):
+class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
     """The commands; a KeyboardInterrupt (SIGINT) leaves them as `Interrupted`, which
     `main` reports (Typer would turn it into a silent exit 130)."""
 

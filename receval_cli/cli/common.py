@@ -54,7 +54,40 @@ class PlainHelp:
         super().format_help(ctx, formatter)  # type: ignore[misc]
 
 
-class Command(PlainHelp, TyperCommand):
+class UnsetWithoutPydantic:
+    """Typer coerces each parameter's value with a pydantic adapter that it builds on first
+    use, even for an option left out: `receval run --help` would import pydantic for the
+    group's unset options, and shell completion for every option. An unset value (None)
+    becomes what typer makes of it (None; () for a repeatable option) without the adapter,
+    and completion (which parses leniently and runs nothing) keeps the words as typed; a
+    value given to a command that runs is typer's to coerce, as before."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        for param in self.get_params(ctx):  # type: ignore[attr-defined]
+            build = getattr(param, "get_runtime_param", None)
+            if build is not None and not isinstance(build, _Deferred):
+                param.get_runtime_param = _Deferred(build)
+        return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
+
+
+class _Deferred:
+    """A parameter's `get_runtime_param`: the coercion of an unset value, else typer's."""
+
+    def __init__(self, build: Any) -> None:
+        self.build = build
+
+    def __call__(self) -> _Deferred:
+        return self
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        if ctx.resilient_parsing:
+            return value
+        return self.build().coerce(value, param=param, ctx=ctx)
+
+
+class Command(UnsetWithoutPydantic, PlainHelp, TyperCommand):
     """A command whose help shows plain metavars."""
 
 

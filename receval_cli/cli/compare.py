@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
+from receval_cli.choices import CompareFormat
 from receval_cli.cli.common import AllowDifferentConventions, AppendOption, fail
 from receval_cli.errors import (
     RecEvalError,
@@ -19,17 +20,6 @@ from receval_cli.report.destinations import (
     format_of,
     guard,
     is_stdout,
-)
-from receval_cli.report.saved import (
-    CompareFormat,
-    compare_reports,
-    comparison_table,
-    comparison_warnings,
-    render_comparison,
-)
-from receval_cli.report.writing import (
-    check_destination,
-    write_outputs,
 )
 
 
@@ -81,6 +71,14 @@ def compare(
     allow_different_conventions: AllowDifferentConventions = False,
 ) -> None:
     """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""
+    from receval_cli.report.saved import (
+        compare_reports,
+        comparison_table,
+        comparison_warnings,
+        render_comparison,
+    )
+    from receval_cli.report.writing import write_outputs
+
     try:
         destination = _comparison_destination(output, format, append, reports or [])
         comparison = compare_reports(
@@ -111,6 +109,8 @@ def _comparison_destination(
     if output is None or is_stdout(output):
         check_append([], append, "the comparison")
         return Destination(None, chosen or CompareFormat.table)
+    from receval_cli.report.writing import check_destination
+
     guard([output], dict.fromkeys(reports, "saved report"))
     check_destination(output)
     allowed = [f.value for f in CompareFormat]

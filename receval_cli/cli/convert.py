@@ -4,31 +4,25 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from receval_cli import console
 from receval_cli.cli.common import fail
-from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import PredictionsConfig
 from receval_cli.errors import (
     RecEvalError,
     UsageError,
 )
-from receval_cli.inputs.convert import trec_run, write_trec_run
-from receval_cli.inputs.readers import read_predictions
 from receval_cli.report.destinations import (
     Destination,
     guard,
     is_stdout,
 )
-from receval_cli.report.writing import (
-    check_destination,
-    write_outputs,
-)
 from receval_cli.wording import audience
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 def convert(
@@ -52,6 +46,14 @@ def convert(
     tag: Annotated[str, typer.Option(help="The run tag (last field).")] = "receval",
 ) -> None:
     """Write a predictions file as a TREC run (`query Q0 doc rank score tag`)."""
+    from pydantic import ValidationError
+
+    from receval_cli.config.conventions import Conventions
+    from receval_cli.config.model import PredictionsConfig
+    from receval_cli.inputs.convert import trec_run, write_trec_run
+    from receval_cli.inputs.readers import read_predictions
+    from receval_cli.report.writing import check_destination, write_outputs
+
     try:
         with audience("convert"):  # messages name the options, not config keys
             config = PredictionsConfig.model_validate(

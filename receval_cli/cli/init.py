@@ -9,20 +9,8 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.config.sniffing import (
-    guess_ground_truth,
-    guess_predictions,
-    sniff,
-)
-from receval_cli.config.starter import (
-    check_init_destination,
-    guess_summary,
-    starter_config,
-    template,
-)
 from receval_cli.errors import RecEvalError, UsageError
 from receval_cli.report.destinations import guard, is_stdout
-from receval_cli.report.writing import write_atomic
 
 
 def init_command(
@@ -47,6 +35,15 @@ def init_command(
     no_color: console.NoColorOption = False,
 ) -> None:
     """Write a starter config guessed from your files, or (no files) a documented template."""
+    from receval_cli.config.sniffing import guess_ground_truth, guess_predictions, sniff
+    from receval_cli.config.starter import (
+        check_init_destination,
+        guess_summary,
+        starter_config,
+        template,
+    )
+    from receval_cli.report.writing import write_atomic
+
     console.configure(no_color=no_color, quiet=quiet)
     to_stdout = is_stdout(output)
     summary: list[str] = []

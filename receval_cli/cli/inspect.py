@@ -9,16 +9,8 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.analysis.inspect import (
-    DEFAULT_USERS,
-    InspectFormat,
-    inspect_config,
-    panels,
-    render_json,
-)
-from receval_cli.config.loading import load_config
+from receval_cli.choices import INSPECTED_USERS, InspectFormat
 from receval_cli.errors import RecEvalError
-from receval_cli.inputs.change_watch import input_files, watching
 
 
 def inspect_command(
@@ -27,7 +19,7 @@ def inspect_command(
         int | None,
         typer.Option(
             "--users",
-            help=f"How many evaluated users to sample (default {DEFAULT_USERS}).",
+            help=f"How many evaluated users to sample (default {INSPECTED_USERS}).",
             show_default=False,
         ),
     ] = None,
@@ -51,6 +43,10 @@ def inspect_command(
 ) -> None:
     """Show a few users' history, top-k recommendations (hits marked), the relevant items
     missed, and their per-user metrics."""
+    from receval_cli.analysis.inspect import inspect_config, panels, render_json
+    from receval_cli.config.loading import load_config
+    from receval_cli.inputs.change_watch import input_files, watching
+
     console.configure(no_color=no_color)
     try:
         loaded = load_config(config)

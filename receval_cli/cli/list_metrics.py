@@ -8,17 +8,11 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
+from receval_cli.choices import ListingFormat
 from receval_cli.cli.common import fail
-from receval_cli.cli.metrics_listing import (
-    ListingFormat,
-    metric_detail,
-    metric_listing,
-    metric_table,
-)
 from receval_cli.errors import (
     UsageError,
 )
-from receval_cli.metrics import SpecError
 
 
 def list_metrics(
@@ -33,6 +27,9 @@ def list_metrics(
     ] = ListingFormat.table,
 ) -> None:
     """List every metric with its formula and parameters, or show one in full."""
+    from receval_cli.cli.metrics_listing import metric_detail, metric_listing, metric_table
+    from receval_cli.metrics import SpecError
+
     try:
         if format is not ListingFormat.table:
             sys.stdout.write(metric_listing(format, name))

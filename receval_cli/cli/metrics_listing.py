@@ -13,13 +13,13 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import Any, TypedDict
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from receval_cli.choices import ListingFormat
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.presets import PRESETS
 from receval_cli.escaping import markdown_text
@@ -159,14 +159,6 @@ def metric_detail(name: str) -> RenderableType:
 
 
 # --- `receval metrics --format json | markdown` ------------------------------------------
-
-
-class ListingFormat(StrEnum):
-    """What `receval metrics --format` prints."""
-
-    table = "table"  # rich, for reading: metric_table / metric_detail
-    json = "json"
-    markdown = "markdown"
 
 
 class Bounds(TypedDict):

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from receval_cli import console
-from receval_cli.analysis.runs import evaluate_config
+from receval_cli.choices import Engine, Format
 from receval_cli.cli.common import AllowDifferentConventions, AppendOption, OutputOption, fail
-from receval_cli.config.loading import LoadedConfig, load_config
-from receval_cli.config.model import ConfidenceConfig
 from receval_cli.errors import (
     EXIT_GATE_FAILED,
     RecEvalError,
     UsageError,
 )
-from receval_cli.inputs.change_watch import input_files, watching
-from receval_cli.report.data import RunReport
 from receval_cli.report.destinations import (
     REPORT_EXTENSIONS,
     TABLE_EXTENSIONS,
@@ -30,32 +25,10 @@ from receval_cli.report.destinations import (
     guard,
     is_stdout,
 )
-from receval_cli.report.per_user_table import per_user_values
-from receval_cli.report.render import render, table
-from receval_cli.report.writing import (
-    Content,
-    check_destination,
-    frame_writer,
-    write_outputs,
-)
 
-
-class Engine(StrEnum):
-    auto = "auto"
-    in_memory = "in_memory"
-    streaming = "streaming"
-    spark = "spark"
-    gpu = "gpu"
-
-
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    csv = "csv"
-    junit = "junit"
-    html = "html"
-    github = "github"
+if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when a run starts
+    from receval_cli.config.loading import LoadedConfig
+    from receval_cli.report.data import RunReport
 
 
 def run(
@@ -140,6 +113,8 @@ def run(
     ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
+    from receval_cli.report.render import table
+
     console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
     request = _Request(config, format, output or [], append, per_user, quiet)
     try:
@@ -203,6 +178,14 @@ def _run(
 ) -> tuple[RunReport, bool]:
     """Evaluate, write the outputs (files, then standard output); return the report and
     whether the table is still to be shown on stdout."""
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.loading import load_config
+    from receval_cli.config.model import ConfidenceConfig
+    from receval_cli.inputs.change_watch import input_files, watching
+    from receval_cli.report.per_user_table import per_user_values
+    from receval_cli.report.render import render
+    from receval_cli.report.writing import Content, check_destination, frame_writer, write_outputs
+
     with console.stage("config"):
         loaded = load_config(request.config, preset)
         if engine is not None:
@@ -264,6 +247,8 @@ def _table_shown(request: _Request, destinations: list[Destination]) -> bool:
 def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
     """Each output and its format (see destinations.py): the --output files, else the
     config's output.path, else standard output in --format or the config's format."""
+    from receval_cli.report.writing import check_destination
+
     given = request.format.value if request.format is not None else None
     settings = loaded.config.output
     default = given or settings.format

@@ -9,10 +9,8 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.config.json_schema import schema_text
 from receval_cli.errors import RecEvalError
 from receval_cli.report.destinations import is_stdout
-from receval_cli.report.writing import write_atomic
 
 
 def schema_command(
@@ -24,6 +22,9 @@ def schema_command(
     ] = None,
 ) -> None:
     """Print the JSON Schema of the config file (editor completion and checks)."""
+    from receval_cli.config.json_schema import schema_text
+    from receval_cli.report.writing import write_atomic
+
     text = schema_text()
     if output is None or is_stdout(output):
         sys.stdout.write(text)

@@ -10,10 +10,8 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.analysis.validate import ValidateFormat, render_health, validate_config
-from receval_cli.config.loading import load_config
+from receval_cli.choices import ValidateFormat
 from receval_cli.errors import RecEvalError
-from receval_cli.inputs.change_watch import input_files, watching
 
 
 def validate_command(
@@ -34,6 +32,10 @@ def validate_command(
     verbose: console.VerboseOption = False,
 ) -> None:
     """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
+    from receval_cli.analysis.validate import render_health, validate_config
+    from receval_cli.config.loading import load_config
+    from receval_cli.inputs.change_watch import input_files, watching
+
     console.configure(no_color=no_color, verbose=verbose)
     try:
         loaded = load_config(config, preset)

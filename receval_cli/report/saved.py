@@ -14,7 +14,6 @@ import dataclasses
 import io
 import json
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +22,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from receval_cli.choices import CompareFormat
 from receval_cli.console import plain_text, shown
 from receval_cli.errors import InputError, UsageError, did_you_mean
 from receval_cli.escaping import csv_cell, markdown_code, markdown_text
@@ -38,13 +38,6 @@ from receval_cli.report.table import format_value
 
 _HOW_TO_WRITE = "Write one with `receval run CONFIG --format json --output PATH`."
 _MISSING = "—"
-
-
-class CompareFormat(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    csv = "csv"
 
 
 @dataclass(frozen=True)

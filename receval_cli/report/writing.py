@@ -24,14 +24,15 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
-
-import polars as pl
+from typing import TYPE_CHECKING, TextIO
 
 from receval_cli.console import release_stdout
 from receval_cli.errors import UsageError
 from receval_cli.report.destinations import Destination
 from receval_cli.signals import check, held
+
+if TYPE_CHECKING:  # polars is imported where a table is written, not by the command line
+    import polars as pl
 
 Writer = Callable[[Path], None]
 
@@ -101,6 +102,8 @@ def frame_writer(frame: pl.DataFrame | pl.LazyFrame, fmt: str) -> Writer:
     file (sorted and written by polars' streaming engine), collected for a device or FIFO."""
 
     def write_frame(temporary: Path) -> None:
+        import polars as pl
+
         separator = "\t" if fmt == "tsv" else ","
         if isinstance(frame, pl.LazyFrame) and (temporary.is_file() or not temporary.exists()):
             if fmt == "parquet":
@@ -213,7 +216,9 @@ def _fill(temporary: Path, destination: Destination, target: Path, content: Cont
         os.chmod(temporary, mode)
     except OSError as error:
         raise _unwritable(destination.path, error) from None
-    except pl.exceptions.PolarsError as error:  # polars' Parquet writer: an I/O error too
+    except Exception as error:  # polars' Parquet writer: an I/O error too
+        if not _polars_error(error):
+            raise
         raise _unwritable(destination.path, error) from None
 
 
@@ -291,3 +296,9 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def _polars_error(error: Exception) -> bool:
+    """A polars error (only a table writer, which imported polars, raises one)."""
+    polars = sys.modules.get("polars")
+    return polars is not None and isinstance(error, polars.exceptions.PolarsError)

@@ -557,7 +557,7 @@ def test_io_error_escaping_the_engine(tmp_path: Path, monkeypatch: pytest.Monkey
     def lost(*args: Any) -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO), str(tmp_path / "predictions.csv"))
 
-    monkeypatch.setattr("receval_cli.cli.run.evaluate_config", lost)
+    monkeypatch.setattr("receval_cli.analysis.runs.evaluate_config", lost)
     result = invoke("run", config)
     assert_user_error(result, f"{tmp_path / 'predictions.csv'} could not be read: Input/output")
 
@@ -569,7 +569,7 @@ def test_polars_panic_is_an_internal_error(tmp_path: Path, monkeypatch: pytest.M
     def panic(*args: Any) -> None:
         raise pl.exceptions.PanicException("assertion failed: x")
 
-    monkeypatch.setattr("receval_cli.cli.run.evaluate_config", panic)
+    monkeypatch.setattr("receval_cli.analysis.runs.evaluate_config", panic)
     result = invoke("run", config)
     assert_no_traceback(result)
     assert result.exit_code == 3

@@ -228,12 +228,12 @@ def test_an_unexpected_exception_is_one_line_and_exit_3(
 ) -> None:
     """A bug anywhere in a command: exit 3, one `error: internal error` line, no traceback
     (never 1, the code of a failed gate)."""
-    import receval_cli.cli.run
+    import receval_cli.analysis.runs
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(receval_cli.cli.run, "evaluate_config", broken)
+    monkeypatch.setattr(receval_cli.analysis.runs, "evaluate_config", broken)
     write(tmp_path / "predictions.csv", PREDICTIONS_CSV)
     write(tmp_path / "truth.csv", TRUTH_CSV)
     config = HAND_CONFIG

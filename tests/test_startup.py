@@ -1,0 +1,132 @@
+"""The command line starts without the work's libraries (#18 item 2): `receval --version`,
+`--help`, every command's `--help` and shell completion build the commands from typer and
+receval's light modules, and import polars, pydantic, numpy, pyarrow, the config models and
+the metric registry only when a command runs (timing-free: the modules are listed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_helpers import NDCG_2, PRECISION_1, hand_case
+
+from receval_cli.version import __version__
+
+HEAVY = (
+    "polars",
+    "pydantic",
+    "numpy",
+    "pyarrow",
+    "receval_cli.config.model",
+    "receval_cli.metrics",
+)
+# the child runs the command as the console script does, then lists the heavy modules
+CHILD = """
+import json, sys
+heavy = json.loads(sys.argv[2])
+sys.argv = ["receval", *json.loads(sys.argv[1])]
+from receval_cli.cli.app import main
+try:
+    main()
+except SystemExit as stop:
+    code = stop.code
+else:
+    code = 0
+print(json.dumps([code, [name for name in heavy if name in sys.modules]]), file=sys.stderr)
+"""
+
+COMMANDS = ["run", "convert", "compare", "metrics", "init", "schema", "validate", "inspect"]
+
+
+def imported(
+    args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[str, int, list[str]]:
+    """Run the CLI with `args` in a fresh interpreter: its stdout, its exit code and the
+    heavy modules it imported."""
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(args), json.dumps(HEAVY)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "120", **(env or {})},
+    )
+    code, heavy = json.loads(result.stderr.strip().splitlines()[-1])
+    return result.stdout, code, heavy
+
+
+def test_version_imports_nothing_heavy() -> None:
+    out, code, heavy = imported(["--version"])
+    assert out == f"receval {__version__}\n"
+    assert code == 0
+    assert heavy == []
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_help_imports_nothing_heavy(command: str | None) -> None:
+    out, code, heavy = imported(["--help"] if command is None else [command, "--help"])
+    assert "Usage" in out
+    assert code == 0
+    if command is None:
+        assert "Exact, fast offline evaluation of recommender systems." in out
+        assert all(name in out for name in COMMANDS)
+    else:
+        assert f"receval {command}" in out
+    if command == "run":
+        assert "--format" in out
+        assert "--output" in out
+    assert heavy == []
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("receval ru", ["run"]),
+        ("receval run --fo", ["--format"]),
+        ("receval run --format ", ["table", "json", "markdown", "csv", "junit", "html", "github"]),
+        ("receval run config.yaml -o a.json --fo", ["--format"]),  # typed values: not coerced
+    ],
+)
+def test_completion_imports_nothing_heavy(words: str, expected: list[str]) -> None:
+    env = {
+        "_RECEVAL_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split(" ")) - 1),
+    }
+    out, code, heavy = imported([], env)
+    assert out.split() == expected
+    assert code == 0
+    assert heavy == []
+
+
+def test_a_usage_error_before_a_command_runs_is_unchanged() -> None:
+    """A bad value is still typer's to refuse (with pydantic, which it then imports)."""
+    out, code, _ = imported(["inspect", "config.yaml", "--users", "many"])
+    assert code == 2
+    assert out == ""
+
+
+def test_a_command_that_works_imports_them() -> None:
+    """The check above can fail: `metrics` (which lists the registry) imports them."""
+    out, code, heavy = imported(["metrics", "--format", "json"])
+    assert json.loads(out)
+    assert code == 0
+    assert "receval_cli.metrics" in heavy
+
+
+def test_run_end_to_end(tmp_path: Path) -> None:
+    """`receval run` as the console script runs it: the work's modules load when it runs."""
+    config = hand_case(tmp_path)
+    out, code, heavy = imported(["run", str(config), "--format", "json"], cwd=tmp_path)
+    assert code == 0
+    metrics = json.loads(out)["models"]["model"]["metrics"]
+    assert metrics == {
+        "precision@1": pytest.approx(PRECISION_1, abs=1e-12),
+        "ndcg@2": pytest.approx(NDCG_2, abs=1e-12),
+    }
+    assert {"polars", "receval_cli.config.model", "receval_cli.metrics"} <= set(heavy)
