@@ -23,6 +23,8 @@ HEAVY = (
     "pyarrow",
     "receval_cli.config.model",
     "receval_cli.metrics",
+    "rich.markdown",  # typer's help renderer imports these two at its top, unused by receval
+    "rich.traceback",
 )
 # the child runs the command as the console script does, then lists the heavy modules
 CHILD = """
@@ -130,3 +132,23 @@ def test_run_end_to_end(tmp_path: Path) -> None:
         "ndcg@2": pytest.approx(NDCG_2, abs=1e-12),
     }
     assert {"polars", "receval_cli.config.model", "receval_cli.metrics"} <= set(heavy)
+
+
+def test_the_help_renderers_stand_ins_are_the_real_classes_when_used() -> None:
+    """typer's renderer, loaded with stand-ins for Markdown and Traceback, still works if
+    it uses them, and a later import of rich.markdown is the real module."""
+    code = """
+import sys
+from receval_cli.cli.common import load_help_renderer
+load_help_renderer()
+import typer.rich_utils as rich_utils
+assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+import rich.markdown, rich.traceback
+assert type(rich_utils.Markdown("*x*")) is rich.markdown.Markdown
+assert rich_utils.Traceback.from_exception == rich.traceback.Traceback.from_exception
+print("ok")
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.stdout == "ok\n", result.stderr
