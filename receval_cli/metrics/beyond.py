@@ -151,13 +151,10 @@ def serendipity(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 def similarity_to_earlier(s: Stats, feature: str) -> pl.Expr:
     """For each recommended item, the sum of its similarities to the items ranked above it
-    (category: 1 if equal; tags: Jaccard; embedding: cosine), computed without pairs for
-    category and embedding (running counts and running vector sums)."""
+    (tags: Jaccard; embedding: cosine), computed without pairs for embedding (running
+    vector sums). Categories are counted instead (Stats.same_category_pairs)."""
     s.side(feature)
     rank = pl.col("rank")
-    if feature == "category":
-        same = rank.rank("ordinal").over(["user", "category"]) - 1
-        return s.recs.row("similar_earlier[category]", same.cast(pl.Float64))
     if feature == "tags":
         return s.recs.row("similar_earlier[tags]", pl.col("tag_similarity_earlier"))
     dims = [pl.col(f"unit_{d}") for d in range(s.embedding_dims)]
@@ -197,7 +194,10 @@ def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     2 items has no pair: the user is left out of the mean. Example: categories [x, x, y]
     have pairs (same, different, different): 2/3."""
     feature = str(p.get("feature") or _only_feature(s))
-    similar = s.rec_sum(f"similarity[{feature}]", similarity_to_earlier(s, feature), k)
+    if feature == "category":  # similarity 1 for a pair sharing its category, else 0
+        similar = s.same_category_pairs(k).cast(pl.Float64)
+    else:
+        similar = s.rec_sum(f"similarity[{feature}]", similarity_to_earlier(s, feature), k)
     n = s.retrieved(k).cast(pl.Float64)
     pairs = n * (n - 1.0) / 2.0
     # clipped to [0, 2] like scikit-learn's cosine distances: identical unit vectors can

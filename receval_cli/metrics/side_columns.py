@@ -24,7 +24,7 @@ from receval_cli.evaluation.prepare import (
 )
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
-from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.stats import Stats, cutoff_label, depth
 from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
@@ -168,7 +168,29 @@ def recs_aggregates(
         recs = recs.join(catalog.frame.select("item", "tags"), on="item", how="left")
         recs = recs.join(tag_similarity(recs), on=["user", "rank"], how="left")
     recs = stats.recs.with_rows(recs)
-    return recs.group_by("user").agg(list(stats.recs.aggregations.values()))
+    tables = [category_pairs(recs, stats.category_cutoffs)] if stats.category_cutoffs else []
+    if stats.recs.aggregations:
+        tables.insert(0, recs.group_by("user").agg(list(stats.recs.aggregations.values())))
+    per_user = tables[0]
+    for table in tables[1:]:
+        per_user = per_user.join(table, on="user", how="left")
+    return per_user
+
+
+def category_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
+    """(user, same_category_pairs@k for each cutoff): the pairs of items in the user's top
+    k that share a category, the sum over its categories of n (n - 1) / 2 with n the
+    category's items in the top k. Two group_bys, no pairs and no ordering."""
+    labels = {k: cutoff_label(k) for k in cutoffs}
+    rank = pl.col("rank")
+    counts = recs.group_by("user", "category").agg(
+        (rank <= depth(k)).sum().cast(pl.Int64).alias(label) for k, label in labels.items()
+    )
+    pairs = [
+        (pl.col(label) * (pl.col(label) - 1) // 2).sum().alias(f"same_category_pairs@{label}")
+        for label in labels.values()
+    ]
+    return counts.group_by("user").agg(pairs)
 
 
 def raise_unknown_features(unknown: pl.DataFrame, catalog: Input, features: set[str]) -> None:
