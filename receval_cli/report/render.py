@@ -14,6 +14,7 @@ import datetime
 import io
 import json
 import socket
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
 from rich.console import Group, RenderableType
@@ -21,7 +22,6 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.analysis.gates import GateResult
-from receval_cli.analysis.intervals import Comparison
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import (
     csv_cell,
@@ -41,6 +41,9 @@ from receval_cli.report.table import (
     segment_tables,
     users_line,
 )
+
+if TYPE_CHECKING:  # numpy, imported meanwhile by the evaluation when it runs
+    from receval_cli.analysis.intervals import Comparison
 
 _MARKS = {"win": " ▲", "loss": " ▼"}
 
