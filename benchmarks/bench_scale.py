@@ -9,12 +9,13 @@ the polars floor and the peers measured in the same run where they finish.
 
 Data, tools and timing are bench.py's (each run a fresh process; wall clock from spawn
 to exit; the process's own peak RSS). receval runs the 36 metrics of bench.py with each
-engine (in_memory, streaming, spark on local[2]); `polars` and `polars_streaming` are the
-bare scan-rank-join-sum floor on each engine; pytrec_eval, ranx, RePlay (polars path, its
-own venv) and MS Recommenders (@10 metrics only, its own venv; peer_children.py) run at
-the sizes PEERS.md says they finish (not at 100M: RePlay needs 18 GiB there). Writes
-benchmarks/scale.json and the plot benchmarks/scale.svg (seconds against rows, log-log),
-and prints the table.
+engine (auto, the default; in_memory, streaming, spark on local[2]); `polars` and
+`polars_streaming` are the bare scan-rank-join-sum floor on each engine, `polars_rank` the
+faster floor (rank over user) and `duckdb` the same 36 metrics as one DuckDB SQL query;
+pytrec_eval, ranx, RePlay (polars path, its own venv) and MS Recommenders (@10 metrics
+only, its own venv; peer_children.py) run at the sizes PEERS.md says they finish (not at
+100M: RePlay needs 18 GiB there). Writes benchmarks/scale.json and the plot
+benchmarks/scale.svg (seconds against rows, log-log), and prints the table.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 import bench
 
 HERE = Path(__file__).resolve().parent
-ENGINES = ("in_memory", "streaming", "spark")
+ENGINES = ("auto", "in_memory", "streaming", "spark")
 PEER_LIMIT = 100_000  # users: pytrec_eval and ranx are left out above (PEERS.md)
 
 
@@ -49,6 +50,8 @@ def runs_for(users: int, skip: set[str]) -> list[tuple[str, str, str | None]]:
     runs = [(f"receval {e}", "receval", e) for e in ENGINES if e not in skip]
     runs += [("polars floor (in memory)", "polars", None)]
     runs += [("polars floor (streaming)", "polars_streaming", None)]
+    runs += [("polars floor (rank over user, streaming)", "polars_rank", None)]
+    runs += [("DuckDB (one SQL query)", "duckdb", None)]
     if users <= PEER_LIMIT:
         runs += [(t, t, None) for t in ("pytrec_eval", "ranx") if t not in skip]
         runs += [("RePlay (polars)", "replay", None)]
@@ -81,7 +84,7 @@ def run_venv_peer(
 
 def plot(results: dict[int, dict[str, dict[str, Any]]], path: Path) -> None:
     """seconds against rows, both on log scales, one line per run; plain SVG."""
-    width, height, left, bottom, top, right = 720, 440, 70, 50, 20, 230
+    width, height, left, bottom, top, right = 800, 440, 70, 50, 20, 290
     points = {
         label: [(rows, r["seconds"]) for rows, runs in results.items() if (r := runs.get(label))]
         for runs in results.values()
@@ -100,7 +103,10 @@ def plot(results: dict[int, dict[str, dict[str, Any]]], path: Path) -> None:
     def sy(v: float) -> float:
         return height - bottom - (math.log10(v) - y0) / (y1 - y0) * (height - bottom - top)
 
-    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+    colours = [
+        *("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"),
+        *("#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"),
+    ]
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         'font-family="sans-serif" font-size="12">',
