@@ -138,6 +138,17 @@ def recs_aggregates(
     recs = ranked_items(lists)
     if depth is not None:
         recs = recs.filter(pl.col("rank") <= depth)
+    catalog = sources.catalog
+    tables = []  # per-user tables from queries of their own, built on `ranked` alone
+    ranked = recs
+    if stats.category_cutoffs and catalog is not None:
+        categorized = ranked.join(catalog.frame.select("item", "category"), on="item", how="left")
+        tables.append(category_pairs(categorized, stats.category_cutoffs))
+    if "tags" in sides and catalog is not None:
+        # first: the pairs are built from this frame, which should carry no other side
+        # column (the query above it runs again for them)
+        recs = recs.join(catalog.frame.select("item", "tags"), on="item", how="left")
+        recs = recs.join(tag_similarity(recs), on=["user", "rank"], how="left")
     log = sources.interactions
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
@@ -159,16 +170,9 @@ def recs_aggregates(
             recs = recs.with_columns(baseline=pl.col("popular_rank"))
     if "relevant" in sides:
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
-    catalog = sources.catalog
-    if "category" in sides and catalog is not None:
-        recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
     if "embedding" in sides and catalog is not None:
         recs = recs.join(unit_vectors(catalog, stats.embedding_dims), on="item", how="left")
-    if "tags" in sides and catalog is not None:
-        recs = recs.join(catalog.frame.select("item", "tags"), on="item", how="left")
-        recs = recs.join(tag_similarity(recs), on=["user", "rank"], how="left")
     recs = stats.recs.with_rows(recs)
-    tables = [category_pairs(recs, stats.category_cutoffs)] if stats.category_cutoffs else []
     if stats.recs.aggregations:
         tables.insert(0, recs.group_by("user").agg(list(stats.recs.aggregations.values())))
     per_user = tables[0]

@@ -1,0 +1,170 @@
+"""The beyond-accuracy metrics' cost over the ranking metrics alone (#18): the same data
+through two configs, each a whole `receval run` process, best of --repeat.
+
+    cd /work/main
+    uv run python benchmarks/bench_beyond.py                  # 100k users x 100 items = 10M rows
+    uv run python benchmarks/bench_beyond.py --users 20000    # 2M rows, a quick run
+    ... --breakdown                                           # also ndcg + each metric alone
+
+The data (seeded numpy, written to benchmarks/data/beyond_<users>x<items>/, which git
+ignores, and reused): predictions of `--items` distinct items per user drawn from 20,000
+items with a popularity skew, random scores; a ground truth of 10 graded items per user;
+an interactions log of 20 rows per user (popularity, what users knew); a catalog with a
+category (20 values), 1-4 tags (out of 50) and a 16-dimensional embedding per item.
+
+`ranking` computes ndcg, precision, recall, map, mrr and hit_rate; `beyond` adds every
+beyond-accuracy metric (coverage of catalog, predictions and users, novelty and novelty of
+new items, serendipity, unexpectedness, intra-list diversity by category, tags and
+embedding, inter-list diversity, gini, entropy, ARP, long-tail share), each at cutoffs
+10, 20 and 50 and each on its own top k. The target: the whole `beyond` run takes at most
+2x the `ranking` run (its extra cost at most 1x); the script exits 1 when it does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CUTOFFS = [10, 20, 50]
+RANKING = ["ndcg", "precision", "recall", "map", "mrr", "hit_rate"]
+BEYOND = [
+    "catalog_coverage",
+    "prediction_coverage",
+    "user_coverage",
+    "novelty",
+    "{name: novelty, items: new}",
+    "serendipity",
+    "unexpectedness",
+    "{name: intra_list_diversity, feature: category}",
+    "{name: intra_list_diversity, feature: tags}",
+    "{name: intra_list_diversity, feature: embedding}",
+    "inter_list_diversity",
+    "gini",
+    "entropy",
+    "arp",
+    "long_tail_share",
+]
+TARGET = 2.0  # beyond / ranking, whole processes
+
+
+def generate(users: int, per_user: int, folder: Path, catalog_items: int = 20_000) -> None:
+    import numpy as np
+    import polars as pl
+
+    if (folder / "c.parquet").exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(1)
+    drawn = (catalog_items * rng.random(users * per_user * 2) ** 2).astype(np.int64)
+    predictions = (
+        pl.DataFrame({"user": np.repeat(np.arange(users), per_user * 2), "item": drawn})
+        .unique(["user", "item"], maintain_order=True)
+        .group_by("user", maintain_order=True)
+        .head(per_user)
+    )
+    predictions = predictions.with_columns(score=pl.Series(rng.random(predictions.height)))
+    predictions.write_parquet(folder / "p.parquet")
+    truth = pl.DataFrame(
+        {
+            "user": np.repeat(np.arange(users), 10),
+            "item": (catalog_items * rng.random(users * 10) ** 2).astype(np.int64),
+            "rating": rng.integers(1, 6, users * 10),
+        }
+    ).unique(["user", "item"], maintain_order=True)
+    truth.write_parquet(folder / "t.parquet")
+    pl.DataFrame(
+        {
+            "user": rng.integers(0, users, users * 20),
+            "item": (catalog_items * rng.random(users * 20) ** 2).astype(np.int64),
+        }
+    ).write_parquet(folder / "i.parquet")
+    tags = [
+        [f"t{rng.integers(50)}" for _ in range(rng.integers(1, 5))] for _ in range(catalog_items)
+    ]
+    pl.DataFrame(
+        {
+            "item": np.arange(catalog_items),
+            "genre": [f"g{x}" for x in rng.integers(0, 20, catalog_items)],
+            "tags": tags,
+            "embedding": pl.Series(rng.normal(size=(catalog_items, 16)).tolist()),
+        }
+    ).write_parquet(folder / "c.parquet")
+
+
+def write_config(folder: Path, name: str, metrics: list[str]) -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(
+        "predictions: {path: p.parquet}\n"
+        "ground_truth: {path: t.parquet, columns: {relevance: rating}}\n"
+        "catalog: {path: c.parquet, columns: {category: genre, tags: tags, embedding: embedding}}\n"
+        "interactions: {path: i.parquet}\n"
+        f"cutoffs: {CUTOFFS}\n"
+        "conventions: {relevance_threshold: 4}\n"
+        f"metrics: [{', '.join(metrics)}]\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def timed_run(config: Path) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of one whole `receval run` process."""
+    receval = Path(sys.executable).with_name("receval")
+    command = [str(receval), "run", str(config), "--quiet", "--format", "json"]
+    output = config.with_suffix(".json")
+    started = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed
+    process = subprocess.Popen([*command, "--output", str(output)], env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{config.name}: receval exited {os.waitstatus_to_exitcode(status)}")
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return seconds, usage.ru_maxrss * scale / 2**20
+
+
+def best_of(config: Path, repeat: int) -> tuple[float, float, list[float]]:
+    runs = [timed_run(config) for _ in range(repeat)]
+    return min(s for s, _ in runs), max(m for _, m in runs), [s for s, _ in runs]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=100_000)
+    parser.add_argument("--items", type=int, default=100, help="predictions per user")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--breakdown", action="store_true", help="ndcg + each metric alone")
+    parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    folder = HERE / "data" / f"beyond_{args.users}x{args.items}"
+    if args.generate_only:
+        generate(args.users, args.items, folder)
+        return 0
+    # in a child process: a child forked from a parent holding the data would count the
+    # parent's pages in its peak RSS
+    sizes = ["--users", str(args.users), "--items", str(args.items)]
+    subprocess.run([sys.executable, __file__, "--generate-only", *sizes], check=True)
+    print(f"{args.users * args.items:,} prediction rows in {folder}; cutoffs {CUTOFFS}")
+    ranking = best_of(write_config(folder, "ranking", RANKING), args.repeat)
+    beyond = best_of(write_config(folder, "beyond", RANKING + BEYOND), args.repeat)
+    for name, (seconds, rss, runs) in (("ranking", ranking), ("beyond", beyond)):
+        shown = ", ".join(f"{s:.2f}" for s in runs)
+        print(f"{name:8s} {seconds:7.2f} s  {rss:7,.0f} MiB  (runs: {shown})")
+    ratio = beyond[0] / ranking[0]
+    verdict = "PASS" if ratio <= TARGET else "FAIL"
+    print(f"{verdict}  beyond / ranking = {ratio:.2f}x (target <= {TARGET:g}x)")
+    if args.breakdown:
+        alone = best_of(write_config(folder, "ndcg", ["ndcg"]), args.repeat)[0]
+        print(f"\nndcg alone {alone:.2f} s; ndcg + one metric (extra over ndcg alone):")
+        for n, metric in enumerate(BEYOND):
+            seconds = best_of(write_config(folder, f"only_{n}", ["ndcg", metric]), args.repeat)[0]
+            print(f"  {metric:50s} {seconds:6.2f} s  (+{seconds - alone:.2f})")
+    return 0 if verdict == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
