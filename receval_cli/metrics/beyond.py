@@ -149,14 +149,11 @@ def serendipity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     return safe_div(s.rec_count("serendipitous", wanted, k), denominator)
 
 
-def similarity_to_earlier(s: Stats, feature: str) -> pl.Expr:
-    """For each recommended item, the sum of its similarities to the items ranked above it
-    (tags: Jaccard; embedding: cosine), computed without pairs for embedding (running
-    vector sums). Categories are counted instead (Stats.same_category_pairs)."""
-    s.side(feature)
+def similarity_to_earlier(s: Stats) -> pl.Expr:
+    """For each recommended item, the sum of the cosine similarities of its embedding to
+    those of the items ranked above it, without pairs: running vector sums."""
+    s.side("embedding")
     rank = pl.col("rank")
-    if feature == "tags":
-        return s.recs.row("similar_earlier[tags]", pl.col("tag_similarity_earlier"))
     dims = [pl.col(f"unit_{d}") for d in range(s.embedding_dims)]
     dots = [(x.cum_sum().over("user", order_by=rank) - x) * x for x in dims]
     summed = pl.sum_horizontal(dots) if dots else pl.lit(0.0)  # no dims: before the check
@@ -194,10 +191,10 @@ def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     2 items has no pair: the user is left out of the mean. Example: categories [x, x, y]
     have pairs (same, different, different): 2/3."""
     feature = str(p.get("feature") or _only_feature(s))
-    if feature == "category":  # similarity 1 for a pair sharing its category, else 0
-        similar = s.same_category_pairs(k).cast(pl.Float64)
-    else:
-        similar = s.rec_sum(f"similarity[{feature}]", similarity_to_earlier(s, feature), k)
+    if feature == "embedding":
+        similar = s.rec_sum("similarity[embedding]", similarity_to_earlier(s), k)
+    else:  # category: 1 for a pair sharing it, else 0; tags: Jaccard
+        similar = s.similar_pairs(feature, k).cast(pl.Float64)
     n = s.retrieved(k).cast(pl.Float64)
     pairs = n * (n - 1.0) / 2.0
     # clipped to [0, 2] like scikit-learn's cosine distances: identical unit vectors can

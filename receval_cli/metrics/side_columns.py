@@ -88,42 +88,6 @@ def unit_vectors(catalog: Input, dims: int) -> pl.LazyFrame:
     )
 
 
-def tag_similarity(recs: pl.LazyFrame) -> pl.LazyFrame:
-    """(user, rank, tag_similarity_earlier): for each recommended item, the sum of the
-    Jaccard similarities of its tag set to those of the items ranked above it.
-
-    Only pairs sharing a tag have a non-zero similarity, so pairs come from a join on
-    (user, tag); two empty sets count 1 (Jaccard distance 0, as scipy).
-    """
-    tagged = recs.select("user", "rank", "tags", pl.col("tags").list.len().alias("n_tags"))
-    exploded = tagged.explode("tags").drop_nulls("tags")
-    pairs = exploded.join(exploded, on=["user", "tags"], suffix="_earlier").filter(
-        pl.col("rank_earlier") < pl.col("rank")
-    )
-    shared = pairs.group_by("user", "rank", "rank_earlier").agg(
-        pl.len().alias("shared"), pl.col("n_tags").first(), pl.col("n_tags_earlier").first()
-    )
-    jaccard = pl.col("shared") / (pl.col("n_tags") + pl.col("n_tags_earlier") - pl.col("shared"))
-    # summed in rank order (a running sum read at the last earlier item): a plain group_by
-    # sum adds in whatever order the threads deliver, and the last bits would vary
-    item = ["user", "rank"]
-    per_item = shared.select(
-        *item,
-        jaccard.cum_sum().over(item, order_by="rank_earlier").alias("shared_tags"),
-        (pl.col("rank_earlier") == pl.col("rank_earlier").max().over(item)).alias("last"),
-    ).filter("last")
-    empty = pl.col("n_tags") == 0
-    earlier_empty = empty.cast(pl.UInt32).cum_sum().over("user", order_by="rank") - 1
-    return tagged.join(per_item.drop("last"), on=item, how="left").select(
-        "user",
-        "rank",
-        (
-            pl.col("shared_tags").fill_null(0.0)
-            + pl.when(empty).then(earlier_empty).otherwise(0).cast(pl.Float64)
-        ).alias("tag_similarity_earlier"),
-    )
-
-
 def recs_aggregates(
     lists: pl.LazyFrame,
     stats: Stats,
@@ -139,16 +103,13 @@ def recs_aggregates(
     if depth is not None:
         recs = recs.filter(pl.col("rank") <= depth)
     catalog = sources.catalog
-    tables = []  # per-user tables from queries of their own, built on `ranked` alone
-    ranked = recs
-    if stats.category_cutoffs and catalog is not None:
-        categorized = ranked.join(catalog.frame.select("item", "category"), on="item", how="left")
-        tables.append(category_pairs(categorized, stats.category_cutoffs))
-    if "tags" in sides and catalog is not None:
-        # first: the pairs are built from this frame, which should carry no other side
-        # column (the query above it runs again for them)
-        recs = recs.join(catalog.frame.select("item", "tags"), on="item", how="left")
-        recs = recs.join(tag_similarity(recs), on=["user", "rank"], how="left")
+    # per-user tables from queries of their own, each on the ranked items and one feature
+    tables = []
+    for feature, cutoffs in sorted(stats.pair_cutoffs.items()):
+        assert catalog is not None  # metric_exprs refuses the metric without it
+        featured = recs.join(catalog.frame.select("item", feature), on="item", how="left")
+        pairs = category_pairs if feature == "category" else tag_pairs
+        tables.append(pairs(featured, cutoffs))
     log = sources.interactions
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
@@ -182,8 +143,8 @@ def recs_aggregates(
 
 
 def category_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
-    """(user, same_category_pairs@k for each cutoff): the pairs of items in the user's top
-    k that share a category, the sum over its categories of n (n - 1) / 2 with n the
+    """(user, similar_pairs[category]@k for each cutoff): the pairs of items in the user's
+    top k that share a category, the sum over its categories of n (n - 1) / 2 with n the
     category's items in the top k. Two group_bys, no pairs and no ordering."""
     labels = {k: cutoff_label(k) for k in cutoffs}
     rank = pl.col("rank")
@@ -191,7 +152,7 @@ def category_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame
         (rank <= depth(k)).sum().cast(pl.Int64).alias(label) for k, label in labels.items()
     )
     pairs = [
-        (pl.col(label) * (pl.col(label) - 1) // 2).sum().alias(f"same_category_pairs@{label}")
+        (pl.col(label) * (pl.col(label) - 1) // 2).sum().alias(f"similar_pairs[category]@{label}")
         for label in labels.values()
     ]
     return counts.group_by("user").agg(pairs)
@@ -212,3 +173,51 @@ def raise_unknown_features(unknown: pl.DataFrame, catalog: Input, features: set[
         found=examples,
         fix=fix,
     )
+
+
+def tag_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
+    """(user, similar_pairs[tags]@k for each cutoff): the sum over the pairs of items in
+    the user's top k of the Jaccard similarity of their tag sets.
+
+    Only pairs sharing a tag have a non-zero similarity, so they come from a join on
+    (user, tag), and their shared tags from a count per pair. Their similarities are
+    added in one running sum per user, in the order of the later item's rank, then the
+    earlier's, read at the last pair within k (a plain group_by sum adds in whatever
+    order the threads deliver, and the last bits would vary). Two empty sets count 1
+    (Jaccard distance 0, as scipy): the pairs of empty sets in the top k, e (e - 1) / 2
+    for e of them, are added as an integer.
+    """
+    labels = {k: cutoff_label(k) for k in cutoffs}
+    rank = pl.col("rank")
+    tagged = recs.select("user", "rank", "tags", pl.col("tags").list.len().alias("n_tags"))
+    exploded = tagged.explode("tags").drop_nulls("tags")
+    pairs = exploded.join(exploded, on=["user", "tags"], suffix="_earlier").filter(
+        pl.col("rank_earlier") < rank
+    )
+    shared = pairs.group_by("user", "rank", "rank_earlier").agg(
+        pl.len().alias("shared"), pl.col("n_tags").first(), pl.col("n_tags_earlier").first()
+    )
+    jaccard = pl.col("shared") / (pl.col("n_tags") + pl.col("n_tags_earlier") - pl.col("shared"))
+    running = jaccard.cum_sum().over("user", order_by=["rank", "rank_earlier"])
+    sums = (
+        shared.select("user", "rank", running.alias("running"))
+        .group_by("user")
+        .agg(
+            # the running sum never decreases: its value at the last pair within k is its max
+            pl.col("running").filter(rank <= depth(k)).max().alias(f"jaccard@{label}")
+            for k, label in labels.items()
+        )
+    )
+    empty = pl.col("n_tags") == 0
+    empties = tagged.group_by("user").agg(
+        (empty & (rank <= depth(k))).sum().cast(pl.Int64).alias(f"empty@{label}")
+        for k, label in labels.items()
+    )
+    similar = [
+        (
+            pl.col(f"jaccard@{label}").fill_null(0.0)
+            + (pl.col(f"empty@{label}") * (pl.col(f"empty@{label}") - 1) // 2).cast(pl.Float64)
+        ).alias(f"similar_pairs[tags]@{label}")
+        for label in labels.values()
+    ]
+    return empties.join(sums, on="user", how="left").select("user", *similar)

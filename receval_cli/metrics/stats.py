@@ -166,8 +166,8 @@ class Stats:
         # the cutoffs the recs table is read at (None: the whole list): the recs table
         # holds each list only as deep as the deepest of them (recs_depth)
         self.recs_cutoffs: set[int | None] = set()
-        # the cutoffs same_category_pairs is read at (counted per (user, category))
-        self.category_cutoffs: set[int | None] = set()
+        # per feature (category, tags): the cutoffs similar_pairs is read at
+        self.pair_cutoffs: dict[str, set[int | None]] = {}
         self.needs_n_relevant_on_hits = False
         self.list_columns_on_hits: set[str] = set()
         self.truth.agg("n_relevant", _relevant.sum())
@@ -208,14 +208,15 @@ class Stats:
         value = running.filter(_rank == last).first()
         return self.recs.agg(f"sum[{name}]@{cutoff_label(k)}", value).fill_null(0.0)
 
-    def same_category_pairs(self, k: int | None) -> pl.Expr:
-        """Pairs of items in the top k that share a category: the sum over categories of
-        n (n - 1) / 2, n the category's items in the top k, counted per (user, category)
-        (integers: exact in any order; side_columns.category_pairs)."""
-        self.side("category")
+    def similar_pairs(self, feature: str, k: int | None) -> pl.Expr:
+        """The sum over the pairs of items in the top k of their similarity by a catalog
+        feature: for category the pairs sharing it (an integer count), for tags the sum of
+        Jaccard similarities. Computed per user from the ranked items and that feature
+        alone (side_columns.category_pairs, side_columns.tag_pairs)."""
+        self.side(feature)
         self.recs_cutoffs.add(k)
-        self.category_cutoffs.add(k)
-        return pl.col(f"same_category_pairs@{cutoff_label(k)}").fill_null(0)
+        self.pair_cutoffs.setdefault(feature, set()).add(k)
+        return pl.col(f"similar_pairs[{feature}]@{cutoff_label(k)}").fill_null(0)
 
     def n_relevant(self) -> pl.Expr:
         """Relevant items in the ground truth (|R|)."""
