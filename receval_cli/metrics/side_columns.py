@@ -189,22 +189,28 @@ def tag_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
     """
     labels = {k: cutoff_label(k) for k in cutoffs}
     rank = pl.col("rank")
-    tagged = recs.select("user", "rank", "tags", pl.col("tags").list.len().alias("n_tags"))
+    tags = pl.col("tags").cast(pl.List(pl.Categorical))  # joined as integers, not text
+    tagged = recs.select("user", "rank", tags, pl.col("tags").list.len().alias("n_tags"))
     exploded = tagged.explode("tags").drop_nulls("tags")
     pairs = exploded.join(exploded, on=["user", "tags"], suffix="_earlier").filter(
         pl.col("rank_earlier") < rank
     )
-    shared = pairs.group_by("user", "rank", "rank_earlier").agg(
+    # a pair as one key that orders as (rank, rank_earlier): both are below 2^32
+    pair = (rank.cast(pl.UInt64) * 2**32 + pl.col("rank_earlier")).alias("pair")
+    shared = pairs.group_by("user", pair).agg(
         pl.len().alias("shared"), pl.col("n_tags").first(), pl.col("n_tags_earlier").first()
     )
     jaccard = pl.col("shared") / (pl.col("n_tags") + pl.col("n_tags_earlier") - pl.col("shared"))
-    running = jaccard.cum_sum().over("user", order_by=["rank", "rank_earlier"])
+    running = jaccard.cum_sum().over("user", order_by="pair")
     sums = (
-        shared.select("user", "rank", running.alias("running"))
+        shared.select("user", "pair", running.alias("running"))
         .group_by("user")
         .agg(
             # the running sum never decreases: its value at the last pair within k is its max
-            pl.col("running").filter(rank <= depth(k)).max().alias(f"jaccard@{label}")
+            pl.col("running")
+            .filter(pl.col("pair") < pl.lit((depth(k) + 1) * 2**32, pl.UInt64))
+            .max()
+            .alias(f"jaccard@{label}")
             for k, label in labels.items()
         )
     )
