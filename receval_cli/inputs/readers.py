@@ -112,10 +112,12 @@ class Input:
 
 def failing_input(inputs: Iterable[Input]) -> InputError | None:
     """After a query over several inputs failed: the first input that cannot be read on
-    its own (each is read whole), with the line at fault when it shows one; None if none."""
+    its own (each is read whole), with the line at fault when it shows one; None if none.
+    Read by polars' in-memory engine: once a streaming query has failed, a new streaming
+    query in the same process was seen to wait forever (once, in a test run)."""
     for source in inputs:
         try:
-            source.frame.collect()
+            source.frame.collect(engine="in-memory")
         except READ_ERRORS as error:
             return source.read_failure(error)
     return None
