@@ -461,3 +461,44 @@ def test_bit_identical_whatever_the_row_order() -> None:
         assert again.per_user is not None
         assert first.per_user is not None
         assert again.per_user.equals(first.per_user)
+
+
+def test_array_columns_read_as_lists(tmp_path: Path) -> None:
+    """Parquet fixed-size array columns (what polars writes for a numpy matrix): embeddings
+    in the catalog and item lists of a list-layout predictions file read as their lists."""
+    lists = run_json(hand_files(tmp_path / "lists", list(HAND)))
+    folder = tmp_path / "arrays"
+    config = hand_files(folder, list(HAND))
+    catalog = pl.read_csv(folder / "catalog.csv").with_columns(
+        pl.col("vec").str.split("|").cast(pl.List(pl.Float64)).cast(pl.Array(pl.Float64, 2))
+    )
+    assert isinstance(catalog.schema["vec"], pl.Array)
+    catalog.write_parquet(folder / "catalog.parquet")
+    text = config.read_text(encoding="utf-8").replace("catalog.csv", "catalog.parquet")
+    config.write_text(text, encoding="utf-8")
+    arrays = run_json(config)
+    assert arrays["models"]["model"]["metrics"] == lists["models"]["model"]["metrics"]
+
+
+def test_array_item_lists_read_as_lists(tmp_path: Path) -> None:
+    items = pl.Series([["a", "b"], ["c", "a"]], dtype=pl.Array(pl.String, 2))
+    frame = pl.DataFrame({"user": ["u1", "u2"], "items": items})
+    outcomes = []
+    for name, table in (
+        ("list", frame.with_columns(pl.col("items").arr.to_list())),
+        ("array", frame),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        table.write_parquet(folder / "p.parquet")
+        write(folder / "t.csv", "user,item\nu1,b\nu2,a\n")
+        config = write_config(
+            folder,
+            {
+                "predictions": {"path": "p.parquet", "columns": {"items": "items"}},
+                "ground_truth": {"path": "t.csv"},
+                "metrics": ["precision@1", "mrr@2"],
+            },
+        )
+        outcomes.append(run_json(config)["models"]["model"]["metrics"])
+    assert outcomes[0] == outcomes[1] == {"precision@1": 0.0, "mrr@2": 0.5}

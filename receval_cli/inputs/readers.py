@@ -472,13 +472,16 @@ def list_items(
     dtype = schema[column]
     if isinstance(dtype, pl.List):
         return pl.col(column)
+    if isinstance(dtype, pl.Array):  # fixed-size lists: what polars writes for a matrix
+        return pl.col(column).arr.to_list()
     if dtype == pl.String:
         return pl.col(column).str.split(list_separator).list.eval(pl.element().str.strip_chars())
     if _is_empty(frame, role, path):
         raise _no_rows(role, path)
     raise InputError(
         f"{role} file {path}: column '{column}' holds {dtype} values; a list layout needs a "
-        f"list column (Parquet, JSONL) or text separated by '{list_separator}' (CSV).",
+        f"list column or an array column (Parquet, JSONL) or text separated by "
+        f"'{list_separator}' (CSV).",
         path=path,
         column=column,
         found={"dtype": str(dtype)},
