@@ -23,11 +23,11 @@ embedding, inter-list diversity, gini, entropy, ARP, long-tail share), each at c
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import bench
 
 HERE = Path(__file__).resolve().parent
 CUTOFFS = [10, 20, 50]
@@ -112,19 +112,15 @@ def write_config(folder: Path, name: str, metrics: list[str]) -> Path:
 
 
 def timed_run(config: Path) -> tuple[float, float]:
-    """Seconds and peak RSS (MiB) of one whole `receval run` process."""
+    """Seconds and peak RSS (MiB) of one whole `receval run` process (bench.py's spawn)."""
     receval = Path(sys.executable).with_name("receval")
-    command = [str(receval), "run", str(config), "--quiet", "--format", "json"]
     output = config.with_suffix(".json")
-    started = time.perf_counter()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed
-    process = subprocess.Popen([*command, "--output", str(output)], env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{config.name}: receval exited {os.waitstatus_to_exitcode(status)}")
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    return seconds, usage.ru_maxrss * scale / 2**20
+    command = [str(receval), "run", str(config), "--quiet", "--format", "json", "-o", str(output)]
+    log = config.with_suffix(".log")
+    outcome = bench.spawn(command, log, 1800, bench.child_env(config.parent))
+    if "error" in outcome:
+        raise SystemExit(f"{config.name}: {outcome['error']}")
+    return outcome["seconds"], outcome["rss_mib"]
 
 
 def best_of(config: Path, repeat: int) -> tuple[float, float, list[float]]:
@@ -149,6 +145,7 @@ def main() -> int:
     sizes = ["--users", str(args.users), "--items", str(args.items)]
     subprocess.run([sys.executable, __file__, "--generate-only", *sizes], check=True)
     print(f"{args.users * args.items:,} prediction rows in {folder}; cutoffs {CUTOFFS}")
+    timed_run(write_config(folder, "ranking", RANKING))  # warm-up: the children's bytecode
     ranking = best_of(write_config(folder, "ranking", RANKING), args.repeat)
     beyond = best_of(write_config(folder, "beyond", RANKING + BEYOND), args.repeat)
     for name, (seconds, rss, runs) in (("ranking", ranking), ("beyond", beyond)):
