@@ -152,7 +152,7 @@ def bucket_partial(
     if segments is not None and pair_specs:
         segment_tables.update(predictions=predictions.frame, truth=truth.frame)
     groups["segments"] = list(segment_tables.values())
-    import_numpy_meanwhile()
+    numpy_import = import_numpy_meanwhile()
     try:
         per_user, *flat = pl.collect_all(
             [plan.frame, *(query for group in groups.values() for query in group)],
@@ -167,6 +167,9 @@ def bucket_partial(
         )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
+    finally:  # past here, code that looks numpy up in sys.modules finds it whole
+        if numpy_import is not None:
+            numpy_import.join()
     tables = iter(flat)
     found = {name: [next(tables) for _ in group] for name, group in groups.items()}
     rows = {
@@ -197,12 +200,15 @@ def bucket_partial(
     return partial
 
 
-def import_numpy_meanwhile() -> None:
+def import_numpy_meanwhile() -> threading.Thread | None:
     """Start importing numpy (the exact sums need it, and it takes about 0.1 s) on another
-    thread while polars runs the bucket's queries, which release the GIL. Not a daemon:
-    the interpreter waits for the import to end before it exits."""
-    if "numpy" not in sys.modules:
-        threading.Thread(target=importlib.import_module, args=("numpy",)).start()
+    thread while polars runs the bucket's queries, which release the GIL; the caller joins
+    it when they end (None: numpy was already imported)."""
+    if "numpy" in sys.modules:
+        return None
+    thread = threading.Thread(target=importlib.import_module, args=("numpy",))
+    thread.start()
+    return thread
 
 
 def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:
