@@ -41,6 +41,16 @@ class CompareFormat(StrEnum):
     csv = "csv"
 
 
+class HistoryFormat(StrEnum):
+    """`receval history --format`."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+    html = "html"
+
+
 class ValidateFormat(StrEnum):
     """`receval validate --format`."""
 

@@ -112,6 +112,7 @@ def test_json_report_structure_and_values(tmp_path: Path) -> None:
     # one shape whatever the number of models: a one-file config's model is "model"
     assert list(report) == [
         "receval_version",
+        "run",
         "models",
         "best",
         "gates",

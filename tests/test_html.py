@@ -45,6 +45,9 @@ class Run:
     per_user_metrics: list[str]  # the per-user metric columns of --per-user
 
 
+REPRODUCIBLE: dict[str, str | None] = {"SOURCE_DATE_EPOCH": "1764000000"}
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     folder = tmp_path_factory.mktemp("html")
@@ -52,9 +55,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     for name in CONFIGS:
         config = ROOT / "configs" / f"{name}.yaml"
         page = folder / f"{name}.html"
-        written = invoke("run", config, "--format", "html", "--output", page, "--quiet")
+        # the page shows the run's start and id: fixed by SOURCE_DATE_EPOCH
+        written = invoke(
+            "run", config, "--format", "html", "--output", page, "--quiet", env=REPRODUCIBLE
+        )
         assert written.exit_code == 0, written.stderr
-        printed = invoke("run", config, "--format", "html")
+        printed = invoke("run", config, "--format", "html", env=REPRODUCIBLE)
         assert printed.exit_code == 0, printed.stderr
         parquet = folder / f"{name}.parquet"
         as_json = invoke("run", config, "--format", "json", "--per-user", parquet)
@@ -226,7 +232,8 @@ def test_page_fetches_nothing(runs: dict[str, Run], name: str) -> None:
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_same_run_same_bytes(runs: dict[str, Run], name: str) -> None:
-    """Two runs (one written to a file, one printed on stdout) give the same bytes."""
+    """Two runs (one written to a file, one printed on stdout) with the same
+    SOURCE_DATE_EPOCH give the same bytes."""
     run = runs[name]
     assert run.page.encode("utf-8") == run.printed.encode("utf-8")
     assert run.page.startswith("<!DOCTYPE html>")

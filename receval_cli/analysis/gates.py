@@ -9,13 +9,16 @@ lower for most metrics and higher for those where lower is better (mae, gini, ..
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from receval_cli.config.model import Gate
+from receval_cli.config.model import Gate, HistoryDrop
 
 _SIGNS = {"min": ">=", "max": "<=", "max_drop": "drop <=", "max_relative_drop": "drop <="}
+_SIGNS |= {"history_drop": "drop <=", "history_relative_drop": "drop <="}
+HISTORY_BOUNDS = ("history_drop", "history_relative_drop")
 # what a gate on a metric with no value says (the run's warning says why it has none)
 NO_VALUE = "the metric is undefined on these inputs, see the warning"
 
@@ -23,7 +26,9 @@ NO_VALUE = "the metric is undefined on these inputs, see the warning"
 @dataclass(frozen=True)
 class GateResult:
     metric: str
-    bound: str  # min, max, max_drop, max_relative_drop or no_significant_drop
+    # min, max, max_drop, max_relative_drop, no_significant_drop, or against the history
+    # store: history_drop, history_relative_drop
+    bound: str
     threshold: float  # for no_significant_drop: the significance level alpha
     # the metric; for the drops, the drop; for significance, the adjusted p; None where
     # the metric has no value (auc with one class of pairs): the gate fails
@@ -31,9 +36,13 @@ class GateResult:
     model: str | None = None  # with several models: which one
     detail: dict[str, Any] = field(default_factory=dict)  # baseline value, interval, p
     significant_loss: bool = False  # no_significant_drop: the verdict of the comparison
+    # why the gate passes without judging (a history gate with too few past runs)
+    waived: str | None = None
 
     @property
     def passed(self) -> bool:
+        if self.waived is not None:
+            return True
         if self.bound == "no_significant_drop":
             return not self.significant_loss
         if self.value is None:
@@ -46,7 +55,7 @@ class GateResult:
     def margin(self) -> float | None:
         """How far the value is on the right side of the bar (negative: failed by that
         much); None when there is no value."""
-        if self.value is None:
+        if self.value is None or self.waived is not None:
             return None
         if self.bound == "no_significant_drop":
             return self.value - self.threshold if self.significant_loss else 0.0
@@ -58,6 +67,8 @@ class GateResult:
 
     def describe(self) -> str:
         verdict = "passed" if self.passed else "FAILED"
+        if self.waived is not None:
+            return f"{self.label}: {self.waived}: passed"
         if self.value is None:
             return (
                 f"{self.label} has no value (null: {NO_VALUE}), required "
@@ -74,7 +85,15 @@ class GateResult:
         if not self.passed and self.margin is not None:
             verdict = f"FAILED by {abs(self.margin):.6g}"
         text = f"{self.label} = {self.value:.6g}, required {_SIGNS[self.bound]} {self.threshold:g}"
-        if self.bound in ("max_drop", "max_relative_drop"):
+        if self.bound in HISTORY_BOUNDS:
+            d = self.detail
+            share = " (a share of the reference)" if self.bound == "history_relative_drop" else ""
+            text = (
+                f"{self.label} = {d['model_value']:.6g}: drop {self.value:.6g}{share} from "
+                f"the {d['stat']} of the last {d['runs']} runs in the history "
+                f"({d['reference']:.6g}), required <= {self.threshold:g}"
+            )
+        elif self.bound in ("max_drop", "max_relative_drop"):
             share = " (a share of the baseline)" if self.bound == "max_relative_drop" else ""
             text = (
                 f"{self.label}: drop {self.value:.6g}{share} from the baseline's "
@@ -93,6 +112,8 @@ class GateResult:
             passed=self.passed,
             margin=self.margin,
         )
+        if self.waived is not None:
+            data["waived"] = self.waived
         data.update(self.detail)
         return data
 
@@ -146,8 +167,8 @@ def check_relative(
         return results
     base = float(comparison["baseline"])
     worse = drop(float(comparison["value"]), base, higher_is_better)
-    if gate.max_drop is not None:
-        results.append(GateResult(metric, "max_drop", gate.max_drop, worse, model, detail))
+    if gate.baseline_drop is not None:
+        results.append(GateResult(metric, "max_drop", gate.baseline_drop, worse, model, detail))
     if gate.max_relative_drop is not None:
         share = worse / abs(base) if base else (0.0 if worse <= 0 else float("inf"))
         results.append(
@@ -167,3 +188,49 @@ def check_relative(
             )
         )
     return results
+
+
+def check_history(
+    label: str,
+    drop_gate: HistoryDrop,
+    model: str | None,
+    value: float | None,
+    past: list[float],
+    higher_is_better: bool,
+) -> GateResult:
+    """A max_drop gate against the history store: today's `value` against the gate's
+    statistic of the `past` values (latest first, at most drop_gate.runs of them)."""
+    relative = drop_gate.relative is not None
+    bound = "history_relative_drop" if relative else "history_drop"
+    threshold = drop_gate.relative if drop_gate.relative is not None else drop_gate.absolute
+    assert threshold is not None
+    detail: dict[str, Any] = {"vs": "history", "stat": drop_gate.stat, "runs": len(past)}
+    detail["runs_wanted"] = drop_gate.runs
+    if len(past) < drop_gate.needed:
+        found = f"{len(past)} past run{'s' if len(past) != 1 else ''}"
+        waived = (
+            f"{found} of this metric in the history, {drop_gate.needed} needed to compare "
+            "with the recent past"
+        )
+        return GateResult(label, bound, threshold, None, model, detail, waived=waived)
+    reference = statistic(past, drop_gate.stat)
+    detail.update(reference=reference, model_value=value)
+    if value is None:
+        return GateResult(label, bound, threshold, None, model, detail)
+    worse = drop(value, reference, higher_is_better)
+    if relative:
+        worse = worse / abs(reference) if reference else (0.0 if worse <= 0 else float("inf"))
+    return GateResult(label, bound, threshold, worse, model, detail)
+
+
+def statistic(values: list[float], stat: str) -> float:
+    """median (the mean of the middle two for an even count), mean, or last (values[0])."""
+    if stat == "last":
+        return values[0]
+    if stat == "mean":
+        return math.fsum(values) / len(values)
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from receval_cli import console
-from receval_cli.analysis.gates import GateResult, check_gates, check_relative
+from receval_cli.analysis.gates import GateResult, check_gates, check_history, check_relative
+from receval_cli.analysis.run_info import RunLabel, run_info, start_time
 from receval_cli.analysis.segments import check_segment_gates, segment_keys
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
@@ -49,13 +50,16 @@ def evaluate_config(
     baseline_report: Path | None = None,
     per_user: bool = False,
     allow_different_conventions: bool = False,
+    label: RunLabel | None = None,
 ) -> RunReport:
     """Evaluate every model of the config; intervals, comparisons and gates as configured.
     `per_user`: partitioned engines keep the per-user rows too (a single pass always does).
     A `baseline_report` computed under other conventions is refused before anything is
-    evaluated, unless `allow_different_conventions`."""
-    started = time.perf_counter()
+    evaluated, unless `allow_different_conventions`. `label`: the run's --label and --tag
+    pairs, in its RunInfo."""
+    started = _Start(time.perf_counter(), start_time(), label or RunLabel())
     config = loaded.config
+    check_history_gates(loaded)
     if config.engine == "auto" and config.partitions == 1:
         loaded = _auto_partitions(loaded, confidence, baseline_report)
         config = loaded.config
@@ -86,8 +90,8 @@ def evaluate_config(
     reports: dict[str, Report] = {}
     for name, file in config.model_files().items():
         # with a comparison, compare() computes every model's intervals in one resampling
-        label = f"model {name}: " if config.several_models else ""
-        with console.stage(f"{label}read, rank, join, metrics"):
+        stage = f"model {name}: " if config.several_models else ""
+        with console.stage(f"{stage}read, rank, join, metrics"):
             reports[name] = _evaluate_model(
                 loaded, file, None if comparing else confidence, confidence, keys
             )
@@ -123,6 +127,13 @@ def evaluate_config(
 
 
 @dataclasses.dataclass(frozen=True)
+class _Start:
+    clock: float  # time.perf_counter() at the start
+    at: Any  # datetime, UTC
+    label: RunLabel
+
+
+@dataclasses.dataclass(frozen=True)
 class Compared:
     """The models' comparison with the baseline (a model, or a saved report)."""
 
@@ -135,18 +146,21 @@ class Compared:
 def _run_report(
     loaded: LoadedConfig,
     reports: dict[str, Report],
-    started: float,
+    started: _Start,
     compared: Compared | None = None,
     warnings: list[str] | None = None,
 ) -> RunReport:
     """The run's report, whatever the engine and the number of models: every gate (in
-    one place: _gates), the best model(s) per metric, the resolved config."""
+    one place: _gates), the best model(s) per metric, the resolved config, the RunInfo."""
     reports, gates = _gates(loaded, reports, compared)
+    gates += _history_gates(loaded, reports, compared)
+    config = resolved_config(loaded)
+    conventions = loaded.config.conventions.model_dump()
     return RunReport(
         models=reports,
         gates=gates,
-        config=resolved_config(loaded),
-        conventions=loaded.config.conventions.model_dump(),
+        config=config,
+        conventions=conventions,
         best=_best(reports),
         baseline=None if compared is None else compared.baseline,
         comparisons=[] if compared is None else compared.comparisons,
@@ -156,8 +170,9 @@ def _run_report(
             if compared is None or compared.baseline_report is None
             else str(compared.baseline_report)
         ),
-        elapsed_seconds=time.perf_counter() - started,
+        elapsed_seconds=time.perf_counter() - started.clock,
         run_warnings=list(warnings or []),
+        run=run_info(started.at, config, conventions, started.label),
     )
 
 
@@ -318,6 +333,56 @@ def _gates(
             higher = lookup(MetricSpec.parse(metric).name).higher_is_better
             results += check_relative(metric, gate, model, comparison.to_dict(), higher)
     return warned, results
+
+
+def history_path(loaded: LoadedConfig) -> Path | None:
+    """The history store of the run (`history` in the config, or --history)."""
+    given = loaded.config.history
+    return None if given is None else loaded.resolve_path(given)
+
+
+def check_history_gates(loaded: LoadedConfig) -> None:
+    """A gate against the history needs a history store: refused up front without one."""
+    wanting = [metric for metric, gate in loaded.gates.items() if gate.history is not None]
+    if wanting and history_path(loaded) is None:
+        fix = "Add `history: PATH` to the config, or pass --history PATH."
+        raise ConfigError(
+            f"{loaded.path}: gates.{wanting[0]} compares with the history (max_drop: "
+            f"{{vs: history}}), and the run has no history store. {fix}",
+            key=f"gates.{wanting[0]}.max_drop",
+            path=loaded.path,
+            found=wanting,
+            fix=fix,
+        )
+
+
+def _history_gates(
+    loaded: LoadedConfig, reports: dict[str, Report], compared: Compared | None
+) -> list[GateResult]:
+    """The gates against the recent past: for every model the gate applies to (not the
+    baseline model of a comparison), today's value against the store's past runs."""
+    wanted = {m: g for m, g in loaded.gates.items() if g.history is not None}
+    store = history_path(loaded)
+    if not wanted or store is None:
+        return []
+    from receval_cli.history.store import past_values, read_store
+
+    past = read_store(store)
+    baseline = None if compared is None else compared.baseline
+    results = []
+    for metric, gate in wanted.items():
+        assert gate.history is not None
+        higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+        for name, report in reports.items():
+            if gate.model not in (None, name) or (name == baseline and gate.model is None):
+                continue
+            part = report if gate.segment is None else report.segments.get(gate.segment)
+            value = None if part is None else part.metrics[metric]
+            values = past_values(past, name, metric, gate.segment, gate.history.runs)
+            label = metric if gate.segment is None else f"{metric} [{gate.segment}]"
+            model = name if compared is not None else None
+            results.append(check_history(label, gate.history, model, value, values, higher))
+    return results
 
 
 def _best(reports: dict[str, Report]) -> dict[str, list[str]]:

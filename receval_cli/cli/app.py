@@ -19,6 +19,7 @@ from receval_cli import console, signals
 from receval_cli.cli.common import Command, PlainHelp, UnsetWithoutPydantic, unexpected
 from receval_cli.cli.compare import compare
 from receval_cli.cli.convert import convert
+from receval_cli.cli.history import history_command
 from receval_cli.cli.init import init_command
 from receval_cli.cli.inspect import inspect_command
 from receval_cli.cli.list_metrics import list_metrics
@@ -97,6 +98,7 @@ app.command("init", cls=Command)(init_command)
 app.command("schema", cls=Command)(schema_command)
 app.command("validate", cls=Command)(validate_command)
 app.command("inspect", cls=Command)(inspect_command)
+app.command("history", cls=Command)(history_command)
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from receval_cli.report.destinations import (
 )
 
 if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when a run starts
+    from receval_cli.analysis.run_info import RunLabel
     from receval_cli.config.loading import LoadedConfig
     from receval_cli.report.data import RunReport
 
@@ -111,15 +112,38 @@ def run(
             "spark.driver.memory=8g; added to the config's spark.conf.",
         ),
     ] = None,
+    history: Annotated[
+        Path | None,
+        typer.Option(
+            "--history",
+            help="Append this run's values to a history store (a folder of Parquet files, "
+            "one per run; `receval history PATH` shows the trends); overrides the config's "
+            "history.",
+        ),
+    ] = None,
+    label: Annotated[
+        str | None,
+        typer.Option(
+            "--label", help="A label for this run in its report and history, e.g. a git sha."
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag", help="A KEY=VALUE tag for this run (repeat it), e.g. model_version=3."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
+    from receval_cli.analysis.run_info import RunLabel, parse_tags
     from receval_cli.report.render import table
 
     console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
-    request = _Request(config, format, output or [], append, per_user, quiet)
+    request = _Request(config, format, output or [], append, per_user, quiet, history)
     try:
         with console.live_stages():
             spark = _spark_settings(spark_master, spark_conf or [])
+            request = dataclasses.replace(request, label=RunLabel(label, parse_tags(tag or [])))
             report, table_shown = _run(
                 request, preset, ci, engine, baseline_report, allow_different_conventions, spark
             )
@@ -165,6 +189,8 @@ class _Request:
     append: bool
     per_user: Path | None
     quiet: bool
+    history: Path | None = None  # --history
+    label: RunLabel | None = None  # --label and --tag
 
 
 def _run(
@@ -178,9 +204,10 @@ def _run(
 ) -> tuple[RunReport, bool]:
     """Evaluate, write the outputs (files, then standard output); return the report and
     whether the table is still to be shown on stdout."""
-    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.analysis.runs import evaluate_config, history_path
     from receval_cli.config.loading import load_config
     from receval_cli.config.model import ConfidenceConfig
+    from receval_cli.history.store import check_store, history_rows, prepare_store, run_file
     from receval_cli.inputs.change_watch import input_files, watching
     from receval_cli.report.per_user_table import per_user_values
     from receval_cli.report.render import render
@@ -199,6 +226,12 @@ def _run(
             )
             updated = loaded.config.model_copy(update={"spark": spark_settings})
             loaded = dataclasses.replace(loaded, config=updated)
+        if request.history is not None:
+            with_history = loaded.config.model_copy(update={"history": str(request.history)})
+            loaded = dataclasses.replace(loaded, config=with_history)
+        store = history_path(loaded)
+        if store is not None:
+            check_store(store, "--history" if request.history is not None else "history")
         inputs = {request.config: "config file", **input_files(loaded)}
         if baseline_report is not None:
             inputs[baseline_report] = "--baseline-report file"
@@ -217,12 +250,22 @@ def _run(
         confidence = loaded.config.confidence or ConfidenceConfig()
     with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2, no report
         report = evaluate_config(
-            loaded, confidence, baseline_report, per_user is not None, allow_different_conventions
+            loaded,
+            confidence,
+            baseline_report,
+            per_user is not None,
+            allow_different_conventions,
+            request.label,
         )
     with console.stage("report"):
         contents: dict[Destination, Content] = {}
         if per_user is not None:
             contents[per_user] = frame_writer(per_user_values(report), per_user.format)
+        if store is not None:  # the run's own file in the store, with the other outputs
+            assert report.run is not None
+            prepare_store(store)
+            kept = Destination(run_file(store, report.run.id), "parquet")
+            contents[kept] = frame_writer(history_rows(report), "parquet")
         for destination in destinations:
             if destination.path is not None or destination.format != "table":
                 contents[destination] = render(report, destination.format, width=100)

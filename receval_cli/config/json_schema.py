@@ -96,6 +96,10 @@ def _gate_bound(gate: dict[str, Any]) -> None:
     gate["anyOf"] = [*bounds, _given("no_significant_drop", {"const": True})]
 
 
+def _history_drop(drop: dict[str, Any]) -> None:
+    drop["oneOf"] = [_given("relative"), _given("absolute")]
+
+
 def _conventions(conventions: dict[str, Any]) -> None:
     preset = conventions["properties"]["preset"]
     preset["anyOf"] = [{"enum": sorted(PRESETS)}, {"type": "null"}]
@@ -120,6 +124,7 @@ def config_schema() -> dict[str, Any]:
     _models(definitions["PredictionSet"])
     _one_layout(definitions["PredictionColumns"])
     _gate_bound(definitions["Gate"])
+    _history_drop(definitions["HistoryDrop"])
     _conventions(definitions["Conventions"])
     _segments(schema)
     schema.pop("title", None)

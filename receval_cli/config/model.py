@@ -235,16 +235,56 @@ class SegmentsConfig(_FileConfig):
     """The file's column names for receval's roles."""
 
 
+class HistoryDrop(_Strict):
+    """A drop bounded against the recent past: `{vs: history, runs: 7, stat: median,
+    relative: 0.05}` fails when the metric falls more than 5% below the median of the
+    same model's (and segment's) last 7 runs in the history store (`history` or
+    --history). With fewer than `min_runs` past runs it passes and says so."""
+
+    vs: Literal["history"]
+    """What the drop is measured against: the history store."""
+    runs: PositiveInt = Field(7, le=10_000, description="How many past runs, latest first.")
+    stat: Literal["median", "mean", "last"] = "median"
+    """What of those runs' values is the reference."""
+    relative: float | None = Field(
+        None, ge=0, description="The most it may fall, as a share of the reference (0.05 = 5%)."
+    )
+    absolute: float | None = Field(
+        None, ge=0, description="The most it may fall, in the metric's units."
+    )
+    min_runs: PositiveInt | None = Field(
+        None, description="Past runs needed to judge (default: runs); fewer: passes, said."
+    )
+
+    @model_validator(mode="after")
+    def _one_limit(self) -> HistoryDrop:
+        if (self.relative is None) == (self.absolute is None):
+            raise ValueError(
+                "give one of relative (a share of the reference, e.g. 0.05) or absolute "
+                "(in the metric's units)"
+            )
+        if self.min_runs is not None and self.min_runs > self.runs:
+            raise ValueError(f"min_runs {self.min_runs} is above runs {self.runs}")
+        return self
+
+    @property
+    def needed(self) -> int:
+        return self.runs if self.min_runs is None else self.min_runs
+
+
 class Gate(_Strict):
-    """A bar for one metric: absolute (min, max) and, with several models or a baseline
-    report, relative to the baseline (max_drop, max_relative_drop, no_significant_drop)."""
+    """A bar for one metric: absolute (min, max); with several models or a baseline
+    report, relative to the baseline (max_drop, max_relative_drop, no_significant_drop);
+    with a history store, against the recent past (max_drop: {vs: history, ...})."""
 
     min: float | None = None
     """Fail below this value."""
     max: float | None = None
     """Fail above this value."""
-    max_drop: float | None = Field(
-        None, ge=0, description="The most the metric may get worse than the baseline."
+    max_drop: Annotated[float, Field(ge=0)] | HistoryDrop | None = Field(
+        None,
+        description="The most the metric may get worse than the baseline; or, as "
+        "{vs: history, runs, stat, relative or absolute}, than the recent past.",
     )
     max_relative_drop: float | None = Field(
         None, ge=0, description="The same, as a share of the baseline's value (0.02 = 2%)."
@@ -274,9 +314,19 @@ class Gate(_Strict):
 
     @property
     def relative(self) -> bool:
-        """It compares with a baseline."""
-        bounds = (self.max_drop, self.max_relative_drop)
+        """It compares with a baseline (a model of the run, or a saved report)."""
+        bounds = (self.baseline_drop, self.max_relative_drop)
         return self.no_significant_drop or bounds != (None, None)
+
+    @property
+    def baseline_drop(self) -> float | None:
+        """max_drop against the baseline (None when it is against the history)."""
+        return None if isinstance(self.max_drop, HistoryDrop) else self.max_drop
+
+    @property
+    def history(self) -> HistoryDrop | None:
+        """max_drop against the history store, if that is what it is."""
+        return self.max_drop if isinstance(self.max_drop, HistoryDrop) else None
 
 
 class OutputConfig(_Strict):
@@ -427,6 +477,12 @@ class Config(_Strict):
         UnknownItemsConfig(),
         description="The share of recommended items unknown to the catalog (or log, or "
         "ground truth) that warns, and that fails the run.",
+    )
+    history: str | None = Field(
+        None,
+        description="A history store (a folder, relative to the config file's): every run "
+        "appends its values there as one Parquet file (`receval history` shows the trends); "
+        "--history overrides it.",
     )
 
     def model_files(self) -> dict[str, PredictionsConfig]:

@@ -45,7 +45,8 @@ def _type_name(annotation: Any) -> str:
     if origin is Literal:
         return ", ".join(str(value) for value in typing.get_args(found))
     if origin in (typing.Union, types.UnionType):
-        names = dict.fromkeys(_type_name(member) for member in typing.get_args(found))
+        members = [m for m in typing.get_args(found) if m is not type(None)]
+        names = dict.fromkeys(_type_name(member) for member in members)
         return " or ".join(names)
     if origin is list:
         (inner,) = typing.get_args(found)

@@ -218,6 +218,8 @@ _TEMPLATE_OPTIONAL = f"""
 #   warn: 0.9                     # warn above this share (a join-key bug shows as ~1)
 #   max: 0.5                      # a gate: exit 1 above this share (default: none)
 #   check: true                   # false: skip the count (a pass over the lists)
+
+# history: runs/history           # append each run's values here (receval history PATH)
 """
 
 

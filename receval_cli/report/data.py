@@ -16,6 +16,7 @@ from receval_cli.version import __version__
 
 if TYPE_CHECKING:
     from receval_cli.analysis.intervals import Comparison
+    from receval_cli.analysis.run_info import RunInfo
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class RunReport:
     version: str = __version__
     # the run's own warnings (a baseline report of other conventions or ground truth)
     run_warnings: list[str] = field(default_factory=list)
+    run: RunInfo | None = None  # when it started, its id, config hash, label and tags
 
     @property
     def passed(self) -> bool:
@@ -160,6 +162,7 @@ class RunReport:
             }
         return {
             "receval_version": self.version,
+            **({"run": self.run.to_dict()} if self.run is not None else {}),
             "models": {name: report.to_dict() for name, report in self.models.items()},
             "best": self.best,
             **({"comparisons": comparisons} if comparisons is not None else {}),

@@ -52,16 +52,21 @@ def render_html(result: RunReport) -> str:
         f'<section id="{key}">\n<h2>{escape(title)}</h2>\n{content}</section>\n'
         for key, title, content in shown
     )
+    return standalone_page(page.title, result.version, f"{page.verdict()}<nav>{nav}</nav>\n", body)
+
+
+def standalone_page(title: str, version: str, header: str, body: str) -> str:
+    """A whole page: the shared head (the policy that fetches nothing, the style), the
+    title, `header` under it, `body` as the main part, and the footer."""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta name="generator" content="receval {escape(result.version)}">\n'
-        f"<title>{escape(page.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-        f"<header>\n<h1>{escape(page.title)}</h1>\n{page.verdict()}"
-        f"<nav>{nav}</nav>\n</header>\n<main>\n{body}</main>\n"
-        f"<footer>receval {escape(result.version)}: a self-contained page (no script, "
+        f'<meta name="generator" content="receval {escape(version)}">\n'
+        f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<header>\n<h1>{escape(title)}</h1>\n{header}</header>\n<main>\n{body}</main>\n"
+        f"<footer>receval {escape(version)}: a self-contained page (no script, "
         "nothing fetched). Hover a rounded value for its exact one.</footer>\n"
         "</body>\n</html>\n"
     )
@@ -100,6 +105,8 @@ class _Page:
         else:
             text, kind = f"passed: all {len(gates)} gates passed", "pass"
         about = f"receval {self.result.version}"
+        if self.result.run is not None:
+            about += f"; {self.result.run.describe()}"
         if self.several:
             names = ", ".join(self.result.models)
             about += f"; models {names}"
@@ -131,18 +138,19 @@ class _Page:
             for name, report in self.models.items():
                 value = report.metrics[metric]
                 interval = (report.confidence or {}).get("intervals", {}).get(metric)
-                text = _num(value)
+                text = number_html(value)
                 kind = "num"
                 if len(names) > 1 and name in best.get(metric, []):
                     text, kind = f"<strong>{text}*</strong>", "num best"
                 if interval is not None:
-                    text += f"<br><small>[{_num(interval[0])}, {_num(interval[1])}]</small>"
+                    low, high = number_html(interval[0]), number_html(interval[1])
+                    text += f"<br><small>[{low}, {high}]</small>"
                 comparison = found.get((name, metric))
                 if comparison is not None:
                     arrow = _MARKS.get(comparison.verdict, "")
                     text += (
                         f'<br><small class="{escape(comparison.verdict)}">'
-                        f"{_num(comparison.difference, signed=True)}{arrow}</small>"
+                        f"{number_html(comparison.difference, signed=True)}{arrow}</small>"
                     )
                 cells.append(f'<td class="{kind}">{text}</td>')
             if self.result.gates:
@@ -158,7 +166,7 @@ class _Page:
         if self.result.comparison is not None:
             notes.append("Signed: the difference from the baseline; ▲/▼ a significant win/loss.")
         note = f'<p class="note">{escape(" ".join(notes))}</p>\n' if notes else ""
-        return _table(head, rows) + note
+        return table_html(head, rows) + note
 
     def gates(self) -> str:
         if not self.result.gates:
@@ -171,14 +179,14 @@ class _Page:
                 *([f"<td>{escape(gate.model or '')}</td>"] if self.several else []),
                 f"<td><code>{escape(gate.metric)}</code></td>",
                 f"<td>{escape(gate_requirement(gate))}</td>",
-                f'<td class="num">{_num(gate.value)}</td>',
-                f'<td class="num">{_num(gate.margin, signed=True)}</td>',
+                f'<td class="num">{number_html(gate.value)}</td>',
+                f'<td class="num">{number_html(gate.margin, signed=True)}</td>',
                 f"<td>{escape(gate.describe())}</td>",
             ]
             rows.append("<tr>" + "".join(cells) + "</tr>")
         head = "<th>verdict</th>" + ("<th>model</th>" if self.several else "")
         head += "<th>metric</th><th>required</th><th>value</th><th>margin</th><th>detail</th>"
-        return _table(head, rows)
+        return table_html(head, rows)
 
     def users(self) -> str:
         parts = []
@@ -205,7 +213,7 @@ class _Page:
             + "</tr>"
             for key in keys
         ]
-        return _table(head, rows)
+        return table_html(head, rows)
 
     def comparisons(self) -> str:
         parts = []
@@ -227,21 +235,21 @@ class _Page:
         for comparison in result.comparisons:
             interval = _NONE
             if comparison.low is not None and comparison.high is not None:
-                interval = f"[{_num(comparison.low)}, {_num(comparison.high)}]"
+                interval = f"[{number_html(comparison.low)}, {number_html(comparison.high)}]"
             cells = [
                 escape(comparison.model),
                 f"<code>{escape(comparison.metric)}</code>",
-                _num(comparison.value),
-                _num(comparison.baseline),
-                _num(comparison.difference, signed=True),
+                number_html(comparison.value),
+                number_html(comparison.baseline),
+                number_html(comparison.difference, signed=True),
                 interval,
-                _num(comparison.users),
+                number_html(comparison.users),
                 _p(comparison.p_value),
                 _p(comparison.p_adjusted),
                 escape(comparison.verdict + _MARKS.get(comparison.verdict, "")),
             ]
             rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
-        parts.append(_table(head, rows))
+        parts.append(table_html(head, rows))
         if result.comparisons:
             points = [
                 (f"{x.model}: {x.metric}", x.difference, x.low, x.high, x.verdict)
@@ -308,7 +316,7 @@ class _Page:
             summaries = []
             for name, series in by_model.items():
                 mean = math.fsum(series) / len(series) if series else math.nan
-                text = f"{len(series)} users, mean {_num(mean)}"
+                text = f"{len(series)} users, mean {number_html(mean)}"
                 summaries.append(f"{escape(name)}: {text}" if self.several else text)
             caption = f"<code>{escape(metric)}</code>: " + "; ".join(summaries)
             figures.append(self._figure("histogram", metric, svg, caption + "; dashed: the mean"))
@@ -345,7 +353,7 @@ class _Page:
                 plots.lorenz_figure(exposures, ginis, self._prefix()),
                 "; ".join(
                     f"{escape(name + ': ' if self.several else '')}Gini "
-                    f"{_num(ginis[name])} of the exposure in the {escape(depth)} lists over "
+                    f"{number_html(ginis[name])} of the exposure in the {escape(depth)} lists over "
                     f"the {escape(universes[name])} ({sum(i for _, i in histogram)} items)"
                     for name, histogram in exposures.items()
                 ),
@@ -393,13 +401,13 @@ class _Page:
             rows = [
                 f"<tr><td><code>{escape(metric)}</code></td>"
                 + "".join(
-                    f'<td class="num">{_num(report.segments[s].metrics[metric])}</td>'
+                    f'<td class="num">{number_html(report.segments[s].metrics[metric])}</td>'
                     for s in names
                 )
                 + "</tr>"
                 for metric in report.metrics
             ]
-            parts.append(f"<h3>{escape(title)}by segment</h3>\n" + _table(head, rows))
+            parts.append(f"<h3>{escape(title)}by segment</h3>\n" + table_html(head, rows))
             for segment, reason in report.segments_skipped.items():
                 parts.append(f"<p>{escape(f'{segment} not evaluated: {reason}')}</p>\n")
         return "".join(parts)
@@ -409,7 +417,7 @@ class _Page:
             f"<tr><td><code>{escape(key)}</code></td><td>{escape(_plain(value))}</td></tr>"
             for key, value in self.result.conventions.items()
         ]
-        return _table("<th>convention</th><th>value</th>", rows)
+        return table_html("<th>convention</th><th>value</th>", rows)
 
     def inputs(self) -> str:
         return self._flat_table({name: report.inputs for name, report in self.models.items()})
@@ -434,7 +442,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, A
             yield f"{prefix}{key}", value
 
 
-def _num(value: Any, signed: bool = False) -> str:
+def number_html(value: Any, signed: bool = False) -> str:
     """A value as escaped text: floats to 4 decimals, with the exact value as a tooltip."""
     if value is None:
         return _NONE
@@ -453,7 +461,9 @@ def _num(value: Any, signed: bool = False) -> str:
 def _cell(value: Any) -> str:
     """A table cell: numbers right-aligned."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    return f'<td class="num">{_num(value)}</td>' if number else f"<td>{_num(value)}</td>"
+    return (
+        f'<td class="num">{number_html(value)}</td>' if number else f"<td>{number_html(value)}</td>"
+    )
 
 
 def _p(value: float | None) -> str:
@@ -477,7 +487,7 @@ def _gate_cells(gates: list[GateResult]) -> str:
     return "<br>".join(cells)
 
 
-def _table(head: str, rows: list[str]) -> str:
+def table_html(head: str, rows: list[str]) -> str:
     body = "\n".join(rows)
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
 
@@ -521,6 +531,7 @@ figure.plot { margin: 0; background: #fff; border: 1px solid #ddd; padding: 0.5r
 figure.plot svg { width: 100%; height: auto; display: block; }
 figure.plot svg * { stroke-linejoin: round; stroke-linecap: butt; }
 .wide figure.plot { max-width: 760px; }
+.plots.trends { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
 figcaption { font-size: 0.85rem; color: #444; margin-top: 0.3rem; }
 footer { padding: 1.5rem; }
 """

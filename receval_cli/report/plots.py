@@ -215,3 +215,75 @@ def comparison_figure(
     axes.set_ylim(-0.7, len(rows) - 0.3)
     axes.set_xlabel("difference from the baseline")
     return to_svg(figure, prefix)
+
+
+# one model's series over the runs: (run position, value, interval or None)
+Series = Sequence[tuple[int, float | None, tuple[float, float] | None]]
+
+
+def trend_figure(
+    metric: str,
+    series: Mapping[str, Series],
+    runs: Sequence[str],
+    bounds: Mapping[str, float],
+    prefix: str,
+) -> str:
+    """A metric over the runs (x: the runs in time order, labelled by `runs`), one line
+    per model, a band for the intervals, the gates' bounds as dashed lines (`bounds`:
+    {"min": 0.3}). The y axis spans the values (_trend_range) and its label states the
+    span, so a change of 0.003 is never drawn as a full-height climb unannounced."""
+    figure, axes = _figure((6.2, 3.2))
+    found: list[float] = list(bounds.values())
+    for index, (name, points) in enumerate(series.items()):
+        valued = [(x, v, b) for x, v, b in points if v is not None]
+        xs = [x for x, _, _ in valued]
+        ys = [v for _, v, _ in valued if v is not None]
+        found += ys
+        axes.plot(xs, ys, marker="o", markersize=3, color=color(index), label=label(name))
+        banded = [(x, b) for x, _, b in valued if b is not None]
+        if banded:
+            found += [v for _, b in banded for v in b]
+            axes.fill_between(
+                [x for x, _ in banded],
+                [b[0] for _, b in banded],
+                [b[1] for _, b in banded],
+                color=color(index),
+                alpha=0.15,
+                linewidth=0,
+            )
+    for bound, value in bounds.items():
+        axes.axhline(value, color="#a11d1d", linestyle="--", linewidth=1)
+        axes.annotate(
+            f"gate {bound} {value:g}",
+            (0, value),
+            xycoords=("axes fraction", "data"),
+            xytext=(2, 2),
+            textcoords="offset points",
+            fontsize=7,
+            color="#a11d1d",
+        )
+    axes.set_ylim(*_trend_range(found))
+    low, high = axes.get_ylim()
+    axes.set_ylabel(label(metric) + f" (axis {low:.3g} to {high:.3g})", fontsize=8)
+    step = max(1, math.ceil(len(runs) / 12))  # at most about 12 labels
+    ticks = list(range(0, len(runs), step))
+    axes.set_xticks(ticks)
+    axes.set_xticklabels([label(runs[i]) for i in ticks], rotation=30, ha="right", fontsize=7)
+    axes.set_xlim(-0.5, max(len(runs) - 0.5, 0.5))
+    axes.set_xlabel("run")
+    _legend(axes, list(series))
+    return to_svg(figure, prefix)
+
+
+def _trend_range(found: Sequence[float]) -> tuple[float, float]:
+    """The y span of a trend: the values and bounds with 10% margins, at least 0.05 wide
+    (a metric still within noise stays flat), and inside [0, 1] when they all are."""
+    if not found:
+        return 0.0, 1.0
+    low, high = min(found), max(found)
+    span = max(high - low, 0.05)
+    middle = (low + high) / 2
+    low, high = middle - span * 0.6, middle + span * 0.6
+    if min(found) >= 0.0 and max(found) <= 1.0:
+        low, high = max(low, 0.0), min(high, 1.0)
+    return low, high

@@ -183,6 +183,12 @@ def render_markdown(result: RunReport) -> str:
     """A GitHub-flavoured summary (fits $GITHUB_STEP_SUMMARY): verdict, table, failures."""
     failed = [g for g in result.gates if not g.passed]
     lines = ["## receval", ""]
+    run = result.run
+    if run is not None:
+        about = f"Run {run.started_at:%Y-%m-%d %H:%M:%S} UTC, id {markdown_code(run.id)}"
+        about += "" if run.label is None else f", label {markdown_code(run.label)}"
+        tags = ", ".join(markdown_code(f"{k}={v}") for k, v in run.tags.items())
+        lines += [about + (f", tags {tags}" if tags else "") + ".", ""]
     if result.gates:
         verdict = (
             f"❌ {len(failed)} of {len(result.gates)} gates failed"
@@ -238,7 +244,8 @@ def render_junit(result: RunReport) -> str:
     """JUnit XML as Ant writes it (read by Jenkins, GitLab, Azure DevOps, ...): one test
     suite, one test case per gate, a failure element for each failed gate."""
     failures = sum(not g.passed for g in result.gates)
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    moment = datetime.datetime.now(datetime.UTC) if result.run is None else result.run.started_at
+    now = moment.strftime("%Y-%m-%dT%H:%M:%S")
     root = ElementTree.Element("testsuites")
     suite = ElementTree.SubElement(
         root,
@@ -255,7 +262,13 @@ def render_junit(result: RunReport) -> str:
         time=f"{result.elapsed_seconds:.3f}",
     )
     properties = ElementTree.SubElement(suite, "properties")
-    for name, value in (("receval_version", result.version), ("passed", str(result.passed))):
+    facts = [("receval_version", result.version), ("passed", str(result.passed))]
+    if result.run is not None:
+        run = result.run.to_dict()
+        facts += [(f"run_{key}", str(run[key])) for key in ("id", "started_at", "config_hash")]
+        facts += [("run_label", run["label"])] if run["label"] is not None else []
+        facts += [(f"run_tag_{key}", value) for key, value in run["tags"].items()]
+    for name, value in facts:
         value = xml_text(value)
         ElementTree.SubElement(properties, "property", name=name, value=value)
     for gate in result.gates:

@@ -1,0 +1,147 @@
+"""`receval history PATH`: the trends of a history store (`receval run --history PATH`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from receval_cli import console
+from receval_cli.choices import HistoryFormat
+from receval_cli.cli.common import fail
+from receval_cli.errors import RecEvalError, UsageError
+from receval_cli.report.destinations import REPORT_EXTENSIONS, Destination, format_of, is_stdout
+
+
+def history_command(
+    store: Annotated[
+        Path,
+        typer.Argument(help="The history store: the folder `receval run --history` appends to."),
+    ],
+    format: Annotated[
+        HistoryFormat | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json, markdown, csv or html (default: the --output file's "
+            "extension, else table).",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to this file (atomically; the format from its extension); - for "
+            "standard output.",
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric", "-m", help="Only this metric (a name or a pattern, e.g. 'ndcg@*'); repeat."
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="Only this model (a name or a pattern); repeat."),
+    ] = None,
+    segment: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--segment",
+            help="Also this segment (a name such as country=DE, or a pattern: '*' for all); "
+            "without it, all users only.",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="Only runs from then on: a date or time (UTC), or an age: 7d, 12h."
+        ),
+    ] = None,
+    last: Annotated[
+        int,
+        typer.Option("--last", min=1, help="Show the last N runs of each series."),
+    ] = 30,
+    window: Annotated[
+        int,
+        typer.Option(
+            "--window",
+            min=1,
+            help="Compare the latest value with the median of up to this many runs before it.",
+        ),
+    ] = 7,
+    prune: Annotated[
+        bool,
+        typer.Option("--prune", help="Remove all but the latest --keep runs from the store."),
+    ] = False,
+    keep: Annotated[
+        int | None,
+        typer.Option("--keep", min=0, help="With --prune: how many of the latest runs to keep."),
+    ] = None,
+) -> None:
+    """Trends of a history store: per model and metric the latest value, the change
+    against the previous run and the recent median, and a sparkline."""
+    from receval_cli.history.pages import history_table, render_history
+    from receval_cli.history.store import read_store
+    from receval_cli.history.trends import Selection, parse_since, trends
+    from receval_cli.report.writing import check_destination, write_outputs
+
+    try:
+        if prune or keep is not None:
+            _prune(store, prune, keep)
+            return
+        if not store.exists():
+            fix = "Append runs to it with `receval run CONFIG --history PATH`."
+            raise UsageError(
+                f"history store {store} does not exist. {fix}", path=store, found=None, fix=fix
+            )
+        chosen = format.value if format is not None else None
+        if output is None or is_stdout(output):
+            destination = Destination(None, chosen or HistoryFormat.table.value)
+        else:
+            check_destination(output)
+            allowed = [f.value for f in HistoryFormat]
+            fmt = format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed)
+            destination = Destination(output, fmt)
+        selection = Selection(
+            metrics=metric or [],
+            models=model or [],
+            segments=segment or [],
+            since=None if since is None else parse_since(since),
+            last=last,
+            window=window,
+        )
+        found = trends(read_store(store), selection)
+        if destination.path is not None or destination.format != "table":
+            write_outputs(
+                {destination: render_history(store, found, selection, destination.format)}
+            )
+    except RecEvalError as error:
+        raise fail(error) from None
+    if destination.path is None and destination.format == "table":
+        console.show(history_table(store, found, selection))
+
+
+def _prune(store: Path, prune: bool, keep: int | None) -> None:
+    """--prune --keep N: the store's latest N runs kept, the others' files removed."""
+    from rich.text import Text
+
+    from receval_cli.history.store import prune as prune_store
+
+    if not prune or keep is None:
+        fix = "Give both: --prune --keep N."
+        raise UsageError(
+            f"{'--prune needs --keep N' if prune else '--keep works with --prune'}. {fix}",
+            key="--prune" if prune else "--keep",
+            found=None,
+            fix=fix,
+        )
+    if not store.is_dir():
+        fix = "Name the folder `receval run --history` appends to."
+        raise UsageError(f"history store {store} is not a folder. {fix}", path=store, fix=fix)
+    done = prune_store(store, keep)
+    removed = len(done.removed)
+    console.show(Text(f"history {store}: kept {done.kept} runs, removed {removed} run file(s)."))

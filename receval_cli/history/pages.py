@@ -1,0 +1,261 @@
+"""`receval history` shown: a rich table with sparklines on a terminal, JSON, Markdown,
+CSV, or a self-contained HTML page with one trend plot per metric.
+
+Each row is a series (model, segment, metric): its runs, the latest value, the change
+against the previous run and against the median of up to --window runs before it, and a
+flag where the latest run is worse than the previous one beyond both intervals.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from receval_cli.escaping import csv_cell, markdown_code, markdown_text
+from receval_cli.history.trends import Selection, Trend, sparkline
+from receval_cli.version import __version__
+
+SIGNIFICANT = "significant drop"
+_NONE = "—"
+_FLAG_NOTE = (
+    "significant drop: the latest run's confidence interval lies entirely on the worse side "
+    "of the previous run's (a conservative reading of two intervals)."
+)
+
+
+def _value(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return _NONE
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def _change(trend: Trend, change: float | None, reference: float | None) -> str:
+    if change is None:
+        return _NONE
+    text = _value(change, signed=True)
+    if reference:
+        text += f" ({change / abs(reference):+.1%})"
+    return text
+
+
+def _flag(trend: Trend) -> str:
+    return SIGNIFICANT if trend.significant_drop else ""
+
+
+def _segment(trend: Trend) -> str:
+    return "all users" if trend.segment is None else trend.segment
+
+
+def _columns(trend: Trend) -> dict[str, str]:
+    """A series' row as text (Markdown and the table share it)."""
+    previous = None if trend.previous is None else trend.previous.value
+    return {
+        "model": trend.model,
+        "segment": _segment(trend),
+        "metric": trend.metric,
+        "runs": str(len(trend.points)),
+        "latest": _value(trend.latest.value),
+        "run": trend.latest.name,
+        "vs previous": _change(trend, trend.change_previous, previous),
+        f"vs median of {trend.window}": _change(trend, trend.change_median, trend.median),
+        "trend": sparkline([p.value for p in trend.points]),
+        "flag": _flag(trend),
+    }
+
+
+def _has_segments(found: list[Trend]) -> bool:
+    return any(t.segment is not None for t in found)
+
+
+def history_table(store: Path, found: list[Trend], selection: Selection) -> Table | Text:
+    if not found:
+        return Text(f"history {store}: no runs match.")
+    table = Table(title=f"history {store}", title_justify="left")
+    columns = list(_columns(found[0]))
+    if not _has_segments(found):
+        columns.remove("segment")
+    for name in columns:
+        numeric = name in ("runs", "latest") or name.startswith("vs ")
+        table.add_column(name, justify="right" if numeric else "left", no_wrap=name == "trend")
+    for trend in found:
+        cells = _columns(trend)
+        row: list[str | Text] = []
+        for name in columns:
+            worse = (name == "vs previous" and trend.worse(trend.change_previous)) or (
+                name.startswith("vs median") and trend.worse(trend.change_median)
+            )
+            style = "red" if worse or (name == "flag" and cells[name]) else ""
+            row.append(Text(cells[name], style=style))
+        table.add_row(*row)
+    if any(t.significant_drop for t in found):
+        table.caption = _FLAG_NOTE
+    return table
+
+
+def render_history(store: Path, found: list[Trend], selection: Selection, fmt: str) -> str:
+    if fmt == "json":
+        data = {
+            "store": str(store),
+            "window": selection.window,
+            "last": selection.last,
+            "series": [t.to_dict() for t in found],
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        return _csv(found)
+    if fmt == "markdown":
+        return _markdown(store, found)
+    if fmt == "html":
+        return _html(store, found, selection)
+    raise ValueError(fmt)
+
+
+_CSV_FIELDS = (
+    "model",
+    "segment",
+    "metric",
+    "runs",
+    "latest",
+    "latest_run_id",
+    "latest_started_at",
+    "latest_label",
+    "previous",
+    "change_previous",
+    "median",
+    "median_runs",
+    "change_median",
+    "significant_drop",
+)
+
+
+def _csv(found: list[Trend]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(_CSV_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for trend in found:
+        data = trend.to_dict()
+        row: dict[str, Any] = {
+            "model": trend.model,
+            "segment": trend.segment,
+            "metric": trend.metric,
+            "runs": data["runs"],
+            "latest": trend.latest.value,
+            "latest_run_id": trend.latest.run_id,
+            "latest_started_at": data["latest"]["started_at"],
+            "latest_label": trend.latest.label,
+            "previous": None if trend.previous is None else trend.previous.value,
+            "change_previous": trend.change_previous,
+            "median": trend.median,
+            "median_runs": trend.median_runs,
+            "change_median": trend.change_median,
+            "significant_drop": trend.significant_drop,
+        }
+        writer.writerow({k: "" if v is None else csv_cell(v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def _markdown(store: Path, found: list[Trend]) -> str:
+    lines = [f"## receval history: {markdown_code(store)}", ""]
+    if not found:
+        return "\n".join([*lines, "No runs match.", ""])
+    columns = list(_columns(found[0]))
+    if not _has_segments(found):
+        columns.remove("segment")
+    lines.append("| " + " | ".join(columns) + " |")
+    numeric = [c in ("runs", "latest") or c.startswith("vs ") for c in columns]
+    lines.append("|" + "|".join("---:" if n else "---" for n in numeric) + "|")
+    for trend in found:
+        cells = _columns(trend)
+        shown = [
+            cells[c] if n else markdown_text(cells[c])
+            for c, n in zip(columns, numeric, strict=True)
+        ]
+        lines.append("| " + " | ".join(shown) + " |")
+    if any(t.significant_drop for t in found):
+        lines += ["", _FLAG_NOTE]
+    return "\n".join(lines) + "\n"
+
+
+def _html(store: Path, found: list[Trend], selection: Selection) -> str:
+    from receval_cli.report import plots
+    from receval_cli.report.html import number_html, standalone_page, table_html
+
+    title = f"receval history: {store}"
+    if not found:
+        return standalone_page(title, __version__, "", "<p>No runs match.</p>\n")
+    columns = [c for c in _columns(found[0]) if c != "trend"]
+    if not _has_segments(found):
+        columns.remove("segment")
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    rows = []
+    for trend in found:
+        cells = _columns(trend)
+        cells["latest"] = number_html(trend.latest.value)
+        tds = []
+        for name in columns:
+            worse = (name == "vs previous" and trend.worse(trend.change_previous)) or (
+                name.startswith("vs median") and trend.worse(trend.change_median)
+            )
+            numeric = name in ("runs", "latest") or name.startswith("vs ")
+            classes = " ".join(c for c in ("num" if numeric else "", "fail" if worse else "") if c)
+            text = cells[name] if name == "latest" else escape(cells[name])
+            tds.append(f'<td class="{classes}">{text}</td>' if classes else f"<td>{text}</td>")
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    note = f'<p class="note">{escape(_FLAG_NOTE)}</p>\n' if any(_flag(t) for t in found) else ""
+    figures = []
+    groups: dict[tuple[str | None, str], list[Trend]] = {}
+    for trend in found:
+        groups.setdefault((trend.segment, trend.metric), []).append(trend)
+    for number, ((segment, metric), trends) in enumerate(groups.items(), start=1):
+        runs = sorted(
+            {(p.started_at, p.run_id, p.name) for t in trends for p in t.points},
+            key=lambda r: (r[0], r[1]),
+        )
+        position = {run_id: i for i, (_, run_id, _) in enumerate(runs)}
+        series = {
+            t.model: [
+                (
+                    position[p.run_id],
+                    p.value,
+                    None if p.low is None or p.high is None else (p.low, p.high),
+                )
+                for p in t.points
+            ]
+            for t in trends
+        }
+        bounds = {}
+        if trends[-1].gate_min is not None:
+            bounds["min"] = trends[-1].gate_min
+        if trends[-1].gate_max is not None:
+            bounds["max"] = trends[-1].gate_max
+        name = metric if segment is None else f"{metric} [{segment}]"
+        svg = plots.trend_figure(name, series, [r[2] for r in runs], bounds, f"fig{number}-")
+        caption = f"{escape(name)} over the last {len(runs)} runs"
+        if any(p.low is not None for t in trends for p in t.points):
+            caption += "; bands: confidence intervals"
+        if bounds:
+            caption += "; dashed: the gate's bounds"
+        figures.append(
+            f'<figure class="plot" data-kind="trend" data-name="{escape(name)}">\n{svg}'
+            f"<figcaption>{caption}</figcaption>\n</figure>\n"
+        )
+    latest = max((t.latest for t in found), key=lambda p: (p.started_at, p.run_id))
+    header = (
+        f'<p class="about">{len(groups)} metrics; latest run {escape(latest.name)} '
+        f"(id {escape(latest.run_id)}); change against the median of up to "
+        f"{selection.window} runs before the latest</p>\n"
+    )
+    body = (
+        f'<section id="trends">\n<h2>Latest values and changes</h2>\n'
+        f"{table_html(head, rows)}{note}</section>\n"
+        f'<section id="plots">\n<h2>Trends</h2>\n<div class="plots trends">\n'
+        f"{''.join(figures)}</div>\n</section>\n"
+    )
+    return standalone_page(title, __version__, header, body)
