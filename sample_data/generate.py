@@ -11,7 +11,8 @@ logged_clicks.csv and click_predictions.csv a click log and a new policy (config
 catalog.jsonl (every item: title, genre, tags, an 8-number embedding) and interactions.csv
 (a training log that favours popular items) feed the beyond-accuracy metrics
 (configs/beyond.yaml). popular_predictions.csv is a most-popular baseline model
-(configs/compare.yaml).
+(configs/compare.yaml). users.csv gives each user a country and whether they are new
+(configs/segments.yaml).
 """
 
 from __future__ import annotations
@@ -146,6 +147,17 @@ def build_popular_model(predictions: pl.DataFrame, interactions: pl.DataFrame) -
     return users.join(top.select("item_id", "score"), how="cross")
 
 
+def build_users() -> pl.DataFrame:
+    """Each user's attributes: a country (DE, FR, US; US the most common) and whether the
+    user is new (about one in four)."""
+    rng = random.Random(2411)
+    rows = [
+        (f"u{u:03d}", rng.choices(["DE", "FR", "US"], [3, 2, 5])[0], rng.random() < 0.25)
+        for u in range(1, N_USERS + 11)
+    ]
+    return pl.DataFrame(rows, schema=["user_id", "country", "new_user"], orient="row")
+
+
 def _sigmoid(x: float) -> float:
     return 1 / (1 + math.exp(-x))
 
@@ -164,6 +176,7 @@ def main() -> None:
         for row in build_catalog().iter_rows(named=True):
             handle.write(json.dumps(row) + "\n")
     truth.write_parquet(HERE / "ground_truth.parquet")
+    build_users().write_csv(HERE / "users.csv")
     lists = predictions.sort(["user_id", "score", "item_id"], descending=[False, True, True])
     lists = lists.group_by("user_id", maintain_order=True).agg(pl.col("item_id").alias("items"))
     with open(HERE / "predictions_lists.jsonl", "w", encoding="utf-8") as handle:

@@ -1,7 +1,8 @@
 """`receval run --format html`: one self-contained page with the metrics and the figures.
 
 The bundled configs (quickstart: one model, several cutoffs; compare: two models with
-intervals and comparisons; beyond: beyond-accuracy metrics with a catalog) are rendered
+intervals and comparisons; beyond: beyond-accuracy metrics with a catalog; segments: two
+models by country and by new users) are rendered
 once each (module fixture) and checked against the JSON report of the same run, the
 per-user Parquet file and plain polars computations on the sample files. The Chromium
 tests render the pages headless: no console message (the page has no script, so any
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+import yaml
 from cli_helpers import NDCG_2, PRECISION_1, hand_case, invoke, write, write_config
 from matplotlib.image import imread
 
@@ -30,7 +32,7 @@ from receval_cli.metrics import MetricSpec
 
 ROOT = Path(__file__).parent.parent
 SAMPLE = ROOT / "sample_data"
-CONFIGS = ("quickstart", "compare", "beyond")
+CONFIGS = ("quickstart", "compare", "beyond", "segments")
 FIGURE = re.compile(
     r'<figure class="plot" data-kind="(\w+)" data-name="([^"]*)">(.*?)</figure>', re.S
 )
@@ -43,6 +45,7 @@ class Run:
     printed: str  # the same run's page on stdout
     report: dict[str, Any]  # --format json
     per_user_metrics: list[str]  # the per-user metric columns of --per-user
+    per_user: pl.DataFrame  # the --per-user file
 
 
 REPRODUCIBLE: dict[str, str | None] = {"SOURCE_DATE_EPOCH": "1764000000"}
@@ -65,12 +68,20 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
         parquet = folder / f"{name}.parquet"
         as_json = invoke("run", config, "--format", "json", "--per-user", parquet)
         assert as_json.exit_code == 0, as_json.stderr
-        columns = pl.read_parquet(parquet).columns
+        per_user = pl.read_parquet(parquet)
+        columns = per_user.columns
+        segment_attributes = yaml.safe_load(config.read_text(encoding="utf-8")).get(
+            "segment_by", []
+        )
         found[name] = Run(
+            per_user=per_user,
             page=page.read_text(encoding="utf-8"),
             printed=printed.stdout,
             report=json.loads(as_json.stdout),
-            per_user_metrics=[c for c in columns if c not in ("model", "user", "status")],
+            # the metric columns (not the segment attributes beside them)
+            per_user_metrics=[
+                c for c in columns if c not in ("model", "user", "status", *segment_attributes)
+            ],
         )
     return found
 
@@ -124,9 +135,41 @@ def expected_figures(run: Run) -> dict[str, set[str]]:
             label = f"{spec.name}@k" + str(spec).removeprefix(f"{spec.name}@{spec.k}")
             families.setdefault(label, set()).add(spec.k)
     beyond = "items" in next(iter(models_of(run.report).values()))
+    models = models_of(run.report)
+    # one histogram per family: the gated cutoff, else the deepest; not for 0/1 values
+    gated = {g["metric"] for g in run.report["gates"]["results"]}
+    chosen: dict[str, str] = {}
+    for metric in run.per_user_metrics:
+        if run.per_user.get_column(metric).drop_nulls().is_empty():
+            continue
+        spec = MetricSpec.parse(metric)
+        family = spec.name + str(spec).removeprefix(f"{spec.name}@{spec.k}")
+        ranked = (metric in gated, spec.k or 0)
+        current = chosen.get(family)
+        if current is None or ranked > (current in gated, MetricSpec.parse(current).k or 0):
+            chosen[family] = metric
+    histograms = {
+        m
+        for m in chosen.values()
+        if not run.per_user.get_column(m).drop_nulls().cast(pl.Float64).is_in([0.0, 1.0]).all()
+    }
+    in_unit = {
+        m
+        for m in chosen.values()
+        if all(
+            0 <= (b["metrics"][m] if b["metrics"][m] is not None else 0) <= 1
+            for b in models.values()
+        )
+    }
+    segments: set[str] = set()
+    for model in models.values():
+        for segment in model.get("segments", {}):
+            segments |= {f"{segment.split('=')[0]}:{m}" for m in in_unit}
     return {
         "curve": {family for family, ks in families.items() if len(ks) >= 2},
-        "histogram": set(run.per_user_metrics),
+        "histogram": histograms,
+        "bars": {"models"} if len(models) > 1 and in_unit else set(),
+        "segment": segments,
         "long_tail": {"exposure"} if beyond else set(),
         "lorenz": {"gini"} if beyond else set(),
         "comparison": {""} if "comparisons" in run.report else set(),

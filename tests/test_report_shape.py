@@ -30,8 +30,8 @@ OTHER_CSV = "user,item,score\nu1,b,0.9\nu1,a,0.8\nu2,d,0.9\nu2,e,0.5\n"
 # the keys of a model's block, in their order, and the run-wide keys (README, "Reports")
 MODEL_KEYS = ["metrics", "confidence", "users", "pairs", "logged", "items", "unknown_items"]
 MODEL_KEYS += ["segments", "inputs"]
-RUN_KEYS = ["receval_version", "run", "models", "best", "comparisons", "gates", "warnings"]
-RUN_KEYS += ["conventions", "config", "elapsed_seconds"]
+RUN_KEYS = ["receval_version", "run", "models", "best", "comparisons", "history", "gates"]
+RUN_KEYS += ["warnings", "conventions", "config", "elapsed_seconds"]
 
 
 def in_order(keys: list[str], order: list[str]) -> bool:

@@ -47,6 +47,8 @@ def test_shipped_files_are_the_generator_output() -> None:
     assert_frame_equal(catalog, generator().build_catalog())
     popular = pl.read_csv(ROOT / "sample_data" / "popular_predictions.csv")
     assert_frame_equal(popular, generator().build_popular_model(predictions, interactions))
+    users = pl.read_csv(ROOT / "sample_data" / "users.csv")
+    assert_frame_equal(users, generator().build_users())
 
 
 def test_bundled_configs_run() -> None:
@@ -54,6 +56,6 @@ def test_bundled_configs_run() -> None:
 
     from receval_cli.cli.app import app
 
-    for config in ("quickstart", "ratings", "ctr", "beyond", "compare"):
+    for config in ("quickstart", "ratings", "ctr", "beyond", "compare", "segments"):
         result = CliRunner().invoke(app, ["run", str(ROOT / "configs" / f"{config}.yaml")])
         assert result.exit_code == 0, (config, result.stderr)

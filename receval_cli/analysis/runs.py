@@ -153,10 +153,16 @@ def _run_report(
     """The run's report, whatever the engine and the number of models: every gate (in
     one place: _gates), the best model(s) per metric, the resolved config, the RunInfo."""
     reports, gates = _gates(loaded, reports, compared)
-    gates += _history_gates(loaded, reports, compared)
+    store = history_path(loaded)
+    past = None
+    if store is not None:
+        from receval_cli.history.store import read_store
+
+        past = read_store(store)
+        gates += _history_gates(loaded, reports, compared, past)
     config = resolved_config(loaded)
     conventions = loaded.config.conventions.model_dump()
-    return RunReport(
+    report = RunReport(
         models=reports,
         gates=gates,
         config=config,
@@ -174,6 +180,13 @@ def _run_report(
         run_warnings=list(warnings or []),
         run=run_info(started.at, config, conventions, started.label),
     )
+    if store is None or past is None:
+        return report
+    from receval_cli.history.store import history_rows
+    from receval_cli.history.trends import recent_changes
+
+    recent = recent_changes(past, history_rows(report), str(store))
+    return dataclasses.replace(report, history=recent)
 
 
 def _comparable(
@@ -357,17 +370,16 @@ def check_history_gates(loaded: LoadedConfig) -> None:
 
 
 def _history_gates(
-    loaded: LoadedConfig, reports: dict[str, Report], compared: Compared | None
+    loaded: LoadedConfig, reports: dict[str, Report], compared: Compared | None, past: Any
 ) -> list[GateResult]:
     """The gates against the recent past: for every model the gate applies to (not the
-    baseline model of a comparison), today's value against the store's past runs."""
+    baseline model of a comparison), today's value against the store's `past` runs (a
+    polars DataFrame: store.read_store)."""
     wanted = {m: g for m, g in loaded.gates.items() if g.history is not None}
-    store = history_path(loaded)
-    if not wanted or store is None:
+    if not wanted:
         return []
-    from receval_cli.history.store import past_values, read_store
+    from receval_cli.history.store import past_values
 
-    past = read_store(store)
     baseline = None if compared is None else compared.baseline
     results = []
     for metric, gate in wanted.items():

@@ -253,3 +253,35 @@ def sparkline(values: list[float | None]) -> str:
         else:
             marks.append(SPARKS[round((value - low) / (high - low) * (len(SPARKS) - 1))])
     return "".join(marks)
+
+
+def recent_changes(
+    past: pl.DataFrame, today: pl.DataFrame, store: str, window: int = 7
+) -> dict[str, Any]:
+    """The run's `history` block: for each model and metric (all users), today's value
+    against the previous run's and the median of up to `window` runs before it, from the
+    store's `past` rows and `today`'s (store.history_rows)."""
+    rows = pl.concat([past, today], how="diagonal_relaxed") if past.height else today
+    run_id = today["run_id"][0] if today.height else None
+    found = trends(rows, Selection(window=window, last=window + 1))
+    series = []
+    for trend in found:
+        if trend.segment is not None or trend.latest.run_id != run_id:
+            continue
+        previous = trend.previous
+        series.append(
+            {
+                "model": trend.model,
+                "metric": trend.metric,
+                "higher_is_better": trend.higher_is_better,
+                "value": trend.latest.value,
+                "previous": None if previous is None else previous.value,
+                "previous_run_id": None if previous is None else previous.run_id,
+                "change_previous": trend.change_previous,
+                "median": trend.median,
+                "median_runs": trend.median_runs,
+                "change_median": trend.change_median,
+            }
+        )
+    past_runs = past["run_id"].n_unique() if past.height else 0
+    return {"store": store, "past_runs": past_runs, "window": window, "series": series}

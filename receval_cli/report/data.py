@@ -102,6 +102,9 @@ class RunReport:
     # the run's own warnings (a baseline report of other conventions or ground truth)
     run_warnings: list[str] = field(default_factory=list)
     run: RunInfo | None = None  # when it started, its id, config hash, label and tags
+    # with a history store: each model's metrics against the store's recent runs
+    # (history/trends.py, recent_changes)
+    history: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -166,6 +169,7 @@ class RunReport:
             "models": {name: report.to_dict() for name, report in self.models.items()},
             "best": self.best,
             **({"comparisons": comparisons} if comparisons is not None else {}),
+            **({"history": self.history} if self.history is not None else {}),
             "gates": {"passed": self.passed, "results": [g.to_dict() for g in self.gates]},
             "warnings": self.warnings,
             "conventions": self.conventions,

@@ -22,6 +22,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of_histogram
 from receval_cli.report import plots
 from receval_cli.report.data import Report, RunReport
+from receval_cli.report.headline import headline_html
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import confidence_line, gate_requirement, users_line
 
@@ -34,6 +35,7 @@ def render_html(result: RunReport) -> str:
     """The whole page, as text."""
     page = _Page(result)
     sections = [
+        ("summary", "Summary", headline_html(result)),
         ("metrics", "Metrics", page.metrics()),
         ("gates", "Gates", page.gates()),
         ("users", "Users and items", page.users()),
@@ -166,7 +168,19 @@ class _Page:
         if self.result.comparison is not None:
             notes.append("Signed: the difference from the baseline; ▲/▼ a significant win/loss.")
         note = f'<p class="note">{escape(" ".join(notes))}</p>\n' if notes else ""
-        return table_html(head, rows) + note
+        figure = ""
+        if self.several:
+            chosen = list(self._representatives(list(self.first.metrics)).values())
+            svg = self._bars(chosen, self.models, self._prefix())
+            if svg:
+                caption = (
+                    "One cutoff per metric family (the gated one, else the deepest), the "
+                    "metrics in [0, 1] drawn on [0, 1]"
+                )
+                if self.first.confidence is not None:
+                    caption += "; error bars: the confidence intervals"
+                figure = f'<div class="wide">{self._figure("bars", "models", svg, caption)}</div>'
+        return table_html(head, rows) + note + figure
 
     def gates(self) -> str:
         if not self.result.gates:
@@ -309,8 +323,12 @@ class _Page:
                 column = rows.get_column(metric).cast(pl.Float64)
                 values.setdefault(metric, {})[name] = column.filter(column.is_finite()).to_list()
         figures = []
-        for metric, by_model in values.items():
-            if not any(by_model.values()):
+        binary = []
+        shown = self._representatives([m for m in values if any(values[m].values())])
+        for family, metric in shown.items():
+            by_model = values[metric]
+            if all(v in (0.0, 1.0) for series in by_model.values() for v in series):
+                binary.append(metric)  # 0 or 1 per user: the mean says it all
                 continue
             svg = plots.histogram_figure(metric, by_model, self._prefix())
             summaries = []
@@ -319,8 +337,58 @@ class _Page:
                 text = f"{len(series)} users, mean {number_html(mean)}"
                 summaries.append(f"{escape(name)}: {text}" if self.several else text)
             caption = f"<code>{escape(metric)}</code>: " + "; ".join(summaries)
+            others = self._siblings(family, metric)
+            if others:
+                caption += f"; one cutoff of {escape(_family_label(family))} ({escape(others)})"
             figures.append(self._figure("histogram", metric, svg, caption + "; dashed: the mean"))
-        return _grid(figures)
+        note = ""
+        if binary:
+            listed = ", ".join(binary)
+            note = (
+                f'<p class="note">Not drawn: {escape(listed)}, 0 or 1 for every user (the '
+                "mean is the share of users with 1).</p>\n"
+            )
+        return _grid(figures) + note
+
+    def _representatives(self, metrics: list[str]) -> dict[str, str]:
+        """One metric per family (name and parameters, whatever the cutoff): the cutoff a
+        gate names, else the deepest one; in the order of the metrics."""
+        gated = {gate.metric for gate in self.result.gates}
+        chosen: dict[str, str] = {}
+        for metric in metrics:
+            spec = MetricSpec.parse(metric)
+            family = str(MetricSpec(spec.name, None, spec.params))
+            current = chosen.get(family)
+            deeper = current is not None and (MetricSpec.parse(current).k or 0) < (spec.k or 0)
+            if current is None or (current not in gated and (metric in gated or deeper)):
+                chosen[family] = metric
+        return chosen
+
+    def _siblings(self, family: str, metric: str) -> str:
+        """The family's other cutoffs in the report, as text (e.g. "also @5, @20")."""
+        others = []
+        for name in self.first.metrics:
+            spec = MetricSpec.parse(name)
+            if name != metric and str(MetricSpec(spec.name, None, spec.params)) == family:
+                others.append(f"@{spec.k}")
+        return f"also {', '.join(others)}" if others else ""
+
+    def _bars(self, metrics: list[str], reports: Mapping[str, Report], prefix: str) -> str:
+        """Grouped bars of `metrics` (those in [0, 1]) for each of `reports`, intervals as
+        error bars; "" when none of them can be drawn on [0, 1]."""
+        unit = [
+            m
+            for m in metrics
+            if all((v := r.metrics.get(m)) is None or 0.0 <= v <= 1.0 for r in reports.values())
+            and any(r.metrics.get(m) is not None for r in reports.values())
+        ]
+        if not unit:
+            return ""
+        bars = {
+            name: [(report.metrics.get(m), _interval(report, m)) for m in unit]
+            for name, report in reports.items()
+        }
+        return plots.bars_figure(unit, bars, prefix)
 
     def exposure(self) -> str:
         exposures: dict[str, list[tuple[int, int]]] = {}
@@ -387,7 +455,7 @@ class _Page:
         return "whole" if deepest is None else f"top-{deepest}"
 
     def segments(self) -> str:
-        parts = []
+        parts = [self._segment_multiples()]
         for name, report in self.models.items():
             if not report.segments and not report.segments_skipped:
                 continue
@@ -412,6 +480,47 @@ class _Page:
                 parts.append(f"<p>{escape(f'{segment} not evaluated: {reason}')}</p>\n")
         return "".join(parts)
 
+    def _segment_multiples(self) -> str:
+        """Small multiples: for each attribute and each metric family, one small figure
+        of the metric in each of the attribute's segments, a bar per model (intervals as
+        error bars): the models compared within each segment."""
+        names = list(dict.fromkeys(s for r in self.models.values() for s in r.segments))
+        if not names:
+            return ""
+        attributes: dict[str, list[str]] = {}
+        for name in names:
+            attributes.setdefault(name.split("=", 1)[0], []).append(name)
+        chosen = list(self._representatives(list(self.first.metrics)).values())
+        parts = []
+        for attribute, segments in attributes.items():
+            figures = []
+            for metric in chosen:
+                bars = {
+                    model: [_segment_bar(report.segments.get(s), metric) for s in segments]
+                    for model, report in self.models.items()
+                }
+                values = [v for series in bars.values() for v, _ in series if v is not None]
+                if not values or min(values) < 0.0 or max(values) > 1.0:
+                    continue
+                labels = [s.split("=", 1)[1] for s in segments]
+                svg = plots.bars_figure(
+                    labels, bars, self._prefix(), ylabel=metric, size=(3.4, 2.4)
+                )
+                figures.append(
+                    self._figure(
+                        "segment",
+                        f"{attribute}:{metric}",
+                        svg,
+                        f"<code>{escape(metric)}</code> by {escape(attribute)}",
+                    )
+                )
+            if figures:
+                parts.append(
+                    f"<h3>{escape(attribute)}: {len(segments)} segments</h3>\n"
+                    f'<div class="plots small">\n{"".join(figures)}</div>\n'
+                )
+        return "".join(parts)
+
     def conventions(self) -> str:
         rows = [
             f"<tr><td><code>{escape(key)}</code></td><td>{escape(_plain(value))}</td></tr>"
@@ -421,6 +530,15 @@ class _Page:
 
     def inputs(self) -> str:
         return self._flat_table({name: report.inputs for name, report in self.models.items()})
+
+
+def _segment_bar(
+    part: Report | None, metric: str
+) -> tuple[float | None, tuple[float, float] | None]:
+    """A segment's value of the metric and its interval (None: not evaluated)."""
+    if part is None:
+        return None, None
+    return part.metrics.get(metric), _interval(part, metric)
 
 
 def _family_label(family: str) -> str:
@@ -531,9 +649,12 @@ figure.plot { margin: 0; background: #fff; border: 1px solid #ddd; padding: 0.5r
 figure.plot svg { width: 100%; height: auto; display: block; }
 figure.plot svg * { stroke-linejoin: round; stroke-linecap: butt; }
 .wide figure.plot { max-width: 760px; }
+.plots.small { grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); }
 .plots.trends { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
 figcaption { font-size: 0.85rem; color: #444; margin-top: 0.3rem; }
 footer { padding: 1.5rem; }
+ul.headline { font-size: 1rem; line-height: 1.6; }
+ul.headline li.fail::marker { color: #a11d1d; }
 """
 
 

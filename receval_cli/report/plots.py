@@ -93,7 +93,8 @@ def _legend(axes: Axes, names: Sequence[str]) -> None:
 
 
 def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
-    """family@k against k, one line per model, with a band for the intervals."""
+    """family@k against k, one line per model, with a band for the intervals; the y
+    axis is [0, 1] for values within it (_honest_axis)."""
     figure, axes = _figure()
     for index, (name, points) in enumerate(curves.items()):
         ks = [k for k, _, _ in points]
@@ -106,7 +107,8 @@ def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
     cutoffs = sorted({k for points in curves.values() for k, _, _ in points})
     axes.set_xticks(cutoffs)
     axes.set_xlabel("k (cutoff)")
-    axes.set_ylabel(label(family))
+    found = [v for points in curves.values() for _, v, b in points for v in (v, *(b or ()))]
+    axes.set_ylabel(label(family) + _honest_axis(axes, found))
     _legend(axes, list(curves))
     return to_svg(figure, prefix)
 
@@ -287,3 +289,58 @@ def _trend_range(found: Sequence[float]) -> tuple[float, float]:
     if min(found) >= 0.0 and max(found) <= 1.0:
         low, high = max(low, 0.0), min(high, 1.0)
     return low, high
+
+
+def _honest_axis(axes: Axes, found: Sequence[float]) -> str:
+    """Values that all lie in [0, 1] are drawn on [0, 1], so a change of 0.003 looks like
+    one; others on their own range, which the axis label then states (returned)."""
+    if found and min(found) >= 0.0 and max(found) <= 1.0:
+        axes.set_ylim(0.0, 1.0)
+        return ""
+    low, high = axes.get_ylim()
+    return f" (axis {low:.3g} to {high:.3g})"
+
+
+# per model: one (value, interval or None) per group on the x axis (None: no value)
+Bars = Mapping[str, Sequence[tuple[float | None, tuple[float, float] | None]]]
+
+
+def bars_figure(
+    groups: Sequence[str],
+    bars: Bars,
+    prefix: str,
+    ylabel: str = "value",
+    size: tuple[float, float] | None = None,
+) -> str:
+    """Grouped bars: one group per entry of `groups` (metrics, or segments), one bar per
+    model with its interval as an error bar; the y axis as _honest_axis draws it."""
+    width = max(4.6, 0.9 * len(groups) * max(1, len(bars)) ** 0.5 + 1.5)
+    figure, axes = _figure(size or (min(width, 9.0), 2.9))
+    models = list(bars)
+    step = 0.8 / max(len(models), 1)
+    found: list[float] = []
+    for index, (name, values) in enumerate(bars.items()):
+        offset = (index - (len(models) - 1) / 2) * step
+        xs, heights, lows, highs = [], [], [], []
+        for position, (value, interval) in enumerate(values):
+            if value is None:
+                continue
+            xs.append(position + offset)
+            heights.append(value)
+            low, high = interval if interval is not None else (value, value)
+            lows.append(value - low)
+            highs.append(high - value)
+            found += [value, low, high]
+        axes.bar(xs, heights, width=step * 0.9, color=color(index), label=label(name))
+        if any(lows) or any(highs):
+            axes.errorbar(
+                xs, heights, yerr=[lows, highs], fmt="none", ecolor="#333333", capsize=2, lw=0.8
+            )
+    axes.set_xticks(range(len(groups)), [label(g) for g in groups])
+    if len(groups) > 4:
+        for tick in axes.get_xticklabels():
+            tick.set_rotation(30)
+            tick.set_horizontalalignment("right")
+    axes.set_ylabel(label(ylabel) + _honest_axis(axes, found), fontsize=8)
+    _legend(axes, models)
+    return to_svg(figure, prefix)
