@@ -466,3 +466,44 @@ def test_the_history_page_renders_in_chromium(tmp_path: Path) -> None:
     shot = tmp_path / "history.png"
     assert render_in_chromium(page, shot, tmp_path / "profile") == []
     assert shot.stat().st_size > 10_000
+
+
+def test_a_run_id_already_in_the_store_is_refused(tmp_path: Path) -> None:
+    """SOURCE_DATE_EPOCH fixes the run id: the same run twice would name the same file,
+    and the second never replaces the first (exit 2, nothing written)."""
+    config = hand_case(tmp_path)
+    store = tmp_path / "store"
+    env = {"SOURCE_DATE_EPOCH": "1764000000"}
+    assert invoke("run", config, "-q", "--history", store, env=env).exit_code == 0
+    (first,) = store.iterdir()
+    before = first.read_bytes()
+    report = tmp_path / "report.json"
+    result = invoke("run", config, "-q", "--history", store, "-o", report, env=env)
+    assert_user_error(result, "already holds run", "SOURCE_DATE_EPOCH", "--label")
+    assert list(store.iterdir()) == [first]
+    assert first.read_bytes() == before
+    assert not report.exists()
+    labelled = invoke("run", config, "-q", "--history", store, "--label", "b", env=env)
+    assert labelled.exit_code == 0
+    assert len(list(store.iterdir())) == 2
+
+
+def test_an_exclusive_output_never_replaces_a_file(tmp_path: Path) -> None:
+    """The no-replace rename itself (the race the check before it cannot close): a file
+    already at the path stays, the other outputs are not written, no temporary is left."""
+    from receval_cli.errors import UsageError
+    from receval_cli.report.destinations import Destination
+    from receval_cli.report.writing import write_outputs
+
+    taken = write(tmp_path / "run.parquet", "first")
+    other = tmp_path / "report.json"
+    with pytest.raises(UsageError, match="already exists"):
+        write_outputs(
+            {
+                Destination(other, "json"): "{}",
+                Destination(taken, "parquet", exclusive=True): "second",
+            }
+        )
+    assert taken.read_text() == "first"
+    assert not other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.parquet"]

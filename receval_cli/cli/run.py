@@ -263,8 +263,19 @@ def _run(
             contents[per_user] = frame_writer(per_user_values(report), per_user.format)
         if store is not None:  # the run's own file in the store, with the other outputs
             assert report.run is not None
+            kept_path = run_file(store, report.run.id)
+            if kept_path.exists():
+                fix = "Unset SOURCE_DATE_EPOCH, or give this run another --label or --tag."
+                raise UsageError(
+                    f"history store {store} already holds run {report.run.id}: with "
+                    "SOURCE_DATE_EPOCH set, the same config, label and tags give the same run "
+                    f"id. Nothing was written. {fix}",
+                    path=kept_path,
+                    found=report.run.id,
+                    fix=fix,
+                )
             prepare_store(store)
-            kept = Destination(run_file(store, report.run.id), "parquet")
+            kept = Destination(kept_path, "parquet", exclusive=True)
             contents[kept] = frame_writer(history_rows(report), "parquet")
         for destination in destinations:
             if destination.path is not None or destination.format != "table":

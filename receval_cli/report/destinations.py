@@ -58,6 +58,8 @@ class Destination:
     path: Path | None
     format: str
     append: bool = False
+    # never replace a file already at the path (a run's file in the history store)
+    exclusive: bool = False
 
     @property
     def name(self) -> str:

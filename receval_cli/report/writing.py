@@ -138,6 +138,9 @@ def write_outputs(outputs: Mapping[Destination, Content]) -> None:
     for destination in files:
         assert destination.path is not None
         check_destination(destination.path)
+    # the files that must not replace one renamed first: if one is there, nothing is
+    files = dict(sorted(files.items(), key=lambda item: not item[0].exclusive))
+    exclusive = {d.path for d in files if d.exclusive}
     staged: dict[Path, Path] = {}
     try:
         for destination, content in files.items():
@@ -147,7 +150,8 @@ def write_outputs(outputs: Mapping[Destination, Content]) -> None:
             _fill(staged[destination.path], destination, target, content)
         with held():
             for index, (path, temporary) in enumerate(list(staged.items())):
-                _rename(temporary, path, _target(path), first=index == 0)
+                rename = _rename_exclusive if path in exclusive else _rename
+                rename(temporary, path, _target(path), first=index == 0)
                 del staged[path]
                 _written.append(path)
     finally:  # on any failure, an exception or an interrupt: no temporary file is left
@@ -269,6 +273,24 @@ def _rename(temporary: Path, path: Path, target: Path, first: bool) -> None:
         os.replace(temporary, target)
     except OSError as error:  # rare: the temporary file is written, next to its path
         raise _unwritable(path, error, untouched=first) from None
+
+
+def _rename_exclusive(temporary: Path, path: Path, target: Path, first: bool) -> None:
+    """Rename into place only where no file is: a hard link fails on an existing name,
+    atomically, where a rename would replace it."""
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        fix = "Nothing was written; run again (a new run has a new name)."
+        raise UsageError(
+            f"output {path} already exists, and it is never replaced. {fix}",
+            path=path,
+            found="an existing file",
+            fix=fix,
+        ) from None
+    except OSError as error:
+        raise _unwritable(path, error, untouched=first) from None
+    temporary.unlink()
 
 
 def _unwritable(path: Path, error: Exception, untouched: bool = True) -> UsageError:

@@ -1,0 +1,110 @@
+"""The HTML report's summary and story (#19 item 5): what the page says first, checked
+against the JSON report of the same run and numbers computed here."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import PREDICTIONS_CSV, hand_case, invoke, write
+
+ROOT = Path(__file__).parent.parent
+WORSE = "user,item,score\nu1,c,0.9\nu1,a,0.8\nu1,b,0.7\nu2,e,0.9\nu2,d,0.5\n"
+REPRODUCIBLE: dict[str, str | None] = {"SOURCE_DATE_EPOCH": "1764000000"}
+
+
+def page_and_report(
+    config: Path, *args: str | Path, expect: int = 0, env: dict[str, str | None] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The run's page and JSON report (two runs; SOURCE_DATE_EPOCH unless `env`)."""
+    env = REPRODUCIBLE if env is None else env
+    page = invoke("run", config, "-f", "html", *args, env=env)
+    report = invoke("run", config, "-f", "json", *args, env=env)
+    assert page.exit_code == expect, page.stderr
+    assert report.exit_code == expect, report.stderr
+    return page.stdout, json.loads(report.stdout)
+
+
+def summary(page: str) -> str:
+    found = re.search(r'<section id="summary">(.*?)</section>', page, re.S)
+    assert found, "the page has no summary"
+    return found.group(1)
+
+
+def text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def test_the_summary_names_the_best_model_and_the_largest_differences() -> None:
+    page, report = page_and_report(ROOT / "configs" / "compare.yaml")
+    shown = summary(page)
+    counts = dict.fromkeys(report["models"], 0)
+    for winners in report["best"].values():
+        for name in winners:
+            counts[name] += 1
+    leader = max(counts, key=lambda name: counts[name])
+    assert f"Best: {leader}, on {counts[leader]} of {len(report['best'])} metrics" in text(shown)
+    results = report["comparisons"]["results"]
+    ranked = sorted(results, key=lambda r: -abs(r["difference"] / r["baseline"]))[:3]
+    lines = re.findall(r"<li>(model: <code>[^<]+</code>.*?)</li>", shown)
+    assert [re.search(r"<code>([^<]+)</code>", line).group(1) for line in lines] == [  # type: ignore[union-attr]
+        r["metric"] for r in ranked
+    ]
+    first = text(lines[0])
+    top = ranked[0]
+    assert f"{top['value']:.4f} against {top['baseline']:.4f}" in first
+    assert f"{top['difference']:+.4f}, {top['difference'] / abs(top['baseline']):+.1%}" in first
+    assert "significant" in first
+
+
+def test_the_summary_lists_each_failed_gate_with_its_margin(tmp_path: Path) -> None:
+    config = hand_case(tmp_path, gates={"ndcg@2": {"min": 0.9}, "precision@1": {"max": 0.2}})
+    page, report = page_and_report(config, expect=1)
+    shown = text(summary(page))
+    assert "2 of 2 gates failed" in shown
+    for gate in report["gates"]["results"]:
+        assert f"FAILED by {abs(gate['margin']):.6g}" in shown
+
+
+def test_the_summary_shows_the_changes_against_the_history(tmp_path: Path) -> None:
+    config = hand_case(tmp_path)
+    store = tmp_path / "history"
+    first, _ = page_and_report(config, "--history", store, env={})
+    assert "no past run to compare with yet" in text(summary(first))
+    write(tmp_path / "predictions.csv", WORSE)
+    invoke("run", config, "-q", "--history", store)  # the store's second run
+    write(tmp_path / "predictions.csv", PREDICTIONS_CSV)
+    page, report = page_and_report(config, "--history", store, env={})
+    history = report["history"]
+    # the store before this JSON run: two runs of the hand case (page and JSON), WORSE,
+    # and this call's page run
+    assert history["past_runs"] == 4
+    series = {s["metric"]: s for s in history["series"]}
+    precision = series["precision@1"]
+    # precision@1 in those runs: 0.5, 0.5, 0.0, 0.5: the median 0.5
+    assert precision["previous"] == 0.5
+    assert precision["median"] == 0.5
+    assert precision["change_median"] == 0.0
+    shown = text(summary(page))
+    assert "Largest changes against the history" not in shown  # nothing moved
+    write(tmp_path / "predictions.csv", WORSE)
+    page, report = page_and_report(config, "--history", store, env={})
+    shown = text(summary(page))
+    assert "Largest changes against the history" in shown
+    assert "precision@1 0.0000 against 0.5000 (the median of the last 5 runs): -0.5000" in shown
+
+
+@pytest.mark.parametrize("name", ["quickstart", "compare", "segments"])
+def test_every_unit_metric_is_drawn_on_zero_to_one(name: str) -> None:
+    """The curves, bars and small multiples: values in [0, 1] on an axis from 0 to 1
+    (matplotlib writes the limits' ticks); anything else states its span."""
+    page, _ = page_and_report(ROOT / "configs" / f"{name}.yaml")
+    for kind in ("curve", "bars", "segment"):
+        for body in re.findall(rf'data-kind="{kind}".*?</figure>', page, re.S):
+            assert "axis " not in body or re.search(r"\(axis [-\d.e]+ to [-\d.e]+\)", body)
+            if "axis " not in body:
+                assert ">1.0<" in body.replace(" ", "")
