@@ -171,6 +171,7 @@ def expected_figures(run: Run) -> dict[str, set[str]]:
         "bars": {"models"} if len(models) > 1 and in_unit else set(),
         "segment": segments,
         "long_tail": {"exposure"} if beyond else set(),
+        "popularity": {"popularity"} if beyond and run.report["config"]["interactions"] else set(),
         "lorenz": {"gini"} if beyond else set(),
         "comparison": {""} if "comparisons" in run.report else set(),
     }

@@ -108,3 +108,104 @@ def test_every_unit_metric_is_drawn_on_zero_to_one(name: str) -> None:
             assert "axis " not in body or re.search(r"\(axis [-\d.e]+ to [-\d.e]+\)", body)
             if "axis " not in body:
                 assert ">1.0<" in body.replace(" ", "")
+
+
+SAMPLE = ROOT / "sample_data"
+
+
+def _report(config: Path, **changes: Any) -> Any:
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.loading import load_config
+
+    loaded = load_config(config)
+    if changes:
+        import dataclasses
+
+        loaded = dataclasses.replace(loaded, config=loaded.config.model_copy(update=changes))
+    return evaluate_config(loaded).models["model"]
+
+
+@pytest.mark.parametrize("changes", [{}, {"partitions": 3}, {"engine": "streaming"}])
+def test_the_calibration_table_counts_every_scored_pair(changes: dict[str, Any]) -> None:
+    """ratings.yaml: the (predicted, actual) counts against plain polars over the sample
+    files (every rated pair is predicted; unrated predictions are ignored)."""
+    import polars as pl
+
+    report = _report(ROOT / "configs" / "ratings.yaml", **changes)
+    predictions = pl.read_csv(SAMPLE / "rating_predictions.csv")
+    truth = pl.read_parquet(SAMPLE / "ground_truth.parquet")
+    expected = (
+        predictions.join(truth, on=["user_id", "item_id"], how="inner")
+        .group_by(
+            predicted=pl.col("predicted_rating").cast(pl.Float64).round_sig_figs(3),
+            actual=pl.col("rating").cast(pl.Float64).round_sig_figs(3),
+        )
+        .agg(pairs=pl.len().cast(pl.Int64))
+        .sort("predicted", "actual")
+    )
+    assert report.calibration.equals(expected)
+    assert report.calibration["pairs"].sum() == report.pairs["used"]
+
+
+def test_the_weights_table_counts_the_matched_recommendations() -> None:
+    import polars as pl
+
+    report = _report(ROOT / "configs" / "ctr.yaml")
+    log = pl.read_csv(SAMPLE / "logged_clicks.csv")
+    recommended = pl.read_csv(SAMPLE / "click_predictions.csv")
+    matched = recommended.join(log, on=["user_id", "item_id"], how="inner")
+    expected = (
+        matched.group_by(weight=(1 / pl.col("propensity")).round_sig_figs(3))
+        .agg(recommendations=pl.len().cast(pl.Int64))
+        .sort("weight")
+    )
+    assert report.weights.equals(expected)
+    assert report.weights["recommendations"].sum() == report.logged["matched"]
+
+
+@pytest.mark.parametrize("changes", [{}, {"partitions": 3}])
+def test_the_popularity_groups_split_the_log(changes: dict[str, Any]) -> None:
+    """beyond.yaml: ten groups of 12 of the log's 120 items; each group's log rows are
+    the sum of the next 12 largest item counts (whatever the ties), and the groups hold
+    every recommended slot of the top-10 lists."""
+    import polars as pl
+
+    report = _report(ROOT / "configs" / "beyond.yaml", **changes)
+    bias = report.popularity_bias
+    counts = sorted(
+        pl.read_csv(SAMPLE / "interactions.csv").group_by("item_id").len()["len"].to_list(),
+        reverse=True,
+    )
+    assert len(counts) == 120
+    assert bias["group"].to_list() == list(range(1, 11))
+    assert bias["items"].to_list() == [12] * 10
+    assert bias["log_rows"].to_list() == [sum(counts[i : i + 12]) for i in range(0, 120, 12)]
+    lists = pl.read_csv(SAMPLE / "predictions.csv").group_by("user_id").len()
+    assert (
+        bias["recommendations"].sum()
+        == lists.select(pl.col("len").clip(upper_bound=10)).sum().item()
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "kinds"),
+    [
+        ("ratings", {"calibration", "residuals"}),
+        ("ctr", {"weights"}),
+        ("beyond", {"popularity", "long_tail", "lorenz"}),
+    ],
+)
+def test_the_story_figures_are_drawn(name: str, kinds: set[str], tmp_path: Path) -> None:
+    page, _ = page_and_report(ROOT / "configs" / f"{name}.yaml")
+    drawn = set(re.findall(r'<figure class="plot" data-kind="(\w+)"', page))
+    assert kinds <= drawn
+    from test_html import CHROMIUM, render_in_chromium
+
+    if CHROMIUM is not None:
+        path = write(tmp_path / f"{name}.html", page)
+        assert render_in_chromium(path, tmp_path / f"{name}.png", tmp_path / "profile") == []
+
+
+def test_spark_counts_the_same_calibration_table(spark_installed: None) -> None:
+    expected = _report(ROOT / "configs" / "ratings.yaml").calibration
+    assert _report(ROOT / "configs" / "ratings.yaml", engine="spark").calibration.equals(expected)

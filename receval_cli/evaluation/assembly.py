@@ -52,7 +52,13 @@ from receval_cli.evaluation.plan import (
     item_exposure,
     per_user_frame,
 )
-from receval_cli.evaluation.rating import finish_pairs, pair_join, pair_partial, pair_queries
+from receval_cli.evaluation.rating import (
+    calibration_table,
+    finish_pairs,
+    pair_join,
+    pair_partial,
+    pair_queries,
+)
 from receval_cli.evaluation.segment_split import (
     Segment,
     SegmentKeys,
@@ -246,6 +252,7 @@ class Run:
     spool: PerUserSpool | None = None  # the files per_user_rows reads (kept with the Report)
     extra_metrics: dict[str, float | None] = field(default_factory=dict)  # click metrics
     logged: dict[str, Any] | None = None
+    weights: pl.DataFrame | None = None  # click metrics: the matches' inverse propensities
     universe: Universe | None = None  # the catalog's items, when already read
     # segment_by: the segments to report (their Partials are merged.segments) and the
     # users' values (the per-user rows' last columns; a one-bucket run's click metrics)
@@ -305,13 +312,14 @@ def finish(merged: Partial, run: Run) -> Report:
     if facts.value_error is not None:
         raise facts.value_error
     metrics.update(facts.values)
-    pairs_block = None
+    pairs_block, calibration = None, None
     pair_specs = tuple(s for s in run.specs if lookup(s.name).scope == "pairs")
     if pair_specs and merged.pairs is not None:
         values, pairs_block = finish_pairs(
             merged.pairs, pair_specs, conventions, run.predictions, run.truth
         )
         metrics.update(values)
+        calibration = calibration_table(merged.pairs)
     metrics.update(run.extra_metrics)
     metrics = {str(spec): metrics[str(spec)] for spec in run.specs}
     guard_ranges(metrics, run.specs, conventions)
@@ -349,9 +357,12 @@ def finish(merged: Partial, run: Run) -> Report:
         per_user_rows=_per_user_rows(merged, run, per_user),
         per_user_files=run.spool,
         pairs=pairs_block,
+        calibration=calibration,
         logged=run.logged,
+        weights=run.weights,
         items=facts.items,
         exposure=facts.exposure,
+        popularity_bias=facts.popularity_bias,
         unknown_items=unknown,
         warnings=[no_value_warning(name) for name, value in metrics.items() if value is None],
     )
@@ -394,7 +405,7 @@ def _finish_segments(
                     dataclasses.replace(source, frame=source.frame.filter(mine))
                     for source in (run.predictions, run.truth)
                 )
-                values, own.logged = logged_metrics(
+                values, own.logged, own.weights = logged_metrics(
                     predictions, truth, logged_specs, run.conventions
                 )
                 own.extra_metrics.update(values)
@@ -561,7 +572,9 @@ def evaluate_inputs(
     if logged_specs:  # the checks first, as when there is none of them
         partial.facts = facts_of(partial, run)  # computed once: finish reads them again
         raise_checks(partial, run, partial.facts)
-        values, run.logged = logged_metrics(predictions, truth, logged_specs, conventions)
+        values, run.logged, run.weights = logged_metrics(
+            predictions, truth, logged_specs, conventions
+        )
         run.extra_metrics.update(values)
     return finish(partial, run)
 

@@ -128,9 +128,10 @@ def checked_log(
 
 def logged_metrics(
     predictions: Input, truth: Input, specs: tuple[MetricSpec, ...], conventions: Conventions
-) -> tuple[dict[str, float | None], dict[str, Any]]:
-    """The ctr estimates (None: matching with no match), and what the report says about
-    the match."""
+) -> tuple[dict[str, float | None], dict[str, Any], pl.DataFrame]:
+    """The ctr estimates (None: matching with no match), what the report says about the
+    match, and the matched recommendations counted by their inverse propensity (to 3
+    significant digits, unclipped: the HTML report's weight distribution)."""
     log, has_propensity, sizes = checked_log(predictions, truth, conventions)
     scored = with_score_precision(predictions.frame, "score", conventions.score_precision)
     deduped = dedupe_predictions(scored, "score", conventions.duplicates)
@@ -154,11 +155,16 @@ def logged_metrics(
         w = weight(params).filter(matched & in_top(spec.k))
         squares = ordered_sum(w.pow(2))
         ess.append(pl.when(squares > 0).then(ordered_sum(w).pow(2) / squares).alias(str(spec)))
-    values, counts, sample_sizes = pl.collect_all(
+    inverse = (1.0 / pl.col("propensity")).round_sig_figs(3).alias("weight")
+    values, counts, sample_sizes, weights = pl.collect_all(
         [
             joined.sort(_KEY).select(exprs),
             joined.select(pl.len().alias("recommendations"), matched.sum().alias("matched")),
             joined.sort(_KEY).select(ess),
+            joined.filter(matched)
+            .group_by(inverse)
+            .agg(recommendations=pl.len().cast(pl.Int64))
+            .sort("weight"),
         ]
     )
     described = {
@@ -173,4 +179,4 @@ def logged_metrics(
         },
     }
     found = values.row(0, named=True).items()
-    return {n: None if v is None else float(v) for n, v in found}, described
+    return {n: None if v is None else float(v) for n, v in found}, described, weights

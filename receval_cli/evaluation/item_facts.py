@@ -32,7 +32,7 @@ from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import State, Universe, merge_states
-from receval_cli.metrics.side_columns import raise_unknown_features
+from receval_cli.metrics.side_columns import item_popularity, raise_unknown_features
 
 FEATURES = {"category", "tags", "embedding"}
 
@@ -61,6 +61,7 @@ class ItemFacts:
     exposure: pl.DataFrame | None = None
     check_error: InputError | None = None
     value_error: InputError | None = None
+    popularity_bias: pl.DataFrame | None = None  # see popularity_bias()
 
     def to_json(self) -> dict[str, Any]:
         def table(frame: pl.DataFrame | None) -> str | None:
@@ -71,6 +72,7 @@ class ItemFacts:
             "items": self.items,
             "unknown": table(self.unknown),
             "exposure": table(self.exposure),
+            "popularity_bias": table(self.popularity_bias),
             "check_error": _error_json(self.check_error),
             "value_error": _error_json(self.value_error),
         }
@@ -85,6 +87,7 @@ class ItemFacts:
             items=data["items"],
             unknown=table(data["unknown"]),
             exposure=table(data["exposure"]),
+            popularity_bias=table(data.get("popularity_bias")),
             check_error=_error_of(data["check_error"]),
             value_error=_error_of(data["value_error"]),
         )
@@ -147,7 +150,39 @@ def item_facts(
         facts.exposure = (
             exposed.group_by("lists").agg(pl.len().cast(pl.Int64).alias("items")).sort("lists")
         )
+        # a Spark bucket's popularity rows hold only its own items: no whole-log ranking
+        if sources.interactions is not None and not sources.popularity_rows:
+            popular = sources.popularity
+            if popular is None:
+                popular = item_popularity(sources.interactions.frame, conventions.tie_break)
+            facts.popularity_bias = popularity_bias(summed, popular)
     return facts
+
+
+GROUPS = 10
+
+
+def popularity_bias(exposure: pl.DataFrame, popular: pl.LazyFrame) -> pl.DataFrame:
+    """The log's items ranked by popularity (their rows, then the tie-break) in GROUPS
+    groups of equal size (1: the most popular tenth), and per group its items, its log
+    rows and its recommended slots (the exposure `lists` summed); recommended items the
+    log lacks form the group null, last. The HTML report compares each group's share of
+    the log with its share of the recommendations."""
+    ranked = popular.select("item", "count", "popular_rank").collect()
+    total = max(ranked.height, 1)
+    grouped = ranked.with_columns(
+        group=((pl.col("popular_rank") - 1) * GROUPS // total + 1).cast(pl.Int64)
+    )
+    joined = grouped.join(exposure, on="item", how="full", coalesce=True)
+    return (
+        joined.group_by("group")
+        .agg(
+            items=pl.len().cast(pl.Int64),
+            log_rows=pl.col("count").fill_null(0).sum().cast(pl.Int64),
+            recommendations=pl.col("lists").fill_null(0).sum().cast(pl.Int64),
+        )
+        .sort("group", nulls_last=True)
+    )
 
 
 def _states_needed(specs: tuple[MetricSpec, ...], conventions: Conventions) -> set[str]:

@@ -32,6 +32,10 @@ from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
 _EXAMPLES = 3
+# the pairs counted by (predicted, actual), each to 3 significant digits: the HTML
+# report's calibration and residual figures (an integer table, so it adds up exactly)
+CALIBRATION = "calibration"
+_CALIBRATION_KEYS = ("predicted", "actual")
 
 
 @dataclass
@@ -84,6 +88,8 @@ class PairPartial:
 
 def compact_pairs(merged: PairPartial, specs: tuple[MetricSpec, ...], conventions: Any) -> None:
     """Reduce each count table's list to one table (summed per key, as finish_pairs does)."""
+    if CALIBRATION in merged.tables:
+        merged.tables[CALIBRATION] = [merge_states(merged.tables[CALIBRATION], _CALIBRATION_KEYS)]
     for spec in _tabled(specs):
         metric, key = _metric(spec), _table_key(spec)
         assert metric.table is not None
@@ -169,6 +175,8 @@ def pair_queries(
         assert table is not None
         keys, aggregations = table(conventions.metric_params(spec))
         queries.append(_among_first(scored, spec.k).group_by(keys).agg(**aggregations))
+    rounded = [pl.col(c).cast(pl.Float64).round_sig_figs(3) for c in _CALIBRATION_KEYS]
+    queries.append(scored.group_by(rounded).agg(pairs=pl.len().cast(pl.Int64)))
     return queries
 
 
@@ -193,7 +201,7 @@ def terms_exprs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
 
 def pair_partial(found: list[pl.DataFrame], specs: tuple[MetricSpec, ...]) -> PairPartial:
     """The PairPartial from the collected `pair_queries`."""
-    counts, unpredicted, *rest = found
+    counts, unpredicted, *rest, calibration = found
     cutoffs = _cutoffs(specs)
     per_cut, tables = rest[: len(cutoffs)], rest[len(cutoffs) :]
     scored: dict[str, int] = {}
@@ -208,8 +216,20 @@ def pair_partial(found: list[pl.DataFrame], specs: tuple[MetricSpec, ...]) -> Pa
         [tuple(row) for row in unpredicted.iter_rows()],
         scored,
         sums,
-        {_table_key(spec): [table] for spec, table in zip(_tabled(specs), tables, strict=True)},
+        {
+            **{_table_key(spec): [t] for spec, t in zip(_tabled(specs), tables, strict=True)},
+            CALIBRATION: [calibration],
+        },
     )
+
+
+def calibration_table(merged: PairPartial) -> pl.DataFrame | None:
+    """The scored pairs counted by (predicted, actual), each to 3 significant digits,
+    sorted; None when the run kept no such table."""
+    found = merged.tables.get(CALIBRATION)
+    if not found:
+        return None
+    return merge_states(found, _CALIBRATION_KEYS).sort(list(_CALIBRATION_KEYS))
 
 
 def _sums_at(sums: dict[str, ExactSum], cut: str) -> dict[str, ExactSum]:

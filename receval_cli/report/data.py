@@ -45,11 +45,19 @@ class Report:
     segments: dict[str, Report] = field(default_factory=dict)
     segments_skipped: dict[str, str] = field(default_factory=dict)
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
+    # rating metrics: the scored pairs counted by (predicted, actual), each to 3
+    # significant digits (evaluation/rating.py): the HTML report's calibration figures
+    calibration: pl.DataFrame | None = field(default=None, repr=False)
     logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
+    # ctr: the matched recommendations counted by inverse propensity (3 significant digits)
+    weights: pl.DataFrame | None = field(default=None, repr=False)
     items: dict[str, Any] | None = None  # beyond accuracy: the catalog and the lists' items
     # beyond accuracy: (item, lists, in_universe): how many capped lists hold each item,
     # the universe's items never recommended included (lists 0); in_universe null without one
     exposure: pl.DataFrame | None = field(default=None, repr=False)
+    # beyond accuracy with an interactions log: (group, items, log_rows, recommendations),
+    # the log's items in ten popularity groups (evaluation/item_facts.py, popularity_bias)
+    popularity_bias: pl.DataFrame | None = field(default=None, repr=False)
     # the recommended items the catalog (or log, or ground truth) lacks: evaluation/unknown_items.py
     unknown_items: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)

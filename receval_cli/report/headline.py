@@ -14,6 +14,7 @@ from typing import Any
 
 from receval_cli.analysis.gates import GateResult
 from receval_cli.report.data import RunReport
+from receval_cli.report.table import users_line
 
 SHOWN = 3  # changes of each kind
 
@@ -138,7 +139,7 @@ def headline_html(result: RunReport) -> str:
         verdict = (
             f"{len(found.failed)} of {found.gates} gates failed"
             if found.failed
-            else f"all {found.gates} gates passed"
+            else ("the gate passed" if found.gates == 1 else f"all {found.gates} gates passed")
         )
         items.append(f'<li class="{"fail" if found.failed else "pass"}">{escape(verdict)}</li>')
     for gate in found.failed:
@@ -156,6 +157,11 @@ def headline_html(result: RunReport) -> str:
             several = len(result.models) > 1
             shown = "</li><li>".join(_change_html(c, several) for c in changes)
             items.append(f"<li>{escape(title)}:<ul><li>{shown}</li></ul></li>")
+    if len(result.models) == 1:
+        (report,) = result.models.values()
+        items.append(f"<li>{escape(users_line(report.users).capitalize())}</li>")
+    for warning in result.warnings:
+        items.append(f'<li class="fail">warning: {escape(warning)}</li>')
     history = result.history
     if history is not None and not found.history_changes:
         runs = found.history_runs

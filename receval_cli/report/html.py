@@ -42,6 +42,8 @@ def render_html(result: RunReport) -> str:
         ("comparisons", "Intervals and comparisons", page.comparisons()),
         ("curves", "Metrics by cutoff", page.curves()),
         ("distributions", "Per-user distributions", page.distributions()),
+        ("ratings", "Predicted against actual ratings", page.ratings()),
+        ("clicks", "Logged clicks: propensity weights", page.clicks()),
         ("exposure", "Item exposure", page.exposure()),
         ("segments", "Segments", page.segments()),
         ("conventions", "Conventions", page.conventions()),
@@ -390,6 +392,103 @@ class _Page:
         }
         return plots.bars_figure(unit, bars, prefix)
 
+    def ratings(self) -> str:
+        """Rating runs: the calibration (mean actual per bin of predicted) and the
+        residuals, from each model's (predicted, actual) pair counts."""
+        tables = {n: r.calibration for n, r in self.models.items() if r.calibration is not None}
+        tables = {n: t for n, t in tables.items() if t.height}
+        if not tables:
+            return ""
+        from receval_cli.report import story_plots
+
+        pairs = "; ".join(
+            f"{escape(n) + ': ' if self.several else ''}{int(t['pairs'].sum())} pairs"
+            for n, t in tables.items()
+        )
+        figures = [
+            self._figure(
+                "calibration",
+                "calibration",
+                story_plots.calibration_figure(tables, self._prefix()),
+                f"Calibration: the mean actual rating of the pairs in each of 12 bins of the "
+                f"predicted rating (points sized by their pairs); dashed: perfect calibration. "
+                f"{pairs}",
+            ),
+            self._figure(
+                "residuals",
+                "residuals",
+                story_plots.residual_figure(tables, self._prefix()),
+                "Residuals: predicted minus actual rating, over every scored pair",
+            ),
+        ]
+        note = (
+            '<p class="note">Predicted and actual ratings are counted to 3 significant '
+            "digits for these figures; the metrics use the exact values.</p>\n"
+        )
+        return _grid(figures) + note
+
+    def clicks(self) -> str:
+        """Click runs: the matched recommendations' inverse-propensity weights, and the
+        effective sample size of each estimate."""
+        tables = {n: r.weights for n, r in self.models.items() if r.weights is not None}
+        tables = {n: t for n, t in tables.items() if t.height}
+        if not tables:
+            return ""
+        from receval_cli.report import story_plots
+
+        rows = []
+        for name, report in self.models.items():
+            logged = report.logged or {}
+            for metric, size in (logged.get("effective_sample_size") or {}).items():
+                cells = [
+                    *([escape(name)] if self.several else []),
+                    f"<code>{escape(metric)}</code>",
+                ]
+                cells += [number_html(logged.get("matched")), number_html(size)]
+                rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        head = ("<th>model</th>" if self.several else "") + (
+            "<th>estimate</th><th>matched</th><th>effective sample size</th>"
+        )
+        figure = self._figure(
+            "weights",
+            "weights",
+            story_plots.weights_figure(tables, self._prefix()),
+            "The inverse propensity 1/p of each recommendation matched in the log "
+            "(unclipped; max_weight clips it in its estimate). A few large weights make an "
+            "IPS or DR estimate rest on few clicks: the effective sample size "
+            "(sum w)^2 / sum w^2 says on how many."
+            + (
+                " Here every weight is the same (a uniform logging policy)."
+                if all(t.height == 1 for t in tables.values())
+                and len({t.item(0, "weight") for t in tables.values()}) == 1
+                else ""
+            ),
+        )
+        return _grid([figure]) + table_html(head, rows)
+
+    def _popularity_bias(self) -> str:
+        tables = {
+            n: r.popularity_bias for n, r in self.models.items() if r.popularity_bias is not None
+        }
+        if not tables or not any(int(t["recommendations"].sum()) for t in tables.values()):
+            return ""
+        from receval_cli.report import story_plots
+
+        first = next(iter(tables.values()))
+        unlogged = first.filter(pl.col("group").is_null())
+        extra = ""
+        if unlogged.height:
+            extra = (
+                f"; {int(unlogged['items'].sum())} recommended items are not in the log (left out)"
+            )
+        caption = (
+            "Popularity bias: the log's items ranked by their rows in the log, in ten groups "
+            "of equal size; each group's share of the log (grey) and of the recommended "
+            f"slots in the {escape(self._depth())} lists{escape(extra)}"
+        )
+        svg = story_plots.popularity_bias_figure(tables, self._prefix())
+        return f'<div class="wide">{self._figure("popularity", "popularity", svg, caption)}</div>'
+
     def exposure(self) -> str:
         exposures: dict[str, list[tuple[int, int]]] = {}
         universes: dict[str, str] = {}
@@ -431,6 +530,7 @@ class _Page:
             f'<p class="note">Exposure: how many of the {escape(depth)} lists hold each item'
             "; items never recommended count 0 when there is a catalog or a log.</p>\n"
             + _grid(figures)
+            + self._popularity_bias()
         )
 
     def _tail_caption(self, name: str, histogram: list[tuple[int, int]]) -> str:

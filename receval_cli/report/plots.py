@@ -78,7 +78,7 @@ def to_svg(figure: Figure, prefix: str) -> str:
     return _TAG.sub(fix, text).strip() + "\n"
 
 
-def _figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Axes]:
+def new_figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Axes]:
     with mpl.rc_context(_RC):
         figure = Figure(figsize=size, layout="constrained")
         axes = figure.add_subplot()
@@ -87,7 +87,7 @@ def _figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Axes]:
     return figure, axes
 
 
-def _legend(axes: Axes, names: Sequence[str]) -> None:
+def legend(axes: Axes, names: Sequence[str]) -> None:
     if len(names) > 1:
         axes.legend(fontsize=8, frameon=False)
 
@@ -95,7 +95,7 @@ def _legend(axes: Axes, names: Sequence[str]) -> None:
 def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
     """family@k against k, one line per model, with a band for the intervals; the y
     axis is [0, 1] for values within it (_honest_axis)."""
-    figure, axes = _figure()
+    figure, axes = new_figure()
     for index, (name, points) in enumerate(curves.items()):
         ks = [k for k, _, _ in points]
         axes.plot(ks, [v for _, v, _ in points], marker="o", color=color(index), label=label(name))
@@ -109,7 +109,7 @@ def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
     axes.set_xlabel("k (cutoff)")
     found = [v for points in curves.values() for _, v, b in points for v in (v, *(b or ()))]
     axes.set_ylabel(label(family) + _honest_axis(axes, found))
-    _legend(axes, list(curves))
+    legend(axes, list(curves))
     return to_svg(figure, prefix)
 
 
@@ -123,7 +123,7 @@ def histogram_figure(metric: str, values: Mapping[str, Sequence[float]], prefix:
     elif low == high:
         low, high = low - 0.5, high + 0.5
     bins = [low + (high - low) * i / 20 for i in range(21)]
-    figure, axes = _figure()
+    figure, axes = new_figure()
     several = len(values) > 1
     for index, (name, series) in enumerate(values.items()):
         axes.hist(
@@ -139,7 +139,7 @@ def histogram_figure(metric: str, values: Mapping[str, Sequence[float]], prefix:
             axes.axvline(math.fsum(series) / len(series), color=color(index), linestyle="--")
     axes.set_xlabel(f"{label(metric)} per user")
     axes.set_ylabel("users")
-    _legend(axes, list(values))
+    legend(axes, list(values))
     return to_svg(figure, prefix)
 
 
@@ -150,7 +150,7 @@ def long_tail_figure(
     model; `exposures`: per model, (lists, items) pairs: how many items are in that many
     lists. Drawn as the steps where the exposure changes: exact, and small however many
     items there are."""
-    figure, axes = _figure()
+    figure, axes = new_figure()
     for index, (name, histogram) in enumerate(exposures.items()):
         xs: list[int] = []
         ys: list[int] = []
@@ -166,7 +166,7 @@ def long_tail_figure(
     axes.set_xlabel("items, most exposed first")
     axes.set_ylabel(f"{depth} lists holding the item")
     axes.set_ylim(bottom=0)
-    _legend(axes, list(exposures))
+    legend(axes, list(exposures))
     return to_svg(figure, prefix)
 
 
@@ -177,7 +177,7 @@ def lorenz_figure(
 ) -> str:
     """The Lorenz curve of exposure (items ascending), the diagonal of an even exposure;
     `exposures` as long_tail_figure's (the curve bends only where the exposure changes)."""
-    figure, axes = _figure((4.0, 3.4))
+    figure, axes = new_figure((4.0, 3.4))
     axes.plot([0, 1], [0, 1], color="#999999", linestyle=":", label="even exposure")
     for index, (name, histogram) in enumerate(exposures.items()):
         ordered = sorted(histogram)
@@ -206,7 +206,7 @@ def comparison_figure(
     """Each (model, metric) difference from the baseline with its interval, coloured by
     the verdict (win, loss, tie, untested)."""
     height = max(1.8, 0.28 * len(rows) + 1.0)
-    figure, axes = _figure((6.4, height))
+    figure, axes = new_figure((6.4, height))
     for position, (_, difference, low, high, verdict) in enumerate(reversed(rows)):
         shade = _VERDICT_COLORS.get(verdict, "#000000")
         if low is not None and high is not None:
@@ -234,7 +234,7 @@ def trend_figure(
     per model, a band for the intervals, the gates' bounds as dashed lines (`bounds`:
     {"min": 0.3}). The y axis spans the values (_trend_range) and its label states the
     span, so a change of 0.003 is never drawn as a full-height climb unannounced."""
-    figure, axes = _figure((6.2, 3.2))
+    figure, axes = new_figure((6.2, 3.2))
     found: list[float] = list(bounds.values())
     for index, (name, points) in enumerate(series.items()):
         valued = [(x, v, b) for x, v, b in points if v is not None]
@@ -273,7 +273,7 @@ def trend_figure(
     axes.set_xticklabels([label(runs[i]) for i in ticks], rotation=30, ha="right", fontsize=7)
     axes.set_xlim(-0.5, max(len(runs) - 0.5, 0.5))
     axes.set_xlabel("run")
-    _legend(axes, list(series))
+    legend(axes, list(series))
     return to_svg(figure, prefix)
 
 
@@ -315,7 +315,7 @@ def bars_figure(
     """Grouped bars: one group per entry of `groups` (metrics, or segments), one bar per
     model with its interval as an error bar; the y axis as _honest_axis draws it."""
     width = max(4.6, 0.9 * len(groups) * max(1, len(bars)) ** 0.5 + 1.5)
-    figure, axes = _figure(size or (min(width, 9.0), 2.9))
+    figure, axes = new_figure(size or (min(width, 9.0), 2.9))
     models = list(bars)
     step = 0.8 / max(len(models), 1)
     found: list[float] = []
@@ -342,5 +342,5 @@ def bars_figure(
             tick.set_rotation(30)
             tick.set_horizontalalignment("right")
     axes.set_ylabel(label(ylabel) + _honest_axis(axes, found), fontsize=8)
-    _legend(axes, models)
+    legend(axes, models)
     return to_svg(figure, prefix)
