@@ -83,7 +83,12 @@ def history_table(store: Path, found: list[Trend], selection: Selection) -> Tabl
         columns.remove("segment")
     for name in columns:
         numeric = name in ("runs", "latest") or name.startswith("vs ")
-        table.add_column(name, justify="right" if numeric else "left", no_wrap=name == "trend")
+        table.add_column(
+            name,
+            justify="right" if numeric else "left",
+            no_wrap=name == "trend",
+            overflow="fold",  # a long segment or metric name folds, never cut
+        )
     for trend in found:
         cells = _columns(trend)
         row: list[str | Text] = []
