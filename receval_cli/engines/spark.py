@@ -628,12 +628,24 @@ def merge_partials(
     reference = pl.concat([empty, *tables["reference"]]).lazy() if finishing.reference else None
     sources = finishing.sources
     merged.facts = item_facts(
-        merged.item_tables(), specs, conventions, sources, universe, reference
+        merged.item_tables(),
+        specs,
+        conventions,
+        sources,
+        universe,
+        reference,
+        with_popularity_bias=False,
     )
     for name in finishing.segments:
         segment = merged.segments.setdefault(name, empty_partial())
         segment.facts = item_facts(
-            segment.item_tables(), specs, conventions, sources, universe, None
+            segment.item_tables(),
+            specs,
+            conventions,
+            sources,
+            universe,
+            None,
+            with_popularity_bias=False,
         )
     for part in (merged, *merged.segments.values()):
         part.recommended, part.exposure, part.states, part.unknown = [], [], {}, None

@@ -109,10 +109,13 @@ def item_facts(
     universe: Universe,
     reference: pl.LazyFrame | None,
     finish_values: bool = True,
+    with_popularity_bias: bool = True,
 ) -> ItemFacts:
     """The item-level results of a merged Partial's `tables`, against the `universe` and
     the unknown-items `reference` (None: the check is off); `finish_values` False: the
-    checks only, not the global metrics' values (validate builds no state)."""
+    checks only, not the global metrics' values (validate builds no state);
+    `with_popularity_bias` False: no popularity-bias table (Spark's merging executor has
+    no whole log to rank the items by)."""
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
     recommended = distinct_items(tables.recommended) if tables.recommended else None
     facts = ItemFacts({})
@@ -151,7 +154,11 @@ def item_facts(
             exposed.group_by("lists").agg(pl.len().cast(pl.Int64).alias("items")).sort("lists")
         )
         # a Spark bucket's popularity rows hold only its own items: no whole-log ranking
-        if sources.interactions is not None and not sources.popularity_rows:
+        if (
+            with_popularity_bias
+            and sources.interactions is not None
+            and not sources.popularity_rows
+        ):
             popular = sources.popularity
             if popular is None:
                 popular = item_popularity(sources.interactions.frame, conventions.tie_break)
