@@ -67,10 +67,13 @@ def test_an_error_carries_what_it_is_about(tmp_path: Path) -> None:
     named = {"path": "predictions.csv", "columns": {"score": "pts"}}
     config = hand_case(tmp_path, rows="user,item,points\nu1,a,0.5\n", predictions=named)
     result = run_process("--log-format", "json", "run", config, cwd=tmp_path)
-    assert result.returncode == 2
-    lines = result.stderr.decode().splitlines()
+    stderr = result.stderr.decode()
+    assert result.returncode == 2, stderr  # the message says why when it is not
+    lines = stderr.splitlines()
     records = [json.loads(text) for text in lines if text.startswith("{")]
-    (line,) = [record for record in records if record["level"] == "error"]
+    errors = [record for record in records if record["level"] == "error"]
+    assert len(errors) == 1, stderr
+    (line,) = errors
     fields = line["fields"]
     assert fields["path"].endswith("predictions.csv")
     assert fields["column"] == "pts"

@@ -244,14 +244,14 @@ class Pruned:
 
 def prune(store: Path, keep: int) -> Pruned:
     """Remove every run but the latest `keep` (by start time): their files."""
-    frame = read_store(store)
-    if frame.is_empty():
+    files = {path: _read_run(path).select("run_id", "started_at") for path in store_files(store)}
+    if not files:
         return Pruned(0, [])
-    runs = frame.select("run_id", "started_at").unique().sort("started_at", "run_id")
+    runs = pl.concat(files.values()).unique().sort("started_at", "run_id")
     old = set(runs.head(max(runs.height - keep, 0))["run_id"].to_list())
     removed = []
-    for path in store_files(store):
-        ids = set(pl.read_parquet(path, columns=["run_id"])["run_id"].unique().to_list())
+    for path, frame in files.items():
+        ids = set(frame["run_id"].to_list())
         if ids and ids <= old:
             path.unlink()
             removed.append(path)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import polars as pl
+from matplotlib.axes import Axes
 
 from receval_cli.report.plots import color, label, legend, new_figure, to_svg
 
@@ -64,6 +65,28 @@ def calibration_figure(tables: Mapping[str, pl.DataFrame], prefix: str) -> str:
     return to_svg(figure, prefix)
 
 
+def _step_histograms(
+    axes: Axes,
+    values: Mapping[str, Sequence[float]],
+    weights: Mapping[str, Sequence[int]],
+    edges: Sequence[float],
+) -> None:
+    """One weighted histogram per model on shared `edges`: filled for one model, steps
+    for several."""
+    several = len(values) > 1
+    for index, (name, series) in enumerate(values.items()):
+        axes.hist(
+            list(series),
+            bins=list(edges),
+            weights=list(weights[name]),
+            histtype="step" if several else "stepfilled",
+            alpha=1.0 if several else 0.6,
+            color=color(index),
+            linewidth=1.4,
+            label=label(name),
+        )
+
+
 def residual_figure(tables: Mapping[str, pl.DataFrame], prefix: str) -> str:
     """The residuals predicted - actual, weighted by their pairs, one step histogram
     per model, and a line at 0."""
@@ -71,18 +94,8 @@ def residual_figure(tables: Mapping[str, pl.DataFrame], prefix: str) -> str:
     found = [r for values in residuals.values() for r in values]
     edges = _bins(min(found), max(found), 24)
     figure, axes = new_figure()
-    several = len(tables) > 1
-    for index, (name, table) in enumerate(tables.items()):
-        axes.hist(
-            residuals[name],
-            bins=edges,
-            weights=table["pairs"].to_list(),
-            histtype="step" if several else "stepfilled",
-            alpha=1.0 if several else 0.6,
-            color=color(index),
-            linewidth=1.4,
-            label=label(name),
-        )
+    weights = {name: t["pairs"].to_list() for name, t in tables.items()}
+    _step_histograms(axes, residuals, weights, edges)
     axes.axvline(0.0, color="#555555", linewidth=0.8)
     axes.set_xlabel("predicted - actual")
     axes.set_ylabel("pairs")
@@ -101,18 +114,9 @@ def weights_figure(tables: Mapping[str, pl.DataFrame], prefix: str) -> str:
     else:
         edges = _bins(low, high, 20)
     figure, axes = new_figure()
-    several = len(tables) > 1
-    for index, (name, table) in enumerate(tables.items()):
-        axes.hist(
-            table["weight"].to_list(),
-            bins=edges,
-            weights=table["recommendations"].to_list(),
-            histtype="step" if several else "stepfilled",
-            alpha=1.0 if several else 0.6,
-            color=color(index),
-            linewidth=1.4,
-            label=label(name),
-        )
+    values = {name: t["weight"].to_list() for name, t in tables.items()}
+    counts = {name: t["recommendations"].to_list() for name, t in tables.items()}
+    _step_histograms(axes, values, counts, edges)
     if logarithmic:
         axes.set_xscale("log")
     axes.set_xlabel("1 / propensity" + (" (log scale)" if logarithmic else ""))
