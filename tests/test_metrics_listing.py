@@ -33,6 +33,7 @@ ENTRY_KEYS = [
     "formula",
     "parameters",
     "presets",
+    "tools",
 ]
 PARAM_KEYS = ["name", "doc", "default", "required", "convention", "choices"]
 COLUMNS = 7  # metric, definition, parameters, better, range, scope, presets
@@ -150,6 +151,17 @@ def test_counts_aliases_and_preset_measures(entries: dict[str, Any]) -> None:
     assert entries["r_precision"]["presets"]["trec_eval"] == "Rprec"
     assert entries["r_precision"]["takes_cutoff"] is False
     assert entries["rmse"]["presets"] == {}
+
+
+def test_tools_are_the_presets_and_the_peer_table(entries: dict[str, Any]) -> None:
+    from receval_cli.metrics import REGISTRY
+    from receval_cli.metrics.peer_names import PEER_MEASURES
+
+    assert set(PEER_MEASURES) <= set(REGISTRY)  # the table names registered metrics only
+    for entry in entries.values():
+        assert entry["presets"].items() <= entry["tools"].items(), entry["name"]
+    assert entries["ndcg"]["tools"]["trec_eval"] == "ndcg_cut_k"
+    assert entries["ndcg"]["tools"]["ir_measures"] == "nDCG@k"
 
 
 def test_fixed_and_required_parameter_defaults(entries: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.presets import PRESETS
 from receval_cli.escaping import markdown_text
 from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, lookup
+from receval_cli.metrics.peer_names import PEER_MEASURES
 from receval_cli.metrics.registry import Param
 from receval_cli.metrics.spec import ParamValue
 
@@ -58,6 +59,12 @@ def preset_measure_map(definition: MetricDef) -> dict[str, str]:
         if measure is not None:
             found[preset.name] = measure
     return found
+
+
+def tool_measure_map(definition: MetricDef) -> dict[str, str]:
+    """Every tool that defines this metric -> its measure name: the presets' tools, then
+    those of metrics/peer_names.py."""
+    return {**preset_measure_map(definition), **PEER_MEASURES.get(definition.name, {})}
 
 
 def preset_measures(definition: MetricDef) -> str:
@@ -192,6 +199,7 @@ class MetricEntry(TypedDict):
     formula: str
     parameters: list[ParamEntry]
     presets: dict[str, str]
+    tools: dict[str, str]  # every tool that defines it -> its measure name (presets first)
 
 
 def _bound(value: float | None) -> float | None:
@@ -226,6 +234,7 @@ def metric_entry(definition: MetricDef) -> MetricEntry:
         formula=definition.formula,
         parameters=[_param_entry(p, defaults) for p in definition.all_params()],
         presets=preset_measure_map(definition),
+        tools=tool_measure_map(definition),
     )
 
 

@@ -1,0 +1,20 @@
+"""Which tools define each metric, and under what name.
+
+The presets (config/presets.py) map receval's metrics to their tools' measure names; this
+table adds the tools receval has no preset for (ir_measures, RecTools, torchmetrics,
+scikit-learn, ...) and the measures a preset's tool has beyond the preset's map. The key
+is a registered metric's name; the value maps a tool to its own measure name.
+`receval metrics --format json` lists both, merged, as the metric's `tools`.
+"""
+
+from __future__ import annotations
+
+PEER_MEASURES: dict[str, dict[str, str]] = {
+    "ndcg": {"ir_measures": "nDCG@k", "torchmetrics": "RetrievalNormalizedDCG"},
+    "precision": {"ir_measures": "P@k", "torchmetrics": "RetrievalPrecision"},
+    "recall": {"ir_measures": "R@k", "torchmetrics": "RetrievalRecall"},
+    "map": {"ir_measures": "AP@k", "torchmetrics": "RetrievalMAP"},
+    "mrr": {"ir_measures": "RR", "torchmetrics": "RetrievalMRR"},
+    "hit_rate": {"ir_measures": "Success@k", "torchmetrics": "RetrievalHitRate"},
+    "r_precision": {"ir_measures": "Rprec", "torchmetrics": "RetrievalRPrecision"},
+}
