@@ -21,6 +21,9 @@ from contextlib import contextmanager
 from types import FrameType
 
 STOPPING = (signal.SIGINT, signal.SIGTERM)
+NOTHING_WRITTEN = (
+    "stopped; no output file was written (an earlier report at the same path is unchanged)."
+)
 
 
 class Interrupted(BaseException):
@@ -115,6 +118,16 @@ def install() -> None:
     _deferred.clear()
     if signal.getsignal(signal.SIGTERM) != signal.SIG_IGN:
         signal.signal(signal.SIGTERM, _raise_interrupted)
+
+
+def ignore_from_now() -> None:
+    """Ignore SIGINT and SIGTERM for the rest of the process: its command has finished
+    (written its outputs, or reported its stop). A signal arriving while the interpreter
+    shuts down would otherwise end the process silently, killed by the signal (Python
+    re-raises an unhandled KeyboardInterrupt that way), after a complete run."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in STOPPING:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 @contextmanager

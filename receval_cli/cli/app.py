@@ -111,13 +111,12 @@ def main() -> None:
     except signals.Interrupted as stop:
         console.emit("error", _interrupted(stop), prefixed=False)
         sys.exit(stop.exit_code)
+    finally:
+        signals.ignore_from_now()  # the command is over: a late stop has nothing to stop
 
 
 def _interrupted(stop: signals.Interrupted) -> str:
     files = written()
     if not files:
-        return (
-            f"interrupted by {stop.name}: stopped; no output file was written (an earlier "
-            "report at the same path is unchanged)."
-        )
+        return f"interrupted by {stop.name}: {signals.NOTHING_WRITTEN}"
     return f"interrupted by {stop.name}: stopped after writing {', '.join(map(str, files))}."

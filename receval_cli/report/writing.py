@@ -146,7 +146,8 @@ def write_outputs(outputs: Mapping[Destination, Content]) -> None:
         for destination, content in files.items():
             assert destination.path is not None
             target = _target(destination.path)
-            staged[destination.path] = _temporary(destination.path, target)
+            with held():  # a stop between creating the file and noting it would leave it
+                staged[destination.path] = _temporary(destination.path, target)
             _fill(staged[destination.path], destination, target, content)
         with held():
             for index, (path, temporary) in enumerate(list(staged.items())):

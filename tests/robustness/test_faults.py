@@ -277,6 +277,123 @@ def test_interrupt_while_writing(tmp_path: Path, function: str, signum: int, nth
     assert folder_bytes(out) == before
 
 
+# The signal arrives the moment a temporary output file has been created (mkstemp has
+# returned, nothing has noted the file yet): the n-th temporary file of the run.
+TEMPORARY_DRIVER = """
+import os, signal, sys, tempfile
+from receval_cli.cli.app import main
+
+signame, nth = sys.argv[1], int(sys.argv[2])
+real = tempfile.mkstemp
+made = []
+
+def mkstemp(*args, **kwargs):
+    found = real(*args, **kwargs)
+    made.append(found[1])
+    if len(made) == nth:
+        os.kill(os.getpid(), getattr(signal, signame))
+    return found
+
+tempfile.mkstemp = mkstemp
+sys.argv = ["receval", *sys.argv[3:]]
+main()
+"""
+
+OUTPUT_KINDS = {
+    "json": ("--output", "report.json"),
+    "markdown": ("--output", "report.md"),
+    "html": ("--output", "report.html"),
+    "per-user-parquet": ("--per-user", "users.parquet"),
+    "per-user-csv": ("--per-user", "users.csv"),
+    "history": ("--history", "runs"),
+}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("kind", list(OUTPUT_KINDS))
+def test_interrupt_as_a_temporary_file_appears(tmp_path: Path, kind: str, signum: int) -> None:
+    """A stop delivered the moment the temporary file of an output appears (every output
+    kind, the history store included): one line, exit 128 + signal, and no file left in
+    the output folder, the temporary one included."""
+    config = hand_case(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    option, name = OUTPUT_KINDS[kind]
+    process = receval(
+        signal.Signals(signum).name, 1, "run", config, option, out / name,
+        driver=TEMPORARY_DRIVER,
+    )  # fmt: skip
+    code, stderr = finish(process)
+    assert_interrupted(code, stderr, signum, NOTHING_WRITTEN)
+    assert [p.relative_to(out) for p in out.rglob("*") if p.is_file()] == []
+
+
+# A stop that arrives while the command line's modules load: the signal is sent as the
+# import of `typer` begins (receval_cli/launch.py is the `receval` command's entry point)
+IMPORT_DRIVER = """
+import importlib.abc, os, signal, sys, time
+
+signame = sys.argv[1]
+
+class Stop(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), getattr(signal, signame))
+            time.sleep(0.2)
+        return None
+
+sys.meta_path.insert(0, Stop())
+from receval_cli.launch import main
+
+sys.argv = ["receval", *sys.argv[2:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_while_the_modules_load(tmp_path: Path, signum: int) -> None:
+    """The stop arrives before any command runs: one line, exit 128 + signal, no
+    traceback, no output."""
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    name = signal.Signals(signum).name
+    process = receval(name, "run", config, "--output", out, driver=IMPORT_DRIVER)
+    code, stderr = finish(process)
+    assert_interrupted(code, stderr, signum, NOTHING_WRITTEN)
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    assert not out.exists()
+
+
+# A stop that arrives as the interpreter shuts down, after a complete run
+LATE_DRIVER = """
+import atexit, os, signal, sys, time
+from receval_cli.cli.app import main
+
+signame = sys.argv[1]
+
+def late():
+    os.kill(os.getpid(), getattr(signal, signame))
+    time.sleep(0.2)
+
+atexit.register(late)
+sys.argv = ["receval", *sys.argv[2:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_after_the_command_finished_is_ignored(tmp_path: Path, signum: int) -> None:
+    """Once the command has written its outputs, a stop has nothing left to stop: the run's
+    own exit code, nothing more on stderr (not a process silently killed by the signal)."""
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    name = signal.Signals(signum).name
+    code, stderr = finish(receval(name, "run", config, "-q", "--output", out, driver=LATE_DRIVER))
+    assert (code, stderr) == (0, "")
+    assert json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]
+
+
 def test_interrupt_between_renames_completes_the_set(tmp_path: Path) -> None:
     """A SIGINT just before the first of two renames is held back until both are done:
     the two files are the new reports, whole, and the message names them."""

@@ -1,0 +1,34 @@
+"""The `receval` command's entry point (pyproject's `[project.scripts]`).
+
+The stop handling is in place before anything heavy is imported: a SIGINT or SIGTERM that
+arrives while the modules load (about 0.3 s: typer, rich, then polars when a command needs
+it) ends with the same one line and exit code (130, 143) as a stop at any other moment,
+never a Python traceback or a process silently killed.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from receval_cli import signals
+
+
+def main() -> None:
+    """Install the stop handling, import the command line, run it."""
+    signals.install()
+    try:
+        from receval_cli.cli.app import main as command
+
+        signals.check()  # a SIGTERM that arrived while polars itself was importing
+    except KeyboardInterrupt:
+        _stopped(signals.interrupted(signal.SIGINT))
+    except signals.Interrupted as stop:
+        _stopped(stop)
+    command()
+
+
+def _stopped(stop: signals.Interrupted) -> None:
+    sys.stderr.write(f"interrupted by {stop.name}: {signals.NOTHING_WRITTEN}\n")
+    sys.stderr.flush()
+    sys.exit(stop.exit_code)
