@@ -28,8 +28,7 @@ _unjudged = ~JUDGED & ~_relevant  # in the ground truth with a negative grade
 
 NEGATIVE_GRADES = Param(
     "negative_grades",
-    "unjudged: an item with a negative grade is unjudged (trec_eval); judged: every "
-    "ground-truth item is judged, whatever its grade (ir_measures' Judged)",
+    "unjudged: a negative grade is unjudged (trec_eval); judged: any grade (ir_measures)",
     choices=("unjudged", "judged"),
     default="unjudged",
 )
