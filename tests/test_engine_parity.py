@@ -41,6 +41,11 @@ RANKING = [
     "dcg@10",
     "idcg@10",
     "num_rel_ret",
+    "bpref",
+    "infap@10",
+    "unj@5",
+    "judged@20(denominator=list_length,negative_grades=judged)",
+    "num_nonrel_judged_ret",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
 RATING = [

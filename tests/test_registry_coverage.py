@@ -76,6 +76,18 @@ REFERENCES = (
         lambda m: m.PAIRS.values(),
     ),
     Reference(
+        "pytrec_eval, judgment-based measures",
+        "test_judged",
+        ("test_agrees_with_trec_eval",),
+        lambda m: (*m.PYTREC.values(), *m.CUT.values()),
+    ),
+    Reference(
+        "ir_measures 0.4.3 Judged (golden)",
+        "test_judged",
+        ("test_agrees_with_ir_measures",),
+        lambda m: m.IR_MEASURES.values(),
+    ),
+    Reference(
         "trec_eval 10.0 test suite (tests/conformance/trec_eval)",
         "test_trec_conformance",
         ("test_every_implemented_line_matches",),

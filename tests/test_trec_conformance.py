@@ -35,8 +35,12 @@ _PATTERNS = [
     (re.compile(r"(num_rel)"), "num_rel"),
     (re.compile(r"(num_ret)"), "num_ret"),
     (re.compile(r"(num_rel_ret)"), "num_rel_ret"),
+    (re.compile(r"(bpref)"), "bpref"),
+    (re.compile(r"(infAP)"), "infap"),
+    (re.compile(r"unj_(\d+)"), "unj@{}"),
+    (re.compile(r"(num_nonrel_judged_ret)"), "num_nonrel_judged_ret"),
 ]
-COUNTS = {"num_rel", "num_ret", "num_rel_ret"}
+COUNTS = {"num_rel", "num_ret", "num_rel_ret", "num_nonrel_judged_ret"}
 NOT_METRICS = {"runid", "num_q"}  # the run's name; the number of queries (checked apart)
 
 # expected file, run, qrels, conventions beside the preset (trec_eval's flags)

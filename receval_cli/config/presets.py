@@ -70,6 +70,10 @@ PRESETS: dict[str, Preset] = {
             "num_rel": "num_rel",
             "num_ret": "num_ret",
             "num_rel_ret": "num_rel_ret",
+            "bpref": "bpref",
+            "infap": "infAP",
+            "unj@k": "unj_k",
+            "num_nonrel_judged_ret": "num_nonrel_judged_ret",
         },
         notes=(
             "Only users in both files are evaluated; users_without_recommendations: zero "
@@ -82,6 +86,8 @@ PRESETS: dict[str, Preset] = {
             "Scores are rounded to float32 before ranking, as trec_eval keeps them.",
             "Grades are read as integers, as trec_eval's atol reads qrels: 2.5 counts as 2 "
             "and 0.5 as 0 (fractional_grades: truncate).",
+            "A negative grade (qrels relevance -1) marks an item in the pool but unjudged: "
+            "bpref, infap, unj and num_nonrel_judged_ret treat it as trec_eval does.",
         ),
     ),
     "ranx": Preset(

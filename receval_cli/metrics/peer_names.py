@@ -17,4 +17,7 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "mrr": {"ir_measures": "RR", "torchmetrics": "RetrievalMRR"},
     "hit_rate": {"ir_measures": "Success@k", "torchmetrics": "RetrievalHitRate"},
     "r_precision": {"ir_measures": "Rprec", "torchmetrics": "RetrievalRPrecision"},
+    "bpref": {"ir_measures": "Bpref"},
+    "infap": {"ir_measures": "infAP"},
+    "judged": {"ir_measures": "Judged@k (denominator=list_length, negative_grades=judged)"},
 }

@@ -38,6 +38,9 @@ ALL = 2**32 - 2  # the cutoff that stands for "the whole list"
 _rank = pl.col("rank")
 _rel = pl.col("rel")
 _relevant = pl.col("relevant")
+# a ground-truth item is judged when its grade is 0 or more; a negative grade marks an item
+# that is in the pool but unjudged (trec_eval's RELVALUE_UNJUDGED, form_res_rels.c)
+JUDGED = _rel >= 0
 
 
 def depth(k: int | None) -> int:
@@ -169,6 +172,7 @@ class Stats:
         # per feature (category, tags): the cutoffs similar_pairs is read at
         self.pair_cutoffs: dict[str, set[int | None]] = {}
         self.needs_n_relevant_on_hits = False
+        self.truth_columns_on_hits: set[str] = set()  # per-user truth aggregations (truth_on_hits)
         self.list_columns_on_hits: set[str] = set()
         self.truth.agg("n_relevant", _relevant.sum())
 
@@ -221,6 +225,35 @@ class Stats:
     def n_relevant(self) -> pl.Expr:
         """Relevant items in the ground truth (|R|)."""
         return pl.col("n_relevant")
+
+    def n_judged_nonrelevant(self) -> pl.Expr:
+        """Judged non-relevant items in the ground truth: grade >= 0 and below the
+        relevance threshold."""
+        return self.truth.agg("n_judged_nonrelevant", (JUDGED & ~_relevant).sum()).fill_null(0)
+
+    def truth_on_hits(self, name: str) -> pl.Expr:
+        """A per-user ground-truth aggregation (n_relevant, n_judged_nonrelevant, ...) as a
+        column of the hits rows, for per-row terms that need it."""
+        self.truth_columns_on_hits.add(name)
+        return pl.col(name)
+
+    def hits_count(self, name: str, condition: pl.Expr, k: int | None) -> pl.Expr:
+        """Items of the top k that are in the ground truth and meet `condition`."""
+        within = condition & (_rank <= depth(k))
+        return self.hits.agg(f"{name}@{cutoff_label(k)}", within.sum()).fill_null(0)
+
+    def hits_running_count(self, name: str, condition: pl.Expr) -> pl.Expr:
+        """On each hits row: the user's rows that meet `condition` up to this rank, this
+        one included (a running count in rank order)."""
+        return self.hits.row(f"running_count[{name}]", _running(condition.cast(pl.UInt32), _rank))
+
+    def hits_sum(self, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
+        """The sum of a float per-row `term` over the hits in the top k, added one after
+        the other in rank order (0 when there is none)."""
+        running = self.hits.row(f"running_sum[{name}]", _running(term, _rank))
+        return self.hits.agg(f"sum[{name}]@{cutoff_label(k)}", _at(running, _rank, k)).fill_null(
+            0.0
+        )
 
     def retrieved(self, k: int | None) -> pl.Expr:
         """Items in the top k: min(k, list length)."""
