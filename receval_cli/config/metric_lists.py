@@ -27,19 +27,39 @@ def metric_specs(
 ) -> tuple[MetricSpec, ...]:
     """Turn a `metrics` list (strings or mappings) and `cutoffs` into resolved specs.
     `where` begins an error's message; `path`, the config file, is its `path` field."""
-    specs: list[MetricSpec] = []
+    specs: dict[MetricSpec, None] = {}  # in order, each once
+    asked = 0
     for index, entry in enumerate(entries):
         key = f"metrics[{index}]"
         try:
-            for spec in _entry_specs(entry, cutoffs):
-                resolved = resolve(spec)
-                if resolved not in specs:
-                    specs.append(resolved)
+            expanded = _entry_specs(entry, cutoffs)
+            asked += len(expanded)
+            if asked > MAX_METRIC_VALUES:
+                raise _too_many(entries, cutoffs, where, path)
+            for spec in expanded:
+                specs.setdefault(resolve(spec))
         except (SpecError, SpecSyntaxError) as error:
             raise ConfigError(
                 f"{where}: {key}: {error}", path=path, key=key, found=found_value(entry)
             ) from None
     return tuple(specs)
+
+
+MAX_METRIC_VALUES = 2_000  # metrics x cutoffs in one config (a large real one asks a few hundred)
+
+
+def _too_many(
+    entries: list[str | dict[str, Any]], cutoffs: list[int] | None, where: str, path: Path | None
+) -> ConfigError:
+    shape = f"{len(entries):,} metrics" + (f" x {len(cutoffs):,} cutoffs" if cutoffs else "")
+    return ConfigError(
+        f"{where}: metrics: the config asks for more than {MAX_METRIC_VALUES:,} metric values "
+        f"({shape}); receval computes at most {MAX_METRIC_VALUES:,} per run. Ask for fewer "
+        "cutoffs (e.g. [1, 5, 10, 20, 50, 100]) or split the metrics over several configs.",
+        path=path,
+        key="metrics",
+        found=shape,
+    )
 
 
 def _entry_specs(entry: str | dict[str, Any], cutoffs: list[int] | None) -> list[MetricSpec]:

@@ -201,6 +201,23 @@ BAD = [
         config=BOMB_YAML.replace("BOMB", alias_bomb()),
     ),
     Bad(
+        "config-too-many-cutoffs",
+        f"{CONFIG}: metrics: the config asks for more than 2,000 metric values (2 metrics x "
+        "5,000 cutoffs); receval computes at most 2,000 per run. Ask for fewer cutoffs (e.g. "
+        "[1, 5, 10, 20, 50, 100]) or split the metrics over several configs.",
+        config=VALID_YAML.replace("[precision@1, ndcg@2]", "[precision, ndcg]")
+        + f"cutoffs: {list(range(1, 5001))}\n",
+    ),
+    Bad(
+        "config-too-many-metrics",
+        f"{CONFIG}: metrics: the config asks for more than 2,000 metric values (10,000 "
+        "metrics); receval computes at most 2,000 per run. Ask for fewer cutoffs (e.g. "
+        "[1, 5, 10, 20, 50, 100]) or split the metrics over several configs.",
+        config=VALID_YAML.replace(
+            "[precision@1, ndcg@2]", str([f"ndcg@{k}" for k in range(1, 10_001)])
+        ),
+    ),
+    Bad(
         "yaml-nested-too-deep",
         f"{CONFIG}: the YAML nests more than 100 levels deep; a config nests a few. Check the "
         "file.",
