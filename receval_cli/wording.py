@@ -70,6 +70,12 @@ def missing_file_fix(section: str) -> str:
     )
 
 
+def regular_file_fix(section: str) -> str:
+    """What to do when an input's path is a pipe, a device, a socket or a link loop."""
+    where = f"as {section}" if _AUDIENCE.get() == "api" else f"at {setting(section, 'path')}"
+    return f"Give a regular file {where} (save a pipe's or a device's data to a file first)."
+
+
 def folder_fix(section: str) -> str:
     """What to do when an input's path is a folder."""
     if _AUDIENCE.get() == "api":

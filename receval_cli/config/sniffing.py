@@ -17,7 +17,7 @@ import polars as pl
 from receval_cli.config.model import FileFormat
 from receval_cli.errors import InputError
 from receval_cli.inputs.diagnosis import check_header_encoding
-from receval_cli.inputs.readers import detect_format, scan
+from receval_cli.inputs.readers import detect_format, not_a_file, scan
 from receval_cli.wording import setting
 
 SAMPLE_ROWS = 1000
@@ -80,6 +80,10 @@ class Sniffed:
 
 def _check_file(path: Path, role: str) -> None:
     option = OPTIONS[role]
+    special = not_a_file(path)
+    if special is not None:
+        fix = f"Give {option} a regular file (save a pipe's or a device's data to a file first)."
+        raise InputError(f"{role} file {path} {special[0]}. {fix}", path=path, fix=fix)
     if not path.exists():
         fix = f"Check the {option} path."
         raise InputError(f"{role} file {path} does not exist. {fix}", path=path, fix=fix)

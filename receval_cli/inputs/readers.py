@@ -13,7 +13,10 @@ or JSON Lines file and is not the item `42`.
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +41,7 @@ from receval_cli.inputs.diagnosis import (
     read_failure,
 )
 from receval_cli.inputs.trec import looks_like_trec, scan_trec
-from receval_cli.wording import folder_fix, missing_file_fix, setting
+from receval_cli.wording import folder_fix, missing_file_fix, regular_file_fix, setting
 
 _EXTENSIONS: dict[str, FileFormat] = {
     ".csv": "csv",
@@ -164,8 +167,31 @@ def csv_separator(fmt: str, given: str | None) -> str:
     return given or ("\t" if fmt == "tsv" else ",")
 
 
+def not_a_file(path: Path) -> tuple[str, str] | None:
+    """What `path` is when it is none of a regular file, a folder or a missing path: a
+    symbolic link that loops, a named pipe, a device or a socket, as (the words, the
+    `found` field); else None. (A loop makes `exists()` false; a FIFO or a device has no
+    size: both would be misnamed as missing or empty.)"""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "is a symbolic link that loops (a link in its chain leads back)", "a link loop"
+        return None
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO), not a file: an input is read more than once", "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return f"is a device ({os.path.realpath(path)}), not a file", "a device"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file", "a socket"
+    return None
+
+
 def _check_file(path: Path, role: str) -> None:
     """A file, or a folder that holds Parquet files (read as one table)."""
+    special = not_a_file(path)
+    if special is not None:
+        raise _path_error(path, role, *special, regular_file_fix)
     if not path.exists():
         raise _path_error(path, role, "does not exist", "no such file", missing_file_fix)
     if path.is_dir():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,8 @@ class Bad:
     earlier: bool = False  # an earlier OUT.json must survive
     never: str | None = None  # a file the input must not manage to create
     input_output: bool = False  # the output names an input: it must survive byte for byte
+    links: dict[str, str] = field(default_factory=dict)  # symbolic links: name -> target
+    fifos: tuple[str, ...] = ()  # named pipes to create
 
 
 def predictions(name: str, content: str | bytes, **columns: str) -> dict[str, Any]:
@@ -199,6 +202,30 @@ BAD = [
         f"{CONFIG}: the YAML expands to more than 100,000 values once its aliases (*name) are "
         "repeated; a config is far smaller. Remove the aliases that repeat large values.",
         config=BOMB_YAML.replace("BOMB", alias_bomb()),
+    ),
+    Bad(
+        "predictions-a-fifo",
+        P + "pipe.csv is a named pipe (FIFO), not a file: an input is read more than once. "
+        + "Give a regular file at predictions.path (save a pipe's or a device's data to a file "
+        "first).",
+        config={"predictions": {"path": "pipe.csv"}},
+        fifos=("pipe.csv",),
+    ),
+    Bad(
+        "truth-a-link-to-a-device",
+        T + "zero.csv is a device (/dev/zero), not a file. "
+        + "Give a regular file at ground_truth.path (save a pipe's or a device's data to a file "
+        "first).",
+        config={"ground_truth": {"path": "zero.csv"}},
+        links={"zero.csv": "/dev/zero"},
+    ),
+    Bad(
+        "predictions-a-link-loop",
+        P + "loop.csv is a symbolic link that loops (a link in its chain leads back). "
+        + "Give a regular file at predictions.path (save a pipe's or a device's data to a file "
+        "first).",
+        config={"predictions": {"path": "loop.csv"}},
+        links={"loop.csv": "back.csv", "back.csv": "loop.csv"},
     ),
     Bad(
         "config-too-many-cutoffs",
@@ -955,6 +982,10 @@ def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -
     config = build(tmp_path, case.files, given)
     for folder in case.folders:
         (tmp_path / folder).mkdir()
+    for name, target in case.links.items():
+        (tmp_path / name).symlink_to(target)
+    for name in case.fifos:
+        os.mkfifo(tmp_path / name)
     out = tmp_path / case.output
     if case.earlier:
         out.write_bytes(EARLIER)
@@ -1272,6 +1303,10 @@ def test_every_error_says_what_it_is_about(tmp_path: Path, case: Bad) -> None:
     config = build(tmp_path, case.files, case.config)
     for folder in case.folders:
         (tmp_path / folder).mkdir()
+    for name, target in case.links.items():
+        (tmp_path / name).symlink_to(target)
+    for name in case.fifos:
+        os.mkfifo(tmp_path / name)
     out = tmp_path / case.output
     result = invoke("run", config.parent / case.run, "--output", out, "--log-format", "json")
     assert result.exit_code == 2, result.stderr
