@@ -683,6 +683,17 @@ def map_ground_truth(
     return Input(role, path, fmt, layout, mapping, frame, raw)
 
 
+def _id_type(dtypes: list[pl.DataType]) -> pl.DataType:
+    """The one type ids are compared in: Int64 for integers; UInt64 where every file holds
+    UInt64 (ids of 2^63 and more fit nowhere else), Int128 where UInt64 meets a signed
+    type; else text."""
+    if not all(d.is_integer() for d in dtypes):
+        return pl.String()
+    if pl.UInt64() not in dtypes:
+        return pl.Int64()
+    return pl.UInt64() if all(d.is_unsigned_integer() for d in dtypes) else pl.Int128()
+
+
 def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
     """Give user and item ids one type in every file.
 
@@ -708,7 +719,7 @@ def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
                 )
     for column in ("user", "item"):
         dtypes = [schema[column] for schema in schemas if column in schema]
-        target = pl.Int64 if all(d.is_integer() for d in dtypes) else pl.String
+        target = _id_type(dtypes)
         for source, schema in zip(inputs, schemas, strict=True):
             if column in schema:
                 source.frame = source.frame.with_columns(pl.col(column).cast(target))

@@ -205,7 +205,8 @@ BAD = [
     ),
     Bad(
         "predictions-a-fifo",
-        P + "pipe.csv is a named pipe (FIFO), not a file: an input is read more than once. "
+        P
+        + "pipe.csv is a named pipe (FIFO), not a file: an input is read more than once. "
         + "Give a regular file at predictions.path (save a pipe's or a device's data to a file "
         "first).",
         config={"predictions": {"path": "pipe.csv"}},
@@ -213,7 +214,8 @@ BAD = [
     ),
     Bad(
         "truth-a-link-to-a-device",
-        T + "zero.csv is a device (/dev/zero), not a file. "
+        T
+        + "zero.csv is a device (/dev/zero), not a file. "
         + "Give a regular file at ground_truth.path (save a pipe's or a device's data to a file "
         "first).",
         config={"ground_truth": {"path": "zero.csv"}},
@@ -221,7 +223,8 @@ BAD = [
     ),
     Bad(
         "predictions-a-link-loop",
-        P + "loop.csv is a symbolic link that loops (a link in its chain leads back). "
+        P
+        + "loop.csv is a symbolic link that loops (a link in its chain leads back). "
         + "Give a regular file at predictions.path (save a pipe's or a device's data to a file "
         "first).",
         config={"predictions": {"path": "loop.csv"}},
@@ -1107,7 +1110,53 @@ gates:
   precision@1: *bar
 """
 
+
+def unsigned_case(names: dict[str, int], truth_signed: bool = False) -> dict[str, bytes]:
+    """The hand case with integer ids (name -> id) in UInt64 Parquet columns (the truth's
+    in Int64 when `truth_signed`)."""
+    predictions = pl.read_csv(PREDICTIONS_CSV.encode())
+    truth = pl.read_csv(TRUTH_CSV.encode())
+    ids = pl.col("user", "item").replace_strict(names, return_dtype=pl.UInt64)
+    truth_ids = ids.cast(pl.Int64) if truth_signed else ids
+    return {
+        "predictions.parquet": parquet_bytes(predictions.with_columns(ids)),
+        "truth.parquet": parquet_bytes(truth.with_columns(truth_ids)),
+    }
+
+
+PARQUET_PAIR = {
+    "predictions": {"path": "predictions.parquet"},
+    "ground_truth": {"path": "truth.parquet"},
+}
+BEYOND_INT64 = {
+    "u1": 2**63 + 5,
+    "u2": 9,
+    "a": 2**64 - 1,
+    "b": 10,
+    "c": 9,
+    "d": 100,
+    "e": 2**63,
+    "f": 11,
+}
+SIGNED_TRUTH = {"u1": 9, "u2": 10, "a": 100, "b": 9, "c": 10, "d": 2, "e": 2**63 + 1, "f": 1}
+
 WORKS = [
+    Works("uint64-ids-beyond-int64", HAND, files=unsigned_case(BEYOND_INT64), config=PARQUET_PAIR),
+    Works(
+        "uint64-ids-with-int64-truth",
+        HAND,
+        files=unsigned_case(SIGNED_TRUTH, truth_signed=True),
+        config=PARQUET_PAIR,
+    ),
+    Works(
+        "uint64-ids-with-csv-truth",
+        HAND,
+        files={
+            **unsigned_case(BEYOND_INT64),
+            "truth.csv": renamed(TRUTH_CSV, {k: str(v) for k, v in BEYOND_INT64.items()}),
+        },
+        config={"predictions": {"path": "predictions.parquet"}},
+    ),
     Works(
         "csv-with-a-bom",
         HAND,
@@ -1257,6 +1306,18 @@ def test_valid_input(tmp_path: Path, case: Works) -> None:
     assert report["models"]["model"]["metrics"] == pytest.approx(
         case.expected, rel=1e-12, abs=1e-15
     )
+
+
+UINT64_ROWS = [case for case in WORKS if case.id.startswith("uint64")]
+
+
+@pytest.mark.parametrize("engine", list(ENGINES))
+@pytest.mark.parametrize("case", UINT64_ROWS, ids=lambda case: case.id)
+def test_uint64_ids_on_other_polars_engines(tmp_path: Path, case: Works, engine: str) -> None:
+    """Ids of 2^63 and more (UInt64 Parquet columns) on the streaming and partitioned
+    engines: the same values as in memory."""
+    assert isinstance(case.config, dict)
+    test_valid_input(tmp_path, dataclasses.replace(case, config={**case.config, **ENGINES[engine]}))
 
 
 def test_anchors_and_merge_keys_are_read_as_written(tmp_path: Path) -> None:
