@@ -233,7 +233,7 @@ def _auto_partitions(
     """engine: auto on big predictions: partitions, when the run allows them."""
     config = loaded.config
     paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
-    wanted = auto_partitions(paths)
+    wanted = auto_partitions(paths, [loaded.resolve_path(config.ground_truth.path)])
     if wanted == 1 or confidence or config.confidence or baseline_report:
         return loaded
     try:

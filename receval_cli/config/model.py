@@ -453,6 +453,7 @@ class Config(_Strict):
     engine: Engine = Field(
         "auto",
         description="auto: streaming from 32 MiB of predictions on disk, else polars' choice; "
+        "partitions where the memory available would not hold the run; "
         "in_memory; streaming (polars' out-of-core engine); gpu (polars' GPU engine); spark.",
     )
     spark: SparkConfig = Field(

@@ -5,7 +5,9 @@ engine processes the files in batches. In benchmarks/bench_scale.py it was as fa
 in-memory engine at 1M rows (7 MiB of Parquet), and faster with less memory from 10M rows
 (73 MiB) up. From PARTITION_FROM bytes, `auto` also evaluates the users in partitions
 (engines/partitions.py) when the run allows it (no click metric, no intervals, comparisons or
-segments). Spark is its own path (engines/spark.py).
+segments), and with more partitions where the memory available to the process (its cgroup's
+limit, `ulimit -v`, the free memory) would not hold one (engines/memory.py). Spark is its
+own path (engines/spark.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from receval_cli.engines.memory import (
+    FIXED,
+    PER_ROW,
+    SHARE,
+    available_bytes,
+    needed_bytes,
+    rows_on_disk,
+)
 from receval_cli.errors import UsageError
 
 STREAMING_FROM = 32 * 2**20  # bytes of predictions files
@@ -21,12 +31,35 @@ PARTITION_FROM = 512 * 2**20  # auto: from here, users in partitions ...
 PARTITION_SIZE = 256 * 2**20  # ... of about this many bytes of predictions each
 
 
-def auto_partitions(predictions: Iterable[Path]) -> int:
-    """How many partitions `auto` uses: 1 below PARTITION_FROM bytes of predictions, else
-    one per PARTITION_SIZE bytes (100M rows, 733 MiB: 3; at 4 the run took the time of a
-    single pass with a third of its memory)."""
-    size = sum(p.stat().st_size for p in predictions if p.is_file())
-    return 1 if size < PARTITION_FROM else -(-size // PARTITION_SIZE)
+MAX_AUTO_PARTITIONS = 256
+
+
+def auto_partitions(predictions: Iterable[Path], others: Iterable[Path] = ()) -> int:
+    """How many partitions `auto` uses: one per PARTITION_SIZE bytes of predictions from
+    PARTITION_FROM bytes (100M rows, 733 MiB: 3; at 4 the run took the time of a single
+    pass with a third of its memory), and more where the memory available would not hold
+    a partition of that size (engines/memory.py; `others`: the ground truth's files)."""
+    paths = list(predictions)
+    size = sum(p.stat().st_size for p in paths if p.is_file())
+    by_size = 1 if size < PARTITION_FROM else -(-size // PARTITION_SIZE)
+    if not paths:
+        return by_size
+    rows = max(rows_on_disk([p]) for p in paths) + rows_on_disk(others)  # models one by one
+    return max(by_size, _partitions_that_fit(rows))
+
+
+def _partitions_that_fit(rows: int) -> int:
+    """The fewest partitions of `rows` rows whose estimated peak fits in the share of the
+    available memory a run plans to use (1 where nothing is known)."""
+    available = available_bytes()
+    if available is None:
+        return 1
+    budget = int(SHARE * available) - FIXED
+    if needed_bytes(rows) <= budget + FIXED:
+        return 1
+    if budget <= 0:
+        return MAX_AUTO_PARTITIONS
+    return min(-(-PER_ROW * rows // budget), MAX_AUTO_PARTITIONS)
 
 
 def polars_engine(choice: str, predictions: Iterable[Path] = ()) -> Any:
@@ -38,8 +71,11 @@ def polars_engine(choice: str, predictions: Iterable[Path] = ()) -> Any:
     if choice == "gpu":
         return _gpu_engine()
     if choice == "auto":
-        size = sum(p.stat().st_size for p in predictions if p.is_file())
-        return "streaming" if size >= STREAMING_FROM else "auto"  # polars' own choice
+        paths = list(predictions)
+        size = sum(p.stat().st_size for p in paths if p.is_file())
+        if size >= STREAMING_FROM or _partitions_that_fit(rows_on_disk(paths)) > 1:
+            return "streaming"  # batches: less memory than the in-memory engine
+        return "auto"  # polars' own choice
     raise UsageError(
         f"engine '{choice}' does not run through polars' collect.", key="engine", found=choice
     )

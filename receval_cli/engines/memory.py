@@ -1,0 +1,139 @@
+"""How much memory a run may use, and how much a run of a given size needs.
+
+`engine: auto` reads the memory actually available to this process, the least of:
+- the cgroup's limit less its usage (a container's or a systemd unit's limit; cgroup v2,
+  else v1),
+- the address-space limit (`ulimit -v`, RLIMIT_AS) less the address space in use,
+- the kernel's estimate of the memory available to start new work (MemAvailable),
+and plans the run to fit in a share of it (engines/choice.py). The need is an estimate
+from measured peaks (benchmarks/README.md): about PER_ROW bytes per prediction or truth
+row evaluated at once, on top of a FIXED base.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from collections.abc import Iterable
+from pathlib import Path
+
+FIXED = 320 * 2**20  # bytes: Python, polars and a run's fixed costs (bench_scale.py)
+PER_ROW = 64  # bytes at the peak per row in one pass (5.4 GiB at 100M rows, 0.8 at 10M)
+SHARE = 0.7  # of the available memory a run plans to use (the rest: the kernel, headroom)
+# rows per byte on disk where a file's row count is not in its metadata
+_BYTES_PER_ROW = {"csv": 20, "tsv": 20, "jsonl": 45, "trec": 30}
+_INFLATION = {".gz": 5, ".zst": 6}  # a compressed file's text is this many times larger
+
+
+def available_bytes() -> int | None:
+    """The memory this process can still use (the least of the limits above), or None
+    where none is known (not Linux)."""
+    found = [b for b in (_cgroup_room(), _address_space_room(), _mem_available()) if b is not None]
+    return min(found) if found else None
+
+
+def rows_on_disk(paths: Iterable[Path]) -> int:
+    """The rows the files hold: a Parquet file's from its metadata, others estimated from
+    their size (compressed text inflated)."""
+    total = 0
+    for path in paths:
+        files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+        for file in files:
+            total += _rows(file)
+    return total
+
+
+def needed_bytes(rows: int, partitions: int = 1) -> int:
+    """The estimated peak of a run over `rows` rows in `partitions` partitions."""
+    return FIXED + PER_ROW * -(-rows // max(partitions, 1))
+
+
+def _rows(path: Path) -> int:
+    suffixes = [s.lower() for s in path.suffixes]
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return 0
+    if suffixes and suffixes[-1] == ".parquet":
+        try:
+            import polars as pl
+
+            return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+        except Exception:  # a damaged file: the reader says so later
+            return size // 8
+    inflation = _INFLATION.get(suffixes[-1], 1) if suffixes else 1
+    kind = next(
+        (s.lstrip(".") for s in reversed(suffixes) if s.lstrip(".") in _BYTES_PER_ROW), "csv"
+    )
+    return size * inflation // _BYTES_PER_ROW[kind]
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        text = Path(path).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None  # "max": no limit
+
+
+def _cgroup_room() -> int | None:
+    """The cgroup's limit less its usage: v2 (memory.max), else v1 (limit_in_bytes)."""
+    v2, v1 = _own_cgroups()
+    for limit_file, usage_file in (
+        (f"/sys/fs/cgroup{v2}/memory.max", f"/sys/fs/cgroup{v2}/memory.current"),
+        (
+            f"/sys/fs/cgroup/memory{v1}/memory.limit_in_bytes",
+            f"/sys/fs/cgroup/memory{v1}/memory.usage_in_bytes",
+        ),
+    ):
+        limit = _read_int(limit_file)
+        if limit is not None and limit < 2**60:  # v1 writes a huge number for no limit
+            return max(limit - (_read_int(usage_file) or 0), 0)
+    return None
+
+
+def _own_cgroups() -> tuple[str, str]:
+    """This process's cgroup paths: v2's (`0::PATH`) and v1's memory controller's."""
+    v2 = v1 = ""
+    try:
+        for line in Path("/proc/self/cgroup").read_text(encoding="ascii").splitlines():
+            number, controllers, path = line.split(":", 2)
+            if number == "0" and not controllers:
+                v2 = path.rstrip("/")
+            elif "memory" in controllers.split(","):
+                v1 = path.rstrip("/")
+    except (OSError, ValueError):
+        pass
+    return v2, v1
+
+
+def _address_space_room() -> int | None:
+    """RLIMIT_AS less the address space this process already maps (VmSize)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(soft - (_status_kib("VmSize") or 0) * 1024, 0)
+
+
+def _mem_available() -> int | None:
+    kib = _meminfo_kib("MemAvailable")
+    return None if kib is None else kib * 1024
+
+
+def _status_kib(field: str) -> int | None:
+    return _kib_field(f"/proc/{os.getpid()}/status", field)
+
+
+def _meminfo_kib(field: str) -> int | None:
+    return _kib_field("/proc/meminfo", field)
+
+
+def _kib_field(path: str, field: str) -> int | None:
+    try:
+        for line in Path(path).read_text(encoding="ascii").splitlines():
+            name, _, value = line.partition(":")
+            if name == field:
+                return int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

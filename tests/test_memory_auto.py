@@ -1,0 +1,139 @@
+"""engine: auto plans a run to fit the memory the process can use (engines/memory.py).
+
+The limits are read from the cgroup (v2, else v1), `ulimit -v` and MemAvailable; the need
+is estimated from the rows on disk. The last test runs a 20M-row job inside a cgroup
+limited to 700 MiB, where a single pass is killed by the kernel (it peaks near 1.3 GiB).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from receval_cli.engines import choice, memory
+
+MiB = 2**20
+
+
+def test_rows_on_disk_reads_parquet_metadata_and_estimates_text(tmp_path: Path) -> None:
+    pl.DataFrame({"user": range(1000), "item": range(1000)}).write_parquet(tmp_path / "a.parquet")
+    (tmp_path / "b.csv").write_text("user,item\n" + "u,i\n" * 1000, encoding="utf-8")
+    assert memory.rows_on_disk([tmp_path / "a.parquet"]) == 1000  # exact, from the footer
+    estimate = memory.rows_on_disk([tmp_path / "b.csv"])
+    assert 100 < estimate < 10_000  # from the size: 4 bytes a row here, 20 assumed
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for index in range(3):
+        pl.DataFrame({"user": range(10)}).write_parquet(parts / f"part-{index}.parquet")
+    assert memory.rows_on_disk([parts]) == 30  # a folder of Parquet parts: every part
+
+
+def test_the_need_shrinks_with_partitions() -> None:
+    rows = 20_000_000
+    assert memory.needed_bytes(rows) == memory.FIXED + memory.PER_ROW * rows
+    assert memory.needed_bytes(rows, 10) == memory.FIXED + memory.PER_ROW * rows // 10
+
+
+@pytest.mark.parametrize(
+    ("available", "expected"),
+    [(None, 1), (64 * 2**30, 1), (1500 * MiB, 2), (700 * MiB, 8), (100 * MiB, 256)],
+)
+def test_partitions_follow_the_available_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, available: int | None, expected: int
+) -> None:
+    """20M rows (small on disk: far below the size rule's 512 MiB): the partitions come
+    from the memory alone; nothing known means the size rule's 1."""
+    monkeypatch.setattr(choice, "available_bytes", lambda: available)
+    monkeypatch.setattr(choice, "rows_on_disk", lambda paths: 20_000_000 if paths else 0)
+    predictions = tmp_path / "p.parquet"
+    predictions.write_bytes(b"x" * 100)
+    budget = 0 if available is None else int(memory.SHARE * available) - memory.FIXED
+    if 1 < expected < 256:  # the fewest partitions whose estimate fits the budget
+        assert memory.PER_ROW * 20_000_000 / expected <= budget
+        assert memory.PER_ROW * 20_000_000 / (expected - 1) > budget
+    assert choice.auto_partitions([predictions]) == expected
+    engine = choice.polars_engine("auto", [predictions])
+    assert engine == ("streaming" if expected > 1 else "auto")
+
+
+def test_the_limits_are_read_from_this_machine() -> None:
+    found = memory.available_bytes()
+    if sys.platform.startswith("linux"):
+        assert found is not None
+        assert found > 0
+    else:
+        assert found is None
+
+
+# ------------------------------------------------------------- a real cgroup limit
+
+
+@pytest.fixture
+def limited_cgroup() -> Iterator[Path]:
+    """A memory cgroup of this process's (v1 here; v2 where the machine has it) limited to
+    700 MiB; skipped where the machine does not let this process make one (not root)."""
+    v2, v1 = memory._own_cgroups()
+    candidates = [
+        (Path(f"/sys/fs/cgroup/memory{v1}"), "memory.limit_in_bytes"),
+        (Path(f"/sys/fs/cgroup{v2}"), "memory.max"),
+    ]
+    for parent, limit_file in candidates:
+        if not (parent / limit_file).exists() and not (parent / "cgroup.procs").exists():
+            continue
+        group = parent / f"receval-test-{uuid.uuid4().hex[:8]}"
+        try:
+            group.mkdir()
+            (group / limit_file).write_text(str(700 * MiB), encoding="ascii")
+        except OSError:
+            if group.exists():
+                group.rmdir()
+            continue
+        try:
+            yield group
+        finally:
+            group.rmdir()
+        return
+    pytest.skip("no memory cgroup can be made here (needs root and a cgroup file system)")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="cgroups are Linux's")
+def test_a_run_fits_a_cgroup_limit(tmp_path: Path, limited_cgroup: Path) -> None:
+    """20M prediction rows in a 700 MiB cgroup: auto splits the users into partitions and
+    the run completes (a single pass peaks near 1.3 GiB and is killed)."""
+    rows = pl.int_range(0, 20_000_000, eager=True, dtype=pl.Int64)
+    pl.DataFrame(
+        {"user": rows // 100, "item": (rows * 7919) % 50_000, "score": (rows * 0.618) % 1.0}
+    ).write_parquet(tmp_path / "predictions.parquet")
+    judged = pl.int_range(0, 2_000_000, eager=True, dtype=pl.Int64)
+    pl.DataFrame({"user": judged // 10, "item": (judged * 13) % 50_000}).write_parquet(
+        tmp_path / "truth.parquet"
+    )
+    del rows, judged
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "predictions: {path: predictions.parquet}\nground_truth: {path: truth.parquet}\n"
+        "metrics: [ndcg@10, precision@5]\n",
+        encoding="utf-8",
+    )
+    procs = limited_cgroup / "cgroup.procs"
+
+    def enter() -> None:
+        procs.write_text(str(os.getpid()), encoding="ascii")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "receval_cli", "run", str(config), "--verbose", "-q"],
+        preexec_fn=enter,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert "partition 1/" in result.stderr  # auto chose partitions
