@@ -35,6 +35,14 @@ _PATTERNS = [
     (re.compile(r"(num_rel)"), "num_rel"),
     (re.compile(r"(num_ret)"), "num_ret"),
     (re.compile(r"(num_rel_ret)"), "num_rel_ret"),
+    (re.compile(r"(G)"), "g"),
+    (re.compile(r"(binG)"), "bing"),
+    (re.compile(r"(ndcg_rel)"), "ndcg_rel"),
+    (re.compile(r"(Rndcg)"), "rndcg"),
+    (re.compile(r"(rbp)"), "rbp"),
+    (re.compile(r"(rbp_resid)"), "rbp_resid"),
+    # trec_eval's gain map ndcg.1=3,2=9,4=4.5 (printed ndcg_1=3,2=9,4=4.5)
+    (re.compile(r"ndcg_((?:\d+=[-\d.]+,?)+)"), "ndcg(gains={})"),
 ]
 COUNTS = {"num_rel", "num_ret", "num_rel_ret"}
 NOT_METRICS = {"runid", "num_q"}  # the run's name; the number of queries (checked apart)
@@ -60,7 +68,7 @@ def spec_for(measure: str) -> str | None:
     for pattern, template in _PATTERNS:
         match = pattern.fullmatch(measure)
         if match:
-            return template.format(match.group(1))
+            return template.format(match.group(1).replace("=", ":").replace(",", ";"))
     return None
 
 

@@ -176,8 +176,12 @@ def per_user_frame(
     frame = truth_stats.join(lists.drop("items"), on="user", how="full", coalesce=True)
     if stats.hits.aggregations:
         hits = join_hits(ranked_items(lists), indexed)
+        from_truth = set(stats.truth_columns_on_hits)
         if stats.needs_n_relevant_on_hits:
-            hits = hits.join(truth_stats.select("user", "n_relevant"), on="user", how="left")
+            from_truth.add("n_relevant")
+        if from_truth:
+            needed_truth = truth_stats.select("user", *sorted(from_truth))
+            hits = hits.join(needed_truth, on="user", how="left")
         if stats.list_columns_on_hits:
             needed = lists.select("user", *sorted(stats.list_columns_on_hits))
             hits = hits.join(needed, on="user", how="left")

@@ -11,7 +11,7 @@ import polars as pl
 
 from receval_cli.errors import did_you_mean
 from receval_cli.metrics.spec import MetricSpec, ParamValue
-from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.stats import Stats, parse_gains
 
 if TYPE_CHECKING:
     from receval_cli.evaluation.exact_sum import ExactSum
@@ -123,12 +123,21 @@ class Param:
     largest: float | None = None  # a positive number's upper bound (where larger overflows)
     share: bool = False  # a number in (0, 1]
     optional: bool = False  # may be left out (no default): the metric then does without
+    gain_map: bool = False  # a grade -> gain map, `grade:gain;grade:gain` (stats.parse_gains)
 
     @property
     def required(self) -> bool:
         return self.convention is None and self.default is None and not self.optional
 
     def check(self, value: ParamValue, spec_text: str) -> ParamValue:
+        if self.gain_map:
+            try:
+                parse_gains(str(value))
+            except ValueError as error:
+                raise SpecError(
+                    f"parameter '{self.name}' of '{spec_text}' is '{value}'; {error}"
+                ) from None
+            return value
         if self.choices:
             if value not in self.choices:
                 raise SpecError(
