@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.metrics.ranking import BELOW_THRESHOLD, GAIN, GAINS, _gain_kind
+from receval_cli.metrics.ranking import BELOW_THRESHOLD, GAIN, GAINS, metric_gain_kind
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats, base_gain, depth, gain, gain_map, safe_div
 
@@ -105,7 +105,7 @@ def rbp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     3, binary gain, p = 0.5: 0.5 * (1 + 0.25) = 0.625.
     """
     persistence = _persistence(p)
-    kind = _gain_kind(p)
+    kind = metric_gain_kind(p)
     weighted = _rank_ordered_sum(
         s, f"rbp_sum[{kind},{persistence!r}]@{k}", gain(_rel, kind) * _weight(persistence), k
     )

@@ -65,7 +65,7 @@ BETA = Param(
 )
 
 
-def _gain_kind(p: Params) -> str:
+def metric_gain_kind(p: Params) -> str:
     gains = p.get("gains")
     return gain_kind(
         str(p["gain"]), str(p["below_threshold"]), None if gains is None else str(gains)
@@ -205,7 +205,7 @@ def r_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 )
 def cg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """CG@k = sum of gains. Example: grades (2, 0, 3, 2): CG@4 = 7."""
-    return s.cg(k, _gain_kind(p))
+    return s.cg(k, metric_gain_kind(p))
 
 
 @register(
@@ -217,7 +217,7 @@ def cg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 )
 def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """DCG@k. Example: grades (3, 2, 2, 0), linear, log2: 3 + 2/log2(3) + 2/2 = 5.26."""
-    return s.dcg(k, _gain_kind(p), str(p["discount"]))
+    return s.dcg(k, metric_gain_kind(p), str(p["discount"]))
 
 
 @register(
@@ -237,7 +237,7 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     in DCG but never in the ideal list (trec_eval's ndcg).
     """
     cut = k if p["ideal"] == "at_k" else None
-    return s.idcg(cut, _gain_kind(p), str(p["discount"]))
+    return s.idcg(cut, metric_gain_kind(p), str(p["discount"]))
 
 
 @register(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.metrics.ranking import BELOW_THRESHOLD, DISCOUNT, GAIN, GAINS, _gain_kind
+from receval_cli.metrics.ranking import BELOW_THRESHOLD, DISCOUNT, GAIN, GAINS, metric_gain_kind
 from receval_cli.metrics.registry import Params, register
 from receval_cli.metrics.stats import Stats, discount, gain, safe_div
 
@@ -76,7 +76,7 @@ def g_measure(s: Stats, k: int | None, p: Params) -> pl.Expr:
     Example: gains (0, 1) with one relevant item: C_2 = 1 + 1, S_2 = 1,
     G = 1/log2(3) = 0.631.
     """
-    kind = _gain_kind(p)
+    kind = metric_gain_kind(p)
     ideal = _ideal_gains(kind)
     excess = s.truth.agg(
         f"ideal_excess[{kind}]", (ideal.clip(lower_bound=1.0) - 1.0).cum_sum().implode()
@@ -128,7 +128,7 @@ def ndcg_rel(s: Stats, k: int | None, p: Params) -> pl.Expr:
     Empty cases: no positive gain in the ground truth (n = 0): 0; a sum <= 0: 0 (as
     trec_eval); empty list: 0.
     """
-    kind, discount_kind = _gain_kind(p), str(p["discount"])
+    kind, discount_kind = metric_gain_kind(p), str(p["discount"])
     ideal = _ideal_dcg_list(s, kind, discount_kind)
     s.truth_on_hits(str(ideal.meta.output_name()))
     n = _n_ideal(s, kind)
@@ -162,7 +162,7 @@ def rndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
     Empty cases: no relevant item (|R| = 0) or no positive gain: 0; empty list: 0.
     """
-    kind, discount_kind = _gain_kind(p), str(p["discount"])
+    kind, discount_kind = metric_gain_kind(p), str(p["discount"])
     ideal = _ideal_gains(kind)
     positions = pl.int_range(1, ideal.len() + 1, dtype=pl.UInt32)
     idcg = (ideal * discount(positions, discount_kind)).cum_sum()
