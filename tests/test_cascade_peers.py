@@ -109,7 +109,8 @@ def compare(report: Any, spec: str, values: dict[str, float], tol: float) -> int
 @pytest.mark.parametrize("dataset", IR_MEASURES_DATASETS)
 def test_agrees_with_ir_measures(dataset: str) -> None:
     data = golden("ir_measures", dataset)
-    assert data["library"] == "ir_measures" and data["version"] == "0.4.3"
+    assert data["library"] == "ir_measures"
+    assert data["version"] == "0.4.3"
     predictions, truth = golden_files.frames(dataset)
     compared = 0
     for measure, values in data["metrics"].items():
@@ -137,7 +138,8 @@ def test_agrees_with_ir_measures(dataset: str) -> None:
 @pytest.mark.parametrize("dataset", RANX_DATASETS)
 def test_agrees_with_ranx(dataset: str) -> None:
     data = golden("ranx", dataset)
-    assert data["library"] == "ranx" and data["version"] == "0.3.21"
+    assert data["library"] == "ranx"
+    assert data["version"] == "0.3.21"
     predictions, truth = golden_files.frames(dataset)
     specs = {measure: ranx_spec(measure) for measure in data["metrics"]}
     report = receval_cli.evaluate(
