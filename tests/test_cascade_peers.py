@@ -14,8 +14,9 @@ lists of 1-24 items against cutoffs up to 30). Each tool is matched by its own r
     ir_measures RBP(rel=r)  cwl_eval: binary gain (grade >= r); ties in the order given
                             (input_order)
     ranx hits@k, rbp.p      ranx preset; ranx's rbp is the grade itself (below rel_lvl 0),
-                            unscaled: rbp(scale=none); only the tie-free data (ranx's order of
-                            tied scores in lists longer than 15 follows no rule)
+                            unscaled: rbp(scale=none), which the preset sets; only the
+                            tie-free data (ranx's order of tied scores in lists longer
+                            than 15 follows no rule)
 
 Every tool evaluates every ground-truth user (a user with no list or no relevant item
 counts 0): users_without_recommendations and users_without_relevant are zero. Scores are
@@ -58,9 +59,9 @@ _AT_THRESHOLD_2 = [
 ]
 RANX_TO_RECEVAL = {
     "hits": "hits",
-    "rbp.9": "rbp(p=0.9,scale=none)",
+    "rbp.9": "rbp",  # the preset sets scale=none
     "rbp.5": "rbp(p=0.5,scale=none)",
-    "rbp.95": "rbp(p=0.95,scale=none)",
+    "rbp.95": "rbp(p=0.95)",
 }
 # the receval specs the tests above map the tools' measures to (tests/test_registry_coverage.py)
 CHECKED_SPECS = (

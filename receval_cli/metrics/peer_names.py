@@ -17,4 +17,7 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "mrr": {"ir_measures": "RR", "torchmetrics": "RetrievalMRR"},
     "hit_rate": {"ir_measures": "Success@k", "torchmetrics": "RetrievalHitRate"},
     "r_precision": {"ir_measures": "Rprec", "torchmetrics": "RetrievalRPrecision"},
+    "err": {"ir_measures": "ERR@k"},
+    "nerr": {"ir_measures": "nERR_IA@k (nerr@k(grades=binary,max_grade=1))"},
+    "rbp": {"ir_measures": "RBP(p=P,rel=L) (rbp(p=P,gain=binary), relevance_threshold L)"},
 }
