@@ -22,6 +22,7 @@ PERSISTENCE = Param(
     "persistence: the chance the user goes on to the next rank, in (0, 1)",
     default=0.9,
     share=True,
+    below_one=True,
 )
 SCALE = Param(
     "scale",
@@ -50,10 +51,6 @@ GRADES = Param(
 def _persistence(p: Params) -> float:
     value = p["p"]
     assert not isinstance(value, str)
-    if not 0 < value < 1:
-        from receval_cli.metrics.registry import SpecError
-
-        raise SpecError(f"rbp's persistence p is {value}; it must lie strictly between 0 and 1")
     return float(value)
 
 
@@ -93,6 +90,7 @@ def _gain_range(s: Stats, kind: str) -> tuple[pl.Expr, pl.Expr]:
     summary="Rank-biased precision: gains weighted by a persistent user's chance to reach them.",
     formula="(1 - p) * sum_{i<=k} gain(rel_i) * p^(i-1)",
     params=(PERSISTENCE, GAIN, BELOW_THRESHOLD, GAINS, SCALE),
+    upper_bound=None,
 )
 def rbp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """RBP@k = (1 - p) * sum over i <= k of gain_i * p^(i-1) (Moffat and Zobel 2008).

@@ -233,8 +233,7 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     The ideal list holds every ground-truth item with a positive gain (also those below
     the relevance threshold, as their grades count in DCG, unless below_threshold=zero);
     ideal=all_relevant does not truncate it at k. With `gains` (a grade -> gain map), a
-    listed grade gains its mapped value, the others as `gain` says; negative gains count
-    in DCG but never in the ideal list (trec_eval's ndcg).
+    listed grade gains its mapped value (>= 0), the others as `gain` says.
     """
     cut = k if p["ideal"] == "at_k" else None
     return s.idcg(cut, metric_gain_kind(p), str(p["discount"]))

@@ -122,6 +122,7 @@ class Param:
     positive_number: bool = False
     largest: float | None = None  # a positive number's upper bound (where larger overflows)
     share: bool = False  # a number in (0, 1]
+    below_one: bool = False  # with share: a number in (0, 1), 1 excluded
     optional: bool = False  # may be left out (no default): the metric then does without
     gain_map: bool = False  # a grade -> gain map, `grade:gain;grade:gain` (stats.parse_gains)
 
@@ -161,6 +162,11 @@ class Param:
             raise SpecError(
                 f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a share "
                 "in (0, 1], e.g. 0.2"
+            )
+        if self.below_one and not isinstance(value, str) and value >= 1:
+            raise SpecError(
+                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must lie "
+                "strictly between 0 and 1, e.g. 0.9"
             )
         return value
 

@@ -56,8 +56,8 @@ RELEVANT_ONLY = ",relevant only"  # a gain kind's suffix: grades below the thres
 def parse_gains(text: str) -> tuple[tuple[float, float], ...]:
     """Read a grade -> gain map written `grade:gain;grade:gain` (trec_eval's
     `ndcg.1=3,2=9,4=4.5` is `gains=1:3;2:9;4:4.5`), sorted by grade. A grade is a
-    non-negative number, given once; a gain any finite number (negative ones too, as
-    trec_eval allows)."""
+    non-negative number, given once; a gain a non-negative number (trec_eval also takes
+    negative gains; receval does not, so every DCG-family value stays >= 0)."""
     pairs: dict[float, float] = {}
     for part in text.split(";"):
         grade_text, sep, gain_text = (t.strip() for t in part.partition(":"))
@@ -70,6 +70,8 @@ def parse_gains(text: str) -> tuple[tuple[float, float], ...]:
                 f"'{part.strip()}' is not grade:gain; write e.g. gains=1:3;2:9;4:4.5 "
                 "(a non-negative grade, a colon, its gain; pairs separated by ';')"
             )
+        if value < 0:
+            raise ValueError(f"the gain of grade {grade:g} is {value:g}; gains must be >= 0")
         if grade in pairs:
             raise ValueError(f"grade {grade:g} is given twice")
         pairs[grade] = value
