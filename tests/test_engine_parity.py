@@ -41,6 +41,17 @@ RANKING = [
     "dcg@10",
     "idcg@10",
     "num_rel_ret",
+    "ndcg@10(gains=1:3;2:9)",
+    "g",
+    "bing",
+    "ndcg_rel",
+    "rndcg",
+    "rbp",
+    "rbp@10(gain=binary,p=0.8)",
+    "rbp_resid",
+    "err@10",
+    "nerr@5(grades=binary,max_grade=1)",
+    "hits@5",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
 RATING = [
