@@ -65,24 +65,22 @@ def _rank_ordered_sum(s: Stats, name: str, term: pl.Expr, k: int | None) -> pl.E
     return s.hits.agg(name, within.cum_sum().last()).fill_null(0.0)
 
 
-def _gain_range(s: Stats, kind: str) -> tuple[pl.Expr, pl.Expr]:
-    """lo and hi of trec_eval's rbp rescaling, per user: the least and greatest of 0, the
-    mapped gains, and the gains of the grades 0, 1, ..., the user's highest grade."""
+def _gain_top(s: Stats, kind: str) -> pl.Expr:
+    """hi of trec_eval's rbp rescaling, per user: the greatest of 1, the mapped gains, and
+    the gains of the grades 0, 1, ..., the user's highest grade (and of its grades)."""
     mapped = [value for _, value in gain_map(kind)]
     keys = [level for level, _ in gain_map(kind)]
-    lo = pl.lit(min([0.0, *mapped]))
     if kind.startswith("binary"):
-        return lo, pl.lit(max([1.0, *mapped]))
+        return pl.lit(max([1.0, *mapped]))
     top = _rel.filter(_rel >= 0).max().floor()
-    candidates = [pl.lit(max([0.0, *mapped]))]
+    candidates = [pl.lit(max([1.0, *mapped]))]
     for step in range(len(keys) + 1):  # the highest whole grade not in the map
         level = top - step
         unmapped = (level >= 0) & ~level.is_in(keys) if keys else level >= 0
         candidates.append(pl.when(unmapped).then(base_gain(level, kind)))
     grades = _rel.filter((_rel >= 0) & ~_rel.is_in(keys)) if keys else _rel.filter(_rel >= 0)
     candidates.append(base_gain(grades, kind).max())
-    hi = s.truth.agg(f"gain_hi[{kind}]", pl.max_horizontal(candidates)).fill_null(0.0)
-    return lo, hi
+    return s.truth.agg(f"gain_top[{kind}]", pl.max_horizontal(candidates)).fill_null(1.0)
 
 
 @register(
@@ -96,25 +94,19 @@ def rbp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """RBP@k = (1 - p) * sum over i <= k of gain_i * p^(i-1) (Moffat and Zobel 2008).
 
     gain as ndcg's `gain`, `below_threshold` and `gains`; scale=unit rescales them as
-    trec_eval does: when any gain of the grades 0, 1, ..., the user's highest grade (or
-    of the `gains` map) lies outside [0, 1], each judged item of grade >= 0 gains
-    (gain - lo) / (hi - lo), lo and hi the least and greatest of those gains and 0.
+    trec_eval does: when a gain of the grades 0, 1, ..., the user's highest grade (or of
+    the `gains` map) exceeds 1, every gain is divided by the greatest of them (gains are
+    >= 0, so trec_eval's (gain - min) / (max - min) is gain / max).
     Empty cases: empty list or no judged item in it: 0. Example: relevant at ranks 1 and
     3, binary gain, p = 0.5: 0.5 * (1 + 0.25) = 0.625.
     """
     persistence = _persistence(p)
     kind = metric_gain_kind(p)
-    weighted = _rank_ordered_sum(
-        s, f"rbp_sum[{kind},{persistence!r}]@{k}", gain(_rel, kind) * _weight(persistence), k
-    )
+    name = f"rbp_sum[{kind},{persistence!r}]@{k}"
+    weighted = _rank_ordered_sum(s, name, gain(_rel, kind) * _weight(persistence), k)
     if p["scale"] == "none":
         return (1.0 - persistence) * weighted
-    judged = pl.when(_rel.fill_null(-1.0) >= 0).then(_weight(persistence)).otherwise(0.0)
-    reach = _rank_ordered_sum(s, f"rbp_judged[{persistence!r}]@{k}", judged, k)
-    lo, hi = _gain_range(s, kind)
-    rescale = (lo < 0) | (hi > 1)
-    scaled = safe_div(weighted - lo * reach, hi - lo)
-    return (1.0 - persistence) * pl.when(rescale).then(scaled).otherwise(weighted)
+    return (1.0 - persistence) * safe_div(weighted, _gain_top(s, kind))
 
 
 @register(
