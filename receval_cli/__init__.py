@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from receval_cli.version import __version__
 
-__all__ = ["__version__", "evaluate"]
+__all__ = ["__version__", "evaluate", "relstrings"]
 
 if TYPE_CHECKING:
-    from receval_cli.api import evaluate
+    from receval_cli.api import evaluate, relstrings
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +22,8 @@ def __getattr__(name: str) -> Any:
         from receval_cli.api import evaluate
 
         return evaluate
+    if name == "relstrings":
+        from receval_cli.api import relstrings
+
+        return relstrings
     raise AttributeError(f"module 'receval_cli' has no attribute {name!r}")

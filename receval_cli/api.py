@@ -115,6 +115,41 @@ def evaluate(
         return report
 
 
+def relstrings(
+    predictions: Data,
+    ground_truth: Data,
+    *,
+    length: int = 10,
+    conventions: Mapping[str, Any] | str | None = None,
+    prediction_columns: Mapping[str, str] | None = None,
+    truth_columns: Mapping[str, str] | None = None,
+    list_separator: str = "|",
+) -> pl.DataFrame:
+    """trec_eval's relstring per user: a DataFrame (user, relstring) with, for every user
+    of the ground truth, the grades of the top `length` items as one character each (0-9,
+    '>' above 9, '-' not judged, '.' a negative grade; '' without recommendations), the
+    lists ranked as `evaluate` ranks them (receval_cli/evaluation/relstring.py).
+    The other arguments are `evaluate`'s.
+
+    >>> import polars as pl
+    >>> preds = pl.DataFrame({"user": [1, 1, 1], "item": [10, 11, 12], "score": [0.9, 0.8, 0.7]})
+    >>> truth = pl.DataFrame({"user": [1, 1], "item": [11, 12], "relevance": [2, 0]})
+    >>> relstrings(preds, truth)["relstring"].to_list()
+    ['-20']
+    """
+    from receval_cli.evaluation.relstring import relstrings as compute
+
+    with audience("api"):
+        settings = {"preset": conventions} if isinstance(conventions, str) else conventions
+        chosen = _validated(Conventions, dict(settings or {}), "conventions")
+        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+            fix = "give a positive integer, e.g. length=10 (trec_eval's relstring.10)."
+            raise UsageError(f"length is {length!r}; {fix}", key="length", found=length, fix=fix)
+        given = _input(predictions, "predictions", prediction_columns, list_separator)
+        truth = _input(ground_truth, "ground_truth", truth_columns, list_separator)
+        return compute(given, truth, chosen, length)
+
+
 # each input: its config model, its file reader, and its mapping of a frame's columns
 _READERS: dict[str, tuple[type[Any], Callable[..., Input], Callable[..., Input]]] = {
     "predictions": (

@@ -336,7 +336,7 @@ def test_metric_written_with_an_alias_is_reported_by_its_name(tmp_path: Path) ->
 
 
 def test_metrics_command_lists_every_metric() -> None:
-    result = invoke("metrics", env={"COLUMNS": "400"})
+    result = invoke("metrics", env={"COLUMNS": "1000"})  # wide enough for no cell to wrap
     assert result.exit_code == 0
     names = re.findall(r"^│ (\w+(?:@k)?) ", result.stdout, flags=re.MULTILINE)
     expected = [d.name + ("@k" if d.takes_cutoff else "") for d in REGISTRY.values()]
@@ -351,7 +351,7 @@ def test_metrics_command_lists_every_metric() -> None:
 
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_metrics_command_shows_each_formula(name: str) -> None:
-    result = invoke("metrics", env={"COLUMNS": "400"})
+    result = invoke("metrics", env={"COLUMNS": "1000"})  # wide enough for no cell to wrap
     assert result.exit_code == 0
     assert REGISTRY[name].formula in result.stdout
 

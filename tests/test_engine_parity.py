@@ -46,6 +46,17 @@ RANKING = [
     "unj@5",
     "judged@20(denominator=list_length,negative_grades=judged)",
     "num_nonrel_judged_ret",
+    "ndcg@10(gains=1:3;2:9)",
+    "g",
+    "bing",
+    "ndcg_rel",
+    "rndcg",
+    "rbp",
+    "rbp@10(gain=binary,p=0.8)",
+    "rbp_resid",
+    "err@10",
+    "nerr@5(grades=binary,max_grade=1)",
+    "hits@5",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
 RATING = [

@@ -100,6 +100,12 @@ REFERENCES = (
         lambda m: (base for base, _params in m.RANX_TO_RECEVAL.values()),
     ),
     Reference(
+        "ir_measures 0.4.3 and ranx 0.3.21: err, nerr, rbp, hits (golden)",
+        "test_cascade_peers",
+        ("test_agrees_with_ir_measures", "test_agrees_with_ranx"),
+        lambda m: m.CHECKED_SPECS,
+    ),
+    Reference(
         "RePlay 0.22.0 (golden)",
         "test_preset_replay",
         ("test_agrees_with_replay",),

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+import receval_cli
 from receval_cli.analysis.runs import evaluate_config as evaluate
 from receval_cli.config.loading import load_config
 
@@ -39,9 +40,18 @@ _PATTERNS = [
     (re.compile(r"(infAP)"), "infap"),
     (re.compile(r"unj_(\d+)"), "unj@{}"),
     (re.compile(r"(num_nonrel_judged_ret)"), "num_nonrel_judged_ret"),
+    (re.compile(r"(G)"), "g"),
+    (re.compile(r"(binG)"), "bing"),
+    (re.compile(r"(ndcg_rel)"), "ndcg_rel"),
+    (re.compile(r"(Rndcg)"), "rndcg"),
+    (re.compile(r"(rbp)"), "rbp"),
+    (re.compile(r"(rbp_resid)"), "rbp_resid"),
+    # trec_eval's gain map ndcg.1=3,2=9,4=4.5 (printed ndcg_1=3,2=9,4=4.5)
+    (re.compile(r"ndcg_((?:\d+=[-\d.]+,?)+)"), "ndcg(gains={})"),
 ]
 COUNTS = {"num_rel", "num_ret", "num_rel_ret", "num_nonrel_judged_ret"}
-NOT_METRICS = {"runid", "num_q"}  # the run's name; the number of queries (checked apart)
+# the run's name; the number of queries; the per-query relevance string (checked apart)
+NOT_METRICS = {"runid", "num_q", "relstring"}
 
 # expected file, run, qrels, conventions beside the preset (trec_eval's flags)
 CASES = [
@@ -64,7 +74,7 @@ def spec_for(measure: str) -> str | None:
     for pattern, template in _PATTERNS:
         match = pattern.fullmatch(measure)
         if match:
-            return template.format(match.group(1))
+            return template.format(match.group(1).replace("=", ":").replace(",", ";"))
     return None
 
 
@@ -119,6 +129,22 @@ def test_every_implemented_line_matches(
             mismatches.append(f"{measure} {query}: trec_eval {value}, receval {got!r}")
     assert not mismatches, "\n".join(mismatches)
     assert compared >= 9
+
+
+@pytest.mark.parametrize(("expected", "run", "qrels", "extra"), CASES, ids=[c[0] for c in CASES])
+def test_relstring_lines_match(expected: str, run: str, qrels: str, extra: dict[str, Any]) -> None:
+    """trec_eval -q prints `relstring <query> '<grades of the top 10>'`: receval_cli.relstrings
+    gives the same string for every query it prints."""
+    lines = [(q, v) for m, q, v in expected_lines(expected) if m == "relstring"]
+    strings = dict(
+        receval_cli.relstrings(
+            HERE / run, HERE / qrels, conventions={"preset": "trec_eval", **extra}
+        ).iter_rows()
+    )
+    for query, value in lines:
+        assert f"'{strings[query]}'" == value, query
+    if expected in ("out.test.aq", "out.test.aqc", "out.test.aqcM"):
+        assert len(lines) == 3
 
 
 def test_unimplemented_measures_are_listed_in_the_readme() -> None:

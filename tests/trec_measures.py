@@ -4,7 +4,17 @@ tests that compare the trec_eval preset with pytrec_eval."""
 from __future__ import annotations
 
 # measures without a cutoff -> receval metric
-WHOLE_LIST = {"recip_rank": "mrr", "map": "map", "ndcg": "ndcg", "Rprec": "r_precision"}
+WHOLE_LIST = {
+    "recip_rank": "mrr",
+    "map": "map",
+    "ndcg": "ndcg",
+    "Rprec": "r_precision",
+    # trec_eval's experimental gain measures (receval_cli/metrics/trec_gain.py)
+    "G": "g",
+    "binG": "bing",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "rndcg",
+}
 # the num_* counts: trec_eval's summary line sums them over queries (receval: aggregate sum)
 COUNTS = {"num_rel": "num_rel", "num_ret": "num_ret", "num_rel_ret": "num_rel_ret"}
 # measure family (pytrec_eval's request name, its result prefix) -> receval metric

@@ -74,6 +74,13 @@ PRESETS: dict[str, Preset] = {
             "infap": "infAP",
             "unj@k": "unj_k",
             "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+            "ndcg(gains=1:3;2:9)": "ndcg.1=3,2=9 (a gain map)",
+            "g": "G",
+            "bing": "binG",
+            "ndcg_rel": "ndcg_rel",
+            "rndcg": "Rndcg",
+            "rbp": "rbp",
+            "rbp_resid": "rbp_resid",
         },
         notes=(
             "Only users in both files are evaluated; users_without_recommendations: zero "
@@ -133,6 +140,9 @@ PRESETS: dict[str, Preset] = {
             "map": "map",
             "ndcg": "ndcg",
             "ndcg(gain=exponential)": "ndcg_burges",
+            "hits@k": "hits@k",
+            "hits": "hits",
+            "rbp": "rbp.9 (rbp.95 is rbp(p=0.95))",
         },
         notes=(
             "Every ground-truth user is evaluated (ranx.evaluate(..., make_comparable=True)): "
@@ -145,7 +155,9 @@ PRESETS: dict[str, Preset] = {
             "zero does the same at any relevance_threshold.",
             "Qrels grades are kept in an integer array: 2.5 counts as 2 and 0.5 as 0 "
             "(fractional_grades: truncate).",
+            "ranx's rbp gains the grade itself, unscaled: the preset sets rbp's scale to none.",
         ),
+        per_metric={"rbp": {"scale": "none"}},
     ),
     "replay": Preset(
         name="replay",

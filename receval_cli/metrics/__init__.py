@@ -1,6 +1,8 @@
 """The metric registry, filled by importing the metric families."""
 
 from receval_cli.metrics import ranking as ranking  # noqa: I001 (registry order)
+from receval_cli.metrics import trec_gain as trec_gain
+from receval_cli.metrics import cascade as cascade
 from receval_cli.metrics import counts as counts
 from receval_cli.metrics import judged as judged
 from receval_cli.metrics import classification as classification

@@ -20,4 +20,7 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "bpref": {"ir_measures": "Bpref"},
     "infap": {"ir_measures": "infAP"},
     "judged": {"ir_measures": "Judged@k (denominator=list_length, negative_grades=judged)"},
+    "err": {"ir_measures": "ERR@k"},
+    "nerr": {"ir_measures": "nERR_IA@k (nerr@k(grades=binary,max_grade=1))"},
+    "rbp": {"ir_measures": "RBP(p=P,rel=L) (rbp(p=P,gain=binary), relevance_threshold L)"},
 }

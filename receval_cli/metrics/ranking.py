@@ -26,6 +26,13 @@ BELOW_THRESHOLD = Param(
     choices=("grade", "zero"),
     convention="gain_below_threshold",
 )
+GAINS = Param(
+    "gains",
+    "a grade -> gain map written grade:gain;grade:gain (trec_eval's ndcg.1=3,2=9,4=4.5 is "
+    "gains=1:3;2:9;4:4.5); grades not in it gain as `gain` says",
+    optional=True,
+    gain_map=True,
+)
 DISCOUNT = Param(
     "discount",
     "log2: 1/log2(i+1); jarvelin: 1 for i <= 2, then 1/log2(i)",
@@ -58,8 +65,11 @@ BETA = Param(
 )
 
 
-def _gain_kind(p: Params) -> str:
-    return gain_kind(str(p["gain"]), str(p["below_threshold"]))
+def metric_gain_kind(p: Params) -> str:
+    gains = p.get("gains")
+    return gain_kind(
+        str(p["gain"]), str(p["below_threshold"]), None if gains is None else str(gains)
+    )
 
 
 @register(
@@ -128,6 +138,20 @@ def hit_rate(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 
 @register(
+    "hits",
+    summary="Relevant items in the top k (a count per user, averaged: ranx's hits).",
+    formula="hits@k",
+    upper_bound=None,
+)
+def hits(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """Hits@k = the number of relevant items in the top k (ranx's hits); without a cutoff,
+    in the whole list. Empty list or no relevant item: 0. Example: relevant at ranks 1
+    and 3: Hits@2 = 1, Hits@3 = 2.
+    """
+    return s.hits_at(k).cast(pl.Float64)
+
+
+@register(
     "mrr",
     summary="Reciprocal rank of the first relevant item in the top k (0 if none).",
     formula="1 / rank of the first relevant item within the top k",
@@ -176,49 +200,50 @@ def r_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "cg",
     summary="Cumulative gain: the sum of the gains of the top k items.",
     formula="sum_{i<=k} gain(rel_i)",
-    params=(GAIN, BELOW_THRESHOLD),
+    params=(GAIN, BELOW_THRESHOLD, GAINS),
     upper_bound=None,
 )
 def cg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """CG@k = sum of gains. Example: grades (2, 0, 3, 2): CG@4 = 7."""
-    return s.cg(k, _gain_kind(p))
+    return s.cg(k, metric_gain_kind(p))
 
 
 @register(
     "dcg",
     summary="Discounted cumulative gain of the top k.",
     formula="sum_{i<=k} gain(rel_i) * discount(i)",
-    params=(GAIN, BELOW_THRESHOLD, DISCOUNT),
+    params=(GAIN, BELOW_THRESHOLD, GAINS, DISCOUNT),
     upper_bound=None,
 )
 def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """DCG@k. Example: grades (3, 2, 2, 0), linear, log2: 3 + 2/log2(3) + 2/2 = 5.26."""
-    return s.dcg(k, _gain_kind(p), str(p["discount"]))
+    return s.dcg(k, metric_gain_kind(p), str(p["discount"]))
 
 
 @register(
     "idcg",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
     formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list)",
-    params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
+    params=(GAIN, BELOW_THRESHOLD, GAINS, DISCOUNT, IDEAL),
     upper_bound=None,
 )
 def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """IDCG@k: the DCG of the user's ground truth sorted by grade, descending.
 
-    The ideal list holds every ground-truth item with a positive grade (also those below
+    The ideal list holds every ground-truth item with a positive gain (also those below
     the relevance threshold, as their grades count in DCG, unless below_threshold=zero);
-    ideal=all_relevant does not truncate it at k.
+    ideal=all_relevant does not truncate it at k. With `gains` (a grade -> gain map), a
+    listed grade gains its mapped value (>= 0), the others as `gain` says.
     """
     cut = k if p["ideal"] == "at_k" else None
-    return s.idcg(cut, _gain_kind(p), str(p["discount"]))
+    return s.idcg(cut, metric_gain_kind(p), str(p["discount"]))
 
 
 @register(
     "ndcg",
     summary="DCG@k normalised by the ideal DCG.",
     formula="DCG@k / IDCG@k   (0 when IDCG is 0)",
-    params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
+    params=(GAIN, BELOW_THRESHOLD, GAINS, DISCOUNT, IDEAL),
 )
 def ndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """NDCG@k = DCG@k / IDCG@k. Example: grades (2, 0, 3, 2), linear, log2: 4.36/5.26 = 0.83."""

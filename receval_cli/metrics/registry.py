@@ -11,7 +11,7 @@ import polars as pl
 
 from receval_cli.errors import did_you_mean
 from receval_cli.metrics.spec import MetricSpec, ParamValue
-from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.stats import Stats, parse_gains
 
 if TYPE_CHECKING:
     from receval_cli.evaluation.exact_sum import ExactSum
@@ -122,13 +122,23 @@ class Param:
     positive_number: bool = False
     largest: float | None = None  # a positive number's upper bound (where larger overflows)
     share: bool = False  # a number in (0, 1]
+    below_one: bool = False  # with share: a number in (0, 1), 1 excluded
     optional: bool = False  # may be left out (no default): the metric then does without
+    gain_map: bool = False  # a grade -> gain map, `grade:gain;grade:gain` (stats.parse_gains)
 
     @property
     def required(self) -> bool:
         return self.convention is None and self.default is None and not self.optional
 
     def check(self, value: ParamValue, spec_text: str) -> ParamValue:
+        if self.gain_map:
+            try:
+                parse_gains(str(value))
+            except ValueError as error:
+                raise SpecError(
+                    f"parameter '{self.name}' of '{spec_text}' is '{value}'; {error}"
+                ) from None
+            return value
         if self.choices:
             if value not in self.choices:
                 raise SpecError(
@@ -152,6 +162,11 @@ class Param:
             raise SpecError(
                 f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a share "
                 "in (0, 1], e.g. 0.2"
+            )
+        if self.below_one and not isinstance(value, str) and value >= 1:
+            raise SpecError(
+                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must lie "
+                "strictly between 0 and 1, e.g. 0.9"
             )
         return value
 

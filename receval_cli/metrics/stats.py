@@ -29,6 +29,7 @@ are bit-for-bit reproducible.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -55,24 +56,78 @@ def cutoff_label(k: int | None) -> str:
 RELEVANT_ONLY = ",relevant only"  # a gain kind's suffix: grades below the threshold gain 0
 
 
-def gain_kind(gain_name: str, below_threshold: str) -> str:
+def parse_gains(text: str) -> tuple[tuple[float, float], ...]:
+    """Read a grade -> gain map written `grade:gain;grade:gain` (trec_eval's
+    `ndcg.1=3,2=9,4=4.5` is `gains=1:3;2:9;4:4.5`), sorted by grade. A grade is a
+    non-negative number, given once; a gain a non-negative number (trec_eval also takes
+    negative gains; receval does not, so every DCG-family value stays >= 0)."""
+    pairs: dict[float, float] = {}
+    for part in text.split(";"):
+        grade_text, sep, gain_text = (t.strip() for t in part.partition(":"))
+        try:
+            grade, value = float(grade_text), float(gain_text)
+        except ValueError:
+            grade = value = math.nan
+        if not sep or not math.isfinite(grade) or not math.isfinite(value) or grade < 0:
+            raise ValueError(
+                f"'{part.strip()}' is not grade:gain; write e.g. gains=1:3;2:9;4:4.5 "
+                "(a non-negative grade, a colon, its gain; pairs separated by ';')"
+            )
+        if value < 0:
+            raise ValueError(f"the gain of grade {grade:g} is {value:g}; gains must be >= 0")
+        if grade in pairs:
+            raise ValueError(f"grade {grade:g} is given twice")
+        pairs[grade] = value
+    return tuple(sorted(pairs.items()))
+
+
+def gain_kind(gain_name: str, below_threshold: str, gains: str | None = None) -> str:
     """The gain's kind as the DCG statistics name it: linear, exponential or binary, with
-    RELEVANT_ONLY when grades below the relevance threshold gain nothing."""
-    if gain_name == "binary" or below_threshold == "grade":
-        return gain_name
-    return gain_name + RELEVANT_ONLY
+    RELEVANT_ONLY when grades below the relevance threshold gain nothing, and the
+    canonical grade -> gain map in braces when `gains` is given."""
+    kind = gain_name
+    if gain_name != "binary" and below_threshold != "grade":
+        kind += RELEVANT_ONLY
+    if gains:
+        kind += "{" + ";".join(f"{g!r}:{v!r}" for g, v in parse_gains(gains)) + "}"
+    return kind
+
+
+def gain_map(kind: str) -> tuple[tuple[float, float], ...]:
+    """The grade -> gain pairs a gain kind carries (none without braces)."""
+    if not kind.endswith("}"):
+        return ()
+    return parse_gains(kind[kind.index("{") + 1 : -1])
+
+
+def base_gain(grade: pl.Expr, kind: str) -> pl.Expr:
+    """A grade's gain under the map, else linear (the grade) or exponential (2^grade - 1),
+    ignoring the relevance threshold (binary kinds: the grade is taken as relevance 0/1)."""
+    plain = grade if not kind.startswith("exponential") else pl.lit(2.0).pow(grade) - 1.0
+    value: pl.Expr = plain
+    for level, mapped in reversed(gain_map(kind)):
+        value = pl.when(grade == level).then(pl.lit(mapped)).otherwise(value)
+    return value
 
 
 def gain(rel: pl.Expr, kind: str) -> pl.Expr:
     """linear: rel; exponential: 2^rel - 1; binary: 1 for a relevant item (rel >= the
     relevance threshold), else 0. Missing and negative grades give no gain, nor (with
-    RELEVANT_ONLY) the grades below the relevance threshold."""
-    if kind == "binary":
-        return _relevant.cast(pl.Float64)
+    RELEVANT_ONLY) the grades below the relevance threshold. A grade in the kind's map
+    (`gains`) gains the mapped value instead (a negative grade is never in the map)."""
+    if kind.startswith("binary"):
+        value = _relevant.cast(pl.Float64)
+        grade = rel.fill_null(-1.0)
+        for level, mapped in reversed(gain_map(kind)):
+            value = pl.when(grade == level).then(pl.lit(mapped)).otherwise(value)
+        return value
     grade = rel.fill_null(0.0).clip(lower_bound=0.0)
-    if kind.endswith(RELEVANT_ONLY):
-        grade = pl.when(_relevant).then(grade).otherwise(0.0)
-    return grade if kind.startswith("linear") else pl.lit(2.0).pow(grade) - 1.0
+    value = base_gain(grade, kind)
+    if gain_map(kind):  # a negative grade gains nothing, even where 0 is mapped
+        value = pl.when(rel.fill_null(-1.0) >= 0).then(value).otherwise(0.0)
+    if RELEVANT_ONLY in kind:
+        value = pl.when(_relevant).then(value).otherwise(0.0)
+    return value
 
 
 def discount(position: pl.Expr, kind: str) -> pl.Expr:
@@ -317,11 +372,15 @@ class Stats:
             f"cg@{cutoff_label(k)}[{gain_kind}]", _at(running, _rank, k)
         ).fill_null(0.0)
 
+    def running_dcg(self, gain_kind: str, discount_kind: str) -> pl.Expr:
+        """On the hits table: the DCG down to each row's rank (a running sum in rank order)."""
+        terms = gain(_rel, gain_kind) * discount(_rank, discount_kind)
+        return self.hits.row(f"dcg[{gain_kind},{discount_kind}]", _running(terms, _rank))
+
     def dcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
         """Sum of gain(rel_i) * discount(i) over the top k positions i."""
         name = f"{gain_kind},{discount_kind}"
-        terms = gain(_rel, gain_kind) * discount(_rank, discount_kind)
-        running = self.hits.row(f"dcg[{name}]", _running(terms, _rank))
+        running = self.running_dcg(gain_kind, discount_kind)
         return self.hits.agg(f"dcg@{cutoff_label(k)}[{name}]", _at(running, _rank, k)).fill_null(
             0.0
         )
@@ -332,7 +391,7 @@ class Stats:
         One aggregation per (gain, discount) keeps the running ideal DCG as a list per
         user; IDCG@k is read from it at position min(k, list length).
         """
-        ideal_gains = gain(_rel, gain_kind).sort(descending=True)
+        ideal_gains = gain(_rel, gain_kind).clip(lower_bound=0.0).sort(descending=True)
         positions = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32)
         running = self.truth.agg(
             f"ideal_dcg[{gain_kind},{discount_kind}]",
