@@ -10,11 +10,33 @@ is a registered metric's name; the value maps a tool to its own measure name.
 from __future__ import annotations
 
 PEER_MEASURES: dict[str, dict[str, str]] = {
-    "ndcg": {"ir_measures": "nDCG@k", "torchmetrics": "RetrievalNormalizedDCG"},
+    "ndcg": {
+        "ir_measures": "nDCG@k",
+        "torchmetrics": "RetrievalNormalizedDCG",
+        "rectools": "NDCG(k) (ideal=k_positions, gain=binary); "
+        "NDCG(k, divide_by_achievable=True) (ideal=at_k, gain=binary)",
+    },
     "precision": {"ir_measures": "P@k", "torchmetrics": "RetrievalPrecision"},
     "recall": {"ir_measures": "R@k", "torchmetrics": "RetrievalRecall"},
-    "map": {"ir_measures": "AP@k", "torchmetrics": "RetrievalMAP"},
+    "map": {
+        "ir_measures": "AP@k",
+        "torchmetrics": "RetrievalMAP",
+        "rectools": "MAP(k) (denominator=relevant); MAP(k, divide_by_k=True) (denominator=k)",
+    },
     "mrr": {"ir_measures": "RR", "torchmetrics": "RetrievalMRR"},
     "hit_rate": {"ir_measures": "Success@k", "torchmetrics": "RetrievalHitRate"},
     "r_precision": {"ir_measures": "Rprec", "torchmetrics": "RetrievalRPrecision"},
+    "accuracy": {"rectools": "Accuracy(k) (denominator=k)"},
+    "mcc": {"rectools": "MCC(k) (denominator=k)"},
+    "fall_out": {
+        "torchmetrics": "RetrievalFallOut(top_k=k, empty_target_action='neg') "
+        "(no_negatives=zero; 'pos': one, 'skip': skip)"
+    },
+    "partial_auc": {"rectools": "PartialAUC(k)"},
+    "pap": {"rectools": "PAP(k)"},
+    "sufficient_reco": {"rectools": "SufficientReco(k) (measure=full; deep=True: share)"},
+    "intersection": {
+        "rectools": "Intersection(k, ref_k) (baseline_k=ref_k; the baseline file is ref_reco)"
+    },
+    "user_coverage": {"rectools": "CoveredUsers(k)"},
 }

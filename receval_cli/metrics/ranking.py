@@ -8,8 +8,11 @@ relevance_threshold), hits@k the relevant items among the top k. Where a denomin
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
+from receval_cli.errors import ConfigError
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats, f_beta, gain_kind, per_user_constant, safe_div
 
@@ -34,8 +37,9 @@ DISCOUNT = Param(
 )
 IDEAL = Param(
     "ideal",
-    "at_k: ideal list truncated at k; all_relevant: the whole ideal list",
-    choices=("at_k", "all_relevant"),
+    "at_k: ideal list truncated at k; all_relevant: the whole ideal list; k_positions: k "
+    "relevant items, whatever the user's ground truth (binary gain, needs a cutoff)",
+    choices=("at_k", "all_relevant", "k_positions"),
     convention="ideal_dcg",
 )
 PRECISION_DENOMINATOR = Param(
@@ -46,8 +50,9 @@ PRECISION_DENOMINATOR = Param(
 )
 AP_DENOMINATOR = Param(
     "denominator",
-    "relevant: |R|; min_k_relevant: min(k, |R|); hits: hits@k",
-    choices=("relevant", "min_k_relevant", "hits"),
+    "relevant: |R|; min_k_relevant: min(k, |R|); hits: hits@k; k: k (the list length "
+    "without a cutoff)",
+    choices=("relevant", "min_k_relevant", "hits", "k"),
     convention="ap_denominator",
 )
 BETA = Param(
@@ -56,6 +61,22 @@ BETA = Param(
     positive_number=True,
     largest=1e100,
 )
+
+
+def _ideal_of_k_positions(k: int | None, p: Params) -> float:
+    """sum_{i<=k} discount(i): the DCG of k relevant items, each gaining 1."""
+    if k is None or p["gain"] != "binary":
+        fix = "Write e.g. ndcg@10(ideal=k_positions,gain=binary)."
+        raise ConfigError(
+            "ideal=k_positions (every one of the k positions relevant, RecTools' "
+            "divide_by_achievable=False) needs a cutoff and gain=binary: the ideal gain of a "
+            f"position is then 1. {fix}",
+            key="conventions.ideal_dcg",
+            fix=fix,
+        )
+    if p["discount"] == "log2":
+        return sum(1.0 / math.log2(i + 1) for i in range(1, k + 1))
+    return sum(1.0 / math.log2(max(i, 2)) for i in range(1, k + 1))
 
 
 def _gain_kind(p: Params) -> str:
@@ -141,20 +162,25 @@ def mrr(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "map",
     summary="Average precision at the relevant items of the top k, per user (mean = MAP).",
-    formula="sum over relevant i <= k of P@i / denominator   (|R|, min(k, |R|) or hits@k)",
+    formula="sum over relevant i <= k of P@i / denominator   (|R|, min(k, |R|), hits@k or k)",
     params=(AP_DENOMINATOR,),
     aliases=("ap",),
 )
 def average_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """AP@k = (sum of P@i at each relevant rank i <= k) / denominator.
 
-    Example: relevant at ranks 1, 4 and 5 of 5, |R| = 3: AP = (1/1 + 2/4 + 3/5) / 3 = 0.7.
+    Example: relevant at ranks 1, 4 and 5 of 5, |R| = 3: AP = (1/1 + 2/4 + 3/5) / 3 = 0.7;
+    with denominator=k (RecTools' MAP(divide_by_k=True)) AP@5 = 2.1 / 5 = 0.42. Without a
+    cutoff, denominator=k divides by the list length. A 0 denominator (no relevant item,
+    no hit, an empty list) gives 0.
     """
     by = p["denominator"]
     if by == "relevant":
         denominator = s.n_relevant()
     elif by == "hits":
         denominator = s.hits_at(k)
+    elif by == "k":
+        denominator = per_user_constant(k) if k is not None else s.retrieved(None)
     else:
         denominator = s.n_relevant() if k is None else pl.min_horizontal(s.n_relevant(), k)
     return safe_div(s.precision_sum(k), denominator)
@@ -199,7 +225,8 @@ def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "idcg",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
-    formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list)",
+    formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list; "
+    "k_positions: sum_{i<=k} discount(i))",
     params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
     upper_bound=None,
 )
@@ -208,8 +235,12 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
     The ideal list holds every ground-truth item with a positive grade (also those below
     the relevance threshold, as their grades count in DCG, unless below_threshold=zero);
-    ideal=all_relevant does not truncate it at k.
+    ideal=all_relevant does not truncate it at k. ideal=k_positions is the DCG of k
+    relevant items, sum_{i<=k} discount(i), the same for every user (RecTools'
+    NDCG(divide_by_achievable=False)): it needs gain=binary and a cutoff.
     """
+    if p["ideal"] == "k_positions":
+        return per_user_constant(_ideal_of_k_positions(k, p))
     cut = k if p["ideal"] == "at_k" else None
     return s.idcg(cut, _gain_kind(p), str(p["discount"]))
 
@@ -217,7 +248,7 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "ndcg",
     summary="DCG@k normalised by the ideal DCG.",
-    formula="DCG@k / IDCG@k   (0 when IDCG is 0)",
+    formula="DCG@k / IDCG@k   (0 when IDCG is 0; ideal=k_positions: IDCG = sum_{i<=k} discount(i))",
     params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
 )
 def ndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
