@@ -41,6 +41,13 @@ RANKING = [
     "dcg@10",
     "idcg@10",
     "num_rel_ret",
+    "map@10(denominator=k)",
+    "ndcg@5(gain=binary,ideal=k_positions)",
+    "fall_out@5",
+    "fall_out(no_negatives=skip)",
+    "partial_auc@3",
+    "pap@3",
+    "sufficient_reco@5(measure=share)",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
 RATING = [
@@ -67,6 +74,9 @@ BEYOND = [
     "gini@10",
     "entropy@10",
     "inter_list_diversity@5",
+    "accuracy@10",
+    "mcc@5",
+    "intersection@5(baseline_k=10)",
 ]
 
 

@@ -209,7 +209,10 @@ class Stats:
     def catalog_items(self) -> pl.Expr:
         """|C|, the catalog's items (the same on every user's row); needs the catalog."""
         self.needs_catalog = True
-        return pl.col("catalog_items")
+        # a full column, never a broadcast scalar: polars divides by a scalar as a product
+        # with its reciprocal (see per_user_constant)
+        size = pl.col("catalog_items").cast(pl.Float64)
+        return pl.col("list_length").cast(pl.Float64).clip(size, size)
 
     def negatives_before(self) -> pl.Expr:
         """On a hits row: the non-relevant items at ranks up to this one (rank - the
