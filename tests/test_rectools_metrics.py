@@ -211,13 +211,27 @@ def test_accuracy_needs_a_catalog() -> None:
         _by_hand(["accuracy@3"])
 
 
-@pytest.mark.parametrize(
-    "spec",
-    ["partial_auc", "pap", "ndcg(gain=binary,ideal=k_positions)", "ndcg@3(ideal=k_positions)"],
-)
-def test_needs_a_cutoff_or_binary_gain(spec: str) -> None:
-    with pytest.raises(ConfigError):
+@pytest.mark.parametrize("spec", ["partial_auc", "pap"])
+def test_needs_a_cutoff(spec: str) -> None:
+    with pytest.raises(ConfigError, match="needs a cutoff"):
         _by_hand([spec])
+
+
+def test_k_positions_with_grades_and_without_a_cutoff() -> None:
+    """ideal=k_positions: k copies of the best-graded item (s, grade 2); without a cutoff
+    the list's 5 positions. Linear gain: DCG@3 = 1 (p at rank 1); IDCG@3 = 2 * (1 +
+    1/log2(3) + 1/2). Whole list: DCG = 1 + 2/log2(5), IDCG = 2 * sum_{i<=5} 1/log2(i+1)."""
+    specs = [
+        "ndcg@3(gain=linear,ideal=k_positions)",
+        "ndcg(gain=binary,ideal=k_positions)",
+        "idcg(gain=linear,ideal=k_positions)",
+    ]
+    a = _by_hand(specs)["a"]
+    ideal3 = 1 + 1 / math.log2(3) + 1 / 2
+    ideal5 = sum(1 / math.log2(i + 1) for i in range(1, 6))
+    assert a[specs[0]] == pytest.approx(1 / (2 * ideal3), abs=1e-15)
+    assert a[specs[1]] == pytest.approx((1 + 1 / math.log2(5)) / ideal5, abs=1e-15)
+    assert a[specs[2]] == pytest.approx(2 * ideal5, abs=1e-14)
 
 
 def test_mcc_has_no_value_beyond_the_catalog() -> None:

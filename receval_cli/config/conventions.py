@@ -119,8 +119,9 @@ class Conventions(BaseModel):
         description=(
             "IDCG@k is the DCG of the ideal list truncated at k (at_k), or of the whole "
             "ideal list, every ground-truth item with a positive grade (all_relevant, "
-            "Jurity's rule), or of k relevant items whatever the ground truth (k_positions: "
-            "RecTools' default; binary gain and a cutoff only)."
+            "Jurity's rule), or of k positions each holding the user's best-graded item "
+            "(k_positions: RecTools' default with binary gain; the list length without a "
+            "cutoff)."
         ),
     )
     gain: Gain = Field(

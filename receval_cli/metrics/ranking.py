@@ -8,11 +8,8 @@ relevance_threshold), hits@k the relevant items among the top k. Where a denomin
 
 from __future__ import annotations
 
-import math
-
 import polars as pl
 
-from receval_cli.errors import ConfigError
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats, f_beta, gain_kind, per_user_constant, safe_div
 
@@ -38,7 +35,7 @@ DISCOUNT = Param(
 IDEAL = Param(
     "ideal",
     "at_k: ideal list truncated at k; all_relevant: the whole ideal list; k_positions: k "
-    "relevant items, whatever the user's ground truth (binary gain, needs a cutoff)",
+    "positions each holding the user's best-graded item (the list length without a cutoff)",
     choices=("at_k", "all_relevant", "k_positions"),
     convention="ideal_dcg",
 )
@@ -61,22 +58,6 @@ BETA = Param(
     positive_number=True,
     largest=1e100,
 )
-
-
-def _ideal_of_k_positions(k: int | None, p: Params) -> float:
-    """sum_{i<=k} discount(i): the DCG of k relevant items, each gaining 1."""
-    if k is None or p["gain"] != "binary":
-        fix = "Write e.g. ndcg@10(ideal=k_positions,gain=binary)."
-        raise ConfigError(
-            "ideal=k_positions (every one of the k positions relevant, RecTools' "
-            "divide_by_achievable=False) needs a cutoff and gain=binary: the ideal gain of a "
-            f"position is then 1. {fix}",
-            key="conventions.ideal_dcg",
-            fix=fix,
-        )
-    if p["discount"] == "log2":
-        return sum(1.0 / math.log2(i + 1) for i in range(1, k + 1))
-    return sum(1.0 / math.log2(max(i, 2)) for i in range(1, k + 1))
 
 
 def _gain_kind(p: Params) -> str:
@@ -226,7 +207,7 @@ def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "idcg",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
     formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list; "
-    "k_positions: sum_{i<=k} discount(i))",
+    "k_positions: max gain * sum_{i<=k} discount(i))",
     params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
     upper_bound=None,
 )
@@ -235,12 +216,15 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
     The ideal list holds every ground-truth item with a positive grade (also those below
     the relevance threshold, as their grades count in DCG, unless below_threshold=zero);
-    ideal=all_relevant does not truncate it at k. ideal=k_positions is the DCG of k
-    relevant items, sum_{i<=k} discount(i), the same for every user (RecTools'
-    NDCG(divide_by_achievable=False)): it needs gain=binary and a cutoff.
+    ideal=all_relevant does not truncate it at k. ideal=k_positions fills all k positions
+    with the user's best-graded item, whatever the ground truth holds: the gain of its
+    best grade times sum_{i<=k} discount(i) (k the list length without a cutoff; 0
+    without a positive grade). With gain=binary that is sum_{i<=k} discount(i) for every
+    user with a relevant item, RecTools' NDCG (divide_by_achievable=False). Example: k = 3,
+    binary, log2: 1 + 1/log2(3) + 1/2 = 2.13.
     """
     if p["ideal"] == "k_positions":
-        return per_user_constant(_ideal_of_k_positions(k, p))
+        return s.best_gain_dcg(k, _gain_kind(p), str(p["discount"]))
     cut = k if p["ideal"] == "at_k" else None
     return s.idcg(cut, _gain_kind(p), str(p["discount"]))
 

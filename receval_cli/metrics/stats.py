@@ -29,6 +29,7 @@ are bit-for-bit reproducible.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -76,6 +77,11 @@ def discount(position: pl.Expr, kind: str) -> pl.Expr:
     """log2: 1/log2(i+1); jarvelin: 1 for i <= 2, else 1/log2(i)."""
     i = position.cast(pl.Float64)
     return 1.0 / (i + 1.0).log(2) if kind == "log2" else 1.0 / i.clip(lower_bound=2.0).log(2)
+
+
+def _discount_value(position: int, kind: str) -> float:
+    """discount(position) as a Python float (see discount)."""
+    return 1.0 / math.log2(position + 1) if kind == "log2" else 1.0 / math.log2(max(position, 2))
 
 
 def per_user_constant(value: float) -> pl.Expr:
@@ -336,6 +342,19 @@ class Stats:
         return self.hits.agg(f"dcg@{cutoff_label(k)}[{name}]", _at(running, _rank, k)).fill_null(
             0.0
         )
+
+    def best_gain_dcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
+        """The DCG of k positions each holding the user's best-graded item: its gain times
+        sum_{i<=k} discount(i); without a cutoff, as many positions as the list has."""
+        best = self.truth.agg(f"best_gain[{gain_kind}]", gain(_rel, gain_kind).max())
+        if k is None:
+            positions = pl.int_ranges(1, pl.col("list_length").cast(pl.Int64) + 1)
+            weights = positions.list.eval(discount(pl.element(), discount_kind)).list.sum()
+        else:
+            weights = per_user_constant(
+                sum(_discount_value(i, discount_kind) for i in range(1, k + 1))
+            )
+        return best.fill_null(0.0) * weights
 
     def idcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
         """DCG of the ideal list (ground truth sorted by relevance) truncated at k.
