@@ -46,6 +46,26 @@ RECTOOLS_TO_RECEVAL = {
     "Intersection@{k}(ref_k=5)": f"intersection@{{k}}(baseline_k=5,{ON_LISTS})",
 }
 GLOBAL = {"CoveredUsers@{k}": "user_coverage"}  # one value: the mean of RecTools' per user
+# under the rectools preset: its measures as plain specs (the preset sets the rest)
+PRESET_TO_RECEVAL = {
+    "Precision@{k}": "precision@{k}",
+    "Recall@{k}": "recall@{k}",
+    "F1Beta@{k}": "f1@{k}",
+    "HitRate@{k}": "hit_rate@{k}",
+    "MRR@{k}": "mrr@{k}",
+    "MAP@{k}": "map@{k}",
+    "MAP@{k}(divide_by_k=True)": "map@{k}(denominator=k)",
+    "NDCG@{k}": "ndcg@{k}",
+    "NDCG@{k}(divide_by_achievable=True)": "ndcg@{k}(ideal=at_k)",
+    "Accuracy@{k}": "accuracy@{k}",
+    "MCC@{k}": "mcc@{k}",
+    "PartialAUC@{k}": "partial_auc@{k}",
+    "PAP@{k}": "pap@{k}",
+    "SufficientReco@{k}": "sufficient_reco@{k}",
+    "SufficientReco@{k}(deep=True)": "sufficient_reco@{k}(measure=share)",
+    "Intersection@{k}": "intersection@{k}",
+    "Intersection@{k}(ref_k=5)": "intersection@{k}(baseline_k=5)",
+}
 
 
 def read(name: str, ids: str) -> pl.DataFrame:
@@ -59,37 +79,26 @@ def golden(ids: str) -> dict[str, Any]:
     return json.loads((HERE / f"{ids}.json").read_text())
 
 
-def pairs() -> dict[str, str]:
-    return {r.format(k=k): s.format(k=k) for r, s in RECTOOLS_TO_RECEVAL.items() for k in CUTOFFS}
+def pairs(table: dict[str, str] = RECTOOLS_TO_RECEVAL) -> dict[str, str]:
+    return {r.format(k=k): s.format(k=k) for r, s in table.items() for k in CUTOFFS}
 
 
-@pytest.fixture(scope="module", params=DATASETS)
-def run(request: pytest.FixtureRequest) -> tuple[dict[str, Any], Any]:
-    ids = request.param
-    specs = [*pairs().values(), "user_coverage"]
-    report = receval_cli.evaluate(
+def evaluate(ids: str, specs: list[str], conventions: dict[str, Any]) -> Any:
+    return receval_cli.evaluate(
         read("predictions", ids),
         read("truth", ids),
         specs,
-        conventions={"relevance_threshold": 1, "tie_break": "item_desc"},
+        conventions=conventions,
         truth_columns={"relevance": "relevance"},
         catalog=read("catalog", ids),
         baseline=read("baseline", ids),
     )
-    return golden(ids), report
 
 
-def test_golden_files_are_rectools() -> None:
-    for ids in DATASETS:
-        data = golden(ids)
-        assert (data["library"], data["version"], data["dataset"]) == ("rectools", "0.19.0", ids)
-        expected = {*pairs(), *(g.format(k=k) for g in GLOBAL for k in CUTOFFS)}
-        assert set(data["metrics"]) == expected
-
-
-def test_agrees_with_rectools(run: tuple[dict[str, Any], Any]) -> None:
-    data, report = run
-    for theirs, ours in pairs().items():
+def assert_agrees(data: dict[str, Any], report: Any, table: dict[str, str]) -> int:
+    """Every per-user value and mean of the table's measures; the number of values."""
+    compared = 0
+    for theirs, ours in table.items():
         expected = data["metrics"][theirs]
         frame = report.per_user.filter(pl.col(ours).is_not_null())
         got = dict(zip(frame["user"].to_list(), frame[ours].to_list(), strict=True))
@@ -98,6 +107,42 @@ def test_agrees_with_rectools(run: tuple[dict[str, Any], Any]) -> None:
         for user, value in want.items():
             assert math.isclose(got[user], value, abs_tol=TOL), (theirs, user, got[user], value)
         assert math.isclose(report.metrics[ours], expected["mean"], abs_tol=TOL), theirs
+        compared += len(want) + 1
+    return compared
+
+
+@pytest.fixture(scope="module", params=DATASETS)
+def run(request: pytest.FixtureRequest) -> tuple[dict[str, Any], Any]:
+    ids = request.param
+    specs = [*pairs().values(), "user_coverage"]
+    conventions = {"relevance_threshold": 1, "tie_break": "item_desc"}
+    return golden(ids), evaluate(ids, specs, conventions)
+
+
+def test_golden_files_are_rectools() -> None:
+    for ids in DATASETS:
+        data = golden(ids)
+        assert (data["library"], data["version"], data["dataset"]) == ("rectools", "0.19.0", ids)
+        expected = {
+            *pairs(),
+            *pairs(PRESET_TO_RECEVAL),
+            *(g.format(k=k) for g in GLOBAL for k in CUTOFFS),
+        }
+        assert set(data["metrics"]) == expected
+
+
+def test_agrees_with_rectools(run: tuple[dict[str, Any], Any]) -> None:
+    data, report = run
+    assert assert_agrees(data, report, pairs()) > 2000
+
+
+@pytest.mark.parametrize("ids", DATASETS)
+def test_the_rectools_preset_agrees_with_plain_names(ids: str) -> None:
+    """Under the preset, RecTools' measures are receval's plain names (its table in
+    config/presets.py), Precision, Recall, F1Beta, HitRate and MRR included."""
+    table = pairs(PRESET_TO_RECEVAL)
+    report = evaluate(ids, [*table.values(), "user_coverage"], {"preset": "rectools"})
+    assert assert_agrees(golden(ids), report, table) > 3000
 
 
 def test_covered_users_is_user_coverage(run: tuple[dict[str, Any], Any]) -> None:
@@ -215,6 +260,11 @@ def test_accuracy_needs_a_catalog() -> None:
 def test_needs_a_cutoff(spec: str) -> None:
     with pytest.raises(ConfigError, match="needs a cutoff"):
         _by_hand([spec])
+
+
+def test_baseline_k_is_a_whole_number() -> None:
+    with pytest.raises(ConfigError, match="whole number"):
+        _by_hand(["intersection@3(baseline_k=2.5)"], baseline=BASELINE)
 
 
 def test_k_positions_with_grades_and_without_a_cutoff() -> None:

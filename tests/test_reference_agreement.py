@@ -27,7 +27,15 @@ from receval_cli.errors import InputError
 TOL = 1e-12
 
 CONVENTION_CHOICES: dict[str, list[Any]] = {
-    "preset": [None, "trec_eval", "ranx", "replay", "jurity", "recommenders"],  # keys beside win
+    "preset": [
+        None,
+        "trec_eval",
+        "ranx",
+        "replay",
+        "jurity",
+        "recommenders",
+        "rectools",
+    ],  # keys beside win
     "max_depth": [None, None, 1, 2, 3],
     "relevance_threshold": [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0],
     "tie_break": ["item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order"],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.errors import InputError
+from receval_cli.errors import ConfigError, InputError
 from receval_cli.metrics.ranking import PRECISION_DENOMINATOR
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats, cutoff_label, per_user_constant, safe_div
@@ -141,6 +141,20 @@ BASELINE_K = Param(
 )
 
 
+def _whole(value: object) -> int:
+    """A positive whole number (baseline_k), else a config error."""
+    number = float(str(value))
+    if not number.is_integer():
+        fix = "Write e.g. intersection@10(baseline_k=20)."
+        raise ConfigError(
+            f"baseline_k is {value}; it must be a whole number of items. {fix}",
+            key="baseline_k",
+            found=str(value),
+            fix=fix,
+        )
+    return int(number)
+
+
 @register(
     "intersection",
     summary="Share of the recommended items also in the baseline's (reference) list.",
@@ -153,7 +167,7 @@ def intersection(s: Stats, k: int | None, p: Params) -> pl.Expr:
     c], B@3 = [a, x, b]: 2/3; with baseline_k=1 (B@1 = [a]): 1/3. An empty list gives 0
     (RecTools leaves such users out: users_without_recommendations=skip); a user with no
     baseline list has nothing in common with it: 0."""
-    baseline_k = k if "baseline_k" not in p else int(float(p["baseline_k"]))
+    baseline_k = k if "baseline_k" not in p else _whole(p["baseline_k"])
     common = s.rec_count(f"in_baseline@{cutoff_label(baseline_k)}", s.in_baseline(baseline_k), k)
     return safe_div(common, s.retrieved(k))
 

@@ -25,12 +25,17 @@ from rectools import Columns
 from rectools.metrics import (
     MAP,
     MCC,
+    MRR,
     NDCG,
     PAP,
     Accuracy,
     CoveredUsers,
+    F1Beta,
+    HitRate,
     Intersection,
     PartialAUC,
+    Precision,
+    Recall,
     SufficientReco,
 )
 
@@ -55,6 +60,18 @@ def per_user(series: pd.Series) -> list[list[object]]:
     return [[u.item() if hasattr(u, "item") else u, float(v)] for u, v in series.items()]
 
 
+def compact(out: dict[str, object]) -> str:
+    """The JSON with one line per metric (small, and a diff shows which metric moved)."""
+    metrics = out.pop("metrics")
+    assert isinstance(metrics, dict)
+    head = json.dumps(out, sort_keys=True)[:-1]
+    lines = [
+        f"  {json.dumps(n)}: {json.dumps(v, separators=(',', ':'))}"
+        for n, v in sorted(metrics.items())
+    ]
+    return head + ', "metrics": {\n' + ",\n".join(lines) + "\n}}\n"
+
+
 def main(ids: str) -> None:
     reco = ranked(read("predictions", ids))
     truth = read("truth", ids).rename(columns={"user": Columns.User, "item": Columns.Item})
@@ -66,6 +83,11 @@ def main(ids: str) -> None:
 
     metrics: dict[str, object] = {}
     for k in CUTOFFS:
+        metrics[f"Precision@{k}"] = Precision(k)
+        metrics[f"Recall@{k}"] = Recall(k)
+        metrics[f"F1Beta@{k}"] = F1Beta(k)
+        metrics[f"HitRate@{k}"] = HitRate(k)
+        metrics[f"MRR@{k}"] = MRR(k)
         metrics[f"MAP@{k}"] = MAP(k)
         metrics[f"MAP@{k}(divide_by_k=True)"] = MAP(k, divide_by_k=True)
         metrics[f"NDCG@{k}"] = NDCG(k)
@@ -100,7 +122,7 @@ def main(ids: str) -> None:
         "dataset": ids,
         "metrics": results,
     }
-    (HERE / f"{ids}.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    (HERE / f"{ids}.json").write_text(compact(out))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,18 @@ def compute(frame: pd.DataFrame, k: int | None, action: str) -> float | None:
     return float(value)
 
 
+def compact(out: dict[str, object]) -> str:
+    """The JSON with one line per metric (small, and a diff shows which metric moved)."""
+    metrics = out.pop("metrics")
+    assert isinstance(metrics, dict)
+    head = json.dumps(out, sort_keys=True)[:-1]
+    lines = [
+        f"  {json.dumps(n)}: {json.dumps(v, separators=(',', ':'))}"
+        for n, v in sorted(metrics.items())
+    ]
+    return head + ', "metrics": {\n' + ",\n".join(lines) + "\n}}\n"
+
+
 def main(ids: str) -> None:
     frame = queries(ids)
     results = {}
@@ -76,7 +88,7 @@ def main(ids: str) -> None:
         "dataset": ids,
         "metrics": results,
     }
-    (HERE / f"fall_out_{ids}.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    (HERE / f"fall_out_{ids}.json").write_text(compact(out))
 
 
 if __name__ == "__main__":
