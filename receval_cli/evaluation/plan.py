@@ -11,7 +11,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.errors import InputError, InternalError
+from receval_cli.errors import InputError, InternalError, RecEvalError
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     index_truth,
@@ -71,6 +71,21 @@ def metric_exprs(
                     fix=fix,
                 )
     return stats, exprs
+
+
+def catalog_size_metrics(specs: tuple[MetricSpec, ...], conventions: Conventions) -> list[str]:
+    """The specs whose per-user value reads the catalog's number of items (accuracy,
+    mcc): an engine that splits the catalog cannot run them."""
+    found = []
+    for spec in specs:
+        stats = Stats()
+        try:
+            lookup(spec.name).expr(stats, spec.k, conventions.metric_params(spec))
+        except RecEvalError:
+            continue  # metric_exprs reports it
+        if stats.needs_catalog:
+            found.append(str(spec))
+    return found
 
 
 def max_depth(specs: tuple[MetricSpec, ...], limit: int | None) -> int | None:
