@@ -21,7 +21,7 @@ from receval_cli.metrics.stats import Stats, safe_div
 NO_NEGATIVES = Param(
     "no_negatives",
     "a list with no non-relevant item: zero (counts 0), one (counts 1, torchmetrics' "
-    "default empty_target_action='pos') or skip (left out of the mean)",
+    "default) or skip (left out)",
     choices=("zero", "one", "skip"),
     default="zero",
 )
@@ -46,7 +46,7 @@ def confusion(s: Stats, k: int | None, p: Params) -> tuple[pl.Expr, pl.Expr, pl.
 @register(
     "accuracy",
     summary="Share of the catalog classified right by the top k (recommended = positive).",
-    formula="(TP + TN) / |C|, TN = |C| - k - FN   (denominator=list_length: k' = min(k, n))",
+    formula="(TP + TN) / |C|, TN = |C| - k' - FN, k' = k or min(k, n)",
     params=(PRECISION_DENOMINATOR,),
     lower_bound=None,
 )
@@ -63,7 +63,7 @@ def accuracy(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "mcc",
     summary="Matthews correlation between recommended (top k) and relevant, over the catalog.",
-    formula="(TP TN - FP FN) / sqrt((TP + FP)(TP + FN)(TN + FP)(TN + FN))   (0 when a factor is 0)",
+    formula="(TP TN - FP FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN)), 0 when that is 0",
     params=(PRECISION_DENOMINATOR,),
     lower_bound=-1.0,
     no_value="the catalog has fewer items than k, so TN + FN < 0 and MCC has no real value",

@@ -9,8 +9,8 @@ from receval_cli.metrics.stats import Stats, per_user_constant
 
 MEASURE = Param(
     "measure",
-    "full: 1 when the top k holds k items, else 0 (RecTools' deep=False); share: the share "
-    "of the k positions filled (deep=True)",
+    "full: 1 when the top k holds k items, else 0; share: the share of the k positions "
+    "filled (RecTools' deep=True)",
     choices=("full", "share"),
     default="full",
 )

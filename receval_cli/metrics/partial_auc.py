@@ -12,19 +12,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.errors import ConfigError
 from receval_cli.metrics.registry import Params, register
 from receval_cli.metrics.stats import Stats, safe_div
 
 
-def _cutoff(name: str, k: int | None) -> int:
-    if k is None:
-        fix = f"Write e.g. {name}@10."
-        raise ConfigError(
-            f"{name} needs a cutoff: k is the number of top non-relevant items compared. {fix}",
-            key=name,
-            fix=fix,
-        )
+def _cutoff(k: int | None) -> int:
+    assert k is not None, "resolve() refuses these metrics without a cutoff"
     return k
 
 
@@ -33,12 +26,13 @@ def _cutoff(name: str, k: int | None) -> int:
     summary="ROC AUC of all relevant items against the top k non-relevant ones.",
     formula="sum over relevant recommended i with f_i < k of (k - f_i) / (k |R|)",
     aliases=("pauc",),
+    needs_cutoff=True,
 )
 def partial_auc(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """RecTools' PartialAUC@k. Needs a cutoff. Example: the list [x, a, y, z] with a and
     b relevant (b not recommended), k = 2: a has f = 1 negative above it, wins 2 - 1 = 1
     pair; b wins none: 1 / (2 * 2) = 0.25. No relevant item: 0."""
-    k = _cutoff("partial_auc", k)
+    k = _cutoff(k)
     denominator = s.n_relevant().cast(pl.Int64) * k
     return safe_div(s.partial_auc_sum(k, top_positives=False), denominator)
 
@@ -46,14 +40,14 @@ def partial_auc(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "pap",
     summary="Partial AUC of the top k relevant items against the top k non-relevant ones.",
-    formula="sum over the first k relevant recommended i with f_i < k of (k - f_i) / "
-    "(k min(k, |R|))",
+    formula="sum over the first k relevant listed i with f_i < k of (k - f_i) / (k min(k, |R|))",
+    needs_cutoff=True,
 )
 def pap(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """RecTools' PAP@k (pAp@k, Budhiraja et al. 2020): like partial_auc, over the first
     min(k, |R|) relevant items only; it behaves like precision@k when |R| >= k. Needs a
     cutoff. Example: [x, a, y, z], a and b relevant, k = 2: 1 / (2 * 2) = 0.25; k = 1:
     a has 1 negative above it, wins nothing: 0. No relevant item: 0."""
-    k = _cutoff("pap", k)
+    k = _cutoff(k)
     denominator = pl.min_horizontal(s.n_relevant(), k).cast(pl.Int64) * k
     return safe_div(s.partial_auc_sum(k, top_positives=True), denominator)

@@ -35,7 +35,7 @@ DISCOUNT = Param(
 IDEAL = Param(
     "ideal",
     "at_k: ideal list truncated at k; all_relevant: the whole ideal list; k_positions: k "
-    "positions each holding the user's best-graded item (the list length without a cutoff)",
+    "copies of the best-graded item",
     choices=("at_k", "all_relevant", "k_positions"),
     convention="ideal_dcg",
 )
@@ -47,8 +47,7 @@ PRECISION_DENOMINATOR = Param(
 )
 AP_DENOMINATOR = Param(
     "denominator",
-    "relevant: |R|; min_k_relevant: min(k, |R|); hits: hits@k; k: k (the list length "
-    "without a cutoff)",
+    "relevant: |R|; min_k_relevant: min(k, |R|); hits: hits@k; k: k (or the list length)",
     choices=("relevant", "min_k_relevant", "hits", "k"),
     convention="ap_denominator",
 )
@@ -206,8 +205,7 @@ def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "idcg",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
-    formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list; "
-    "k_positions: max gain * sum_{i<=k} discount(i))",
+    formula="DCG@k of the ideal list (all_relevant: uncut; k_positions: k best grades)",
     params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
     upper_bound=None,
 )
@@ -232,7 +230,7 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "ndcg",
     summary="DCG@k normalised by the ideal DCG.",
-    formula="DCG@k / IDCG@k   (0 when IDCG is 0; ideal=k_positions: IDCG = sum_{i<=k} discount(i))",
+    formula="DCG@k / IDCG@k   (0 when IDCG is 0)",
     params=(GAIN, BELOW_THRESHOLD, DISCOUNT, IDEAL),
 )
 def ndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
