@@ -196,6 +196,7 @@ def test_by_hand() -> None:
         "sufficient_reco@5",
         "sufficient_reco@6",
         "sufficient_reco@6(measure=share)",
+        "sufficient_reco",
         "intersection@3",
         "intersection@3(baseline_k=1)",
         "intersection@5(baseline_k=5)",
@@ -221,6 +222,7 @@ def test_by_hand() -> None:
     assert a["sufficient_reco@5"] == 1.0
     assert a["sufficient_reco@6"] == 0.0
     assert a["sufficient_reco@6(measure=share)"] == 5 / 6
+    assert a["sufficient_reco"] == 1.0  # without a cutoff: any non-empty list
     assert a["intersection@3"] == 2 / 3  # p, q in B@3
     assert a["intersection@3(baseline_k=1)"] == 1 / 3
     assert a["intersection@5(baseline_k=5)"] == 2 / 5
