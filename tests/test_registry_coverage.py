@@ -140,8 +140,16 @@ REFERENCES = (
     Reference(
         "RecTools 0.19.0 (golden)",
         "test_rectools_metrics",
-        ("test_agrees_with_rectools", "test_covered_users_is_user_coverage"),
-        lambda m: (*m.pairs().values(), *m.GLOBAL.values()),
+        (
+            "test_agrees_with_rectools",
+            "test_the_rectools_preset_agrees_with_plain_names",
+            "test_covered_users_is_user_coverage",
+        ),
+        lambda m: (
+            *m.pairs().values(),
+            *m.pairs(m.PRESET_TO_RECEVAL).values(),
+            *m.GLOBAL.values(),
+        ),
     ),
     Reference(
         "torchmetrics 1.9.0 RetrievalFallOut (golden)",
