@@ -279,6 +279,8 @@ def user_metric(
             return divide(total, n_rel)
         if denominator == "hits":
             return divide(total, hits)
+        if denominator == "k":
+            return divide(total, len(shown) if k is None else k)
         return divide(total, n_rel if k is None else min(k, n_rel))
     if name == "r_precision":
         return divide(sum(1 for item in ranked[:n_rel] if item in relevant), n_rel)
@@ -307,6 +309,10 @@ def user_metric(
     idcg = 0.0
     for position, grade in enumerate(ideal, start=1):
         idcg += gain(grade, gain_kind, threshold, below) * discount(position, discount_kind)
+    if params["ideal"] == "k_positions":  # k positions, each with the best-graded item
+        best = max((gain(g, gain_kind, threshold, below) for g in grades.values()), default=0.0)
+        positions = len(ranked) if k is None else k
+        idcg = best * sum(discount(i, discount_kind) for i in range(1, positions + 1))
     if name == "idcg":
         return idcg
     if name == "ndcg":

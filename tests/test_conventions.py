@@ -68,6 +68,9 @@ def per_user(metric: str, conventions: dict[str, Any] | None = None) -> dict[str
         ("map@5", {"ap_denominator": "relevant"}, (1 / 2 + 2 / 4) / 3),
         ("map@5", {"ap_denominator": "min_k_relevant"}, (1 / 2 + 2 / 4) / 3),
         ("map@5", {"ap_denominator": "hits"}, (1 / 2 + 2 / 4) / 2),
+        ("map@2", {"ap_denominator": "k"}, (1 / 2) / 2),
+        ("map@5", {"ap_denominator": "k"}, (1 / 2 + 2 / 4) / 5),
+        ("map", {"ap_denominator": "k"}, (1 / 2 + 2 / 4) / 4),  # the list length
         ("r_precision", {}, 1 / 3),  # top 3 = p, x, q: one hit
         ("cg@2", {}, 0 + 2),
         ("cg@5(gain=exponential)", {}, 3 + 1),
@@ -77,6 +80,15 @@ def per_user(metric: str, conventions: dict[str, Any] | None = None) -> dict[str
         ("ndcg@2", {}, A_DCG2 / A_IDCG2),
         ("ndcg@2", {"ideal_dcg": "all_relevant"}, A_DCG2 / A_IDCG5),
         ("ndcg@5", {}, A_DCG5 / A_IDCG5),
+        # k_positions: k copies of the best grade (z = 3); whole list: its 4 positions
+        ("idcg@2", {"ideal_dcg": "k_positions"}, 3 * (1 + 1 / L2(3))),
+        ("ndcg@2", {"ideal_dcg": "k_positions"}, A_DCG2 / (3 * (1 + 1 / L2(3)))),
+        (
+            "ndcg",
+            {"ideal_dcg": "k_positions"},
+            A_DCG5 / (3 * (1 + 1 / L2(3) + 1 / 2 + 1 / L2(5))),
+        ),
+        ("ndcg@2(gain=binary)", {"ideal_dcg": "k_positions"}, (1 / L2(3)) / (1 + 1 / L2(3))),
         ("ndcg@2", {"gain": "exponential"}, (3 / L2(3)) / (7 + 3 / L2(3))),
         ("ndcg@2(gain=exponential)", {"gain": "linear"}, (3 / L2(3)) / (7 + 3 / L2(3))),
         ("ndcg@2", {"discount": "jarvelin"}, 2 / (3 + 2)),

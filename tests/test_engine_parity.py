@@ -57,6 +57,13 @@ RANKING = [
     "err@10",
     "nerr@5(grades=binary,max_grade=1)",
     "hits@5",
+    "map@10(denominator=k)",
+    "ndcg@5(gain=binary,ideal=k_positions)",
+    "fall_out@5",
+    "fall_out(no_negatives=skip)",
+    "partial_auc@3",
+    "pap@3",
+    "sufficient_reco@5(measure=share)",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
 RATING = [
@@ -83,7 +90,11 @@ BEYOND = [
     "gini@10",
     "entropy@10",
     "inter_list_diversity@5",
+    "intersection@5(baseline_k=10)",
 ]
+# per-user metrics that read the catalog's size: the polars engines only (Spark refuses
+# them: its buckets see only the catalog rows of the items they recommend)
+CATALOG_SIZE = ["accuracy@10", "mcc@5"]
 
 
 def parity_data(folder: Path, seed: int = 7) -> dict[str, Any]:
@@ -118,7 +129,7 @@ def parity_data(folder: Path, seed: int = 7) -> dict[str, Any]:
         "catalog": {"path": "catalog.csv", "columns": {"category": "category"}},
         "interactions": {"path": "log.csv"},
         "conventions": {"relevance_threshold": 1.0, "unpredicted": "ignore"},
-        "metrics": [*RANKING, *SETS, *RATING, *BEYOND],
+        "metrics": [*RANKING, *SETS, *RATING, *BEYOND, *CATALOG_SIZE],
     }
 
 
@@ -151,7 +162,7 @@ def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
         for name, settings in POLARS_ENGINES.items()
     }
     expected = found.pop("in_memory")
-    assert len(expected) == len(RANKING) + len(SETS) + len(RATING) + len(BEYOND)
+    assert len(expected) == len(RANKING) + len(SETS) + len(RATING) + len(BEYOND) + 2
     hashes = {
         run(tmp_path, {**config, **settings}, "h").inputs["ground_truth"]["content_hash"]
         for settings in POLARS_ENGINES.values()
@@ -161,10 +172,14 @@ def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
         assert metrics == expected, name
 
 
+def without_catalog_size(config: dict[str, Any]) -> dict[str, Any]:
+    return {**config, "metrics": [m for m in config["metrics"] if m not in CATALOG_SIZE]}
+
+
 def test_spark_agrees_bit_for_bit(spark: Any, tmp_path: Path) -> None:
     from receval_cli.engines.spark import evaluate_spark
 
-    config = parity_data(tmp_path)
+    config = without_catalog_size(parity_data(tmp_path))
     single = run(tmp_path, config, "single")
     expected = exact(single)
     content_hash = single.inputs["ground_truth"]["content_hash"]
@@ -215,6 +230,8 @@ def test_per_user_file_is_the_same_on_every_engine(
     """--per-user with partitions: 4 and with Spark writes the rows of a single pass, in
     the same order, bit for bit."""
     config = parity_data(tmp_path)
+    if engine == "spark":
+        config = without_catalog_size(config)
     single = write_config(tmp_path, config, "single.yaml")
     assert invoke("run", single, "--per-user", tmp_path / "single.parquet").exit_code == 0
     if engine == "spark":
@@ -232,3 +249,13 @@ def test_per_user_file_is_the_same_on_every_engine(
     metrics = [c for c in expected.columns if c not in ("model", "user", "status")]
     nulls = expected.select(pl.sum_horizontal(pl.col(metrics).null_count())).item()
     assert nulls > 0  # users left out of a mean: null there
+
+
+def test_spark_refuses_the_metrics_that_read_the_catalog_size() -> None:
+    """Spark's buckets see only part of the catalog: accuracy and mcc are named up front."""
+    from receval_cli.config.conventions import Conventions
+    from receval_cli.evaluation.plan import catalog_size_metrics
+    from receval_cli.metrics import MetricSpec
+
+    specs = tuple(MetricSpec.parse(m) for m in [*CATALOG_SIZE, "ndcg@5", "partial_auc@5"])
+    assert catalog_size_metrics(specs, Conventions()) == CATALOG_SIZE

@@ -27,15 +27,23 @@ from receval_cli.errors import InputError
 TOL = 1e-12
 
 CONVENTION_CHOICES: dict[str, list[Any]] = {
-    "preset": [None, "trec_eval", "ranx", "replay", "jurity", "recommenders"],  # keys beside win
+    "preset": [
+        None,
+        "trec_eval",
+        "ranx",
+        "replay",
+        "jurity",
+        "recommenders",
+        "rectools",
+    ],  # keys beside win
     "max_depth": [None, None, 1, 2, 3],
     "relevance_threshold": [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0],
     "tie_break": ["item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order"],
     "users_without_recommendations": ["zero", "skip"],
     "users_without_relevant": ["zero", "skip"],
     "precision_denominator": ["k", "list_length"],
-    "ap_denominator": ["relevant", "min_k_relevant", "hits"],
-    "ideal_dcg": ["at_k", "all_relevant"],
+    "ap_denominator": ["relevant", "min_k_relevant", "hits", "k"],
+    "ideal_dcg": ["at_k", "all_relevant", "k_positions"],
     "gain": ["linear", "exponential", "binary"],
     "gain_below_threshold": ["grade", "zero"],
     "fractional_grades": ["keep", "truncate"],

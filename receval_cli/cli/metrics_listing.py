@@ -130,9 +130,7 @@ def metric_detail(name: str) -> RenderableType:
         head.append(f"report value: {definition.aggregate} over the users\n")
     if definition.aliases:
         head.append(f"aliases: {', '.join(definition.aliases)}\n")
-    head.append(
-        f"cutoff: {'name@k, or none for the whole list' if definition.takes_cutoff else 'none'}\n\n"
-    )
+    head.append(f"cutoff: {_cutoff_text(definition)}\n\n")
     head.append(doc + "\n")
     params = Table(title="parameters", title_justify="left")
     params.add_column("name", no_wrap=True)
@@ -315,3 +313,9 @@ def _code(text: str) -> str:
     fence = "`" * (1 + max(map(len, re.findall("`+", text)), default=0))
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+
+
+def _cutoff_text(definition: MetricDef) -> str:
+    if definition.needs_cutoff:
+        return "name@k (required)"
+    return "name@k, or none for the whole list" if definition.takes_cutoff else "none"

@@ -26,8 +26,8 @@ from receval_cli.metrics.spec import MetricSpec, ParamValue
 TieBreak = Literal["item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order"]
 MissingPolicy = Literal["zero", "skip"]
 PrecisionDenominator = Literal["k", "list_length"]
-ApDenominator = Literal["relevant", "min_k_relevant", "hits"]
-IdealDcg = Literal["at_k", "all_relevant"]
+ApDenominator = Literal["relevant", "min_k_relevant", "hits", "k"]
+IdealDcg = Literal["at_k", "all_relevant", "k_positions"]
 Gain = Literal["linear", "exponential", "binary"]
 GainBelowThreshold = Literal["grade", "zero"]
 FractionalGrades = Literal["keep", "truncate"]
@@ -110,7 +110,8 @@ class Conventions(BaseModel):
         "min_k_relevant",
         description=(
             "AP@k divides the summed precisions by all relevant items (relevant, trec_eval), "
-            "min(k, relevant) (min_k_relevant), or the hits in the top k (hits)."
+            "min(k, relevant) (min_k_relevant), the hits in the top k (hits), or k (k: "
+            "RecTools' divide_by_k; the list length without a cutoff)."
         ),
     )
     ideal_dcg: IdealDcg = Field(
@@ -118,7 +119,9 @@ class Conventions(BaseModel):
         description=(
             "IDCG@k is the DCG of the ideal list truncated at k (at_k), or of the whole "
             "ideal list, every ground-truth item with a positive grade (all_relevant, "
-            "Jurity's rule)."
+            "Jurity's rule), or of k positions each holding the user's best-graded item "
+            "(k_positions: RecTools' default with binary gain; the list length without a "
+            "cutoff)."
         ),
     )
     gain: Gain = Field(

@@ -321,4 +321,78 @@ PRESETS: dict[str, Preset] = {
             "of them items of the training log (see tests/golden/recommenders/NOTES.md).",
         ),
     ),
+    "rectools": Preset(
+        name="rectools",
+        summary="MTS RecTools 0.19 (rectools.metrics): binary metrics on positive interactions.",
+        checked_against=(
+            "rectools 0.19.0 golden files on fresh seeded data, per user and means "
+            "(tests/golden/rectools, tests/test_rectools_metrics.py)"
+        ),
+        conventions={
+            "relevance_threshold": 1,  # interactions = the truth rows with relevance >= 1
+            "tie_break": "item_desc",  # RecTools reads ranks: give them to rank as it was fed
+            "users_without_recommendations": "zero",  # list metrics: skip (per_metric)
+            "users_without_relevant": "skip",  # its users are the interactions' users
+            "precision_denominator": "k",  # also Accuracy's and MCC's k predicted positives
+            "ap_denominator": "relevant",  # MAP(k); divide_by_k=True: denominator=k
+            "ideal_dcg": "k_positions",  # NDCG(k); divide_by_achievable=True: ideal=at_k
+            "gain": "binary",
+            "gain_below_threshold": "grade",
+            "fractional_grades": "keep",
+            "discount": "log2",  # NDCG's log_base=2 (its default)
+            "score_precision": "float64",
+            "duplicates": "error",
+            "truth_duplicates": "error",
+            "max_depth": None,
+            "unrated": "ignore",
+            "default_rating": None,
+            "unpredicted": "error",
+            "default_prediction": None,
+            "prediction_threshold": None,
+        },
+        per_metric={
+            "sufficient_reco": {
+                "users_without_recommendations": "skip",
+                "users_without_relevant": "zero",
+            },
+            "intersection": {
+                "users_without_recommendations": "skip",
+                "users_without_relevant": "zero",
+            },
+        },
+        metrics={
+            "precision@k": "Precision(k)",
+            "recall@k": "Recall(k)",
+            "f1@k": "F1Beta(k)",
+            "fbeta@k": "F1Beta(k, beta)",
+            "hit_rate@k": "HitRate(k)",
+            "mrr@k": "MRR(k)",
+            "map@k": "MAP(k)",
+            "map@k(denominator=k)": "MAP(k, divide_by_k=True)",
+            "ndcg@k": "NDCG(k)",
+            "ndcg@k(ideal=at_k)": "NDCG(k, divide_by_achievable=True)",
+            "accuracy@k": "Accuracy(k) (needs catalog)",
+            "mcc@k": "MCC(k) (needs catalog)",
+            "partial_auc@k": "PartialAUC(k)",
+            "pap@k": "PAP(k)",
+            "sufficient_reco@k": "SufficientReco(k)",
+            "sufficient_reco@k(measure=share)": "SufficientReco(k, deep=True)",
+            "intersection@k": "Intersection(k) (the baseline file as ref_reco)",
+            "intersection@k(baseline_k=N)": "Intersection(k, ref_k=N)",
+            "user_coverage": "CoveredUsers(k)",
+        },
+        notes=(
+            "RecTools' interactions are all positive: it is fed the truth rows with "
+            "relevance >= relevance_threshold, and its ranking metrics average over their "
+            "users (a user without recommendations counting 0).",
+            "SufficientReco and Intersection average over the users of the recommendations: "
+            "here the users with a list among the ground truth's (receval evaluates no user "
+            "outside it).",
+            "RecTools reads ranks, not scores: with a rank column receval ranks as it does; "
+            "with scores, equal scores are ordered by item, descending.",
+            "NDCG(k) divides by the DCG of k relevant items whatever the user's ground truth "
+            "(ideal k_positions); without a cutoff receval uses the list's length.",
+            "PartialAUC and PAP reproduce insufficient_handling='ignore' (the default).",
+        ),
+    ),
 }

@@ -61,7 +61,7 @@ from receval_cli.errors import UsageError
 from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.partial import Partial, compact, empty_partial, merge
-from receval_cli.evaluation.plan import metric_exprs
+from receval_cli.evaluation.plan import catalog_size_metrics, metric_exprs
 from receval_cli.evaluation.segment_split import SegmentKeys
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources, read_sources
@@ -365,6 +365,17 @@ def evaluate_spark(
     check_partitionable(loaded, "engine: spark", side_inputs=True)
     specs = loaded.specs
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    sized = catalog_size_metrics(user_specs, conventions)
+    if sized:
+        fix = "Use another engine (in_memory, streaming, partitions) for those."
+        raise UsageError(
+            f"engine: spark does not yet run {', '.join(sized)}: they need the catalog's "
+            "number of items, and each Spark bucket sees only the catalog rows of the items "
+            f"it recommends. {fix}",
+            key="engine",
+            found=sized,
+            fix=fix,
+        )
     (file,) = config.model_files().values()
     # local inputs: their schemas checked before Spark starts (their rows are Spark's)
     checked = checked_locals(loaded, file)

@@ -517,10 +517,11 @@ def _means(merged: Partial, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
                 fix=fix,
             )
         if total.counted == 0:
-            fix = "Use a cutoff of at least 2."
+            why = lookup(spec.name).no_value  # else intra_list_diversity's reason
+            fix = "Check the cutoff against the inputs." if why else "Use a cutoff of at least 2."
+            why = why or "no list has 2 items in its top k to compare"
             raise InputError(
-                f"{name} is undefined for every evaluated user: no list has 2 items in its "
-                f"top k to compare. {fix}",
+                f"{name} is undefined for every evaluated user: {why}. {fix}",
                 key=name,
                 found=0,
                 fix=fix,

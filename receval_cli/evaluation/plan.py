@@ -11,7 +11,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.errors import InputError, InternalError
+from receval_cli.errors import InputError, InternalError, RecEvalError
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     index_truth,
@@ -51,6 +51,15 @@ def metric_exprs(
         before = set(stats.sides)
         value = lookup(spec.name).expr(stats, spec.k, params)
         exprs[str(spec)] = value.alias(str(spec))
+        if stats.needs_catalog and sources.catalog is None:
+            fix = "Add a catalog (catalog.path: every item that could be recommended)."
+            raise InputError(
+                f"{spec} needs the catalog input (its number of items), which the config "
+                f"does not give. {fix}",
+                key=str(spec),
+                found="catalog",
+                fix=fix,
+            )
         for side in sorted(stats.sides - before):
             missing = missing_input(side, sources)
             if missing is not None:
@@ -62,6 +71,21 @@ def metric_exprs(
                     fix=fix,
                 )
     return stats, exprs
+
+
+def catalog_size_metrics(specs: tuple[MetricSpec, ...], conventions: Conventions) -> list[str]:
+    """The specs whose per-user value reads the catalog's number of items (accuracy,
+    mcc): an engine that splits the catalog cannot run them."""
+    found = []
+    for spec in specs:
+        stats = Stats()
+        try:
+            lookup(spec.name).expr(stats, spec.k, conventions.metric_params(spec))
+        except RecEvalError:
+            continue  # metric_exprs reports it
+        if stats.needs_catalog:
+            found.append(str(spec))
+    return found
 
 
 def max_depth(specs: tuple[MetricSpec, ...], limit: int | None) -> int | None:
@@ -193,6 +217,10 @@ def per_user_frame(
         recs_depth = stats.recs_depth(conventions.max_depth)
         recs = recs_aggregates(lists, stats, sources, indexed, conventions, recs_depth)
         frame = frame.join(recs, on="user", how="left")
+    if stats.needs_catalog:
+        assert sources.catalog is not None  # metric_exprs refuses the metric without it
+        size = sources.catalog.frame.select(pl.len().cast(pl.Int64).alias("catalog_items"))
+        frame = frame.join(size, how="cross")
     frame = (
         frame.with_columns(
             in_truth=pl.col("truth_items").is_not_null(),

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.errors import InputError
+from receval_cli.errors import ConfigError, InputError
 from receval_cli.metrics.ranking import PRECISION_DENOMINATOR
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, depth, per_user_constant, safe_div
+from receval_cli.metrics.stats import Stats, cutoff_label, per_user_constant, safe_div
 
 SHARE = Param(
     "share",
@@ -54,7 +54,7 @@ FEATURE = Param(
 
 def _in_baseline(s: Stats, k: int | None) -> pl.Expr:
     """The item is in the baseline's top k for this user."""
-    return s.side("baseline").fill_null(depth(k) + 1) <= depth(k)
+    return s.in_baseline(k)
 
 
 def self_information(s: Stats, share: object) -> pl.Expr:
@@ -131,6 +131,45 @@ def unexpectedness(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `baseline` or `interactions` (the popularity baseline). Example: L@3 = [a, b,
     c] and B@3 = [a, x, y]: 2/3."""
     return safe_div(s.rec_count("unexpected", ~_in_baseline(s, k), k), s.retrieved(k))
+
+
+BASELINE_K = Param(
+    "baseline_k",
+    "the depth of the baseline's lists compared (default: k, or the whole list without one)",
+    positive_number=True,
+    optional=True,
+)
+
+
+def _whole(value: object) -> int:
+    """A positive whole number (baseline_k), else a config error."""
+    number = float(str(value))
+    if not number.is_integer():
+        fix = "Write e.g. intersection@10(baseline_k=20)."
+        raise ConfigError(
+            f"baseline_k is {value}; it must be a whole number of items. {fix}",
+            key="baseline_k",
+            found=str(value),
+            fix=fix,
+        )
+    return int(number)
+
+
+@register(
+    "intersection",
+    summary="Share of the recommended items also in the baseline's (reference) list.",
+    formula="|L@k ∩ B@baseline_k| / n   (baseline_k defaults to k)",
+    params=(BASELINE_K,),
+)
+def intersection(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """RecTools' Intersection(k, ref_k) with the `baseline` file as the reference
+    recommendations (or the popularity baseline of `interactions`). Example: L@3 = [a, b,
+    c], B@3 = [a, x, b]: 2/3; with baseline_k=1 (B@1 = [a]): 1/3. An empty list gives 0
+    (RecTools leaves such users out: users_without_recommendations=skip); a user with no
+    baseline list has nothing in common with it: 0."""
+    baseline_k = k if "baseline_k" not in p else _whole(p["baseline_k"])
+    common = s.rec_count(f"in_baseline@{cutoff_label(baseline_k)}", s.in_baseline(baseline_k), k)
+    return safe_div(common, s.retrieved(k))
 
 
 @register(

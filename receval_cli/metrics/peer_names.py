@@ -1,7 +1,7 @@
 """Which tools define each metric, and under what name.
 
 The presets (config/presets.py) map receval's metrics to their tools' measure names; this
-table adds the tools receval has no preset for (ir_measures, RecTools, torchmetrics,
+table adds the tools receval has no preset for (ir_measures, torchmetrics,
 scikit-learn, ...) and the measures a preset's tool has beyond the preset's map. The key
 is a registered metric's name; the value maps a tool to its own measure name.
 `receval metrics --format json` lists both, merged, as the metric's `tools`.
@@ -23,4 +23,8 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "err": {"ir_measures": "ERR@k"},
     "nerr": {"ir_measures": "nERR_IA@k (nerr@k(grades=binary,max_grade=1))"},
     "rbp": {"ir_measures": "RBP(p=P,rel=L) (rbp(p=P,gain=binary), relevance_threshold L)"},
+    "fall_out": {
+        "torchmetrics": "RetrievalFallOut(top_k=k, empty_target_action='neg') "
+        "(no_negatives=zero; 'pos': one, 'skip': skip)"
+    },
 }

@@ -41,8 +41,9 @@ DISCOUNT = Param(
 )
 IDEAL = Param(
     "ideal",
-    "at_k: ideal list truncated at k; all_relevant: the whole ideal list",
-    choices=("at_k", "all_relevant"),
+    "at_k: ideal list truncated at k; all_relevant: the whole ideal list; k_positions: k "
+    "copies of the best-graded item",
+    choices=("at_k", "all_relevant", "k_positions"),
     convention="ideal_dcg",
 )
 PRECISION_DENOMINATOR = Param(
@@ -53,8 +54,8 @@ PRECISION_DENOMINATOR = Param(
 )
 AP_DENOMINATOR = Param(
     "denominator",
-    "relevant: |R|; min_k_relevant: min(k, |R|); hits: hits@k",
-    choices=("relevant", "min_k_relevant", "hits"),
+    "relevant: |R|; min_k_relevant: min(k, |R|); hits: hits@k; k: k (or the list length)",
+    choices=("relevant", "min_k_relevant", "hits", "k"),
     convention="ap_denominator",
 )
 BETA = Param(
@@ -165,20 +166,25 @@ def mrr(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "map",
     summary="Average precision at the relevant items of the top k, per user (mean = MAP).",
-    formula="sum over relevant i <= k of P@i / denominator   (|R|, min(k, |R|) or hits@k)",
+    formula="sum over relevant i <= k of P@i / denominator   (|R|, min(k, |R|), hits@k or k)",
     params=(AP_DENOMINATOR,),
     aliases=("ap",),
 )
 def average_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """AP@k = (sum of P@i at each relevant rank i <= k) / denominator.
 
-    Example: relevant at ranks 1, 4 and 5 of 5, |R| = 3: AP = (1/1 + 2/4 + 3/5) / 3 = 0.7.
+    Example: relevant at ranks 1, 4 and 5 of 5, |R| = 3: AP = (1/1 + 2/4 + 3/5) / 3 = 0.7;
+    with denominator=k (RecTools' MAP(divide_by_k=True)) AP@5 = 2.1 / 5 = 0.42. Without a
+    cutoff, denominator=k divides by the list length. A 0 denominator (no relevant item,
+    no hit, an empty list) gives 0.
     """
     by = p["denominator"]
     if by == "relevant":
         denominator = s.n_relevant()
     elif by == "hits":
         denominator = s.hits_at(k)
+    elif by == "k":
+        denominator = per_user_constant(k) if k is not None else s.retrieved(None)
     else:
         denominator = s.n_relevant() if k is None else pl.min_horizontal(s.n_relevant(), k)
     return safe_div(s.precision_sum(k), denominator)
@@ -223,7 +229,7 @@ def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "idcg",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
-    formula="DCG@k of the ideal list (ideal=all_relevant: of the whole ideal list)",
+    formula="DCG@k of the ideal list (all_relevant: uncut; k_positions: k best grades)",
     params=(GAIN, BELOW_THRESHOLD, GAINS, DISCOUNT, IDEAL),
     upper_bound=None,
 )
@@ -232,9 +238,17 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
     The ideal list holds every ground-truth item with a positive gain (also those below
     the relevance threshold, as their grades count in DCG, unless below_threshold=zero);
-    ideal=all_relevant does not truncate it at k. With `gains` (a grade -> gain map), a
-    listed grade gains its mapped value (>= 0), the others as `gain` says.
+    ideal=all_relevant does not truncate it at k. ideal=k_positions fills all k positions
+    with the user's best-graded item, whatever the ground truth holds: the gain of its
+    best grade times sum_{i<=k} discount(i) (k the list length without a cutoff; 0
+    without a positive grade). With gain=binary that is sum_{i<=k} discount(i) for every
+    user with a relevant item, RecTools' NDCG (divide_by_achievable=False). Example: k = 3,
+    binary, log2: 1 + 1/log2(3) + 1/2 = 2.13.
+    With `gains` (a grade -> gain map), a listed grade gains its mapped value (>= 0), the
+    others as `gain` says.
     """
+    if p["ideal"] == "k_positions":
+        return s.best_gain_dcg(k, metric_gain_kind(p), str(p["discount"]))
     cut = k if p["ideal"] == "at_k" else None
     return s.idcg(cut, metric_gain_kind(p), str(p["discount"]))
 

@@ -191,6 +191,7 @@ class MetricDef:
     pairs: PairMetric | None = None  # scope "pairs": one value from sums over the pairs
     # when the metric can have no value (null in the report), why: the run's warning says it
     no_value: str | None = None
+    needs_cutoff: bool = False  # name@k only: the whole list has no meaning for it
 
     @property
     def function(self) -> Callable[..., object]:
@@ -248,9 +249,11 @@ def register(
     higher_is_better: bool = True,
     lower_bound: float | None = 0.0,
     no_value: str | None = None,
+    needs_cutoff: bool = False,
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
-    `no_value`: when its value can be null, why (the warning's words)."""
+    `no_value`: when its value can be null, why (the warning's words); `needs_cutoff`:
+    name@k only."""
 
     def add(compute: Compute) -> Compute:
         _add(
@@ -268,6 +271,7 @@ def register(
                 scope,
                 lower_bound,
                 no_value=no_value,
+                needs_cutoff=needs_cutoff,
             )
         )
         return compute
@@ -388,6 +392,11 @@ def resolve(spec: MetricSpec) -> MetricSpec:
     definition = lookup(spec.name)
     if spec.k is not None and not definition.takes_cutoff:
         raise SpecError(f"'{spec}': {definition.name} takes no cutoff; write '{definition.name}'")
+    if spec.k is None and definition.needs_cutoff:
+        raise SpecError(
+            f"'{spec}': {definition.name} needs a cutoff (its k is part of the definition); "
+            f"write e.g. '{definition.name}@10'"
+        )
     for name, value in spec.params:
         param = definition.param(name)
         if param is None:

@@ -125,7 +125,11 @@ def recs_aggregates(
     if "baseline" in sides:
         if sources.baseline is not None:
             recs = recs.join(
-                baseline_ranks(sources.baseline, conventions, depth), on=_KEY, how="left"
+                baseline_ranks(
+                    sources.baseline, conventions, stats.baseline_depth(conventions.max_depth)
+                ),
+                on=_KEY,
+                how="left",
             )
         else:
             recs = recs.with_columns(baseline=pl.col("popular_rank"))

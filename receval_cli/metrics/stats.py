@@ -136,7 +136,12 @@ def discount(position: pl.Expr, kind: str) -> pl.Expr:
     return 1.0 / (i + 1.0).log(2) if kind == "log2" else 1.0 / i.clip(lower_bound=2.0).log(2)
 
 
-def per_user_constant(value: int) -> pl.Expr:
+def _discount_value(position: int, kind: str) -> float:
+    """discount(position) as a Python float (see discount)."""
+    return 1.0 / math.log2(position + 1) if kind == "log2" else 1.0 / math.log2(max(position, 2))
+
+
+def per_user_constant(value: float) -> pl.Expr:
     """`value` on every user's row, as a column: a division by it is then an exact division
     per user. polars divides a column by a scalar as a product with the scalar's reciprocal
     (3 / 5 gives 0.6000000000000001) for batches of two rows or more only, so a per-user
@@ -224,6 +229,10 @@ class Stats:
         # the cutoffs the recs table is read at (None: the whole list): the recs table
         # holds each list only as deep as the deepest of them (recs_depth)
         self.recs_cutoffs: set[int | None] = set()
+        # the cutoffs the baseline's lists are read at (intersection's baseline_k may go
+        # deeper than the recs table)
+        self.baseline_cutoffs: set[int | None] = set()
+        self.needs_catalog = False  # a metric reads the catalog's size (catalog_items)
         # per feature (category, tags): the cutoffs similar_pairs is read at
         self.pair_cutoffs: dict[str, set[int | None]] = {}
         self.needs_n_relevant_on_hits = False
@@ -246,6 +255,46 @@ class Stats:
         if limit is None:
             return deepest
         return limit if deepest is None else min(deepest, limit)
+
+    def baseline_depth(self, limit: int | None) -> int | None:
+        """How deep the baseline's lists are ranked: the deepest cutoff they are read at,
+        and at least the recs table's depth, never past `limit` (max_depth)."""
+        cutoffs = self.baseline_cutoffs | self.recs_cutoffs
+        deepest = None if None in cutoffs else max((k for k in cutoffs if k), default=1)
+        if limit is None:
+            return deepest
+        return limit if deepest is None else min(deepest, limit)
+
+    def in_baseline(self, k: int | None) -> pl.Expr:
+        """The recommended item is in the baseline's top k for this user."""
+        self.baseline_cutoffs.add(k)
+        return self.side("baseline").fill_null(depth(k) + 1) <= depth(k)
+
+    def catalog_items(self) -> pl.Expr:
+        """|C|, the catalog's items (the same on every user's row); needs the catalog."""
+        self.needs_catalog = True
+        # a full column, never a broadcast scalar: polars divides by a scalar as a product
+        # with its reciprocal (see per_user_constant)
+        size = pl.col("catalog_items").cast(pl.Float64)
+        return pl.col("list_length").cast(pl.Float64).clip(size, size)
+
+    def negatives_before(self) -> pl.Expr:
+        """On a hits row: the non-relevant items at ranks up to this one (rank - the
+        relevant items so far)."""
+        hits_so_far = self.hits.row("hits_so_far", _running(_relevant.cast(pl.UInt32), _rank))
+        return _rank.cast(pl.Int64) - hits_so_far.cast(pl.Int64)
+
+    def partial_auc_sum(self, k: int, top_positives: bool) -> pl.Expr:
+        """Sum over the relevant recommended items with f < k non-relevant items ranked at
+        or above them of k - f (the top-k negatives ranked below them); top_positives:
+        only the first k relevant items. An integer, exact in any order."""
+        before = self.negatives_before()
+        counted = _relevant & (before < k)
+        if top_positives:
+            counted = counted & (pl.col("hits_so_far") <= k)
+        term = pl.when(counted).then(pl.lit(k, pl.Int64) - before).otherwise(0)
+        name = f"partial_auc@{k}[{'top' if top_positives else 'all'}]"
+        return self.hits.agg(name, term.sum()).fill_null(0)
 
     def rec_count(self, name: str, condition: pl.Expr, k: int | None) -> pl.Expr:
         """Recommended items in the top k that meet `condition`."""
@@ -384,6 +433,19 @@ class Stats:
         return self.hits.agg(f"dcg@{cutoff_label(k)}[{name}]", _at(running, _rank, k)).fill_null(
             0.0
         )
+
+    def best_gain_dcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
+        """The DCG of k positions each holding the user's best-graded item: its gain times
+        sum_{i<=k} discount(i); without a cutoff, as many positions as the list has."""
+        best = self.truth.agg(f"best_gain[{gain_kind}]", gain(_rel, gain_kind).max())
+        if k is None:
+            positions = pl.int_ranges(1, pl.col("list_length").cast(pl.Int64) + 1)
+            weights = positions.list.eval(discount(pl.element(), discount_kind)).list.sum()
+        else:
+            weights = per_user_constant(
+                sum(_discount_value(i, discount_kind) for i in range(1, k + 1))
+            )
+        return best.fill_null(0.0) * weights
 
     def idcg(self, k: int | None, gain_kind: str, discount_kind: str) -> pl.Expr:
         """DCG of the ideal list (ground truth sorted by relevance) truncated at k.
