@@ -9,6 +9,7 @@ not implement are listed in the README.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,24 +18,63 @@ import yaml
 
 from receval_cli.analysis.runs import evaluate_config as evaluate
 from receval_cli.config.loading import load_config
+from receval_cli.metrics import MetricSpec
 
 HERE = Path(__file__).parent / "conformance" / "trec_eval"
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 
-# trec_eval measure name -> receval metric spec
-_PATTERNS = [
-    (re.compile(r"P_(\d+)"), "precision@{}"),
-    (re.compile(r"recall_(\d+)"), "recall@{}"),
-    (re.compile(r"ndcg_cut_(\d+)"), "ndcg@{}"),
-    (re.compile(r"map_cut_(\d+)"), "map@{}"),
-    (re.compile(r"success_(\d+)"), "hit_rate@{}"),
-    (re.compile(r"(ndcg)"), "ndcg"),
-    (re.compile(r"(map)"), "map"),
-    (re.compile(r"(recip_rank)"), "mrr"),
-    (re.compile(r"(Rprec)"), "r_precision"),
-    (re.compile(r"(num_rel)"), "num_rel"),
-    (re.compile(r"(num_ret)"), "num_ret"),
-    (re.compile(r"(num_rel_ret)"), "num_rel_ret"),
+
+def _number(text: str) -> str:
+    """A trec_eval parameter as receval writes it (0.20 -> 0.2, .25 -> 0.25, 2 -> 2)."""
+    value = float(text)
+    return str(int(value)) if value.is_integer() and "." not in text else repr(value)
+
+
+def _set_f(beta_squared: str) -> str:
+    """trec_eval's set_F.x weighs recall x times precision: (x+1)PR / (xP + R), receval's
+    F_beta with beta^2 = x."""
+    x = float(beta_squared)
+    return "set_f1" if x == 1.0 else f"set_fbeta(beta={x**0.5!r})"
+
+
+# trec_eval measure name (as its outputs print it, parameters included) -> receval spec
+_PATTERNS: list[tuple[re.Pattern[str], Callable[[str], str]]] = [
+    (re.compile(r"P_(\d+)"), "precision@{}".format),
+    (re.compile(r"recall_(\d+)"), "recall@{}".format),
+    (re.compile(r"ndcg_cut_(\d+)"), "ndcg@{}".format),
+    (re.compile(r"map_cut_(\d+)"), "map@{}".format),
+    (re.compile(r"success_(\d+)"), "hit_rate@{}".format),
+    (re.compile(r"relative_P_(\d+)"), "relative_precision@{}".format),
+    (re.compile(r"(ndcg)"), "ndcg".format),
+    (re.compile(r"(map)"), "map".format),
+    (re.compile(r"(gm_map)"), "map(mean=geometric)".format),
+    (re.compile(r"(recip_rank)"), "mrr".format),
+    (re.compile(r"(Rprec)"), "r_precision".format),
+    (re.compile(r"Rprec_mult_([\d.]+)"), lambda m: f"rprec_mult(multiplier={_number(m)})"),
+    (re.compile(r"iprec_at_recall_([\d.]+)"), lambda m: f"iprec_at_recall(level={_number(m)})"),
+    (re.compile(r"(11pt_avg)"), "iprec_avg".format),
+    (
+        re.compile(r"11pt_avg_([\d.,]+)"),
+        lambda m: "iprec_avg(levels=" + ";".join(_number(x) for x in m.split(",")) + ")",
+    ),
+    (re.compile(r"(set_map)"), "set_map".format),
+    (re.compile(r"(set_P)"), "set_precision".format),
+    (re.compile(r"(set_recall)"), "set_recall".format),
+    (re.compile(r"(set_relative_P)"), "relative_precision".format),
+    (re.compile(r"(set_F)"), lambda _: "set_f1"),
+    (re.compile(r"set_F_([\d.]+)"), _set_f),
+    (re.compile(r"(utility)"), "utility".format),
+    (
+        re.compile(r"utility_([-\d.]+,[-\d.]+,[-\d.]+,[-\d.]+)"),
+        lambda m: (
+            "utility("
+            + ",".join(f"{n}={_number(x)}" for n, x in zip("abcd", m.split(","), strict=True))
+            + ")"
+        ),
+    ),
+    (re.compile(r"(num_rel)"), "num_rel".format),
+    (re.compile(r"(num_ret)"), "num_ret".format),
+    (re.compile(r"(num_rel_ret)"), "num_rel_ret".format),
 ]
 COUNTS = {"num_rel", "num_ret", "num_rel_ret"}
 NOT_METRICS = {"runid", "num_q"}  # the run's name; the number of queries (checked apart)
@@ -60,7 +100,7 @@ def spec_for(measure: str) -> str | None:
     for pattern, template in _PATTERNS:
         match = pattern.fullmatch(measure)
         if match:
-            return template.format(match.group(1))
+            return str(MetricSpec.parse(template(match.group(1))))  # canonical text
     return None
 
 

@@ -3,6 +3,7 @@
 from receval_cli.metrics import ranking as ranking  # noqa: I001 (registry order)
 from receval_cli.metrics import counts as counts
 from receval_cli.metrics import classification as classification
+from receval_cli.metrics import precision_points as precision_points
 from receval_cli.metrics import rating as rating
 from receval_cli.metrics import ctr as ctr
 from receval_cli.metrics import beyond as beyond
