@@ -76,6 +76,12 @@ REFERENCES = (
         lambda m: m.PAIRS.values(),
     ),
     Reference(
+        "pytrec_eval: precision points, set measures, gm_map",
+        "test_pytrec_eval_points",
+        ("test_agrees_with_pytrec_eval",),
+        lambda m: [*(s for _, pairs in m.GROUPS for s in pairs.values()), m.GM_MAP],
+    ),
+    Reference(
         "trec_eval 10.0 test suite (tests/conformance/trec_eval)",
         "test_trec_conformance",
         ("test_every_implemented_line_matches",),

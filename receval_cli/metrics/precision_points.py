@@ -33,6 +33,13 @@ LEVELS = Param(
     "0.1, ..., 1.0); or the levels themselves, separated by ';' (e.g. 0.25;0.5;0.75)",
     default=11,
 )
+ROUNDING = Param(
+    "rounding",
+    "how a recall level becomes a number of relevant items t: nearest, round(level * |R|) "
+    "(trec_eval 10); up, floor(level * |R| + 0.9) (trec_eval 9 and pytrec_eval)",
+    choices=("nearest", "up"),
+    default="nearest",
+)
 UTILITY_A = Param("a", "worth of a retrieved relevant item", default=1.0)
 UTILITY_B = Param("b", "worth of a retrieved non-relevant item", default=-1.0)
 UTILITY_C = Param("c", "worth of a relevant item not retrieved", default=0.0)
@@ -179,25 +186,27 @@ def rprec_mult(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "iprec_at_recall",
     summary="Interpolated precision at a recall level (trec_eval iprec_at_recall).",
     formula="max over m >= max(t, 1) of m / r_m,  t = round(level * |R|)",
-    params=(LEVEL,),
+    params=(LEVEL, ROUNDING),
 )
 def iprec_at_recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """iprec(level) = the highest precision at or after the point where the user's recall
     reaches `level`, as trec_eval interpolates it: with t = round(level * |R|) (halves away
     from zero), the largest m / r_m over the m-th relevant items with m >= max(t, 1) within
     the top k. 0 when fewer than t relevant items are retrieved, or none is relevant.
+    rounding=up takes t = floor(level * |R| + 0.9) instead, as trec_eval 9 and pytrec_eval.
 
     Example: |R| = 4, relevant at ranks 1, 3 and 6: iprec(0.5) (t = 2) = max(2/3, 3/6) = 2/3;
     iprec(1.0) (t = 4) = 0.
     """
-    return s.interpolated_precision(recall_level(p["level"], "iprec_at_recall"), k)
+    level = recall_level(p["level"], "iprec_at_recall")
+    return s.interpolated_precision(level, k, str(p["rounding"]))
 
 
 @register(
     "iprec_avg",
     summary="Interpolated precision averaged over recall levels (trec_eval 11pt_avg).",
     formula="mean over the levels L of iprec_at_recall(level=L)   (default levels 0, 0.1, ..., 1)",
-    params=(LEVELS,),
+    params=(LEVELS, ROUNDING),
 )
 def iprec_avg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """The mean of iprec_at_recall at each level (default the 11 levels 0.0, 0.1, ..., 1.0:
@@ -209,5 +218,5 @@ def iprec_avg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     levels = recall_levels(p["levels"])
     total = pl.lit(0.0)
     for level in reversed(levels):
-        total = total + s.interpolated_precision(level, k)
+        total = total + s.interpolated_precision(level, k, str(p["rounding"]))
     return total / per_user_constant(len(levels))
