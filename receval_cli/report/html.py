@@ -41,6 +41,7 @@ def render_html(result: RunReport) -> str:
         ("users", "Users and items", page.users()),
         ("comparisons", "Intervals and comparisons", page.comparisons()),
         ("curves", "Metrics by cutoff", page.curves()),
+        ("pr_curve", "Precision-recall curve", page.pr_curves()),
         ("distributions", "Per-user distributions", page.distributions()),
         ("ratings", "Predicted against actual ratings", page.ratings()),
         ("clicks", "Logged clicks: propensity weights", page.clicks()),
@@ -307,6 +308,45 @@ class _Page:
             if self.first.confidence is not None:
                 caption += "; bands: confidence intervals"
             figures.append(self._figure("curve", label, svg, caption))
+        return _grid(figures)
+
+    def pr_curves(self) -> str:
+        """The interpolated precision-recall curve of each iprec_at_recall family (the same
+        cutoff and parameters) the run computed at two or more recall levels (`pr_curve:
+        true` adds the 11 standard ones): the mean at each level, models as lines."""
+        families: dict[str, list[tuple[float, str]]] = {}
+        for metric in self.first.metrics:
+            spec = MetricSpec.parse(metric)
+            if spec.name != "iprec_at_recall":
+                continue
+            params = spec.param_dict()
+            level = float(params.pop("level", 0.0))
+            family = str(MetricSpec(spec.name, spec.k, tuple(params.items())))
+            families.setdefault(family, []).append((level, metric))
+        from receval_cli.report import story_plots
+
+        figures = []
+        for family, members in families.items():
+            if len(members) < 2:
+                continue
+            members.sort()
+            curves = {
+                name: [
+                    (level, value, _interval(report, m))
+                    for level, m in members
+                    if (value := report.metrics.get(m)) is not None
+                ]
+                for name, report in self.models.items()
+            }
+            svg = story_plots.pr_curve_figure(curves, self._prefix())
+            levels = ", ".join(f"{level:g}" for level, _ in members)
+            caption = (
+                f"<code>{escape(family)}</code>: the mean interpolated precision at the recall "
+                f"levels {escape(levels)}"
+            )
+            if self.first.confidence is not None:
+                caption += "; bands: confidence intervals"
+            figures.append(self._figure("pr_curve", family, svg, caption))
         return _grid(figures)
 
     def distributions(self) -> str:
