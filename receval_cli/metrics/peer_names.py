@@ -17,4 +17,9 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "mrr": {"ir_measures": "RR", "torchmetrics": "RetrievalMRR"},
     "hit_rate": {"ir_measures": "Success@k", "torchmetrics": "RetrievalHitRate"},
     "r_precision": {"ir_measures": "Rprec", "torchmetrics": "RetrievalRPrecision"},
+    "iprec_at_recall": {"ir_measures": "IPrec@level"},
+    "set_map": {"ir_measures": "SetAP"},
+    "set_precision": {"ir_measures": "SetP"},
+    "set_recall": {"ir_measures": "SetR"},
+    "set_f1": {"ir_measures": "SetF"},
 }

@@ -29,14 +29,13 @@ MULTIPLIER = Param(
 LEVEL = Param("level", "the recall level, a number from 0 to 1 (e.g. 0.1)", default=0.0)
 LEVELS = Param(
     "levels",
-    "an integer n >= 2: the n evenly spaced recall levels 0, 1/(n-1), ..., 1 (11: 0.0, "
-    "0.1, ..., 1.0); or the levels themselves, separated by ';' (e.g. 0.25;0.5;0.75)",
+    "n >= 2 evenly spaced levels 0..1 (11: 0, 0.1, ..., 1), or the levels: 0.25;0.5;0.75",
     default=11,
 )
 ROUNDING = Param(
     "rounding",
-    "how a recall level becomes a number of relevant items t: nearest, round(level * |R|) "
-    "(trec_eval 10); up, floor(level * |R| + 0.9) (trec_eval 9 and pytrec_eval)",
+    "relevant items t at a level: nearest round(level*|R|) (trec_eval 10), up "
+    "floor(level*|R| + 0.9) (pytrec_eval)",
     choices=("nearest", "up"),
     default="nearest",
 )
