@@ -76,10 +76,10 @@ REFERENCES = (
         lambda m: m.PAIRS.values(),
     ),
     Reference(
-        "pytrec_eval: precision points, set measures, gm_map",
+        "pytrec_eval: precision points, set measures, gm_map (live and golden)",
         "test_pytrec_eval_points",
-        ("test_agrees_with_pytrec_eval",),
-        lambda m: [*(s for _, pairs in m.GROUPS for s in pairs.values()), m.GM_MAP],
+        ("test_agrees_with_pytrec_eval", "test_agrees_with_the_golden_file"),
+        lambda m: m.SPECS,
     ),
     Reference(
         "trec_eval 10.0 test suite (tests/conformance/trec_eval)",
