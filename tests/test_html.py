@@ -482,3 +482,21 @@ def test_no_pr_curve_without_two_recall_levels(tmp_path: Path) -> None:
     assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
     page = page_path.read_text(encoding="utf-8")
     assert '<section id="pr_curve">' not in page
+
+
+def test_a_geometric_mean_histogram_shows_the_geometric_mean(tmp_path: Path) -> None:
+    """map(mean=geometric): u1 finds b at rank 1 (AP 1), u2 finds d at rank 2 of its two
+    relevant items (AP 1/4): the caption's mean is sqrt(1 * 1/4) = 1/2, the metric's value,
+    not the arithmetic 5/8."""
+    rows = "user,item,score\nu1,b,0.9\nu2,e,0.9\nu2,d,0.1\n"
+    config = hand_case(tmp_path, rows=rows, metrics=["map(mean=geometric)"])
+    report = json.loads(invoke("run", config, "--format", "json").stdout)
+    assert report["models"]["model"]["metrics"]["map(mean=geometric)"] == pytest.approx(0.5)
+    page_path = tmp_path / "page.html"
+    assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    (body,) = [b for kind, _, b in figures(page) if kind == "histogram"]
+    caption = body.split("<figcaption>")[1]
+    shown = re.search(r"2 users, geometric mean " + EXACT.pattern, caption)
+    assert shown is not None, caption
+    assert float(shown.group(1)) == pytest.approx(0.5, abs=1e-15)

@@ -20,6 +20,7 @@ from receval_cli.analysis.gates import GateResult
 from receval_cli.evaluation.plan import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of_histogram
+from receval_cli.metrics.registry import GEOMETRIC_FLOOR, is_geometric
 from receval_cli.report import plots
 from receval_cli.report.data import Report, RunReport
 from receval_cli.report.headline import headline_html
@@ -372,11 +373,13 @@ class _Page:
             if all(v in (0.0, 1.0) for series in by_model.values() for v in series):
                 binary.append(metric)  # 0 or 1 per user: the mean says it all
                 continue
-            svg = plots.histogram_figure(metric, by_model, self._prefix())
+            geometric = is_geometric(MetricSpec.parse(metric))
+            means = {name: _mean(series, geometric) for name, series in by_model.items()}
+            svg = plots.histogram_figure(metric, by_model, self._prefix(), means)
             summaries = []
             for name, series in by_model.items():
-                mean = math.fsum(series) / len(series) if series else math.nan
-                text = f"{len(series)} users, mean {number_html(mean)}"
+                kind = "geometric mean" if geometric else "mean"
+                text = f"{len(series)} users, {kind} {number_html(means[name])}"
                 summaries.append(f"{escape(name)}: {text}" if self.several else text)
             caption = f"<code>{escape(metric)}</code>: " + "; ".join(summaries)
             others = self._siblings(family, metric)
@@ -685,6 +688,17 @@ def _family_label(family: str) -> str:
     spec = MetricSpec.parse(family)
     params = str(spec).removeprefix(spec.name)
     return f"{spec.name}@k{params}"
+
+
+def _mean(series: list[float], geometric: bool) -> float:
+    """The users' mean as the metric takes it (mean=geometric: exp of the mean of
+    log(max(value, 1e-5))); NaN without users."""
+    if not series:
+        return math.nan
+    if geometric:
+        logs = [math.log(max(v, GEOMETRIC_FLOOR)) for v in series]
+        return math.exp(math.fsum(logs) / len(logs))
+    return math.fsum(series) / len(series)
 
 
 def _interval(report: Report, metric: str) -> tuple[float, float] | None:
