@@ -26,7 +26,7 @@ MULTIPLIER = Param(
     positive_number=True,
     largest=1e9,
 )
-LEVEL = Param("level", "the recall level, a number from 0 to 1 (e.g. 0.1)", default=0.0)
+LEVEL = Param("level", "the recall level, a number from 0 to 1 (e.g. 0.1)")
 LEVELS = Param(
     "levels",
     "n >= 2 evenly spaced levels 0..1 (11: 0, 0.1, ..., 1), or the levels: 0.25;0.5;0.75",
