@@ -163,7 +163,7 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
         "Did you mean 'metrics'?",
         # every top-level key of the config, sorted (the model is the list's one source)
         f"Valid keys here: {', '.join(sorted(Config.model_fields))}.",
-        "partitions, predictions",
+        "partitions, pr_curve, predictions",
     )
 
 
