@@ -163,7 +163,7 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
         "Did you mean 'metrics'?",
         # every top-level key of the config, sorted (the model is the list's one source)
         f"Valid keys here: {', '.join(sorted(Config.model_fields))}.",
-        "partitions, predictions",
+        "partitions, pr_curve, predictions",
     )
 
 
@@ -276,7 +276,7 @@ def test_unknown_metric_parameter(tmp_path: Path, metric: str | dict[str, Any]) 
         "config.yaml",
         "metrics[0]",
         "no parameter 'gian'",
-        "gain, below_threshold, discount, ideal",
+        "gain, below_threshold, gains, discount, ideal",
         "Did you mean 'gain'?",
     )
 

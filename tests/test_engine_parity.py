@@ -64,6 +64,18 @@ RANKING = [
     "partial_auc@3",
     "pap@3",
     "sufficient_reco@5(measure=share)",
+    # trec_eval's precision points (metrics/precision_points.py) and a geometric mean
+    "map(mean=geometric)",
+    "ndcg@10(mean=geometric)",
+    "set_map",
+    "utility(c=-0.5)",
+    "relative_precision@5",
+    "relative_precision",
+    "rprec_mult(multiplier=0.5)",
+    "iprec_at_recall(level=0.3)",
+    "iprec_at_recall@10(level=0.5,rounding=up)",
+    "iprec_avg",
+    "iprec_avg@20(levels=0.25;0.5;0.75)",
 ]
 SETS = ["set_precision", "set_recall", "set_f1"]
 RATING = [

@@ -445,3 +445,58 @@ def test_page_renders_in_chromium(runs: dict[str, Run], name: str, tmp_path: Pat
     colours, counts = np.unique(pixels, axis=0, return_counts=True)
     assert len(colours) >= 100, len(colours)
     assert 1 - counts.max() / len(pixels) >= 0.05  # not one colour over 95% of the page
+
+
+def test_pr_curve_draws_the_interpolated_precision_at_11_recall_levels(tmp_path: Path) -> None:
+    """pr_curve: true adds iprec_at_recall at the levels 0, 0.1, ..., 1 to the report, and
+    the page draws them as one curve per model. The hand case (cli_helpers): u1 finds its
+    one relevant item at rank 2, so 1/2 at every level; u2 finds d (rank 1) of d, f, so 1
+    while round(2 L) <= 1 (L <= 0.7) and 0 from L = 0.8. A second model lists b first."""
+    write(tmp_path / "other.csv", "user,item,score\nu1,b,0.9\nu2,e,0.9\nu2,d,0.1\n")
+    config = hand_case(
+        tmp_path,
+        predictions={"models": {"first": "predictions.csv", "other": "other.csv"}},
+        pr_curve=True,
+    )
+    report = json.loads(invoke("run", config, "--format", "json").stdout)
+    levels = [f"iprec_at_recall(level={i / 10!r})" for i in range(11)]
+    first = report["models"]["first"]["metrics"]
+    assert [first[m] for m in levels] == [0.75] * 8 + [0.25] * 3
+    # other: u1 1 at every level; u2 d at rank 2: 1/2 up to L = 0.7, then 0
+    other = report["models"]["other"]["metrics"]
+    assert [other[m] for m in levels] == [0.75] * 8 + [0.5] * 3
+    page_path = tmp_path / "page.html"
+    assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    drawn = [(name, body) for kind, name, body in figures(page) if kind == "pr_curve"]
+    assert [name for name, _ in drawn] == ["iprec_at_recall"]
+    svg = drawn[0][1]
+    assert ">first<" in svg  # the legend: one line per model
+    assert ">other<" in svg
+    assert "recall levels 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1" in svg
+
+
+def test_no_pr_curve_without_two_recall_levels(tmp_path: Path) -> None:
+    config = hand_case(tmp_path, metrics=["precision@1", "iprec_at_recall(level=0.5)"])
+    page_path = tmp_path / "page.html"
+    assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    assert '<section id="pr_curve">' not in page
+
+
+def test_a_geometric_mean_histogram_shows_the_geometric_mean(tmp_path: Path) -> None:
+    """map(mean=geometric): u1 finds b at rank 1 (AP 1), u2 finds d at rank 2 of its two
+    relevant items (AP 1/4): the caption's mean is sqrt(1 * 1/4) = 1/2, the metric's value,
+    not the arithmetic 5/8."""
+    rows = "user,item,score\nu1,b,0.9\nu2,e,0.9\nu2,d,0.1\n"
+    config = hand_case(tmp_path, rows=rows, metrics=["map(mean=geometric)"])
+    report = json.loads(invoke("run", config, "--format", "json").stdout)
+    assert report["models"]["model"]["metrics"]["map(mean=geometric)"] == pytest.approx(0.5)
+    page_path = tmp_path / "page.html"
+    assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    (body,) = [b for kind, _, b in figures(page) if kind == "histogram"]
+    caption = body.split("<figcaption>")[1]
+    shown = re.search(r"2 users, geometric mean " + EXACT.pattern, caption)
+    assert shown is not None, caption
+    assert float(shown.group(1)) == pytest.approx(0.5, abs=1e-15)

@@ -88,6 +88,12 @@ REFERENCES = (
         lambda m: m.IR_MEASURES.values(),
     ),
     Reference(
+        "pytrec_eval: precision points, set measures, gm_map (live and golden)",
+        "test_pytrec_eval_points",
+        ("test_agrees_with_pytrec_eval", "test_agrees_with_the_golden_file"),
+        lambda m: m.SPECS,
+    ),
+    Reference(
         "trec_eval 10.0 test suite (tests/conformance/trec_eval)",
         "test_trec_conformance",
         ("test_every_implemented_line_matches",),

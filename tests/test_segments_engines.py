@@ -25,7 +25,7 @@ from receval_cli.config.loading import load_config
 from receval_cli.report.data import Report
 
 GLOBAL = ["catalog_coverage@10", "gini@10", "inter_list_diversity@5", "novelty@10"]
-METRICS = [*RANKING[:8], "rmse", "auc", *GLOBAL]
+METRICS = [*RANKING[:8], "map(mean=geometric)", "rmse", "auc", *GLOBAL]
 PLAIN = ["ndcg@5", "precision@3", "map@10", "rmse", "catalog_coverage@10"]  # no side inputs
 
 

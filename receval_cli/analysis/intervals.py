@@ -10,7 +10,8 @@ count, d_u = model_u - baseline_u: the difference is mean(d) (times n for a sum)
 interval the same resampling of d, its p-value a paired test of mean(d) = 0 (t,
 wilcoxon signed-rank, or sign-flip permutation). The p-values of every (model, metric) are
 corrected together (Holm or Bonferroni). Global, pair and logged metrics have no per-user
-values: they get no interval and no test, only the difference of the values.
+values: they get no interval and no test, only the difference of the values; nor do
+geometric means (mean=geometric).
 """
 
 from __future__ import annotations
@@ -27,16 +28,23 @@ from numpy.typing import NDArray
 from receval_cli.analysis import statistics as stats_tests
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.metrics import MetricDef, MetricSpec, lookup
+from receval_cli.metrics.registry import is_geometric
 from receval_cli.report.data import Report
 
 Floats = NDArray[np.float64]
 
 
 def _per_user(report: Report) -> list[str]:
-    """The report's per-user metrics (those with a value per user)."""
+    """The report's per-user metrics (those with a value per user) whose value is an
+    arithmetic mean (or a sum) of those: a geometric mean (mean=geometric) is not the mean
+    these intervals and tests are about, so it gets none, only the difference."""
     if report.counted is None:
         return []
-    return [name for name in report.metrics if name in report.counted.columns]
+    return [
+        name
+        for name in report.metrics
+        if name in report.counted.columns and not is_geometric(MetricSpec.parse(name))
+    ]
 
 
 def _matrix(report: Report, names: list[str]) -> tuple[pl.Series, Floats]:

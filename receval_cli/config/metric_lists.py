@@ -14,8 +14,16 @@ _ENTRY_KEYS = ("name", "k", "cutoffs")
 
 
 def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
-    """Turn the config's `metrics` list and `cutoffs` into resolved specs."""
-    return metric_specs(config.metrics, config.cutoffs, str(path), path=path)
+    """Turn the config's `metrics` list and `cutoffs` into resolved specs; `pr_curve: true`
+    adds the interpolated precision-recall curve's points (PR_CURVE) after them."""
+    specs = metric_specs(config.metrics, config.cutoffs, str(path), path=path)
+    if config.pr_curve:
+        specs += tuple(s for s in PR_CURVE if s not in specs)
+    return specs
+
+
+# the 11 standard recall levels 0.0, 0.1, ..., 1.0 (i / 10 is the double nearest each)
+PR_CURVE = tuple(MetricSpec("iprec_at_recall", None, (("level", i / 10),)) for i in range(11))
 
 
 def metric_specs(

@@ -440,6 +440,12 @@ class Config(_Strict):
     )
     cutoffs: list[PositiveInt] | None = None
     """The cutoffs k of every metric written without one."""
+    pr_curve: bool = Field(
+        False,
+        description="Add iprec_at_recall at the 11 recall levels 0, 0.1, ..., 1 (whole lists) "
+        "to the metrics: the report holds the interpolated precision-recall curve, and the "
+        "HTML report draws it per model.",
+    )
     conventions: Conventions = Conventions()
     ("The edge-case rules (ties, users without data, denominators, gains); every key is optional.")
     gates: dict[str, Gate] = {}

@@ -81,10 +81,29 @@ PRESETS: dict[str, Preset] = {
             "rndcg": "Rndcg",
             "rbp": "rbp",
             "rbp_resid": "rbp_resid",
+            "map(mean=geometric)": "gm_map",
+            "bpref(mean=geometric)": "gm_bpref",
+            "set_map": "set_map",
+            "utility": "utility",
+            "utility(a=A,b=B,c=C,d=D)": "utility_A,B,C,D",
+            "relative_precision@k": "relative_P_k",
+            "relative_precision": "set_relative_P",
+            "rprec_mult": "Rprec_mult",
+            "rprec_mult(multiplier=M)": "Rprec_mult_M",
+            "iprec_at_recall": "iprec_at_recall",
+            "iprec_at_recall(level=L)": "iprec_at_recall_L",
+            "iprec_avg": "11pt_avg",
+            "iprec_avg(levels=A;B;C)": "11pt_avg_A,B,C",
+            "set_precision": "set_P",
+            "set_recall": "set_recall",
+            "set_f1": "set_F",
+            "set_fbeta": "set_F_x (x = beta^2)",
         },
         notes=(
             "Only users in both files are evaluated; users_without_recommendations: zero "
             "is trec_eval -c.",
+            "gm_map is map(mean=geometric): exp of the mean of log(max(AP, 1e-5)); with -c "
+            "a query without results counts log(1e-5).",
             "max_depth: N is trec_eval -M N; relevance_threshold: L is -l L (graded "
             "measures still use the grades).",
             "Tied scores break by docno compared as text in descending byte order, as "

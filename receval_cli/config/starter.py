@@ -190,6 +190,9 @@ _TEMPLATE_OPTIONAL = f"""
 # baseline:                       # an obvious recommender (default: the most popular items)
 #   path: path/to/popular.csv
 
+# pr_curve: true                  # add iprec_at_recall at recall 0, 0.1, ..., 1: the HTML
+#                                 # report draws the interpolated precision-recall curve
+
 # confidence:                     # intervals for every per-user metric
 #   level: 0.95
 #   method: bootstrap             # or normal

@@ -80,6 +80,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import (
     StateInputs,
     Universe,
+    finish_mean,
     no_value_warning,
 )
 from receval_cli.report.data import Report
@@ -502,7 +503,7 @@ def users_block(merged: Partial, run: Run, ranking: bool) -> dict[str, Any]:
 
 def _means(merged: Partial, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
     """Each per-user metric's mean over its users (or sum, for counts): the exact sum
-    divided once, correctly rounded."""
+    divided once, correctly rounded (mean=geometric: exp of the exact mean of the logs)."""
     metrics = {}
     for spec in specs:
         name = str(spec)
@@ -527,7 +528,9 @@ def _means(merged: Partial, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
                 fix=fix,
             )
         summed = lookup(spec.name).aggregate == "sum"
-        metrics[name] = total.total.total() if summed else total.total.mean(total.counted)
+        metrics[name] = (
+            total.total.total() if summed else finish_mean(total.total, total.counted, spec)
+        )
     return metrics
 
 

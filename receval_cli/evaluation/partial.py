@@ -24,7 +24,7 @@ from receval_cli.evaluation.rating import PairPartial, compact_pairs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.checks import DuplicatesFound
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import merge_states
+from receval_cli.metrics.registry import mean_term, merge_states
 
 SAMPLES = 3  # user ids named when no user is in both files
 ROLES = ("predictions", "truth")
@@ -193,8 +193,8 @@ def _metric_totals(
     # users outside a metric's mean add 0.0 (exactly nothing): no filtered copies
     flags = in_mean.select(pl.col(names).name.suffix(":in"))
     kept_values = pl.concat([per_user.select(names), flags], how="horizontal").select(
-        pl.when(pl.col(f"{n}:in")).then(pl.col(n).cast(pl.Float64)).otherwise(0.0).alias(n)
-        for n in names
+        pl.when(pl.col(f"{n}:in")).then(mean_term(pl.col(n), s)).otherwise(0.0).alias(n)
+        for n, s in zip(names, specs, strict=True)
     )
     sums = exact_sums([kept_values[name] for name in names])
     return {

@@ -31,7 +31,7 @@ from receval_cli.evaluation.plan import USER_TALLY, counted_expr, metric_users
 from receval_cli.evaluation.rating import bucket_pairs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import StateInputs
+from receval_cli.metrics.registry import StateInputs, mean_term
 
 NONE = "(none)"
 _CODE = "segment code"  # each user's segment of one attribute, as a number
@@ -156,8 +156,8 @@ def _grouped_partials(
         import numpy as np  # numpy: as for the run's own exact sums
 
         group = codes.to_numpy()
-        for name in names:
-            kept = per_user.get_column(name).cast(pl.Float64).to_numpy()
+        for spec, name in zip(user_specs, names, strict=True):
+            kept = per_user.select(mean_term(pl.col(name), spec)).to_series().to_numpy()
             inside = in_mean.get_column(name).to_numpy()
             sums[name] = grouped_exact_sums(np.where(inside, kept, 0.0), group, count)
     partials: dict[int, Partial] = {}

@@ -9,6 +9,7 @@ from receval_cli.metrics import classification as classification
 from receval_cli.metrics import confusion as confusion
 from receval_cli.metrics import partial_auc as partial_auc
 from receval_cli.metrics import list_quality as list_quality
+from receval_cli.metrics import precision_points as precision_points
 from receval_cli.metrics import rating as rating
 from receval_cli.metrics import ctr as ctr
 from receval_cli.metrics import beyond as beyond

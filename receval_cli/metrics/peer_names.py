@@ -27,4 +27,9 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
         "torchmetrics": "RetrievalFallOut(top_k=k, empty_target_action='neg') "
         "(no_negatives=zero; 'pos': one, 'skip': skip)"
     },
+    "iprec_at_recall": {"ir_measures": "IPrec@level"},
+    "set_map": {"ir_measures": "SetAP"},
+    "set_precision": {"ir_measures": "SetP"},
+    "set_recall": {"ir_measures": "SetR"},
+    "set_f1": {"ir_measures": "SetF"},
 }

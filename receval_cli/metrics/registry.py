@@ -212,8 +212,11 @@ class MetricDef:
         return next((p for p in self.all_params() if p.name == name), None)
 
     def all_params(self) -> tuple[Param, ...]:
-        """The metric's own parameters, then (per-user metrics) which users count."""
-        return (*self.params, *USER_PARAMS) if self.scope == "user" else self.params
+        """The metric's own parameters, then (per-user metrics) which users count and (per-user
+        means) how the users' values are averaged."""
+        if self.scope != "user":
+            return self.params
+        return (*self.params, *USER_PARAMS, *((MEAN,) if self.aggregate == "mean" else ()))
 
 
 USER_PARAMS = (
@@ -230,6 +233,37 @@ USER_PARAMS = (
         convention="users_without_relevant",
     ),
 )
+
+GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: a value below counts as this in a geometric mean
+MEAN = Param(
+    "mean",
+    "arithmetic: the mean of the users' values; geometric: exp of the mean of "
+    f"log(max(value, {GEOMETRIC_FLOOR:g})) (trec_eval's gm_map)",
+    choices=("arithmetic", "geometric"),
+    default="arithmetic",
+)
+
+
+def is_geometric(spec: MetricSpec) -> bool:
+    """Whether the spec's report value is the geometric mean of its users' values (the mean
+    parameter has a fixed default and no convention: the spec's own text says it)."""
+    return spec.param_dict().get("mean") == "geometric"
+
+
+def mean_term(value: pl.Expr, spec: MetricSpec) -> pl.Expr:
+    """What is summed over the users of a per-user metric's mean: the value itself, or for
+    mean=geometric log(max(value, 1e-5)). Summed exactly (evaluation/exact_sum.py), then
+    finished by `finish_mean`, so the mean is the same whatever the users' partitioning."""
+    value = value.cast(pl.Float64)
+    return value.clip(lower_bound=GEOMETRIC_FLOOR).log() if is_geometric(spec) else value
+
+
+def finish_mean(total: ExactSum, count: int, spec: MetricSpec) -> float:
+    """The report's value from the exact sum of `mean_term` over `count` (> 0) users: the
+    mean rounded once, and for mean=geometric exp of that mean of the logs."""
+    mean = total.mean(count)
+    return math.exp(mean) if is_geometric(spec) else mean
+
 
 REGISTRY: dict[str, MetricDef] = {}
 _ALIASES: dict[str, str] = {}

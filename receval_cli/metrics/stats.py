@@ -465,3 +465,32 @@ class Stats:
             else running.list.get(pl.min_horizontal(running.list.len(), k) - 1, null_on_oob=True)
         )
         return value.fill_null(0.0)
+
+    def hits_at_depth_of_r(self, name: str, depth_of_r: pl.Expr) -> pl.Expr:
+        """Relevant items in the top `depth_of_r` positions, an integer expression of the
+        user's |R| (`pl.col("n_relevant")`); `name` names that depth (one aggregation each)."""
+        self.needs_n_relevant_on_hits = True
+        within = _rank <= depth_of_r
+        return self.hits.agg(f"hits@{name}", (_relevant & within).sum()).fill_null(0)
+
+    def interpolated_precision(self, level: float, k: int | None, rounding: str) -> pl.Expr:
+        """trec_eval's interpolated precision at recall `level` within the top k: with r_m the
+        rank of the m-th relevant item and t the relevant items that recall level takes, the
+        largest m / r_m over m >= max(t, 1) (0 when there is none, i.e. t > hits@k). m / r_m
+        at the relevant ranks is where precision peaks between them. `rounding` nearest:
+        t = round(level * |R|), halves away from zero (trec_eval 10's lround); up:
+        t = floor(level * |R| + 0.9) (trec_eval 9, pytrec_eval)."""
+        self.needs_n_relevant_on_hits = True
+        hits_so_far = self.hits.row("hits_so_far", _running(_relevant.cast(pl.UInt32), _rank))
+        share = pl.lit(level) * pl.col("n_relevant").cast(pl.Float64)
+        target = (
+            share.round(0, mode="half_away_from_zero")
+            if rounding == "nearest"
+            else (share + 0.9).floor()
+        )
+        counted = _relevant & (_rank <= depth(k)) & (hits_so_far >= target.clip(lower_bound=1.0))
+        precision = hits_so_far.cast(pl.Float64) / _rank.cast(pl.Float64)
+        return self.hits.agg(
+            f"iprec[{level!r},{rounding}]@{cutoff_label(k)}",
+            pl.when(counted).then(precision).max(),
+        ).fill_null(0.0)

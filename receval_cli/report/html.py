@@ -20,6 +20,7 @@ from receval_cli.analysis.gates import GateResult
 from receval_cli.evaluation.plan import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of_histogram
+from receval_cli.metrics.registry import GEOMETRIC_FLOOR, is_geometric
 from receval_cli.report import plots
 from receval_cli.report.data import Report, RunReport
 from receval_cli.report.headline import headline_html
@@ -41,6 +42,7 @@ def render_html(result: RunReport) -> str:
         ("users", "Users and items", page.users()),
         ("comparisons", "Intervals and comparisons", page.comparisons()),
         ("curves", "Metrics by cutoff", page.curves()),
+        ("pr_curve", "Precision-recall curve", page.pr_curves()),
         ("distributions", "Per-user distributions", page.distributions()),
         ("ratings", "Predicted against actual ratings", page.ratings()),
         ("clicks", "Logged clicks: propensity weights", page.clicks()),
@@ -309,6 +311,45 @@ class _Page:
             figures.append(self._figure("curve", label, svg, caption))
         return _grid(figures)
 
+    def pr_curves(self) -> str:
+        """The interpolated precision-recall curve of each iprec_at_recall family (the same
+        cutoff and parameters) the run computed at two or more recall levels (`pr_curve:
+        true` adds the 11 standard ones): the mean at each level, models as lines."""
+        families: dict[str, list[tuple[float, str]]] = {}
+        for metric in self.first.metrics:
+            spec = MetricSpec.parse(metric)
+            if spec.name != "iprec_at_recall":
+                continue
+            params = spec.param_dict()
+            level = float(params.pop("level", 0.0))
+            family = str(MetricSpec(spec.name, spec.k, tuple(params.items())))
+            families.setdefault(family, []).append((level, metric))
+        from receval_cli.report import story_plots
+
+        figures = []
+        for family, members in families.items():
+            if len(members) < 2:
+                continue
+            members.sort()
+            curves = {
+                name: [
+                    (level, value, _interval(report, m))
+                    for level, m in members
+                    if (value := report.metrics.get(m)) is not None
+                ]
+                for name, report in self.models.items()
+            }
+            svg = story_plots.pr_curve_figure(curves, self._prefix())
+            levels = ", ".join(f"{level:g}" for level, _ in members)
+            caption = (
+                f"<code>{escape(family)}</code>: the mean interpolated precision at the recall "
+                f"levels {escape(levels)}"
+            )
+            if self.first.confidence is not None:
+                caption += "; bands: confidence intervals"
+            figures.append(self._figure("pr_curve", family, svg, caption))
+        return _grid(figures)
+
     def distributions(self) -> str:
         if any(r.per_user is None or r.counted is None for r in self.models.values()):
             return (
@@ -332,11 +373,13 @@ class _Page:
             if all(v in (0.0, 1.0) for series in by_model.values() for v in series):
                 binary.append(metric)  # 0 or 1 per user: the mean says it all
                 continue
-            svg = plots.histogram_figure(metric, by_model, self._prefix())
+            geometric = is_geometric(MetricSpec.parse(metric))
+            means = {name: _mean(series, geometric) for name, series in by_model.items()}
+            svg = plots.histogram_figure(metric, by_model, self._prefix(), means)
             summaries = []
             for name, series in by_model.items():
-                mean = math.fsum(series) / len(series) if series else math.nan
-                text = f"{len(series)} users, mean {number_html(mean)}"
+                kind = "geometric mean" if geometric else "mean"
+                text = f"{len(series)} users, {kind} {number_html(means[name])}"
                 summaries.append(f"{escape(name)}: {text}" if self.several else text)
             caption = f"<code>{escape(metric)}</code>: " + "; ".join(summaries)
             others = self._siblings(family, metric)
@@ -645,6 +688,17 @@ def _family_label(family: str) -> str:
     spec = MetricSpec.parse(family)
     params = str(spec).removeprefix(spec.name)
     return f"{spec.name}@k{params}"
+
+
+def _mean(series: list[float], geometric: bool) -> float:
+    """The users' mean as the metric takes it (mean=geometric: exp of the mean of
+    log(max(value, 1e-5))); NaN without users."""
+    if not series:
+        return math.nan
+    if geometric:
+        logs = [math.log(max(v, GEOMETRIC_FLOOR)) for v in series]
+        return math.exp(math.fsum(logs) / len(logs))
+    return math.fsum(series) / len(series)
 
 
 def _interval(report: Report, metric: str) -> tuple[float, float] | None:

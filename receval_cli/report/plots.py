@@ -113,9 +113,15 @@ def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
     return to_svg(figure, prefix)
 
 
-def histogram_figure(metric: str, values: Mapping[str, Sequence[float]], prefix: str) -> str:
+def histogram_figure(
+    metric: str,
+    values: Mapping[str, Sequence[float]],
+    prefix: str,
+    means: Mapping[str, float] | None = None,
+) -> str:
     """The per-user values of one metric: one step histogram per model, shared bins, and a
-    dashed line at each model's mean."""
+    dashed line at each model's mean (`means`, default the arithmetic mean of the values:
+    a geometric mean is given)."""
     found = [v for series in values.values() for v in series]
     low, high = min(found), max(found)
     if low >= 0.0 and high <= 1.0:
@@ -136,7 +142,8 @@ def histogram_figure(metric: str, values: Mapping[str, Sequence[float]], prefix:
             label=label(name),
         )
         if series:
-            axes.axvline(math.fsum(series) / len(series), color=color(index), linestyle="--")
+            mean = means[name] if means is not None else math.fsum(series) / len(series)
+            axes.axvline(mean, color=color(index), linestyle="--")
     axes.set_xlabel(f"{label(metric)} per user")
     axes.set_ylabel("users")
     legend(axes, list(values))

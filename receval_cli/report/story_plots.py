@@ -155,3 +155,29 @@ def popularity_bias_figure(tables: Mapping[str, pl.DataFrame], prefix: str) -> s
     axes.set_ylim(0.0, min(1.0, max(0.1, top * 1.15)))
     axes.legend(fontsize=8, frameon=False)
     return to_svg(figure, prefix)
+
+
+# one model's curve: (recall level, interpolated precision, interval or None) per level
+PrCurve = Sequence[tuple[float, float, tuple[float, float] | None]]
+
+
+def pr_curve_figure(curves: Mapping[str, PrCurve], prefix: str) -> str:
+    """The interpolated precision-recall curve: the mean iprec_at_recall at each recall
+    level, one line per model, a band for the intervals; both axes [0, 1]."""
+    figure, axes = new_figure((4.0, 3.4))
+    for index, (name, points) in enumerate(curves.items()):
+        levels = [level for level, _, _ in points]
+        axes.plot(
+            levels, [v for _, v, _ in points], marker="o", color=color(index), label=label(name)
+        )
+        bands = [b for _, _, b in points]
+        if bands and all(b is not None for b in bands):
+            lows = [b[0] for b in bands if b is not None]
+            highs = [b[1] for b in bands if b is not None]
+            axes.fill_between(levels, lows, highs, color=color(index), alpha=0.15, linewidth=0)
+    axes.set_xlim(0.0, 1.0)
+    axes.set_ylim(0.0, 1.0)
+    axes.set_xlabel("recall")
+    axes.set_ylabel("interpolated precision")
+    legend(axes, list(curves))
+    return to_svg(figure, prefix)
