@@ -32,10 +32,33 @@ NEW_ONLY = Param(
 )
 UNSEEN = Param(
     "unseen",
-    "items absent from the log (no popularity): skip (left out of the mean) or zero "
-    "(count 0 but stay in the denominator, as MS Recommenders)",
-    choices=("skip", "zero"),
+    "items absent from the log (no popularity): skip (left out of the mean), zero (count 0 "
+    "but stay in the denominator, as MS Recommenders) or one (as if the log had one row, or "
+    "one user, of it: the largest self-information, as RePlay's Surprisal)",
+    choices=("skip", "zero", "one"),
     default="skip",
+)
+NORMALIZE = Param(
+    "normalize",
+    "none: self-information in bits; max: divided by its largest value, log2 of the log's "
+    "rows (share=interactions) or users (share=users), so it lies in [0, 1] (RePlay's "
+    "Surprisal)",
+    choices=("none", "max"),
+    default="none",
+)
+PER_ITEM_DENOMINATOR = Param(
+    "denominator",
+    "list_length: divide by the items counted in the top k (n); k: by k, so a list shorter "
+    "than k scores less (RePlay)",
+    choices=("list_length", "k"),
+    default="list_length",
+)
+EXPECTED = Param(
+    "expected",
+    "which items are expected: baseline (in the baseline's top k for the user) or history "
+    "(the user already has them in the interactions log: RePlay's Novelty)",
+    choices=("baseline", "history"),
+    default="baseline",
 )
 HEAD = Param(
     "head",
@@ -71,22 +94,38 @@ def self_information(s: Stats, share: object) -> pl.Expr:
     "novelty",
     summary="Mean self-information -log2(popularity share) of the recommended items.",
     formula="sum over i in L@k of -log2(pop(i) / |log|) / n",
-    params=(SHARE, NEW_ONLY, UNSEEN),
+    params=(SHARE, NEW_ONLY, UNSEEN, NORMALIZE, PER_ITEM_DENOMINATOR),
     upper_bound=None,
 )
 def novelty(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `interactions`. share=interactions divides by the log's rows (MS
     Recommenders' novelty, Castells' item choice model); share=users by the log's users
     (recmetrics, Zhou et al.). items=new gives 0 to items the user already interacted with
-    (novelty to this user). Example: a log of 4 rows, item a in 2 and b in 1: the list
-    [a, b] has novelty (-log2(2/4) - log2(1/4)) / 2 = (1 + 2) / 2 = 1.5."""
-    info = self_information(s, p["share"])
-    counted = pl.lit(True) if p["unseen"] == "zero" else info.is_not_null()
+    (novelty to this user). Items absent from the log: unseen=skip leaves them out of n,
+    zero counts them 0, one gives them the self-information of an item with one row (or
+    user), log2 |log|. normalize=max divides every item's self-information by log2 |log|
+    (its largest value; 0 when the log has one row or user), and denominator=k divides
+    the sum by k instead of n: novelty@k(share=users, unseen=one, normalize=max,
+    denominator=k) is RePlay's Surprisal@k. An empty list scores 0.
+    Example: a log of 4 rows, item a in 2 and b in 1: the list [a, b] has novelty
+    (-log2(2/4) - log2(1/4)) / 2 = (1 + 2) / 2 = 1.5."""
+    share, unseen, normalize = p["share"], p["unseen"], p["normalize"]
+    info = self_information(s, share)
+    counted = info.is_not_null() if unseen == "skip" else pl.lit(True)
+    # log2 of the log's rows or users: the self-information of an item with one of them
+    largest = pl.col("log_users" if share == "users" else "log_rows").cast(pl.Float64).log(2)
+    if unseen == "one":
+        info = info.fill_null(largest)
+    if normalize == "max":
+        info = pl.when(largest > 0).then(info / largest).otherwise(0.0)
     term = info.fill_null(0.0)
     if p["items"] == "new":
         term = pl.when(s.side("known")).then(0.0).otherwise(term)
-    name = f"novelty[{p['share']},{p['items']},{p['unseen']}]"
-    return safe_div(s.rec_sum(name, term, k), s.rec_count(f"{name}:n", counted, k))
+    name = f"novelty[{share},{p['items']},{unseen},{normalize}]"
+    total = s.rec_sum(name, term, k)
+    if p["denominator"] == "k" and k is not None:
+        return pl.when(s.retrieved(k) > 0).then(total / per_user_constant(k)).otherwise(0.0)
+    return safe_div(total, s.rec_count(f"{name}:n", counted, k))
 
 
 @register(
@@ -124,13 +163,26 @@ def long_tail_share(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "unexpectedness",
-    summary="Share of the recommended items absent from the baseline's list.",
-    formula="|L@k \\ B@k| / n",
+    summary="Share of the recommended items that are not expected (not in the baseline's list).",
+    formula="1 - |L@k ∩ B@k| / n   (denominator=k: / k; expected=history: B = the user's log)",
+    params=(EXPECTED, PER_ITEM_DENOMINATOR),
 )
 def unexpectedness(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Needs `baseline` or `interactions` (the popularity baseline). Example: L@3 = [a, b,
-    c] and B@3 = [a, x, y]: 2/3."""
-    return safe_div(s.rec_count("unexpected", ~_in_baseline(s, k), k), s.retrieved(k))
+    """Needs `baseline` or `interactions` (the popularity baseline); expected=history
+    needs `interactions`, and an item is then expected when the user already has it in
+    the log (RePlay's Novelty@k, the share of the top k new to the user). With
+    denominator=k the overlap is divided by k, so the slots a short list leaves empty
+    count as unexpected (RePlay's Unexpectedness@k: 1 - |L@k ∩ B@k| / k). An empty list
+    scores 0; a user the baseline file has no list for finds every item unexpected.
+    Example: L@3 = [a, b, c] and B@3 = [a, x, y]: 1 - 1/3 = 2/3; L@3 = [a, b], k = 3: 1 -
+    1/2 (n), or 1 - 1/3 (denominator=k)."""
+    history = p["expected"] == "history"
+    expected = s.side("known").fill_null(False) if history else _in_baseline(s, k)
+    suffix = "[history]" if history else ""
+    if p["denominator"] == "k" and k is not None:
+        overlap = s.rec_count(f"expected{suffix}", expected, k).cast(pl.Float64)
+        return pl.when(s.retrieved(k) > 0).then(1.0 - overlap / per_user_constant(k)).otherwise(0.0)
+    return safe_div(s.rec_count(f"unexpected{suffix}", ~expected, k), s.retrieved(k))
 
 
 @register(
@@ -200,3 +252,20 @@ def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     # clipped to [0, 2] like scikit-learn's cosine distances: identical unit vectors can
     # have a dot product of 1 + 1e-16
     return pl.when(pairs > 0).then((1.0 - similar / pairs).clip(0.0, 2.0))
+
+
+@register(
+    "categorical_diversity",
+    summary="Distinct catalog categories among the recommended items, divided by k.",
+    formula="|{category(i) : i in L@k}| / k   (denominator=list_length: / n)",
+    params=(PRECISION_DENOMINATOR,),
+)
+def categorical_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """Needs a `catalog` with a `category` column (every recommended item in it, as for
+    intra_list_diversity). RePlay's CategoricalDiversity@k divides by k; with
+    denominator=list_length (or without a cutoff) it divides by n = |L@k|. An empty list
+    scores 0. Example: categories [x, x, y] in the top 3: 2/3; at k = 5: 2/5."""
+    categories = s.rec_distinct("categories", s.side("category"), k)
+    by_k = p["denominator"] == "k"
+    denominator = per_user_constant(k) if k is not None and by_k else s.retrieved(k)
+    return safe_div(categories, denominator)

@@ -1,8 +1,9 @@
 """The `recs` table of the beyond-accuracy metrics: every recommended item with the side
 columns the metrics ask for (see metrics/stats.py), aggregated per user.
 
-    popularity  count (log rows of the item), holders (its distinct users), log_rows,
-                log_users, popular_rank (1 = most popular), joined on the item
+    popularity  count (log rows of the item), holders (its distinct users), popular_rank
+                (1 = most popular), joined on the item; log_rows, log_users (the log's
+                totals) on every row
     known       the user has the item in the interactions log
     baseline    the item's rank in the user's baseline list (else its popular_rank)
     relevant    the item is relevant in the ground truth
@@ -117,7 +118,11 @@ def recs_aggregates(
             assert log is not None
             popular = item_popularity(log.frame, conventions.tie_break)
         items = popular if sources.popularity_rows else stats.items.with_rows(popular)
-        recs = recs.join(items.rename({"count": "popularity"}), on="item", how="left")
+        # the log's totals on every row, items absent from the log included (one row
+        # even for an empty log: an aggregation)
+        totals = popular.select(pl.col("log_rows").max(), pl.col("log_users").max())
+        items = items.drop("log_rows", "log_users").rename({"count": "popularity"})
+        recs = recs.join(items, on="item", how="left").join(totals, how="cross")
     if "known" in sides:
         assert log is not None
         known = log.frame.select(_KEY).unique().with_columns(known=pl.lit(True))
@@ -131,6 +136,8 @@ def recs_aggregates(
             recs = recs.with_columns(baseline=pl.col("popular_rank"))
     if "relevant" in sides:
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
+    if "category" in sides and catalog is not None:
+        recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
     if "embedding" in sides and catalog is not None:
         recs = recs.join(unit_vectors(catalog, stats.embedding_dims), on="item", how="left")
     recs = stats.recs.with_rows(recs)

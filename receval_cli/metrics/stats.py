@@ -194,6 +194,12 @@ class Stats:
         within = condition & (_rank <= depth(k))
         return self.recs.agg(f"{name}@{cutoff_label(k)}", within.sum()).fill_null(0)
 
+    def rec_distinct(self, name: str, values: pl.Expr, k: int | None) -> pl.Expr:
+        """The distinct non-null `values` over the top k items (an integer)."""
+        self.recs_cutoffs.add(k)
+        within = values.filter(_rank <= depth(k)).drop_nulls().n_unique()
+        return self.recs.agg(f"{name}@{cutoff_label(k)}", within).fill_null(0)
+
     def rec_total(self, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
         """The sum of an integer `term` over the top k items (exact in any order)."""
         self.recs_cutoffs.add(k)
