@@ -120,6 +120,12 @@ REFERENCES = (
         lambda m: (*m.METRICS, *m.LOG_UNIVERSE_METRICS),
     ),
     Reference(
+        "RePlay 0.22.0 beyond-accuracy (golden)",
+        "test_recommender_metrics",
+        ("test_agrees_with_replay_over_the_recommended_users", "test_agrees_with_replay_novelty"),
+        lambda m: m.REPLAY_TO_RECEVAL.values(),
+    ),
+    Reference(
         "scikit-learn regression metrics",
         "test_rating",
         ("test_agrees_with_scikit_learn_and_rmse_bounds_mae",),

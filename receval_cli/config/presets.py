@@ -174,6 +174,12 @@ PRESETS: dict[str, Preset] = {
             "mrr@k": "MRR@k",
             "map@k": "MAP@k",
             "ndcg@k": "NDCG@k",
+            "novelty@k(denominator=k,normalize=max,share=users,unseen=one)": "Surprisal@k",
+            "unexpectedness@k(expected=history)": "Novelty@k (a user without "
+            "recommendations scores 1 there)",
+            "unexpectedness@k(denominator=k)": "Unexpectedness@k (a user without a baseline "
+            "list scores 0 there)",
+            "categorical_diversity@k": "CategoricalDiversity@k",
         },
         notes=(
             "RePlay's ground truth is the rows with relevance >= relevance_threshold (it takes "
