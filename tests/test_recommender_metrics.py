@@ -295,3 +295,95 @@ def test_natural_truth_evaluates_receval_users(replay: dict[str, Any]) -> None:
             assert row[spec] == 0.0
             missing += 1
     assert missing > 0
+
+
+# --- log loss and explained variance: hand cases, MS Recommenders 1.2.1, scikit-learn ---
+
+_EPS = 2.0**-52
+
+
+def pairs_report(predicted: list[float], actual: list[float], metrics: list[str]) -> Any:
+    n = len(predicted)
+    items = [f"i{j}" for j in range(n)]
+    users = [1 + j % 2 for j in range(n)]
+    return receval_cli.evaluate(
+        pl.DataFrame({"user": users, "item": items, "score": predicted}),
+        pl.DataFrame({"user": users, "item": items, "relevance": actual}),
+        metrics,
+    )
+
+
+@pytest.mark.parametrize(
+    ("predicted", "clicked", "want"),
+    [
+        # -(ln 0.8 + ln 0.6) / 2
+        ([0.8, 0.4], [1, 0], -(math.log(0.8) + math.log(0.6)) / 2),
+        # certain and right: ln(1 - eps) each; certain and wrong: -ln(eps) = 36.04
+        ([1.0, 0.0], [1, 0], -math.log(1 - _EPS)),
+        ([1.0, 0.0], [0, 1], -math.log(_EPS)),
+        # one class only: defined here
+        ([0.5, 0.25], [1, 1], -(math.log(0.5) + math.log(0.25)) / 2),
+    ],
+)
+def test_log_loss_hand_cases(predicted: list[float], clicked: list[int], want: float) -> None:
+    report = pairs_report(predicted, [float(c) for c in clicked], ["log_loss"])
+    assert report.metrics["log_loss"] == pytest.approx(want, rel=1e-15)
+
+
+def test_log_loss_has_no_value_for_a_score_outside_the_unit_interval() -> None:
+    report = pairs_report([0.5, 1.5], [1.0, 0.0], ["log_loss"])
+    assert report.metrics["log_loss"] is None
+    assert any("log_loss has no value" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize(
+    ("predicted", "actual", "want"),
+    [
+        # e = (1, 1, 2): Var(e) = 2/9, Var(r) = 2/3: 1 - 1/3
+        ([2.0, 3.0, 5.0], [1.0, 2.0, 3.0], 2 / 3),
+        # a constant bias costs nothing: 1 (r2 would be 1 - 3/2 = -0.5)
+        ([2.0, 3.0, 4.0], [1.0, 2.0, 3.0], 1.0),
+        # every rating equal: 0, as r2
+        ([1.0, 2.0, 3.0], [2.0, 2.0, 2.0], 0.0),
+        ([2.0, 2.0], [2.0, 2.0], 0.0),
+    ],
+)
+def test_explained_variance_hand_cases(
+    predicted: list[float], actual: list[float], want: float
+) -> None:
+    report = pairs_report(predicted, actual, ["explained_variance"])
+    assert report.metrics["explained_variance"] == pytest.approx(want, abs=1e-15)
+
+
+# receval metric -> (MS Recommenders' function, its truth file, its predictions file)
+RECOMMENDERS_PAIR_METRICS = {
+    "log_loss": ("logloss", "clicks.csv", "probabilities.csv"),
+    "explained_variance": ("exp_var", "ratings.csv", "predictions.csv"),
+}
+
+
+@pytest.mark.parametrize("metric", list(RECOMMENDERS_PAIR_METRICS))
+def test_agrees_with_recommenders_and_scikit_learn(metric: str) -> None:
+    """Under the recommenders preset (unpredicted: ignore, MS's inner merge), over all
+    pairs and over each user's pairs alone."""
+    golden = json.loads((GOLDEN / "recommenders" / "probability.json").read_text())
+    assert (golden["library"], golden["version"]) == ("recommenders", "1.2.1")
+    function, truth_file, predictions_file = RECOMMENDERS_PAIR_METRICS[metric]
+    entry = golden["metrics"][function]
+    truth = read(truth_file, relevance=pl.Float64)
+    predictions = read(predictions_file, score=pl.Float64)
+    assert set(truth.select("user", "item").rows()) ^ set(predictions.select("user", "item").rows())
+
+    def run(p: pl.DataFrame, t: pl.DataFrame) -> Any:
+        return receval_cli.evaluate(p, t, [metric], conventions="recommenders")
+
+    report = run(predictions, truth)
+    assert report.pairs["used"] == entry["pairs"]
+    assert report.pairs["unpredicted"]["count"] > 0  # rated pairs without a prediction
+    for want in (entry["value"], entry["sklearn"]):
+        assert math.isclose(report.metrics[metric], want, rel_tol=0, abs_tol=TOL)
+    assert len(entry["per_user"]) > 30
+    for user, want in entry["per_user"].items():
+        one = pl.col("user") == int(user)
+        got = run(predictions.filter(one), truth.filter(one)).metrics[metric]
+        assert math.isclose(got, want, rel_tol=0, abs_tol=TOL), (user, got, want)

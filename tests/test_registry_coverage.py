@@ -126,6 +126,12 @@ REFERENCES = (
         lambda m: m.REPLAY_TO_RECEVAL.values(),
     ),
     Reference(
+        "MS Recommenders 1.2.1 logloss, exp_var and scikit-learn (golden)",
+        "test_recommender_metrics",
+        ("test_agrees_with_recommenders_and_scikit_learn",),
+        lambda m: m.RECOMMENDERS_PAIR_METRICS,
+    ),
+    Reference(
         "scikit-learn regression metrics",
         "test_rating",
         ("test_agrees_with_scikit_learn_and_rmse_bounds_mae",),

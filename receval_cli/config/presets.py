@@ -275,7 +275,7 @@ PRESETS: dict[str, Preset] = {
             "max_depth": None,
             "unrated": "ignore",
             "default_rating": None,
-            "unpredicted": "error",
+            "unpredicted": "ignore",  # rating metrics: an inner merge of the two frames
             "default_prediction": None,
             "prediction_threshold": None,
         },
@@ -295,6 +295,8 @@ PRESETS: dict[str, Preset] = {
             "novelty@k": "novelty (a mean over all recommendations)",
             "entropy@k": "distributional_coverage",
             "intra_list_diversity@k": "diversity(item_sim_measure='item_feature_vector')",
+            "log_loss": "logloss",
+            "explained_variance": "exp_var",
         },
         notes=(
             "rating_true holds only relevant rows: give the ground truth with its grades and "

@@ -32,31 +32,26 @@ NEW_ONLY = Param(
 )
 UNSEEN = Param(
     "unseen",
-    "items absent from the log (no popularity): skip (left out of the mean), zero (count 0 "
-    "but stay in the denominator, as MS Recommenders) or one (as if the log had one row, or "
-    "one user, of it: the largest self-information, as RePlay's Surprisal)",
+    "items absent from the log: skip (left out), zero (count 0: MS Recommenders) or one "
+    "(as one row, or user: RePlay)",
     choices=("skip", "zero", "one"),
     default="skip",
 )
 NORMALIZE = Param(
     "normalize",
-    "none: self-information in bits; max: divided by its largest value, log2 of the log's "
-    "rows (share=interactions) or users (share=users), so it lies in [0, 1] (RePlay's "
-    "Surprisal)",
+    "none: in bits; max: divided by log2 of the log's rows (or users), so in [0, 1] (RePlay)",
     choices=("none", "max"),
     default="none",
 )
 PER_ITEM_DENOMINATOR = Param(
     "denominator",
-    "list_length: divide by the items counted in the top k (n); k: by k, so a list shorter "
-    "than k scores less (RePlay)",
+    "list_length: divide by the items counted (n); k: by k (RePlay)",
     choices=("list_length", "k"),
     default="list_length",
 )
 EXPECTED = Param(
     "expected",
-    "which items are expected: baseline (in the baseline's top k for the user) or history "
-    "(the user already has them in the interactions log: RePlay's Novelty)",
+    "baseline: the baseline's top k; history: the user's items in the log (RePlay's Novelty)",
     choices=("baseline", "history"),
     default="baseline",
 )

@@ -17,4 +17,6 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "mrr": {"ir_measures": "RR", "torchmetrics": "RetrievalMRR"},
     "hit_rate": {"ir_measures": "Success@k", "torchmetrics": "RetrievalHitRate"},
     "r_precision": {"ir_measures": "Rprec", "torchmetrics": "RetrievalRPrecision"},
+    "log_loss": {"scikit-learn": "log_loss"},
+    "explained_variance": {"scikit-learn": "explained_variance_score"},
 }
