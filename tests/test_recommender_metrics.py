@@ -387,3 +387,112 @@ def test_agrees_with_recommenders_and_scikit_learn(metric: str) -> None:
         one = pl.col("user") == int(user)
         got = run(predictions.filter(one), truth.filter(one)).metrics[metric]
         assert math.isclose(got, want, rel_tol=0, abs_tol=TOL), (user, got, want)
+
+
+# --- MS Recommenders 1.2.1: co-occurrence diversity and serendipity ---------------------
+
+# MS Recommenders' function -> the receval spec that reproduces it (at @k)
+RECOMMENDERS_TO_RECEVAL = {
+    "diversity": "intra_list_diversity@{k}(feature=cooccurrence)",
+}
+
+
+def recommenders_run(specs: list[str], users: list[int]) -> Any:
+    """receval under the recommenders preset on fresh_predictions.csv and the log, with
+    `users` as the ground truth's users (and truth.csv's grades for their items)."""
+    truth = read("truth.csv", relevance=pl.Float64).filter(pl.col("user").is_in(users))
+    dummy = pl.DataFrame(
+        {"user": users, "item": [-1] * len(users), "relevance": [1.0] * len(users)}
+    )
+    return receval_cli.evaluate(
+        read("fresh_predictions.csv", score=pl.Float64),
+        pl.concat([truth, dummy]),
+        specs,
+        conventions="recommenders",
+        interactions=read("log.csv"),
+    )
+
+
+@pytest.fixture(scope="module")
+def recommenders() -> dict[str, Any]:
+    golden = json.loads((GOLDEN / "recommenders" / "cooccurrence.json").read_text())
+    assert (golden["library"], golden["version"]) == ("recommenders", "1.2.1")
+    return golden
+
+
+@pytest.mark.parametrize("function", list(RECOMMENDERS_TO_RECEVAL))
+def test_agrees_with_recommenders_cooccurrence(recommenders: dict[str, Any], function: str) -> None:
+    """Per user and mean, at every cutoff; a user the library has no row for (a list of
+    one item for diversity) is left out of receval's mean too."""
+    users = sorted(set(read("fresh_predictions.csv", score=pl.Float64)["user"]))
+    cutoffs = CUTOFFS
+    if function == "diversity":
+        # at k = 1 no list has a pair: the library's mean is NaN, receval refuses the cutoff
+        assert recommenders["metrics"]["diversity@1"]["value"] is None
+        cutoffs = CUTOFFS[1:]
+    specs = [RECOMMENDERS_TO_RECEVAL[function].format(k=k) for k in cutoffs]
+    report = recommenders_run(specs, users)
+    rows = {r["user"]: r for r in report.per_user.iter_rows(named=True)}
+    compared = 0
+    for k, spec in zip(cutoffs, specs, strict=True):
+        entry = recommenders["metrics"][f"{function}@{k}"]
+        want = {int(u): v for u, v in entry["per_user"].items()}
+        for user in users:
+            got = rows[user][spec]
+            if user in want:
+                assert math.isclose(got, want[user], rel_tol=0, abs_tol=TOL), (spec, user, got)
+                compared += 1
+            else:
+                assert got is None, (spec, user, got)
+        assert math.isclose(report.metrics[spec], entry["value"], rel_tol=0, abs_tol=TOL)
+        assert report.per_user[spec].drop_nulls().len() == len(want)
+    assert compared > 200
+
+
+# --- every polars engine, bit for bit; Spark refuses the co-occurrence metrics ----------
+
+NEW_METRICS = [
+    "novelty@10(share=users,unseen=one,normalize=max,denominator=k)",
+    "novelty@5(unseen=one)",
+    "unexpectedness@10(expected=history)",
+    "unexpectedness@10(denominator=k)",
+    "unexpectedness@3(expected=history,denominator=k)",
+    "categorical_diversity@10",
+    "categorical_diversity(denominator=list_length)",
+    "intra_list_diversity@5(feature=cooccurrence)",
+    "intra_list_diversity(feature=cooccurrence)",
+    "log_loss",
+    "explained_variance",
+]
+
+
+def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
+    from test_engine_parity import POLARS_ENGINES, exact, parity_data, run
+
+    config = {**parity_data(tmp_path), "metrics": NEW_METRICS}
+    found = {
+        name: exact(run(tmp_path, {**config, **settings}, name.replace(" ", "_")))
+        for name, settings in POLARS_ENGINES.items()
+    }
+    expected = found.pop("in_memory")
+    assert len(expected) == len(NEW_METRICS)
+    assert all(value is not None for value in expected.values())
+    for name, metrics in found.items():
+        assert metrics == expected, name
+
+
+def test_spark_refuses_cooccurrence(tmp_path: Path) -> None:
+    """Spark's buckets hold their own users' interactions only: co-occurrence needs them
+    all, so the run is refused with the reason (before any Spark session is started)."""
+    from cli_helpers import write_config
+    from test_engine_parity import parity_data
+
+    from receval_cli.config.loading import load_config
+    from receval_cli.engines.partitions import check_partitionable
+    from receval_cli.errors import UsageError
+
+    config = {**parity_data(tmp_path), "metrics": ["intra_list_diversity@5(feature=cooccurrence)"]}
+    loaded = load_config(write_config(tmp_path, config))
+    with pytest.raises(UsageError, match="co-occurrence"):
+        check_partitionable(loaded, "engine: spark", side_inputs=True)
+    check_partitionable(loaded, "partitions: 3", side_inputs=True)  # the whole log: fine

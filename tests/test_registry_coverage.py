@@ -126,6 +126,12 @@ REFERENCES = (
         lambda m: m.REPLAY_TO_RECEVAL.values(),
     ),
     Reference(
+        "MS Recommenders 1.2.1 co-occurrence diversity and serendipity (golden)",
+        "test_recommender_metrics",
+        ("test_agrees_with_recommenders_cooccurrence",),
+        lambda m: m.RECOMMENDERS_TO_RECEVAL.values(),
+    ),
+    Reference(
         "MS Recommenders 1.2.1 logloss, exp_var and scikit-learn (golden)",
         "test_recommender_metrics",
         ("test_agrees_with_recommenders_and_scikit_learn",),

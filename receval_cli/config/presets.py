@@ -295,6 +295,8 @@ PRESETS: dict[str, Preset] = {
             "novelty@k": "novelty (a mean over all recommendations)",
             "entropy@k": "distributional_coverage",
             "intra_list_diversity@k": "diversity(item_sim_measure='item_feature_vector')",
+            "intra_list_diversity@k(feature=cooccurrence)": "diversity (the default "
+            "item_sim_measure='item_cooccurrence_count')",
             "log_loss": "logloss",
             "explained_variance": "exp_var",
         },

@@ -63,9 +63,9 @@ HEAD = Param(
 )
 FEATURE = Param(
     "feature",
-    "catalog feature compared: category (0/1), tags (Jaccard), embedding (cosine); "
-    "default: the catalog's only feature",
-    choices=("category", "tags", "embedding"),
+    "compared: category (0/1), tags (Jaccard), embedding (cosine), cooccurrence (in the "
+    "log); default: the catalog's only feature",
+    choices=("category", "tags", "embedding", "cooccurrence"),
     optional=True,
 )
 
@@ -232,11 +232,14 @@ def _only_feature(s: Stats) -> str:
     upper_bound=2.0,
 )
 def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Needs a `catalog` with a feature. Distances: category 0 if equal else 1; tags the
-    Jaccard distance (two empty sets: 0, as scipy); embedding the cosine distance (a zero
-    vector has similarity 0 to all), up to 2 for opposite vectors. A list with fewer than
-    2 items has no pair: the user is left out of the mean. Example: categories [x, x, y]
-    have pairs (same, different, different): 2/3."""
+    """Needs a `catalog` with a feature, or (feature=cooccurrence) `interactions`.
+    Distances: category 0 if equal else 1; tags the Jaccard distance (two empty sets: 0, as
+    scipy); embedding the cosine distance (a zero vector has similarity 0 to all), up to 2
+    for opposite vectors; cooccurrence 1 - c(i, j) / sqrt(h(i) h(j)), with c the log's
+    users who have both items and h an item's users (the cosine of their user vectors:
+    MS Recommenders' default diversity, item_cooccurrence_count; 1 for an item absent
+    from the log). A list with fewer than 2 items has no pair: the user is left out of the
+    mean. Example: categories [x, x, y] have pairs (same, different, different): 2/3."""
     feature = str(p.get("feature") or _only_feature(s))
     if feature == "embedding":
         similar = s.rec_sum("similarity[embedding]", similarity_to_earlier(s), k)

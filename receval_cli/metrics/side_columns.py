@@ -35,6 +35,7 @@ NEEDS = {
     "popularity": "interactions",
     "known": "interactions",
     "baseline": "baseline or interactions",
+    "cooccurrence": "interactions",
 }
 
 
@@ -42,7 +43,7 @@ def missing_input(side: str, sources: Sources) -> str | None:
     """The input a side column needs, when it is not given (else None)."""
     if side == "relevant":
         return None
-    if side in ("popularity", "known"):
+    if side in ("popularity", "known", "cooccurrence"):
         return None if sources.interactions is not None else NEEDS[side]
     if side == "baseline":
         given = sources.baseline is not None or sources.interactions is not None
@@ -104,14 +105,18 @@ def recs_aggregates(
     if depth is not None:
         recs = recs.filter(pl.col("rank") <= depth)
     catalog = sources.catalog
+    log = sources.interactions
     # per-user tables from queries of their own, each on the ranked items and one feature
     tables = []
     for feature, cutoffs in sorted(stats.pair_cutoffs.items()):
+        if feature == "cooccurrence":
+            assert log is not None  # metric_exprs refuses the metric without it
+            tables.append(cooccurrence_pairs(recs, log.frame, cutoffs))
+            continue
         assert catalog is not None  # metric_exprs refuses the metric without it
         featured = recs.join(catalog.frame.select("item", feature), on="item", how="left")
         pairs = category_pairs if feature == "category" else tag_pairs
         tables.append(pairs(featured, cutoffs))
-    log = sources.interactions
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
         if popular is None:
@@ -234,3 +239,54 @@ def tag_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
         for label in labels.values()
     ]
     return empties.join(sums, on="user", how="left").select("user", *similar)
+
+
+def cooccurrence_pairs(
+    recs: pl.LazyFrame, log: pl.LazyFrame, cutoffs: set[int | None]
+) -> pl.LazyFrame:
+    """(user, similar_pairs[cooccurrence]@k for each cutoff): the sum over the pairs of
+    items in the user's top k of their co-occurrence similarity in the interactions log,
+    c(i, j) / (sqrt(h(i)) sqrt(h(j))): c the log's users who have both items, h an item's
+    users (Zhang et al.'s Auralist; MS Recommenders' item_cooccurrence_count, which counts
+    rows: the same when the log repeats no (user, item)). An item absent from the log, or a
+    pair no user has both of, has similarity 0.
+
+    The pairs of each list are listed (n (n - 1) / 2 per user); the co-occurrence counts
+    are computed for the distinct pairs only, through the log's users of the first item.
+    The similarities are added in one running sum per user, in the order of the later
+    item's rank, then the earlier's, read at the last pair within k (as tag_pairs).
+    """
+    labels = {k: cutoff_label(k) for k in cutoffs}
+    rank = pl.col("rank")
+    ranked = recs.select("user", "item", "rank")
+    pairs = ranked.join(ranked, on="user", suffix="_earlier").filter(pl.col("rank_earlier") < rank)
+    held = log.select("user", "item").unique()
+    holders = held.group_by("item").agg(pl.len().cast(pl.Float64).sqrt().alias("root"))
+    wanted = pairs.select(pl.col("item").alias("a"), pl.col("item_earlier").alias("b")).unique()
+    both = wanted.join(held.rename({"user": "holder", "item": "a"}), on="a").join(
+        held.rename({"user": "holder", "item": "b"}), on=["holder", "b"]
+    )
+    counts = both.group_by("a", "b").agg(pl.len().cast(pl.Float64).alias("both"))
+    similar = (
+        counts.join(holders.rename({"item": "a", "root": "root_a"}), on="a")
+        .join(holders.rename({"item": "b", "root": "root_b"}), on="b")
+        .select("a", "b", (pl.col("both") / (pl.col("root_a") * pl.col("root_b"))).alias("sim"))
+    )
+    scored = pairs.join(similar, left_on=["item", "item_earlier"], right_on=["a", "b"], how="left")
+    pair = (rank.cast(pl.UInt64) * 2**32 + pl.col("rank_earlier")).alias("pair")
+    running = pl.col("sim").fill_null(0.0).cum_sum().over("user", order_by="pair")
+    sums = (
+        scored.with_columns(pair)
+        .select("user", "pair", running.alias("running"))
+        .group_by("user")
+        .agg(
+            # the running sum never decreases: its value at the last pair within k is its max
+            pl.col("running")
+            .filter(pl.col("pair") < pl.lit((depth(k) + 1) * 2**32, pl.UInt64))
+            .max()
+            .fill_null(0.0)
+            .alias(f"similar_pairs[cooccurrence]@{label}")
+            for k, label in labels.items()
+        )
+    )
+    return sums

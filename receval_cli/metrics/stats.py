@@ -144,7 +144,16 @@ def _at(running: pl.Expr, position: pl.Expr, k: int | None) -> pl.Expr:
     return pl.when(position <= depth(k)).then(running).max().fill_null(0.0)
 
 
-SIDES = ("popularity", "known", "baseline", "relevant", "category", "tags", "embedding")
+SIDES = (
+    "popularity",
+    "known",
+    "baseline",
+    "relevant",
+    "category",
+    "tags",
+    "embedding",
+    "cooccurrence",
+)
 
 
 class Stats:
@@ -217,8 +226,9 @@ class Stats:
     def similar_pairs(self, feature: str, k: int | None) -> pl.Expr:
         """The sum over the pairs of items in the top k of their similarity by a catalog
         feature: for category the pairs sharing it (an integer count), for tags the sum of
-        Jaccard similarities. Computed per user from the ranked items and that feature
-        alone (side_columns.category_pairs, side_columns.tag_pairs)."""
+        Jaccard similarities; or by the interactions log (cooccurrence). Computed per user
+        from the ranked items and that feature alone (side_columns.category_pairs,
+        tag_pairs, cooccurrence_pairs)."""
         self.side(feature)
         self.recs_cutoffs.add(k)
         self.pair_cutoffs.setdefault(feature, set()).add(k)

@@ -29,3 +29,4 @@ for dataset in tiefree ties tiefree_int ties_int; do
 done
 "$VENV/bin/python" "$HERE/run_recommenders_beyond.py" "$HERE/beyond.json"
 "$VENV/bin/python" "$HERE/run_recommenders_probability.py" "$HERE/probability.json"
+"$VENV/bin/python" "$HERE/run_recommenders_cooccurrence.py" "$HERE/cooccurrence.json"
