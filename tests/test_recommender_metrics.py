@@ -76,6 +76,21 @@ HAND: dict[str, float] = {
     "categorical_diversity": (2 / 3 + 2 / 3 + 1) / 3,
     # top 1: one category each
     "categorical_diversity@1": 1.0,
+    # co-occurrence: a has users 1, 2, 3; b user 1; c user 4 (d, e absent): sim(a, b) =
+    # 1 / sqrt(3 * 1), every other pair 0. u1 a b c: 1 - (1/sqrt 3) / 3; u2 a c d: 1; u3
+    # has no pair (left out)
+    "intra_list_diversity@3(feature=cooccurrence)": ((1 - 1 / math.sqrt(3) / 3) + 1) / 2,
+    "intra_list_diversity@2(feature=cooccurrence)": ((1 - 1 / math.sqrt(3)) + 1) / 2,
+    # 1 - mean similarity to the user's log items (sim(i, i) = 1). u1 knows a, b: a and b
+    # 1 - (1 + 1/sqrt 3) / 2 each, c 1; u2 knows a: a 0, c 1, d 1; u3 knows a: e 1
+    "serendipity@3(unexpected=history,relevance=ignored,denominator=list_length)": (
+        (2 * (1 - (1 + 1 / math.sqrt(3)) / 2) + 1) / 3 + 2 / 3 + 1
+    )
+    / 3,
+    # relevant only (u1 b, u2 d, u3 x not listed), divided by k = 3
+    "serendipity@3(unexpected=history)": ((1 - (1 + 1 / math.sqrt(3)) / 2) / 3 + 1 / 3 + 0) / 3,
+    # relevance ignored, baseline a c b (popular): u1 none unexpected, u2 d, u3 e
+    "serendipity@3(relevance=ignored)": (0 + 1 / 3 + 1 / 3) / 3,
 }
 # with the baseline file: u1's list a z, u2's x, u3 none (every item unexpected)
 HAND_WITH_BASELINE: dict[str, float] = {
@@ -129,6 +144,20 @@ def test_empty_lists_score_zero() -> None:
     row = report.per_user.filter(pl.col("user") == 5).row(0, named=True)
     for metric in report.metrics:
         assert row[metric] == 0.0, metric
+
+
+def test_serendipity_leaves_out_users_without_history() -> None:
+    """unexpected=history: a user absent from the log has no history to be surprised
+    against: left out of the mean (MS Recommenders has no row for it either)."""
+    log = LOG.filter(pl.col("user") != 3)
+    metric = "serendipity@3(unexpected=history,relevance=ignored)"
+    report = receval_cli.evaluate(PREDICTIONS, TRUTH, [metric], interactions=log)
+    values = dict(report.per_user.select("user", report.per_user.columns[-1]).iter_rows())
+    assert values[3] is None
+    assert values[2] == pytest.approx(2 / 3)
+    assert report.users["evaluated_per_metric"] == {
+        "serendipity@3(relevance=ignored,unexpected=history)": 2
+    }
 
 
 def test_a_log_of_one_user_normalizes_to_zero() -> None:
@@ -394,6 +423,8 @@ def test_agrees_with_recommenders_and_scikit_learn(metric: str) -> None:
 # MS Recommenders' function -> the receval spec that reproduces it (at @k)
 RECOMMENDERS_TO_RECEVAL = {
     "diversity": "intra_list_diversity@{k}(feature=cooccurrence)",
+    "serendipity": "serendipity@{k}(denominator=list_length,relevance=ignored,unexpected=history)",
+    "serendipity[relevance]": "serendipity@{k}(denominator=list_length,unexpected=history)",
 }
 
 
@@ -461,6 +492,8 @@ NEW_METRICS = [
     "categorical_diversity(denominator=list_length)",
     "intra_list_diversity@5(feature=cooccurrence)",
     "intra_list_diversity(feature=cooccurrence)",
+    "serendipity@10(unexpected=history,relevance=ignored,denominator=list_length)",
+    "serendipity@5(unexpected=history)",
     "log_loss",
     "explained_variance",
 ]
@@ -491,8 +524,12 @@ def test_spark_refuses_cooccurrence(tmp_path: Path) -> None:
     from receval_cli.engines.partitions import check_partitionable
     from receval_cli.errors import UsageError
 
-    config = {**parity_data(tmp_path), "metrics": ["intra_list_diversity@5(feature=cooccurrence)"]}
-    loaded = load_config(write_config(tmp_path, config))
-    with pytest.raises(UsageError, match="co-occurrence"):
-        check_partitionable(loaded, "engine: spark", side_inputs=True)
-    check_partitionable(loaded, "partitions: 3", side_inputs=True)  # the whole log: fine
+    for metric in (
+        "intra_list_diversity@5(feature=cooccurrence)",
+        "serendipity@5(unexpected=history)",
+    ):
+        config = {**parity_data(tmp_path), "metrics": [metric]}
+        loaded = load_config(write_config(tmp_path, config))
+        with pytest.raises(UsageError, match="co-occurrence"):
+            check_partitionable(loaded, "engine: spark", side_inputs=True)
+        check_partitionable(loaded, "partitions: 3", side_inputs=True)  # the whole log: fine

@@ -297,6 +297,9 @@ PRESETS: dict[str, Preset] = {
             "intra_list_diversity@k": "diversity(item_sim_measure='item_feature_vector')",
             "intra_list_diversity@k(feature=cooccurrence)": "diversity (the default "
             "item_sim_measure='item_cooccurrence_count')",
+            "serendipity@k(denominator=list_length,relevance=ignored,unexpected=history)": (
+                "serendipity (item co-occurrence; col_relevance given: relevance=required)"
+            ),
             "log_loss": "logloss",
             "explained_variance": "exp_var",
         },

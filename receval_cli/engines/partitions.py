@@ -33,7 +33,8 @@ from receval_cli.report.data import Report
 def needs_whole_log(spec: MetricSpec) -> bool:
     """The metric compares items by their co-occurrence in the interactions log, which a
     bucket that holds its own users' interactions only cannot compute."""
-    return spec.param_dict().get("feature") == "cooccurrence"
+    params = spec.param_dict()
+    return params.get("feature") == "cooccurrence" or params.get("unexpected") == "history"
 
 
 def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = False) -> None:

@@ -55,6 +55,19 @@ EXPECTED = Param(
     choices=("baseline", "history"),
     default="baseline",
 )
+UNEXPECTED = Param(
+    "unexpected",
+    "baseline: not in the baseline's top k; history: 1 - mean co-occurrence similarity to "
+    "the user's log (MS Recommenders)",
+    choices=("baseline", "history"),
+    default="baseline",
+)
+RELEVANCE = Param(
+    "relevance",
+    "required: only relevant items count; ignored: every item counts (MS Recommenders' default)",
+    choices=("required", "ignored"),
+    default="required",
+)
 HEAD = Param(
     "head",
     "the popular head: the top share of the log's items by popularity (ties included)",
@@ -183,17 +196,34 @@ def unexpectedness(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "serendipity",
     summary="Share of the top k that is both relevant and unexpected (not in the baseline).",
-    formula="|{i in L@k : relevant, i not in B@k}| / k   (denominator=list_length: / n)",
-    params=(PRECISION_DENOMINATOR,),
+    formula="sum over relevant i in L@k of u(i) / k, u(i) = [i not in B@k] or 1 - "
+    "history similarity",
+    params=(PRECISION_DENOMINATOR, UNEXPECTED, RELEVANCE),
 )
 def serendipity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Ge et al. (2010): precision counting only the unexpected relevant items. Needs
-    `baseline` or `interactions`. Example: L@3 = [a, b, c], a and b relevant, B@3 = [a, x,
-    y]: 1/3."""
-    wanted = s.side("relevant").fill_null(False) & ~_in_baseline(s, k)
+    `baseline` or `interactions`. unexpected=history (Zhang et al.'s Auralist, MS
+    Recommenders' serendipity): an item's unexpectedness is 1 - its mean co-occurrence
+    similarity (see intra_list_diversity's cooccurrence) to the items the user has in the
+    `interactions` log; a user absent from the log has no history to surprise and is left
+    out of the mean. relevance=ignored counts every item as relevant (MS Recommenders
+    without col_relevance): with unexpected=history, denominator=list_length that is MS
+    Recommenders' user_serendipity. The sum is divided by k, or by n with
+    denominator=list_length. An empty list scores 0.
+    Example: L@3 = [a, b, c], a and b relevant, B@3 = [a, x, y]: 1/3."""
+    relevant = s.side("relevant").fill_null(False) if p["relevance"] == "required" else pl.lit(True)
     by_k = p["denominator"] == "k"
     denominator = per_user_constant(k) if k is not None and by_k else s.retrieved(k)
-    return safe_div(s.rec_count("serendipitous", wanted, k), denominator)
+    if p["unexpected"] == "history":
+        similarity = s.side("history_similarity")
+        term = pl.when(relevant).then(1.0 - similarity).otherwise(0.0).fill_null(0.0)
+        total = s.rec_sum(f"serendipity[history,{p['relevance']}]", term, k)
+        known = s.rec_count("with_history", similarity.is_not_null(), k)
+        value = safe_div(total, denominator)
+        return pl.when(s.retrieved(k) == 0).then(0.0).when(known > 0).then(value)
+    suffix = "" if p["relevance"] == "required" else "[every item relevant]"
+    wanted = relevant & ~_in_baseline(s, k)
+    return safe_div(s.rec_count(f"serendipitous{suffix}", wanted, k), denominator)
 
 
 def similarity_to_earlier(s: Stats) -> pl.Expr:

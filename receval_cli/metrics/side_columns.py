@@ -6,6 +6,7 @@ columns the metrics ask for (see metrics/stats.py), aggregated per user.
                 totals) on every row
     known       the user has the item in the interactions log
     baseline    the item's rank in the user's baseline list (else its popular_rank)
+    history_similarity  the item's mean co-occurrence similarity to the user's log items
     relevant    the item is relevant in the ground truth
     category, tags, embedding (as unit_0 .. unit_{d-1}): catalog features
 """
@@ -25,7 +26,7 @@ from receval_cli.evaluation.prepare import (
 )
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
-from receval_cli.metrics.stats import Stats, cutoff_label, depth
+from receval_cli.metrics.stats import Stats, cutoff_label, depth, ordered_sum
 from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
@@ -36,6 +37,7 @@ NEEDS = {
     "known": "interactions",
     "baseline": "baseline or interactions",
     "cooccurrence": "interactions",
+    "history_similarity": "interactions",
 }
 
 
@@ -43,7 +45,7 @@ def missing_input(side: str, sources: Sources) -> str | None:
     """The input a side column needs, when it is not given (else None)."""
     if side == "relevant":
         return None
-    if side in ("popularity", "known", "cooccurrence"):
+    if side in ("popularity", "known", "cooccurrence", "history_similarity"):
         return None if sources.interactions is not None else NEEDS[side]
     if side == "baseline":
         given = sources.baseline is not None or sources.interactions is not None
@@ -139,6 +141,9 @@ def recs_aggregates(
             )
         else:
             recs = recs.with_columns(baseline=pl.col("popular_rank"))
+    if "history_similarity" in sides:
+        assert log is not None
+        recs = recs.join(history_similarity(recs, log.frame), on=_KEY, how="left")
     if "relevant" in sides:
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
     if "category" in sides and catalog is not None:
@@ -260,18 +265,8 @@ def cooccurrence_pairs(
     rank = pl.col("rank")
     ranked = recs.select("user", "item", "rank")
     pairs = ranked.join(ranked, on="user", suffix="_earlier").filter(pl.col("rank_earlier") < rank)
-    held = log.select("user", "item").unique()
-    holders = held.group_by("item").agg(pl.len().cast(pl.Float64).sqrt().alias("root"))
     wanted = pairs.select(pl.col("item").alias("a"), pl.col("item_earlier").alias("b")).unique()
-    both = wanted.join(held.rename({"user": "holder", "item": "a"}), on="a").join(
-        held.rename({"user": "holder", "item": "b"}), on=["holder", "b"]
-    )
-    counts = both.group_by("a", "b").agg(pl.len().cast(pl.Float64).alias("both"))
-    similar = (
-        counts.join(holders.rename({"item": "a", "root": "root_a"}), on="a")
-        .join(holders.rename({"item": "b", "root": "root_b"}), on="b")
-        .select("a", "b", (pl.col("both") / (pl.col("root_a") * pl.col("root_b"))).alias("sim"))
-    )
+    similar = cooccurrence_similarity(wanted, log)
     scored = pairs.join(similar, left_on=["item", "item_earlier"], right_on=["a", "b"], how="left")
     pair = (rank.cast(pl.UInt64) * 2**32 + pl.col("rank_earlier")).alias("pair")
     running = pl.col("sim").fill_null(0.0).cum_sum().over("user", order_by="pair")
@@ -290,3 +285,39 @@ def cooccurrence_pairs(
         )
     )
     return sums
+
+
+def cooccurrence_similarity(wanted: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyFrame:
+    """(a, b, sim) for the item pairs (a, b) of `wanted` that some user of the log has
+    both of: c(a, b) / (sqrt(h(a)) sqrt(h(b))), c the log's users with both items and h an
+    item's users (the cosine of the two items' binary user vectors). Pairs left out have
+    similarity 0. The counts come through the log's users of a."""
+    held = log.select("user", "item").unique()
+    holders = held.group_by("item").agg(pl.len().cast(pl.Float64).sqrt().alias("root"))
+    both = wanted.join(held.rename({"user": "holder", "item": "a"}), on="a").join(
+        held.rename({"user": "holder", "item": "b"}), on=["holder", "b"]
+    )
+    counts = both.group_by("a", "b").agg(pl.len().cast(pl.Float64).alias("both"))
+    return (
+        counts.join(holders.rename({"item": "a", "root": "root_a"}), on="a")
+        .join(holders.rename({"item": "b", "root": "root_b"}), on="b")
+        .select("a", "b", (pl.col("both") / (pl.col("root_a") * pl.col("root_b"))).alias("sim"))
+    )
+
+
+def history_similarity(recs: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyFrame:
+    """(user, item, history_similarity): for each recommended item, its mean co-occurrence
+    similarity (cooccurrence_similarity) to the items the user has in the log; users
+    absent from the log have no row. The similarities of one item are added in ascending
+    order, so the sum is the same on every run."""
+    held = log.select("user", "item").unique()
+    history = held.group_by("user").agg(pl.len().cast(pl.Float64).alias("history"))
+    pairs = recs.select("user", "item").join(held.rename({"item": "known"}), on="user")
+    wanted = pairs.select(pl.col("item").alias("a"), pl.col("known").alias("b")).unique()
+    similar = cooccurrence_similarity(wanted, log)
+    scored = pairs.join(similar, left_on=["item", "known"], right_on=["a", "b"], how="left")
+    sums = scored.group_by("user", "item").agg(
+        ordered_sum(pl.col("sim").fill_null(0.0).sort()).alias("similarity_sum")
+    )
+    share = pl.col("similarity_sum") / pl.col("history")
+    return sums.join(history, on="user").select("user", "item", share.alias("history_similarity"))

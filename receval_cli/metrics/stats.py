@@ -153,6 +153,7 @@ SIDES = (
     "tags",
     "embedding",
     "cooccurrence",
+    "history_similarity",
 )
 
 
