@@ -287,6 +287,23 @@ def test_agrees_with_replay_novelty(replay: dict[str, Any]) -> None:
     assert_agrees(report, replay, "Novelty", users=recommended)
 
 
+def test_ties_decide_some_replay_values(replay: dict[str, Any]) -> None:
+    """The data's tied scores matter: in file order (tie_break input_order) receval no
+    longer matches RePlay's Surprisal at some cutoff; RePlay breaks ties by item,
+    descending, as numbers (tie_break item_desc, the replay preset's)."""
+    users = replay["metrics"]["Surprisal@1"]["users"]
+    report = replay_run("Surprisal", users)
+    other = receval_cli.evaluate(
+        read("predictions.csv", score=pl.Float64),
+        pl.DataFrame({"user": users, "item": [-1] * len(users), "relevance": [1] * len(users)}),
+        [REPLAY_TO_RECEVAL["Surprisal"].format(k=k) for k in CUTOFFS],
+        conventions={"preset": "replay", "tie_break": "input_order"},
+        interactions=read("log.csv"),
+    )
+    differ = [s for s in report.metrics if report.metrics[s] != other.metrics[s]]
+    assert differ
+
+
 def test_replay_data_cover_the_edge_cases() -> None:
     predictions = read("predictions.csv", score=pl.Float64)
     lengths = predictions.group_by("user").len()["len"]

@@ -314,6 +314,8 @@ PRESETS: dict[str, Preset] = {
             "is 0, and it cuts R at k.",
             "novelty and catalog_coverage agree when every user has k recommendations, all "
             "of them items of the training log (see tests/golden/recommenders/NOTES.md).",
+            "Its rating metrics (logloss, exp_var, rmse, ...) score the pairs in both frames "
+            "(an inner merge): unpredicted: ignore.",
         ),
     ),
 }
