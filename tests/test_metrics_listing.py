@@ -162,6 +162,15 @@ def test_tools_are_the_presets_and_the_peer_table(entries: dict[str, Any]) -> No
         assert entry["presets"].items() <= entry["tools"].items(), entry["name"]
     assert entries["ndcg"]["tools"]["trec_eval"] == "ndcg_cut_k"
     assert entries["ndcg"]["tools"]["ir_measures"] == "nDCG@k"
+    # a tool whose measure is a parametrised form of the metric: the spec and its measure
+    assert entries["unexpectedness"]["presets"]["replay"] == (
+        "unexpectedness@k(expected=history): Novelty@k (a user without recommendations "
+        "scores 1 there); unexpectedness@k(denominator=k): Unexpectedness@k (a user without "
+        "a baseline list scores 0 there)"
+    )
+    assert entries["serendipity"]["presets"]["recommenders"].startswith(
+        "serendipity@k(denominator=list_length,relevance=ignored,unexpected=history): "
+    )
 
 
 def test_fixed_and_required_parameter_defaults(entries: dict[str, Any]) -> None:

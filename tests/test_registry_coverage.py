@@ -144,6 +144,24 @@ REFERENCES = (
         lambda m: (*m.METRICS, *m.LOG_UNIVERSE_METRICS),
     ),
     Reference(
+        "RePlay 0.22.0 beyond-accuracy (golden)",
+        "test_recommender_metrics",
+        ("test_agrees_with_replay_over_the_recommended_users", "test_agrees_with_replay_novelty"),
+        lambda m: m.REPLAY_TO_RECEVAL.values(),
+    ),
+    Reference(
+        "MS Recommenders 1.2.1 co-occurrence diversity and serendipity (golden)",
+        "test_recommender_metrics",
+        ("test_agrees_with_recommenders_cooccurrence",),
+        lambda m: m.RECOMMENDERS_TO_RECEVAL.values(),
+    ),
+    Reference(
+        "MS Recommenders 1.2.1 logloss, exp_var and scikit-learn (golden)",
+        "test_recommender_metrics",
+        ("test_agrees_with_recommenders_and_scikit_learn",),
+        lambda m: m.RECOMMENDERS_PAIR_METRICS,
+    ),
+    Reference(
         "scikit-learn regression metrics",
         "test_rating",
         ("test_agrees_with_scikit_learn_and_rmse_bounds_mae",),

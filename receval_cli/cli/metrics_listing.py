@@ -49,13 +49,23 @@ def _param_lines(definition: MetricDef) -> str:
     return "\n".join(lines)
 
 
-def preset_measure_map(definition: MetricDef) -> dict[str, str]:
+def preset_measure(metrics: dict[str, str], name: str, forms: bool = True) -> str | None:
+    """The measure a preset's map gives metric `name`: that of `NAME@k`, else `NAME`, else
+    (`forms`) its parametrised forms (`NAME@k(...)`, `NAME(...)`) as `spec: measure`,
+    joined by `; `; None when the map has none."""
+    plain = next((metrics[k] for k in (f"{name}@k", name) if k in metrics), None)
+    if plain is not None or not forms:
+        return plain
+    shown = [f"{k}: {m}" for k, m in metrics.items() if k.startswith((f"{name}@k(", f"{name}("))]
+    return "; ".join(shown) or None
+
+
+def preset_measure_map(definition: MetricDef, forms: bool = True) -> dict[str, str]:
     """Preset name -> its tool's measure name, for each preset whose tool has this metric
-    (the measure of `NAME@k` when the preset maps both `NAME@k` and `NAME`)."""
+    (see preset_measure)."""
     found = {}
     for preset in PRESETS.values():
-        keys = [f"{definition.name}@k", definition.name]
-        measure = next((preset.metrics[k] for k in keys if k in preset.metrics), None)
+        measure = preset_measure(preset.metrics, definition.name, forms)
         if measure is not None:
             found[preset.name] = measure
     return found
@@ -68,8 +78,10 @@ def tool_measure_map(definition: MetricDef) -> dict[str, str]:
 
 
 def preset_measures(definition: MetricDef) -> str:
-    """`preset: their measure` for each preset whose tool has this metric."""
-    return "\n".join(f"{p}: {m}" for p, m in preset_measure_map(definition).items())
+    """`preset: their measure` for each preset whose tool has this metric under the
+    metric's plain name (the overview's column; `receval metrics NAME` shows the rest)."""
+    found = preset_measure_map(definition, forms=False)
+    return "\n".join(f"{p}: {m}" for p, m in found.items())
 
 
 def metric_table() -> RenderableType:
@@ -155,9 +167,7 @@ def metric_detail(name: str) -> RenderableType:
         if any(p.required for p in definition.params):
             continue  # a required parameter (fbeta's beta) has no preset value
         resolved = conventions.metric_params(spec)
-        measure = preset.metrics.get(f"{definition.name}@k") or preset.metrics.get(
-            definition.name, "(not in this library)"
-        )
+        measure = preset_measure(preset.metrics, definition.name) or "(not in this library)"
         settings = ", ".join(f"{k}={v}" for k, v in resolved.items())
         presets.add_row(Text(preset.name), Text(measure), Text(settings))
     return Group(head, params, presets)

@@ -211,6 +211,12 @@ PRESETS: dict[str, Preset] = {
             "mrr@k": "MRR@k",
             "map@k": "MAP@k",
             "ndcg@k": "NDCG@k",
+            "novelty@k(denominator=k,normalize=max,share=users,unseen=one)": "Surprisal@k",
+            "unexpectedness@k(expected=history)": "Novelty@k (a user without "
+            "recommendations scores 1 there)",
+            "unexpectedness@k(denominator=k)": "Unexpectedness@k (a user without a baseline "
+            "list scores 0 there)",
+            "categorical_diversity@k": "CategoricalDiversity@k",
         },
         notes=(
             "RePlay's ground truth is the rows with relevance >= relevance_threshold (it takes "
@@ -306,7 +312,7 @@ PRESETS: dict[str, Preset] = {
             "max_depth": None,
             "unrated": "ignore",
             "default_rating": None,
-            "unpredicted": "error",
+            "unpredicted": "ignore",  # rating metrics: an inner merge of the two frames
             "default_prediction": None,
             "prediction_threshold": None,
         },
@@ -326,6 +332,13 @@ PRESETS: dict[str, Preset] = {
             "novelty@k": "novelty (a mean over all recommendations)",
             "entropy@k": "distributional_coverage",
             "intra_list_diversity@k": "diversity(item_sim_measure='item_feature_vector')",
+            "intra_list_diversity@k(feature=cooccurrence)": "diversity (the default "
+            "item_sim_measure='item_cooccurrence_count')",
+            "serendipity@k(denominator=list_length,relevance=ignored,unexpected=history)": (
+                "serendipity (item co-occurrence; col_relevance given: relevance=required)"
+            ),
+            "log_loss": "logloss",
+            "explained_variance": "exp_var",
         },
         notes=(
             "rating_true holds only relevant rows: give the ground truth with its grades and "
@@ -338,6 +351,8 @@ PRESETS: dict[str, Preset] = {
             "is 0, and it cuts R at k.",
             "novelty and catalog_coverage agree when every user has k recommendations, all "
             "of them items of the training log (see tests/golden/recommenders/NOTES.md).",
+            "Its rating metrics (logloss, exp_var, rmse, ...) score the pairs in both frames "
+            "(an inner merge): unpredicted: ignore.",
         ),
     ),
     "rectools": Preset(

@@ -26,8 +26,15 @@ from receval_cli.evaluation.partial import merge
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
-from receval_cli.metrics import lookup
+from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report.data import Report
+
+
+def needs_whole_log(spec: MetricSpec) -> bool:
+    """The metric compares items by their co-occurrence in the interactions log, which a
+    bucket that holds its own users' interactions only cannot compute."""
+    params = spec.param_dict()
+    return params.get("feature") == "cooccurrence" or params.get("unexpected") == "history"
 
 
 def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = False) -> None:
@@ -54,6 +61,17 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
             f"{engine} evaluates one predictions file; {fix}",
             key=key,
             found=list(config.model_files()),
+            fix=fix,
+        )
+    whole_log = [str(s) for s in specs if needs_whole_log(s)]
+    if whole_log and engine == "engine: spark":
+        fix = "Use another engine for them (partitions: N reads the whole log)."
+        raise UsageError(
+            f"{engine} sends each bucket the interactions of its own users only; "
+            f"{', '.join(whole_log)} compare items by who else interacted with them (item "
+            f"co-occurrence), which needs the whole log. {fix}",
+            key=key,
+            found=whole_log,
             fix=fix,
         )
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")

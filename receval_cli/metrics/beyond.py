@@ -32,10 +32,41 @@ NEW_ONLY = Param(
 )
 UNSEEN = Param(
     "unseen",
-    "items absent from the log (no popularity): skip (left out of the mean) or zero "
-    "(count 0 but stay in the denominator, as MS Recommenders)",
-    choices=("skip", "zero"),
+    "items absent from the log: skip (left out), zero (count 0: MS Recommenders) or one "
+    "(as one row, or user: RePlay)",
+    choices=("skip", "zero", "one"),
     default="skip",
+)
+NORMALIZE = Param(
+    "normalize",
+    "none: in bits; max: divided by log2 of the log's rows (or users), so in [0, 1] (RePlay)",
+    choices=("none", "max"),
+    default="none",
+)
+PER_ITEM_DENOMINATOR = Param(
+    "denominator",
+    "list_length: divide by the items counted (n); k: by k (RePlay)",
+    choices=("list_length", "k"),
+    default="list_length",
+)
+EXPECTED = Param(
+    "expected",
+    "baseline: the baseline's top k; history: the user's items in the log (RePlay's Novelty)",
+    choices=("baseline", "history"),
+    default="baseline",
+)
+UNEXPECTED = Param(
+    "unexpected",
+    "baseline: not in the baseline's top k; history: 1 - mean co-occurrence similarity to "
+    "the user's log (MS Recommenders)",
+    choices=("baseline", "history"),
+    default="baseline",
+)
+RELEVANCE = Param(
+    "relevance",
+    "required: only relevant items count; ignored: every item counts (MS Recommenders' default)",
+    choices=("required", "ignored"),
+    default="required",
 )
 HEAD = Param(
     "head",
@@ -45,9 +76,9 @@ HEAD = Param(
 )
 FEATURE = Param(
     "feature",
-    "catalog feature compared: category (0/1), tags (Jaccard), embedding (cosine); "
-    "default: the catalog's only feature",
-    choices=("category", "tags", "embedding"),
+    "compared: category (0/1), tags (Jaccard), embedding (cosine), cooccurrence (in the "
+    "log); default: the catalog's only feature",
+    choices=("category", "tags", "embedding", "cooccurrence"),
     optional=True,
 )
 
@@ -71,22 +102,38 @@ def self_information(s: Stats, share: object) -> pl.Expr:
     "novelty",
     summary="Mean self-information -log2(popularity share) of the recommended items.",
     formula="sum over i in L@k of -log2(pop(i) / |log|) / n",
-    params=(SHARE, NEW_ONLY, UNSEEN),
+    params=(SHARE, NEW_ONLY, UNSEEN, NORMALIZE, PER_ITEM_DENOMINATOR),
     upper_bound=None,
 )
 def novelty(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `interactions`. share=interactions divides by the log's rows (MS
     Recommenders' novelty, Castells' item choice model); share=users by the log's users
     (recmetrics, Zhou et al.). items=new gives 0 to items the user already interacted with
-    (novelty to this user). Example: a log of 4 rows, item a in 2 and b in 1: the list
-    [a, b] has novelty (-log2(2/4) - log2(1/4)) / 2 = (1 + 2) / 2 = 1.5."""
-    info = self_information(s, p["share"])
-    counted = pl.lit(True) if p["unseen"] == "zero" else info.is_not_null()
+    (novelty to this user). Items absent from the log: unseen=skip leaves them out of n,
+    zero counts them 0, one gives them the self-information of an item with one row (or
+    user), log2 |log|. normalize=max divides every item's self-information by log2 |log|
+    (its largest value; 0 when the log has one row or user), and denominator=k divides
+    the sum by k instead of n: novelty@k(share=users, unseen=one, normalize=max,
+    denominator=k) is RePlay's Surprisal@k. An empty list scores 0.
+    Example: a log of 4 rows, item a in 2 and b in 1: the list [a, b] has novelty
+    (-log2(2/4) - log2(1/4)) / 2 = (1 + 2) / 2 = 1.5."""
+    share, unseen, normalize = p["share"], p["unseen"], p["normalize"]
+    info = self_information(s, share)
+    counted = info.is_not_null() if unseen == "skip" else pl.lit(True)
+    # log2 of the log's rows or users: the self-information of an item with one of them
+    largest = pl.col("log_users" if share == "users" else "log_rows").cast(pl.Float64).log(2)
+    if unseen == "one":
+        info = info.fill_null(largest)
+    if normalize == "max":
+        info = pl.when(largest > 0).then(info / largest).otherwise(0.0)
     term = info.fill_null(0.0)
     if p["items"] == "new":
         term = pl.when(s.side("known")).then(0.0).otherwise(term)
-    name = f"novelty[{p['share']},{p['items']},{p['unseen']}]"
-    return safe_div(s.rec_sum(name, term, k), s.rec_count(f"{name}:n", counted, k))
+    name = f"novelty[{share},{p['items']},{unseen},{normalize}]"
+    total = s.rec_sum(name, term, k)
+    if p["denominator"] == "k" and k is not None:
+        return pl.when(s.retrieved(k) > 0).then(total / per_user_constant(k)).otherwise(0.0)
+    return safe_div(total, s.rec_count(f"{name}:n", counted, k))
 
 
 @register(
@@ -124,13 +171,26 @@ def long_tail_share(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "unexpectedness",
-    summary="Share of the recommended items absent from the baseline's list.",
-    formula="|L@k \\ B@k| / n",
+    summary="Share of the recommended items that are not expected (not in the baseline's list).",
+    formula="1 - |L@k ∩ B@k| / n   (denominator=k: / k; expected=history: B = the user's log)",
+    params=(EXPECTED, PER_ITEM_DENOMINATOR),
 )
 def unexpectedness(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Needs `baseline` or `interactions` (the popularity baseline). Example: L@3 = [a, b,
-    c] and B@3 = [a, x, y]: 2/3."""
-    return safe_div(s.rec_count("unexpected", ~_in_baseline(s, k), k), s.retrieved(k))
+    """Needs `baseline` or `interactions` (the popularity baseline); expected=history
+    needs `interactions`, and an item is then expected when the user already has it in
+    the log (RePlay's Novelty@k, the share of the top k new to the user). With
+    denominator=k the overlap is divided by k, so the slots a short list leaves empty
+    count as unexpected (RePlay's Unexpectedness@k: 1 - |L@k ∩ B@k| / k). An empty list
+    scores 0; a user the baseline file has no list for finds every item unexpected.
+    Example: L@3 = [a, b, c] and B@3 = [a, x, y]: 1 - 1/3 = 2/3; L@3 = [a, b], k = 3: 1 -
+    1/2 (n), or 1 - 1/3 (denominator=k)."""
+    history = p["expected"] == "history"
+    expected = s.side("known").fill_null(False) if history else _in_baseline(s, k)
+    suffix = "[history]" if history else ""
+    if p["denominator"] == "k" and k is not None:
+        overlap = s.rec_count(f"expected{suffix}", expected, k).cast(pl.Float64)
+        return pl.when(s.retrieved(k) > 0).then(1.0 - overlap / per_user_constant(k)).otherwise(0.0)
+    return safe_div(s.rec_count(f"unexpected{suffix}", ~expected, k), s.retrieved(k))
 
 
 BASELINE_K = Param(
@@ -175,17 +235,34 @@ def intersection(s: Stats, k: int | None, p: Params) -> pl.Expr:
 @register(
     "serendipity",
     summary="Share of the top k that is both relevant and unexpected (not in the baseline).",
-    formula="|{i in L@k : relevant, i not in B@k}| / k   (denominator=list_length: / n)",
-    params=(PRECISION_DENOMINATOR,),
+    formula="sum over relevant i in L@k of u(i) / k, u(i) = [i not in B@k] or 1 - "
+    "history similarity",
+    params=(PRECISION_DENOMINATOR, UNEXPECTED, RELEVANCE),
 )
 def serendipity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Ge et al. (2010): precision counting only the unexpected relevant items. Needs
-    `baseline` or `interactions`. Example: L@3 = [a, b, c], a and b relevant, B@3 = [a, x,
-    y]: 1/3."""
-    wanted = s.side("relevant").fill_null(False) & ~_in_baseline(s, k)
+    `baseline` or `interactions`. unexpected=history (Zhang et al.'s Auralist, MS
+    Recommenders' serendipity): an item's unexpectedness is 1 - its mean co-occurrence
+    similarity (see intra_list_diversity's cooccurrence) to the items the user has in the
+    `interactions` log; a user absent from the log has no history to surprise and is left
+    out of the mean. relevance=ignored counts every item as relevant (MS Recommenders
+    without col_relevance): with unexpected=history, denominator=list_length that is MS
+    Recommenders' user_serendipity. The sum is divided by k, or by n with
+    denominator=list_length. An empty list scores 0.
+    Example: L@3 = [a, b, c], a and b relevant, B@3 = [a, x, y]: 1/3."""
+    relevant = s.side("relevant").fill_null(False) if p["relevance"] == "required" else pl.lit(True)
     by_k = p["denominator"] == "k"
     denominator = per_user_constant(k) if k is not None and by_k else s.retrieved(k)
-    return safe_div(s.rec_count("serendipitous", wanted, k), denominator)
+    if p["unexpected"] == "history":
+        similarity = s.side("history_similarity")
+        term = pl.when(relevant).then(1.0 - similarity).otherwise(0.0).fill_null(0.0)
+        total = s.rec_sum(f"serendipity[history,{p['relevance']}]", term, k)
+        known = s.rec_count("with_history", similarity.is_not_null(), k)
+        value = safe_div(total, denominator)
+        return pl.when(s.retrieved(k) == 0).then(0.0).when(known > 0).then(value)
+    suffix = "" if p["relevance"] == "required" else "[every item relevant]"
+    wanted = relevant & ~_in_baseline(s, k)
+    return safe_div(s.rec_count(f"serendipitous{suffix}", wanted, k), denominator)
 
 
 def similarity_to_earlier(s: Stats) -> pl.Expr:
@@ -224,11 +301,14 @@ def _only_feature(s: Stats) -> str:
     upper_bound=2.0,
 )
 def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Needs a `catalog` with a feature. Distances: category 0 if equal else 1; tags the
-    Jaccard distance (two empty sets: 0, as scipy); embedding the cosine distance (a zero
-    vector has similarity 0 to all), up to 2 for opposite vectors. A list with fewer than
-    2 items has no pair: the user is left out of the mean. Example: categories [x, x, y]
-    have pairs (same, different, different): 2/3."""
+    """Needs a `catalog` with a feature, or (feature=cooccurrence) `interactions`.
+    Distances: category 0 if equal else 1; tags the Jaccard distance (two empty sets: 0, as
+    scipy); embedding the cosine distance (a zero vector has similarity 0 to all), up to 2
+    for opposite vectors; cooccurrence 1 - c(i, j) / sqrt(h(i) h(j)), with c the log's
+    users who have both items and h an item's users (the cosine of their user vectors:
+    MS Recommenders' default diversity, item_cooccurrence_count; 1 for an item absent
+    from the log). A list with fewer than 2 items has no pair: the user is left out of the
+    mean. Example: categories [x, x, y] have pairs (same, different, different): 2/3."""
     feature = str(p.get("feature") or _only_feature(s))
     if feature == "embedding":
         similar = s.rec_sum("similarity[embedding]", similarity_to_earlier(s), k)
@@ -239,3 +319,20 @@ def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     # clipped to [0, 2] like scikit-learn's cosine distances: identical unit vectors can
     # have a dot product of 1 + 1e-16
     return pl.when(pairs > 0).then((1.0 - similar / pairs).clip(0.0, 2.0))
+
+
+@register(
+    "categorical_diversity",
+    summary="Distinct catalog categories among the recommended items, divided by k.",
+    formula="|{category(i) : i in L@k}| / k   (denominator=list_length: / n)",
+    params=(PRECISION_DENOMINATOR,),
+)
+def categorical_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """Needs a `catalog` with a `category` column (every recommended item in it, as for
+    intra_list_diversity). RePlay's CategoricalDiversity@k divides by k; with
+    denominator=list_length (or without a cutoff) it divides by n = |L@k|. An empty list
+    scores 0. Example: categories [x, x, y] in the top 3: 2/3; at k = 5: 2/5."""
+    categories = s.rec_distinct("categories", s.side("category"), k)
+    by_k = p["denominator"] == "k"
+    denominator = per_user_constant(k) if k is not None and by_k else s.retrieved(k)
+    return safe_div(categories, denominator)

@@ -32,4 +32,6 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "set_precision": {"ir_measures": "SetP"},
     "set_recall": {"ir_measures": "SetR"},
     "set_f1": {"ir_measures": "SetF"},
+    "log_loss": {"scikit-learn": "log_loss"},
+    "explained_variance": {"scikit-learn": "explained_variance_score"},
 }

@@ -148,6 +148,46 @@ def r2(t: PairTotals, p: Params) -> float | None:
     return None if math.isinf(value) else value  # beyond float64 (no_value)
 
 
+@register_pairs(
+    "explained_variance",
+    summary="Explained variance of the predicted ratings: 1 - Var(p - r) / Var(r).",
+    formula="1 - Var(p_i - r_i) / Var(r_i)   (0 when every r_i is equal)",
+    sums=lambda p: {
+        "error": _error,
+        **_exact_squares(_error, "error_squared"),
+        "actual": _actual,
+        **_exact_squares(_actual, "actual_squared"),
+    },
+    upper_bound=1.0,
+    lower_bound=None,
+    no_value="the actual ratings vary so little that 1 - Var(p - r) / Var(r) is below "
+    "-1.8e308, beyond 64-bit floats",
+)
+def explained_variance(t: PairTotals, p: Params) -> float | None:
+    """1 - Var(e) / Var(r), with e = p - r and Var the population variance (as
+    scikit-learn's explained_variance_score and MS Recommenders' exp_var, which calls it):
+    like r2, but a constant bias in the predictions costs nothing. Both variances are
+    computed exactly from exact sums (n Var(x) = sum x^2 - (sum x)^2 / n). When every r_i
+    is equal Var(r) is 0 and the value is 0, as for r2 (scikit-learn gives 1 there when
+    Var(e) is 0 too, else 0). No value (null, with a warning) beyond float64's range.
+
+    Example: r = (1, 2, 3), p = (2, 3, 5): e = (1, 1, 2), Var(e) = 2/9, Var(r) = 2/3:
+    1 - 1/3 = 2/3.
+    """
+    error = t.sums["error"].fraction()
+    actual = t.sums["actual"].fraction()
+    error_squares = _squares_total(t, "error_squared")
+    actual_squares = _squares_total(t, "actual_squared")
+    if error is None or actual is None or error_squares is None or actual_squares is None:
+        return math.nan  # an infinite or NaN term
+    total = actual_squares - actual * actual / t.pairs
+    if total <= 0:
+        return 0.0
+    spread = error_squares - error * error / t.pairs
+    value = _ratio(total - spread, total)
+    return None if math.isinf(value) else value  # beyond float64 (no_value)
+
+
 _clicked = pl.col("relevant")
 
 
@@ -248,3 +288,46 @@ def gauc(t: PairTotals, p: Params) -> float | None:
     if weighted is None or total is None or total == 0:
         return None  # no user with both classes (no_value)
     return _ratio(weighted, total)
+
+
+_EPS = 2.0**-52  # float64's machine epsilon: scikit-learn's clip for float64 probabilities
+
+
+def _log_loss_terms(p: Params) -> dict[str, pl.Expr]:
+    """Per pair: -ln of the probability given to its class (the prediction for a clicked
+    pair, 1 - the prediction for another), clipped to [eps, 1 - eps]; and 1 for a
+    prediction outside [0, 1]."""
+    predicted = pl.col("predicted")
+    own = pl.when(_clicked).then(predicted).otherwise(1.0 - predicted)
+    return {
+        "log_loss": -own.clip(_EPS, 1.0 - _EPS).log(),
+        "outside_unit": ((predicted < 0.0) | (predicted > 1.0)).cast(pl.Float64),
+    }
+
+
+@register_pairs(
+    "log_loss",
+    summary="Log loss (cross-entropy) of the scores read as click probabilities.",
+    formula="-(1/n) sum [y_i ln q_i + (1 - y_i) ln(1 - q_i)], q_i = clip(p_i, eps, 1 - eps)",
+    sums=_log_loss_terms,
+    upper_bound=None,
+    higher_is_better=False,
+    no_value="a predicted score is outside [0, 1], so it is not a probability (or no pair "
+    "was scored)",
+)
+def log_loss(t: PairTotals, p: Params) -> float | None:
+    """Binary log loss, natural logarithm: y_i is 1 for a clicked pair (relevance >=
+    relevance_threshold), else 0, and the score p_i is the predicted probability of a
+    click. Each probability is clipped to [eps, 1 - eps], eps = 2^-52 (float64's machine
+    epsilon), as scikit-learn's log_loss does for float64 input (and MS Recommenders'
+    logloss, which calls it), so a certain but wrong prediction costs -ln(2^-52) = 36.04,
+    not infinity. No value (null, with a warning) when a score lies outside [0, 1]
+    (scikit-learn raises) or no pair was scored. One class only is fine here
+    (scikit-learn then needs labels=[0, 1]).
+
+    Example: clicked with p = 0.8, not clicked with p = 0.4: (-ln 0.8 - ln 0.6) / 2 = 0.367.
+    """
+    outside = t.sums["outside_unit"].fraction()
+    if t.pairs == 0 or outside is None or outside > 0:
+        return None  # no_value
+    return t.sums["log_loss"].mean(t.pairs)

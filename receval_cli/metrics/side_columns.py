@@ -1,10 +1,12 @@
 """The `recs` table of the beyond-accuracy metrics: every recommended item with the side
 columns the metrics ask for (see metrics/stats.py), aggregated per user.
 
-    popularity  count (log rows of the item), holders (its distinct users), log_rows,
-                log_users, popular_rank (1 = most popular), joined on the item
+    popularity  count (log rows of the item), holders (its distinct users), popular_rank
+                (1 = most popular), joined on the item; log_rows, log_users (the log's
+                totals) on every row
     known       the user has the item in the interactions log
     baseline    the item's rank in the user's baseline list (else its popular_rank)
+    history_similarity  the item's mean co-occurrence similarity to the user's log items
     relevant    the item is relevant in the ground truth
     category, tags, embedding (as unit_0 .. unit_{d-1}): catalog features
 """
@@ -24,7 +26,7 @@ from receval_cli.evaluation.prepare import (
 )
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
-from receval_cli.metrics.stats import Stats, cutoff_label, depth
+from receval_cli.metrics.stats import Stats, cutoff_label, depth, ordered_sum
 from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
@@ -34,6 +36,8 @@ NEEDS = {
     "popularity": "interactions",
     "known": "interactions",
     "baseline": "baseline or interactions",
+    "cooccurrence": "interactions",
+    "history_similarity": "interactions",
 }
 
 
@@ -41,7 +45,7 @@ def missing_input(side: str, sources: Sources) -> str | None:
     """The input a side column needs, when it is not given (else None)."""
     if side == "relevant":
         return None
-    if side in ("popularity", "known"):
+    if side in ("popularity", "known", "cooccurrence", "history_similarity"):
         return None if sources.interactions is not None else NEEDS[side]
     if side == "baseline":
         given = sources.baseline is not None or sources.interactions is not None
@@ -103,21 +107,29 @@ def recs_aggregates(
     if depth is not None:
         recs = recs.filter(pl.col("rank") <= depth)
     catalog = sources.catalog
+    log = sources.interactions
     # per-user tables from queries of their own, each on the ranked items and one feature
     tables = []
     for feature, cutoffs in sorted(stats.pair_cutoffs.items()):
+        if feature == "cooccurrence":
+            assert log is not None  # metric_exprs refuses the metric without it
+            tables.append(cooccurrence_pairs(recs, log.frame, cutoffs))
+            continue
         assert catalog is not None  # metric_exprs refuses the metric without it
         featured = recs.join(catalog.frame.select("item", feature), on="item", how="left")
         pairs = category_pairs if feature == "category" else tag_pairs
         tables.append(pairs(featured, cutoffs))
-    log = sources.interactions
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
         if popular is None:
             assert log is not None
             popular = item_popularity(log.frame, conventions.tie_break)
         items = popular if sources.popularity_rows else stats.items.with_rows(popular)
-        recs = recs.join(items.rename({"count": "popularity"}), on="item", how="left")
+        # the log's totals on every row, items absent from the log included (one row
+        # even for an empty log: an aggregation)
+        totals = popular.select(pl.col("log_rows").max(), pl.col("log_users").max())
+        items = items.drop("log_rows", "log_users").rename({"count": "popularity"})
+        recs = recs.join(items, on="item", how="left").join(totals, how="cross")
     if "known" in sides:
         assert log is not None
         known = log.frame.select(_KEY).unique().with_columns(known=pl.lit(True))
@@ -133,8 +145,13 @@ def recs_aggregates(
             )
         else:
             recs = recs.with_columns(baseline=pl.col("popular_rank"))
+    if "history_similarity" in sides:
+        assert log is not None
+        recs = recs.join(history_similarity(recs, log.frame), on=_KEY, how="left")
     if "relevant" in sides:
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
+    if "category" in sides and catalog is not None:
+        recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
     if "embedding" in sides and catalog is not None:
         recs = recs.join(unit_vectors(catalog, stats.embedding_dims), on="item", how="left")
     recs = stats.recs.with_rows(recs)
@@ -231,3 +248,80 @@ def tag_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
         for label in labels.values()
     ]
     return empties.join(sums, on="user", how="left").select("user", *similar)
+
+
+def cooccurrence_pairs(
+    recs: pl.LazyFrame, log: pl.LazyFrame, cutoffs: set[int | None]
+) -> pl.LazyFrame:
+    """(user, similar_pairs[cooccurrence]@k for each cutoff): the sum over the pairs of
+    items in the user's top k of their co-occurrence similarity in the interactions log,
+    c(i, j) / (sqrt(h(i)) sqrt(h(j))): c the log's users who have both items, h an item's
+    users (Zhang et al.'s Auralist; MS Recommenders' item_cooccurrence_count, which counts
+    rows: the same when the log repeats no (user, item)). An item absent from the log, or a
+    pair no user has both of, has similarity 0.
+
+    The pairs of each list are listed (n (n - 1) / 2 per user); the co-occurrence counts
+    are computed for the distinct pairs only, through the log's users of the first item.
+    The similarities are added in one running sum per user, in the order of the later
+    item's rank, then the earlier's, read at the last pair within k (as tag_pairs).
+    """
+    labels = {k: cutoff_label(k) for k in cutoffs}
+    rank = pl.col("rank")
+    ranked = recs.select("user", "item", "rank")
+    pairs = ranked.join(ranked, on="user", suffix="_earlier").filter(pl.col("rank_earlier") < rank)
+    wanted = pairs.select(pl.col("item").alias("a"), pl.col("item_earlier").alias("b")).unique()
+    similar = cooccurrence_similarity(wanted, log)
+    scored = pairs.join(similar, left_on=["item", "item_earlier"], right_on=["a", "b"], how="left")
+    pair = (rank.cast(pl.UInt64) * 2**32 + pl.col("rank_earlier")).alias("pair")
+    running = pl.col("sim").fill_null(0.0).cum_sum().over("user", order_by="pair")
+    sums = (
+        scored.with_columns(pair)
+        .select("user", "pair", running.alias("running"))
+        .group_by("user")
+        .agg(
+            # the running sum never decreases: its value at the last pair within k is its max
+            pl.col("running")
+            .filter(pl.col("pair") < pl.lit((depth(k) + 1) * 2**32, pl.UInt64))
+            .max()
+            .fill_null(0.0)
+            .alias(f"similar_pairs[cooccurrence]@{label}")
+            for k, label in labels.items()
+        )
+    )
+    return sums
+
+
+def cooccurrence_similarity(wanted: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyFrame:
+    """(a, b, sim) for the item pairs (a, b) of `wanted` that some user of the log has
+    both of: c(a, b) / (sqrt(h(a)) sqrt(h(b))), c the log's users with both items and h an
+    item's users (the cosine of the two items' binary user vectors). Pairs left out have
+    similarity 0. The counts come through the log's users of a."""
+    held = log.select("user", "item").unique()
+    holders = held.group_by("item").agg(pl.len().cast(pl.Float64).sqrt().alias("root"))
+    both = wanted.join(held.rename({"user": "holder", "item": "a"}), on="a").join(
+        held.rename({"user": "holder", "item": "b"}), on=["holder", "b"]
+    )
+    counts = both.group_by("a", "b").agg(pl.len().cast(pl.Float64).alias("both"))
+    return (
+        counts.join(holders.rename({"item": "a", "root": "root_a"}), on="a")
+        .join(holders.rename({"item": "b", "root": "root_b"}), on="b")
+        .select("a", "b", (pl.col("both") / (pl.col("root_a") * pl.col("root_b"))).alias("sim"))
+    )
+
+
+def history_similarity(recs: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyFrame:
+    """(user, item, history_similarity): for each recommended item, its mean co-occurrence
+    similarity (cooccurrence_similarity) to the items the user has in the log; users
+    absent from the log have no row. The similarities of one item are added in ascending
+    order, so the sum is the same on every run."""
+    held = log.select("user", "item").unique()
+    history = held.group_by("user").agg(pl.len().cast(pl.Float64).alias("history"))
+    pairs = recs.select("user", "item").join(held.rename({"item": "known"}), on="user")
+    wanted = pairs.select(pl.col("item").alias("a"), pl.col("known").alias("b")).unique()
+    similar = cooccurrence_similarity(wanted, log)
+    scored = pairs.join(similar, left_on=["item", "known"], right_on=["a", "b"], how="left")
+    sums = scored.group_by("user", "item").agg(
+        ordered_sum(pl.col("sim").fill_null(0.0).sort()).alias("similarity_sum")
+    )
+    share = pl.col("similarity_sum") / pl.col("history")
+    return sums.join(history, on="user").select("user", "item", share.alias("history_similarity"))

@@ -207,7 +207,17 @@ def _at(running: pl.Expr, position: pl.Expr, k: int | None) -> pl.Expr:
     return pl.when(position <= depth(k)).then(running).max().fill_null(0.0)
 
 
-SIDES = ("popularity", "known", "baseline", "relevant", "category", "tags", "embedding")
+SIDES = (
+    "popularity",
+    "known",
+    "baseline",
+    "relevant",
+    "category",
+    "tags",
+    "embedding",
+    "cooccurrence",
+    "history_similarity",
+)
 
 
 class Stats:
@@ -302,6 +312,12 @@ class Stats:
         within = condition & (_rank <= depth(k))
         return self.recs.agg(f"{name}@{cutoff_label(k)}", within.sum()).fill_null(0)
 
+    def rec_distinct(self, name: str, values: pl.Expr, k: int | None) -> pl.Expr:
+        """The distinct non-null `values` over the top k items (an integer)."""
+        self.recs_cutoffs.add(k)
+        within = values.filter(_rank <= depth(k)).drop_nulls().n_unique()
+        return self.recs.agg(f"{name}@{cutoff_label(k)}", within).fill_null(0)
+
     def rec_total(self, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
         """The sum of an integer `term` over the top k items (exact in any order)."""
         self.recs_cutoffs.add(k)
@@ -319,8 +335,9 @@ class Stats:
     def similar_pairs(self, feature: str, k: int | None) -> pl.Expr:
         """The sum over the pairs of items in the top k of their similarity by a catalog
         feature: for category the pairs sharing it (an integer count), for tags the sum of
-        Jaccard similarities. Computed per user from the ranked items and that feature
-        alone (side_columns.category_pairs, side_columns.tag_pairs)."""
+        Jaccard similarities; or by the interactions log (cooccurrence). Computed per user
+        from the ranked items and that feature alone (side_columns.category_pairs,
+        tag_pairs, cooccurrence_pairs)."""
         self.side(feature)
         self.recs_cutoffs.add(k)
         self.pair_cutoffs.setdefault(feature, set()).add(k)

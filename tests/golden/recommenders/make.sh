@@ -28,3 +28,5 @@ for dataset in tiefree ties tiefree_int ties_int; do
     "$VENV/bin/python" "$HERE/run_recommenders.py" "$dataset" "$HERE/$dataset.json"
 done
 "$VENV/bin/python" "$HERE/run_recommenders_beyond.py" "$HERE/beyond.json"
+"$VENV/bin/python" "$HERE/run_recommenders_probability.py" "$HERE/probability.json"
+"$VENV/bin/python" "$HERE/run_recommenders_cooccurrence.py" "$HERE/cooccurrence.json"
