@@ -176,6 +176,10 @@ class MetricDef:
     pairs: PairMetric | None = None  # scope "pairs": one value from sums over the pairs
     # when the metric can have no value (null in the report), why: the run's warning says it
     no_value: str | None = None
+    # False for a per-user metric that never reads relevance (diversity, novelty, ...): the
+    # users_without_relevant rule does not apply to it, so it averages over every user
+    # with a list whatever the ground truth holds (as the peer libraries' such measures)
+    reads_relevance: bool = True
 
     @property
     def function(self) -> Callable[..., object]:
@@ -196,8 +200,12 @@ class MetricDef:
         return next((p for p in self.all_params() if p.name == name), None)
 
     def all_params(self) -> tuple[Param, ...]:
-        """The metric's own parameters, then (per-user metrics) which users count."""
-        return (*self.params, *USER_PARAMS) if self.scope == "user" else self.params
+        """The metric's own parameters, then (per-user metrics) which users count
+        (users_without_relevant only for a metric that reads relevance)."""
+        if self.scope != "user":
+            return self.params
+        users = USER_PARAMS if self.reads_relevance else USER_PARAMS[:1]
+        return (*self.params, *users)
 
 
 USER_PARAMS = (
@@ -233,9 +241,12 @@ def register(
     higher_is_better: bool = True,
     lower_bound: float | None = 0.0,
     no_value: str | None = None,
+    reads_relevance: bool = True,
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
-    `no_value`: when its value can be null, why (the warning's words)."""
+    `no_value`: when its value can be null, why (the warning's words); `reads_relevance`:
+    False when the metric never reads relevance (users_without_relevant then does not
+    apply to it)."""
 
     def add(compute: Compute) -> Compute:
         _add(
@@ -253,6 +264,7 @@ def register(
                 scope,
                 lower_bound,
                 no_value=no_value,
+                reads_relevance=reads_relevance,
             )
         )
         return compute
