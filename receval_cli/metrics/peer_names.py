@@ -17,4 +17,10 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "mrr": {"ir_measures": "RR", "torchmetrics": "RetrievalMRR"},
     "hit_rate": {"ir_measures": "Success@k", "torchmetrics": "RetrievalHitRate"},
     "r_precision": {"ir_measures": "Rprec", "torchmetrics": "RetrievalRPrecision"},
+    # RecTools 0.19.0 (benchmarks/bench_diversity.py --part peers compares the values)
+    "intra_list_diversity": {
+        "rectools": "IntraListDiversity(distance_calculator=PairwiseHammingDistanceCalculator) "
+        "(feature=category)"
+    },
+    "novelty": {"rectools": "MeanInvUserFreq (share=users)"},
 }
