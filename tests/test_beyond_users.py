@@ -31,11 +31,17 @@ benchmarks/peers/).
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import polars as pl
 import pytest
+from cli_helpers import write_config
 
 import receval_cli
+from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.conventions import Conventions
+from receval_cli.config.loading import load_config
 from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.registry import SpecError, lookup, resolve
 
@@ -117,3 +123,36 @@ def test_the_rule_is_no_parameter_of_a_metric_that_does_not_read_relevance() -> 
             resolve(MetricSpec.parse(f"{name}@3(users_without_relevant=skip)"))
     assert lookup("serendipity").reads_relevance
     assert lookup("ndcg").reads_relevance
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        {"engine": "streaming"},
+        {"engine": "in_memory", "partitions": 2},
+        {"engine": "streaming", "partitions": 3},
+    ],
+)
+def test_every_polars_engine_averages_over_the_same_users(
+    tmp_path: Path, engine: dict[str, Any]
+) -> None:
+    """The partitioned engines count each metric's users apart (evaluation/partial.py)."""
+    PREDICTIONS.write_csv(tmp_path / "predictions.csv")
+    TRUTH.write_csv(tmp_path / "truth.csv")
+    CATALOG.write_csv(tmp_path / "catalog.csv")
+    LOG.write_csv(tmp_path / "log.csv")
+    config = {
+        "predictions": {"path": "predictions.csv"},
+        "ground_truth": {"path": "truth.csv"},
+        "catalog": {"path": "catalog.csv", "columns": {"category": "category"}},
+        "interactions": {"path": "log.csv"},
+        "conventions": {"preset": "jurity"},
+        "metrics": [*sorted(EXPECTED), "serendipity@3"],
+        **engine,
+    }
+    run = evaluate_config(load_config(write_config(tmp_path, config, "users.yaml")))
+    report = run.models["model"]
+    for metric, value in EXPECTED.items():
+        assert report.metrics[metric] == pytest.approx(value, abs=1e-12), metric
+        assert report.users["evaluated_per_metric"][metric] == 3, metric
+    assert report.metrics["serendipity@3"] == pytest.approx(1 / 6, abs=1e-12)
