@@ -518,10 +518,17 @@ def session_rss(session: int) -> int:
     return total
 
 
-def spawn(command: list[str], log: Path, timeout: float, env: dict[str, str]) -> dict[str, Any]:
+def spawn(
+    command: list[str],
+    log: Path,
+    timeout: float,
+    env: dict[str, str],
+    max_rss_mib: float | None = None,
+) -> dict[str, Any]:
     """Run command in a new session; wall seconds, the child's own peak RSS, exit status,
     and the peak RSS of the whole session sampled every 0.1 s (`tree_rss_mib`: for Spark,
-    whose work runs in a JVM and Python workers that the child starts)."""
+    whose work runs in a JVM and Python workers that the child starts). Past `timeout`
+    seconds, or `max_rss_mib` resident in the session (when given), it is killed."""
     import subprocess
 
     tree_peak = 0
@@ -539,11 +546,14 @@ def spawn(command: list[str], log: Path, timeout: float, env: dict[str, str]) ->
             polls += 1
             if polls % 10 == 0:
                 tree_peak = max(tree_peak, session_rss(process.pid))
-            if elapsed > timeout:
+            over_memory = max_rss_mib is not None and tree_peak / 2**20 > max_rss_mib
+            if elapsed > timeout or over_memory:
                 os.killpg(process.pid, signal.SIGKILL)
                 pid, status, usage = os.wait4(process.pid, 0)
                 process.returncode = -signal.SIGKILL
-                return {"seconds": None, "rss_mib": usage.ru_maxrss / 1024, "error": "timeout"}
+                why = f"over {max_rss_mib:.0f} MiB" if over_memory else "timeout"
+                killed = {"seconds": None, "rss_mib": usage.ru_maxrss / 1024, "error": why}
+                return {**killed, "killed_after_s": elapsed}
             time.sleep(0.01)
     process.returncode = os.waitstatus_to_exitcode(status)
     outcome: dict[str, Any] = {"seconds": elapsed, "rss_mib": usage.ru_maxrss / 1024}

@@ -1,10 +1,16 @@
-"""Inter-list diversity, exact, on 1M users x 20 items, beside Jurity on a sample.
+"""Inter-list diversity, exact, on 1M users x 20 items, beside Jurity on a sample; and
+Jurity's, MS Recommenders' and RecTools' diversity and novelty beside receval (--part peers).
 
     cd /work/main
     UV_PROJECT_ENVIRONMENT=/tmp/bench-venv uv run --group bench python benchmarks/bench_diversity.py
     ... --users 20000                 # a quick run
-    ... --jurity-python PATH          # Jurity's interpreter (default /tmp/golden-jurity/bin/python,
-                                      # made by tests/golden/jurity/make.sh)
+    ... --jurity-python PATH          # Jurity's interpreter (default /tmp/bench-jurity/bin/python,
+                                      # made by benchmarks/peers/make_jurity.sh)
+    ... --part peers                  # only the peers' diversity and novelty (diversity_peers.py)
+    ... --part peers --peer-users 2000  # a quick run (recorded: 20000 100000, the default)
+    ... --part inter                  # only the inter-list benchmark below
+
+The peers' environments: benchmarks/peers/make_{jurity,recommenders,rectools}.sh.
 
 Jurity builds the user-by-user cosine matrix, so by default it estimates the metric from 10
 samples of 10,000 users. receval computes it exactly over every user (a sum over items of
@@ -130,16 +136,64 @@ def run_jurity(python: str, csv: Path, mode: str, work: Path, timeout: float) ->
     return outcome
 
 
+PEER_PYTHONS = {
+    "jurity": "/tmp/bench-jurity/bin/python",
+    "recommenders": "/tmp/bench-recommenders/bin/python",
+    "rectools": "/tmp/bench-rectools/bin/python",
+}
+
+
+def run_peer_part(args: argparse.Namespace) -> None:
+    """--part peers: each size in turn (diversity_peers.py)."""
+    from diversity_peers import run_peers
+
+    pythons = {peer: getattr(args, f"{peer}_python") for peer in PEER_PYTHONS}
+    results = {}
+    for users in args.peer_users:
+        only = set(args.peers) if args.peers else None
+        max_rss_mib = args.peer_max_rss_gib * 1024
+        rows = run_peers(users, args.peer_items, pythons, args.peer_timeout, max_rss_mib, only)
+        results[str(users)] = rows
+    if args.peer_json:
+        args.peer_json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=1_000_000)
     parser.add_argument("--items", type=int, default=20_000)
-    parser.add_argument("--jurity-python", default="/tmp/golden-jurity/bin/python")
+    parser.add_argument("--jurity-python", default=PEER_PYTHONS["jurity"])
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--skip-jurity-default", action="store_true")
+    parser.add_argument(
+        "--part",
+        choices=("all", "inter", "peers"),
+        default="all",
+        help="inter: receval's exact inter-list diversity beside Jurity's sample (the "
+        "original benchmark); peers: Jurity, MS Recommenders and RecTools (all: both)",
+    )
+    parser.add_argument(
+        "--peer-users",
+        type=int,
+        nargs="+",
+        default=[20_000, 100_000],
+        help="users of the peer comparison, one run per size (a quick run: 2000)",
+    )
+    parser.add_argument("--peer-items", type=int, default=2_000, help="catalog items (peers)")
+    parser.add_argument("--peer-timeout", type=float, default=600, help="seconds (peers)")
+    parser.add_argument("--peer-max-rss-gib", type=float, default=12, help="GiB (peers)")
+    parser.add_argument("--peers", nargs="+", choices=sorted(PEER_PYTHONS), help="only these")
+    for peer, python in PEER_PYTHONS.items():
+        if peer != "jurity":
+            parser.add_argument(f"--{peer}-python", default=python)
+    parser.add_argument("--peer-json", type=Path, help="write the peer rows here as JSON")
     parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     work = HERE / "data"
+    if args.part in ("all", "peers"):
+        run_peer_part(args)
+    if args.part == "peers":
+        return 0
     if args.generate_only:
         generate(args.users, args.items, work)
         return 0

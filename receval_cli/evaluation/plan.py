@@ -262,9 +262,10 @@ def with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
 
 def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
     """The users one metric averages over: in the ground truth, and not skipped by its
-    users_without_relevant / users_without_recommendations parameters."""
+    users_without_relevant / users_without_recommendations parameters (a metric that does
+    not read relevance has no users_without_relevant: MetricDef.reads_relevance)."""
     kept = pl.col("in_truth")
-    if params["users_without_relevant"] == "skip":
+    if params.get("users_without_relevant") == "skip":
         kept = kept & (pl.col("n_relevant") > 0)
     if params["users_without_recommendations"] == "skip":
         kept = kept & (pl.col("list_length") > 0)

@@ -5,7 +5,9 @@ pop(i) is the number of rows of item i in the interactions log (0 when absent), 
 the baseline list B@k is the baseline file's list for the user, or else the k most
 popular items of the log (ties broken by the tie_break convention). Every metric here
 reads the `recs` table (every recommended item; see stats.py), so users with an empty
-list score 0, or are skipped by users_without_recommendations=skip.
+list score 0, or are skipped by users_without_recommendations=skip. All but serendipity
+never read relevance (reads_relevance=False): users_without_relevant does not apply to
+them, so they average over every ground-truth user with a list, as the peers do.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ def self_information(s: Stats, share: object) -> pl.Expr:
     formula="sum over i in L@k of -log2(pop(i) / |log|) / n",
     params=(SHARE, NEW_ONLY, UNSEEN, NORMALIZE, PER_ITEM_DENOMINATOR),
     upper_bound=None,
+    reads_relevance=False,
 )
 def novelty(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `interactions`. share=interactions divides by the log's rows (MS
@@ -142,6 +145,7 @@ def novelty(s: Stats, k: int | None, p: Params) -> pl.Expr:
     formula="sum over i in L@k of pop(i) / n",
     upper_bound=None,
     higher_is_better=False,
+    reads_relevance=False,
 )
 def arp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `interactions` (Abdollahpouri et al.). Items absent from the log count 0.
@@ -156,6 +160,7 @@ def arp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     summary="Share of the recommended items outside the popular head of the log.",
     formula="|{i in L@k : i not in head}| / n",
     params=(HEAD,),
+    reads_relevance=False,
 )
 def long_tail_share(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `interactions`. The head is the top `head` share of the log's items by
@@ -174,6 +179,7 @@ def long_tail_share(s: Stats, k: int | None, p: Params) -> pl.Expr:
     summary="Share of the recommended items that are not expected (not in the baseline's list).",
     formula="1 - |L@k ∩ B@k| / n   (denominator=k: / k; expected=history: B = the user's log)",
     params=(EXPECTED, PER_ITEM_DENOMINATOR),
+    reads_relevance=False,
 )
 def unexpectedness(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `baseline` or `interactions` (the popularity baseline); expected=history
@@ -299,6 +305,7 @@ def _only_feature(s: Stats) -> str:
     formula="1 - sum over pairs i < j in L@k of sim(i, j) / (n (n - 1) / 2)",
     params=(FEATURE,),
     upper_bound=2.0,
+    reads_relevance=False,
 )
 def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs a `catalog` with a feature, or (feature=cooccurrence) `interactions`.

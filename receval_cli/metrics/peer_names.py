@@ -34,4 +34,10 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "set_f1": {"ir_measures": "SetF"},
     "log_loss": {"scikit-learn": "log_loss"},
     "explained_variance": {"scikit-learn": "explained_variance_score"},
+    # RecTools 0.19.0 (benchmarks/bench_diversity.py --part peers compares the values)
+    "intra_list_diversity": {
+        "rectools": "IntraListDiversity(distance_calculator=PairwiseHammingDistanceCalculator) "
+        "(feature=category)"
+    },
+    "novelty": {"rectools": "MeanInvUserFreq (share=users)"},
 }

@@ -192,6 +192,10 @@ class MetricDef:
     # when the metric can have no value (null in the report), why: the run's warning says it
     no_value: str | None = None
     needs_cutoff: bool = False  # name@k only: the whole list has no meaning for it
+    # False for a per-user metric that never reads relevance (diversity, novelty, ...): the
+    # users_without_relevant rule does not apply to it, so it averages over every user
+    # with a list whatever the ground truth holds (as the peer libraries' such measures)
+    reads_relevance: bool = True
 
     @property
     def function(self) -> Callable[..., object]:
@@ -212,11 +216,13 @@ class MetricDef:
         return next((p for p in self.all_params() if p.name == name), None)
 
     def all_params(self) -> tuple[Param, ...]:
-        """The metric's own parameters, then (per-user metrics) which users count and (per-user
+        """The metric's own parameters, then (per-user metrics) which users count
+        (users_without_relevant only for a metric that reads relevance) and (per-user
         means) how the users' values are averaged."""
         if self.scope != "user":
             return self.params
-        return (*self.params, *USER_PARAMS, *((MEAN,) if self.aggregate == "mean" else ()))
+        users = USER_PARAMS if self.reads_relevance else USER_PARAMS[:1]
+        return (*self.params, *users, *((MEAN,) if self.aggregate == "mean" else ()))
 
 
 USER_PARAMS = (
@@ -284,10 +290,12 @@ def register(
     lower_bound: float | None = 0.0,
     no_value: str | None = None,
     needs_cutoff: bool = False,
+    reads_relevance: bool = True,
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
     `no_value`: when its value can be null, why (the warning's words); `needs_cutoff`:
-    name@k only."""
+    name@k only; `reads_relevance`: False when the metric never reads relevance
+    (users_without_relevant then does not apply to it)."""
 
     def add(compute: Compute) -> Compute:
         _add(
@@ -306,6 +314,7 @@ def register(
                 lower_bound,
                 no_value=no_value,
                 needs_cutoff=needs_cutoff,
+                reads_relevance=reads_relevance,
             )
         )
         return compute
