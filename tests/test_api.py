@@ -203,9 +203,12 @@ def test_per_user_is_null_where_a_user_is_not_in_the_mean() -> None:
     # user 3: a one-item list, so no pair to compare (out of the diversity's mean only)
     assert rows[3]["ndcg@2"] == 1.0
     assert rows[3]["intra_list_diversity@2"] is None
-    # user 4: no relevant item, skipped by users_without_relevant: out of every mean
+    # user 4: no relevant item, skipped by users_without_relevant: out of the means of the
+    # metrics that read relevance; diversity does not, so user 4 counts there (items 10
+    # and 11: genres a and b, diversity 1)
     assert rows[4]["status"] == "no_relevant"
-    assert [rows[4][m] for m in ("ndcg@2", "recall@2", "intra_list_diversity@2")] == [None] * 3
+    assert [rows[4][m] for m in ("ndcg@2", "recall@2")] == [None] * 2
+    assert rows[4]["intra_list_diversity@2"] == 1.0
     for name in ("ndcg@2", "recall@2", "intra_list_diversity@2"):
         column = report.per_user.get_column(name)
         assert column.mean() == pytest.approx(report.metrics[name], abs=1e-15), name

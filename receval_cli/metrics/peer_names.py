@@ -40,4 +40,14 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
         "(feature=category)"
     },
     "novelty": {"rectools": "MeanInvUserFreq (share=users)"},
+    # the rating metrics: equal to scikit-learn's (tests/test_rating.py)
+    "mae": {"scikit-learn": "mean_absolute_error"},
+    "mse": {"scikit-learn": "mean_squared_error"},
+    "rmse": {"scikit-learn": "root_mean_squared_error"},
+    "r2": {"scikit-learn": "r2_score"},
+    # RecBole's beyond-accuracy measures with the same definition
+    "arp": {"RecBole": "AveragePopularity@k"},
+    "long_tail_share": {"RecBole": "TailPercentage@k"},
+    "gini": {"RecBole": "GiniIndex@k"},
+    "dcg": {"ranx": "dcg@k"},
 }
