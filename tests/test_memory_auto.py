@@ -8,6 +8,7 @@ limited to 700 MiB, where a single pass is killed by the kernel (it peaks near 1
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -137,3 +138,51 @@ def test_a_run_fits_a_cgroup_limit(tmp_path: Path, limited_cgroup: Path) -> None
     )
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert "partition 1/" in result.stderr  # auto chose partitions
+
+
+# ------------------------------------------------------------- compressed text
+
+
+def test_a_gzip_file_says_its_inflated_size(tmp_path: Path) -> None:
+    import gzip
+
+    text = b"user,item\n" + b"1,2\n" * 100_000
+    (tmp_path / "t.csv.gz").write_bytes(gzip.compress(text))
+    assert memory.inflated_size(tmp_path / "t.csv.gz") == len(text)
+    # its rows are estimated from the inflated size, not the compressed one
+    assert memory.rows_on_disk([tmp_path / "t.csv.gz"]) == len(text) // 20
+
+
+def test_a_gzip_trailer_that_wrapped_past_4_gib(tmp_path: Path) -> None:
+    """ISIZE is the size modulo 2^32: a file larger than it says inflates past 4 GiB."""
+    body = b"\x1f\x8b" + b"\x00" * 98 + (50).to_bytes(4, "little")  # 104 bytes "inflate" to 50
+    (tmp_path / "w.csv.gz").write_bytes(body)
+    assert memory.inflated_size(tmp_path / "w.csv.gz") == 50 + 2**32
+
+
+@pytest.mark.parametrize(
+    ("descriptor", "field", "expected"),
+    [
+        (0b0010_0000, (200).to_bytes(1, "little"), 200),  # single segment, 1-byte size
+        (0b0100_0000, b"\x00" + (1000).to_bytes(2, "little"), 1256),  # 2 bytes: + 256
+        (0b1000_0000, b"\x00" + (70_000).to_bytes(4, "little"), 70_000),
+        (0b1100_0000, b"\x00" + (2**40).to_bytes(8, "little"), 2**40),
+        (0b0000_0000, b"\x00", None),  # no content size recorded
+    ],
+)
+def test_a_zstd_frame_header_gives_the_content_size(
+    tmp_path: Path, descriptor: int, field: bytes, expected: int | None
+) -> None:
+    """RFC 8878's frame header: the window byte follows unless single-segment; the
+    2-byte size field is offset by 256."""
+    head = b"\x28\xb5\x2f\xfd" + bytes([descriptor]) + field + b"\x00" * 8
+    (tmp_path / "t.csv.zst").write_bytes(head)
+    assert memory.inflated_size(tmp_path / "t.csv.zst") == expected
+
+
+@pytest.mark.skipif(shutil.which("zstd") is None, reason="needs the zstd command")
+def test_a_real_zstd_file(tmp_path: Path) -> None:
+    text = b"user,item\n" + b"1,2\n" * 50_000
+    (tmp_path / "t.csv").write_bytes(text)
+    subprocess.run(["zstd", "-q", str(tmp_path / "t.csv")], check=True)
+    assert memory.inflated_size(tmp_path / "t.csv.zst") == len(text)

@@ -22,7 +22,7 @@ PER_ROW = 64  # bytes at the peak per row in one pass (5.4 GiB at 100M rows, 0.8
 SHARE = 0.7  # of the available memory a run plans to use (the rest: the kernel, headroom)
 # rows per byte on disk where a file's row count is not in its metadata
 _BYTES_PER_ROW = {"csv": 20, "tsv": 20, "jsonl": 45, "trec": 30}
-_INFLATION = {".gz": 5, ".zst": 6}  # a compressed file's text is this many times larger
+_INFLATION = {".gz": 5, ".zst": 6}  # text to compressed, where the file does not say
 
 
 def available_bytes() -> int | None:
@@ -61,11 +61,51 @@ def _rows(path: Path) -> int:
             return int(pl.scan_parquet(path).select(pl.len()).collect().item())
         except Exception:  # a damaged file: the reader says so later
             return size // 8
-    inflation = _INFLATION.get(suffixes[-1], 1) if suffixes else 1
+    inflated = inflated_size(path)
+    if inflated is not None:
+        size = inflated
+    elif suffixes and suffixes[-1] in _INFLATION:
+        size *= _INFLATION[suffixes[-1]]
     kind = next(
         (s.lstrip(".") for s in reversed(suffixes) if s.lstrip(".") in _BYTES_PER_ROW), "csv"
     )
-    return size * inflation // _BYTES_PER_ROW[kind]
+    return size // _BYTES_PER_ROW[kind]
+
+
+def inflated_size(path: Path) -> int | None:
+    """The size a gzip or zstd file's text inflates to, from its own header or trailer
+    (gzip's ISIZE, the last member's size modulo 2^32; zstd's frame content size where
+    the writer recorded it), or None when the file does not say."""
+    suffix = path.suffix.lower()
+    try:
+        with path.open("rb") as handle:
+            if suffix == ".gz":
+                size = handle.seek(0, os.SEEK_END)
+                if size < 18:
+                    return None
+                handle.seek(size - 4)
+                isize = int.from_bytes(handle.read(4), "little")
+                # ISIZE is modulo 2^32: a file larger than it says wrapped at least once
+                return isize if isize >= size else isize + 2**32
+            if suffix == ".zst":
+                return _zstd_content_size(handle.read(18))
+    except OSError:
+        return None
+    return None
+
+
+def _zstd_content_size(head: bytes) -> int | None:
+    """A zstd frame's Frame_Content_Size field (RFC 8878, 3.1.1.1), if present."""
+    if len(head) < 6 or head[:4] != b"\x28\xb5\x2f\xfd":
+        return None
+    descriptor = head[4]
+    fcs_flag, single_segment, dict_flag = descriptor >> 6, (descriptor >> 5) & 1, descriptor & 3
+    position = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
+    width = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+    if width == 0 or len(head) < position + width:
+        return None
+    value = int.from_bytes(head[position : position + width], "little")
+    return value + 256 if width == 2 else value
 
 
 def _read_int(path: str) -> int | None:
