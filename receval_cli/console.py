@@ -35,7 +35,7 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
-from receval_cli import signals
+from receval_cli import signals, supervisor
 from receval_cli.escaping import printable
 
 
@@ -316,6 +316,7 @@ def live_stages() -> Iterator[None]:
 def stage(name: str) -> Iterator[None]:
     """A named stage of a run: shown by live_stages, logged (with its time) by --verbose."""
     started = time.perf_counter()
+    supervisor.report_stage(name)  # the watching process names it should memory run out
     if _LIVE is not None:
         _LIVE.display.update(_LIVE.task, description=name)
     log(f"{name} ...")

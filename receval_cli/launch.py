@@ -3,7 +3,9 @@
 The stop handling is in place before anything heavy is imported: a SIGINT or SIGTERM that
 arrives while the modules load (about 0.3 s: typer, rich, then polars when a command needs
 it) ends with the same one line and exit code (130, 143) as a stop at any other moment,
-never a Python traceback or a process silently killed.
+never a Python traceback or a process silently killed. A command that reads data runs in a
+child process watched by this one (supervisor.py): running out of memory there ends with
+one `error:` line and exit 4, not an abort.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from __future__ import annotations
 import signal
 import sys
 
-from receval_cli import signals
+from receval_cli import signals, supervisor
 
 
 def main() -> None:
     """Install the stop handling, import the command line, run it."""
     signals.install()
+    if supervisor.wanted(sys.argv):
+        supervisor.fork()  # the watching process exits there; the child goes on
     try:
         from receval_cli.cli.app import main as command
 

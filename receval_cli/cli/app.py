@@ -15,7 +15,7 @@ import typer
 from typer._click.exceptions import ClickException  # typer's own click: usage errors
 from typer.core import TyperGroup
 
-from receval_cli import console, signals
+from receval_cli import console, signals, supervisor
 from receval_cli.cli.common import Command, PlainHelp, UnsetWithoutPydantic, unexpected
 from receval_cli.cli.compare import compare
 from receval_cli.cli.convert import convert
@@ -49,6 +49,9 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
             raise signals.interrupted(signal.SIGINT) from None
         except (typer.Exit, typer.Abort, ClickException):
             raise
+        except MemoryError:  # Python's own allocation failing (polars' aborts: supervisor.py)
+            message = supervisor.out_of_memory_message("while it ran")
+            raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
         except OSError as error:
             if error.errno not in (errno.EPIPE, errno.ENOSPC):
                 raise console.fail(unexpected(error), EXIT_INTERNAL) from None

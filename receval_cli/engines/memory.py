@@ -50,10 +50,9 @@ def needed_bytes(rows: int, partitions: int = 1) -> int:
 
 def _rows(path: Path) -> int:
     suffixes = [s.lower() for s in path.suffixes]
-    try:
-        size = path.stat().st_size
-    except OSError:
+    if not path.is_file():  # a pipe or a device is never opened here (the reader names it)
         return 0
+    size = path.stat().st_size
     if suffixes and suffixes[-1] == ".parquet":
         try:
             import polars as pl
@@ -77,6 +76,8 @@ def inflated_size(path: Path) -> int | None:
     (gzip's ISIZE, the last member's size modulo 2^32; zstd's frame content size where
     the writer recorded it), or None when the file does not say."""
     suffix = path.suffix.lower()
+    if suffix not in (".gz", ".zst") or not path.is_file():  # never open a FIFO or a device
+        return None
     try:
         with path.open("rb") as handle:
             if suffix == ".gz":

@@ -14,6 +14,7 @@ bit for bit on the same data.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import sys
@@ -213,9 +214,16 @@ def import_numpy_meanwhile() -> threading.Thread | None:
     it when they end (None: numpy was already imported)."""
     if "numpy" in sys.modules:
         return None
-    thread = threading.Thread(target=importlib.import_module, args=("numpy",))
+    thread = threading.Thread(target=_import_quietly, args=("numpy",))
     thread.start()
     return thread
+
+
+def _import_quietly(name: str) -> None:
+    """Import a module ahead of need; a failure (no memory left for its threads) is left
+    to the main thread's own import, which reports it."""
+    with contextlib.suppress(BaseException):
+        importlib.import_module(name)
 
 
 def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:

@@ -1,0 +1,250 @@
+"""A command that reads data runs in a child process that this one watches.
+
+Running out of memory inside polars cannot be caught where it happens: Rust prints
+`memory allocation of N bytes failed` (and a backtrace) and aborts the process (SIGABRT,
+exit 134), or the kernel's out-of-memory killer ends it (SIGKILL, 137). So `receval run`,
+`validate`, `inspect`, `convert`, `compare` and `history` fork first, before anything heavy
+is imported. The child does the work with the user's stdout, stdin and, for everything
+Python writes, the user's stderr (a duplicate of it: `sys.stderr` still is a terminal when
+it was one); what native code writes to file descriptor 2 (Rust's messages, a JVM's logs)
+comes to this process through a pipe and is passed on, except what an abort prints. The
+child also tells this process each stage it enters (console.stage). This process then exits
+as the child did, or, when the child died of lack of memory, with EXIT_OUT_OF_MEMORY and one
+`error:` line naming the stage and the settings that help.
+
+SIGINT reaches the child from the terminal (the same process group) and is ignored here;
+SIGTERM, which may be sent to this process alone, is passed on. RECEVAL_UNSUPERVISED=1 runs
+the command in this process (for debuggers and profilers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import signal
+import sys
+from pathlib import Path
+
+SUPERVISED = {"run", "validate", "inspect", "convert", "compare", "history"}
+EXIT_OUT_OF_MEMORY = 4
+# what Rust's allocation failure, a panic's abort and their backtraces print
+_ABORT_LINES = re.compile(
+    rb"memory allocation of \d+ bytes failed|stack backtrace:|note: Some details are omitted|"
+    rb"skipping backtrace printing|fatal runtime error|^\s+\d+: |^\s+at |thread '.*' panicked|"
+    rb"pthread_create failed|failed to spawn thread"
+)
+# what memory running out looks like: an allocation failing, or a thread that cannot get
+# its stack (EAGAIN, ENOMEM)
+_OUT_OF_MEMORY = re.compile(
+    rb"memory allocation of \d+ bytes failed|Cannot allocate memory|out of memory|"
+    rb"failed to spawn thread|pthread_create failed|Resource temporarily unavailable",
+    re.IGNORECASE,
+)
+
+_stage_channel: list[int] = []  # in the child: the pipe to tell the parent each stage
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The command `argv` runs: its first word that is not an option (or an option's
+    value: --log-format takes one)."""
+    words = iter(argv[1:])
+    for word in words:
+        if word == "--log-format":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def wanted(argv: list[str]) -> bool:
+    return (
+        os.name == "posix"
+        and hasattr(os, "fork")
+        and os.environ.get("RECEVAL_UNSUPERVISED") != "1"
+        and command_of(argv) in SUPERVISED
+    )
+
+
+def report_stage(name: str) -> None:
+    """In the child: tell the watching process the stage the run enters (no-op elsewhere)."""
+    if _stage_channel:
+        try:
+            os.write(_stage_channel[0], name.encode("utf-8", "replace")[:400] + b"\n")
+        except OSError:
+            _stage_channel.clear()
+
+
+def fork() -> None:
+    """Fork: the child returns and runs the command; this process watches it and exits."""
+    native_read, native_write = os.pipe()
+    stage_read, stage_write = os.pipe()
+    kills_before = _oom_kills()
+    child = os.fork()
+    if child == 0:
+        os.close(native_read)
+        os.close(stage_read)
+        _become_worker(native_write, stage_write)
+        return
+    os.close(native_write)
+    os.close(stage_write)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the child too
+    for forwarded in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(forwarded, lambda signum, frame: _send(child, signum))
+    held, stage = _relay(native_read, stage_read)
+    _, status = os.waitpid(child, 0)
+    sys.exit(_conclude(status, held, stage, _oom_kills() > kills_before))
+
+
+def _become_worker(native_write: int, stage_write: int) -> None:
+    """The child: Python's stderr is a duplicate of the user's stderr; file descriptor 2,
+    where native code writes, is the pipe to the parent."""
+    terminal = os.dup(2)
+    os.dup2(native_write, 2)
+    os.close(native_write)
+    os.set_inheritable(stage_write, False)
+    _stage_channel[:] = [stage_write]
+    encoding = sys.stderr.encoding if sys.stderr is not None else "utf-8"
+    sys.stderr = open(  # noqa: SIM115 (the process's stderr, open until it exits)
+        terminal, "w", encoding=encoding, errors="backslashreplace", buffering=1
+    )
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGTERM should the watching process be killed."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _send(child: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(child, signum)
+
+
+def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
+    """Pass the child's native stderr on, line by line, until both pipes close; hold the
+    lines an abort prints. Returns the held lines and the last stage reported."""
+    selector = selectors.DefaultSelector()
+    selector.register(native, selectors.EVENT_READ, "native")
+    selector.register(stages, selectors.EVENT_READ, "stage")
+    pending = {"native": b"", "stage": b""}
+    held: list[bytes] = []
+    stage: str | None = None
+    open_pipes = 2
+    while open_pipes:
+        for key, _ in selector.select():
+            chunk = os.read(key.fd, 65536)
+            if not chunk:
+                selector.unregister(key.fd)
+                os.close(key.fd)
+                open_pipes -= 1
+                lines, pending[key.data] = [pending[key.data]] if pending[key.data] else [], b""
+            else:
+                *lines, pending[key.data] = (pending[key.data] + chunk).split(b"\n")
+                lines = [line + b"\n" for line in lines]
+            for line in lines:
+                if key.data == "stage":
+                    stage = line.decode("utf-8", "replace").strip() or stage
+                elif _ABORT_LINES.search(line) or held:
+                    held.append(line)  # an abort's message: everything after it is too
+                else:
+                    os.write(2, line)
+    return held, stage
+
+
+def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: bool) -> int:
+    """The exit code, after any message: the child's own code, or what its death means."""
+    if os.WIFEXITED(status):
+        _write(held)
+        return os.WEXITSTATUS(status)
+    signum = os.WTERMSIG(status)
+    doing = f"while {stage}" if stage else "while starting"
+    out_of_memory = (signum == signal.SIGABRT and any(map(_OUT_OF_MEMORY.search, held))) or (
+        signum == signal.SIGKILL and oom_killed
+    )
+    if out_of_memory:
+        _error(out_of_memory_message(doing, signum))
+        return EXIT_OUT_OF_MEMORY
+    if signum == signal.SIGKILL:
+        _error(
+            f"receval was killed by SIGKILL {doing} (nothing it could report: `kill -9`, or "
+            "the kernel's out-of-memory killer, which sends it when memory runs out). If "
+            "memory ran out, set `partitions: N` in the config (e.g. 8) or give it more."
+        )
+        return 128 + signum
+    _write(held)
+    _error(
+        f"internal error: receval stopped on {signal.Signals(signum).name} {doing} (a crash "
+        "in native code, above). Please report it with the config and the command."
+    )
+    return 3
+
+
+def out_of_memory_message(doing: str, signum: int | None = None) -> str:
+    how = f", {signal.Signals(signum).name}" if signum else ""
+    head = f"receval ran out of memory {doing} (the process could get no more{how})."
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        return (
+            f"{head} Its address space is limited to {soft / 2**30:.1f} GiB (ulimit -v), and "
+            "polars' threads reserve about 1.5 GiB of address space at any size: raise that "
+            "limit, or limit memory instead of address space (a cgroup: systemd-run -p "
+            "MemoryMax=..., a container's memory limit), which engine: auto plans for."
+        )
+    return (
+        f"{head} Set `partitions: N` in the config to evaluate the users in N passes, each "
+        "holding about 1/N of them (e.g. partitions: 8), with `engine: streaming`; or give "
+        "the process more memory."
+    )
+
+
+def _write(lines: list[bytes]) -> None:
+    for line in lines:
+        os.write(2, line)
+
+
+def _error(message: str) -> None:
+    """One `error:` line, as the child would print it (text, or --log-format json)."""
+    from receval_cli import console
+
+    log_format = console.LogFormat.json if _json_logs(sys.argv) else None
+    console.configure(no_color="--no-color" in sys.argv, log_format=log_format)
+    console.emit("error", message)
+
+
+def _json_logs(argv: list[str]) -> bool:
+    for index, word in enumerate(argv):
+        if word == "--log-format=json" or (
+            word == "--log-format" and argv[index + 1 : index + 2] == ["json"]
+        ):
+            return True
+    return False
+
+
+def _oom_kills() -> int:
+    """The out-of-memory kills the kernel counted in this process's cgroup (v2
+    memory.events, v1 memory.oom_control); 0 where it does not say."""
+    from receval_cli.engines.memory import _own_cgroups
+
+    v2, v1 = _own_cgroups()
+    for path in (
+        f"/sys/fs/cgroup{v2}/memory.events",
+        f"/sys/fs/cgroup/memory{v1}/memory.oom_control",
+    ):
+        try:
+            for line in Path(path).read_text(encoding="ascii").splitlines():
+                name, _, value = line.partition(" ")
+                if name == "oom_kill" and value.strip().isdigit():
+                    return int(value)
+        except OSError:
+            continue
+    return 0

@@ -1,0 +1,193 @@
+"""Out of memory, and other deaths of the process that does the work (supervisor.py).
+
+`receval run` (and the other commands that read data) works in a child process; the
+watching process turns the child's death into one `error:` line and an exit code: 4 when
+memory ran out (Rust's allocation failure and abort, or the kernel's OOM kill), 3 for
+another crash, the child's own code otherwise. The drivers below make the child die on
+purpose, the same way polars does; the last tests run out of memory for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from cli_helpers import hand_case
+
+REPO = Path(__file__).resolve().parents[2]
+
+# the run command's work replaced by what the test asks: write a line on file descriptor 2 as
+# native code does, then end as asked (abort, a signal, an exit code)
+DRIVER = """
+import os, signal, sys
+import receval_cli.config.loading as loading
+from receval_cli import console
+
+how, native = sys.argv[1], sys.argv[2]
+
+def work(*args, **kwargs):
+    with console.stage("read, rank, join, metrics"):
+        if native:
+            os.write(2, native.encode() + b"\\n")
+        if how == "abort":
+            os.abort()
+        if how.startswith("signal:"):
+            os.kill(os.getpid(), getattr(signal, how[7:]))
+        if how == "memoryerror":
+            raise MemoryError()
+        if how == "wait":
+            signal.pause()
+    sys.exit(int(how) if how.isdigit() else 0)
+
+loading.load_config = work  # the run command's first step does the test's work
+from receval_cli.launch import main
+sys.argv = ["receval", *sys.argv[3:]]
+main()
+"""
+
+ALLOC = "memory allocation of 8388608 bytes failed"
+BACKTRACE = "stack backtrace:\n   0: polars::whatever\nnote: Some details are omitted, run with"
+
+
+def run(how: str, native: str, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    environment.pop("RECEVAL_UNSUPERVISED", None)
+    return subprocess.run(
+        [sys.executable, "-c", DRIVER, how, native, *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_an_allocation_failure_is_one_error_line_and_exit_4(tmp_path: Path) -> None:
+    result = run("abort", f"{ALLOC}\n{BACKTRACE}", "run", "config.yaml")
+    assert result.returncode == 4, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(
+        "error: receval ran out of memory while read, rank, join, metrics (the process could "
+        "get no more, SIGABRT)."
+    )
+    assert "partitions: N" in lines[0] or "ulimit -v" in lines[0]
+    assert "backtrace" not in result.stderr
+
+
+def test_the_error_line_is_json_with_log_format_json() -> None:
+    result = run("abort", ALLOC, "--log-format", "json", "run", "config.yaml")
+    assert result.returncode == 4
+    record = json.loads(result.stderr.strip())
+    assert record["level"] == "error"
+    assert record["message"].startswith("receval ran out of memory while read, rank")
+
+
+def test_a_python_memory_error_is_exit_4_too() -> None:
+    result = run("memoryerror", "", "run", "config.yaml")
+    assert result.returncode == 4, result
+    assert result.stderr.startswith("error: receval ran out of memory while it ran")
+    assert "Traceback" not in result.stderr
+
+
+def test_another_crash_is_an_internal_error_with_its_output() -> None:
+    """A segmentation fault is no lack of memory: exit 3, what native code printed, then
+    one error line."""
+    result = run("signal:SIGSEGV", "thread 'x' panicked at src/lib.rs:1:1", "run", "c.yaml")
+    assert result.returncode == 3, result
+    assert "panicked" in result.stderr
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: internal error: receval stopped on SIGSEGV while read, rank, join, metrics"
+        )
+    )
+
+
+def test_native_lines_and_the_exit_code_pass_through() -> None:
+    """What native code writes on stderr reaches the user; the child's exit code is the
+    command's (1: a failed gate)."""
+    result = run("1", "a note from native code", "run", "config.yaml")
+    assert (result.returncode, result.stderr) == (1, "a note from native code\n")
+
+
+def test_sigterm_to_the_watching_process_reaches_the_child() -> None:
+    """A job runner may signal only the process it started: the stop reaches the work,
+    which reports it (one line, 143)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, "wait", "", "run", "config.yaml"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        start_new_session=True,  # only this process gets the signal, not a group
+    )
+    assert process.stderr is not None
+    import time
+
+    time.sleep(2.0)  # the child is waiting in its stage
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted by SIGTERM: stopped")
+
+
+def test_commands_that_read_no_data_run_in_one_process() -> None:
+    from receval_cli import supervisor
+
+    assert supervisor.command_of(["receval", "--log-format", "json", "run", "x"]) == "run"
+    assert supervisor.wanted(["receval", "run", "x.yaml"]) is (os.name == "posix")
+    assert not supervisor.wanted(["receval", "--version"])
+    assert not supervisor.wanted(["receval", "metrics", "ndcg"])
+
+
+# ------------------------------------------------------------- running out for real
+
+
+def _limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, resource.RLIM_INFINITY))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux has it")
+def test_a_real_allocation_failure_under_an_address_space_limit(tmp_path: Path) -> None:
+    """2M prediction rows under a 1 GB address-space limit: polars' allocation fails and
+    Rust aborts; the user sees one error line, exit 4, and no report file."""
+    rows = pl.int_range(0, 2_000_000, eager=True, dtype=pl.Int64)
+    pl.DataFrame(
+        {"user": rows // 100, "item": (rows * 7919) % 50_000, "score": (rows * 0.618) % 1.0}
+    ).write_parquet(tmp_path / "predictions.parquet")
+    pl.DataFrame(
+        {"user": rows[:100_000] // 5, "item": (rows[:100_000] * 13) % 50_000}
+    ).write_parquet(tmp_path / "truth.parquet")
+    config = hand_case(tmp_path)
+    config.write_text(
+        "predictions: {path: predictions.parquet}\nground_truth: {path: truth.parquet}\n"
+        "metrics: [ndcg@10, map]\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "report.json"
+    environment = {**os.environ, "PYTHONPATH": str(REPO)}
+    environment.pop("RECEVAL_UNSUPERVISED", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "receval_cli", "run", str(config), "-o", str(out)],
+        preexec_fn=_limit_address_space,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 4, (result.returncode, result.stderr[-3000:])
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "ulimit -v" in result.stderr
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
