@@ -23,7 +23,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -35,7 +35,7 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
-from receval_cli import signals, supervisor
+from receval_cli import signals
 from receval_cli.escaping import printable
 
 
@@ -312,11 +312,15 @@ def live_stages() -> Iterator[None]:
             _LIVE = None
 
 
+STAGE_LISTENERS: list[Callable[[str], None]] = []  # told the name of each stage entered
+
+
 @contextmanager
 def stage(name: str) -> Iterator[None]:
     """A named stage of a run: shown by live_stages, logged (with its time) by --verbose."""
     started = time.perf_counter()
-    supervisor.report_stage(name)  # the watching process names it should memory run out
+    for listener in STAGE_LISTENERS:  # supervisor.py: the watching process keeps the stage
+        listener(name)
     if _LIVE is not None:
         _LIVE.display.update(_LIVE.task, description=name)
     log(f"{name} ...")

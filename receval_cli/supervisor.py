@@ -8,9 +8,9 @@ is imported. The child does the work with the user's stdout, stdin and, for ever
 Python writes, the user's stderr (a duplicate of it: `sys.stderr` still is a terminal when
 it was one); what native code writes to file descriptor 2 (Rust's messages, a JVM's logs)
 comes to this process through a pipe and is passed on, except what an abort prints. The
-child also tells this process each stage it enters (console.stage). This process then exits
-as the child did, or, when the child died of lack of memory, with EXIT_OUT_OF_MEMORY and one
-`error:` line naming the stage and the settings that help.
+child also tells this process each stage it enters (console.STAGE_LISTENERS). This process
+then exits as the child did, or, when the child died of lack of memory, with
+EXIT_OUT_OF_MEMORY and one `error:` line naming the stage and the settings that help.
 
 SIGINT reaches the child from the terminal (the same process group) and is ignored here;
 SIGTERM, which may be sent to this process alone, is passed on. RECEVAL_UNSUPERVISED=1 runs
@@ -105,6 +105,9 @@ def _become_worker(native_write: int, stage_write: int) -> None:
     os.close(native_write)
     os.set_inheritable(stage_write, False)
     _stage_channel[:] = [stage_write]
+    from receval_cli import console
+
+    console.STAGE_LISTENERS.append(report_stage)
     encoding = sys.stderr.encoding if sys.stderr is not None else "utf-8"
     sys.stderr = open(  # noqa: SIM115 (the process's stderr, open until it exits)
         terminal, "w", encoding=encoding, errors="backslashreplace", buffering=1
@@ -233,9 +236,9 @@ def _json_logs(argv: list[str]) -> bool:
 def _oom_kills() -> int:
     """The out-of-memory kills the kernel counted in this process's cgroup (v2
     memory.events, v1 memory.oom_control); 0 where it does not say."""
-    from receval_cli.engines.memory import _own_cgroups
+    from receval_cli.engines.memory import own_cgroups
 
-    v2, v1 = _own_cgroups()
+    v2, v1 = own_cgroups()
     for path in (
         f"/sys/fs/cgroup{v2}/memory.events",
         f"/sys/fs/cgroup/memory{v1}/memory.oom_control",

@@ -80,7 +80,7 @@ def test_the_limits_are_read_from_this_machine() -> None:
 def limited_cgroup() -> Iterator[Path]:
     """A memory cgroup of this process's (v1 here; v2 where the machine has it) limited to
     700 MiB; skipped where the machine does not let this process make one (not root)."""
-    v2, v1 = memory._own_cgroups()
+    v2, v1 = memory.own_cgroups()
     candidates = [
         (Path(f"/sys/fs/cgroup/memory{v1}"), "memory.limit_in_bytes"),
         (Path(f"/sys/fs/cgroup{v2}"), "memory.max"),

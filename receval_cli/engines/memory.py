@@ -119,7 +119,7 @@ def _read_int(path: str) -> int | None:
 
 def _cgroup_room() -> int | None:
     """The cgroup's limit less its usage: v2 (memory.max), else v1 (limit_in_bytes)."""
-    v2, v1 = _own_cgroups()
+    v2, v1 = own_cgroups()
     for limit_file, usage_file in (
         (f"/sys/fs/cgroup{v2}/memory.max", f"/sys/fs/cgroup{v2}/memory.current"),
         (
@@ -133,7 +133,7 @@ def _cgroup_room() -> int | None:
     return None
 
 
-def _own_cgroups() -> tuple[str, str]:
+def own_cgroups() -> tuple[str, str]:
     """This process's cgroup paths: v2's (`0::PATH`) and v1's memory controller's."""
     v2 = v1 = ""
     try:
