@@ -258,3 +258,23 @@ def test_every_compact_type_is_skipped_and_the_wanted_fields_read() -> None:
 def test_malformed_thrift_raises_malformed(data: bytes) -> None:
     with pytest.raises(Malformed):
         read(data, {})
+
+
+def test_spark_files_carry_checksums_that_hold_and_catch_damage(spark: Any, tmp_path: Path) -> None:
+    """parquet-mr (Spark's writer) records a checksum in every page header by default:
+    its files are checked, each part of the folder."""
+    frame = spark.range(0, 50_000).selectExpr(
+        "concat('u', id % 100) as user", "id % 777 as item", "rand(3) as score"
+    )
+    frame.repartition(2).write.parquet(str(tmp_path / "out"))
+    parts = sorted((tmp_path / "out").glob("*.parquet"))
+    assert len(parts) == 2
+    for part in parts:
+        found = pages(part)
+        assert {p.column for p in found} == {"user", "item", "score"}
+        assert all(p.recorded is not None and p.recorded == p.computed for p in found)
+    check_pages(tmp_path / "out", "predictions")
+    last = pages(parts[1])[-1]
+    overwrite(parts[1], last.body + last.size - 8, b"\xff" * 8)
+    with pytest.raises(InputError, match="fails its checksum: the file is damaged"):
+        check_pages(tmp_path / "out", "predictions")
