@@ -40,6 +40,7 @@ from receval_cli.inputs.diagnosis import (
     parquet_parts,
     read_failure,
 )
+from receval_cli.inputs.parquet_pages import check_pages
 from receval_cli.inputs.trec import looks_like_trec, scan_trec
 from receval_cli.wording import folder_fix, missing_file_fix, regular_file_fix, setting
 
@@ -256,7 +257,8 @@ def scan(
     list of one integer per row is still a list. `id_columns` are read from CSV as text
     unless every value is a canonical integer (`_scan_csv`). A CSV file whose first
     row cannot be parsed (an unclosed quote swallows the rest of the file) is refused
-    here, naming the line.
+    here, naming the line; so is a Parquet page that fails the checksum its header
+    records (every part of a folder is checked: `parquet_pages.check_pages`).
     """
     _check_file(path, role)
     sep = csv_separator(fmt, separator)
@@ -287,6 +289,8 @@ def scan(
                 raise found
     except READ_ERRORS as error:
         raise read_failure(path, fmt, sep, role, error) from None
+    if fmt == "parquet":  # its footer reads: a page that fails its checksum is damaged
+        check_pages(path, role)
     return frame
 
 

@@ -68,6 +68,46 @@ def panicking(parquet: bytes) -> bytes:
 HAND_PARQUET = parquet_bytes(pl.read_csv(PREDICTIONS_CSV.encode()))
 
 
+def checksummed_parquet(
+    frame: pl.DataFrame, checksums: bool = True, row_group_size: int | None = None
+) -> bytes:
+    """Parquet bytes written by pyarrow, uncompressed, with the CRC-32 of every page in its
+    header (`write_page_checksum`) unless `checksums` is false. Only `user` and `item` are
+    dictionary-encoded: a page of scores holds their plain 8-byte values, the last last."""
+    import pyarrow.parquet as pq  # a dev dependency, not receval's: the callers skip without
+
+    buffer = io.BytesIO()
+    pq.write_table(
+        frame.to_arrow(),
+        buffer,
+        compression="none",
+        use_dictionary=["user", "item"],
+        write_page_checksum=checksums,
+        row_group_size=row_group_size,
+    )
+    return buffer.getvalue()
+
+
+def overwritten_page(
+    parquet: bytes, column: str, new: bytes, row_group: int = 0, dictionary: bool = False
+) -> bytes:
+    """Parquet bytes with the last len(new) bytes of a column chunk's (one) data page, or
+    of its dictionary page, replaced by `new`: inside the page's bytes, after its header
+    (the footer and the headers still read). The offsets are pyarrow's: a chunk's data
+    page ends the chunk; its dictionary page ends where the data page begins."""
+    import pyarrow.parquet as pq
+
+    group = pq.ParquetFile(io.BytesIO(parquet)).metadata.row_group(row_group)
+    chunks = (group.column(i) for i in range(group.num_columns))
+    chunk = next(c for c in chunks if c.path_in_schema == column)
+    if dictionary:
+        end = chunk.data_page_offset
+    else:
+        first = chunk.dictionary_page_offset if chunk.has_dictionary_page else None
+        end = (first or chunk.data_page_offset) + chunk.total_compressed_size
+    return parquet[: end - len(new)] + new + parquet[end:]
+
+
 def csv_rows(count: int) -> str:
     """`count` valid score rows, one user each (u0, u1, ...): to push a bad line past the
     rows a reader infers its schema from (polars reads the first 10,000)."""

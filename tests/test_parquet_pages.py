@@ -1,0 +1,280 @@
+"""inputs/parquet_pages.py: the Thrift compact reader, the page walk and the checksums.
+
+The files are written by pyarrow (a dev dependency, not receval's: skipped without it),
+whose own metadata says where each column chunk starts and how long it is, and whose
+page headers hold the CRC-32 values the reader compares with. The Thrift bytes of the
+reader's own tests are written out by hand from the compact protocol's specification.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from receval_cli.errors import InputError
+from receval_cli.inputs.parquet_pages import (
+    Malformed,
+    _Reader,
+    check_pages,
+    first_damaged_page,
+    pages,
+)
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+ROWS = 30_000
+
+
+def table() -> Any:
+    """Ids with few values (dictionary pages), plain doubles, nulls and a list column."""
+    rng = np.random.default_rng(7)
+    scores = rng.random(ROWS)
+    return pa.table(
+        {
+            "user": [f"u{i % 700}" for i in range(ROWS)],
+            "item": rng.integers(0, 5_000, ROWS),
+            "score": pa.array(scores, mask=scores < 0.05),
+            "tags": [[f"t{i % 3}", "x"] if i % 4 else [] for i in range(ROWS)],
+        }
+    )
+
+
+def write(path: Path, **options: Any) -> Path:
+    settings = {"row_group_size": 12_000, "data_page_size": 16 * 1024, **options}
+    pq.write_table(table(), path, **settings)
+    return path
+
+
+def chunks(path: Path) -> dict[tuple[int, str], Any]:
+    """pyarrow's column chunk metadata by (row group from 1, dotted column path)."""
+    meta = pq.ParquetFile(path).metadata
+    return {
+        (g + 1, meta.row_group(g).column(c).path_in_schema): meta.row_group(g).column(c)
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+    }
+
+
+@pytest.mark.parametrize("compression", ["none", "snappy", "zstd", "gzip"])
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_the_pages_tile_each_column_chunk_and_every_checksum_holds(
+    tmp_path: Path, compression: str, version: str
+) -> None:
+    path = write(
+        tmp_path / "t.parquet",
+        compression=compression,
+        data_page_version=version,
+        write_page_checksum=True,
+    )
+    expected = chunks(path)
+    found = pages(path)
+    by_chunk: dict[tuple[int, str], list[Any]] = {}
+    for page in found:
+        by_chunk.setdefault((page.row_group, page.column), []).append(page)
+    assert set(by_chunk) == set(expected)
+    assert len(expected) == 3 * 4  # three row groups, four columns
+    assert "tags.list.element" in {column for _, column in expected}
+    for key, chunk in expected.items():
+        walked = by_chunk[key]
+        first = chunk.dictionary_page_offset if chunk.has_dictionary_page else None
+        start = first or chunk.data_page_offset
+        assert walked[0].offset == start
+        assert (walked[0].page == 0) == chunk.has_dictionary_page
+        numbers = [p.page for p in walked if p.page]  # data pages, numbered from 1
+        assert numbers == list(range(1, len(numbers) + 1))
+        # header after header, page after page, to the chunk's last byte
+        for before, after in itertools.pairwise(walked):
+            assert after.offset == before.body + before.size
+        assert walked[-1].body + walked[-1].size == start + chunk.total_compressed_size
+    assert sum(p.page > 1 for p in found) > 0  # several data pages in a chunk
+    assert all(p.recorded is not None and p.recorded == p.computed for p in found)
+    assert first_damaged_page(path) is None
+
+
+def test_a_file_without_checksums_has_pages_and_nothing_to_check(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.parquet", write_page_checksum=False)
+    found = pages(path)
+    assert {(p.row_group, p.column) for p in found} == set(chunks(path))
+    assert all(p.recorded is None and p.computed is None for p in found)
+    assert first_damaged_page(path) is None
+
+
+def test_polars_writes_no_checksums(tmp_path: Path) -> None:
+    """polars' writer has no option for them (so its files pass unchecked)."""
+    path = tmp_path / "t.parquet"
+    pl.DataFrame({"user": ["u1", "u2"] * 50, "score": np.arange(100.0)}).write_parquet(path)
+    found = pages(path)
+    assert found
+    assert all(p.recorded is None for p in found)
+
+
+def overwrite(path: Path, offset: int, new: bytes) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:offset] + new + data[offset + len(new) :])
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_eight_bytes_overwritten_in_any_page_name_that_page(
+    tmp_path: Path, compression: str
+) -> None:
+    original = write(tmp_path / "t.parquet", compression=compression, write_page_checksum=True)
+    found = pages(original)
+    clean = original.read_bytes()
+    damaged = tmp_path / "d.parquet"
+    picked = [found[0], found[1], found[len(found) // 2], found[-1]]
+    assert any(p.page == 0 for p in picked)
+    for page in picked:
+        damaged.write_bytes(clean)
+        middle = page.body + page.size // 2 - 4
+        overwrite(damaged, middle, bytes(b ^ 0xFF for b in clean[middle : middle + 8]))
+        hit = first_damaged_page(damaged)
+        assert hit is not None
+        assert (hit.row_group, hit.column, hit.page) == (page.row_group, page.column, page.page)
+        assert hit.row_groups == 3
+        assert hit.recorded == page.recorded
+        assert hit.computed != hit.recorded
+
+
+def test_the_error_names_the_part_of_a_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    write(folder / "part-0.parquet", write_page_checksum=True)
+    part = write(folder / "part-1.parquet", write_page_checksum=True)
+    score = chunks(part)[(2, "score")]
+    first = score.dictionary_page_offset if score.has_dictionary_page else None
+    end = (first or score.data_page_offset) + score.total_compressed_size  # its last page's end
+    overwrite(part, end - 8, struct.pack("<d", 2.0))
+    with pytest.raises(InputError) as raised:
+        check_pages(folder, "predictions")
+    message = str(raised.value)
+    assert message.startswith(f"predictions file {part}: page ")
+    assert "of column 'score' in row group 2 of 3 fails its checksum: the file is damaged." in (
+        message
+    )
+    assert raised.value.fields["column"] == "score"
+    found = raised.value.fields["found"]
+    assert isinstance(found, dict)
+    assert found["row_group"] == 2
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"PAR1", b"PAR1" + b"\0" * 20 + b"PARE", b"PAR1" + struct.pack("<I", 10**6) + b"PAR1"],
+    ids=["empty", "marker-only", "encrypted-footer", "footer-longer-than-the-file"],
+)
+def test_files_without_a_plain_footer_are_left_to_polars(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "t.parquet"
+    path.write_bytes(content)
+    assert first_damaged_page(path) is None
+    assert pages(path) == []
+
+
+def test_a_footer_that_is_not_thrift_is_left_to_polars(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    path.write_bytes(b"PAR1" + b"\xff" * 16 + struct.pack("<I", 16) + b"PAR1")
+    assert first_damaged_page(path) is None
+
+
+# --- the compact protocol, byte by byte ----------------------------------------------------
+
+
+def read(data: bytes, spec: dict[int, Any]) -> tuple[dict[int, Any], int]:
+    reader = _Reader(memoryview(data), 0, len(data))
+    return reader.struct(spec, 0), reader.pos
+
+
+def test_every_compact_type_is_skipped_and_the_wanted_fields_read() -> None:
+    # field header: (delta << 4) | type; integers are zigzag varints (1 -> 2, -1 -> 1)
+    data = bytes(
+        [
+            0x11,  # field 1: bool true
+            0x12,  # field 2: bool false
+            0x13, 0x7F,  # field 3: byte
+            0x14, 0x03,  # field 4: i16 -2
+            0x15, 0xAC, 0x02,  # field 5: i32 150
+            0x16, 0x01,  # field 6: i64 -1
+            0x17, *struct.pack("<d", 1.5),  # field 7: double
+            0x18, 0x03, *b"abc",  # field 8: binary
+            0x19, 0x25, 0x02, 0x04,  # field 9: list<i32> [1, 2]
+            0x1A, 0x18, 0x01, *b"z",  # field 10: set<binary> {"z"}
+            0x1B, 0x01, 0x58, 0x02, 0x02, *b"kk",  # field 11: map<i32, binary> {1: "kk"}
+            0x1B, 0x00,  # field 12: an empty map
+            0x1C, 0x15, 0x0E, 0x00,  # field 13: struct {1: i32 7}
+            0x1D, *range(16),  # field 14: uuid
+            0x19, 0xF5, 0x10, *[0x02] * 16,  # field 15: list<i32> of 16 (long form)
+            0x19, 0x21, 0x01, 0x02,  # field 16: list<bool> [true, false]
+            0x0C, 0xC8, 0x01, 0x16, 0x54, 0x00,  # field 100 (long form): struct {1: i64 42}
+            0x11,  # field 101: bool true
+            0x00,  # stop
+        ]
+    )  # fmt: skip
+    everything: dict[int, Any] = dict.fromkeys(range(1, 102))
+    found, end = read(data, {**everything, 13: {1: None}, 100: {1: None}})
+    assert end == len(data)
+    assert found == {
+        1: True,
+        2: False,
+        3: b"\x7f",
+        4: -2,
+        5: 150,
+        6: -1,
+        7: struct.pack("<d", 1.5),
+        8: b"abc",
+        9: [1, 2],
+        10: [b"z"],
+        11: {},  # maps are skipped
+        12: {},
+        13: {1: 7},
+        14: bytes(range(16)),
+        15: [1] * 16,
+        16: [True, False],
+        100: {1: 42},
+        101: True,
+    }
+    only, end = read(data, {5: None, 100: {}})
+    assert end == len(data)
+    assert only == {5: 150, 100: {}}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x15",  # a field header, no value
+        b"\x15\xac",  # a varint cut short
+        b"\x18\x05ab",  # binary longer than its bytes
+        b"\x19\xf5\xff\xff\xff\x0f",  # a list longer than its bytes
+        b"\x1c" * 200,  # structs nested 200 deep
+        b"\x1f\x00",  # type 15: no such type
+        b"\x15\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01\x00",  # an 11-byte varint
+    ],
+)
+def test_malformed_thrift_raises_malformed(data: bytes) -> None:
+    with pytest.raises(Malformed):
+        read(data, {})
+
+
+def test_spark_files_carry_checksums_that_hold_and_catch_damage(spark: Any, tmp_path: Path) -> None:
+    """parquet-mr (Spark's writer) records a checksum in every page header by default:
+    its files are checked, each part of the folder."""
+    frame = spark.range(0, 50_000).selectExpr(
+        "concat('u', id % 100) as user", "id % 777 as item", "rand(3) as score"
+    )
+    frame.repartition(2).write.parquet(str(tmp_path / "out"))
+    parts = sorted((tmp_path / "out").glob("*.parquet"))
+    assert len(parts) == 2
+    for part in parts:
+        found = pages(part)
+        assert {p.column for p in found} == {"user", "item", "score"}
+        assert all(p.recorded is not None and p.recorded == p.computed for p in found)
+    check_pages(tmp_path / "out", "predictions")
+    last = pages(parts[1])[-1]
+    overwrite(parts[1], last.body + last.size - 8, b"\xff" * 8)
+    with pytest.raises(InputError, match="fails its checksum: the file is damaged"):
+        check_pages(tmp_path / "out", "predictions")
