@@ -14,11 +14,13 @@ import signal
 import sys
 
 from receval_cli import signals, supervisor
+from receval_cli.engines.memory import fit_address_space
 
 
 def main() -> None:
     """Install the stop handling, import the command line, run it."""
     signals.install()
+    fit_address_space()
     if supervisor.wanted(sys.argv):
         supervisor.fork()  # the watching process exits there; the child goes on
     try:

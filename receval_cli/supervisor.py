@@ -198,10 +198,10 @@ def out_of_memory_message(doing: str, signum: int | None = None) -> str:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
         return (
-            f"{head} Its address space is limited to {soft / 2**30:.1f} GiB (ulimit -v), and "
-            "polars' threads reserve about 1.5 GiB of address space at any size: raise that "
-            "limit, or limit memory instead of address space (a cgroup: systemd-run -p "
-            "MemoryMax=..., a container's memory limit), which engine: auto plans for."
+            f"{head} Its address space is limited to {soft / 2**30:.1f} GiB (ulimit -v), too "
+            "little for this run even in partitions: raise that limit, or limit memory "
+            "instead of address space (a cgroup: systemd-run -p MemoryMax=..., a container's "
+            "memory limit), which engine: auto plans for."
         )
     return (
         f"{head} Set `partitions: N` in the config to evaluate the users in N passes, each "

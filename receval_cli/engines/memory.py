@@ -25,6 +25,25 @@ _BYTES_PER_ROW = {"csv": 20, "tsv": 20, "jsonl": 45, "trec": 30}
 _INFLATION = {".gz": 5, ".zst": 6}  # text to compressed, where the file does not say
 
 
+M_ARENA_MAX = -8  # glibc's mallopt parameter: the most malloc arenas
+
+
+def fit_address_space() -> None:
+    """Under an address-space limit (`ulimit -v`), keep glibc's malloc to 2 arenas: it
+    reserves 64 MiB of address space per thread otherwise (128 MiB with polars' threads at
+    start), which exhausts a limit of 1.5 GiB before any data is read. Called before any
+    thread starts; nothing changes without such a limit (or off glibc)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 2)
+    except (OSError, AttributeError):
+        pass
+
+
 def available_bytes() -> int | None:
     """The memory this process can still use (the least of the limits above), or None
     where none is known (not Linux)."""

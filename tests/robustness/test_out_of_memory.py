@@ -15,11 +15,11 @@ import resource
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 import pytest
-from cli_helpers import hand_case
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -153,41 +153,69 @@ def test_commands_that_read_no_data_run_in_one_process() -> None:
 # ------------------------------------------------------------- running out for real
 
 
-def _limit_address_space() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, resource.RLIM_INFINITY))
+def _address_space(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+
+    return apply
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux has it")
-def test_a_real_allocation_failure_under_an_address_space_limit(tmp_path: Path) -> None:
-    """2M prediction rows under a 1 GB address-space limit: polars' allocation fails and
-    Rust aborts; the user sees one error line, exit 4, and no report file."""
-    rows = pl.int_range(0, 2_000_000, eager=True, dtype=pl.Int64)
+@pytest.fixture(scope="module")
+def twenty_million(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """20M prediction rows (200,000 users x 100) and 2M truth rows, as Parquet."""
+    folder = tmp_path_factory.mktemp("twenty")
+    rows = pl.int_range(0, 20_000_000, eager=True, dtype=pl.Int64)
     pl.DataFrame(
         {"user": rows // 100, "item": (rows * 7919) % 50_000, "score": (rows * 0.618) % 1.0}
-    ).write_parquet(tmp_path / "predictions.parquet")
-    pl.DataFrame(
-        {"user": rows[:100_000] // 5, "item": (rows[:100_000] * 13) % 50_000}
-    ).write_parquet(tmp_path / "truth.parquet")
-    config = hand_case(tmp_path)
+    ).write_parquet(folder / "predictions.parquet")
+    judged = rows[:2_000_000]
+    pl.DataFrame({"user": judged // 10, "item": (judged * 13) % 50_000}).write_parquet(
+        folder / "truth.parquet"
+    )
+    config = folder / "config.yaml"
     config.write_text(
         "predictions: {path: predictions.parquet}\nground_truth: {path: truth.parquet}\n"
         "metrics: [ndcg@10, map]\n",
         encoding="utf-8",
     )
-    out = tmp_path / "report.json"
+    return config
+
+
+def _receval_under(limit: int, config: Path, out: Path) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": str(REPO)}
     environment.pop("RECEVAL_UNSUPERVISED", None)
-    result = subprocess.run(
-        [sys.executable, "-m", "receval_cli", "run", str(config), "-o", str(out)],
-        preexec_fn=_limit_address_space,
+    return subprocess.run(
+        [sys.executable, "-m", "receval_cli", "run", str(config), "-o", str(out), "--verbose"],
+        preexec_fn=_address_space(limit),
         capture_output=True,
         text=True,
         env=environment,
         timeout=300,
         check=False,
     )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux has it")
+def test_twenty_million_rows_fit_a_1_5_gb_address_space(twenty_million: Path) -> None:
+    """Under `ulimit -v` 1.5 GB (it failed before any data was read: glibc reserved 64 MiB
+    per thread), auto splits the run into partitions and it completes."""
+    out = twenty_million.parent / "fits.json"
+    result = _receval_under(1_500_000_000, twenty_million, out)
+    assert result.returncode == 0, (result.returncode, result.stderr[-3000:])
+    assert "partition 1/" in result.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]["map"] > 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux has it")
+def test_a_real_allocation_failure_under_an_address_space_limit(twenty_million: Path) -> None:
+    """The same run under 0.5 GB: polars' allocation fails and Rust aborts; the user sees
+    one error line, exit 4, no backtrace, and no report file."""
+    out = twenty_million.parent / "fails.json"
+    result = _receval_under(500_000_000, twenty_million, out)
     assert result.returncode == 4, (result.returncode, result.stderr[-3000:])
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert "ulimit -v" in result.stderr
+    errors = [line for line in result.stderr.splitlines() if " INFO " not in line]
+    assert len(errors) == 1, result.stderr
+    assert errors[0].startswith("error: receval ran out of memory while ")
+    assert "ulimit -v" in errors[0]
     assert not out.exists()
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in twenty_million.parent.iterdir() if p.name.startswith(".")] == []
