@@ -21,9 +21,9 @@ def main() -> None:
     """Install the stop handling, import the command line, run it."""
     signals.install()
     fit_address_space()
-    if supervisor.wanted(sys.argv):
-        supervisor.fork()  # the watching process exits there; the child goes on
     try:
+        if supervisor.wanted(sys.argv):
+            supervisor.fork()  # the watching process exits there; the child goes on
         from receval_cli.cli.app import main as command
 
         signals.check()  # a SIGTERM that arrived while polars itself was importing

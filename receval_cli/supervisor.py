@@ -165,8 +165,10 @@ def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
 def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: bool) -> int:
     """The exit code, after any message: the child's own code, or what its death means."""
     if os.WIFEXITED(status):
-        _write(held)
-        return os.WEXITSTATUS(status)
+        code = os.WEXITSTATUS(status)
+        if code not in (130, 143):  # a stop's panic in polars' threads is its consequence
+            _write(held)
+        return code
     signum = os.WTERMSIG(status)
     doing = f"while {stage}" if stage else "while starting"
     out_of_memory = (signum == signal.SIGABRT and any(map(_OUT_OF_MEMORY.search, held))) or (

@@ -289,6 +289,10 @@ def scan(
                 raise found
     except READ_ERRORS as error:
         raise read_failure(path, fmt, sep, role, error) from None
+    except OSError as error:  # polars' decompression: "incomplete frame" (a cut .zst)
+        if error.errno == errno.ENOMEM:
+            raise MemoryError from error  # no fault of the file's: exit 4 (cli/app.py)
+        raise read_failure(path, fmt, sep, role, error) from None
     if fmt == "parquet":  # its footer reads: a page that fails its checksum is damaged
         check_pages(path, role)
     return frame

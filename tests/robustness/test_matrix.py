@@ -1418,6 +1418,14 @@ def test_uint64_ids_on_other_polars_engines(tmp_path: Path, case: Works, engine:
     test_valid_input(tmp_path, dataclasses.replace(case, config={**case.config, **ENGINES[engine]}))
 
 
+@pytest.mark.parametrize("case", UINT64_ROWS, ids=lambda case: case.id)
+def test_uint64_ids_on_spark(spark: Any, tmp_path: Path, case: Works) -> None:
+    """Spark reads UInt64 Parquet ids (as decimal(20, 0)) and matches them with the text or
+    integer ids beside them: the same values."""
+    assert isinstance(case.config, dict)
+    test_valid_input(tmp_path, dataclasses.replace(case, config={**case.config, "engine": "spark"}))
+
+
 def test_anchors_and_merge_keys_are_read_as_written(tmp_path: Path) -> None:
     """The merged ground_truth takes format and separator from *defaults and keeps its own
     path; the aliased gate applies to both metrics."""
