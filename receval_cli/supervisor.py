@@ -64,7 +64,16 @@ def wanted(argv: list[str]) -> bool:
         and hasattr(os, "fork")
         and os.environ.get("RECEVAL_UNSUPERVISED") != "1"
         and command_of(argv) in SUPERVISED
+        and _open(2)  # a closed stderr (2>&-): nothing to pass on, run in one process
     )
+
+
+def _open(descriptor: int) -> bool:
+    try:
+        os.fstat(descriptor)
+    except OSError:
+        return False
+    return True
 
 
 def report_stage(name: str) -> None:
@@ -158,7 +167,7 @@ def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
                 elif _ABORT_LINES.search(line) or held:
                     held.append(line)  # an abort's message: everything after it is too
                 else:
-                    os.write(2, line)
+                    _write([line])
     return held, stage
 
 
@@ -213,8 +222,10 @@ def out_of_memory_message(doing: str, signum: int | None = None) -> str:
 
 
 def _write(lines: list[bytes]) -> None:
+    """Pass lines on to stderr; a reader that went away (`2>&1 | head -1`) drops them."""
     for line in lines:
-        os.write(2, line)
+        with contextlib.suppress(OSError):
+            os.write(2, line)
 
 
 def _error(message: str) -> None:

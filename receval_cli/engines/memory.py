@@ -31,11 +31,15 @@ M_ARENA_MAX = -8  # glibc's mallopt parameter: the most malloc arenas
 def fit_address_space() -> None:
     """Under an address-space limit (`ulimit -v`), keep glibc's malloc to 2 arenas: it
     reserves 64 MiB of address space per thread otherwise (128 MiB with polars' threads at
-    start), which exhausts a limit of 1.5 GiB before any data is read. Called before any
-    thread starts; nothing changes without such a limit (or off glibc)."""
+    start), which exhausts a limit of 1.5 GiB before any data is read; and numpy's OpenBLAS
+    to one thread. Called before any thread starts; nothing changes without such a limit
+    (or off glibc)."""
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return
+    # numpy's OpenBLAS starts a thread per core at import; when it cannot (no address
+    # space left), it raises SIGINT on itself. receval's numpy work needs no BLAS threads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         import ctypes
 

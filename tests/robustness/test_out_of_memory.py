@@ -219,3 +219,21 @@ def test_a_real_allocation_failure_under_an_address_space_limit(twenty_million: 
     assert "ulimit -v" in errors[0]
     assert not out.exists()
     assert [p.name for p in twenty_million.parent.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_closed_stderr_runs_in_one_process(tmp_path: Path) -> None:
+    """`2>&-`: nothing to pass on; the command still runs and writes its report."""
+    from cli_helpers import hand_case
+
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "receval_cli", "run", str(config), "-q", "-o", str(out)],
+        preexec_fn=lambda: os.close(2),
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]
