@@ -302,9 +302,13 @@ main()
 OUTPUT_KINDS = {
     "json": ("--output", "report.json"),
     "markdown": ("--output", "report.md"),
+    "csv": ("--output", "report.csv"),
+    "junit": ("--output", "report.xml"),
+    "table": ("--output", "report.txt"),
     "html": ("--output", "report.html"),
     "per-user-parquet": ("--per-user", "users.parquet"),
     "per-user-csv": ("--per-user", "users.csv"),
+    "per-user-jsonl": ("--per-user", "users.jsonl"),
     "history": ("--history", "runs"),
 }
 
