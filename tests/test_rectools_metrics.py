@@ -29,7 +29,7 @@ DATASETS = ("str", "int")
 CUTOFFS = (1, 3, 5, 10, 30)
 # users RecTools counts, as receval's user parameters: its interactions' users (relevant
 # rows only) for the ranking metrics, the lists' users for the list metrics
-ON_LISTS = "users_without_recommendations=skip,users_without_relevant=zero"
+ON_LISTS = "users_without_recommendations=skip"  # (they read no relevance: every user)
 # RecTools metric (with its arguments) -> receval spec, {k} the cutoff
 RECTOOLS_TO_RECEVAL = {
     "MAP@{k}": "map@{k}(denominator=relevant)",

@@ -385,14 +385,8 @@ PRESETS: dict[str, Preset] = {
             "prediction_threshold": None,
         },
         per_metric={
-            "sufficient_reco": {
-                "users_without_recommendations": "skip",
-                "users_without_relevant": "zero",
-            },
-            "intersection": {
-                "users_without_recommendations": "skip",
-                "users_without_relevant": "zero",
-            },
+            "sufficient_reco": {"users_without_recommendations": "skip"},
+            "intersection": {"users_without_recommendations": "skip"},
         },
         metrics={
             "precision@k": "Precision(k)",

@@ -226,6 +226,7 @@ def _whole(value: object) -> int:
     summary="Share of the recommended items also in the baseline's (reference) list.",
     formula="|L@k ∩ B@baseline_k| / n   (baseline_k defaults to k)",
     params=(BASELINE_K,),
+    reads_relevance=False,
 )
 def intersection(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """RecTools' Intersection(k, ref_k) with the `baseline` file as the reference
@@ -333,6 +334,7 @@ def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     summary="Distinct catalog categories among the recommended items, divided by k.",
     formula="|{category(i) : i in L@k}| / k   (denominator=list_length: / n)",
     params=(PRECISION_DENOMINATOR,),
+    reads_relevance=False,
 )
 def categorical_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs a `catalog` with a `category` column (every recommended item in it, as for

@@ -21,6 +21,7 @@ MEASURE = Param(
     summary="Whether the list fills its top k (or the share of the k positions it fills).",
     formula="[n >= k]   (measure=share: min(k, n) / k), n the list length",
     params=(MEASURE,),
+    reads_relevance=False,
 )
 def sufficient_reco(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """RecTools' SufficientReco@k. Example: a list of 3, k = 4: 0 (share: 3/4). An empty
