@@ -550,3 +550,60 @@ def test_spark_refuses_cooccurrence(tmp_path: Path) -> None:
         with pytest.raises(UsageError, match="co-occurrence"):
             check_partitionable(loaded, "engine: spark", side_inputs=True)
         check_partitionable(loaded, "partitions: 3", side_inputs=True)  # the whole log: fine
+
+
+# --- the log's totals where a bucket holds none of the log's items --------------------
+
+UNSEEN_PREDICTIONS = "user,item,score\n1,a,0.9\n1,b,0.8\n2,x,0.9\n2,y,0.8\n3,a,0.5\n3,y,0.4\n"
+UNSEEN_TRUTH = "user,item\n1,a\n2,x\n3,a\n"
+UNSEEN_LOG = "user,item\n1,a\n1,b\n3,a\n4,b\n"
+UNSEEN_SPECS = [
+    "novelty@2(share=users,unseen=one)",
+    "novelty@2(denominator=k,normalize=max,unseen=one)",
+]
+# by hand: the log has 4 rows and 3 users; a and b have 2 rows and 2 users each; x and y
+# are unseen (one row, one user). share=users: user 1 -log2(2/3); user 2 -log2(1/3); user
+# 3 their mean. Rows, normalised by log2(4) and divided by k = 2: 0.5, 1, 0.75.
+_U1, _U2 = -math.log2(2 / 3), -math.log2(1 / 3)
+UNSEEN_EXPECTED = {UNSEEN_SPECS[0]: (_U1 + _U2 + (_U1 + _U2) / 2) / 3, UNSEEN_SPECS[1]: 0.75}
+
+
+def _unseen_config(tmp_path: Path, engine: dict[str, Any]) -> Path:
+    (tmp_path / "p.csv").write_text(UNSEEN_PREDICTIONS, encoding="utf-8")
+    (tmp_path / "t.csv").write_text(UNSEEN_TRUTH, encoding="utf-8")
+    (tmp_path / "log.csv").write_text(UNSEEN_LOG, encoding="utf-8")
+    config = {
+        "predictions": {"path": "p.csv"},
+        "ground_truth": {"path": "t.csv"},
+        "interactions": {"path": "log.csv"},
+        "metrics": UNSEEN_SPECS,
+        **engine,
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def _unseen_values(config: Path) -> dict[str, float]:
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.loading import load_config
+
+    report = evaluate_config(load_config(config))
+    return {name: report.models["model"].metrics[name] for name in UNSEEN_SPECS}
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_unseen_items_in_every_bucket(tmp_path: Path, partitions: int) -> None:
+    """User 2 recommends only items absent from the log: a bucket holding user 2 alone
+    still scores them as one row (one user) of the whole log."""
+    values = _unseen_values(_unseen_config(tmp_path, {"partitions": partitions}))
+    assert values == pytest.approx(UNSEEN_EXPECTED, rel=1e-12)
+
+
+def test_unseen_items_in_every_bucket_on_spark(spark: Any, tmp_path: Path) -> None:
+    """On Spark each bucket received only its items' popularity rows, so a bucket of
+    unseen items had no log totals (novelty 0.557 instead of 1.085): the totals are
+    shipped to every bucket."""
+    engine = {"engine": "spark", "spark": {"conf": {"spark.sql.shuffle.partitions": "7"}}}
+    values = _unseen_values(_unseen_config(tmp_path, engine))
+    assert values == pytest.approx(UNSEEN_EXPECTED, rel=1e-12)

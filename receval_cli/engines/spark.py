@@ -259,6 +259,8 @@ def evaluate_bucket(
         index = pl.get_index_type()
         sources.popularity = popular.with_columns(pl.col("popular_rank").cast(index)).lazy()
         sources.popularity_rows = True
+        rows_total, users_total = shipped["log_totals"]
+        sources.log_totals = (int(rows_total), int(users_total))
     if kinds is not None and shipped.get("baseline_layout"):
         value = shipped["baseline_layout"]
         lists = truth.filter(kinds == "baseline").select(
@@ -328,6 +330,11 @@ def _bucket_rows(
             id_type,
         )
         shipped["popularity_columns"] = added
+        log_totals = side.interactions.agg(
+            F.count(F.lit(1)).alias("rows"), F.countDistinct("user").alias("users")
+        ).first()
+        assert log_totals is not None  # an aggregation has one row
+        shipped["log_totals"] = [int(log_totals["rows"]), int(log_totals["users"])]
         parts.append(
             recommended.join(popularity, on="item").withColumn("kind", F.lit("popularity"))
         )

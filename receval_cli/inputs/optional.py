@@ -63,6 +63,9 @@ class Sources:
     # e.g. long_tail_share's head), computed over the whole log, and only some items (a
     # Spark bucket's recommended ones), so they are not computed again
     popularity_rows: bool = False
+    # the whole log's (rows, users), where `popularity` holds only some items' rows (a
+    # Spark bucket's): its totals cannot be read from those rows
+    log_totals: tuple[int, int] | None = None
 
     def given(self) -> list[Input]:
         return [s for s in (self.catalog, self.interactions, self.baseline) if s is not None]

@@ -128,6 +128,12 @@ def recs_aggregates(
         # the log's totals on every row, items absent from the log included (one row
         # even for an empty log: an aggregation)
         totals = popular.select(pl.col("log_rows").max(), pl.col("log_users").max())
+        if sources.log_totals is not None:  # a bucket may hold none of the log's items
+            rows, users = sources.log_totals
+            totals = pl.LazyFrame(
+                {"log_rows": [rows], "log_users": [users]},
+                schema={"log_rows": pl.Int64, "log_users": pl.Int64},
+            )
         items = items.drop("log_rows", "log_users").rename({"count": "popularity"})
         recs = recs.join(items, on="item", how="left").join(totals, how="cross")
     if "known" in sides:
