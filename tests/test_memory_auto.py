@@ -44,7 +44,7 @@ def test_the_need_shrinks_with_partitions() -> None:
 
 @pytest.mark.parametrize(
     ("available", "expected"),
-    [(None, 1), (64 * 2**30, 1), (1500 * MiB, 2), (700 * MiB, 8), (100 * MiB, 256)],
+    [(None, 1), (64 * 2**30, 1), (1500 * MiB, 2), (700 * MiB, 8), (100 * MiB, 20)],
 )
 def test_partitions_follow_the_available_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, available: int | None, expected: int
@@ -56,12 +56,48 @@ def test_partitions_follow_the_available_memory(
     predictions = tmp_path / "p.parquet"
     predictions.write_bytes(b"x" * 100)
     budget = 0 if available is None else int(memory.SHARE * available) - memory.FIXED
+    budget = max(budget, memory.MIN_SPLIT)  # 100 MiB: less than the fixed part; 64 MiB
     if 1 < expected < 256:  # the fewest partitions whose estimate fits the budget
         assert memory.PER_ROW * 20_000_000 / expected <= budget
         assert memory.PER_ROW * 20_000_000 / (expected - 1) > budget
     assert choice.auto_partitions([predictions]) == expected
     engine = choice.polars_engine("auto", [predictions])
     assert engine == ("streaming" if expected > 1 else "auto")
+
+
+def test_a_small_input_is_never_split(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With little memory left (a busy machine), a 5-row input is still one pass: more
+    passes cannot shrink the fixed part of a run (they were 256 before)."""
+    monkeypatch.setattr(choice, "available_bytes", lambda: 10 * MiB)
+    (tmp_path / "p.csv").write_text("user,item,score\n1,a,0.5\n", encoding="utf-8")
+    assert choice.auto_partitions([tmp_path / "p.csv"]) == 1
+    assert choice.polars_engine("auto", [tmp_path / "p.csv"]) == "auto"
+
+
+def test_the_cgroup_file_cache_is_not_counted_as_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A cgroup's usage counts its file cache; the inactive part is left out (a fresh
+    clone and build can fill a limit with cache alone)."""
+    v1 = tmp_path / "memory" / "job"
+    v1.mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text(str(4 * 2**30), encoding="ascii")
+    (v1 / "memory.usage_in_bytes").write_text(str(4 * 2**30 - MiB), encoding="ascii")
+    (v1 / "memory.stat").write_text(
+        f"cache {3 * 2**30}\ntotal_inactive_file {3 * 2**30}\n", encoding="ascii"
+    )
+    real = memory.Path
+
+    def moved(text: str) -> Path:  # /sys/fs/cgroup/... -> the folder above
+        return (
+            real(text.replace("/sys/fs/cgroup", str(tmp_path)))
+            if text.startswith("/sys/fs/cgroup")
+            else real(text)
+        )
+
+    monkeypatch.setattr(memory, "Path", moved)
+    monkeypatch.setattr(memory, "own_cgroups", lambda: ("/none", "/job"))
+    assert memory._cgroup_room() == 3 * 2**30 + MiB
 
 
 def test_the_limits_are_read_from_this_machine() -> None:

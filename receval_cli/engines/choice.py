@@ -18,10 +18,10 @@ from typing import Any
 
 from receval_cli.engines.memory import (
     FIXED,
+    MIN_SPLIT,
     PER_ROW,
     SHARE,
     available_bytes,
-    needed_bytes,
     rows_on_disk,
 )
 from receval_cli.errors import UsageError
@@ -52,13 +52,9 @@ def _partitions_that_fit(rows: int) -> int:
     """The fewest partitions of `rows` rows whose estimated peak fits in the share of the
     available memory a run plans to use (1 where nothing is known)."""
     available = available_bytes()
-    if available is None:
-        return 1
-    budget = int(SHARE * available) - FIXED
-    if needed_bytes(rows) <= budget + FIXED:
-        return 1
-    if budget <= 0:
-        return MAX_AUTO_PARTITIONS
+    if available is None or PER_ROW * rows <= MIN_SPLIT:
+        return 1  # nothing known, or too few rows for passes to save anything
+    budget = max(int(SHARE * available) - FIXED, MIN_SPLIT)
     return min(-(-PER_ROW * rows // budget), MAX_AUTO_PARTITIONS)
 
 

@@ -20,6 +20,9 @@ from pathlib import Path
 FIXED = 320 * 2**20  # bytes: Python, polars and a run's fixed costs (bench_scale.py)
 PER_ROW = 64  # bytes at the peak per row in one pass (5.4 GiB at 100M rows, 0.8 at 10M)
 SHARE = 0.7  # of the available memory a run plans to use (the rest: the kernel, headroom)
+# the least per-row memory a partition is planned for: below it, more passes save next to
+# nothing (the fixed part stays), so a small input is never split, whatever the memory
+MIN_SPLIT = 64 * 2**20
 # rows per byte on disk where a file's row count is not in its metadata
 _BYTES_PER_ROW = {"csv": 20, "tsv": 20, "jsonl": 45, "trec": 30}
 _INFLATION = {".gz": 5, ".zst": 6}  # text to compressed, where the file does not say
@@ -141,18 +144,41 @@ def _read_int(path: str) -> int | None:
 
 
 def _cgroup_room() -> int | None:
-    """The cgroup's limit less its usage: v2 (memory.max), else v1 (limit_in_bytes)."""
+    """The cgroup's limit less what its processes use: v2 (memory.max), else v1
+    (limit_in_bytes). The usage the kernel reports counts the file cache too; its inactive
+    part is reclaimed on demand, so it is left out (as container runtimes count the
+    working set): after a clone and a build the cache alone can fill the limit."""
     v2, v1 = own_cgroups()
-    for limit_file, usage_file in (
-        (f"/sys/fs/cgroup{v2}/memory.max", f"/sys/fs/cgroup{v2}/memory.current"),
+    for limit_file, usage_file, stat_file, inactive in (
+        (
+            f"/sys/fs/cgroup{v2}/memory.max",
+            f"/sys/fs/cgroup{v2}/memory.current",
+            f"/sys/fs/cgroup{v2}/memory.stat",
+            "inactive_file",
+        ),
         (
             f"/sys/fs/cgroup/memory{v1}/memory.limit_in_bytes",
             f"/sys/fs/cgroup/memory{v1}/memory.usage_in_bytes",
+            f"/sys/fs/cgroup/memory{v1}/memory.stat",
+            "total_inactive_file",
         ),
     ):
         limit = _read_int(limit_file)
         if limit is not None and limit < 2**60:  # v1 writes a huge number for no limit
-            return max(limit - (_read_int(usage_file) or 0), 0)
+            used = (_read_int(usage_file) or 0) - (_stat_field(stat_file, inactive) or 0)
+            return max(limit - max(used, 0), 0)
+    return None
+
+
+def _stat_field(path: str, field: str) -> int | None:
+    """A `name value` line of a cgroup's memory.stat."""
+    try:
+        for line in Path(path).read_text(encoding="ascii").splitlines():
+            name, _, value = line.partition(" ")
+            if name == field and value.strip().isdigit():
+                return int(value)
+    except OSError:
+        return None
     return None
 
 
