@@ -26,6 +26,8 @@ from typer.testing import CliRunner, Result
 
 from receval_cli.cli.app import app
 
+REPO = Path(__file__).resolve().parent.parent  # the checkout the tests belong to
+
 # A fixed terminal: 120 columns, no colour whatever the caller's environment says.
 ENV: dict[str, str | None] = {
     "COLUMNS": "120",
@@ -112,13 +114,18 @@ def assert_user_error(result: Result, *words: str) -> str:
 def run_process(
     *args: str | Path, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    """The CLI as a user runs it in a pipe: no terminal, no colour variables, 80 columns."""
+    """The CLI as a user runs it in a pipe: no terminal, no colour variables, 80 columns,
+    nothing on stdin; this checkout's receval_cli whatever the folder it runs in."""
     environment = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
-    environment.update({"COLUMNS": "80", "TERM": "xterm", **(env or {})})
+    paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    environment.update(
+        {"COLUMNS": "80", "TERM": "xterm", "PYTHONPATH": os.pathsep.join(paths), **(env or {})}
+    )
     return subprocess.run(
         [sys.executable, "-m", "receval_cli", *map(str, args)],
         cwd=cwd,
         env=environment,
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         check=False,
         timeout=120,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -61,6 +62,16 @@ def test_the_api_and_convert_word_the_same_error_for_their_users(tmp_path: Path)
     assert "predictions.columns" not in result.stderr
 
 
+def json_object(text: str) -> dict[str, Any] | None:
+    """A stderr line as the JSON object it is, or None (another line: a warning printed
+    by a library)."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def test_an_error_carries_what_it_is_about(tmp_path: Path) -> None:
     """The file, the column, the key, what was found and the fix, as fields: on the JSON
     error line of `--log-format json`, and as `error.fields` in the Python API."""
@@ -69,18 +80,17 @@ def test_an_error_carries_what_it_is_about(tmp_path: Path) -> None:
     result = run_process("--log-format", "json", "run", config, cwd=tmp_path)
     stderr = result.stderr.decode()
     assert result.returncode == 2, stderr  # the message says why when it is not
-    lines = stderr.splitlines()
-    records = [json.loads(text) for text in lines if text.startswith("{")]
-    errors = [record for record in records if record["level"] == "error"]
+    records = [json_object(text) for text in stderr.splitlines()]
+    errors = [record for record in records if record and record.get("level") == "error"]
     assert len(errors) == 1, stderr
     (line,) = errors
     fields = line["fields"]
-    assert fields["path"].endswith("predictions.csv")
-    assert fields["column"] == "pts"
-    assert fields["key"] == "predictions.columns.score"
-    assert fields["found"] == ["user", "item", "points"]
-    assert fields["fix"] == "Set predictions.columns.score to one of them."
-    assert line["message"].endswith(fields["fix"])
+    assert fields["path"].endswith("predictions.csv"), stderr
+    assert fields["column"] == "pts", stderr
+    assert fields["key"] == "predictions.columns.score", stderr
+    assert fields["found"] == ["user", "item", "points"], stderr
+    assert fields["fix"] == "Set predictions.columns.score to one of them.", stderr
+    assert line["message"].endswith(fields["fix"]), stderr
 
     predictions = pl.DataFrame({"user": [1, 1], "item": [2, 2], "score": [0.5, 0.4]})
     truth = pl.DataFrame({"user": [1], "item": [2]})
