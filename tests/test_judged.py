@@ -21,6 +21,7 @@ import polars as pl
 import pytest
 import pytrec_eval
 from golden_files import GOLDEN, frames
+from test_pytrec_eval import receval_report
 
 import receval_cli
 
@@ -212,27 +213,6 @@ def trec_order(scored: dict[str, float]) -> list[str]:
     return sorted(scored, key=lambda d: (np.float32(scored[d]), d), reverse=True)
 
 
-def receval_on(qrels: Qrels, run: Run, metrics: list[str], ids: str, level: int) -> Any:
-    item = pl.Int64 if ids == "integer" else pl.String
-    truth = pl.DataFrame(
-        [(u, d, g) for u, judged in qrels.items() for d, g in judged.items()],
-        schema={"user": pl.String, "item": pl.String, "rel": pl.Int64},
-        orient="row",
-    ).with_columns(pl.col("item").cast(item))
-    predictions = pl.DataFrame(
-        [(u, d, s) for u, scored in run.items() for d, s in scored.items()],
-        schema={"user": pl.String, "item": pl.String, "score": pl.Float64},
-        orient="row",
-    ).with_columns(pl.col("item").cast(item))
-    return receval_cli.evaluate(
-        predictions,
-        truth,
-        metrics,
-        conventions={"preset": "trec_eval", "relevance_threshold": level},
-        truth_columns={"user": "user", "item": "item", "relevance": "rel"},
-    )
-
-
 def test_random_data_has_the_edge_cases() -> None:
     ties = unjudged = negative = long_lists = only_one_side = 0
     for seed in SEEDS:
@@ -253,7 +233,7 @@ def test_agrees_with_trec_eval(seed: int, ids: str, level: int) -> None:
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC), relevance_level=level)
     trec = evaluator.evaluate(run)
     metrics = [*PYTREC.values(), *(f"{m}@{k}" for m in CUT.values() for k in CUTOFFS)]
-    report = receval_on(qrels, run, metrics, ids, level)
+    report = receval_report(qrels, run, metrics, ids, level)
     evaluated = report.per_user.filter(pl.col("status") == "evaluated")
     assert sorted(evaluated["user"]) == sorted(trec)
     rows = {row["user"]: row for row in evaluated.iter_rows(named=True)}

@@ -89,8 +89,11 @@ def random_data(seed: int, ids: str = "text") -> tuple[Qrels, Run]:
     return qrels, run
 
 
-def receval_report(qrels: Qrels, run: Run, metrics: list[str], ids: str = "text") -> Any:
-    """receval on the same data: item ids as integers when `ids` is "integer"."""
+def receval_report(
+    qrels: Qrels, run: Run, metrics: list[str], ids: str = "text", level: int = 1
+) -> Any:
+    """receval on the same data: item ids as integers when `ids` is "integer"; `level` the
+    relevance threshold (trec_eval's -l)."""
     item = pl.Int64 if ids == "integer" else pl.String
     truth = pl.DataFrame(
         [(u, d, g) for u, judged in qrels.items() for d, g in judged.items()],
@@ -106,7 +109,7 @@ def receval_report(qrels: Qrels, run: Run, metrics: list[str], ids: str = "text"
         predictions,
         truth,
         metrics,
-        conventions={"preset": "trec_eval"},
+        conventions={"preset": "trec_eval", "relevance_threshold": level},
         truth_columns={"user": "user", "item": "item", "relevance": "rel"},
     )
 
