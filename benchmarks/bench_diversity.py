@@ -41,6 +41,22 @@ HERE = Path(__file__).resolve().parent
 K = 20
 
 
+def skewed_lists(rng: Any, users: int, items: int, draws: int) -> Any:
+    """Each user's first K distinct items of `draws` draws, popular items (low ids) coming
+    up more often: a polars DataFrame of user, item and position (0 first), in draw order."""
+    import numpy as np
+    import polars as pl
+
+    user = np.repeat(np.arange(users, dtype=np.int64), draws)
+    item = (items * rng.random(users * draws) ** 2).astype(np.int64)
+    return (
+        pl.DataFrame({"user": user, "item": item})
+        .unique(["user", "item"], keep="first", maintain_order=True)
+        .with_columns(pl.int_range(pl.len()).over("user").alias("position"))
+        .filter(pl.col("position") < K)
+    )
+
+
 def generate(users: int, items: int, folder: Path, seed: int = 7) -> dict[str, Path]:
     """Lists of up to 20 distinct items per user; popular items (low ids) come up more."""
     import numpy as np
@@ -58,14 +74,8 @@ def generate(users: int, items: int, folder: Path, seed: int = 7) -> dict[str, P
     if all(p.exists() for p in paths.values()):
         return paths
     rng = np.random.default_rng(seed)
-    draws = 24
-    user = np.repeat(np.arange(users, dtype=np.int64), draws)
-    item = (items * rng.random(users * draws) ** 2).astype(np.int64)
     frame = (
-        pl.DataFrame({"user": user, "item": item})
-        .unique(["user", "item"], keep="first", maintain_order=True)
-        .with_columns(pl.int_range(pl.len()).over("user").alias("position"))
-        .filter(pl.col("position") < K)
+        skewed_lists(rng, users, items, draws=24)
         .with_columns((1.0 - pl.col("position") / K).alias("score"))
         .drop("position")
     )

@@ -62,15 +62,11 @@ def generate(users: int, items: int, folder: Path, seed: int = 11) -> dict[str, 
     paths.update({f"{n}_csv": stem / f"peers_{n}.csv" for n in names})
     if all(p.exists() for p in paths.values()):
         return paths
+    from bench_diversity import skewed_lists
+
     rng = np.random.default_rng(seed)
-    draws = 2 * K
-    user = np.repeat(np.arange(users, dtype=np.int64), draws)
-    item = (items * rng.random(users * draws) ** 2).astype(np.int64)
     frame = (
-        pl.DataFrame({"user": user, "item": item})
-        .unique(["user", "item"], keep="first", maintain_order=True)
-        .with_columns(pl.int_range(pl.len()).over("user").alias("position"))
-        .filter(pl.col("position") < K)
+        skewed_lists(rng, users, items, draws=2 * K)
         .filter(pl.len().over("user") == K)
         .with_columns(
             (1.0 - pl.col("position") / K).alias("score"),
