@@ -221,7 +221,9 @@ class MetricDef:
         means) how the users' values are averaged."""
         if self.scope != "user":
             return self.params
-        users = USER_PARAMS if self.reads_relevance else USER_PARAMS[:1]
+        users = [
+            p for p in USER_PARAMS if self.reads_relevance or p.name != "users_without_relevant"
+        ]
         return (*self.params, *users, *((MEAN,) if self.aggregate == "mean" else ()))
 
 
