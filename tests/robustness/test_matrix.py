@@ -208,6 +208,12 @@ BAD = [
         config=BOMB_YAML.replace("BOMB", alias_bomb()),
     ),
     Bad(
+        "csv-that-is-a-cut-zstd-frame",
+        P + "predictions.csv cannot be read as csv: line 1 is not UTF-8 text (byte 0xb5 at "
+        "column 2). " + NOT_UTF8,
+        files={"predictions.csv": b"(\xb5/\xfd"},
+    ),
+    Bad(
         "predictions-a-fifo",
         P
         + "pipe.csv is a named pipe (FIFO), not a file: an input is read more than once. "

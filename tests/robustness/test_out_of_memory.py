@@ -114,6 +114,19 @@ def test_another_crash_is_an_internal_error_with_its_output() -> None:
     )
 
 
+def test_a_kill_with_no_sign_of_lack_of_memory_is_137_and_one_line() -> None:
+    """SIGKILL that the cgroup does not count as an out-of-memory kill (`kill -9`): the
+    shell's 137, and one line saying what happened and what helps if it was memory."""
+    result = run("signal:SIGKILL", "", "run", "config.yaml")
+    assert result.returncode == 137, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(
+        "error: receval was killed by SIGKILL while read, rank, join, metrics (nothing it "
+        "could report: `kill -9`, or the kernel's out-of-memory killer"
+    )
+
+
 def test_native_lines_and_the_exit_code_pass_through() -> None:
     """What native code writes on stderr reaches the user; the child's exit code is the
     command's (1: a failed gate)."""
