@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -79,7 +81,9 @@ def test_partitions_agree_with_the_whole(
     assert split["models"]["model"]["inputs"]["engine"]["partitions"] == partitions
 
 
-def test_partitions_refuse_what_needs_every_user(tmp_path: Path) -> None:
+def test_partitions_give_intervals_and_refuse_click_metrics(tmp_path: Path) -> None:
+    """Intervals read the per-user values the partitions keep: the same bits as a single
+    pass. Click metrics are refused up front, naming the engine."""
     config = {
         "predictions": {"path": str(GOLDEN / "ties_predictions.csv")},
         "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
@@ -87,7 +91,12 @@ def test_partitions_refuse_what_needs_every_user(tmp_path: Path) -> None:
         "partitions": 3,
     }
     path = write_config(tmp_path, config)
-    assert_user_error(invoke("run", path, "--ci"), "partitioned runs", "intervals")
+    split = json.loads(invoke("run", path, "--ci", "-q", "-f", "json", "-o", "-").stdout)
+    single = write_config(tmp_path, {**config, "partitions": 1}, "one.yaml")
+    whole = json.loads(invoke("run", single, "--ci", "-q", "-f", "json", "-o", "-").stdout)
+    confidence = split["models"]["model"]["confidence"]
+    assert confidence == whole["models"]["model"]["confidence"]
+    assert confidence["intervals"]["ndcg@5"][0] < confidence["intervals"]["ndcg@5"][1]
     clicks = {**config, "metrics": ["ctr"], "interactions": {"path": "log.csv"}}
     (tmp_path / "log.csv").write_text("user,item,click\nu00,i24,1\n")
     logged = write_config(tmp_path, clicks, "c.yaml")
@@ -130,8 +139,8 @@ def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.Mon
     ci_config = write_config(tmp_path, {**config, "confidence": {}})
     (with_ci,) = evaluate_config(load_config(ci_config)).models.values()
     assert isinstance(with_ci, Report)
-    assert "engine" not in with_ci.inputs
-    assert with_ci.metrics == pytest.approx(report.metrics, abs=1e-12)
+    assert with_ci.inputs["engine"]["partitions"] == 3  # intervals run on partitions too
+    assert with_ci.metrics == report.metrics
 
 
 def test_partitions_with_catalog_log_and_baseline(tmp_path: Path) -> None:

@@ -35,11 +35,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from receval_cli.analysis.run_plan import plan_reading
 from receval_cli.choices import INSPECTED_USERS
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.console import shown
-from receval_cli.engines.choice import polars_engine
 from receval_cli.errors import InputError, InternalError, UsageError, did_you_mean
 from receval_cli.escaping import printable
 from receval_cli.evaluation.assembly import evaluate_inputs
@@ -51,8 +51,8 @@ from receval_cli.evaluation.prepare import (
     ranked_items,
     with_score_precision,
 )
-from receval_cli.inputs.optional import Sources, read_sources
-from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
+from receval_cli.inputs.optional import Sources
+from receval_cli.inputs.readers import Input
 from receval_cli.metrics import lookup
 from receval_cli.report.table import format_value
 
@@ -104,16 +104,11 @@ def inspect_config(
     """The chosen users of one model of the config, with everything the panels show."""
     _check_options(users, user, k, history)
     name = choose_model(loaded, model)
-    config = loaded.config
-    file = config.model_files()[name]
-    predictions = read_predictions(file, loaded.resolve_path(file.path))
-    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    sources = read_sources(loaded)
-    conventions = config.conventions
+    found = plan_reading(loaded).inputs(name)
+    predictions, truth, sources = found.predictions, found.truth, found.sources
+    conventions = loaded.config.conventions
     specs = tuple(s for s in loaded.specs if lookup(s.name).scope == "user")
-    engine = polars_engine(
-        "auto" if config.engine == "spark" else config.engine, [predictions.path]
-    )
+    engine = found.engine
     # the whole files: the users' statuses, the input checks, and every user's values
     report = evaluate_inputs(
         predictions, truth, specs, conventions, sources=sources, engine=engine, check_unknown=False

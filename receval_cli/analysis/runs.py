@@ -4,7 +4,8 @@ Every run gives a RunReport: each model's Report under its name (a one-file conf
 model named "model"), whose JSON nests `models.NAME.metrics` whatever the number of
 models. With `predictions.models` every model is evaluated against the same ground truth
 (each in its own pass, reading the ground truth and the optional inputs again: they are
-lazy scans).
+lazy scans), on any engine. What a run needs is resolved by the planner
+(analysis/run_plan.py) before any row is read.
 """
 
 from __future__ import annotations
@@ -14,31 +15,24 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from receval_cli import console
 from receval_cli.analysis.gates import GateResult, check_gates, check_history, check_relative
 from receval_cli.analysis.run_info import RunLabel, run_info, start_time
-from receval_cli.analysis.segments import check_segment_gates, segment_keys
+from receval_cli.analysis.run_plan import RunPlan, history_path, plan_run
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
-from receval_cli.engines.choice import auto_partitions, polars_engine
-from receval_cli.engines.partitions import check_partitionable, evaluate_partitioned
-from receval_cli.errors import ConfigError, InputError, UsageError
+from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
+from receval_cli.engines.partitions import evaluate_partitioned
+from receval_cli.errors import ConfigError, InputError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.plan import resolved_config
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
-from receval_cli.inputs.optional import read_sources
-from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.report.comparability import (
-    conventions_differ,
-    conventions_error,
-    describe_differences,
-    truths_warning,
-)
+from receval_cli.report.comparability import truths_warning
 from receval_cli.report.data import Report, RunReport
-from receval_cli.report.saved import read_saved_report
 
 if TYPE_CHECKING:
     from receval_cli.analysis.intervals import Comparison
@@ -52,78 +46,120 @@ def evaluate_config(
     allow_different_conventions: bool = False,
     label: RunLabel | None = None,
 ) -> RunReport:
-    """Evaluate every model of the config; intervals, comparisons and gates as configured.
-    `per_user`: partitioned engines keep the per-user rows too (a single pass always does).
-    A `baseline_report` computed under other conventions is refused before anything is
-    evaluated, unless `allow_different_conventions`. `label`: the run's --label and --tag
+    """Evaluate every model of the config on its engine (analysis/run_plan.py resolves
+    the config, the engine and what it refuses, before any row is read); intervals,
+    comparisons and gates as configured. `per_user`: partitioned engines keep the
+    per-user rows too (a single pass always does; so do they when intervals or a
+    comparison need them). A `baseline_report` computed under other conventions is
+    refused unless `allow_different_conventions`. `label`: the run's --label and --tag
     pairs, in its RunInfo."""
     started = _Start(time.perf_counter(), start_time(), label or RunLabel())
-    config = loaded.config
-    check_history_gates(loaded)
-    if config.engine == "auto" and config.partitions == 1:
-        loaded = _auto_partitions(loaded, confidence, baseline_report)
-        config = loaded.config
-    if config.engine == "spark" or config.partitions > 1:
-        refuse_partitioned_extras(loaded, confidence, baseline_report)
-        reject_relative_gates(loaded)
-        ((name, file),) = config.model_files().items()
-        if config.engine == "spark":
-            from receval_cli.engines.spark import DEFAULT_BUCKETS, evaluate_spark
-
-            buckets = config.partitions if config.partitions > 1 else DEFAULT_BUCKETS
-            report = evaluate_spark(loaded, buckets=buckets, per_user=per_user)
-        else:
-            engine = polars_engine(config.engine, [loaded.resolve_path(file.path)])
-            report = evaluate_partitioned(loaded, config.partitions, engine, per_user)
-        return _run_report(loaded, {name: report}, started)
-    settings = config.comparison or ComparisonConfig()
-    saved, run_warnings = None, []
-    if baseline_report is not None:
-        saved = read_baseline_report(baseline_report, settings.baseline)
-        run_warnings = _comparable(loaded, saved, allow_different_conventions)
-    confidence = confidence or config.confidence
-    comparing = config.several_models or baseline_report is not None
-    if comparing and confidence is None:
-        confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
-    keys = segment_keys(loaded)
-    check_segment_gates(loaded, [] if keys is None else keys[1])
+    plan = plan_run(loaded, confidence, baseline_report, allow_different_conventions)
+    keys = None if plan.engine.spark else plan.segments()
     reports: dict[str, Report] = {}
-    for name, file in config.model_files().items():
-        # with a comparison, compare() computes every model's intervals in one resampling
-        stage = f"model {name}: " if config.several_models else ""
+    for name in plan.models:
+        stage = f"model {name}: " if len(plan.models) > 1 else ""
         with console.stage(f"{stage}read, rank, join, metrics"):
-            reports[name] = _evaluate_model(
-                loaded, file, None if comparing else confidence, confidence, keys
-            )
-    if not comparing:
-        reject_relative_gates(loaded)
+            report = evaluate_model(plan, name, per_user or plan.confidence is not None, keys)
+        # with a comparison, compare() computes every model's intervals in one resampling
+        reports[name] = _with_intervals(report, plan)
+    if not plan.comparing:
         return _run_report(loaded, reports, started)
-    assert confidence is not None
-    baseline = None
-    warnings: list[str] = []
-    if saved is not None:
-        warnings = list(run_warnings)
+    assert plan.confidence is not None
+    warnings = list(plan.warnings)
+    if plan.saved is not None:
         truths = {"this run": truth_identity(next(iter(reports.values())).inputs)}
-        found = truths_warning({**truths, "baseline report": saved.truth})
+        found = truths_warning({**truths, "baseline report": plan.saved.truth})
         warnings += [] if found is None else [found]
-    else:
-        baseline = settings.baseline or next(iter(reports))
     from receval_cli.analysis.intervals import compare  # numpy: only when comparing
 
     with console.stage("intervals and comparisons"):
-        values = None if saved is None else saved.metrics
-        comparisons, intervals = compare(reports, baseline, values, settings, confidence)
+        values = None if plan.saved is None else plan.saved.metrics
+        comparisons, intervals = compare(
+            reports, plan.baseline, values, plan.comparison, plan.confidence
+        )
     reports = {
         name: dataclasses.replace(report, confidence=intervals[name])
         for name, report in reports.items()
     }
-    return _run_report(
-        loaded,
-        reports,
-        started,
-        Compared(baseline, comparisons, settings, baseline_report),
-        warnings,
-    )
+    compared = Compared(plan.baseline, comparisons, plan.comparison, baseline_report)
+    return _run_report(loaded, reports, started, compared, warnings)
+
+
+def evaluate_model(
+    plan: RunPlan,
+    name: str,
+    keep_rows: bool,
+    keys: tuple[SegmentKeys, list[Segment]] | None,
+) -> Report:
+    """Model `name`'s Report on the plan's engine: one pass, partitions or Spark; with
+    `keep_rows`, a partitioned engine keeps the per-user rows, and the Report its
+    per-user values (as a single pass has them) when intervals need them."""
+    engine = plan.engine
+    if engine.spark:
+        from receval_cli.engines.spark import evaluate_planned
+
+        report = evaluate_planned(plan, name, per_user=keep_rows)
+    elif engine.partitioned:
+        found = plan.inputs(name)
+        report = evaluate_partitioned(plan.loaded, found, engine.partitions, keys, keep_rows)
+    else:
+        found = plan.inputs(name)
+        config = plan.loaded.config
+        return evaluate_inputs(
+            found.predictions,
+            found.truth,
+            plan.loaded.specs,
+            config.conventions,
+            sources=found.sources,
+            engine=found.engine,
+            check_unknown=config.unknown_items.check,
+            segments=keys,
+        )
+    return report if plan.confidence is None else values_from_rows(report, plan.loaded.specs)
+
+
+def values_from_rows(report: Report, specs: tuple[MetricSpec, ...]) -> Report:
+    """A partitioned run's Report with its per-user values (`per_user`, `counted`) read
+    back from its per-user rows, as a single pass holds them: the rows are sorted by user,
+    and a value is null exactly where the user is not in the metric's mean. Each
+    segment's Report gets its users' rows (the segment's attribute columns select them)."""
+    if report.per_user is not None or report.per_user_rows is None:
+        return report
+    rows = report.per_user_rows.collect()
+    names = [str(s) for s in specs if lookup(s.name).scope == "user"]
+
+    def valued(part: Report, chosen: pl.DataFrame) -> Report:
+        counted = chosen.select("user", *(pl.col(n).is_not_null() for n in names))
+        return dataclasses.replace(part, per_user=chosen, counted=counted)
+
+    segments = {}
+    for segment_name, part in report.segments.items():
+        segments[segment_name] = valued(part, rows.filter(_segment_rows(segment_name, rows)))
+    return dataclasses.replace(valued(report, rows), segments=segments)
+
+
+def _segment_rows(name: str, rows: pl.DataFrame) -> pl.Expr:
+    """The filter on the per-user rows (their segment attribute columns, as text) that
+    keeps segment `name`'s users: attribute=value, or attribute=(none) for the users
+    without a value."""
+    from receval_cli.evaluation.segment_split import NONE
+
+    attribute, _, value = name.partition("=")
+    assert attribute in rows.columns, f"segment attribute {attribute} not in the per-user rows"
+    return pl.col(attribute).is_null() if value == NONE else pl.col(attribute) == value
+
+
+def _with_intervals(report: Report, plan: RunPlan) -> Report:
+    """The report with its intervals when asked (its segments' too); with a comparison,
+    only the segments' (compare() computes the models' in one resampling)."""
+    if plan.confidence is None:
+        return report
+    from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals
+
+    parts = {n: with_intervals(r, plan.confidence) for n, r in report.segments.items()}
+    report = dataclasses.replace(report, segments=parts)
+    return report if plan.comparing else with_intervals(report, plan.confidence)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,113 +225,6 @@ def _run_report(
     return dataclasses.replace(report, history=recent)
 
 
-def _comparable(
-    loaded: LoadedConfig, saved: SavedBaseline, allow_different_conventions: bool
-) -> list[str]:
-    """Refuse a baseline report computed under other conventions (exit 2), or with
-    --allow-different-conventions the warning that says which differ."""
-    differ = conventions_differ(
-        {"this run": loaded.config.conventions.model_dump(), "baseline report": saved.conventions}
-    )
-    if not differ:
-        return []
-    if not allow_different_conventions:
-        raise conventions_error(differ, f"this run and baseline report {saved.path}", saved.path)
-    return [
-        f"this run and the baseline report differ in conventions "
-        f"({describe_differences(differ)}); deltas across different conventions are not "
-        "comparable."
-    ]
-
-
-def refuse_partitioned_extras(
-    loaded: LoadedConfig, confidence: ConfidenceConfig | None, baseline_report: Path | None
-) -> None:
-    """Partitioned runs (engine: spark, partitions > 1) refuse intervals and comparisons."""
-    config = loaded.config
-    asked = {
-        "confidence": bool(confidence or config.confidence),
-        "baseline_report": bool(baseline_report),
-    }
-    if any(asked.values()):
-        raise UsageError(
-            "partitioned runs (engine: spark, partitions > 1) compute the metrics from "
-            "partial sums; intervals and comparisons need every per-user value and run "
-            "without partitions.",
-            key="partitions",
-            found=[name for name, given in asked.items() if given],
-        )
-
-
-def _auto_partitions(
-    loaded: LoadedConfig, confidence: ConfidenceConfig | None, baseline_report: Path | None
-) -> LoadedConfig:
-    """engine: auto on big predictions: partitions, when the run allows them."""
-    config = loaded.config
-    paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
-    wanted = auto_partitions(paths, [loaded.resolve_path(config.ground_truth.path)])
-    if wanted == 1 or confidence or config.confidence or baseline_report:
-        return loaded
-    try:
-        check_partitionable(loaded, "auto", side_inputs=True)
-    except UsageError:
-        return loaded
-    return dataclasses.replace(loaded, config=config.model_copy(update={"partitions": wanted}))
-
-
-def _evaluate_model(
-    loaded: LoadedConfig,
-    file: PredictionsConfig,
-    confidence: ConfidenceConfig | None,
-    segment_confidence: ConfidenceConfig | None,
-    keys: tuple[SegmentKeys, list[Segment]] | None,
-) -> Report:
-    """One model's Report, with its segments (`keys`) and with intervals when asked
-    (`confidence` for all users, `segment_confidence` for the segments)."""
-    config = loaded.config
-    predictions, truth, engine = _model_inputs(loaded, file)
-    report = evaluate_inputs(
-        predictions,
-        truth,
-        loaded.specs,
-        config.conventions,
-        sources=read_sources(loaded),
-        engine=engine,
-        check_unknown=config.unknown_items.check,
-        segments=keys,
-    )
-    if confidence is None and segment_confidence is None:
-        return report
-    from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals
-
-    if segment_confidence is not None:
-        parts = {n: with_intervals(r, segment_confidence) for n, r in report.segments.items()}
-        report = dataclasses.replace(report, segments=parts)
-    return report if confidence is None else with_intervals(report, confidence)
-
-
-def _model_inputs(loaded: LoadedConfig, file: PredictionsConfig) -> tuple[Input, Input, Any]:
-    """A model's predictions and the ground truth, scanned, and the polars engine for them."""
-    config = loaded.config
-    predictions = read_predictions(file, loaded.resolve_path(file.path))
-    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    return predictions, truth, polars_engine(config.engine, [predictions.path])
-
-
-def reject_relative_gates(loaded: LoadedConfig) -> None:
-    relative = [metric for metric, gate in loaded.gates.items() if gate.relative]
-    if relative:
-        fix = "List several models under predictions.models, or pass --baseline-report PATH."
-        raise ConfigError(
-            f"{loaded.path}: gates.{relative[0]} compares with a baseline (max_drop, "
-            f"max_relative_drop or no_significant_drop), and this run has one model. {fix}",
-            key=f"gates.{relative[0]}",
-            path=loaded.path,
-            found=relative,
-            fix=fix,
-        )
-
-
 def _gates(
     loaded: LoadedConfig, reports: dict[str, Report], compared: Compared | None
 ) -> tuple[dict[str, Report], list[GateResult]]:
@@ -348,27 +277,6 @@ def _gates(
     return warned, results
 
 
-def history_path(loaded: LoadedConfig) -> Path | None:
-    """The history store of the run (`history` in the config, or --history)."""
-    given = loaded.config.history
-    return None if given is None else loaded.resolve_path(given)
-
-
-def check_history_gates(loaded: LoadedConfig) -> None:
-    """A gate against the history needs a history store: refused up front without one."""
-    wanting = [metric for metric, gate in loaded.gates.items() if gate.history is not None]
-    if wanting and history_path(loaded) is None:
-        fix = "Add `history: PATH` to the config, or pass --history PATH."
-        raise ConfigError(
-            f"{loaded.path}: gates.{wanting[0]} compares with the history (max_drop: "
-            f"{{vs: history}}), and the run has no history store. {fix}",
-            key=f"gates.{wanting[0]}.max_drop",
-            path=loaded.path,
-            found=wanting,
-            fix=fix,
-        )
-
-
 def _history_gates(
     loaded: LoadedConfig, reports: dict[str, Report], compared: Compared | None, past: Any
 ) -> list[GateResult]:
@@ -411,36 +319,3 @@ def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
         target = max(valued) if higher else min(valued)
         best[metric] = [name for name, v in values.items() if v == target]
     return best
-
-
-@dataclasses.dataclass(frozen=True)
-class SavedBaseline:
-    """What a run compares with in a saved report: one model's metric values, the
-    report's conventions (None: not recorded) and its ground truth's fingerprint."""
-
-    path: Path
-    metrics: dict[str, float | None]
-    conventions: dict[str, Any] | None
-    truth: dict[str, Any] | None
-
-
-def read_baseline_report(path: Path, model: str | None) -> SavedBaseline:
-    """The saved JSON report's model to compare with (its one model; of a several-model
-    report: `model`, else the report's own baseline, else its first model)."""
-    saved = read_saved_report(path, "baseline report")
-    blocks = saved.blocks()
-    chosen = (
-        next(iter(blocks)) if len(blocks) == 1 else model or saved.baseline or next(iter(blocks))
-    )
-    if chosen not in blocks:
-        fix = "Set comparison.baseline to one of them."
-        raise InputError(
-            f"baseline report {path} has no model '{chosen}' (its models: "
-            f"{', '.join(blocks)}). {fix}",
-            key="comparison.baseline",
-            path=path,
-            found=chosen,
-            fix=fix,
-        )
-    block = blocks[chosen]
-    return SavedBaseline(path, dict(block.metrics), saved.conventions, truth_identity(block.inputs))

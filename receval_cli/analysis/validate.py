@@ -21,18 +21,11 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli import console
-from receval_cli.analysis.runs import (
-    read_baseline_report,
-    refuse_partitioned_extras,
-    reject_relative_gates,
-)
-from receval_cli.analysis.segments import check_segment_gates, segment_keys
+from receval_cli.analysis.run_plan import ModelInputs, RunPlan, plan_run
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
-from receval_cli.config.model import PredictionsConfig, UnknownItemsConfig
+from receval_cli.config.model import UnknownItemsConfig
 from receval_cli.console import shown
-from receval_cli.engines.choice import polars_engine
-from receval_cli.engines.partitions import check_partitionable
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import Run, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
@@ -48,8 +41,7 @@ from receval_cli.evaluation.plan import (
     per_user_frame,
 )
 from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
-from receval_cli.inputs.optional import check_sources, read_sources
-from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.inputs.readers import Input
 from receval_cli.metrics import lookup
 
 EXAMPLES = 3
@@ -58,12 +50,15 @@ RELEVANCE_VALUES = 20  # grades listed in the relevance distribution (the smalle
 
 
 def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -> dict[str, Any]:
-    """The health summary of a config's inputs; raises what `run` raises on them."""
+    """The health summary of a config's inputs; raises what `run` raises on them: the
+    run's plan (analysis/run_plan.py: the engine's refusals, the gates, the baseline
+    report) and each model's inputs as the run reads them, without the metrics."""
     config = loaded.config
-    engine = _check_engine(loaded, baseline_report)
-    if config.engine == "spark" and any(is_remote(path) for path in _input_paths(loaded)):
-        return _spark_health(loaded)
-    keys = segment_keys(loaded)
+    # conventions of a --baseline-report are compared when the run is made (it may allow them)
+    plan = plan_run(loaded, None, baseline_report, allow_different_conventions=True)
+    if plan.engine.spark and any(is_remote(path) for path in _input_paths(loaded)):
+        return _spark_health(plan)
+    plan.segments()  # read, and the gates on segments checked, as the run does
     health: dict[str, Any] = {
         "config": str(loaded.path),
         "models": {},
@@ -71,21 +66,16 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
         "optional": {},
         "warnings": [],
     }
-    for index, (name, file) in enumerate(config.model_files().items()):
+    for index, name in enumerate(plan.models):
         with console.stage(f"check model {name}"):
-            model, others = _check_model(loaded, file, engine, describe_all=index == 0)
+            found = plan.inputs(name)
+            model, others = _check_model(loaded, found, describe_all=index == 0)
         health["models"][name] = model
         if others:
             health["ground_truth"] = others.pop("ground truth")
             health["optional"] = others
-        several = name if config.several_models else None
+        several = name if len(plan.models) > 1 else None
         health["warnings"] += _warnings(several, model, config.unknown_items)
-    check_segment_gates(loaded, [] if keys is None else keys[1])
-    if not config.several_models and baseline_report is None:
-        reject_relative_gates(loaded)
-    if baseline_report is not None:
-        settings = config.comparison
-        read_baseline_report(baseline_report, settings.baseline if settings else None)
     return health
 
 
@@ -103,14 +93,15 @@ def _input_paths(loaded: LoadedConfig) -> list[str]:
     return paths + [s.path for s in sections if s is not None]
 
 
-def _spark_health(loaded: LoadedConfig) -> dict[str, Any]:
+def _spark_health(plan: RunPlan) -> dict[str, Any]:
     """engine: spark with a table or URI among the inputs: the Spark job's reading, mapping
     and checks (the polars readers cannot open a table), so its errors are run's. The
     checks ride along with the metrics' pass over the buckets, so the job computes them
     too (and they are left out); the summary is what that pass counts."""
-    from receval_cli.engines.spark import evaluate_spark
+    from receval_cli.engines.spark import evaluate_planned
 
-    report = evaluate_spark(loaded)
+    loaded = plan.loaded
+    report = evaluate_planned(plan, next(iter(plan.models)))
     inputs = {k: v for k, v in report.inputs.items() if k != "engine"}
     model: dict[str, Any] = {"inputs": inputs, "users": report.users}
     warnings = []
@@ -127,38 +118,19 @@ def _spark_health(loaded: LoadedConfig) -> dict[str, Any]:
     }
 
 
-def _check_engine(loaded: LoadedConfig, baseline_report: Path | None) -> Any:
-    """Raise for the settings `run` refuses with its engine; the polars engine to use."""
-    config = loaded.config
-    if config.engine == "spark":  # a table or URI has no local path; polars is not used then
-        paths = [Path(loaded.location(f.path)) for f in config.model_files().values()]
-    else:
-        paths = [loaded.resolve_path(f.path) for f in config.model_files().values()]
-    if config.engine == "spark" or config.partitions > 1:
-        refuse_partitioned_extras(loaded, None, baseline_report)
-        if config.engine == "spark":
-            from receval_cli.engines.spark import refuse_file_order
-
-            refuse_file_order(config.conventions)
-            check_partitionable(loaded, "engine: spark", side_inputs=True)
-            return polars_engine("auto", paths)
-        check_partitionable(loaded, f"partitions: {config.partitions}", side_inputs=True)
-    return polars_engine(config.engine, paths)
-
-
 def _check_model(
-    loaded: LoadedConfig, file: PredictionsConfig, engine: Any, describe_all: bool
+    loaded: LoadedConfig, found: ModelInputs, describe_all: bool
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """One model's checks, in `run`'s order, and its part of the summary; with
     `describe_all`, also the summary of the ground truth and the optional inputs."""
-    config = loaded.config
-    conventions = config.conventions
-    predictions = read_predictions(file, loaded.resolve_path(file.path))
-    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    sources = read_sources(loaded)
-    types = {source.role: _id_types(source) for source in (predictions, truth, *sources.given())}
-    align_ids(predictions, truth, *sources.given())
-    check_sources(sources, conventions.duplicates)
+    conventions = loaded.config.conventions
+    predictions, truth, sources, engine = (
+        found.predictions,
+        found.truth,
+        found.sources,
+        found.engine,
+    )
+    types = found.id_types
     scopes = {
         scope: tuple(s for s in loaded.specs if lookup(s.name).scope == scope)
         for scope in ("user", "pairs", "logged", "global")
@@ -195,7 +167,7 @@ def _check_model(
     tables = partial.item_tables()
     checks = item_facts(tables, loaded.specs, conventions, sources, universe, None, False)
     raise_checks(partial, run, checks)
-    known, grades, *found = partial.extra
+    known, grades, *profiles = partial.extra
     per_user = partial.values
     assert per_user is not None
     tally = partial.tally
@@ -211,7 +183,7 @@ def _check_model(
     if scopes["logged"]:
         checked_log(predictions, truth, conventions)
     blocks = {
-        source.role: _block(source, types[source.role], found[2 * i], found[2 * i + 1])
+        source.role: _block(source, types[source.role], profiles[2 * i], profiles[2 * i + 1])
         for i, source in enumerate(profiled)
     }
     if "ground truth" in blocks:
@@ -235,12 +207,6 @@ def _check_model(
         "unknown_items": unknown_items.describe(unknown, reference[0]),
     }
     return model, blocks
-
-
-def _id_types(source: Input) -> dict[str, pl.DataType]:
-    """The user and item id types as read, before align_ids gives them one type."""
-    schema = source.frame.collect_schema()
-    return {c: schema[c] for c in ("user", "item") if c in schema}
 
 
 def _profile(source: Input) -> list[pl.LazyFrame]:

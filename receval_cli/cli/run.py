@@ -204,7 +204,8 @@ def _run(
 ) -> tuple[RunReport, bool]:
     """Evaluate, write the outputs (files, then standard output); return the report and
     whether the table is still to be shown on stdout."""
-    from receval_cli.analysis.runs import evaluate_config, history_path
+    from receval_cli.analysis.run_plan import history_path
+    from receval_cli.analysis.runs import evaluate_config
     from receval_cli.config.loading import load_config
     from receval_cli.config.model import ConfidenceConfig
     from receval_cli.history.store import check_store, history_rows, prepare_store, run_file

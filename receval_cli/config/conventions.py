@@ -222,6 +222,18 @@ class Conventions(BaseModel):
         """The settings written explicitly (not taken from the preset or the defaults)."""
         return self._given
 
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-ready data that from_wire() turns back into equal conventions (for Spark's
+        executors), with which settings were written: a preset's per-metric rules apply
+        only to the others, so they must travel too."""
+        return {"settings": self.model_dump(mode="json"), "given": sorted(self._given)}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Conventions:
+        conventions = cls.model_validate(data["settings"])
+        conventions._given = frozenset(data["given"])
+        return conventions
+
     def metric_params(self, spec: MetricSpec) -> dict[str, ParamValue]:
         """The spec's parameters: explicit, else its preset's for this metric (unless the
         user wrote that convention), else these conventions, else the fixed default."""

@@ -12,22 +12,26 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from receval_cli import console
-from receval_cli.analysis.segments import check_segment_gates, segment_keys
+from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
 from receval_cli.evaluation.partial import merge
-from receval_cli.evaluation.plan import metric_exprs
-from receval_cli.inputs.optional import Sources, check_sources, read_sources
-from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.evaluation.plan import catalog_size_metrics, metric_exprs
+from receval_cli.evaluation.segment_split import Segment, SegmentKeys
+from receval_cli.inputs.optional import Sources
+from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report.data import Report
+
+if TYPE_CHECKING:
+    from receval_cli.analysis.run_plan import ModelInputs
 
 
 def needs_whole_log(spec: MetricSpec) -> bool:
@@ -55,14 +59,6 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
             found=unsupported,
             fix=fix,
         )
-    if config.several_models:
-        fix = "list one model."
-        raise UsageError(
-            f"{engine} evaluates one predictions file; {fix}",
-            key=key,
-            found=list(config.model_files()),
-            fix=fix,
-        )
     whole_log = [str(s) for s in specs if needs_whole_log(s)]
     if whole_log and engine == "engine: spark":
         fix = "Use another engine for them (partitions: N reads the whole log)."
@@ -75,6 +71,19 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
             fix=fix,
         )
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
+    if engine == "engine: spark":
+        refuse_file_order(config.conventions)
+        sized = catalog_size_metrics(user_specs, config.conventions)
+        if sized:
+            fix = "Use another engine (in_memory, streaming, partitions) for those."
+            raise UsageError(
+                f"engine: spark does not yet run {', '.join(sized)}: they need the catalog's "
+                "number of items, and each Spark bucket sees only the catalog rows of the "
+                f"items it recommends. {fix}",
+                key="engine",
+                found=sized,
+                fix=fix,
+            )
     if side_inputs:
         return
     try:
@@ -91,24 +100,46 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
         ) from None
 
 
+def refuse_file_order(conventions: Conventions) -> None:
+    """engine: spark has no file order: the conventions that read it are refused."""
+    for key, value in (
+        ("tie_break", conventions.tie_break),
+        ("duplicates", conventions.duplicates),
+        ("truth_duplicates", conventions.truth_duplicates),
+    ):
+        if value in ("input_order", "first"):
+            fix = (
+                "Use tie_break item_desc/item_asc and duplicates error/max_score "
+                "(truth_duplicates error/max), or another engine."
+            )
+            raise UsageError(
+                f"engine: spark has no file order, so conventions.{key}: {value} is not "
+                f"defined there. {fix}",
+                key=f"conventions.{key}",
+                found=value,
+                fix=fix,
+            )
+
+
 def evaluate_partitioned(
-    loaded: LoadedConfig, partitions: int, engine: Any, per_user: bool = False
+    loaded: LoadedConfig,
+    found: ModelInputs,
+    partitions: int,
+    keys: tuple[SegmentKeys, list[Segment]] | None,
+    per_user: bool = False,
 ) -> Report:
-    """A polars engine over `partitions` hash buckets of the users, one after the other;
-    `per_user` keeps the per-user rows (in temporary files)."""
-    check_partitionable(loaded, f"partitions: {partitions}", side_inputs=True)
-    config = loaded.config
-    conventions = config.conventions
-    (file,) = config.model_files().values()
-    predictions = read_predictions(file, loaded.resolve_path(file.path))
-    truth = read_ground_truth(config.ground_truth, loaded.resolve_path(config.ground_truth.path))
-    sources = read_sources(loaded)
-    align_ids(predictions, truth, *sources.given())
-    check_sources(sources, conventions.duplicates)
-    keys = segment_keys(loaded)  # each user's segment values, held whole (text ids)
-    check_segment_gates(loaded, [] if keys is None else keys[1])
+    """One model (`found`: its inputs as the run planner read them) over `partitions`
+    hash buckets of the users, one after the other; `keys`: the users' segment values
+    and the segments; `per_user` keeps the per-user rows (in temporary files)."""
+    conventions = loaded.config.conventions
+    predictions, truth, sources, engine = (
+        found.predictions,
+        found.truth,
+        found.sources,
+        found.engine,
+    )
     spool = PerUserSpool() if per_user else None
-    check = config.unknown_items.check
+    check = loaded.config.unknown_items.check
     partials = []
     for bucket in range(partitions):
         mine = (pl.col("user").hash(seed=0) % partitions) == bucket

@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console
-from receval_cli.analysis.segments import check_segment_gates
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
-from receval_cli.engines.partitions import check_partitionable, describe_only
+from receval_cli.engines.partitions import describe_only
 from receval_cli.engines.spark_inputs import (
     canonical_predictions,
     canonical_truth,
@@ -61,7 +60,7 @@ from receval_cli.errors import UsageError
 from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.partial import Partial, compact, empty_partial, merge
-from receval_cli.evaluation.plan import catalog_size_metrics, metric_exprs
+from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import SegmentKeys
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources, read_sources
@@ -75,6 +74,8 @@ if TYPE_CHECKING:
 
     from pyspark.sql import Column, SparkSession
     from pyspark.sql import DataFrame as SparkFrame
+
+    from receval_cli.analysis.run_plan import RunPlan
 
 DEFAULT_BUCKETS = 64
 _LOG4J = Path(__file__).with_name("spark_log4j2.properties")
@@ -155,26 +156,6 @@ def environment_failure(error: BaseException) -> UsageError | None:
         found=f"No module named '{module}'",
         fix=fix,
     )
-
-
-def refuse_file_order(conventions: Conventions) -> None:
-    for key, value in (
-        ("tie_break", conventions.tie_break),
-        ("duplicates", conventions.duplicates),
-        ("truth_duplicates", conventions.truth_duplicates),
-    ):
-        if value in ("input_order", "first"):
-            fix = (
-                "Use tie_break item_desc/item_asc and duplicates error/max_score "
-                "(truth_duplicates error/max), or another engine."
-            )
-            raise UsageError(
-                f"engine: spark has no file order, so conventions.{key}: {value} is not "
-                f"defined there. {fix}",
-                key=f"conventions.{key}",
-                found=value,
-                fix=fix,
-            )
 
 
 def _source(
@@ -362,28 +343,30 @@ def evaluate_spark(
     spark: SparkSession | None = None,
     buckets: int = DEFAULT_BUCKETS,
     per_user: bool = False,
+    model: str | None = None,
 ) -> Report:
-    """Evaluate a one-model config on Spark: the Report a polars engine gives, bit for bit
-    (`per_user` keeps the per-user rows, streamed bucket by bucket to temporary files on
-    the driver; the raw per-user values of intervals and comparisons are not kept)."""
+    """Evaluate one model of a config on Spark (a notebook's entry point: `spark`, its
+    session): the Report a polars engine gives, bit for bit. `model`: which of several
+    (default: the first); `per_user` keeps the per-user rows, streamed bucket by bucket to
+    temporary files on the driver. Planned and refused as `receval run` does."""
+    from receval_cli.analysis.run_plan import EngineChoice, plan_run
+
+    on_spark = loaded.config.model_copy(update={"engine": "spark"})
+    plan = plan_run(dataclasses.replace(loaded, config=on_spark))
+    plan.engine = EngineChoice("spark", buckets)
+    return evaluate_planned(plan, model or next(iter(plan.models)), spark, per_user)
+
+
+def evaluate_planned(
+    plan: RunPlan, name: str, spark: SparkSession | None = None, per_user: bool = False
+) -> Report:
+    """Model `name` of a run plan (analysis/run_plan.py: its refusals already made) on
+    Spark, in the plan's number of buckets."""
+    loaded = plan.loaded
     config = loaded.config
     conventions = config.conventions
-    refuse_file_order(conventions)
-    check_partitionable(loaded, "engine: spark", side_inputs=True)
-    specs = loaded.specs
-    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
-    sized = catalog_size_metrics(user_specs, conventions)
-    if sized:
-        fix = "Use another engine (in_memory, streaming, partitions) for those."
-        raise UsageError(
-            f"engine: spark does not yet run {', '.join(sized)}: they need the catalog's "
-            "number of items, and each Spark bucket sees only the catalog rows of the items "
-            f"it recommends. {fix}",
-            key="engine",
-            found=sized,
-            fix=fix,
-        )
-    (file,) = config.model_files().values()
+    user_specs = tuple(s for s in loaded.specs if lookup(s.name).scope == "user")
+    file = plan.models[name]
     # local inputs: their schemas checked before Spark starts (their rows are Spark's)
     checked = checked_locals(loaded, file)
     local_sources = read_sources(loaded, local_only=True)
@@ -394,9 +377,10 @@ def evaluate_spark(
     with console.stage("start Spark"):
         session = _spark_session(spark, config.spark)
     local = [s for s in (*checked.values(), *local_sources.given(), segments_file) if s is not None]
+    buckets = plan.engine.partitions
     try:
         return _evaluate(
-            session, loaded, file, checked, local_sources, segments_file, buckets, per_user
+            session, plan, file, checked, local_sources, segments_file, buckets, per_user
         )
     except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
         found = environment_failure(error) or input_failure(error, local)
@@ -407,7 +391,7 @@ def evaluate_spark(
 
 def _evaluate(
     session: SparkSession,
-    loaded: LoadedConfig,
+    plan: RunPlan,
     file: PredictionsConfig,
     checked: dict[str, Input | None],
     local_sources: Sources,
@@ -415,6 +399,7 @@ def _evaluate(
     buckets: int,
     per_user: bool,
 ) -> Report:
+    loaded = plan.loaded
     config = loaded.config
     conventions = config.conventions
     specs = loaded.specs
@@ -423,7 +408,7 @@ def _evaluate(
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
     side = read_spark_sources(session, loaded, local_sources, id_types)
     segments = read_spark_segments(session, loaded, read_truth, id_types["user"], segments_file)
-    check_segment_gates(loaded, [] if segments is None else segments.segments)
+    plan.check_segments([] if segments is None else segments.segments)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     metric_exprs(user_specs, conventions, side.sources)  # a missing input or feature
     items = ItemRows(
@@ -493,14 +478,14 @@ def _run_buckets(
     import pyarrow as pa  # type: ignore[import-untyped]
 
     spec_texts = [str(s) for s in specs]
-    settings = conventions.model_dump(mode="json")
+    settings = conventions.to_wire()
     keep_rows = spool is not None
 
     def run(key: tuple[Any, ...], p: pa.Table, t: pa.Table) -> pa.Table:
         from receval_cli.metrics import resolve
 
         parsed = tuple(resolve(MetricSpec.parse(text)) for text in spec_texts)
-        rules = Conventions.model_validate(settings)
+        rules = Conventions.from_wire(settings)
         found = evaluate_bucket(
             pl.from_arrow(p).drop("bucket"),  # type: ignore[union-attr]
             pl.from_arrow(t).drop("bucket"),  # type: ignore[union-attr]
@@ -525,7 +510,7 @@ def _run_buckets(
         from receval_cli.metrics import resolve
 
         parsed = tuple(resolve(MetricSpec.parse(text)) for text in spec_texts)
-        rules = Conventions.model_validate(settings)
+        rules = Conventions.from_wire(settings)
         yield from merge_partials(batches, parsed, rules, finishing)
 
     for kind, frame in (("universe", items.universe), ("reference", items.reference)):

@@ -1,0 +1,329 @@
+"""The run planner: a loaded config resolved, once, into what a run needs.
+
+`plan_run` is the one place that turns a LoadedConfig into a run: the models and their
+files, the engine (auto's choice made here, so it never picks an engine that refuses
+the config) and every refusal of that engine, the intervals and the comparison asked
+for, the saved baseline report, the gates' preconditions, and the users' segments.
+`RunPlan.inputs` reads one model's inputs (predictions, ground truth, optional inputs),
+aligns their ids and checks the optional inputs. `run` (analysis/runs.py), `validate`,
+`inspect`, the partitioned engine and Spark all take their inputs from a plan; none of
+them reads a model's files from the config, aligns ids or resolves segments itself.
+Everything a plan refuses is refused before any row is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from receval_cli.analysis.segments import check_segment_gates, segment_keys
+from receval_cli.config.loading import LoadedConfig, is_remote
+from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
+from receval_cli.engines.choice import auto_partitions, polars_engine
+from receval_cli.errors import ConfigError, InputError, UsageError
+from receval_cli.evaluation.fingerprints import truth_identity
+from receval_cli.inputs.optional import Sources, check_sources, read_sources
+from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.report.comparability import (
+    conventions_differ,
+    conventions_error,
+    describe_differences,
+)
+from receval_cli.report.saved import read_saved_report
+
+if TYPE_CHECKING:
+    from receval_cli.evaluation.segment_split import Segment, SegmentKeys
+
+DEFAULT_SPARK_BUCKETS = 64
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """The engine a run uses: `name` is the config's engine (auto already resolved into
+    its partitions), `partitions` the hash buckets of users (1: one pass; on Spark, the
+    co-grouped buckets)."""
+
+    name: str
+    partitions: int
+
+    @property
+    def spark(self) -> bool:
+        return self.name == "spark"
+
+    @property
+    def partitioned(self) -> bool:
+        """The run is assembled from buckets' Partials (Spark, or partitions > 1)."""
+        return self.spark or self.partitions > 1
+
+    @property
+    def setting(self) -> str:
+        """The setting that chose the engine, as messages name it."""
+        if self.spark:
+            return "engine: spark"
+        if self.partitions > 1:
+            return f"partitions: {self.partitions}"
+        return f"engine: {self.name}"
+
+    def polars(self, paths: list[Path]) -> Any:
+        """polars' collect engine for the run's local files (Spark's executors and the
+        one-pass engines share this choice)."""
+        return polars_engine("auto" if self.spark else self.name, paths)
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """One model's inputs as a run reads them: scanned (lazily), ids aligned, the optional
+    inputs checked; and polars' engine for them."""
+
+    name: str
+    file: PredictionsConfig
+    predictions: Input
+    truth: Input
+    sources: Sources
+    engine: Any
+    # per input (its role): the user and item id types as read, before align_ids
+    id_types: dict[str, dict[str, Any]]
+
+
+@dataclass
+class RunPlan:
+    """What a run of a config needs, resolved before any row is read (plan_run)."""
+
+    loaded: LoadedConfig
+    engine: EngineChoice
+    models: dict[str, PredictionsConfig]
+    # intervals for every model (None: none asked, and no comparison)
+    confidence: ConfidenceConfig | None
+    comparing: bool  # several models, or a --baseline-report
+    comparison: ComparisonConfig
+    saved: SavedBaseline | None  # the --baseline-report's model, read and checked
+    baseline_report: Path | None
+    warnings: list[str]
+    _segments: tuple[SegmentKeys, list[Segment]] | bool | None = False  # False: not read yet
+
+    @property
+    def baseline(self) -> str | None:
+        """The model the others are compared with (None: a saved report, or no comparison)."""
+        if not self.comparing or self.saved is not None:
+            return None
+        return self.comparison.baseline or next(iter(self.models))
+
+    def inputs(self, name: str) -> ModelInputs:
+        """Model `name`'s inputs: every local input of the config read (schemas checked,
+        rows not read), the ids aligned, the optional inputs checked."""
+        loaded = self.loaded
+        config = loaded.config
+        file = self.models[name]
+        predictions = read_predictions(file, loaded.resolve_path(file.path))
+        truth = read_ground_truth(
+            config.ground_truth, loaded.resolve_path(config.ground_truth.path)
+        )
+        sources = read_sources(loaded)
+        read = (predictions, truth, *sources.given())
+        types = {source.role: _id_types(source) for source in read}
+        align_ids(predictions, truth, *sources.given())
+        check_sources(sources, config.conventions.duplicates)
+        engine = self.engine.polars([predictions.path])
+        return ModelInputs(name, file, predictions, truth, sources, engine, types)
+
+    def segments(self) -> tuple[SegmentKeys, list[Segment]] | None:
+        """Each user's segment values and the segments (None without segment_by), read
+        once for every model, the gates on segments checked against them."""
+        if self._segments is False:
+            found = segment_keys(self.loaded)
+            check_segment_gates(self.loaded, [] if found is None else found[1])
+            self._segments = found
+        assert self._segments is not True
+        return self._segments
+
+    def check_segments(self, segments: list[Segment]) -> None:
+        """The gates on segments against the segments an engine found (Spark reads them)."""
+        check_segment_gates(self.loaded, segments)
+
+    def local_paths(self) -> list[Path]:
+        """The models' prediction files that are local (a table or URI is Spark's)."""
+        return [
+            self.loaded.resolve_path(f.path) for f in self.models.values() if not is_remote(f.path)
+        ]
+
+
+def _id_types(source: Input) -> dict[str, Any]:
+    """The user and item id types as read, before align_ids gives them one type."""
+    schema = source.frame.collect_schema()
+    return {c: schema[c] for c in ("user", "item") if c in schema}
+
+
+def plan_run(
+    loaded: LoadedConfig,
+    confidence: ConfidenceConfig | None = None,
+    baseline_report: Path | None = None,
+    allow_different_conventions: bool = False,
+) -> RunPlan:
+    """Resolve a loaded config into a RunPlan; everything it refuses (a gate without what
+    it compares with, an engine that cannot run a metric or a convention, a baseline
+    report under other conventions) is refused here, before any row is read."""
+    config = loaded.config
+    check_history_gates(loaded)
+    models = config.model_files()
+    comparing = len(models) > 1 or baseline_report is not None
+    settings = config.comparison or ComparisonConfig()
+    confidence = confidence or config.confidence
+    if comparing and confidence is None:
+        confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
+    if not comparing:
+        reject_relative_gates(loaded)
+    saved, warnings = None, []
+    if baseline_report is not None:
+        saved = read_baseline_report(baseline_report, settings.baseline)
+        warnings = comparable(loaded, saved, allow_different_conventions)
+    engine = _engine(loaded, models)
+    if engine.partitioned:
+        check_engine(loaded, engine)
+    return RunPlan(
+        loaded=loaded,
+        engine=engine,
+        models=models,
+        confidence=confidence,
+        comparing=comparing,
+        comparison=settings,
+        saved=saved,
+        baseline_report=baseline_report,
+        warnings=warnings,
+    )
+
+
+def plan_reading(loaded: LoadedConfig) -> RunPlan:
+    """A plan that only reads (`inspect`): the models and their inputs, in one pass of
+    a polars engine (Spark's choice read as auto), none of a run's gates or refusals."""
+    config = loaded.config
+    name = "auto" if config.engine == "spark" else config.engine
+    return RunPlan(
+        loaded=loaded,
+        engine=EngineChoice(name, 1),
+        models=config.model_files(),
+        confidence=None,
+        comparing=False,
+        comparison=config.comparison or ComparisonConfig(),
+        saved=None,
+        baseline_report=None,
+        warnings=[],
+    )
+
+
+def _engine(loaded: LoadedConfig, models: dict[str, PredictionsConfig]) -> EngineChoice:
+    """The engine: as configured, or for `engine: auto` on big inputs, partitions when
+    the config runs there (auto never picks an engine that refuses the config)."""
+    config = loaded.config
+    if config.engine == "spark":
+        buckets = config.partitions if config.partitions > 1 else DEFAULT_SPARK_BUCKETS
+        return EngineChoice("spark", buckets)
+    if config.engine != "auto" or config.partitions > 1:
+        return EngineChoice(config.engine, config.partitions)
+    paths = [loaded.resolve_path(f.path) for f in models.values()]
+    wanted = auto_partitions(paths, [loaded.resolve_path(config.ground_truth.path)])
+    choice = EngineChoice("auto", wanted)
+    if wanted == 1:
+        return choice
+    try:
+        check_engine(loaded, choice)
+    except UsageError:
+        return EngineChoice("auto", 1)
+    return choice
+
+
+def check_engine(loaded: LoadedConfig, engine: EngineChoice) -> None:
+    """Refuse what a partitioned engine cannot run, naming the engine and the metric or
+    convention (exit 2): click metrics, metrics that need the whole log on Spark, the
+    catalog-size metrics and the file-order conventions on Spark."""
+    from receval_cli.engines.partitions import check_partitionable
+
+    check_partitionable(loaded, engine.setting, side_inputs=True)
+
+
+def reject_relative_gates(loaded: LoadedConfig) -> None:
+    """A gate against a baseline in a run of one model, with no --baseline-report."""
+    relative = [metric for metric, gate in loaded.gates.items() if gate.relative]
+    if relative:
+        fix = "List several models under predictions.models, or pass --baseline-report PATH."
+        raise ConfigError(
+            f"{loaded.path}: gates.{relative[0]} compares with a baseline (max_drop, "
+            f"max_relative_drop or no_significant_drop), and this run has one model. {fix}",
+            key=f"gates.{relative[0]}",
+            path=loaded.path,
+            found=relative,
+            fix=fix,
+        )
+
+
+def comparable(
+    loaded: LoadedConfig, saved: SavedBaseline, allow_different_conventions: bool
+) -> list[str]:
+    """Refuse a baseline report computed under other conventions (exit 2), or with
+    --allow-different-conventions the warning that says which differ."""
+    differ = conventions_differ(
+        {"this run": loaded.config.conventions.model_dump(), "baseline report": saved.conventions}
+    )
+    if not differ:
+        return []
+    if not allow_different_conventions:
+        raise conventions_error(differ, f"this run and baseline report {saved.path}", saved.path)
+    return [
+        f"this run and the baseline report differ in conventions "
+        f"({describe_differences(differ)}); deltas across different conventions are not "
+        "comparable."
+    ]
+
+
+def history_path(loaded: LoadedConfig) -> Path | None:
+    """The history store of the run (`history` in the config, or --history)."""
+    given = loaded.config.history
+    return None if given is None else loaded.resolve_path(given)
+
+
+def check_history_gates(loaded: LoadedConfig) -> None:
+    """A gate against the history needs a history store: refused up front without one."""
+    wanting = [metric for metric, gate in loaded.gates.items() if gate.history is not None]
+    if wanting and history_path(loaded) is None:
+        fix = "Add `history: PATH` to the config, or pass --history PATH."
+        raise ConfigError(
+            f"{loaded.path}: gates.{wanting[0]} compares with the history (max_drop: "
+            f"{{vs: history}}), and the run has no history store. {fix}",
+            key=f"gates.{wanting[0]}.max_drop",
+            path=loaded.path,
+            found=wanting,
+            fix=fix,
+        )
+
+
+@dataclass(frozen=True)
+class SavedBaseline:
+    """What a run compares with in a saved report: one model's metric values, the
+    report's conventions (None: not recorded) and its ground truth's fingerprint."""
+
+    path: Path
+    metrics: dict[str, float | None]
+    conventions: dict[str, Any] | None
+    truth: dict[str, Any] | None
+
+
+def read_baseline_report(path: Path, model: str | None) -> SavedBaseline:
+    """The saved JSON report's model to compare with (its one model; of a several-model
+    report: `model`, else the report's own baseline, else its first model)."""
+    saved = read_saved_report(path, "baseline report")
+    blocks = saved.blocks()
+    chosen = (
+        next(iter(blocks)) if len(blocks) == 1 else model or saved.baseline or next(iter(blocks))
+    )
+    if chosen not in blocks:
+        fix = "Set comparison.baseline to one of them."
+        raise InputError(
+            f"baseline report {path} has no model '{chosen}' (its models: "
+            f"{', '.join(blocks)}). {fix}",
+            key="comparison.baseline",
+            path=path,
+            found=chosen,
+            fix=fix,
+        )
+    block = blocks[chosen]
+    return SavedBaseline(path, dict(block.metrics), saved.conventions, truth_identity(block.inputs))
