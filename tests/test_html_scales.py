@@ -343,7 +343,8 @@ def test_metrics_tables_keep_beyond_accuracy_apart(three: tuple[str, Any]) -> No
 
 def test_the_page_folds_what_is_there_to_look_up(three: tuple[str, Any]) -> None:
     """The config, conventions, inputs and the full comparisons table are closed
-    <details>: the page opens on the summary, the tables and the figures."""
+    <details>: the page opens on the summary, the tables and the figures; a metric's
+    cell is two lines."""
     page, report = three
     for key in ("config", "conventions", "inputs"):
         body = section(page, key)
@@ -355,4 +356,18 @@ def test_the_page_folds_what_is_there_to_look_up(three: tuple[str, Any]) -> None
     assert "<pre>" not in page.replace(config, "")
     comparisons = section(page, "comparisons")
     assert comparisons.count("<details>") == 1
+    # a metric's cell: the value, then its interval and difference on one line
+    cells = re.findall(r'<td class="num[^"]*">(.*?)</td>', section(page, "metrics"))
+    assert cells
+    assert max(cell.count("<br>") for cell in cells) == 1
     assert "<table>" not in comparisons.split("<details>")[0]
+
+
+def test_bars_take_an_interval_that_misses_its_value_by_a_rounding_error() -> None:
+    """A bootstrap interval of a constant per-user value (popular's intra-list diversity)
+    can lie 1e-15 beside the value: its error bar is 0, not a crash (negative yerr)."""
+    from receval_cli.report.plots import bars_figure
+
+    value = 0.7111111111111111
+    bars = {"popular": [(value, (value + 1e-15, value + 2e-15))], "other": [(0.5, (0.4, 0.6))]}
+    assert "<svg" in bars_figure(["intra_list_diversity@10"], bars, "fig1-")

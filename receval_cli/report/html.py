@@ -154,8 +154,10 @@ class _Page:
                 comparison = found.get((name, metric))
                 if comparison is not None:
                     arrow = _MARKS.get(comparison.verdict, "")
+                    # on the interval's line: two lines a cell, not three
+                    text += "" if interval is not None else "<br>"
                     text += (
-                        f'<br><small class="{escape(comparison.verdict)}">'
+                        f' <small class="{escape(comparison.verdict)}">'
                         f"{number_html(comparison.difference, signed=True)}{arrow}</small>"
                     )
                 cells.append(f'<td class="{kind}">{text}</td>')
