@@ -371,3 +371,29 @@ def test_bars_take_an_interval_that_misses_its_value_by_a_rounding_error() -> No
     value = 0.7111111111111111
     bars = {"popular": [(value, (value + 1e-15, value + 2e-15))], "other": [(0.5, (0.4, 0.6))]}
     assert "<svg" in bars_figure(["intra_list_diversity@10"], bars, "fig1-")
+
+
+def test_the_bars_keep_beyond_accuracy_apart(three: tuple[str, Any]) -> None:
+    """Two bar charts of the models: the accuracy metrics, and apart the beyond-accuracy
+    ones in [0, 1] (one cutoff per family: the gated one, else the deepest)."""
+    page, report = three
+    first = next(iter(report["models"].values()))["metrics"]
+    gated = {g["metric"] for g in report["gates"]["results"]}
+    chosen: dict[str, str] = {}
+    for metric in first:  # per family: the gated cutoff, else the deepest
+        rank = (metric in gated, MetricSpec.parse(metric).k or 0)
+        current = chosen.get(family(metric))
+        if current is None or rank > (current in gated, MetricSpec.parse(current).k or 0):
+            chosen[family(metric)] = metric
+    in_unit = [
+        m
+        for m in chosen.values()
+        if all(0 <= b["metrics"][m] <= 1 for b in report["models"].values())
+    ]
+    shown = figures(section(page, "metrics"), "bars")
+    assert set(shown) == {"models", "models: beyond-accuracy"}
+    for name, beyond in (("models", False), ("models: beyond-accuracy", True)):
+        texts = set(svg_texts(shown[name]))
+        expected = {m for m in in_unit if is_beyond(m) == beyond}
+        assert expected
+        assert {m for m in in_unit if m in texts} == expected, name

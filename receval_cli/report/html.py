@@ -27,7 +27,7 @@ from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
 from receval_cli.report.html_gates import gate_cells, gates_table, tally
 from receval_cli.report.html_parts import number_html, table_html
-from receval_cli.report.metric_kinds import ACCURACY, kind_of
+from receval_cli.report.metric_kinds import ACCURACY, kind_of, split_kinds
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import confidence_line, users_line
 
@@ -182,15 +182,18 @@ class _Page:
         figure = ""
         if self.several:
             chosen = list(self._representatives(list(self.first.metrics)).values())
-            svg = self._bars(chosen, self.models, self._prefix())
-            if svg:
+            for group, metrics in split_kinds(chosen).items():  # accuracy, then beyond it
+                svg = self._bars(metrics, self.models, self._prefix())
+                if not svg:
+                    continue
                 caption = (
-                    "One cutoff per metric family (the gated one, else the deepest), the "
-                    "metrics in [0, 1] drawn on [0, 1]"
+                    f"{escape(group.capitalize())} metrics: one cutoff per metric family (the "
+                    "gated one, else the deepest), the metrics in [0, 1] drawn on [0, 1]"
                 )
                 if self.first.confidence is not None:
                     caption += "; error bars: the confidence intervals"
-                figure = f'<div class="wide">{self._figure("bars", "models", svg, caption)}</div>'
+                name = "models" if group == ACCURACY else f"models: {group}"
+                figure += f'<div class="wide">{self._figure("bars", name, svg, caption)}</div>'
         return tables + note + figure
 
     def gates(self) -> str:
