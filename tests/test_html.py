@@ -173,8 +173,21 @@ def expected_figures(run: Run) -> dict[str, set[str]]:
         "long_tail": {"exposure"} if beyond else set(),
         "popularity": {"popularity"} if beyond and run.report["config"]["interactions"] else set(),
         "lorenz": {"gini"} if beyond else set(),
-        "comparison": {""} if "comparisons" in run.report else set(),
+        # one figure per metric family (its own axis), of the differences that have a value
+        "comparison": {
+            family_label(r["metric"])
+            for r in run.report.get("comparisons", {}).get("results", [])
+            if r["difference"] is not None
+        },
     }
+
+
+def family_label(metric: str) -> str:
+    """ndcg@10 -> ndcg@k; intra_list_diversity@10(feature=tags) -> ...@k(feature=tags)."""
+    spec = MetricSpec.parse(metric)
+    if spec.k is None:
+        return metric
+    return f"{spec.name}@k" + str(spec).removeprefix(f"{spec.name}@{spec.k}")
 
 
 @pytest.mark.parametrize("name", CONFIGS)

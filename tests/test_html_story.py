@@ -40,16 +40,27 @@ def text(fragment: str) -> str:
 
 
 def test_the_summary_names_the_best_model_and_the_largest_differences() -> None:
+    """compare.yaml (accuracy metrics only): the model best on the most metrics, and the
+    three strongest differences from the baseline: significant first, then the most
+    half-widths of their interval (tests/test_html_scales.py: several kinds of metric)."""
     page, report = page_and_report(ROOT / "configs" / "compare.yaml")
     shown = summary(page)
     counts = dict.fromkeys(report["models"], 0)
     for winners in report["best"].values():
-        for name in winners:
-            counts[name] += 1
+        if len(winners) == 1:  # a tie is named apart
+            counts[winners[0]] += 1
     leader = max(counts, key=lambda name: counts[name])
-    assert f"Best: {leader}, on {counts[leader]} of {len(report['best'])} metrics" in text(shown)
+    assert (
+        f"Best on accuracy: {leader}, on {counts[leader]} of {len(report['best'])} "
+        "accuracy metrics" in text(shown)
+    )
     results = report["comparisons"]["results"]
-    ranked = sorted(results, key=lambda r: -abs(r["difference"] / r["baseline"]))[:3]
+
+    def strength(r: dict[str, Any]) -> tuple[bool, float]:
+        half = (r["high"] - r["low"]) / 2
+        return r["verdict"] not in ("win", "loss"), -abs(r["difference"]) / half
+
+    ranked = sorted(results, key=strength)[:3]
     lines = re.findall(r"<li>(model: <code>[^<]+</code>.*?)</li>", shown)
     assert [re.search(r"<code>([^<]+)</code>", line).group(1) for line in lines] == [  # type: ignore[union-attr]
         r["metric"] for r in ranked
@@ -58,6 +69,8 @@ def test_the_summary_names_the_best_model_and_the_largest_differences() -> None:
     top = ranked[0]
     assert f"{top['value']:.4f} against {top['baseline']:.4f}" in first
     assert f"{top['difference']:+.4f}, {top['difference'] / abs(top['baseline']):+.1%}" in first
+    half = (top["high"] - top["low"]) / 2
+    assert f"{abs(top['difference']) / half:.1f} half-widths of its interval" in first
     assert "significant" in first
 
 
@@ -100,8 +113,9 @@ def test_the_summary_shows_the_changes_against_the_history(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("name", ["quickstart", "compare", "segments"])
 def test_every_unit_metric_is_drawn_on_zero_to_one(name: str) -> None:
-    """The curves, bars and small multiples: values in [0, 1] on an axis from 0 to 1
-    (matplotlib writes the limits' ticks); anything else states its span."""
+    """The bars and small multiples: values in [0, 1] on an axis from 0 to 1 (matplotlib
+    writes the limits' ticks); anything else states its span. The cutoff curves fit
+    their values and state the span (tests/test_html_scales.py)."""
     page, _ = page_and_report(ROOT / "configs" / f"{name}.yaml")
     for kind in ("curve", "bars", "segment"):
         for body in re.findall(rf'data-kind="{kind}".*?</figure>', page, re.S):

@@ -24,11 +24,16 @@ from receval_cli.metrics.registry import GEOMETRIC_FLOOR, is_geometric
 from receval_cli.report import plots
 from receval_cli.report.data import Report, RunReport
 from receval_cli.report.headline import headline_html
+from receval_cli.report.html_comparisons import comparisons_table, difference_figures
+from receval_cli.report.html_gates import gate_cells, gates_table, tally
+from receval_cli.report.html_parts import number_html, table_html
+from receval_cli.report.metric_kinds import ACCURACY, kind_of, split_kinds
 from receval_cli.report.per_user_table import per_user_values
-from receval_cli.report.table import confidence_line, gate_requirement, users_line
+from receval_cli.report.table import confidence_line, users_line
+
+__all__ = ["number_html", "render_html", "standalone_page", "table_html"]
 
 _MARKS = {"win": " ▲", "loss": " ▼"}
-_NONE = "&ndash;"  # a value not computed
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 
@@ -50,7 +55,7 @@ def render_html(result: RunReport) -> str:
         ("segments", "Segments", page.segments()),
         ("conventions", "Conventions", page.conventions()),
         ("inputs", "Inputs", page.inputs()),
-        ("config", "Config", _pre(json.dumps(result.config, indent=2, default=str))),
+        ("config", "Config", _folded_config(result.config)),
     ]
     shown = [(key, title, body) for key, title, body in sections if body]
     nav = " · ".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in shown)
@@ -102,14 +107,9 @@ class _Page:
         return f"fig{self.figures}-"
 
     def verdict(self) -> str:
-        gates = self.result.gates
-        failed = sum(not g.passed for g in gates)
-        if not gates:
-            text, kind = "no gates", "none"
-        elif failed:
-            text, kind = f"FAILED: {failed} of {len(gates)} gates failed", "fail"
-        else:
-            text, kind = f"passed: all {len(gates)} gates passed", "pass"
+        text, kind = tally(self.result.gates)
+        if kind != "none":
+            text = ("FAILED: " if kind == "fail" else "passed: ") + text
         about = f"receval {self.result.version}"
         if self.result.run is not None:
             about += f"; {self.result.run.describe()}"
@@ -138,7 +138,7 @@ class _Page:
         head = "<th>metric</th>" + "".join(
             f"<th>{escape(n)}</th>" if self.several else "<th>value</th>" for n in names
         )
-        rows = []
+        rows: dict[str, list[str]] = {}
         for metric in self.first.metrics:
             cells = [f"<td><code>{escape(metric)}</code></td>"]
             for name, report in self.models.items():
@@ -154,16 +154,23 @@ class _Page:
                 comparison = found.get((name, metric))
                 if comparison is not None:
                     arrow = _MARKS.get(comparison.verdict, "")
+                    # on the interval's line: two lines a cell, not three
+                    text += "" if interval is not None else "<br>"
                     text += (
-                        f'<br><small class="{escape(comparison.verdict)}">'
+                        f' <small class="{escape(comparison.verdict)}">'
                         f"{number_html(comparison.difference, signed=True)}{arrow}</small>"
                     )
                 cells.append(f'<td class="{kind}">{text}</td>')
             if self.result.gates:
-                cells.append(f"<td>{_gate_cells(gates.get(metric, []))}</td>")
-            rows.append("<tr>" + "".join(cells) + "</tr>")
+                cells.append(f"<td>{gate_cells(gates.get(metric, []))}</td>")
+            rows.setdefault(kind_of(metric), []).append("<tr>" + "".join(cells) + "</tr>")
         if self.result.gates:
             head += "<th>gates</th>"
+        tables = ""
+        for group in sorted(rows, key=lambda name: name != ACCURACY):  # accuracy first
+            if len(rows) > 1:
+                tables += f'<h3 data-kind="{escape(group)}">{escape(group.capitalize())}</h3>\n'
+            tables += table_html(head, rows[group])
         notes = []
         if len(names) > 1:
             notes.append("* and bold: the best value of the metric.")
@@ -175,36 +182,24 @@ class _Page:
         figure = ""
         if self.several:
             chosen = list(self._representatives(list(self.first.metrics)).values())
-            svg = self._bars(chosen, self.models, self._prefix())
-            if svg:
+            for group, metrics in split_kinds(chosen).items():  # accuracy, then beyond it
+                svg = self._bars(metrics, self.models, self._prefix())
+                if not svg:
+                    continue
                 caption = (
-                    "One cutoff per metric family (the gated one, else the deepest), the "
-                    "metrics in [0, 1] drawn on [0, 1]"
+                    f"{escape(group.capitalize())} metrics: one cutoff per metric family (the "
+                    "gated one, else the deepest), the metrics in [0, 1] drawn on [0, 1]"
                 )
                 if self.first.confidence is not None:
                     caption += "; error bars: the confidence intervals"
-                figure = f'<div class="wide">{self._figure("bars", "models", svg, caption)}</div>'
-        return table_html(head, rows) + note + figure
+                name = "models" if group == ACCURACY else f"models: {group}"
+                figure += f'<div class="wide">{self._figure("bars", name, svg, caption)}</div>'
+        return tables + note + figure
 
     def gates(self) -> str:
         if not self.result.gates:
             return '<p class="note">No gates in this config.</p>\n'
-        rows = []
-        for gate in self.result.gates:
-            verdict = "pass" if gate.passed else "FAIL"
-            cells = [
-                f'<td class="{"pass" if gate.passed else "fail"}">{verdict}</td>',
-                *([f"<td>{escape(gate.model or '')}</td>"] if self.several else []),
-                f"<td><code>{escape(gate.metric)}</code></td>",
-                f"<td>{escape(gate_requirement(gate))}</td>",
-                f'<td class="num">{number_html(gate.value)}</td>',
-                f'<td class="num">{number_html(gate.margin, signed=True)}</td>',
-                f"<td>{escape(gate.describe())}</td>",
-            ]
-            rows.append("<tr>" + "".join(cells) + "</tr>")
-        head = "<th>verdict</th>" + ("<th>model</th>" if self.several else "")
-        head += "<th>metric</th><th>required</th><th>value</th><th>margin</th><th>detail</th>"
-        return table_html(head, rows)
+        return gates_table(self.result.gates, self.several)
 
     def users(self) -> str:
         parts = []
@@ -245,41 +240,8 @@ class _Page:
         against = result.baseline or result.baseline_report or "the baseline"
         how = f"Every model against {against}: {result.test_method()}, level {c['level']:g}."
         parts.append(f"<p>{escape(how)}</p>\n")
-        head = (
-            "<th>model</th><th>metric</th><th>value</th><th>baseline</th><th>difference</th>"
-            "<th>interval</th><th>users</th><th>p</th><th>p adjusted</th><th>verdict</th>"
-        )
-        rows = []
-        for comparison in result.comparisons:
-            interval = _NONE
-            if comparison.low is not None and comparison.high is not None:
-                interval = f"[{number_html(comparison.low)}, {number_html(comparison.high)}]"
-            cells = [
-                escape(comparison.model),
-                f"<code>{escape(comparison.metric)}</code>",
-                number_html(comparison.value),
-                number_html(comparison.baseline),
-                number_html(comparison.difference, signed=True),
-                interval,
-                number_html(comparison.users),
-                _p(comparison.p_value),
-                _p(comparison.p_adjusted),
-                escape(comparison.verdict + _MARKS.get(comparison.verdict, "")),
-            ]
-            rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
-        parts.append(table_html(head, rows))
-        if result.comparisons:
-            points = [
-                (f"{x.model}: {x.metric}", x.difference, x.low, x.high, x.verdict)
-                for x in result.comparisons
-                if x.difference is not None  # no value on a side: nothing to draw
-            ]
-            svg = plots.comparison_figure(points, self._prefix())
-            caption = (
-                f"Differences from {escape(str(against))}, with their intervals: "
-                "green a significant win, red a significant loss, grey a tie, black untested."
-            )
-            parts.append(f'<div class="wide">{self._figure("comparison", "", svg, caption)}</div>')
+        parts.append(difference_figures(result, self._figure, self._prefix))
+        parts.append(comparisons_table(result))
         return "".join(parts)
 
     def curves(self) -> str:
@@ -669,10 +631,12 @@ class _Page:
             f"<tr><td><code>{escape(key)}</code></td><td>{escape(_plain(value))}</td></tr>"
             for key, value in self.result.conventions.items()
         ]
-        return table_html("<th>convention</th><th>value</th>", rows)
+        table = table_html("<th>convention</th><th>value</th>", rows)
+        return _folded(f"Every convention of the run ({len(rows)})", table)
 
     def inputs(self) -> str:
-        return self._flat_table({name: report.inputs for name, report in self.models.items()})
+        table = self._flat_table({name: report.inputs for name, report in self.models.items()})
+        return _folded("The input files: paths, rows, columns and checks", table)
 
 
 def _segment_bar(
@@ -714,22 +678,6 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, A
             yield f"{prefix}{key}", value
 
 
-def number_html(value: Any, signed: bool = False) -> str:
-    """A value as escaped text: floats to 4 decimals, with the exact value as a tooltip."""
-    if value is None:
-        return _NONE
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return escape(str(value))
-        shown = f"{value:+.4f}" if signed else f"{value:.4f}"
-        return f'<span title="{value!r}">{shown}</span>'
-    if isinstance(value, list | tuple):
-        return escape(", ".join(map(str, value)))
-    return escape(str(value))
-
-
 def _cell(value: Any) -> str:
     """A table cell: numbers right-aligned."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
@@ -738,30 +686,8 @@ def _cell(value: Any) -> str:
     )
 
 
-def _p(value: float | None) -> str:
-    """A p-value to 3 significant digits, exact as a tooltip."""
-    return _NONE if value is None else f'<span title="{value!r}">{value:.3g}</span>'
-
-
 def _plain(value: Any) -> str:
     return "none" if value is None else str(value)
-
-
-def _gate_cells(gates: list[GateResult]) -> str:
-    cells = []
-    for gate in gates:
-        verdict = "ok" if gate.passed else "FAIL"
-        who = f"{gate.model} " if gate.model is not None else ""
-        cells.append(
-            f'<span class="{"pass" if gate.passed else "fail"}">{escape(who + verdict)}</span> '
-            f"{escape(gate_requirement(gate))}"
-        )
-    return "<br>".join(cells)
-
-
-def table_html(head: str, rows: list[str]) -> str:
-    body = "\n".join(rows)
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
 
 
 def _grid(figures: list[str]) -> str:
@@ -770,6 +696,17 @@ def _grid(figures: list[str]) -> str:
 
 def _pre(text: str) -> str:
     return f"<pre>{escape(text)}</pre>\n"
+
+
+def _folded(summary: str, content: str) -> str:
+    """Content that is there to look up, not to read: closed until clicked."""
+    return f"<details>\n<summary>{escape(summary)}</summary>\n{content}</details>\n"
+
+
+def _folded_config(config: Mapping[str, Any]) -> str:
+    text = json.dumps(config, indent=2, default=str)
+    lines = text.count("\n") + 1
+    return _folded(f"The resolved config ({lines} lines of JSON)", _pre(text))
 
 
 _CSS = """
@@ -786,6 +723,8 @@ section { margin: 1.5rem 0; }
 .verdict.pass { background: #dff3e1; color: #1d6b2a; }
 .verdict.fail { background: #fbe0e0; color: #a11d1d; }
 .verdict.none { background: #eee; color: #444; }
+.verdict.waived { background: #fff3d6; color: #7a5200; }
+.waived { color: #7a5200; font-weight: 600; }
 .about, .note, footer { color: #555; font-size: 0.9rem; }
 table { border-collapse: collapse; background: #fff; font-size: 0.9rem; margin: 0.5rem 0; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
@@ -795,6 +734,7 @@ td.best { background: #eef6ff; }
 .pass { color: #1d6b2a; font-weight: 600; }
 .fail { color: #a11d1d; font-weight: 600; }
 small.win { color: #1d6b2a; } small.loss { color: #a11d1d; }
+details > summary { cursor: pointer; color: #1f5fa8; }
 pre { background: #fff; border: 1px solid #ddd; padding: 0.8rem; overflow-x: auto;
   font-size: 0.8rem; }
 .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(360px, 1fr));

@@ -94,7 +94,8 @@ def legend(axes: Axes, names: Sequence[str]) -> None:
 
 def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
     """family@k against k, one line per model, with a band for the intervals; the y
-    axis is [0, 1] for values within it (_honest_axis)."""
+    axis fits the values (_fitted_axis: values of 0.01 to 0.2 are not flattened on [0, 1])
+    and its label states the span when it is not [0, 1]."""
     figure, axes = new_figure()
     for index, (name, points) in enumerate(curves.items()):
         ks = [k for k, _, _ in points]
@@ -108,7 +109,7 @@ def curve_figure(family: str, curves: Mapping[str, Curve], prefix: str) -> str:
     axes.set_xticks(cutoffs)
     axes.set_xlabel("k (cutoff)")
     found = [v for points in curves.values() for _, v, b in points for v in (v, *(b or ()))]
-    axes.set_ylabel(label(family) + _honest_axis(axes, found))
+    axes.set_ylabel(label(family) + _fitted_axis(axes, found), fontsize=8)
     legend(axes, list(curves))
     return to_svg(figure, prefix)
 
@@ -208,12 +209,17 @@ def lorenz_figure(
 
 
 def comparison_figure(
-    rows: Sequence[tuple[str, float, float | None, float | None, str]], prefix: str
+    rows: Sequence[tuple[str, float, float | None, float | None, str]],
+    prefix: str,
+    small: bool = False,
 ) -> str:
     """Each (model, metric) difference from the baseline with its interval, coloured by
-    the verdict (win, loss, tie, untested)."""
-    height = max(1.8, 0.28 * len(rows) + 1.0)
-    figure, axes = new_figure((6.4, height))
+    the verdict (win, loss, tie, untested); `small`: a figure of a grid (one metric
+    family, whose scale the x axis fits)."""
+    if small:
+        figure, axes = new_figure((3.4, max(1.4, 0.2 * len(rows) + 0.8)))
+    else:
+        figure, axes = new_figure((6.4, max(1.8, 0.28 * len(rows) + 1.0)))
     for position, (_, difference, low, high, verdict) in enumerate(reversed(rows)):
         shade = _VERDICT_COLORS.get(verdict, "#000000")
         if low is not None and high is not None:
@@ -298,6 +304,16 @@ def _trend_range(found: Sequence[float]) -> tuple[float, float]:
     return low, high
 
 
+def _fitted_axis(axes: Axes, found: Sequence[float]) -> str:
+    """A y axis that fits the values (_trend_range: 10% margins, at least 0.05 wide,
+    inside [0, 1] when they are); the span, as the label's suffix, unless it is [0, 1]."""
+    if not found:
+        return ""
+    low, high = _trend_range(found)
+    axes.set_ylim(low, high)
+    return "" if (low, high) == (0.0, 1.0) else f" (axis {low:.3g} to {high:.3g})"
+
+
 def _honest_axis(axes: Axes, found: Sequence[float]) -> str:
     """Values that all lie in [0, 1] are drawn on [0, 1], so a change of 0.003 looks like
     one; others on their own range, which the axis label then states (returned)."""
@@ -335,8 +351,9 @@ def bars_figure(
             xs.append(position + offset)
             heights.append(value)
             low, high = interval if interval is not None else (value, value)
-            lows.append(value - low)
-            highs.append(high - value)
+            # a bootstrap interval of a constant can miss the value by a rounding error
+            lows.append(max(value - low, 0.0))
+            highs.append(max(high - value, 0.0))
             found += [value, low, high]
         axes.bar(xs, heights, width=step * 0.9, color=color(index), label=label(name))
         if any(lows) or any(highs):
