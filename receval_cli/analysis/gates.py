@@ -77,6 +77,17 @@ class GateResult:
         return self.metric if self.model is None else f"{self.model}: {self.metric}"
 
     @property
+    def segment(self) -> str | None:
+        """The segment a gate on one reads ("country=DE" of "ndcg@10 [country=DE]")."""
+        _, bracket, rest = self.metric.partition(" [")
+        return rest[:-1] if bracket and rest.endswith("]") else None
+
+    @property
+    def row(self) -> str:
+        """The metric whose table row shows the gate (a segment's gate: the metric's)."""
+        return self.metric.partition(" [")[0] if self.segment is not None else self.metric
+
+    @property
     def state(self) -> str:
         """passed, failed or waived (one of STATES): a waived gate passes without judging."""
         if self.waived is not None:

@@ -37,6 +37,7 @@ from receval_cli.report.table import (
     footer,
     format_value,
     gate_cell,
+    gates_by_row,
     render_table,
     segment_tables,
     users_line,
@@ -99,9 +100,7 @@ def models_table(result: RunReport) -> RenderableType:
         grid.add_column("gates")
     found = {(c.model, c.metric): c for c in result.comparisons}
     first = next(iter(result.models.values()))
-    verdicts: dict[str, list[GateResult]] = {}
-    for gate in result.gates:
-        verdicts.setdefault(gate.metric, []).append(gate)
+    verdicts = gates_by_row(result.gates)
     for metric in first.metrics:
         row: list[RenderableType] = [shown(metric)]
         for name, report in result.models.items():

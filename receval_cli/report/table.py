@@ -23,9 +23,7 @@ def render_table(result: RunReport) -> RenderableType:
     user counts and the conventions."""
     report = result.alone
     assert report is not None
-    verdicts: dict[str, list[GateResult]] = {}
-    for gate in result.gates:
-        verdicts.setdefault(gate.metric, []).append(gate)
+    verdicts = gates_by_row(result.gates)
     table = Table(title="receval", title_justify="left")
     table.add_column("metric", no_wrap=True)  # names and values are never cut
     table.add_column("value", justify="right", no_wrap=True)
@@ -129,6 +127,14 @@ def gate_requirement(gate: GateResult) -> str:
     return gate.requirement
 
 
+def gates_by_row(gates: list[GateResult]) -> dict[str, list[GateResult]]:
+    """The gates by the metric row that shows them (a segment's gate on its metric's)."""
+    found: dict[str, list[GateResult]] = {}
+    for gate in gates:
+        found.setdefault(gate.row, []).append(gate)
+    return found
+
+
 def gate_cell(gates: list[GateResult]) -> Text:
     """`ok >= 0.4`, `FAIL <= 0.2`, `waived: 3 of 7 past runs`, one per gate (with its
     model), `; ` between (GateResult.cell words each)."""
@@ -139,6 +145,8 @@ def gate_cell(gates: list[GateResult]) -> Text:
             cell.append("; ")
         if gate.model is not None:
             cell.append(f"{printable(gate.model)} ")
+        if gate.segment is not None:
+            cell.append(f"{printable(gate.segment)}: ")
         verdict, _, rest = gate.cell().partition(" ")
         cell.append(verdict, style=styles[gate.state])
         cell.append(f" {rest}")
