@@ -26,6 +26,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+import xmlschema
 from cli_helpers import assert_no_traceback, invoke, run_process, write, write_config
 
 from receval_cli.analysis.gates import BOUNDS, HISTORY_BOUNDS, STATES, p_text
@@ -44,6 +45,7 @@ GROUPS = {"u1": "a", "u2": "b"}  # the segment attribute, in the ground truth
 METRICS = ["precision@1", "ndcg@2", "auc"]
 CONVENTIONS = {"unpredicted": "ignore"}  # auc scores the predicted pairs only
 SAMPLE = Path(__file__).parent.parent / "sample_data"
+JUNIT = xmlschema.XMLSchema(Path(__file__).parent / "schemas" / "junit.xsd")
 
 SCOPES = ("model", "segment")  # a min gate on one model of several, on one segment
 KINDS = (*BOUNDS, *SCOPES)
@@ -234,6 +236,7 @@ def _csv(text: str, state: str, gate: dict[str, Any]) -> None:
 
 
 def _junit(text: str, state: str, gate: dict[str, Any]) -> None:
+    JUNIT.validate(text)  # <skipped message=...> included: the format's schema
     suite = ElementTree.fromstring(text).find("testsuite")
     assert suite is not None
     (case,) = suite.findall("testcase")
