@@ -385,7 +385,7 @@ def test_github_annotations_beside_a_json_report(case: Path) -> None:
         "run", "config.yaml", "-f", "github", "-o", "-", "-o", "report.json", cwd=case
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.decode().splitlines()[-1].startswith("receval: 3 metrics, all 1 gates")
+    assert done.stdout.decode().splitlines()[-1].startswith("receval: 3 metrics, 1 gate passed")
     assert (
         json.loads((case / "report.json").read_text())["models"]["model"]["metrics"]["precision@1"]
         == 0.5

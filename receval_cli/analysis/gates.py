@@ -10,15 +10,26 @@ lower for most metrics and higher for those where lower is better (mae, gini, ..
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from receval_cli.config.model import Gate, HistoryDrop
 
-_SIGNS = {"min": ">=", "max": "<=", "max_drop": "drop <=", "max_relative_drop": "drop <="}
-_SIGNS |= {"history_drop": "drop <=", "history_relative_drop": "drop <="}
+# every kind of bound a GateResult carries: each is worded by `requirement` (one mapping,
+# checked against this list below), so every output format words every kind
+BOUNDS = (
+    "min",
+    "max",
+    "max_drop",
+    "max_relative_drop",
+    "no_significant_drop",
+    "history_drop",
+    "history_relative_drop",
+)
 HISTORY_BOUNDS = ("history_drop", "history_relative_drop")
+# what became of a gate: passed and waived exit 0, failed exits 1
+STATES = ("passed", "failed", "waived")
 # what a gate on a metric with no value says (the run's warning says why it has none)
 NO_VALUE = "the metric is undefined on these inputs, see the warning"
 
@@ -65,26 +76,77 @@ class GateResult:
     def label(self) -> str:
         return self.metric if self.model is None else f"{self.model}: {self.metric}"
 
+    @property
+    def segment(self) -> str | None:
+        """The segment a gate on one reads ("country=DE" of "ndcg@10 [country=DE]")."""
+        _, bracket, rest = self.metric.partition(" [")
+        return rest[:-1] if bracket and rest.endswith("]") else None
+
+    @property
+    def row(self) -> str:
+        """The metric whose table row shows the gate (a segment's gate: the metric's)."""
+        return self.metric.partition(" [")[0] if self.segment is not None else self.metric
+
+    @property
+    def state(self) -> str:
+        """passed, failed or waived (one of STATES): a waived gate passes without judging."""
+        if self.waived is not None:
+            return "waived"
+        return "passed" if self.passed else "failed"
+
+    @property
+    def requirement(self) -> str:
+        """What the gate asks, in words: ">= 0.3", "relative drop <= 2%", "no significant
+        drop (alpha 0.05)", "drop <= 0.01 vs the median of 7 runs"."""
+        return _REQUIREMENTS[self.bound](self)
+
+    @property
+    def name(self) -> str:
+        """The gate as a test's name: "model: ndcg@10 >= 0.3" (JUnit, GitHub titles)."""
+        return f"{self.label} {self.requirement}"
+
+    @property
+    def waived_briefly(self) -> str:
+        """Why it is waived, short: "3 of 7 past runs" (the full reason: `waived`)."""
+        detail = self.detail
+        if "runs" in detail and "runs_needed" in detail:
+            return f"{detail['runs']} of {detail['runs_needed']} past runs"
+        return self.waived or ""
+
+    def cell(self, ok: str = "ok", fail: str = "FAIL") -> str:
+        """The verdict in a few words for a table cell or a CSV field: `ok >= 0.4`,
+        `FAIL >= 0.4: no value`, `ok no significant drop (p 0.31)`, `waived: 3 of 7 past
+        runs`; `ok` and `fail` name the verdicts."""
+        if self.state == "waived":
+            return f"waived: {self.waived_briefly}"
+        text = f"{ok if self.passed else fail} {self.requirement}"
+        if self.value is None:
+            return f"{text}: no value"
+        if self.bound == "no_significant_drop":
+            return f"{text} (p {p_text(self.value)})"
+        return text
+
     def describe(self) -> str:
+        """The verdict in a sentence, with the values and, failed, the margin."""
         verdict = "passed" if self.passed else "FAILED"
         if self.waived is not None:
-            return f"{self.label}: {self.waived}: passed"
+            return f"{self.label} {self.requirement}: waived, {self.waived}"
         if self.value is None:
             return (
                 f"{self.label} has no value (null: {NO_VALUE}), required "
-                f"{_SIGNS[self.bound]} {self.threshold:g}: FAILED, a gate needs a value"
+                f"{self.requirement}: FAILED, a gate needs a value"
             )
         if self.bound == "no_significant_drop":
             d = self.detail
             return (
                 f"{self.label}: {d['difference']:+.6g} against the baseline "
                 f"({d['baseline']:.6g}), interval [{d['low']:+.6g}, {d['high']:+.6g}], "
-                f"adjusted p = {self.value:.3g} (alpha {self.threshold:g}): {verdict}"
+                f"adjusted p = {p_text(self.value)} (alpha {self.threshold:g}): {verdict}"
                 + ("" if self.passed else ", a significant drop")
             )
         if not self.passed and self.margin is not None:
             verdict = f"FAILED by {abs(self.margin):.6g}"
-        text = f"{self.label} = {self.value:.6g}, required {_SIGNS[self.bound]} {self.threshold:g}"
+        text = f"{self.label} = {self.value:.6g}, required {self.requirement}"
         if self.bound in HISTORY_BOUNDS:
             d = self.detail
             share = " (a share of the reference)" if self.bound == "history_relative_drop" else ""
@@ -116,6 +178,57 @@ class GateResult:
             data["waived"] = self.waived
         data.update(self.detail)
         return data
+
+
+def p_text(p: float) -> str:
+    """A p-value for reading: 4 decimals, or scientific notation below 0.001 (never
+    0.0000 for a tiny p)."""
+    if p == 0:
+        return "0"
+    return f"{p:.4f}" if p >= 0.001 else f"{p:.2e}"
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:g}%"
+
+
+def _history_reference(gate: GateResult) -> str:
+    d = gate.detail
+    return f"vs the {d.get('stat', 'median')} of {d.get('runs_wanted', d.get('runs'))} runs"
+
+
+# every bound kind in BOUNDS, worded: the one place a gate's requirement is written
+_REQUIREMENTS: dict[str, Callable[[GateResult], str]] = {
+    "min": lambda g: f">= {g.threshold:g}",
+    "max": lambda g: f"<= {g.threshold:g}",
+    "max_drop": lambda g: f"drop <= {g.threshold:g}",
+    "max_relative_drop": lambda g: f"relative drop <= {_percent(g.threshold)}",
+    "no_significant_drop": lambda g: f"no significant drop (alpha {g.threshold:g})",
+    "history_drop": lambda g: f"drop <= {g.threshold:g} {_history_reference(g)}",
+    "history_relative_drop": (
+        lambda g: f"relative drop <= {_percent(g.threshold)} {_history_reference(g)}"
+    ),
+}
+if tuple(_REQUIREMENTS) != BOUNDS:  # a bound kind added to one list and not the other
+    raise RuntimeError(f"gate bounds {BOUNDS} and their wordings {tuple(_REQUIREMENTS)} differ")
+
+
+def summary(gates: Sequence[GateResult]) -> str:
+    """The gates counted by verdict, waived apart: "no gates", "1 gate passed", "all 3
+    gates passed", "2 gates passed, 1 waived", "1 of 3 gates failed, 1 waived"."""
+    if not gates:
+        return "no gates"
+    total = len(gates)
+    counts = {state: sum(g.state == state for g in gates) for state in STATES}
+    waived = f", {counts['waived']} waived" if counts["waived"] else ""
+    if counts["failed"]:
+        return f"{counts['failed']} of {total} gate{'s' if total > 1 else ''} failed{waived}"
+    passed = counts["passed"]
+    if not counts["waived"]:
+        return "1 gate passed" if total == 1 else f"all {total} gates passed"
+    if not passed:
+        return f"{counts['waived']} gate{'s' if counts['waived'] > 1 else ''} waived, none judged"
+    return f"{passed} gate{'s' if passed > 1 else ''} passed{waived}"
 
 
 def check_gates(
@@ -205,7 +318,7 @@ def check_history(
     threshold = drop_gate.relative if drop_gate.relative is not None else drop_gate.absolute
     assert threshold is not None
     detail: dict[str, Any] = {"vs": "history", "stat": drop_gate.stat, "runs": len(past)}
-    detail["runs_wanted"] = drop_gate.runs
+    detail.update(runs_wanted=drop_gate.runs, runs_needed=drop_gate.needed)
     if len(past) < drop_gate.needed:
         found = f"{len(past)} past run{'s' if len(past) != 1 else ''}"
         waived = (

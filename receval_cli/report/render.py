@@ -21,7 +21,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.analysis.gates import GateResult
+from receval_cli.analysis.gates import GateResult, summary
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import (
     csv_cell,
@@ -37,6 +37,7 @@ from receval_cli.report.table import (
     footer,
     format_value,
     gate_cell,
+    gates_by_row,
     render_table,
     segment_tables,
     users_line,
@@ -99,9 +100,7 @@ def models_table(result: RunReport) -> RenderableType:
         grid.add_column("gates")
     found = {(c.model, c.metric): c for c in result.comparisons}
     first = next(iter(result.models.values()))
-    verdicts: dict[str, list[GateResult]] = {}
-    for gate in result.gates:
-        verdicts.setdefault(gate.metric, []).append(gate)
+    verdicts = gates_by_row(result.gates)
     for metric in first.metrics:
         row: list[RenderableType] = [shown(metric)]
         for name, report in result.models.items():
@@ -167,21 +166,59 @@ def _difference(comparison: Comparison) -> str:
 
 def render_csv(result: RunReport) -> str:
     """One line per (model, metric): model, metric, value, low, high, difference,
-    p_adjusted, verdict (empty where not computed). Values unrounded."""
+    p_adjusted, verdict (empty where not computed), and gate: the verdict of each gate on
+    it (`passed >= 0.3`, `FAILED >= 0.3`, `waived: 3 of 7 past runs`, `; ` between).
+    A gate on no metric row (a segment's, unknown_items) gets a line of its own. Values
+    unrounded."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(_CSV_FIELDS), lineterminator="\n")
     writer.writeheader()
-    for row in _rows(result):
-        writer.writerow({k: ("" if v is None else csv_cell(v)) for k, v in row.items()})
+    rows = _rows(result)
+    alone = next(iter(result.models)) if len(result.models) == 1 else None
+    placed: dict[tuple[object, object], dict[str, object]] = {
+        (row["model"], row["metric"]): row for row in rows
+    }
+    for gate in result.gates:
+        key = (gate.model or alone, gate.metric)
+        row = placed.get(key)
+        if row is None:
+            row = dict.fromkeys(_CSV_FIELDS)
+            row.update(model=key[0], metric=gate.metric, value=_measured(gate))
+            placed[key] = row
+            rows.append(row)
+        text = gate.cell("passed", "FAILED")
+        row["gate"] = text if row.get("gate") is None else f"{row['gate']}; {text}"
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else csv_cell(row[k])) for k in _CSV_FIELDS})
     return buffer.getvalue()
 
 
-_CSV_FIELDS = ("model", "metric", "value", "low", "high", "difference", "p_adjusted", "verdict")
+def _measured(gate: GateResult) -> float | None:
+    """The value a gate read: the metric's (a drop's gate: the model's value, not the
+    drop)."""
+    if gate.bound in ("min", "max"):
+        return gate.value
+    value = gate.detail.get("model_value")
+    return None if value is None else float(value)
+
+
+_CSV_FIELDS = (
+    "model",
+    "metric",
+    "value",
+    "low",
+    "high",
+    "difference",
+    "p_adjusted",
+    "verdict",
+    "gate",
+)
 
 
 def render_markdown(result: RunReport) -> str:
     """A GitHub-flavoured summary (fits $GITHUB_STEP_SUMMARY): verdict, table, failures."""
-    failed = [g for g in result.gates if not g.passed]
+    failed = [g for g in result.gates if g.state == "failed"]
+    waived = [g for g in result.gates if g.state == "waived"]
     lines = ["## receval", ""]
     run = result.run
     if run is not None:
@@ -190,12 +227,9 @@ def render_markdown(result: RunReport) -> str:
         tags = ", ".join(markdown_code(f"{k}={v}") for k, v in run.tags.items())
         lines += [about + (f", tags {tags}" if tags else "") + ".", ""]
     if result.gates:
-        verdict = (
-            f"❌ {len(failed)} of {len(result.gates)} gates failed"
-            if failed
-            else f"✅ all {len(result.gates)} gates passed"
-        )
-        lines += [verdict, ""]
+        judged = any(g.state == "passed" for g in result.gates)
+        mark = "❌" if failed else "✅" if judged else "⚠️"
+        lines += [f"{mark} {summary(result.gates)}", ""]
     alone = result.alone
     if alone is not None:
         intervals = (alone.confidence or {}).get("intervals", {})
@@ -237,13 +271,21 @@ def render_markdown(result: RunReport) -> str:
     if failed:
         lines += ["", "### Failed gates", ""]
         lines += [f"- {markdown_text(gate.describe())}" for gate in failed]
+    if waived:
+        lines += ["", "### Waived gates", ""]
+        lines += [
+            f"- {markdown_text(gate.name)}: waived: {markdown_text(gate.waived_briefly)} "
+            f"({markdown_text(gate.waived or '')})"
+            for gate in waived
+        ]
     return "\n".join(lines) + "\n"
 
 
 def render_junit(result: RunReport) -> str:
     """JUnit XML as Ant writes it (read by Jenkins, GitLab, Azure DevOps, ...): one test
     suite, one test case per gate, a failure element for each failed gate."""
-    failures = sum(not g.passed for g in result.gates)
+    failures = sum(g.state == "failed" for g in result.gates)
+    skipped = sum(g.state == "waived" for g in result.gates)
     moment = datetime.datetime.now(datetime.UTC) if result.run is None else result.run.started_at
     now = moment.strftime("%Y-%m-%dT%H:%M:%S")
     root = ElementTree.Element("testsuites")
@@ -258,7 +300,7 @@ def render_junit(result: RunReport) -> str:
         tests=str(len(result.gates)),
         failures=str(failures),
         errors="0",
-        skipped="0",
+        skipped=str(skipped),
         time=f"{result.elapsed_seconds:.3f}",
     )
     properties = ElementTree.SubElement(suite, "properties")
@@ -273,15 +315,17 @@ def render_junit(result: RunReport) -> str:
         ElementTree.SubElement(properties, "property", name=name, value=value)
     for gate in result.gates:
         case = ElementTree.SubElement(
-            suite, "testcase", name=xml_text(_gate_name(gate)), classname="receval.gates", time="0"
+            suite, "testcase", name=xml_text(gate.name), classname="receval.gates", time="0"
         )
-        if not gate.passed:
+        if gate.state == "waived":  # passed without judging: a skipped test, with the reason
+            message = f"waived: {gate.waived_briefly} ({gate.waived})"
+            ElementTree.SubElement(case, "skipped", message=xml_text(message))
+        elif gate.state == "failed":
             failure = ElementTree.SubElement(
                 case, "failure", message=xml_text(gate.describe()), type="GateFailed"
             )
             failure.text = xml_text(json.dumps(gate.to_dict(), indent=2, ensure_ascii=False))
-    verdict = "all gates passed" if not failures else f"{failures} gate(s) failed"
-    ElementTree.SubElement(suite, "system-out").text = verdict
+    ElementTree.SubElement(suite, "system-out").text = summary(result.gates)
     ElementTree.SubElement(suite, "system-err").text = ""
     ElementTree.indent(root)
     text = ElementTree.tostring(root, encoding="unicode")
@@ -291,33 +335,21 @@ def render_junit(result: RunReport) -> str:
 def render_github(result: RunReport) -> str:
     """Workflow commands GitHub Actions turns into annotations on the run's summary page
     (as `ruff --output-format github` does): `::error title=...::...` for each failed
-    gate, `::warning title=...::...` for each warning, and a plain summary line."""
+    gate, `::notice title=...::...` for each waived one, `::warning title=...::...` for
+    each warning, and a plain summary line."""
     lines = []
     for gate in result.gates:
-        if not gate.passed:
-            title = f"receval gate failed: {_gate_name(gate)}"
+        if gate.state == "failed":
+            title = f"receval gate failed: {gate.name}"
             lines.append(f"::error title={github_property(title)}::{github_data(gate.describe())}")
+    for gate in result.gates:
+        if gate.state == "waived":
+            title = f"receval gate waived: {gate.name}"
+            text = f"waived: {gate.waived_briefly} ({gate.waived})"
+            lines.append(f"::notice title={github_property(title)}::{github_data(text)}")
     for warning in result.warnings:
         lines.append(f"::warning title=receval::{github_data(warning)}")
-    failed = sum(not g.passed for g in result.gates)
     metrics = next(iter(result.models.values())).metrics
-    verdict = (
-        "no gates"
-        if not result.gates
-        else f"{failed} of {len(result.gates)} gates failed"
-        if failed
-        else f"all {len(result.gates)} gates passed"
-    )
+    verdict = summary(result.gates)
     lines.append(f"receval: {len(metrics)} metrics, {verdict}, {len(result.warnings)} warnings")
     return "\n".join(lines) + "\n"
-
-
-def _gate_name(gate: GateResult) -> str:
-    bound = {
-        "min": f">= {gate.threshold:g}",
-        "max": f"<= {gate.threshold:g}",
-        "max_drop": f"drop <= {gate.threshold:g}",
-        "max_relative_drop": f"relative drop <= {gate.threshold:g}",
-        "no_significant_drop": "no significant drop",
-    }[gate.bound]
-    return f"{gate.label} {bound}"

@@ -23,9 +23,7 @@ def render_table(result: RunReport) -> RenderableType:
     user counts and the conventions."""
     report = result.alone
     assert report is not None
-    verdicts: dict[str, list[GateResult]] = {}
-    for gate in result.gates:
-        verdicts.setdefault(gate.metric, []).append(gate)
+    verdicts = gates_by_row(result.gates)
     table = Table(title="receval", title_justify="left")
     table.add_column("metric", no_wrap=True)  # names and values are never cut
     table.add_column("value", justify="right", no_wrap=True)
@@ -68,7 +66,8 @@ def render_table(result: RunReport) -> RenderableType:
 def footer(
     conventions: dict[str, Any], gates: list[GateResult], warnings: list[str]
 ) -> list[RenderableType]:
-    """The conventions in force, then every warning and every failed gate."""
+    """The conventions in force, then every warning, every failed gate and every waived
+    gate."""
     settings = {k: v for k, v in conventions.items() if k != "preset"}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = conventions.get("preset")
@@ -76,8 +75,11 @@ def footer(
     parts: list[RenderableType] = [shown(f"{heading}: {listed}", style="dim")]
     parts += [shown(f"warning: {warning}", style="yellow") for warning in warnings]
     for gate in gates:
-        if not gate.passed:
+        if gate.state == "failed":
             parts.append(shown(f"gate failed: {gate.describe()}", style="bold red"))
+    for gate in gates:
+        if gate.state == "waived":
+            parts.append(shown(f"gate waived: {gate.describe()}", style="yellow"))
     return parts
 
 
@@ -120,27 +122,34 @@ def format_value(value: float | None, interval: list[float] | None = None) -> st
 
 
 def gate_requirement(gate: GateResult) -> str:
-    """What a gate asks, in words: ">= 0.3", "drop <= 2%", "no significant drop"."""
-    if gate.bound == "no_significant_drop":
-        return "no significant drop"
-    if gate.bound in ("max_drop", "max_relative_drop"):
-        share = "%" if gate.bound == "max_relative_drop" else ""
-        limit = gate.threshold * 100 if share else gate.threshold
-        return f"drop <= {limit:g}{share}"
-    sign = ">=" if gate.bound == "min" else "<="
-    return f"{sign} {gate.threshold:g}"
+    """What a gate asks, in words: ">= 0.3", "relative drop <= 2%", "no significant drop
+    (alpha 0.05)" (GateResult.requirement, the one wording of every bound)."""
+    return gate.requirement
+
+
+def gates_by_row(gates: list[GateResult]) -> dict[str, list[GateResult]]:
+    """The gates by the metric row that shows them (a segment's gate on its metric's)."""
+    found: dict[str, list[GateResult]] = {}
+    for gate in gates:
+        found.setdefault(gate.row, []).append(gate)
+    return found
 
 
 def gate_cell(gates: list[GateResult]) -> Text:
-    """`ok >= 0.4`, `FAIL <= 0.2`, one per gate (with its model), `; ` between."""
+    """`ok >= 0.4`, `FAIL <= 0.2`, `waived: 3 of 7 past runs`, one per gate (with its
+    model), `; ` between (GateResult.cell words each)."""
+    styles = {"passed": "green", "failed": "bold red", "waived": "yellow"}
     cell = Text()
     for index, gate in enumerate(gates):
         if index:
             cell.append("; ")
         if gate.model is not None:
             cell.append(f"{printable(gate.model)} ")
-        cell.append("ok" if gate.passed else "FAIL", style="green" if gate.passed else "bold red")
-        cell.append(f" {gate_requirement(gate)}")
+        if gate.segment is not None:
+            cell.append(f"{printable(gate.segment)}: ")
+        verdict, _, rest = gate.cell().partition(" ")
+        cell.append(verdict, style=styles[gate.state])
+        cell.append(f" {rest}")
     return cell
 
 
