@@ -132,3 +132,31 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     imports = read_imports(root)
     assert cycles(dependency_graph(imports)) == [["fake.a", "fake.sub.b"]]
     assert private_imports(imports) == ["fake.a imports _hidden from fake.c"]
+
+
+# what reads a model's inputs from a loaded config, aligns ids or resolves segments
+PLANNING = {"read_predictions", "read_ground_truth", "align_ids", "read_sources", "segment_keys"}
+# the planner; the modules that define those; the callers that have no loaded config
+# (the Python API's frames and paths, `convert`'s one file, the one-bucket assembly the
+# API calls)
+PLANNING_ALLOWED = {
+    "receval_cli.analysis.run_plan",
+    "receval_cli.inputs.readers",
+    "receval_cli.inputs.optional",
+    "receval_cli.analysis.segments",
+    "receval_cli.api",
+    "receval_cli.cli.convert",
+    "receval_cli.evaluation.assembly",
+}
+
+
+def test_one_planner_reads_a_runs_inputs() -> None:
+    """No module but the run planner (analysis/run_plan.py) reads a model's inputs from
+    a loaded config, aligns ids or resolves segments (issue #33)."""
+    imports = read_imports(PACKAGE)
+    found = {
+        module: sorted({name for _, name in names if name in PLANNING})
+        for module, names in imports.items()
+        if module not in PLANNING_ALLOWED
+    }
+    assert {module: names for module, names in found.items() if names} == {}

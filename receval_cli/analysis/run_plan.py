@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from receval_cli.analysis.segments import check_segment_gates, segment_keys
+from receval_cli.analysis.segments import check_segment_gates, segment_keys, segments_input
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
 from receval_cli.engines.choice import auto_partitions, polars_engine
@@ -86,6 +86,18 @@ class ModelInputs:
     id_types: dict[str, dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class LocalInputs:
+    """engine: spark: a model's local inputs as the polars readers read them (`checked`:
+    the predictions and the ground truth by role, None for a table or a URI), the local
+    optional inputs and the local segments file."""
+
+    file: PredictionsConfig
+    checked: dict[str, Input | None]
+    sources: Sources
+    segments_file: Input | None
+
+
 @dataclass
 class RunPlan:
     """What a run of a config needs, resolved before any row is read (plan_run)."""
@@ -126,6 +138,27 @@ class RunPlan:
         check_sources(sources, config.conventions.duplicates)
         engine = self.engine.polars([predictions.path])
         return ModelInputs(name, file, predictions, truth, sources, engine, types)
+
+    def local_inputs(self, name: str) -> LocalInputs:
+        """engine: spark: model `name`'s local inputs read by the polars readers (every
+        check of theirs, before Spark starts; their rows are Spark's); a table or a URI
+        is Spark's to read (None, or left out of the sources)."""
+        loaded = self.loaded
+        config = loaded.config
+        file = self.models[name]
+        found: dict[str, Input | None] = {"predictions": None, "ground truth": None}
+        if not is_remote(file.path):
+            found["predictions"] = read_predictions(file, loaded.resolve_path(file.path))
+        if not is_remote(config.ground_truth.path):
+            truth_path = loaded.resolve_path(config.ground_truth.path)
+            found["ground truth"] = read_ground_truth(config.ground_truth, truth_path)
+        segments = config.segments
+        segments_file = None
+        if config.segment_by and segments is not None and not is_remote(segments.path):
+            path = loaded.resolve_path(segments.path)
+            segments_file = segments_input(segments, path, config.segment_by)
+        sources = read_sources(loaded, local_only=True)
+        return LocalInputs(file, found, sources, segments_file)
 
     def segments(self) -> tuple[SegmentKeys, list[Segment]] | None:
         """Each user's segment values and the segments (None without segment_by), read

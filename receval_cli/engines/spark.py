@@ -35,16 +35,15 @@ from receval_cli.engines.partitions import describe_only
 from receval_cli.engines.spark_inputs import (
     canonical_predictions,
     canonical_truth,
-    checked_locals,
     input_failure,
     map_input,
     read_mapped,
+    refuse_unreadable,
 )
 from receval_cli.engines.spark_segments import (
     SEGMENT_USER,
     SparkSegments,
     column_of,
-    local_segments,
     read_spark_segments,
 )
 from receval_cli.engines.spark_sources import (
@@ -63,7 +62,7 @@ from receval_cli.evaluation.partial import Partial, compact, empty_partial, merg
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import SegmentKeys
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
-from receval_cli.inputs.optional import Sources, read_sources
+from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import Universe
@@ -366,11 +365,13 @@ def evaluate_planned(
     config = loaded.config
     conventions = config.conventions
     user_specs = tuple(s for s in loaded.specs if lookup(s.name).scope == "user")
-    file = plan.models[name]
     # local inputs: their schemas checked before Spark starts (their rows are Spark's)
-    checked = checked_locals(loaded, file)
-    local_sources = read_sources(loaded, local_only=True)
-    segments_file = local_segments(loaded)
+    locals_ = plan.local_inputs(name)
+    file, checked, local_sources = locals_.file, locals_.checked, locals_.sources
+    segments_file = locals_.segments_file
+    for source in checked.values():
+        if source is not None:
+            refuse_unreadable(source.format, source.path, source.role)
     optional = (config.catalog, config.interactions, config.baseline)
     if not any(o is not None and is_remote(o.path) for o in optional):
         metric_exprs(user_specs, conventions, local_sources)  # a missing input: an error

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.inputs.readers import (
@@ -30,8 +29,6 @@ from receval_cli.inputs.readers import (
     format_of_name,
     map_ground_truth,
     map_predictions,
-    read_ground_truth,
-    read_predictions,
 )
 
 if TYPE_CHECKING:
@@ -41,22 +38,6 @@ if TYPE_CHECKING:
 _READABLE = ("csv", "tsv", "parquet", "jsonl")
 # a malformed CSV or JSON line stops the read (Spark's default turns it into nulls)
 STRICT = "FAILFAST"
-
-
-def checked_locals(loaded: LoadedConfig, file: PredictionsConfig) -> dict[str, Input | None]:
-    """The polars readers' Input of each local input (every check of theirs, before Spark
-    starts); None for a table or a URI (Spark reads those; see read_mapped())."""
-    config = loaded.config
-    found: dict[str, Input | None] = {"predictions": None, "ground truth": None}
-    if not is_remote(file.path):
-        found["predictions"] = read_predictions(file, loaded.resolve_path(file.path))
-    if not is_remote(config.ground_truth.path):
-        truth_path = loaded.resolve_path(config.ground_truth.path)
-        found["ground truth"] = read_ground_truth(config.ground_truth, truth_path)
-    for source in found.values():
-        if source is not None:
-            refuse_unreadable(source.format, source.path, source.role)
-    return found
 
 
 def refuse_unreadable(fmt: str, path: Path | str, role: str) -> None:

@@ -22,11 +22,10 @@ from receval_cli.analysis.segments import (
     map_segments,
     repeated_users,
     require_truth_columns,
-    segments_input,
     several_values,
     user_attributes,
 )
-from receval_cli.config.loading import LoadedConfig, is_remote
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.engines.spark_inputs import read_mapped
 from receval_cli.evaluation.segment_split import Segment, segments_of
 from receval_cli.inputs.readers import Input
@@ -56,16 +55,6 @@ class SparkSegments:
     segments: list[Segment]
 
 
-def local_segments(loaded: LoadedConfig) -> Input | None:
-    """The polars readers' Input of a local segments file (its columns checked before
-    Spark starts; its rows are Spark's); None without one."""
-    config = loaded.config
-    given = config.segments
-    if not config.segment_by or given is None or is_remote(given.path):
-        return None
-    return segments_input(given, loaded.resolve_path(given.path), config.segment_by)
-
-
 def read_spark_segments(
     spark: SparkSession,
     loaded: LoadedConfig,
@@ -74,7 +63,8 @@ def read_spark_segments(
     local: Input | None,
 ) -> SparkSegments | None:
     """The users' segment values on Spark, checked; None without segment_by. `truth`: the
-    ground truth as read (its own columns) and its mapping; `local`: local_segments()."""
+    ground truth as read (its own columns) and its mapping; `local`: the local segments
+    file as the run plan read it (RunPlan.local_inputs)."""
     from pyspark.sql import functions as F
 
     config = loaded.config
