@@ -9,8 +9,8 @@ time).
 Everything for stderr goes through `emit` with a level: `error: ...`, `warning: ...`,
 `gate failed: ...` as plain lines, and `--verbose` lines as `ISO-TIME LEVEL message`; with
 `--log-format json` each is one JSON object a line (time, level, message) for a log
-collector. Off a terminal (a pipe, a file, a CI log) `show` widens its console to the
-longest word of every cell, so no name or value is cut with `…`.
+collector. Off a terminal (a pipe, a file, a CI log) `show` lays every table out so that a
+cell wraps at spaces only (see `fit`): no word broken across lines, nothing cut with `…`.
 """
 
 from __future__ import annotations
@@ -30,12 +30,14 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
+from rich._ratio import ratio_distribute
 from rich.console import Console, RenderableType
 from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
 from receval_cli import signals
+from receval_cli.errors import EXIT_STDOUT_CLOSED
 from receval_cli.escaping import printable
 
 
@@ -110,9 +112,21 @@ def release_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def stdout_closed() -> typer.Exit:
+    """Standard output's reader went away (a pipe to `head` that has read enough): there is
+    no one left to tell, so no message, and the exit that `git log | head` gives (141, as a
+    process that SIGPIPE ends); a stop that arrived first is raised instead (130, 143)."""
+    stop = signals.arrived()
+    if stop is not None:
+        raise stop
+    release_stdout()
+    return typer.Exit(EXIT_STDOUT_CLOSED)
+
+
 class _Console(Console):
-    """A rich Console whose closed stdout is an error (exit 2, said on stderr), not rich's
-    silent exit 1, which would read as a failed gate."""
+    """A rich Console whose closed stdout is the BrokenPipeError that cli/app.py turns
+    into a quiet exit 141 (see stdout_closed), not rich's silent exit 1, which would read
+    as a failed gate."""
 
     def on_broken_pipe(self) -> None:
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
@@ -143,41 +157,61 @@ def err() -> Console:
 
 
 def show(renderable: RenderableType) -> None:
-    """Print a result on stdout; off a terminal, wide enough that no cell is cut."""
+    """Print a result on stdout; off a terminal, laid out as `fit` says."""
     console = out()
     if not console.is_terminal:
-        console = out(width=fitting_width(console, renderable, console.width))
+        console = out(width=fit(console, renderable, console.width))
     console.print(renderable)
 
 
-def fitting_width(console: Console, renderable: RenderableType, width: int) -> int:
-    """`width`, or more when the renderable's narrowest layout needs more: a column that
-    may not wrap (metric names, values) as wide as its longest cell, one that may wrap as
-    wide as its longest word, so rich never cuts a cell with `…`."""
+def fit(console: Console, renderable: RenderableType, width: int) -> int:
+    """Lay a result out for a pipe, a file or a CI log (anything but a terminal) and return
+    the width to print it at: `width` (COLUMNS, else 80) or more. Receval's one policy
+    there: a cell wraps at spaces only, never inside a word, and nothing is cut with `…`.
+    Each table's columns are fixed here (see _fix_columns): each as narrow as _least
+    allows, the room left to `width` shared among the columns that wrap, up to their
+    natural width; a table that needs more than `width` makes the output wider. Text
+    beside the tables wraps at spaces too."""
     unbounded = console.options.update(width=1_000_000)
     needed = [width]
     for part in _parts(renderable):
         if isinstance(part, Table):
-            # rich's own column measure (long stable, not public): a no_wrap column's
-            # minimum is its longest word, but rich then cuts the cell rather than wrap it
-            measured = [(c, part._measure_column(console, unbounded, c)) for c in part.columns]
-            needed.append(sum(_least(c, m) for c, m in measured) + part._extra_width)
+            needed.append(_fix_columns(console, part, width))
         elif not hasattr(part, "renderables"):  # text: its longest word
             needed.append(Measurement.get(console, unbounded, part).minimum)
     return max(needed)
 
 
+def _fix_columns(console: Console, table: Table, width: int) -> int:
+    """Give each column of `table` a fixed width (see `fit`); return the table's width.
+    rich's own layout cannot be left to do it: narrowing a table to the console, it takes
+    from the widest column first, below that column's longest word."""
+    unbounded = console.options.update(width=1_000_000)
+    # rich's column measure (long stable, not public): cells, header and padding
+    measured = [table._measure_column(console, unbounded, c) for c in table.columns]
+    least = [_least(column, m) for column, m in zip(table.columns, measured, strict=True)]
+    slack = [m.maximum - low for m, low in zip(measured, least, strict=True)]
+    room = width - table._extra_width - sum(least)
+    shares = slack if room >= sum(slack) else [0] * len(slack)
+    if 0 < room < sum(slack):
+        shares = ratio_distribute(room, slack)
+    widths = [low + share for low, share in zip(least, shares, strict=True)]
+    for index, column in enumerate(table.columns):
+        column.width = max(0, widths[index] - table._get_padding_width(index))
+    return sum(widths) + table._extra_width
+
+
 def _least(column: Column, measured: Measurement) -> int:
-    """The narrowest a column can be with no cell cut; a folding column shows every
-    character at any width, so it need not be wider than _FOLDED."""
+    """The narrowest a column may be: a column that may not wrap (names, values), its
+    widest cell; one that wraps, its longest word, and not under _READABLE (a cell of up to
+    that many characters stays on one line; a longer one wraps in lines of that width or
+    more, never a ribbon of a word a line)."""
     if column.no_wrap:
         return measured.maximum
-    if column.overflow == "fold":
-        return min(measured.minimum, _FOLDED)
-    return measured.minimum
+    return max(measured.minimum, min(measured.maximum, _READABLE))
 
 
-_FOLDED = 12
+_READABLE = 30
 
 
 def _parts(renderable: RenderableType) -> Iterator[RenderableType]:
@@ -193,7 +227,7 @@ def plain_text(renderable: RenderableType, width: int) -> str:
     buffer = io.StringIO()
     plain = {"no_color": True, "highlight": False, "markup": False, "emoji": False}
     probe = Console(file=buffer, width=width, **plain)  # type: ignore[arg-type]
-    wide = fitting_width(probe, renderable, width)
+    wide = fit(probe, renderable, width)
     Console(file=buffer, width=wide, **plain).print(renderable)  # type: ignore[arg-type]
     return buffer.getvalue()
 

@@ -13,6 +13,9 @@ EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3  # receval computed something impossible, or failed unexpectedly: a bug
+# standard output's reader went away (`receval metrics | head -1`): 128 + SIGPIPE, the
+# status of a process that SIGPIPE ends (`git log | head`), and no message
+EXIT_STDOUT_CLOSED = 141
 
 
 class RecEvalError(Exception):

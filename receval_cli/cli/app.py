@@ -1,7 +1,7 @@
 """The command line: parsing and rendering only; the work is in plain functions.
 
 Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal error,
-130 / 143 stopped by SIGINT / SIGTERM.
+130 / 143 stopped by SIGINT / SIGTERM, 141 (quietly) standard output's reader went away.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
 
     def invoke(self, ctx: Any) -> Any:  # a click Context
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # what a command left buffered: a closed pipe shows here
+            return result
         except KeyboardInterrupt:
             raise signals.interrupted(signal.SIGINT) from None
         except (typer.Exit, typer.Abort, ClickException):
@@ -53,7 +55,9 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
             message = supervisor.out_of_memory_message("while it ran")
             raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
         except OSError as error:
-            if error.errno not in (errno.EPIPE, errno.ENOSPC):
+            if error.errno == errno.EPIPE:  # stdout's reader went away: exit 141, quietly
+                raise console.stdout_closed() from None
+            if error.errno != errno.ENOSPC:
                 raise console.fail(unexpected(error), EXIT_INTERNAL) from None
             raise console.fail(stdout_failed(error), EXIT_BAD_INPUT) from None
         except Exception as error:  # a bug: one line and exit 3, never a traceback or 1

@@ -139,8 +139,35 @@ class _Deferred:
         return self.build().coerce(value, param=param, ctx=ctx)
 
 
-class Command(UnsetWithoutPydantic, PlainHelp, TyperCommand):
-    """A command whose help shows plain metavars."""
+class OptionOrder:
+    """Keeps the order in which the options came on the command line (click collects a
+    repeated option's values per option): `option_order(ctx)` lists the parameter names,
+    one per occurrence, so that each `--format` can be paired with the `--output` after
+    it (output_pairs.py)."""
+
+    def make_parser(self, ctx: Any) -> Any:
+        parser = super().make_parser(ctx)  # type: ignore[misc]
+        parse = parser.parse_args
+
+        def parse_in_order(args: list[str]) -> Any:
+            opts, rest, order = parse(args=args)
+            ctx.meta[_ORDER] = [param.name for param in order]
+            return opts, rest, order
+
+        parser.parse_args = parse_in_order
+        return parser
+
+
+_ORDER = "receval.option_order"
+
+
+def option_order(ctx: Any) -> list[str]:
+    """The names of the parameters given, in command-line order (see OptionOrder)."""
+    return list(ctx.meta.get(_ORDER, []))
+
+
+class Command(OptionOrder, UnsetWithoutPydantic, PlainHelp, TyperCommand):
+    """A command whose help shows plain metavars and that keeps its options' order."""
 
 
 def unexpected(error: Exception) -> str:
@@ -163,10 +190,11 @@ OutputOption = Annotated[
     typer.Option(
         "--output",
         "-o",
-        help="Write the report here (atomically); - for standard output. Repeat it for "
-        "several files: each file's format comes from its extension (.json, .md, .csv, "
-        ".xml for JUnit, .txt for the table, .html); --format names the format of - and of "
-        "a name without a known extension.",
+        help="Write the report here (atomically); - for standard output; FORMAT:PATH names "
+        "its format (markdown:$GITHUB_STEP_SUMMARY, github:-). Repeat it for several files: "
+        "each file's format comes from its extension (.json, .md, .csv, .xml for JUnit, .txt "
+        "for the table, .html); one --format names the format of - and of a name without a "
+        "known extension; with several, each names the format of the --output after it.",
     ),
 ]
 

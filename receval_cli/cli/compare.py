@@ -9,7 +9,8 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import CompareFormat
-from receval_cli.cli.common import AllowDifferentConventions, AppendOption, fail
+from receval_cli.cli.common import AllowDifferentConventions, AppendOption, fail, option_order
+from receval_cli.cli.output_pairs import NamedOutput, one_output
 from receval_cli.errors import (
     RecEvalError,
 )
@@ -24,6 +25,7 @@ from receval_cli.report.destinations import (
 
 
 def compare(
+    ctx: typer.Context,
     reports: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -32,7 +34,7 @@ def compare(
         ),
     ] = None,
     format: Annotated[
-        CompareFormat | None,
+        list[CompareFormat] | None,
         typer.Option(
             "--format",
             "-f",
@@ -46,7 +48,8 @@ def compare(
             "--output",
             "-o",
             help="Write the comparison to this file (atomically; its format from the "
-            "extension: .json, .md, .csv, .txt); - for standard output.",
+            "extension: .json, .md, .csv, .txt); - for standard output; FORMAT:PATH names "
+            "its format (markdown:-).",
         ),
     ] = None,
     append: AppendOption = False,
@@ -80,7 +83,10 @@ def compare(
     from receval_cli.report.writing import write_outputs
 
     try:
-        destination = _comparison_destination(output, format, append, reports or [])
+        named = one_output(
+            option_order(ctx), format or [], output, [f.value for f in CompareFormat]
+        )
+        destination = _comparison_destination(named, append, reports or [])
         comparison = compare_reports(
             reports or [], baseline, metric or [], allow_different_conventions
         )
@@ -100,12 +106,10 @@ def compare(
             console.warn(warning)
 
 
-def _comparison_destination(
-    output: Path | None, given: CompareFormat | None, append: bool, reports: list[Path]
-) -> Destination:
+def _comparison_destination(named: NamedOutput, append: bool, reports: list[Path]) -> Destination:
     """Where the comparison goes (standard output without --output) and in which format;
     the output is checked against the saved reports it reads."""
-    chosen = given.value if given is not None else None
+    output, chosen = named
     if output is None or is_stdout(output):
         check_append([], append, "the comparison")
         return Destination(None, chosen or CompareFormat.table)

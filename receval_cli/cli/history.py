@@ -9,18 +9,20 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import HistoryFormat
-from receval_cli.cli.common import fail
+from receval_cli.cli.common import fail, option_order
+from receval_cli.cli.output_pairs import one_output
 from receval_cli.errors import RecEvalError, UsageError
 from receval_cli.report.destinations import REPORT_EXTENSIONS, Destination, format_of, is_stdout
 
 
 def history_command(
+    ctx: typer.Context,
     store: Annotated[
         Path,
         typer.Argument(help="The history store: the folder `receval run --history` appends to."),
     ],
     format: Annotated[
-        HistoryFormat | None,
+        list[HistoryFormat] | None,
         typer.Option(
             "--format",
             "-f",
@@ -34,7 +36,7 @@ def history_command(
             "--output",
             "-o",
             help="Write to this file (atomically; the format from its extension); - for "
-            "standard output.",
+            "standard output; FORMAT:PATH names its format (json:-).",
         ),
     ] = None,
     metric: Annotated[
@@ -98,12 +100,12 @@ def history_command(
             raise UsageError(
                 f"history store {store} does not exist. {fix}", path=store, found=None, fix=fix
             )
-        chosen = format.value if format is not None else None
+        allowed = [f.value for f in HistoryFormat]
+        output, chosen = one_output(option_order(ctx), format or [], output, allowed)
         if output is None or is_stdout(output):
             destination = Destination(None, chosen or HistoryFormat.table.value)
         else:
             check_destination(output)
-            allowed = [f.value for f in HistoryFormat]
             fmt = format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed)
             destination = Destination(output, fmt)
         selection = Selection(

@@ -10,7 +10,14 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import Engine, Format
-from receval_cli.cli.common import AllowDifferentConventions, AppendOption, OutputOption, fail
+from receval_cli.cli.common import (
+    AllowDifferentConventions,
+    AppendOption,
+    OutputOption,
+    fail,
+    option_order,
+)
+from receval_cli.cli.output_pairs import Output, pair_outputs
 from receval_cli.errors import (
     EXIT_GATE_FAILED,
     RecEvalError,
@@ -33,14 +40,16 @@ if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when 
 
 
 def run(
+    ctx: typer.Context,
     config: Annotated[Path, typer.Argument(help="The YAML config file.")],
     format: Annotated[
-        Format | None,
+        list[Format] | None,
         typer.Option(
             "--format",
             "-f",
             help="table, json, markdown, csv, junit, html or github (workflow annotations); "
-            "default: the --output file's extension, else the config's output.format.",
+            "default: the --output file's extension, else the config's output.format. "
+            "Given several times, each names the format of the --output after it.",
         ),
     ] = None,
     output: OutputOption = None,
@@ -139,8 +148,11 @@ def run(
     from receval_cli.report.render import table
 
     console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
-    request = _Request(config, format, output or [], append, per_user, quiet, history)
     try:
+        formats = [f.value for f in format or []]
+        allowed = [f.value for f in Format]
+        outputs, given = pair_outputs(option_order(ctx), formats, output or [], allowed)
+        request = _Request(config, given, outputs, append, per_user, quiet, history)
         with console.live_stages():
             spark = _spark_settings(spark_master, spark_conf or [])
             request = dataclasses.replace(request, label=RunLabel(label, parse_tags(tag or [])))
@@ -184,8 +196,8 @@ class _Request:
     """What `run` was asked to write, and where."""
 
     config: Path
-    format: Format | None
-    outputs: list[Path]
+    format: str | None  # the one --format for the outputs without a format of their own
+    outputs: list[Output]
     append: bool
     per_user: Path | None
     quiet: bool
@@ -237,7 +249,8 @@ def _run(
         if baseline_report is not None:
             inputs[baseline_report] = "--baseline-report file"
         settings = loaded.config.output
-        reports = request.outputs or ([loaded.resolve_path(settings.path)] if settings.path else [])
+        paths = [o.path for o in request.outputs]
+        reports = paths or ([loaded.resolve_path(settings.path)] if settings.path else [])
         named = [*reports, *([request.per_user] if request.per_user else [])]
         guard(named, inputs)  # first: an input is never overwritten, whatever else is wrong
         destinations = _destinations(request, loaded)
@@ -304,7 +317,7 @@ def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
     config's output.path, else standard output in --format or the config's format."""
     from receval_cli.report.writing import check_destination
 
-    given = request.format.value if request.format is not None else None
+    given = request.format
     settings = loaded.config.output
     default = given or settings.format
     if not request.outputs:
@@ -316,20 +329,21 @@ def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
         check_destination(path)
         return [Destination(path, format_of(path, given or configured, REPORT_EXTENSIONS))]
     found = []
-    for path in request.outputs:
+    for output in request.outputs:
+        path, named = output.path, output.format or given
         if is_stdout(path):
-            found.append(Destination(None, default))
+            found.append(Destination(None, named or default))
         else:
             check_destination(path)  # a folder, a missing folder: said before the format
-            strict = len(request.outputs) == 1
-            fmt = format_of(path, given, REPORT_EXTENSIONS, strict=strict)
+            strict = len(request.outputs) == 1 or output.paired
+            fmt = format_of(path, named, REPORT_EXTENSIONS, strict=strict)
             found.append(Destination(path, fmt, request.append))
     if sum(d.path is None for d in found) > 1:
         fix = "name it once."
         raise UsageError(
             f"--output -: standard output is named more than once; {fix}",
             key="--output",
-            found=[str(path) for path in request.outputs],
+            found=[str(output.path) for output in request.outputs],
             fix=fix,
         )
     check_append(found, request.append, "the report")

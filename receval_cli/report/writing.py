@@ -16,6 +16,7 @@ non-empty file leaves out its header line.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -250,13 +251,15 @@ def _to_stdout(content: str) -> None:
     try:
         sys.stdout.write(content)
         sys.stdout.flush()
-    except OSError as error:  # a closed pipe, a full device
+    except OSError as error:  # a full device; a closed pipe is cli/app.py's quiet exit
+        if error.errno == errno.EPIPE:
+            raise
         raise stdout_failed(error) from None
 
 
 def stdout_failed(error: OSError) -> UsageError:
-    """Standard output closed (a pipe whose reader ended) or full (/dev/full), as the
-    error to report (exit 2); stdout is pointed at /dev/null, so that Python's exit does
+    """Standard output full (/dev/full) or failing otherwise, as the error to report
+    (exit 2); stdout is pointed at /dev/null, so that Python's exit does
     not fail on it again."""
     release_stdout()
     reason = os.strerror(error.errno or 0)
