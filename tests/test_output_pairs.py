@@ -95,7 +95,7 @@ def test_the_step_summary_and_the_annotations(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
     assert summary.read_text().startswith("earlier step\n## receval\n")
     assert "::" not in summary.read_text()
-    assert done.stdout.decode().splitlines()[-1].startswith("receval: 2 metrics, all 1 gates")
+    assert done.stdout.decode().splitlines()[-1].startswith("receval: 2 metrics, 1 gate passed")
     done = run_process(
         "run", config, "-o", f"markdown:{summary}", "--append", "-o", "github:-", cwd=tmp_path
     )
