@@ -352,16 +352,21 @@ def test_segments_are_tabled(tmp_path: Path) -> None:
             assert exact(value) in section, name
 
 
-def test_a_partitioned_run_says_why_it_has_no_distributions(tmp_path: Path) -> None:
-    """partitions: 2 keeps no per-user values: the page has its metrics and no histogram."""
-    config = hand_case(tmp_path, partitions=2, metrics=["precision@1", "ndcg@1", "ndcg@2"])
-    page_path = tmp_path / "page.html"
-    assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
-    page = page_path.read_text(encoding="utf-8")
-    assert exact(PRECISION_1) in page
-    assert exact(NDCG_2) in page
-    assert [kind for kind, _, _ in figures(page)] == ["curve"]
-    assert "kept no per-user values" in page
+def test_a_partitioned_run_draws_the_same_page_as_one_pass(tmp_path: Path) -> None:
+    """partitions: 2 keeps the per-user rows for the HTML report: the same figures as a
+    single pass (the distributions included), and the same values."""
+    metrics = ["precision@1", "ndcg@1", "ndcg@2"]
+    pages = {}
+    for partitions in (1, 2):
+        config = hand_case(tmp_path / str(partitions), partitions=partitions, metrics=metrics)
+        page_path = tmp_path / f"page-{partitions}.html"
+        assert invoke("run", config, "--output", page_path, "--quiet").exit_code == 0
+        pages[partitions] = page_path.read_text(encoding="utf-8")
+    assert exact(PRECISION_1) in pages[2]
+    assert exact(NDCG_2) in pages[2]
+    kinds = [kind for kind, _, _ in figures(pages[2])]
+    assert kinds == [kind for kind, _, _ in figures(pages[1])]
+    assert "kept no per-user values" not in pages[2]
 
 
 def test_other_formats_do_not_import_matplotlib() -> None:

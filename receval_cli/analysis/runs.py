@@ -94,7 +94,8 @@ def evaluate_model(
 ) -> Report:
     """Model `name`'s Report on the plan's engine: one pass, partitions or Spark; with
     `keep_rows`, a partitioned engine keeps the per-user rows, and the Report its
-    per-user values (as a single pass has them) when intervals need them."""
+    per-user values, as a single pass has them (intervals, comparisons and the HTML
+    report's distributions read them)."""
     engine = plan.engine
     if engine.spark:
         from receval_cli.engines.spark import evaluate_planned
@@ -116,7 +117,7 @@ def evaluate_model(
             check_unknown=config.unknown_items.check,
             segments=keys,
         )
-    return report if plan.confidence is None else values_from_rows(report, plan.loaded.specs)
+    return values_from_rows(report, plan.loaded.specs) if keep_rows else report
 
 
 def values_from_rows(report: Report, specs: tuple[MetricSpec, ...]) -> Report:

@@ -267,7 +267,8 @@ def _run(
             loaded,
             confidence,
             baseline_report,
-            per_user is not None,
+            # the HTML report draws the per-user distributions: a partitioned run keeps them
+            per_user is not None or any(d.format == "html" for d in destinations),
             allow_different_conventions,
             request.label,
         )

@@ -315,8 +315,8 @@ class _Page:
     def distributions(self) -> str:
         if any(r.per_user is None or r.counted is None for r in self.models.values()):
             return (
-                '<p class="note">This run kept no per-user values (partitions or Spark add '
-                "up partial sums), so there is no distribution to show.</p>\n"
+                '<p class="note">This run kept no per-user values, so there is no '
+                "distribution to show.</p>\n"
             )
         values: dict[str, dict[str, list[float]]] = {}
         # null where a user is not in the metric's mean
