@@ -85,6 +85,10 @@ class ModelInputs:
     # per input (its role): the user and item id types as read, before align_ids
     id_types: dict[str, dict[str, Any]]
 
+    def parts(self) -> tuple[Input, Input, Sources, Any]:
+        """(predictions, truth, sources, engine)."""
+        return self.predictions, self.truth, self.sources, self.engine
+
 
 @dataclass(frozen=True)
 class LocalInputs:

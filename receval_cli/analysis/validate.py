@@ -124,12 +124,7 @@ def _check_model(
     """One model's checks, in `run`'s order, and its part of the summary; with
     `describe_all`, also the summary of the ground truth and the optional inputs."""
     conventions = loaded.config.conventions
-    predictions, truth, sources, engine = (
-        found.predictions,
-        found.truth,
-        found.sources,
-        found.engine,
-    )
+    predictions, truth, sources, engine = found.parts()
     types = found.id_types
     scopes = {
         scope: tuple(s for s in loaded.specs if lookup(s.name).scope == scope)

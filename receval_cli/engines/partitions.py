@@ -132,12 +132,7 @@ def evaluate_partitioned(
     hash buckets of the users, one after the other; `keys`: the users' segment values
     and the segments; `per_user` keeps the per-user rows (in temporary files)."""
     conventions = loaded.config.conventions
-    predictions, truth, sources, engine = (
-        found.predictions,
-        found.truth,
-        found.sources,
-        found.engine,
-    )
+    predictions, truth, sources, engine = found.parts()
     spool = PerUserSpool() if per_user else None
     check = loaded.config.unknown_items.check
     partials = []
