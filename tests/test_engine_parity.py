@@ -567,3 +567,35 @@ def test_every_registered_metric_agrees_on_spark(spark: Any, tmp_path: Path) -> 
     # accuracy, mcc, co-occurrence diversity, history serendipity and unexpectedness
     # stays, clicks: each refused once per bucket count
     assert refused > 2 * len(groups["clicks"]["metrics"])
+
+
+def test_every_registered_metric_is_the_same_for_a_user_alone(tmp_path: Path) -> None:
+    """A user's values over the whole matrix are the same alone as among every user, as
+    in a Spark or `partitions` bucket that holds one user: polars takes other paths for
+    one row (a whole exponent of one row is raised by repeated multiplication, a scalar
+    divisor is divided by truly), and the values must not follow."""
+    config = registry_data(tmp_path, seed=11)["graded"]
+    del config["segments"], config["segment_by"]
+    per_user = [s for s in config["metrics"] if lookup(MetricSpec.parse(s).name).scope == "user"]
+    config["metrics"] = per_user
+    assert run_cli(tmp_path, config, "whole")[0] == 0
+    whole = pl.read_parquet(tmp_path / "whole.parquet")
+    truth = pl.read_csv(tmp_path / "truth.csv")
+    predictions = pl.read_parquet(tmp_path / "predictions.parquet")
+    # 1073's one hit is at rank 10 (p^9 in rbp); 9 and 100 order differently as text
+    for user in (9, 100, 1073):
+        folder = tmp_path / f"user{user}"
+        folder.mkdir()
+        for name in ("catalog.parquet", "log.csv", "baseline.csv"):
+            (folder / name).write_bytes((tmp_path / name).read_bytes())
+        mine = predictions.filter(pl.col("user") == user)
+        assert mine.height > 1
+        mine.write_parquet(folder / "predictions.parquet")
+        truth.filter(pl.col("user") == user).write_csv(folder / "truth.csv")
+        code, stderr = run_cli(folder, config, "alone")
+        assert code == 0, stderr
+        alone = pl.read_parquet(folder / "alone.parquet")
+        among = whole.filter(pl.col("user") == user)
+        assert alone.columns == among.columns
+        changed = [c for c in among.columns if not alone[c].equals(among[c])]
+        assert not changed, (user, changed)
