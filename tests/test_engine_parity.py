@@ -11,6 +11,7 @@ bit fails (the means are exact sums divided once: exact_sum.py).
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,13 @@ import pytest
 from cli_helpers import invoke, write_config
 
 from receval_cli.analysis.runs import evaluate_config
+from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import load_config
+from receval_cli.engines.partitions import needs_whole_log
+from receval_cli.evaluation.plan import catalog_size_metrics
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import REGISTRY, MetricDef, Param, resolve
+from receval_cli.metrics.spec import ParamValue
 from receval_cli.report.data import Report
 
 RANKING = [
@@ -235,7 +242,8 @@ def test_a_users_value_does_not_depend_on_the_others(tmp_path: Path) -> None:
             )
 
 
-@pytest.mark.parametrize("engine", ["partitions", "spark"])
+# the Spark case asks for the fixture inside the test: marked here, so -m "not spark" skips it
+@pytest.mark.parametrize("engine", ["partitions", pytest.param("spark", marks=pytest.mark.spark)])
 def test_per_user_file_is_the_same_on_every_engine(
     engine: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -271,3 +279,329 @@ def test_spark_refuses_the_metrics_that_read_the_catalog_size() -> None:
 
     specs = tuple(MetricSpec.parse(m) for m in [*CATALOG_SIZE, "ndcg@5", "partial_auc@5"])
     assert catalog_size_metrics(specs, Conventions()) == CATALOG_SIZE
+
+
+# ------------------------------------------------------------------ the registry matrix
+#
+# Every registered metric, at several cutoffs, and with each parameter value that changes
+# its computation (one at a time, from the value the config's conventions give), through
+# every engine: the JSON report and the --per-user file must be the same bit for bit as
+# in memory, or the engine must refuse the metric up front (exit 2, naming itself and the
+# metric). A metric added to the registry joins the matrix by itself; a parameter that
+# is neither a choice nor derivable below needs a value in SAMPLES.
+
+CONVENTIONS = {"relevance_threshold": 1.0, "unpredicted": "ignore", "prediction_threshold": 0.5}
+# values of the parameters that have no choices and that the rules of `sample` cannot
+# derive (or derive badly): the recall levels, a score threshold
+SAMPLES: dict[str, ParamValue] = {"threshold": 0.7, "level": 0.3, "levels": "0.25;0.5;0.75"}
+# a parameter that changes nothing unless another one is set: varied together
+TOGETHER: dict[str, dict[str, ParamValue]] = {
+    "threshold": {"retrieve": "threshold"},
+    "collection_size": {"d": 1.5},
+    "max_weight": {"estimator": "ips"},
+}
+# combinations worth a spec of their own (RePlay's Surprisal; trec_eval's usual forms)
+COMBINATIONS = [
+    "novelty@10(share=users,unseen=one,normalize=max,denominator=k)",
+    "novelty@10(share=users,items=new,unseen=zero,normalize=max)",
+    "serendipity@10(unexpected=history,relevance=ignored,denominator=list_length)",
+    "intersection@5(baseline_k=20)",
+]
+
+
+def sample(param: Param) -> ParamValue:
+    """A value of a parameter without choices that differs from its default."""
+    if param.name in SAMPLES:
+        return SAMPLES[param.name]
+    if param.gain_map:
+        return "0.5:1;1:3;2:9"  # fractional grades too
+    if param.share:
+        return 0.5 if param.below_one else 0.3
+    if param.positive_number:
+        return 3  # a whole number: baseline_k takes only those
+    if isinstance(param.default, float):
+        return param.default + 1.5
+    if isinstance(param.default, int):
+        return param.default + 150
+    raise AssertionError(f"parameter {param.name}: add a value to SAMPLES")
+
+
+def metric_specs(definition: MetricDef) -> list[str]:
+    """The metric at the whole list, @3 and @20 (as it allows), then at @10 with each
+    parameter value that differs from the conventions', one at a time."""
+    conventions = Conventions(**CONVENTIONS)
+    params = definition.all_params()
+    base: dict[str, ParamValue] = {p.name: sample(p) for p in params if p.required}
+    # an optional choice (intra_list_diversity's feature) has no default to vary from
+    base |= {p.name: p.choices[0] for p in params if p.optional and p.choices}
+    cutoffs: list[int | None] = [None, 3, 20] if definition.takes_cutoff else [None]
+    if definition.needs_cutoff:
+        cutoffs.remove(None)
+    at = 10 if definition.takes_cutoff else None
+    specs = [MetricSpec(definition.name, k, tuple(base.items())) for k in cutoffs]
+    given = conventions.metric_params(MetricSpec(definition.name, at, tuple(base.items())))
+    for param in params:
+        values = [c for c in param.choices if c != given.get(param.name)]
+        for value in values if param.choices else [sample(param)]:
+            varied = {**base, **TOGETHER.get(param.name, {}), param.name: value}
+            if varied != base:
+                specs.append(MetricSpec(definition.name, at, tuple(varied.items())))
+    return [str(s) for s in dict.fromkeys(specs)]
+
+
+def matrix() -> list[str]:
+    """Every spec of the matrix, canonical and without repeats: the registry's, the hand
+    lists above and COMBINATIONS."""
+    found = [spec for d in REGISTRY.values() for spec in metric_specs(d)]
+    hand = [*RANKING, *SETS, *RATING, *BEYOND, *CATALOG_SIZE, *COMBINATIONS]
+    found += [str(resolve(MetricSpec.parse(text))) for text in hand]
+    return list(dict.fromkeys(found))
+
+
+ENGINES: dict[str, dict[str, Any]] = {
+    "in_memory": {"engine": "in_memory"},
+    "streaming": {"engine": "streaming"},
+    "partitions 3": {"engine": "in_memory", "partitions": 3},
+    "partitions 7": {"engine": "streaming", "partitions": 7},
+    "auto": {"engine": "auto"},
+}
+
+
+def refusal(engine: dict[str, Any], spec: str) -> str | None:
+    """How the engine names itself when it refuses the spec up front (None: it runs it)."""
+    parsed = MetricSpec.parse(spec)
+    spark = engine.get("engine") == "spark"
+    parts = engine.get("partitions", 1) > 1
+    name = "engine: spark" if spark else f"partitions: {engine.get('partitions')}"
+    if (spark or parts) and lookup(parsed.name).scope == "logged":
+        return name  # the click metrics read the whole click log
+    if spark and needs_whole_log(parsed):
+        return name  # co-occurrence: each bucket holds its own users' interactions only
+    user = lookup(parsed.name).scope == "user"
+    if spark and user and catalog_size_metrics((parsed,), Conventions(**CONVENTIONS)):
+        return name  # accuracy, mcc: each bucket sees part of the catalog
+    return None
+
+
+def registry_data(folder: Path, seed: int) -> dict[str, dict[str, Any]]:
+    """parity_data's inputs (drawn with `seed`) and more: a catalog with a category, tags
+    (some empty) and an embedding (a zero vector, two equal and two opposite ones), a
+    baseline with ties and users of its own, a click log with propensities, and a segments
+    file. Returns the configs of the two groups of metrics: those over graded relevance
+    (with segment_by), and the click metrics (over the click log)."""
+    config = parity_data(folder, seed)
+    rng = random.Random(seed + 1)
+    catalog = pl.read_csv(folder / "catalog.csv")
+    items = catalog["item"].to_list()
+    vectors = [[round(rng.uniform(-1, 1), rng.choice([1, 3, 17])) for _ in range(6)] for _ in items]
+    vectors[0] = [0.0] * 6
+    vectors[2] = vectors[1]
+    vectors[4] = [-v for v in vectors[3]]
+    tags = [rng.sample(["t1", "t2", "t3", "t4", "t5"], rng.choice([0, 1, 2, 3])) for _ in items]
+    catalog.with_columns(
+        tags=pl.Series(tags, dtype=pl.List(pl.String)),
+        embedding=pl.Series(vectors, dtype=pl.List(pl.Float64)),
+    ).write_parquet(folder / "catalog.parquet")
+    users = pl.read_csv(folder / "truth.csv")["user"].unique().sort().to_list()
+    baseline = [
+        (user, item, round(rng.choice([0.2, 0.6, rng.random()]), 1))
+        for user in [*users[::2], 5000, 5001]
+        for item in rng.sample(items, rng.choice([1, 5, 18]))
+    ]
+    pl.DataFrame(baseline, schema=["user", "item", "score"], orient="row").write_csv(
+        folder / "baseline.csv"
+    )
+    predictions = pl.read_parquet(folder / "predictions.parquet")
+    shown = predictions.sample(fraction=0.6, seed=seed).select("user", "item")
+    clicks = shown.with_columns(
+        click=pl.Series([rng.choice([0, 0, 1]) for _ in range(shown.height)]),
+        propensity=pl.Series([rng.choice([0.1, 0.25, 0.5, 0.9]) for _ in range(shown.height)]),
+    )
+    clicks.write_csv(folder / "clicks.csv")
+    segments = [(user, ["low", "mid", "high"][user % 3]) for user in users if user % 5]
+    pl.DataFrame(segments, schema=["user", "band"], orient="row").write_csv(folder / "segments.csv")
+    graded = {
+        **config,
+        "catalog": {
+            "path": "catalog.parquet",
+            "columns": {"category": "category", "tags": "tags", "embedding": "embedding"},
+        },
+        "baseline": {"path": "baseline.csv"},
+        "conventions": CONVENTIONS,
+        "segments": {"path": "segments.csv"},
+        "segment_by": ["band"],
+    }
+    logged = {
+        "predictions": config["predictions"],
+        "ground_truth": {
+            "path": "clicks.csv",
+            "columns": {"relevance": "click", "propensity": "propensity"},
+        },
+        "conventions": CONVENTIONS,
+    }
+    specs = matrix()
+    scope = {s: lookup(MetricSpec.parse(s).name).scope for s in specs}
+    graded["metrics"] = [s for s in specs if scope[s] != "logged"]
+    logged["metrics"] = [s for s in specs if scope[s] == "logged"]
+    return {"graded": graded, "clicks": logged}
+
+
+def comparable(report: dict[str, Any]) -> dict[str, Any]:
+    """The JSON report less what names the run: its id, time, config and duration, and
+    each model's `inputs.engine` (what ran it)."""
+    kept = {k: v for k, v in report.items() if k not in ("run", "config", "elapsed_seconds")}
+    for model in kept["models"].values():
+        model["inputs"].pop("engine", None)
+    return kept
+
+
+def differences(expected: Any, got: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ (floats by repr), as short lines."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        found = []
+        for key in dict.fromkeys([*expected, *got]):
+            found += differences(expected.get(key), got.get(key), f"{path}/{key}")
+        return found
+    if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got):
+        pairs = zip(expected, got, strict=True)
+        return [d for i, (a, b) in enumerate(pairs) for d in differences(a, b, f"{path}[{i}]")]
+    return [] if repr(expected) == repr(got) else [f"{path}: {expected!r} != {got!r}"]
+
+
+def run_cli(folder: Path, config: dict[str, Any], name: str) -> tuple[int, str]:
+    path = write_config(folder, config, f"{name}.yaml")
+    result = invoke(
+        "run", path, "-q", "-o", folder / f"{name}.json", "--per-user", folder / f"{name}.parquet"
+    )
+    return result.exit_code, result.stderr
+
+
+def check_engine(
+    folder: Path, group: str, config: dict[str, Any], engine: str, settings: dict[str, Any]
+) -> tuple[int, int]:
+    """Run the group's metrics on the engine: those it refuses one by one (exit 2, naming
+    the engine and the metric), the others together, compared with in memory's files
+    (written by the engine "in_memory", run first). Returns (run, refused)."""
+    refused = [s for s in config["metrics"] if refusal(settings, s)]
+    kept = [s for s in config["metrics"] if s not in refused]
+    for spec in refused:
+        code, stderr = run_cli(folder, {**config, **settings, "metrics": [spec]}, "refused")
+        assert code == 2, (engine, spec, stderr)
+        said = " ".join(stderr.split())
+        assert str(refusal(settings, spec)) in said, (engine, spec, said)
+        assert spec in said, (engine, spec, said)
+    if not kept:
+        return 0, len(refused)
+    label = f"{group}_{engine.replace(' ', '_')}"
+    if engine == "in_memory":
+        assert not refused
+        code, stderr = run_cli(folder, {**config, **settings}, label)
+        assert code == 0, stderr
+        return len(kept), 0
+    code, stderr = run_cli(folder, {**config, **settings, "metrics": kept}, label)
+    assert code == 0, (engine, stderr)
+    expected_file = f"{group}_in_memory"
+    if refused:  # in memory again, on the metrics this engine runs
+        code, stderr = run_cli(folder, {**config, "metrics": kept}, f"{label}_reference")
+        assert code == 0, stderr
+        expected_file = f"{label}_reference"
+    expected = comparable(json.loads((folder / f"{expected_file}.json").read_text()))
+    got = comparable(json.loads((folder / f"{label}.json").read_text()))
+    found = differences(expected, got)
+    assert not found, (engine, len(found), found[:20])
+    expected_users = pl.read_parquet(folder / f"{expected_file}.parquet")
+    got_users = pl.read_parquet(folder / f"{label}.parquet")
+    assert got_users.columns == expected_users.columns, engine
+    changed = [c for c in expected_users.columns if not got_users[c].equals(expected_users[c])]
+    assert not changed, (engine, changed[:20])
+    return len(kept), len(refused)
+
+
+def test_the_matrix_holds_every_registered_metric() -> None:
+    """A metric added to the registry joins the matrix: its names are the registry's,
+    every parameter with choices takes each of them, and every other one is varied."""
+    conventions = Conventions(**CONVENTIONS)
+    specs = [MetricSpec.parse(s) for s in matrix()]
+    assert {s.name for s in specs} == set(REGISTRY)
+    for definition in REGISTRY.values():
+        mine = [s for s in specs if s.name == definition.name]
+        taken = [conventions.metric_params(s) for s in mine]
+        for param in definition.all_params():
+            if param.choices:
+                assert {t.get(param.name) for t in taken} >= set(param.choices), param
+            else:
+                assert any(param.name in s.param_dict() for s in mine), param
+
+
+def test_every_registered_metric_agrees_on_every_polars_engine(tmp_path: Path) -> None:
+    """The matrix on the polars engines: in memory, streaming, partitions: 3 and 7, auto."""
+    groups = registry_data(tmp_path, seed=11)
+    counts = {
+        (group, engine): check_engine(tmp_path, group, config, engine, settings)
+        for group, config in groups.items()
+        for engine, settings in ENGINES.items()
+    }
+    graded = len(groups["graded"]["metrics"])
+    assert counts["graded", "partitions 7"] == (graded, 0)
+    assert counts["clicks", "partitions 3"] == (0, len(groups["clicks"]["metrics"]))
+    report = json.loads((tmp_path / "graded_in_memory.json").read_text())
+    segments = report["models"]["model"]["segments"]
+    assert set(segments) == {"band=low", "band=mid", "band=high", "band=(none)"}
+    per_user = [
+        s for s in groups["graded"]["metrics"] if lookup(MetricSpec.parse(s).name).scope == "user"
+    ]
+    columns = pl.read_parquet(tmp_path / "graded_in_memory.parquet").columns
+    assert columns == ["model", "user", "status", *per_user, "band"]
+
+
+def test_every_registered_metric_agrees_on_spark(spark: Any, tmp_path: Path) -> None:
+    """The matrix on Spark with 5 and 16 buckets: the metrics it runs give the in-memory
+    files bit for bit; the others (catalog size, co-occurrence, clicks) are refused. (A
+    bucket of one user, as 64 buckets give, is test_..._for_a_user_alone's case.)"""
+    groups = registry_data(tmp_path, seed=11)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    refused = 0
+    try:
+        for group, config in groups.items():
+            check_engine(tmp_path, group, config, "in_memory", ENGINES["in_memory"])
+            for buckets, shuffle in ((5, "3"), (16, "7")):
+                spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+                settings = {"engine": "spark", "partitions": buckets}
+                refused += check_engine(tmp_path, group, config, f"spark {buckets}", settings)[1]
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    # accuracy, mcc, co-occurrence diversity, history serendipity and unexpectedness
+    # stays, clicks: each refused once per bucket count
+    assert refused > 2 * len(groups["clicks"]["metrics"])
+
+
+def test_every_registered_metric_is_the_same_for_a_user_alone(tmp_path: Path) -> None:
+    """A user's values over the whole matrix are the same alone as among every user, as
+    in a Spark or `partitions` bucket that holds one user: polars takes other paths for
+    one row (a whole exponent of one row is raised by repeated multiplication, a scalar
+    divisor is divided by truly), and the values must not follow."""
+    config = registry_data(tmp_path, seed=11)["graded"]
+    del config["segments"], config["segment_by"]
+    per_user = [s for s in config["metrics"] if lookup(MetricSpec.parse(s).name).scope == "user"]
+    config["metrics"] = per_user
+    assert run_cli(tmp_path, config, "whole")[0] == 0
+    whole = pl.read_parquet(tmp_path / "whole.parquet")
+    truth = pl.read_csv(tmp_path / "truth.csv")
+    predictions = pl.read_parquet(tmp_path / "predictions.parquet")
+    # 1073's one hit is at rank 10 (p^9 in rbp); 9 and 100 order differently as text
+    for user in (9, 100, 1073):
+        folder = tmp_path / f"user{user}"
+        folder.mkdir()
+        for name in ("catalog.parquet", "log.csv", "baseline.csv"):
+            (folder / name).write_bytes((tmp_path / name).read_bytes())
+        mine = predictions.filter(pl.col("user") == user)
+        assert mine.height > 1
+        mine.write_parquet(folder / "predictions.parquet")
+        truth.filter(pl.col("user") == user).write_csv(folder / "truth.csv")
+        code, stderr = run_cli(folder, config, "alone")
+        assert code == 0, stderr
+        alone = pl.read_parquet(folder / "alone.parquet")
+        among = whole.filter(pl.col("user") == user)
+        assert alone.columns == among.columns
+        changed = [c for c in among.columns if not alone[c].equals(among[c])]
+        assert not changed, (user, changed)

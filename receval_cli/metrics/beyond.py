@@ -12,12 +12,21 @@ them, so they average over every ground-truth user with a list, as the peers do.
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 import polars as pl
 
 from receval_cli.errors import ConfigError, InputError
 from receval_cli.metrics.ranking import PRECISION_DENOMINATOR
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, cutoff_label, per_user_constant, safe_div
+from receval_cli.metrics.stats import (
+    Stats,
+    cutoff_label,
+    per_user_constant,
+    row_constant,
+    safe_div,
+)
 
 SHARE = Param(
     "share",
@@ -93,10 +102,12 @@ def _in_baseline(s: Stats, k: int | None) -> pl.Expr:
 def self_information(s: Stats, share: object) -> pl.Expr:
     """-log2 of the item's popularity share (null for an item absent from the log)."""
     s.side("popularity")
+    # the log's totals are one value on every row: row_constant makes each a true division
+    rank = pl.col("popular_rank")
     if share == "users":
-        ratio = pl.col("holders") / pl.col("log_users")
+        ratio = pl.col("holders") / row_constant(pl.col("log_users"), rank)
     else:
-        ratio = pl.col("count") / pl.col("log_rows")
+        ratio = pl.col("count") / row_constant(pl.col("log_rows"), rank)
     return s.items.row(f"self_information[{share}]", -ratio.log(2))
 
 
@@ -124,7 +135,8 @@ def novelty(s: Stats, k: int | None, p: Params) -> pl.Expr:
     info = self_information(s, share)
     counted = info.is_not_null() if unseen == "skip" else pl.lit(True)
     # log2 of the log's rows or users: the self-information of an item with one of them
-    largest = pl.col("log_users" if share == "users" else "log_rows").cast(pl.Float64).log(2)
+    total = row_constant(pl.col("log_users" if share == "users" else "log_rows"), pl.col("rank"))
+    largest = total.log(2)
     if unseen == "one":
         info = info.fill_null(largest)
     if normalize == "max":
@@ -279,7 +291,9 @@ def similarity_to_earlier(s: Stats) -> pl.Expr:
     rank = pl.col("rank")
     dims = [pl.col(f"unit_{d}") for d in range(s.embedding_dims)]
     dots = [(x.cum_sum().over("user", order_by=rank) - x) * x for x in dims]
-    summed = pl.sum_horizontal(dots) if dots else pl.lit(0.0)  # no dims: before the check
+    # added dimension after dimension, in their order: pl.sum_horizontal adds them in an
+    # order that differs between the in-memory and the streaming engine (the last bit)
+    summed = reduce(operator.add, dots, pl.lit(0.0))
     return s.recs.row("similar_earlier[embedding]", summed)
 
 

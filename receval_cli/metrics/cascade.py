@@ -12,7 +12,16 @@ import polars as pl
 
 from receval_cli.metrics.ranking import BELOW_THRESHOLD, GAIN, GAINS, metric_gain_kind
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, base_gain, depth, gain, gain_map, safe_div
+from receval_cli.metrics.stats import (
+    Stats,
+    base_gain,
+    depth,
+    gain,
+    gain_map,
+    per_user_constant,
+    power,
+    safe_div,
+)
 
 _rank = pl.col("rank")
 _rel = pl.col("rel")
@@ -56,7 +65,7 @@ def _persistence(p: Params) -> float:
 
 def _weight(p: float) -> pl.Expr:
     """p^(i-1) at each row's rank i."""
-    return pl.lit(p).pow((_rank - 1).cast(pl.Float64))
+    return power(p, _rank - 1)
 
 
 def _rank_ordered_sum(s: Stats, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
@@ -71,7 +80,8 @@ def _gain_top(s: Stats, kind: str) -> pl.Expr:
     mapped = [value for _, value in gain_map(kind)]
     keys = [level for level, _ in gain_map(kind)]
     if kind.startswith("binary"):
-        return pl.lit(max([1.0, *mapped]))
+        # a column, not a scalar: polars divides by a scalar through its reciprocal
+        return per_user_constant(max([1.0, *mapped]))
     top = _rel.filter(_rel >= 0).max().floor()
     candidates = [pl.lit(max([1.0, *mapped]))]
     for step in range(len(keys) + 1):  # the highest whole grade not in the map
@@ -129,8 +139,9 @@ def rbp_resid(s: Stats, k: int | None, p: Params) -> pl.Expr:
     n_judged = s.hits.agg(
         f"judged@{k}", ((_rel.fill_null(-1.0) >= 0) & (_rank <= depth(k))).sum()
     ).fill_null(0)
-    listed = 1.0 - pl.lit(persistence).pow(n)  # (1 - p) * sum over i <= n of p^(i-1)
-    value = pl.lit(persistence).pow(n) + listed - (1.0 - persistence) * judged
+    reached = power(persistence, n)  # p^n
+    listed = 1.0 - reached  # (1 - p) * sum over i <= n of p^(i-1)
+    value = reached + listed - (1.0 - persistence) * judged
     return pl.when(n > n_judged.cast(pl.Float64)).then(value).otherwise(0.0)
 
 

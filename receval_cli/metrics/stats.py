@@ -150,6 +150,29 @@ def per_user_constant(value: float) -> pl.Expr:
     return pl.col("list_length").cast(pl.Float64).clip(float(value), float(value))
 
 
+def row_constant(value: pl.Expr, like: pl.Expr) -> pl.Expr:
+    """`value` (a column of the table that may hold one value for every row, e.g. from a
+    cross join with a one-row table) as a full column of its own, so that a division by it
+    is a true division on every row. A cross join with a one-row table yields a broadcast
+    column, and polars divides by one as a product with the reciprocal (see
+    per_user_constant); the streaming engine and Spark's executors materialize it, and
+    divide truly: the last bits would depend on the engine. `like`: a numeric column of
+    the same table that is never null (its values are replaced)."""
+    spread = like.cast(pl.Float64).clip(value.cast(pl.Float64), value.cast(pl.Float64))
+    return pl.when(value.is_not_null()).then(spread)
+
+
+def power(base: float, exponent: pl.Expr) -> pl.Expr:
+    """base ** exponent on every row, the same bits however many rows polars evaluates at
+    once. polars raises to an exponent of one row (a one-row frame, as a Spark or
+    `partitions` bucket of one user may hold) whose value is whole and between 2 and 9 by
+    repeated multiplication, which differs from pow in the last bits; an exponent of
+    several rows goes through pow. So each row's exponent is paired with a second one
+    (0.5) in a list, raised with its pair, and read back."""
+    paired = pl.concat_list(exponent.cast(pl.Float64), pl.lit(0.5))
+    return paired.list.eval(pl.lit(float(base)).pow(pl.element())).list.first()
+
+
 def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     """numerator / denominator, and 0 where the denominator is 0."""
     return (
