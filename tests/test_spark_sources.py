@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 from cli_helpers import invoke, write_config
 
+from receval_cli.analysis import run_plan as planner
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
-from receval_cli.engines import spark as engine
 from receval_cli.engines.spark import evaluate_spark
 from receval_cli.inputs.optional import Sources
 
@@ -120,9 +120,9 @@ def test_optional_rows_never_reach_the_driver(
 ) -> None:
     config = write_config(tmp_path, write_case(tmp_path))
     (expected,) = evaluate_config(load_config(config)).models.values()
-    read = engine.read_sources
+    read = planner.read_sources  # the run planner reads the local optional inputs
     monkeypatch.setattr(
-        engine, "read_sources", lambda *a, **k: _unreadable_on_the_driver(read(*a, **k))
+        planner, "read_sources", lambda *a, **k: _unreadable_on_the_driver(read(*a, **k))
     )
 
     def no_local_data(*args: Any, **kwargs: Any) -> Any:
