@@ -138,16 +138,20 @@ def test_sigterm_to_the_watching_process_reaches_the_child() -> None:
     """A job runner may signal only the process it started: the stop reaches the work,
     which reports it (one line, 143)."""
     process = subprocess.Popen(
-        [sys.executable, "-c", DRIVER, "wait", "", "run", "config.yaml"],
+        [sys.executable, "-c", DRIVER, "wait", "READY", "run", "config.yaml"],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         start_new_session=True,  # only this process gets the signal, not a group
     )
     assert process.stderr is not None
-    import time
-
-    time.sleep(2.0)  # the child is waiting in its stage
+    # the child writes READY (a native line, passed through) once it waits in its stage:
+    # a fixed sleep lost the race on a loaded machine (the signal came before the handler)
+    seen = []
+    while not seen or seen[-1].strip() != "READY":
+        line = process.stderr.readline()
+        assert line, "".join(seen)
+        seen.append(line)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 143, stderr
