@@ -42,7 +42,7 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.console import shown
 from receval_cli.errors import InputError, InternalError, UsageError, did_you_mean
 from receval_cli.escaping import printable
-from receval_cli.evaluation.assembly import evaluate_inputs
+from receval_cli.evaluation.assembly import evaluate_aligned
 from receval_cli.evaluation.plan import EVALUATED
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
@@ -110,7 +110,7 @@ def inspect_config(
     specs = tuple(s for s in loaded.specs if lookup(s.name).scope == "user")
     engine = found.engine
     # the whole files: the users' statuses, the input checks, and every user's values
-    report = evaluate_inputs(
+    report = evaluate_aligned(
         predictions, truth, specs, conventions, sources=sources, engine=engine, check_unknown=False
     )
     if report.per_user_rows is None:  # a single pass keeps them

@@ -26,7 +26,7 @@ from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.engines.partitions import evaluate_partitioned
 from receval_cli.errors import ConfigError, InputError
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import evaluate_inputs
+from receval_cli.evaluation.assembly import evaluate_aligned
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.plan import resolved_config
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
@@ -107,7 +107,7 @@ def evaluate_model(
     else:
         found = plan.inputs(name)
         config = plan.loaded.config
-        return evaluate_inputs(
+        return evaluate_aligned(
             found.predictions,
             found.truth,
             plan.loaded.specs,

@@ -563,6 +563,23 @@ def evaluate_inputs(
     sources = sources or Sources()
     align_ids(predictions, truth, *sources.given())
     check_sources(sources, conventions.duplicates)
+    return evaluate_aligned(
+        predictions, truth, specs, conventions, sources, engine, check_unknown, segments
+    )
+
+
+def evaluate_aligned(
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    sources: Sources,
+    engine: Any = "auto",
+    check_unknown: bool = True,
+    segments: tuple[SegmentKeys, list[Segment]] | None = None,
+) -> Report:
+    """evaluate_inputs on inputs whose ids are aligned and whose optional inputs are
+    checked already (the run planner's, analysis/run_plan.py): not scanned for that again."""
     reference = unknown_items.reference_of(truth, sources) if check_unknown else None
     partial = bucket_partial(
         predictions,

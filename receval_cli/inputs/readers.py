@@ -694,11 +694,9 @@ def map_ground_truth(
 def _id_type(dtypes: list[pl.DataType]) -> pl.DataType:
     """The one type ids are compared in: Int64 for integers; UInt64 where every file holds
     UInt64 (ids of 2^63 and more fit nowhere else), Int128 where UInt64 meets a signed
-    type; else text. Aligned ids keep their type (align_ids twice changes nothing)."""
+    type; else text."""
     if not all(d.is_integer() for d in dtypes):
         return pl.String()
-    if pl.Int128() in dtypes:
-        return pl.Int128()
     if pl.UInt64() not in dtypes:
         return pl.Int64()
     return pl.UInt64() if all(d.is_unsigned_integer() for d in dtypes) else pl.Int128()
