@@ -180,12 +180,18 @@ class GateResult:
         return data
 
 
+SMALLEST_P = 1e-300  # a p of 0.0 underflowed: it is below every float this shows
+
+
 def p_text(p: float) -> str:
-    """A p-value for reading: 4 decimals, or scientific notation below 0.001 (never
-    0.0000 for a tiny p)."""
-    if p == 0:
-        return "0"
-    return f"{p:.4f}" if p >= 0.001 else f"{p:.2e}"
+    """A p-value for reading, in every format: 0.001 and above to 3 significant digits
+    (0.0512, 0.5); below 0.001 in scientific notation (3.2e-07), never 0.0000 for a tiny
+    p; an underflowed 0 as "< 1e-300"."""
+    if p == 0.0:
+        return f"< {SMALLEST_P:.0e}"
+    if abs(p) < 1e-3:
+        return f"{p:.1e}"
+    return f"{p:.3g}"
 
 
 def _percent(share: float) -> str:

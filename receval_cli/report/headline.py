@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from receval_cli.analysis.gates import GateResult
+from receval_cli.analysis.gates import GateResult, p_text
 from receval_cli.report.data import RunReport
 from receval_cli.report.html_gates import tally
 from receval_cli.report.metric_kinds import ACCURACY, BEYOND, kind_of
-from receval_cli.report.pvalues import p_text
 from receval_cli.report.table import users_line
 
 SHOWN = 3  # changes of each kind

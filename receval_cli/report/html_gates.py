@@ -12,17 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from receval_cli.analysis.gates import GateResult
+from receval_cli.analysis.gates import STATES, GateResult
 from receval_cli.report.html_parts import NONE, number_html, table_html
 from receval_cli.report.pvalues import p_html
-from receval_cli.report.table import gate_requirement
 
 
 def state(gate: GateResult) -> str:
-    """pass, fail or waived."""
-    if gate.waived is not None:
-        return "waived"
-    return "pass" if gate.passed else "fail"
+    """pass, fail or waived (GateResult.state, as the page's classes name them)."""
+    return {"passed": "pass", "failed": "fail"}.get(gate.state, gate.state)
 
 
 def tally(gates: Sequence[GateResult]) -> tuple[str, str]:
@@ -31,8 +28,8 @@ def tally(gates: Sequence[GateResult]) -> tuple[str, str]:
     if not gates:
         return "no gates", "none"
     total = len(gates)
-    failed = sum(state(g) == "fail" for g in gates)
-    waived = sum(state(g) == "waived" for g in gates)
+    counts = {kind: sum(g.state == kind for g in gates) for kind in STATES}
+    failed, waived = counts["failed"], counts["waived"]
     also = f", {waived} waived" if waived else ""
     if failed:
         return f"{failed} of {total} gates failed{also}", "fail"
@@ -65,7 +62,7 @@ def gates_table(gates: Sequence[GateResult], several: bool) -> str:
             f'<td class="{kind}">{ {"pass": "pass", "fail": "FAIL"}.get(kind, kind) }</td>',
             *([f"<td>{escape(gate.model or '')}</td>"] if several else []),
             f"<td><code>{escape(gate.metric)}</code></td>",
-            f"<td>{escape(gate_requirement(gate))}</td>",
+            f"<td>{escape(gate.requirement)}</td>",
             f'<td class="num">{value}</td>',
             f'<td class="num">{margin}</td>',
             f"<td>{escape(detail(gate))}</td>",
@@ -84,6 +81,6 @@ def gate_cells(gates: Sequence[GateResult]) -> str:
         verdict = {"pass": "ok", "fail": "FAIL"}.get(kind, kind)
         who = f"{gate.model} " if gate.model is not None else ""
         cells.append(
-            f'<span class="{kind}">{escape(who + verdict)}</span> {escape(gate_requirement(gate))}'
+            f'<span class="{kind}">{escape(who + verdict)}</span> {escape(gate.requirement)}'
         )
     return "<br>".join(cells)

@@ -121,12 +121,6 @@ def format_value(value: float | None, interval: list[float] | None = None) -> st
     return f"{value:.4f} ± {(interval[1] - interval[0]) / 2:.4f}"
 
 
-def gate_requirement(gate: GateResult) -> str:
-    """What a gate asks, in words: ">= 0.3", "relative drop <= 2%", "no significant drop
-    (alpha 0.05)" (GateResult.requirement, the one wording of every bound)."""
-    return gate.requirement
-
-
 def gates_by_row(gates: list[GateResult]) -> dict[str, list[GateResult]]:
     """The gates by the metric row that shows them (a segment's gate on its metric's)."""
     found: dict[str, list[GateResult]] = {}
