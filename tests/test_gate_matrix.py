@@ -28,6 +28,7 @@ from xml.etree import ElementTree
 import pytest
 import xmlschema
 from cli_helpers import assert_no_traceback, invoke, run_process, write, write_config
+from test_compare import two_models
 
 from receval_cli.analysis.gates import BOUNDS, HISTORY_BOUNDS, STATES, p_text
 from receval_cli.choices import Format
@@ -44,7 +45,6 @@ ONE_CLASS = "user,item,score\nu1,b,0.9\nu2,d,0.9\nu2,f,0.5\n"
 GROUPS = {"u1": "a", "u2": "b"}  # the segment attribute, in the ground truth
 METRICS = ["precision@1", "ndcg@2", "auc"]
 CONVENTIONS = {"unpredicted": "ignore"}  # auc scores the predicted pairs only
-SAMPLE = Path(__file__).parent.parent / "sample_data"
 JUNIT = xmlschema.XMLSchema(Path(__file__).parent / "schemas" / "junit.xsd")
 
 SCOPES = ("model", "segment")  # a min gate on one model of several, on one segment
@@ -114,24 +114,12 @@ def sample_config(folder: Path, state: str) -> Path:
     """no_significant_drop needs users to test: the sample model against the popular one
     (a significant loss with the model as the baseline, none the other way)."""
     baseline = "model" if state == "failed" else "popular"
-    config = {
-        "predictions": {
-            "columns": {"user": "user_id", "item": "item_id", "score": "score"},
-            "models": {
-                "popular": str(SAMPLE / "popular_predictions.csv"),
-                "model": str(SAMPLE / "predictions.csv"),
-            },
-        },
-        "ground_truth": {
-            "path": str(SAMPLE / "ground_truth.parquet"),
-            "columns": {"user": "user_id", "item": "item_id", "relevance": "rating"},
-        },
-        "metrics": ["ndcg@10"],
-        "conventions": {"relevance_threshold": 4},
-        "comparison": {"baseline": baseline},
-        "gates": {"ndcg@10": {"no_significant_drop": True}},
-    }
-    return write_config(folder, config)
+    return two_models(
+        folder,
+        metrics=["ndcg@10"],
+        comparison={"baseline": baseline},
+        gates={"ndcg@10": {"no_significant_drop": True}},
+    )
 
 
 def build(folder: Path, kind: str, state: str, past: Path) -> tuple[Path, Path]:
