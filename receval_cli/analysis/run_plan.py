@@ -14,6 +14,7 @@ Everything a plan refuses is refused before any row is read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,9 +115,7 @@ class RunPlan:
     comparing: bool  # several models, or a --baseline-report
     comparison: ComparisonConfig
     saved: SavedBaseline | None  # the --baseline-report's model, read and checked
-    baseline_report: Path | None
     warnings: list[str]
-    _segments: tuple[SegmentKeys, list[Segment]] | bool | None = False  # False: not read yet
 
     @property
     def baseline(self) -> str | None:
@@ -167,22 +166,17 @@ class RunPlan:
     def segments(self) -> tuple[SegmentKeys, list[Segment]] | None:
         """Each user's segment values and the segments (None without segment_by), read
         once for every model, the gates on segments checked against them."""
-        if self._segments is False:
-            found = segment_keys(self.loaded)
-            check_segment_gates(self.loaded, [] if found is None else found[1])
-            self._segments = found
-        assert self._segments is not True
-        return self._segments
+        return self._segment_keys
+
+    @cached_property
+    def _segment_keys(self) -> tuple[SegmentKeys, list[Segment]] | None:
+        found = segment_keys(self.loaded)
+        check_segment_gates(self.loaded, [] if found is None else found[1])
+        return found
 
     def check_segments(self, segments: list[Segment]) -> None:
         """The gates on segments against the segments an engine found (Spark reads them)."""
         check_segment_gates(self.loaded, segments)
-
-    def local_paths(self) -> list[Path]:
-        """The models' prediction files that are local (a table or URI is Spark's)."""
-        return [
-            self.loaded.resolve_path(f.path) for f in self.models.values() if not is_remote(f.path)
-        ]
 
 
 def _id_types(source: Input) -> dict[str, Any]:
@@ -225,7 +219,6 @@ def plan_run(
         comparing=comparing,
         comparison=settings,
         saved=saved,
-        baseline_report=baseline_report,
         warnings=warnings,
     )
 
@@ -243,7 +236,6 @@ def plan_reading(loaded: LoadedConfig) -> RunPlan:
         comparing=False,
         comparison=config.comparison or ComparisonConfig(),
         saved=None,
-        baseline_report=None,
         warnings=[],
     )
 

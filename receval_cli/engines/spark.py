@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console
+from receval_cli.analysis.run_plan import DEFAULT_SPARK_BUCKETS
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
@@ -76,7 +77,6 @@ if TYPE_CHECKING:
 
     from receval_cli.analysis.run_plan import RunPlan
 
-DEFAULT_BUCKETS = 64
 _LOG4J = Path(__file__).with_name("spark_log4j2.properties")
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
@@ -340,7 +340,7 @@ def _bucket_rows(
 def evaluate_spark(
     loaded: LoadedConfig,
     spark: SparkSession | None = None,
-    buckets: int = DEFAULT_BUCKETS,
+    buckets: int = DEFAULT_SPARK_BUCKETS,
     per_user: bool = False,
     model: str | None = None,
 ) -> Report:
