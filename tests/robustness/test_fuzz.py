@@ -7,6 +7,9 @@ error). Most examples run through the Python API (load_config, then evaluate_con
 speed; a few run through `receval run`, which must exit 0, 1 or 2 with no traceback and,
 on 2, one `error: ` message. The examples are derandomized, so CI runs the same ones every
 time; every crash the fuzzer found is pinned below as an @example.
+
+Damaged Parquet bytes make polars panic, and a process where polars panicked is not reused
+(tests/conftest.py): every test here runs in a pytest process of its own.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 import yaml
 from cli_helpers import assert_no_traceback, invoke
 from helpers import HAND_PARQUET, build, damaged, panicking, parquet_bytes
@@ -31,6 +35,8 @@ from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
 from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
+
+pytestmark = pytest.mark.own_process
 
 SETTINGS = settings(
     deadline=None,
