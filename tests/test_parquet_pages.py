@@ -9,6 +9,7 @@ reader's own tests are written out by hand from the compact protocol's specifica
 from __future__ import annotations
 
 import itertools
+import json
 import struct
 from pathlib import Path
 from typing import Any
@@ -278,3 +279,48 @@ def test_spark_files_carry_checksums_that_hold_and_catch_damage(spark: Any, tmp_
     overwrite(parts[1], last.body + last.size - 8, b"\xff" * 8)
     with pytest.raises(InputError, match="fails its checksum: the file is damaged"):
         check_pages(tmp_path / "out", "predictions")
+
+
+def test_a_report_says_how_many_pages_were_checked(tmp_path: Path) -> None:
+    """A run could not see damage inside a page without a checksum: each Parquet input's
+    block of the report counts the pages and those checked, whole folders included."""
+    from cli_helpers import invoke, write_config
+
+    users = [f"u{i}" for i in range(ROWS)]
+    truth = pa.table(
+        {"user": users, "item": [i % 97 for i in range(ROWS)], "relevance": [1] * ROWS}
+    )
+    checked = tmp_path / "truth.parquet"
+    pq.write_table(truth, checked, data_page_size=16 * 1024, write_page_checksum=True)
+    unchecked = tmp_path / "predictions"
+    unchecked.mkdir()
+    for part in range(2):
+        rows = pa.table(
+            {
+                "user": users,
+                "item": [part * 100 + i % 89 for i in range(ROWS)],
+                "score": [1.0 - part / 2] * ROWS,
+            }
+        )
+        pq.write_table(rows, unchecked / f"part-{part}.parquet", data_page_size=16 * 1024)
+    config = write_config(
+        tmp_path,
+        {
+            "predictions": {"path": str(unchecked)},
+            "ground_truth": {"path": str(checked)},
+            "metrics": ["ndcg@5"],
+        },
+    )
+    out = tmp_path / "report.json"
+    result = invoke("run", config, "-o", out)
+    assert result.exit_code == 0, result.output
+    inputs = json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["inputs"]
+    truth_pages = len(pages(checked))
+    part_pages = [len(pages(part)) for part in sorted(unchecked.iterdir())]
+    assert truth_pages > 3  # several data pages per column
+    assert min(part_pages) > 3
+    assert inputs["ground_truth"]["page_checksums"] == {
+        "pages": truth_pages,
+        "checked": truth_pages,
+    }
+    assert inputs["predictions"]["page_checksums"] == {"pages": sum(part_pages), "checked": 0}

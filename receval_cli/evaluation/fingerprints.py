@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from receval_cli.inputs.parquet_pages import page_checksums
 from receval_cli.inputs.readers import Input
 
 HASH_METHOD = f"polars {pl.__version__} row hash, summed"
@@ -56,6 +57,8 @@ def describe(source: Input, rows: int | None, users: int | None) -> dict[str, An
     if facts:
         block["path"] = str(source.path.resolve())
     block.update(facts)
+    if facts and source.format == "parquet":
+        block["page_checksums"] = page_checksums(source.path)
     if rows is not None:
         block["rows"] = rows
     if users is not None:

@@ -323,7 +323,7 @@ def check_pages(path: Path, role: str) -> None:
     checksums pass."""
     parts = parquet_parts(path) if path.is_dir() else iter((path,))
     for part in parts:
-        found = _damage(str(part), _stamp(part))
+        found = _walked(str(part), _stamp(part)).damaged
         if found is None:
             continue
         fix = "Write the file again from its source."
@@ -347,12 +347,38 @@ def _stamp(path: Path) -> tuple[int, ...]:
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
+def page_checksums(path: Path) -> dict[str, int]:
+    """How many of a Parquet file's pages (all parts of a folder) record a checksum, which
+    check_pages verified: {"pages": N, "checked": M}. M < N says that damage inside the
+    other pages cannot be seen (a report carries this for each Parquet input)."""
+    parts = parquet_parts(path) if path.is_dir() else iter((path,))
+    pages = checked = 0
+    for part in parts:
+        walked = _walked(str(part), _stamp(part))
+        pages, checked = pages + walked.pages, checked + walked.checked
+    return {"pages": pages, "checked": checked}
+
+
+@dataclass(frozen=True)
+class _Walked:
+    damaged: DamagedPage | None  # the first page that fails its checksum
+    pages: int  # the pages walked (up to the damaged one)
+    checked: int  # of them, those with a recorded checksum
+
+
 @functools.lru_cache(maxsize=64)
-def _damage(path: str, stamp: tuple[int, ...]) -> DamagedPage | None:
-    """first_damaged_page, remembered per file version (`stamp`): a model's segments and
-    several models read the same ground truth again. A file that cannot be mapped is left
-    to polars' reader."""
+def _walked(path: str, stamp: tuple[int, ...]) -> _Walked:
+    """first_damaged_page and the pages counted on the way, remembered per file version
+    (`stamp`): a model's segments and several models read the same ground truth again. A
+    file that cannot be mapped is left to polars' reader."""
+    counts = [0, 0]
+
+    def count(page: Page) -> None:
+        counts[0] += 1
+        counts[1] += page.recorded is not None
+
     try:
-        return first_damaged_page(Path(path))
+        damaged = _walk(Path(path), count, stop_at_damage=True)
     except (OSError, ValueError):
-        return None
+        return _Walked(None, 0, 0)
+    return _Walked(damaged, counts[0], counts[1])
