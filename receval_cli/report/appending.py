@@ -93,6 +93,7 @@ class Append:
         if self.descriptor is None or self.start is None or self.end is None:
             return  # nothing was written
         size = os.fstat(self.descriptor).st_size
+        # (a file that cannot be read, opened write-only, fails here: then left as it is)
         after = os.pread(self.descriptor, size - self.end, self.end) if size > self.end else b""
         os.ftruncate(self.descriptor, self.start)
         if after:  # other writers' lines that came after the report: put back
@@ -140,9 +141,14 @@ def _name_max(folder: Path) -> int:
 
 
 def _open(target: Path) -> int | None:
-    """The file opened for appending, or None where there is none."""
+    """The file opened for appending (and reading, for a rollback, where it may be read),
+    or None where there is none."""
+    flags = os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
     try:
-        return os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+        try:
+            return os.open(target, os.O_RDWR | flags)
+        except PermissionError:  # a file that may be written, not read
+            return os.open(target, os.O_WRONLY | flags)
     except FileNotFoundError:
         return None
 
