@@ -18,7 +18,6 @@ place only where no file is (a file that appeared meanwhile is appended to inste
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import tempfile
 from dataclasses import dataclass
@@ -154,6 +153,10 @@ def _open(target: Path) -> int | None:
 
 
 def _lock(descriptor: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock (the report is still one write at the end)
+        return
     fcntl.flock(descriptor, fcntl.LOCK_EX)
 
 
