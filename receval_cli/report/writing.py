@@ -9,9 +9,10 @@ character device or a FIFO (`/dev/stdout`, `/dev/null`) is written through, neve
 replaced, and `-` goes to standard output.
 
 A symlink to a file is followed: its target is replaced, the link stays. An existing
-file keeps its permissions. `append` (--append) copies the existing file into the
-temporary one first, so appending is as all-or-nothing as writing; a CSV appended to a
-non-empty file leaves out its header line.
+file keeps its permissions. `append` (--append) adds the report to the existing file in
+place, under a lock, and takes it out again when the outputs fail (appending.py); the
+appends are made before the renames, so a failure before the first rename leaves every
+file as it was.
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ from __future__ import annotations
 import errno
 import os
 import re
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from receval_cli.console import release_stdout
 from receval_cli.errors import UsageError
+from receval_cli.report.appending import Append, open_append, temporary_path
 from receval_cli.report.destinations import Destination
 from receval_cli.signals import check, held
 
@@ -88,7 +88,7 @@ def text_writer(content: str | Callable[[TextIO], None]) -> Writer:
     """A writer of `content`: text, or a function that writes to the open file."""
 
     def write_text(temporary: Path) -> None:
-        with temporary.open("a", encoding="utf-8") as handle:  # after any appended copy
+        with temporary.open("w", encoding="utf-8") as handle:
             if isinstance(content, str):
                 handle.write(content)
             else:
@@ -143,20 +143,43 @@ def write_outputs(outputs: Mapping[Destination, Content]) -> None:
     files = dict(sorted(files.items(), key=lambda item: not item[0].exclusive))
     exclusive = {d.path for d in files if d.exclusive}
     staged: dict[Path, Path] = {}
+    appends: list[tuple[Append, str, bool]] = []  # a file appended to, the report, a CSV
+    renamed = 0
+    done = False  # every file written (a stop held back meanwhile is raised after)
     try:
         for destination, content in files.items():
             assert destination.path is not None
+            if destination.appends:
+                continue  # added in place below
             target = _target(destination.path)
             with held():  # a stop between creating the file and noting it would leave it
                 staged[destination.path] = _temporary(destination.path, target)
             _fill(staged[destination.path], destination, target, content)
+        for destination, content in files.items():  # opened and locked last: held briefly
+            if destination.appends:
+                assert destination.path is not None
+                assert isinstance(content, str), "a report that can be appended is text"
+                csv = destination.format == "csv"
+                appends.append((_open_append(destination.path), content, csv))
         with held():
-            for index, (path, temporary) in enumerate(list(staged.items())):
+            for append, content, csv in appends:  # first: a failure rolls them back
+                _append(append, content, csv)
+            for path, temporary in list(staged.items()):
                 rename = _rename_exclusive if path in exclusive else _rename
-                rename(temporary, path, _target(path), first=index == 0)
+                rename(temporary, path, _target(path), first=renamed == 0)
+                renamed += 1
                 del staged[path]
                 _written.append(path)
+            _written.extend(append.path for append, _, _ in appends)
+            done = True
+    except BaseException:
+        if not done and renamed == 0:  # an append or the first rename failed: none changed
+            for append, _, _ in appends:
+                append.roll_back()
+        raise
     finally:  # on any failure, an exception or an interrupt: no temporary file is left
+        for append, _, _ in appends:
+            append.close()
         for temporary in staged.values():
             temporary.unlink(missing_ok=True)
     for destination, content in outputs.items():
@@ -193,24 +216,32 @@ def _target(path: Path) -> Path:
 
 def _temporary(path: Path, target: Path) -> Path:
     try:
-        descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        return temporary_path(target)
     except OSError as error:
         raise _unwritable(path, error) from None
-    os.close(descriptor)
-    return Path(name)
+
+
+def _open_append(path: Path) -> Append:
+    try:
+        return open_append(path, _target(path))
+    except OSError as error:
+        raise _unwritable(path, error) from None
+
+
+def _append(append: Append, content: str, csv: bool) -> None:
+    try:
+        append.write(content, csv, 0o666 & ~_umask())
+    except OSError as error:
+        raise _unwritable(append.path, error) from None
 
 
 def _fill(temporary: Path, destination: Destination, target: Path, content: Content) -> None:
-    """Copy the existing file first when appending, run the writer, then flush the file to
-    the disk (a full disk often says so only there) and give it the permissions of the
-    file it replaces (of a newly created file when there is none)."""
+    """Run the writer, then flush the file to the disk (a full disk often says so only
+    there) and give it the permissions of the file it replaces (of a newly created file
+    when there is none)."""
     assert destination.path is not None
     try:
         existing = os.stat(target) if target.exists() else None
-        if destination.appends and existing is not None:
-            shutil.copyfile(target, temporary)
-            if destination.format == "csv" and existing.st_size and isinstance(content, str):
-                content = content.split("\n", 1)[1]  # the header is in the file already
         writer = text_writer(content) if isinstance(content, str) else content
         writer(temporary)
         descriptor = os.open(temporary, os.O_WRONLY)

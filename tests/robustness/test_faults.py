@@ -513,7 +513,7 @@ def test_no_room_for_the_temporary_file(tmp_path: Path, monkeypatch: pytest.Monk
     out = tmp_path / "out"
     before = earlier_reports(out, "report.json")
     monkeypatch.setattr(
-        "receval_cli.report.writing.tempfile.mkstemp", fail_on_call(1, DISK_FULL, print)
+        "receval_cli.report.appending.tempfile.mkstemp", fail_on_call(1, DISK_FULL, print)
     )
     result = invoke("run", config, "--output", out / "report.json")
     assert_user_error(result, "could not be written: No space left on device.")
