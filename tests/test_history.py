@@ -507,3 +507,43 @@ def test_an_exclusive_output_never_replaces_a_file(tmp_path: Path) -> None:
     assert taken.read_text() == "first"
     assert not other.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.parquet"]
+
+
+# --- #34: a run read once, outputs kept out of the store, --since beyond any date --------
+
+
+def test_a_copied_run_file_counts_once(tmp_path: Path) -> None:
+    """A run's file copied inside the store (by hand, by a sync tool) is the same run: it
+    is read once, from the file named after the run, with one warning naming both."""
+    store, reports = cron(tmp_path, ["better", "hand", "worse"])
+    first = reports[0]["run"]["id"]
+    copy = store / "backup.parquet"
+    copy.write_bytes((store / f"{first}.parquet").read_bytes())
+    result = invoke("history", store, "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    assert [s["runs"] for s in json.loads(result.stdout)["series"]] == [3, 3]
+    assert result.stderr.count("warning:") == 1, result.stderr
+    assert "backup.parquet" in result.stderr
+    assert f"{first}.parquet" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--per-user", "--output"])
+def test_an_output_inside_the_store_is_refused(tmp_path: Path, option: str) -> None:
+    """Any file in the store is read as a run: an output there would break every later
+    read of the store, so it is refused before the run, and the store stays readable."""
+    store, _ = cron(tmp_path, ["hand"])
+    config = hand_case(tmp_path / "job")
+    inside = store / ("users.parquet" if option == "--per-user" else "report.json")
+    result = invoke("run", config, "--history", store, option, inside)
+    assert_user_error(result, option, str(inside), "inside the history store")
+    assert not inside.exists()
+    _history(store)
+    result = invoke("history", store, "--output", store / "trends.md")
+    assert_user_error(result, "--output", "inside the history store")
+
+
+def test_since_an_age_older_than_any_date_means_every_run(tmp_path: Path) -> None:
+    store, _ = cron(tmp_path, ["better", "hand"])
+    for age in ("99999999999999d", "3000000w", "9" * 5000 + "h"):
+        data = json.loads(_history(store, "-f", "json", "--since", age))
+        assert [s["runs"] for s in data["series"]] == [2, 2], age

@@ -33,6 +33,7 @@ from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report.comparability import truths_warning
 from receval_cli.report.data import Report, RunReport
+from receval_cli.report.finite import finite_report
 
 if TYPE_CHECKING:
     from receval_cli.analysis.intervals import Comparison
@@ -217,13 +218,14 @@ def _run_report(
         run_warnings=list(warnings or []),
         run=run_info(started.at, config, conventions, started.label),
     )
+    report = finite_report(report)  # every float finite or null, whatever the format
     if store is None or past is None:
         return report
     from receval_cli.history.store import history_rows
     from receval_cli.history.trends import recent_changes
 
     recent = recent_changes(past, history_rows(report), str(store))
-    return dataclasses.replace(report, history=recent)
+    return finite_report(dataclasses.replace(report, history=recent))
 
 
 def _gates(

@@ -87,7 +87,7 @@ def history_command(
     """Trends of a history store: per model and metric the latest value, the change
     against the previous run and the recent median, and a sparkline."""
     from receval_cli.history.pages import history_table, render_history
-    from receval_cli.history.store import read_store
+    from receval_cli.history.store import read_store, refuse_outputs_inside
     from receval_cli.history.trends import Selection, parse_since, trends
     from receval_cli.report.writing import check_destination, write_outputs
 
@@ -106,6 +106,7 @@ def history_command(
             destination = Destination(None, chosen or HistoryFormat.table.value)
         else:
             check_destination(output)
+            refuse_outputs_inside(store, [("--output", output)])
             fmt = format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed)
             destination = Destination(output, fmt)
         selection = Selection(

@@ -220,7 +220,13 @@ def _run(
     from receval_cli.analysis.runs import evaluate_config
     from receval_cli.config.loading import load_config
     from receval_cli.config.model import ConfidenceConfig
-    from receval_cli.history.store import check_store, history_rows, prepare_store, run_file
+    from receval_cli.history.store import (
+        check_store,
+        history_rows,
+        prepare_store,
+        refuse_outputs_inside,
+        run_file,
+    )
     from receval_cli.inputs.change_watch import input_files, watching
     from receval_cli.report.per_user_table import per_user_values
     from receval_cli.report.render import render
@@ -253,6 +259,13 @@ def _run(
         reports = paths or ([loaded.resolve_path(settings.path)] if settings.path else [])
         named = [*reports, *([request.per_user] if request.per_user else [])]
         guard(named, inputs)  # first: an input is never overwritten, whatever else is wrong
+        if store is not None:
+            report_option = "--output" if paths else "output.path"
+            refuse_outputs_inside(
+                store,
+                [(report_option, p) for p in reports if not is_stdout(p)]
+                + ([("--per-user", request.per_user)] if request.per_user else []),
+            )
         destinations = _destinations(request, loaded)
         per_user = None
         if request.per_user is not None:

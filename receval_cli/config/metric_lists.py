@@ -9,6 +9,7 @@ from receval_cli.config.model import Config, Gate
 from receval_cli.config.yaml_file import found_value
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
+from receval_cli.metrics.registry import value_count
 
 _ENTRY_KEYS = ("name", "k", "cutoffs")
 
@@ -19,7 +20,51 @@ def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
     specs = metric_specs(config.metrics, config.cutoffs, str(path), path=path)
     if config.pr_curve:
         specs += tuple(s for s in PR_CURVE if s not in specs)
+    check_work(path, config, specs)
     return specs
+
+
+MAX_RESAMPLED_VALUES = 20_000_000  # resamples x metric values (the bootstrap holds 16 bytes each)
+
+
+def check_work(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -> None:
+    """Refuse a config whose segments or resamples multiply its metric values past the
+    bounds: every segment_by attribute reports every value once more (at most
+    MAX_METRIC_VALUES in all), and a bootstrap or permutation test computes every value
+    once per resample (at most MAX_RESAMPLED_VALUES)."""
+    values = sum(value_count(spec)[0] for spec in specs)
+    attributes = len(config.segment_by)
+    if attributes and values * (1 + attributes) > MAX_METRIC_VALUES:
+        count = values * (1 + attributes)
+        fix = "Split the segments or the metrics over several configs."
+        raise ConfigError(
+            f"{path}: segment_by: {values:,} metric values for all users and again for each "
+            f"of {attributes:,} attributes make {count:,}; receval computes at most "
+            f"{MAX_METRIC_VALUES:,} per run. {fix}",
+            path=path,
+            key="segment_by",
+            found=f"{count:,} metric values",
+            fix=fix,
+        )
+    groups = values * (1 + attributes)
+    resampled: list[tuple[str, int]] = []
+    if config.confidence is not None and config.confidence.method == "bootstrap":
+        resampled.append(("confidence.resamples", config.confidence.resamples))
+    if config.comparison is not None and config.comparison.test == "permutation":
+        resampled.append(("comparison.resamples", config.comparison.resamples))
+    for key, resamples in resampled:
+        if groups * resamples > MAX_RESAMPLED_VALUES:
+            count = groups * resamples
+            fix = f"Lower {key} (1,000 to 10,000 are usual) or ask for fewer metrics."
+            raise ConfigError(
+                f"{path}: {key}: {resamples:,} resamples of {groups:,} metric values make "
+                f"{count:,} resampled values; receval computes at most "
+                f"{MAX_RESAMPLED_VALUES:,} per run. {fix}",
+                path=path,
+                key=key,
+                found=f"{count:,} resampled values",
+                fix=fix,
+            )
 
 
 # the 11 standard recall levels 0.0, 0.1, ..., 1.0 (i / 10 is the double nearest each)
@@ -37,15 +82,25 @@ def metric_specs(
     `where` begins an error's message; `path`, the config file, is its `path` field."""
     specs: dict[MetricSpec, None] = {}  # in order, each once
     asked = 0
+    parts: set[str] = set()  # what counted more than once (recall levels, ...)
     for index, entry in enumerate(entries):
         key = f"metrics[{index}]"
         try:
             expanded = _entry_specs(entry, cutoffs)
             asked += len(expanded)
             if asked > MAX_METRIC_VALUES:
-                raise _too_many(entries, cutoffs, where, path)
+                raise _too_many(entries, cutoffs, where, path, parts)
             for spec in expanded:
-                specs.setdefault(resolve(spec))
+                resolved = resolve(spec)
+                count, what = value_count(resolved)
+                if count > MAX_METRIC_VALUES:
+                    raise _too_many_parts(resolved, count, what, f"{where}: {key}", key, path)
+                if count > 1:
+                    asked += count - 1
+                    parts.update(what)
+                    if asked > MAX_METRIC_VALUES:
+                        raise _too_many(entries, cutoffs, where, path, parts)
+                specs.setdefault(resolved)
         except (SpecError, SpecSyntaxError) as error:
             raise ConfigError(
                 f"{where}: {key}: {error}", path=path, key=key, found=found_value(entry)
@@ -57,9 +112,15 @@ MAX_METRIC_VALUES = 2_000  # metrics x cutoffs in one config (a large real one a
 
 
 def _too_many(
-    entries: list[str | dict[str, Any]], cutoffs: list[int] | None, where: str, path: Path | None
+    entries: list[str | dict[str, Any]],
+    cutoffs: list[int] | None,
+    where: str,
+    path: Path | None,
+    parts: set[str],
 ) -> ConfigError:
     shape = f"{len(entries):,} metrics" + (f" x {len(cutoffs):,} cutoffs" if cutoffs else "")
+    if parts:
+        shape += f", with their {' and '.join(sorted(parts))} counted one each"
     return ConfigError(
         f"{where}: metrics: the config asks for more than {MAX_METRIC_VALUES:,} metric values "
         f"({shape}); receval computes at most {MAX_METRIC_VALUES:,} per run. Ask for fewer "
@@ -67,6 +128,21 @@ def _too_many(
         path=path,
         key="metrics",
         found=shape,
+    )
+
+
+def _too_many_parts(
+    spec: MetricSpec, count: int, what: tuple[str, ...], where: str, key: str, path: Path | None
+) -> ConfigError:
+    listed = " and ".join(what)
+    fix = f"Ask for fewer {listed} (each is computed on its own)."
+    return ConfigError(
+        f"{where}: '{spec}' asks for {count:,} {listed}, and each counts as a metric value; "
+        f"receval computes at most {MAX_METRIC_VALUES:,} per run. {fix}",
+        path=path,
+        key=key,
+        found=f"{count:,} {listed}",
+        fix=fix,
     )
 
 

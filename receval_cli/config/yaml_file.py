@@ -93,10 +93,11 @@ _StrictLoader.add_constructor(
 )
 
 
-def _expanded_size(root: yaml.Node) -> int:
+def _expanded_size(root: yaml.Node) -> tuple[int, int]:
     """The number of values the document holds once every alias is expanded (an alias
-    repeats its anchor's whole value: a few lines can expand to billions)."""
-    sizes: dict[int, int] = {}
+    repeats its anchor's whole value: a few lines can expand to billions), and the bytes
+    of its scalars' text (a 1 MB string repeated 300 times is 300 MB)."""
+    sizes: dict[int, tuple[int, int]] = {}
     open_nodes: set[int] = set()  # the current path (an alias to one of them is a cycle)
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -104,7 +105,10 @@ def _expanded_size(root: yaml.Node) -> int:
         children = _child_nodes(node)
         if finished:
             open_nodes.discard(id(node))
-            sizes[id(node)] = 1 + sum(sizes.get(id(child), 1) for child in children)
+            parts = [sizes.get(id(child), (1, 0)) for child in children]
+            scalar = isinstance(node, yaml.ScalarNode)
+            own = len(node.value.encode("utf-8", "surrogatepass")) if scalar else 0
+            sizes[id(node)] = (1 + sum(p[0] for p in parts), own + sum(p[1] for p in parts))
         elif id(node) not in sizes and id(node) not in open_nodes:
             open_nodes.add(id(node))
             stack.append((node, True))
@@ -194,12 +198,23 @@ def read_yaml(path: Path) -> Any:
     loader.name = str(path)
     try:
         node = loader.get_single_node()
-        if node is not None and _expanded_size(node) > _MAX_YAML_VALUES:
+        values, size = (0, 0) if node is None else _expanded_size(node)
+        if values > _MAX_YAML_VALUES:
             fix = "Remove the aliases that repeat large values."
             raise ConfigError(
                 f"{path}: the YAML expands to more than {_MAX_YAML_VALUES:,} values once its "
                 f"aliases (*name) are repeated; a config is far smaller. {fix}",
                 path=path,
+                fix=fix,
+            )
+        if size > _MAX_CONFIG_BYTES:
+            fix = "Remove the aliases that repeat large values."
+            raise ConfigError(
+                f"{path}: the YAML's text expands to {size:,} bytes once its aliases (*name) "
+                f"are repeated, more than {_MAX_CONFIG_BYTES // 1_000_000} MB; a config is "
+                f"a few kB. {fix}",
+                path=path,
+                found=f"{size:,} bytes",
                 fix=fix,
             )
         return None if node is None else loader.construct_document(node)

@@ -23,8 +23,8 @@ from receval_cli.evaluation.prepare import (
 )
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.ctr import in_top, weight
-from receval_cli.metrics.stats import Stats, ordered_sum
+from receval_cli.metrics.ctr import effective_sample_size, in_top
+from receval_cli.metrics.stats import Stats
 from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
@@ -152,9 +152,7 @@ def logged_metrics(
     for spec in specs:
         params = conventions.metric_params(spec)
         exprs.append(lookup(spec.name).expr(Stats(), spec.k, params).alias(str(spec)))
-        w = weight(params).filter(matched & in_top(spec.k))
-        squares = ordered_sum(w.pow(2))
-        ess.append(pl.when(squares > 0).then(ordered_sum(w).pow(2) / squares).alias(str(spec)))
+        ess.append(effective_sample_size(params, matched & in_top(spec.k)).alias(str(spec)))
     inverse = (1.0 / pl.col("propensity")).round_sig_figs(3).alias("weight")
     values, counts, sample_sizes, weights = pl.collect_all(
         [

@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from receval_cli import console
 from receval_cli.errors import InputError, UsageError
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report.data import Report, RunReport
@@ -162,6 +163,24 @@ def check_store(store: Path, option: str = "--history") -> None:
         )
 
 
+def refuse_outputs_inside(store: Path, outputs: list[tuple[str, Path]]) -> None:
+    """Fail before any work when an output (the option that names it, its path) would be
+    written inside the store: every file there is read as a run, so any other file would
+    break every later read of the store."""
+    folder = Path(os.path.realpath(store))
+    for option, path in outputs:
+        if Path(os.path.realpath(path)).is_relative_to(folder):
+            fix = "Write it outside the store's folder."
+            raise UsageError(
+                f"{option} {path} is inside the history store {store}, which holds only "
+                f"its runs' files (any other file breaks every later read of the store). {fix}",
+                key=option,
+                path=path,
+                found=str(path),
+                fix=fix,
+            )
+
+
 def prepare_store(store: Path) -> None:
     """Create the store's folder on its first run (its parent was checked)."""
     store.mkdir(exist_ok=True)
@@ -191,17 +210,43 @@ def read_store(store: Path) -> pl.DataFrame:
             found="a file",
             fix=fix,
         )
-    frames = [_read_run(path) for path in store_files(store)]
+    frames = _once_each(store, [(path, _read_run(path)) for path in store_files(store)])
     if not frames:
         return pl.DataFrame(schema=SCHEMA)
     frame = pl.concat(frames, how="diagonal_relaxed")
     return frame.sort("started_at", "run_id", maintain_order=True)
 
 
-def _read_run(path: Path) -> pl.DataFrame:
+def _once_each(store: Path, read: list[tuple[Path, pl.DataFrame | None]]) -> list[pl.DataFrame]:
+    """The runs' tables, each run id once: a file whose run is in another file already (a
+    copy) is left out, with a warning naming both; the file named after the run
+    (`<run id>.parquet`) is the one kept. A file removed meanwhile (None) is passed over."""
+    present = [(path, frame) for path, frame in read if frame is not None]
+    ids = {path: set(frame["run_id"].unique().to_list()) for path, frame in present}
+    present.sort(key=lambda found: (found[0].stem not in ids[found[0]], found[0].name))
+    owner: dict[str, Path] = {}
+    kept = []
+    for path, frame in present:
+        first = next((owner[i] for i in sorted(ids[path]) if i in owner), None)
+        if first is not None:
+            console.warn(
+                f"history store {store}: {path.name} holds run {min(ids[path] & set(owner))}, "
+                f"as {first.name} does: it is read once, from {first.name}. Remove the copy."
+            )
+            continue
+        owner.update(dict.fromkeys(ids[path], path))
+        kept.append(frame)
+    return kept
+
+
+def _read_run(path: Path) -> pl.DataFrame | None:
+    """The run's rows; None when the file is gone (pruned by another job since the store
+    was listed). A file that is there and is not a run's is named, exit 2."""
     try:
         frame = pl.read_parquet(path)
     except (OSError, pl.exceptions.PolarsError) as error:
+        if not path.exists():
+            return None
         fix = "Remove it from the store, or move it elsewhere."
         raise InputError(
             f"history store: {path} could not be read as Parquet ({_first_line(error)}). {fix}",
@@ -244,7 +289,8 @@ class Pruned:
 
 def prune(store: Path, keep: int) -> Pruned:
     """Remove every run but the latest `keep` (by start time): their files."""
-    files = {path: _read_run(path).select("run_id", "started_at") for path in store_files(store)}
+    read = {path: _read_run(path) for path in store_files(store)}
+    files = {path: f.select("run_id", "started_at") for path, f in read.items() if f is not None}
     if not files:
         return Pruned(0, [])
     runs = pl.concat(files.values()).unique().sort("started_at", "run_id")
@@ -253,7 +299,10 @@ def prune(store: Path, keep: int) -> Pruned:
     for path, frame in files.items():
         ids = set(frame["run_id"].to_list())
         if ids and ids <= old:
-            path.unlink()
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue  # another prune removed it meanwhile
             removed.append(path)
     return Pruned(runs.height - len(old), removed)
 

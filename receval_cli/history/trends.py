@@ -154,14 +154,24 @@ class Selection:
     window: int = 7
 
 
+# --since an age older than any date (e.g. 99999999999999d): every run, from the first
+BEGINNING = datetime.datetime.min.replace(tzinfo=datetime.UTC)
+
+
 def parse_since(text: str, now: datetime.datetime | None = None) -> datetime.datetime:
     """--since: a date or time (ISO 8601, UTC unless it says otherwise) or an age such
     as 7d, 12h, 2w."""
     now = now or datetime.datetime.now(datetime.UTC)
     age = re.fullmatch(r"\s*(\d+)\s*([hdw])\s*", text)
     if age:
-        hours = int(age.group(1)) * {"h": 1, "d": 24, "w": 24 * 7}[age.group(2)]
-        return now - datetime.timedelta(hours=hours)
+        digits, unit = age.group(1), age.group(2)
+        hours = {"h": 1, "d": 24, "w": 24 * 7}[unit]
+        if len(digits.lstrip("0")) > 12:  # more hours than any date holds (int() of
+            return BEGINNING  # thousands of digits alone would fail)
+        try:
+            return now - datetime.timedelta(hours=int(digits) * hours)
+        except OverflowError:  # before the year 1: every run
+            return BEGINNING
     try:
         moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, ordered_mean
+from receval_cli.metrics.stats import Stats, ordered_mean, ordered_sum
 
 ESTIMATOR = Param(
     "estimator",
@@ -40,6 +40,34 @@ def in_top(k: int | None) -> pl.Expr:
     """The recommendations ctr@k counts: the first k of each user's list (every one when k
     is None); `position` is the place in the list (evaluation/prepare.list_positions)."""
     return pl.lit(True) if k is None else pl.col("position") <= k
+
+
+def _mean(values: pl.Expr) -> pl.Expr:
+    """The mean summed in row order (stats.ordered_mean); where that sum overflows 64-bit
+    floats though the mean does not (weights near 1e308), the mean of the values divided
+    by the largest, times the largest: finite wherever the mean is."""
+    plain = ordered_mean(values)
+    largest = values.abs().max()
+    scaled = ordered_mean(values / largest) * largest
+    return pl.when(plain.is_finite() | plain.is_null()).then(plain).otherwise(scaled)
+
+
+def effective_sample_size(p: Params, selected: pl.Expr) -> pl.Expr:
+    """Kish's effective sample size (sum w)^2 / sum w^2 of the selected recommendations'
+    weights; null without one. Where the squares overflow 64-bit floats (weights above
+    about 1e154), it is computed from the weights divided by the largest (without
+    max_weight: the smallest propensity divided by each), which leaves it unchanged."""
+    w = weight(p).filter(selected)
+    squares = ordered_sum(w.pow(2))
+    plain = ordered_sum(w).pow(2) / squares
+    if "max_weight" in p:
+        scaled = w / w.max()
+    else:
+        propensity = pl.col("propensity").filter(selected)
+        scaled = propensity.min() / propensity
+    robust = ordered_sum(scaled).pow(2) / ordered_sum(scaled.pow(2))
+    finite = plain.is_finite() & (squares > 0)
+    return pl.when(w.count() > 0).then(pl.when(finite).then(plain).otherwise(robust))
 
 
 def weight(p: Params) -> pl.Expr:
@@ -78,8 +106,9 @@ def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
     estimator = p["estimator"]
     if estimator == "matching":
         return ordered_mean(click.filter(_matched & top))  # null when nothing matched
+    clicked = _matched & (click != 0)  # a click of 0 adds 0, however large its weight
     if estimator == "ips":
-        return ordered_mean(pl.when(_matched).then(click * w).otherwise(0.0).filter(top))
+        return _mean(pl.when(clicked).then(click * w).otherwise(0.0).filter(top))
     score = pl.col("score")
     estimate = score + pl.when(_matched).then((click - score) * w).otherwise(0.0)
-    return ordered_mean(estimate.filter(top))
+    return _mean(estimate.filter(top))

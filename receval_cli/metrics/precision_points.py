@@ -31,6 +31,7 @@ LEVELS = Param(
     "levels",
     "n >= 2 evenly spaced levels 0..1 (11: 0, 0.1, ..., 1), or the levels: 0.25;0.5;0.75",
     default=11,
+    parts="recall levels",
 )
 ROUNDING = Param(
     "rounding",

@@ -32,6 +32,7 @@ GAINS = Param(
     "gains=1:3;2:9;4:4.5); grades not in it gain as `gain` says",
     optional=True,
     gain_map=True,
+    parts="grades of the gains map",
 )
 DISCOUNT = Param(
     "discount",

@@ -125,6 +125,18 @@ class Param:
     below_one: bool = False  # with share: a number in (0, 1), 1 excluded
     optional: bool = False  # may be left out (no default): the metric then does without
     gain_map: bool = False  # a grade -> gain map, `grade:gain;grade:gain` (stats.parse_gains)
+    # what the value lists, each part computed on its own (recall levels, grades): every
+    # part counts as one metric value toward the config's bound (config/metric_lists.py)
+    parts: str | None = None
+
+    def part_count(self, value: ParamValue) -> int:
+        """How many parts the value lists: an integer is a count (levels=11), a text its
+        ';'-separated parts (levels=0.25;0.5, gains=1:3;2:9); 1 when `parts` is None."""
+        if self.parts is None:
+            return 1
+        if isinstance(value, int) and not isinstance(value, bool):
+            return max(value, 1)
+        return str(value).count(";") + 1
 
     @property
     def required(self) -> bool:
@@ -460,6 +472,22 @@ def resolve(spec: MetricSpec) -> MetricSpec:
             f"'{spec}': {definition.name} needs the parameter '{missing[0]}', e.g. {example}"
         )
     return MetricSpec(definition.name, spec.k, spec.params)
+
+
+def value_count(spec: MetricSpec) -> tuple[int, tuple[str, ...]]:
+    """How many metric values a resolved spec counts as toward the config's bound: the
+    product of its listing parameters' parts (iprec_avg's levels, a gains map), given or
+    default; and what those parts are (e.g. "recall levels")."""
+    definition = lookup(spec.name)
+    given = spec.param_dict()
+    count, what = 1, []
+    for param in definition.params:
+        value = given.get(param.name, param.default)
+        if param.parts is None or value is None:
+            continue
+        count *= param.part_count(value)
+        what.append(param.parts)
+    return count, tuple(what)
 
 
 def resolved_params(

@@ -335,6 +335,8 @@ def _unwritable(path: Path, error: Exception, untouched: bool = True) -> UsageEr
     else:  # polars: "... underlying IO error: File too large (os error 27)"
         found = re.search(r"os error (\d+)", str(error))
         reason = os.strerror(int(found[1])) if found else str(error).strip().splitlines()[0]
+        if not found and _no_room(path):  # polars' Parquet writer: "Invalid thrift: ..."
+            reason = os.strerror(errno.ENOSPC)
     outcome = (
         "No output file was written or changed"
         if untouched
@@ -347,6 +349,19 @@ def _unwritable(path: Path, error: Exception, untouched: bool = True) -> UsageEr
         found=reason,
         fix=fix,
     )
+
+
+_ROOM = 1 << 16  # bytes: a folder with less free space than this is on a full disk
+
+
+def _no_room(path: Path) -> bool:
+    """Whether the file system of `path`'s folder is full (polars' Parquet writer says
+    only "Invalid thrift: transport error" when a write fails with ENOSPC)."""
+    try:
+        found = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < _ROOM
 
 
 def _umask() -> int:

@@ -928,6 +928,50 @@ BAD = [
         "than or equal to 4294967295 (found 1180591620717411303424).",
         config={"conventions": {"max_depth": 2**70}},
     ),
+    # --- #34 item 4: every parameter that expands work counts toward the bounds ----------
+    Bad(
+        "iprec-avg-a-million-levels",
+        f"{CONFIG}: metrics[0]: 'iprec_avg(levels=1000000)' asks for 1,000,000 recall levels, "
+        "and each counts as a metric value; receval computes at most 2,000 per run. Ask for "
+        "fewer recall levels (each is computed on its own).",
+        config={"metrics": ["iprec_avg(levels=1000000)"]},
+    ),
+    Bad(
+        "iprec-avg-levels-add-up",
+        f"{CONFIG}: metrics: the config asks for more than 2,000 metric values (2 metrics, "
+        "with their recall levels counted one each); receval computes at most 2,000 per run. "
+        "Ask for fewer cutoffs (e.g. [1, 5, 10, 20, 50, 100]) or split the metrics over "
+        "several configs.",
+        config={"metrics": ["iprec_avg(levels=1000)", "iprec_avg(levels=1001)"]},
+    ),
+    Bad(
+        "segment-attributes-multiply-the-values",
+        f"{CONFIG}: segment_by: 700 metric values for all users and again for each of 2 "
+        "attributes make 2,100; receval computes at most 2,000 per run. Split the segments or "
+        "the metrics over several configs.",
+        config={"metrics": ["iprec_avg(levels=700)"], "segment_by": ["country", "device"]},
+    ),
+    Bad(
+        "bootstrap-resamples-multiply-the-values",
+        f"{CONFIG}: confidence.resamples: 1,000,000 resamples of 100 metric values make "
+        "100,000,000 resampled values; receval computes at most 20,000,000 per run. Lower "
+        "confidence.resamples (1,000 to 10,000 are usual) or ask for fewer metrics.",
+        config={"metrics": ["iprec_avg(levels=100)"], "confidence": {"resamples": 1_000_000}},
+    ),
+    Bad(
+        "yaml-alias-of-a-long-text-repeated",
+        # the scalars' bytes: 79 of VALID_YAML, 12 of the keys notes and repeats, and the
+        # 100,000-byte text 121 times
+        f"{CONFIG}: the YAML's text expands to 12,100,091 bytes once its aliases (*name) are "
+        "repeated, more than 10 MB; a config is a few kB. Remove the aliases that repeat "
+        "large values.",
+        config=VALID_YAML
+        + "notes: &big "
+        + "x" * 100_000
+        + "\nrepeats: ["
+        + ", ".join(["*big"] * 120)
+        + "]\n",
+    ),
 ]
 
 
