@@ -31,9 +31,10 @@ def main() -> None:
     """Install the stop handling, import the command line, run it."""
     signals.install()
     try:
-        from receval_cli import supervisor
+        from receval_cli import streams, supervisor
         from receval_cli.engines.memory import fit_address_space
 
+        streams.plug_closed()  # before any file is opened (stdin, stdout, stderr closed)
         fit_address_space()
         if supervisor.wanted(sys.argv):
             supervisor.fork()  # the watching process exits there; the child goes on
@@ -53,6 +54,8 @@ def _stopped(stop: signals.Interrupted) -> None:
     try:
         sys.stderr.write(message)
         sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):  # no stderr (2>&-): the code says it
-        pass
+    except (OSError, ValueError, AttributeError):  # its reader went away: the code says it
+        from receval_cli import streams
+
+        streams.release(sys.stderr)
     sys.exit(stop.exit_code)
