@@ -29,8 +29,8 @@ except KeyboardInterrupt:
 
 def main() -> None:
     """Install the stop handling, import the command line, run it."""
-    signals.install()
     try:
+        signals.install()
         from receval_cli import streams, supervisor
         from receval_cli.engines.memory import fit_address_space
 

@@ -131,18 +131,21 @@ def install() -> None:
     """Give SIGINT, SIGTERM and SIGHUP the stop handler from now on, except one the
     process was started with ignored (in the main thread only: elsewhere Python cannot
     handle signals). SIGINT keeps Python's handler once polars is imported (replacing it
-    would remove polars' hook: see the module's docstring)."""
-    if not _in_main_thread():
-        return
-    _stopping.clear()
-    _deferred.clear()
+    would remove polars' hook: see the module's docstring). Nothing is imported before the
+    handler is in place (threading takes a while to load: a Ctrl-C in it would be a
+    traceback)."""
     for signum in STOPPING:
         current = signal.getsignal(signum)
         if current == signal.SIG_IGN or (
             signum == signal.SIGINT and "polars" in sys.modules and current != _on_stop
         ):
             continue
-        signal.signal(signum, _on_stop)
+        try:
+            signal.signal(signum, _on_stop)
+        except ValueError:  # not the main thread
+            return
+    _stopping.clear()
+    _deferred.clear()
 
 
 def ignore_from_now() -> None:
