@@ -15,7 +15,6 @@ cell wraps at spaces only (see `fit`): no word broken across lines, nothing cut 
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import errno
 import io
@@ -36,7 +35,7 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
-from receval_cli import signals
+from receval_cli import signals, streams
 from receval_cli.errors import EXIT_STDOUT_CLOSED
 from receval_cli.escaping import printable
 
@@ -108,8 +107,7 @@ def shown(text: object, style: str = "") -> Text:
 def release_stdout() -> None:
     """Point stdout at /dev/null once it cannot be written (a closed pipe, a full device),
     so that nothing, Python's exit included, fails on it again."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    streams.release(sys.stdout)
 
 
 def stdout_closed() -> typer.Exit:
@@ -143,10 +141,19 @@ def out(width: int | None = None) -> Console:
     )
 
 
+class _ErrConsole(Console):
+    """A rich Console for stderr whose reader went away (`2>&1 | head -1`): the message is
+    dropped and stderr pointed at /dev/null; the command goes on (rich would exit 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        streams.release(sys.stderr)
+
+
 def err() -> Console:
     """The console for errors, warnings and logs on stderr (soft-wrapped: long paths stay
     whole)."""
-    return Console(
+    return _ErrConsole(
         stderr=True,
         highlight=False,
         markup=False,

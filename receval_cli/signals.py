@@ -1,26 +1,40 @@
-"""SIGINT and SIGTERM stop a command cleanly: exit 130 or 143, one line on stderr.
+"""SIGINT, SIGTERM and SIGHUP stop a command cleanly: exit 130, 143 or 129 (128 + the
+signal), one line on stderr.
 
-SIGINT keeps Python's own handler (KeyboardInterrupt): polars chains a hook onto it that
-aborts a running query at once, and installing another Python handler would remove that
-hook. The command line turns the KeyboardInterrupt into `Interrupted`. SIGTERM gets a
-handler that raises `Interrupted`; Python runs it in the main thread, so during a polars
-query it takes effect when the query returns. When Python runs it inside the query (a
-callback polars makes from Rust), raising there would surface as a Rust panic: the handler
-records the stop, and the next checkpoint raises it (the end of a run's stage, the moment
-before outputs are written: `check`). Either
-exception unwinds through the atomic writes of `report/writing.py`, which delete their
-temporary files: no partial output file is left.
+`install` gives the three one handler, `_on_stop`, before polars is imported: polars
+chains a hook onto the SIGINT handler in place when it loads, which aborts a running
+query at once (a handler installed later would remove that hook). SIGINT raises
+KeyboardInterrupt, as Python's own handler does; the command line turns it into
+`Interrupted`. SIGTERM and SIGHUP raise `Interrupted`; Python runs the handler in the main
+thread, so during a polars query it takes effect when the query returns. When Python runs
+it inside the query (a callback polars makes from Rust), raising there would surface as a
+Rust panic: the handler records the stop, and the next checkpoint raises it (the end of a
+run's stage, the moment before outputs are written: `check`). Either exception unwinds
+through the atomic writes of `report/writing.py`, which delete their temporary files: no
+partial output file is left.
+
+Only the first stop counts: a second one (the same signal from the terminal and from the
+watching process, supervisor.py, which passes on what it gets; another signal; a second
+Ctrl-C) is ignored while the first unwinds. A signal the process was started with ignored
+(`nohup`'s SIGHUP, a background job's SIGINT) stays ignored. Other signals (SIGUSR1,
+SIGQUIT, ...) keep their default action.
+
+This module is imported first by the `receval` command (launch.py), so it imports only
+`signal` and `sys`: the sooner its handler is in place, the shorter the time in which
+Ctrl-C would print Python's KeyboardInterrupt traceback.
 """
 
 from __future__ import annotations
 
 import signal
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
+import sys
 
-STOPPING = (signal.SIGINT, signal.SIGTERM)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see above)
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+    from types import FrameType
+
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 NOTHING_WRITTEN = (
     "stopped; no output file was written (an earlier report at the same path is unchanged)."
 )
@@ -58,9 +72,13 @@ def _inside_polars(frame: FrameType | None) -> bool:
     return False
 
 
-def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
-    if _stopping:  # already stopping: let the cleanup finish, then the process exits
+def _on_stop(signum: int, frame: FrameType | None) -> None:
+    """The handler of SIGINT, SIGTERM and SIGHUP (see the module's docstring)."""
+    if _stopping or _deferred:  # already stopping: let the cleanup finish, then exit
         return
+    if signum == signal.SIGINT:
+        _stopping.append(signum)
+        raise KeyboardInterrupt
     if _inside_polars(frame):
         # raising here would unwind through Rust: polars prints a panic message and
         # returns an error of its own; the next checkpoint acts on it (check())
@@ -110,46 +128,70 @@ def interrupted(signum: int) -> Interrupted:
 
 
 def install() -> None:
-    """Make SIGTERM raise `Interrupted` from now on, unless the process was started with
-    it ignored (in the main thread only: elsewhere Python cannot handle signals)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
+    """Give SIGINT, SIGTERM and SIGHUP the stop handler from now on, except one the
+    process was started with ignored (in the main thread only: elsewhere Python cannot
+    handle signals). SIGINT keeps Python's handler once polars is imported (replacing it
+    would remove polars' hook: see the module's docstring). Nothing is imported before the
+    handler is in place (threading takes a while to load: a Ctrl-C in it would be a
+    traceback)."""
+    for signum in STOPPING:
+        current = signal.getsignal(signum)
+        if current == signal.SIG_IGN or (
+            signum == signal.SIGINT and "polars" in sys.modules and current != _on_stop
+        ):
+            continue
+        try:
+            signal.signal(signum, _on_stop)
+        except ValueError:  # not the main thread
+            return
     _stopping.clear()
     _deferred.clear()
-    if signal.getsignal(signal.SIGTERM) != signal.SIG_IGN:
-        signal.signal(signal.SIGTERM, _raise_interrupted)
 
 
 def ignore_from_now() -> None:
-    """Ignore SIGINT and SIGTERM for the rest of the process: its command has finished
-    (written its outputs, or reported its stop). A signal arriving while the interpreter
-    shuts down would otherwise end the process silently, killed by the signal (Python
-    re-raises an unhandled KeyboardInterrupt that way), after a complete run."""
-    if threading.current_thread() is threading.main_thread():
+    """Ignore SIGINT, SIGTERM and SIGHUP for the rest of the process: its command has
+    finished (written its outputs, or reported its stop). A signal arriving while the
+    interpreter shuts down would otherwise end the process silently, killed by the signal
+    (Python re-raises an unhandled KeyboardInterrupt that way), after a complete run."""
+    if _in_main_thread():
         for signum in STOPPING:
             signal.signal(signum, signal.SIG_IGN)
 
 
-@contextmanager
-def held() -> Iterator[None]:
+def _in_main_thread() -> bool:
+    import threading  # here, not at the top: see the module's docstring
+
+    return threading.current_thread() is threading.main_thread()
+
+
+class _Held:
+    """See `held`."""
+
+    def __init__(self) -> None:
+        self.arrived: list[int] = []
+        self.previous: dict[int, object] = {}
+
+    def __enter__(self) -> None:
+        if not _in_main_thread():
+            return
+        check()
+        self.previous = {s: signal.getsignal(s) for s in STOPPING}
+        for signum, handler in self.previous.items():
+            if handler not in (None, signal.SIG_IGN):
+                signal.signal(signum, lambda number, frame: self.arrived.append(number))
+
+    def __exit__(self, *exception: object) -> None:
+        for signum, handler in self.previous.items():
+            if handler not in (None, signal.SIG_IGN):
+                signal.signal(signum, handler)  # type: ignore[arg-type]
+        if self.arrived and not _stopping:
+            _stopping.append(self.arrived[0])
+            raise Interrupted(self.arrived[0])
+
+
+def held() -> AbstractContextManager[None]:
     """Run a short block that must not be cut in two (renaming a set of output files): a
-    SIGINT or SIGTERM arriving inside it raises `Interrupted` when the block ends. (Python's
-    SIGINT handler is put back, but polars' abort hook on it is gone: the outputs are
-    written last.) A stop that arrived inside a polars query is raised first (check)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    check()
-    arrived: list[int] = []
-    previous = {s: signal.getsignal(s) for s in STOPPING}
-    replaced = [s for s, handler in previous.items() if handler not in (None, signal.SIG_IGN)]
-    for signum in replaced:
-        signal.signal(signum, lambda number, frame: arrived.append(number))
-    try:
-        yield
-    finally:
-        for signum in replaced:
-            signal.signal(signum, previous[signum])
-        if arrived and not _stopping:
-            _stopping.append(arrived[0])
-            raise Interrupted(arrived[0])
+    SIGINT, SIGTERM or SIGHUP arriving inside it raises `Interrupted` when the block ends.
+    (The stop handler is put back, but polars' abort hook on SIGINT is gone: the outputs
+    are written last.) A stop that arrived inside a polars query is raised first (check)."""
+    return _Held()

@@ -12,9 +12,15 @@ child also tells this process each stage it enters (console.STAGE_LISTENERS). Th
 then exits as the child did, or, when the child died of lack of memory, with
 EXIT_OUT_OF_MEMORY and one `error:` line naming the stage and the settings that help.
 
-SIGINT reaches the child from the terminal (the same process group) and is ignored here;
-SIGTERM, which may be sent to this process alone, is passed on. RECEVAL_UNSUPERVISED=1 runs
-the command in this process (for debuggers and profilers).
+SIGINT, SIGTERM and SIGHUP that reach this process are passed on to the child, which
+stops (signals.py) and exits 130, 143 or 129; this process then exits with that code. The
+child acts on the first stop only, so one sent to the whole group (Ctrl-C at a terminal,
+a job runner's `kill -- -PGID`), which the child gets twice, ends the same way as one sent
+to this process alone (`kill -INT PID`, `Popen.send_signal`). Other signals keep their
+default action here. The child dies with this process, whatever ends it (a job runner's
+timeout sends SIGKILL, which cannot be passed on): on Linux the kernel sends it SIGKILL
+(PR_SET_PDEATHSIG); elsewhere a thread of the child sees the pipe from this process close.
+RECEVAL_UNSUPERVISED=1 runs the command in this process (for debuggers and profilers).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import selectors
 import signal
 import sys
 from pathlib import Path
+
+from receval_cli import signals
 
 SUPERVISED = {"run", "validate", "inspect", "convert", "compare", "history"}
 EXIT_OUT_OF_MEMORY = 4
@@ -42,6 +50,8 @@ _OUT_OF_MEMORY = re.compile(
     rb"failed to spawn thread|pthread_create failed|Resource temporarily unavailable",
     re.IGNORECASE,
 )
+
+_STOPPED = {130, 143, 129}  # the codes of a stop by SIGINT, SIGTERM, SIGHUP (signals.py)
 
 _stage_channel: list[int] = []  # in the child: the pipe to tell the parent each stage
 
@@ -89,18 +99,25 @@ def fork() -> None:
     """Fork: the child returns and runs the command; this process watches it and exits."""
     native_read, native_write = os.pipe()
     stage_read, stage_write = os.pipe()
+    lifeline_read, lifeline_write = os.pipe()  # open here until this process ends
     kills_before = _oom_kills()
+    watcher = os.getpid()
+    # blocked across the fork: a stop arriving now waits for the handler that passes it on
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals.STOPPING)
     child = os.fork()
     if child == 0:
-        os.close(native_read)
-        os.close(stage_read)
+        for unused in (native_read, stage_read, lifeline_write):
+            os.close(unused)
+        _die_with_parent(watcher, lifeline_read)
         _become_worker(native_write, stage_write)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.STOPPING)
         return
-    os.close(native_write)
-    os.close(stage_write)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the child too
-    for forwarded in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(forwarded, lambda signum, frame: _send(child, signum))
+    for unused in (native_write, stage_write, lifeline_read):
+        os.close(unused)
+    for forwarded in signals.STOPPING:
+        if signal.getsignal(forwarded) != signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+            signal.signal(forwarded, lambda signum, frame: _send(child, signum))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.STOPPING)
     held, stage = _relay(native_read, stage_read)
     _, status = os.waitpid(child, 0)
     sys.exit(_conclude(status, held, stage, _oom_kills() > kills_before))
@@ -121,18 +138,39 @@ def _become_worker(native_write: int, stage_write: int) -> None:
     sys.stderr = open(  # noqa: SIM115 (the process's stderr, open until it exits)
         terminal, "w", encoding=encoding, errors="backslashreplace", buffering=1
     )
-    _die_with_parent()
 
 
-def _die_with_parent() -> None:
-    """Linux: the child gets SIGTERM should the watching process be killed."""
+def _die_with_parent(watcher: int, lifeline: int) -> None:
+    """In the child: die (SIGKILL) as soon as the watching process does, whatever ends
+    it. Linux: the kernel's parent-death signal; the watcher may have died before it was
+    set, hence the check of the parent after. Elsewhere: a thread that waits for the end of
+    the pipe the watcher holds open (`lifeline`)."""
+    if not _parent_death_signal(signal.SIGKILL):
+        import threading
+
+        threading.Thread(target=_kill_self_at_end_of, args=(lifeline,), daemon=True).start()
+    if os.getppid() != watcher:  # the watcher is gone already
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _parent_death_signal(signum: int) -> bool:
+    """Linux's prctl(PR_SET_PDEATHSIG, signum); False where it is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        return int(libc.prctl(1, signum, 0, 0, 0)) == 0  # 1: PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass
+        return False
+
+
+def _kill_self_at_end_of(pipe: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(pipe, 1):
+            pass
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _send(child: int, signum: int) -> None:
@@ -175,7 +213,7 @@ def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: boo
     """The exit code, after any message: the child's own code, or what its death means."""
     if os.WIFEXITED(status):
         code = os.WEXITSTATUS(status)
-        if code not in (130, 143):  # a stop's panic in polars' threads is its consequence
+        if code not in _STOPPED:  # a stop's panic in polars' threads is its consequence
             _write(held)
         return code
     signum = os.WTERMSIG(status)

@@ -1,7 +1,8 @@
 """The command line: parsing and rendering only; the work is in plain functions.
 
 Exit codes: 0 ok, 1 a gate failed, 2 bad usage, config or input, 3 internal error,
-130 / 143 stopped by SIGINT / SIGTERM, 141 (quietly) standard output's reader went away.
+129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM, 141 (quietly) standard output's reader
+went away or it is closed.
 """
 
 from __future__ import annotations
@@ -109,8 +110,8 @@ app.command("history", cls=Command)(history_command)
 
 
 def main() -> None:
-    """The `receval` command. SIGINT and SIGTERM stop it with exit 130 or 143 and one line
-    on stderr, leaving no partial output file."""
+    """The `receval` command. SIGINT, SIGTERM and SIGHUP stop it with exit 130, 143 or 129
+    and one line on stderr, leaving no partial output file."""
     signals.install()
     forget_written()
     try:

@@ -32,6 +32,7 @@ from receval_cli.report.destinations import (
     guard,
     is_stdout,
 )
+from receval_cli.streams import stdout_closed_at_start
 
 if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when a run starts
     from receval_cli.analysis.run_info import RunLabel
@@ -319,8 +320,8 @@ def _table_shown(request: _Request, destinations: list[Destination]) -> bool:
     """The table goes to stdout (through the console) when stdout is a table destination,
     or beside files only; --quiet drops it, except when asked for with `-o -`."""
     on_stdout = [d for d in destinations if d.path is None]
-    if not on_stdout:
-        return not request.quiet
+    if not on_stdout:  # beside files: not shown on a stdout closed from the start (>&-)
+        return not request.quiet and not stdout_closed_at_start()
     if on_stdout[0].format != "table":
         return False
     return bool(request.outputs) or not request.quiet

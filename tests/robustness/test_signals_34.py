@@ -1,0 +1,361 @@
+"""Signals as job runners send them, and closed or full standard streams (#34 items 3, 5).
+
+Every test runs the real `receval` command (`python -m receval_cli`: the watching process
+and its worker, supervisor.py) in a session of its own, so that a signal can go to the
+process alone (`kill -INT PID`, `Popen.send_signal`) or to its whole group (Ctrl-C at a
+terminal, `kill -- -PGID`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cli_helpers import REPO, hand_case
+from test_faults import NOTHING_WRITTEN, big_config, earlier_reports, folder_bytes
+
+__all__ = ["big_config"]  # the fixture, shared with test_faults.py
+
+TIMEOUT = 180
+STOPS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+
+
+def _default_stops() -> None:
+    """In the child before exec: the stops at their default, as a shell gives them to a
+    command, even where the test runner was started with them ignored."""
+    for signum in STOPS:
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def start(
+    *args: str | Path, cwd: Path, script: str | None = None, **streams: object
+) -> subprocess.Popen[str]:
+    """`receval ARGS` (or `python -c script ARGS`), in a session of its own."""
+    paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "COLUMNS": "80"}
+    environment.pop("RECEVAL_UNSUPERVISED", None)
+    options: dict[str, object] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+    options.update(streams)
+    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, *(["-c", script] if script else ["-m", "receval_cli"]), *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_default_stops,
+        **options,
+    )
+
+
+def send(process: subprocess.Popen[str], signum: int, to: str) -> None:
+    if to == "group":
+        os.killpg(process.pid, signum)
+    else:
+        os.kill(process.pid, signum)
+
+
+def wait_for_stage(process: subprocess.Popen[str], stage: str) -> list[str]:
+    """Read stderr until the --verbose line of `stage` (the work has started)."""
+    assert process.stderr is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + TIMEOUT
+    for line in process.stderr:
+        seen.append(line)
+        if stage in line or time.monotonic() > deadline:
+            break
+    assert stage in seen[-1], "".join(seen)
+    return seen
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
+    try:
+        _, stderr = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"receval did not stop within {TIMEOUT} s")
+    return process.returncode, stderr
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not yet reaped by its new parent, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return state[0] not in ("Z", "X")
+
+
+def children(pid: int) -> list[int]:
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text(encoding="ascii").split()
+    ]
+
+
+# ---------------------------------------------------------------- stops mid-work
+
+
+@pytest.mark.parametrize("to", ["process", "group"])
+@pytest.mark.parametrize("signum", STOPS, ids=[s.name for s in STOPS])
+def test_a_stop_mid_run_to_the_process_or_its_group(
+    big_config: Path, tmp_path: Path, signum: signal.Signals, to: str
+) -> None:
+    """SIGINT, SIGTERM and SIGHUP, sent to the watching process alone or to the whole
+    group (where the worker gets it twice: from the sender and passed on), stop the work:
+    exit 128 + signal, one line naming the signal, no traceback, the earlier report and
+    per-user file byte for byte, no temporary file."""
+    out = tmp_path / "out"
+    before = earlier_reports(out, "report.json", "users.parquet")
+    process = start(
+        *("run", big_config, "--verbose", "-o", out / "report.json"),
+        *("--per-user", out / "users.parquet"),
+        cwd=tmp_path,
+    )
+    seen = wait_for_stage(process, "read, rank, join, metrics ...")
+    send(process, signum, to)
+    code, rest = finish(process)
+    stderr = "".join(seen) + rest
+    assert code == 128 + signum, (code, stderr)
+    assert "Traceback" not in stderr, stderr
+    stopped = [line for line in stderr.splitlines() if " INFO " not in line]
+    assert stopped == [f"interrupted by {signum.name}: {NOTHING_WRITTEN}"], stderr
+    assert folder_bytes(out) == before
+
+
+def test_another_signal_keeps_its_default_action(big_config: Path, tmp_path: Path) -> None:
+    """SIGUSR1 is no stop: the watching process ends as the signal ends it, and its worker
+    with it, without a word about a SIGTERM nobody sent; the earlier report stays."""
+    out = tmp_path / "out"
+    before = earlier_reports(out, "report.json")
+    process = start("run", big_config, "--verbose", "-o", out / "report.json", cwd=tmp_path)
+    wait_for_stage(process, "read, rank, join, metrics ...")
+    worker = children(process.pid)
+    send(process, signal.SIGUSR1, "process")
+    assert process.wait(timeout=TIMEOUT) == -signal.SIGUSR1
+    deadline = time.monotonic() + 1
+    while any(map(alive, worker)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    running = [pid for pid in worker if alive(pid)]
+    for pid in running:
+        os.kill(pid, signal.SIGKILL)
+    _, stderr = finish(process)
+    assert not running, worker
+    assert "SIGTERM" not in stderr, stderr
+    assert folder_bytes(out) == before
+
+
+# the run's work replaced by a stand-in for a polars query that does not return to Python
+# for a long time: no stop can act on it (the signals are blocked), only SIGKILL
+STUCK = """
+import runpy, signal, sys, time
+import receval_cli.config.loading as loading
+import receval_cli.supervisor as supervisor
+from receval_cli import console
+
+if sys.argv[1] == "no-prctl":  # the portable way: a thread sees the watcher's pipe close
+    supervisor._parent_death_signal = lambda signum: False
+
+def stuck(*args, **kwargs):
+    with console.stage("read, rank, join, metrics"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+        time.sleep(120)
+
+loading.load_config = stuck
+sys.argv = ["receval", *sys.argv[2:]]
+runpy.run_module("receval_cli", run_name="__main__")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("way", ["prctl", "no-prctl"])
+def test_the_worker_dies_with_its_watcher(tmp_path: Path, way: str) -> None:
+    """A SIGKILL to the watching process (a job runner's timeout) leaves no worker running
+    a second later, even one inside a long query (it ran on for half an hour, holding
+    gigabytes)."""
+    process = start(way, "run", "config.yaml", "--verbose", cwd=tmp_path, script=STUCK)
+    wait_for_stage(process, "read, rank, join, metrics ...")
+    worker = children(process.pid)
+    assert len(worker) == 1, worker
+    process.kill()
+    process.wait(timeout=TIMEOUT)  # the watcher only: the worker holds stderr's pipe open
+    deadline = time.monotonic() + 1
+    while alive(worker[0]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    running = alive(worker[0])
+    if running:
+        os.kill(worker[0], signal.SIGKILL)
+    process.communicate(timeout=TIMEOUT)
+    assert not running, "the worker still runs a second after its watcher was killed"
+
+
+# ---------------------------------------------------------------- a stop during start-up
+
+
+# what the `receval` console script runs (`python -m` would first import runpy, a longer
+# start-up of Python's own)
+CONSOLE_SCRIPT = "import sys; from receval_cli.launch import main; sys.exit(main())"
+
+
+def test_a_stop_during_start_up_is_one_line_or_the_run_done(tmp_path: Path) -> None:
+    """SIGINT at 0 to 150 ms after the start, to the process and to the group: every outcome
+    is exit 130 with its one line, or a complete run; never a traceback through receval's
+    code nor exit 0 without the report. (Before Python runs any of receval's code, the
+    signal ends it as it ends any Python program: killed with nothing printed, or Python's
+    own message: outside receval's reach, and never a traceback through receval_cli.)"""
+    config = hand_case(tmp_path)
+    stopped = 0
+    for delay in range(0, 151, 10):
+        for to in ("process", "group"):
+            out = tmp_path / f"r-{delay}-{to}.json"
+            process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
+            time.sleep(delay / 1000)
+            send(process, signal.SIGINT, to)
+            code, stderr = finish(process)
+            seen = (delay, to, code, stderr)
+            assert "receval_cli" not in stderr, seen  # no traceback through receval's code
+            if code == 130:
+                stopped += 1
+                assert stderr == f"interrupted by SIGINT: {NOTHING_WRITTEN}\n", seen
+                assert not out.exists(), seen
+            elif code == 0:
+                assert json.loads(out.read_text(encoding="utf-8"))["models"], seen
+            else:  # Python's own start-up: killed by the signal, or Python's message
+                assert code in (-signal.SIGINT, 1), seen
+                assert not out.exists(), seen
+    assert stopped >= 10  # most of the sends reach receval's handler
+
+
+# ---------------------------------------------------------------- closed or full streams
+
+
+@pytest.fixture(scope="module")
+def made_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with a config, two reports of it and a history store of their two runs."""
+    folder = tmp_path_factory.mktemp("reports")
+    config = hand_case(folder)
+    for name in ("a.json", "b.json"):
+        run = ["run", config, "-q", "-o", name, "--history", "runs"]
+        subprocess.run(
+            [sys.executable, "-m", "receval_cli", *map(str, run)],
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            check=True,
+            timeout=TIMEOUT,
+        )
+    return folder
+
+
+@pytest.fixture
+def reports(made_reports: Path, tmp_path: Path) -> Path:
+    """That folder's files, copied into this test's own folder."""
+    shutil.copytree(made_reports, tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+def run_with(
+    command: str, tmp_path: Path, redirect: str, timeout: int = TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    """`command` (receval's arguments) in sh with a redirection (`>&-`, `2>&-`, `| head`);
+    `; echo $?` style: the exit code of receval itself is printed last on fd 3."""
+    paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    script = f'"$PY" -m receval_cli {command} {redirect}'
+    if "|" in redirect:
+        script = f'{{ "$PY" -m receval_cli {command} {redirect.split("|")[0]}; echo $? >&3; }}'
+        script += f" 3>code | {redirect.split('|', 1)[1]}"
+    else:
+        script += "; echo $? > code"
+    return subprocess.run(
+        ["sh", "-c", script],
+        cwd=tmp_path,
+        env={**os.environ, "PY": sys.executable, "PYTHONPATH": os.pathsep.join(paths)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def code_of(tmp_path: Path) -> int:
+    return int((tmp_path / "code").read_text(encoding="ascii"))
+
+
+STDOUT_ONLY = [
+    "run config.yaml",
+    "run config.yaml -f json -o -",
+    "history runs",
+    "compare a.json b.json",
+    "compare a.json b.json -f json",
+]
+
+
+@pytest.mark.parametrize("command", STDOUT_ONLY)
+def test_a_closed_stdout_is_exit_141(reports: object, tmp_path: Path, command: str) -> None:
+    """`>&-`: the output meant for stdout cannot be written: exit 141, as when its reader
+    went away (not exit 3, not exit 0 as if shown)."""
+    result = run_with(command, tmp_path, ">&-")
+    assert code_of(tmp_path) == 141, result.stderr
+    assert result.stderr == ""
+
+
+def test_a_closed_stdout_beside_output_files_is_a_run(reports: object, tmp_path: Path) -> None:
+    """With the report going to a file, the table on stdout only accompanies it: the run
+    succeeds, writes the file, and leaves the table out."""
+    result = run_with("run config.yaml -o out.json", tmp_path, ">&-")
+    assert code_of(tmp_path) == 0, result.stderr
+    assert result.stderr == ""
+    assert json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["models"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "run config.yaml -o out.json",
+        "run config.yaml -o out.json -v",
+        "run config.yaml -q -f json -o -",
+    ],
+)
+def test_a_closed_stderr_never_fails_a_run(reports: object, tmp_path: Path, command: str) -> None:
+    """`2>&-`: warnings and logs cannot be printed, the run does its work all the same."""
+    result = run_with(command, tmp_path, "2>&-")
+    assert code_of(tmp_path) == 0, result.stdout
+    if "-o out.json" in command:
+        assert json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["models"]
+    else:
+        assert json.loads(result.stdout)["models"]
+
+
+def test_a_closed_stderr_keeps_exit_codes(reports: object, tmp_path: Path) -> None:
+    """A bad input is still exit 2 (its message has nowhere to go), and writes nothing."""
+    result = run_with("run missing.yaml -o out.json", tmp_path, "2>&-")
+    assert code_of(tmp_path) == 2, result.stdout
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("run config.yaml --verbose", 141),  # the table meets the closed pipe: 141
+        ("run config.yaml -q -o out.json --verbose", 0),  # only logs: dropped, the run done
+    ],
+)
+def test_logs_to_a_reader_that_went_away(
+    reports: object, tmp_path: Path, command: str, expected: int
+) -> None:
+    """`--verbose 2>&1 | head -1`: stderr's reader goes away after one line; the logs are
+    dropped, never exit 120 nor Python's "Exception ignored ... BrokenPipeError"."""
+    result = run_with(command, tmp_path, "2>&1 | head -1")
+    assert code_of(tmp_path) == expected, result.stdout
+    assert len(result.stdout.splitlines()) == 1
+    assert result.stderr == ""
+    if "out.json" in command:
+        assert json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["models"]
