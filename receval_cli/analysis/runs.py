@@ -246,7 +246,9 @@ def _gates(
         warned[name] = report
         results += unknown_gate
         if model is None:
-            results += check_gates(loaded.gates, report.metrics, segments=report.segments)
+            results += check_gates(
+                loaded.gates, report.metrics, segments=report.segments, name=name
+            )
             continue
         named = {m: g for m, g in loaded.gates.items() if g.model == model}
         if model == baseline:
