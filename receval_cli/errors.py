@@ -7,6 +7,8 @@ edge. Every message names the file, the column or key, what was found and the fi
 from __future__ import annotations
 
 import difflib
+import errno
+import re
 from collections.abc import Iterable
 
 EXIT_OK = 0
@@ -63,6 +65,29 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ' Did you mean 'x'?' for the closest choice, or '' when none is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" Did you mean '{close[0]}'?" if close else ""
+
+
+class OutOfMemory(RecEvalError):
+    """Memory ran out where receval could still say so (a reader's allocation failing,
+    reported as an error rather than an abort): exit 4, as supervisor.py's."""
+
+    exit_code = 4
+
+
+# what an error's text says when memory ran out (a reader's OSError, a PolarsError)
+_OUT_OF_MEMORY = re.compile(
+    r"Cannot allocate memory|out of memory|memory allocation of \d+ bytes failed",
+    re.IGNORECASE,
+)
+
+
+def says_out_of_memory(error: BaseException) -> bool:
+    """The error is memory running out (ENOMEM, or a message that says so)."""
+    if isinstance(error, MemoryError):
+        return True
+    if isinstance(error, OSError) and error.errno == errno.ENOMEM:
+        return True
+    return _OUT_OF_MEMORY.search(str(error)) is not None
 
 
 class InternalError(RecEvalError):

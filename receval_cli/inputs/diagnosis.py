@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from receval_cli.errors import InputError
+from receval_cli.errors import InputError, OutOfMemory, says_out_of_memory
 
 # what a read of a damaged file raises: polars' errors, and the panic of a reader that met
 # bytes it did not expect (a BaseException, not an Exception)
@@ -68,7 +68,15 @@ class _Problem(Exception):
 def read_failure(
     path: Path, fmt: str, separator: str | None, role: str, error: BaseException
 ) -> InputError:
-    """The InputError for a file that could not be read as `fmt` (error: polars' own)."""
+    """The InputError for a file that could not be read as `fmt` (error: polars' own).
+    Memory running out is not the file's fault: OutOfMemory (exit 4) is raised."""
+    if says_out_of_memory(error):
+        from receval_cli.supervisor import out_of_memory_message
+
+        doing = f"while reading {role} file {path}"
+        raise OutOfMemory(
+            out_of_memory_message(doing), path=path, found=first_line(error)
+        ) from None
     found = line_at_fault(path, fmt, separator, role, error)
     if found is not None:
         return found

@@ -290,8 +290,7 @@ def scan(
     except READ_ERRORS as error:
         raise read_failure(path, fmt, sep, role, error) from None
     except OSError as error:  # polars' decompression: "incomplete frame" (a cut .zst)
-        if error.errno == errno.ENOMEM:
-            raise MemoryError from error  # no fault of the file's: exit 4 (cli/app.py)
+        # ENOMEM is no fault of the file's: read_failure raises OutOfMemory (exit 4)
         raise read_failure(path, fmt, sep, role, error) from None
     if fmt == "parquet":  # its footer reads: a page that fails its checksum is damaged
         check_pages(path, role)
