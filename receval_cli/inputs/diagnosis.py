@@ -343,6 +343,15 @@ def _check_row(
     index = header.index(column)
     if index < len(row) and row[index] == unparsed["value"]:
         kind = _kind(unparsed["dtype"])
+        digits = row[index].strip().lstrip("+-")
+        if digits.isdigit() and len(digits) > 18:  # an integer, too long for 64 bits
+            raise _Problem(
+                f"line {line}: column '{column}' holds an integer of {len(digits):,} digits "
+                f"({_show(row[index])}), beyond a 64-bit integer",
+                "Fix the value (a score or a grade is a number of a few digits).",
+                {"line": line, "value": _show(row[index]), "digits": len(digits)},
+                column,
+            )
         raise _Problem(
             f"line {line}: {_show(row[index])} in column '{column}' is not {kind}, as the "
             "rows before it are",
@@ -433,8 +442,22 @@ def _json_value(text: str, line: int) -> object:
             {"line": line, "text": _line_text(text), "value": constant},
         )
 
+    def parse_int(digits: str) -> int:
+        if len(digits.lstrip("-")) <= 18:
+            return int(digits)
+        found = re.search(r'"((?:[^"\\]|\\.)*)"\s*:\s*' + re.escape(digits), text)
+        key = None if found is None else json.loads(f'"{found.group(1)}"')
+        where = "" if key is None else f"{key!r} is "
+        raise _Problem(
+            f"line {line}: {where}an integer of {len(digits.lstrip('-')):,} digits, beyond a "
+            "64-bit integer",
+            "Fix the value (an id, a score or a grade is a number of a few digits).",
+            {"line": line, "digits": len(digits.lstrip("-"))},
+            key,
+        )
+
     try:
-        return json.loads(text.rstrip("\r\n"), parse_constant=refuse)
+        return json.loads(text.rstrip("\r\n"), parse_constant=refuse, parse_int=parse_int)
     except json.JSONDecodeError as error:
         raise _Problem(
             f"line {line} is not valid JSON ({error.msg} at column {error.colno})",

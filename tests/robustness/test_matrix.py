@@ -928,6 +928,37 @@ BAD = [
         "than or equal to 4294967295 (found 1180591620717411303424).",
         config={"conventions": {"max_depth": 2**70}},
     ),
+    # --- #34 messages: numbers too long for any setting or column ----------------------
+    Bad(
+        "csv-score-of-5000-digits",
+        "predictions file {tmp}/predictions.csv cannot be read as csv: line 2: column 'score' "
+        f"holds an integer of 5,000 digits ('{'9' * 35}...'), beyond a 64-bit integer. Fix the "
+        "value (a score or a grade is a number of a few digits).",
+        **predictions(
+            "predictions.csv", f"user,item,score\nu1,a,{'9' * 5000}\nu2,d,{'8' * 5000}\n"
+        ),
+    ),
+    Bad(
+        "csv-relevance-of-5000-digits",
+        "ground truth file {tmp}/truth.csv cannot be read as csv: line 2: column 'relevance' "
+        f"holds an integer of 5,000 digits ('{'9' * 35}...'), beyond a 64-bit integer. Fix the "
+        "value (a score or a grade is a number of a few digits).",
+        files={"truth.csv": f"user,item,relevance\nu1,b,{'9' * 5000}\nu2,d,1\n"},
+    ),
+    Bad(
+        "jsonl-score-of-5000-digits",
+        "predictions file {tmp}/p.jsonl cannot be read as jsonl: line 1: 'score' is an integer "
+        "of 5,000 digits, beyond a 64-bit integer. Fix the value (an id, a score or a grade is "
+        "a number of a few digits).",
+        **predictions("p.jsonl", '{"user": "u1", "item": "a", "score": ' + "9" * 5000 + "}\n"),
+    ),
+    Bad(
+        "config-integer-of-5000-digits",
+        f"{CONFIG}: gates.ndcg@2.min (line 5) is an integer of 5,000 digits, longer than any "
+        "setting takes. Write a number a config can hold (a threshold, a count), e.g. 0.5 or "
+        "1e300.",
+        config=VALID_YAML + "gates:\n  ndcg@2: {min: " + "9" * 5000 + "}\n",
+    ),
 ]
 
 
