@@ -952,6 +952,25 @@ BAD = [
         "a number of a few digits).",
         **predictions("p.jsonl", '{"user": "u1", "item": "a", "score": ' + "9" * 5000 + "}\n"),
     ),
+    # --- #34 messages: a suggestion that looks identical to what was found ---------------
+    Bad(
+        "header-in-nfd-suggests-with-code-points",
+        "predictions file {tmp}/p.csv has no column 'usu\u00e1rio' (set by "
+        "predictions.columns.user). Did you mean 'usua\u0301rio'? They look alike but are "
+        "written with different code points: 'usu\\u00e1rio' vs 'usua\\u0301rio' (normalize "
+        "the text to NFC). Its columns are: usua\u0301rio, item, score. Set "
+        "predictions.columns.user to one of them.",
+        **predictions("p.csv", "usua\u0301rio,item,score\nu1,a,0.9\n", user="usu\u00e1rio"),
+    ),
+    Bad(
+        "header-with-a-zero-width-space-says-so",
+        "predictions file {tmp}/p.csv has no column 'usu\u00e1rio' (set by "
+        "predictions.columns.user). Did you mean 'usu\u200b\u00e1rio'? They look alike: "
+        "'usu\\u200b\\u00e1rio' holds an invisible zero width space U+200B at character 4. "
+        "Its columns are: usu\u200b\u00e1rio, item, score. Set predictions.columns.user to one "
+        "of them.",
+        **predictions("p.csv", "usu\u200b\u00e1rio,item,score\nu1,a,0.9\n", user="usu\u00e1rio"),
+    ),
     Bad(
         "config-integer-of-5000-digits",
         f"{CONFIG}: gates.ndcg@2.min (line 5) is an integer of 5,000 digits, longer than any "
