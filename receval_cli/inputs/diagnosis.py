@@ -443,14 +443,14 @@ def _json_value(text: str, line: int) -> object:
         )
 
     def parse_int(digits: str) -> int:
-        if len(digits.lstrip("-")) <= 18:
+        if len(digits.lstrip("-")) <= 38:  # an Int128 (ids) holds up to 38 digits
             return int(digits)
         found = re.search(r'"((?:[^"\\]|\\.)*)"\s*:\s*' + re.escape(digits), text)
         key = None if found is None else json.loads(f'"{found.group(1)}"')
         where = "" if key is None else f"{key!r} is "
         raise _Problem(
-            f"line {line}: {where}an integer of {len(digits.lstrip('-')):,} digits, beyond a "
-            "64-bit integer",
+            f"line {line}: {where}an integer of {len(digits.lstrip('-')):,} digits, beyond "
+            "any number column",
             "Fix the value (an id, a score or a grade is a number of a few digits).",
             {"line": line, "digits": len(digits.lstrip("-"))},
             key,

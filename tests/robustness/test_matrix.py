@@ -948,7 +948,7 @@ BAD = [
     Bad(
         "jsonl-score-of-5000-digits",
         "predictions file {tmp}/p.jsonl cannot be read as jsonl: line 1: 'score' is an integer "
-        "of 5,000 digits, beyond a 64-bit integer. Fix the value (an id, a score or a grade is "
+        "of 5,000 digits, beyond any number column. Fix the value (an id, a score or a grade is "
         "a number of a few digits).",
         **predictions("p.jsonl", '{"user": "u1", "item": "a", "score": ' + "9" * 5000 + "}\n"),
     ),
@@ -970,6 +970,21 @@ BAD = [
         "Its columns are: usu\u200b\u00e1rio, item, score. Set predictions.columns.user to one "
         "of them.",
         **predictions("p.csv", "usu\u200b\u00e1rio,item,score\nu1,a,0.9\n", user="usu\u00e1rio"),
+    ),
+    Bad(
+        "jsonl-ids-of-2-to-the-70-name-the-file-s-column",
+        "predictions file {tmp}/p.jsonl could not be read: conversion from `i128` to `i64` "
+        "failed in column 'user_id' for 1 out of 2 values: [1180591620717411303424]. Check the "
+        "file's contents and the columns named in the config.",
+        files={
+            "p.jsonl": '{"user_id": 1180591620717411303424, "item": "a", "score": 0.5}\n'
+            '{"user_id": 1, "item": "b", "score": 0.4}\n',
+            "t.jsonl": '{"user_id": 1180591620717411303424, "item": "a", "relevance": 1}\n',
+        },
+        config={
+            "predictions": {"path": "p.jsonl", "columns": {"user": "user_id"}},
+            "ground_truth": {"path": "t.jsonl", "columns": {"user": "user_id"}},
+        },
     ),
     Bad(
         "config-integer-of-5000-digits",
