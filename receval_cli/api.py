@@ -42,6 +42,7 @@ from receval_cli.inputs.optional import (
     read_catalog,
     read_interactions,
 )
+from receval_cli.inputs.pandas_frames import from_pandas
 from receval_cli.inputs.readers import Input, map_ground_truth, map_predictions, read_ground_truth
 from receval_cli.inputs.readers import read_predictions as read_prediction_file
 from receval_cli.report.data import Report
@@ -190,7 +191,7 @@ def _validated(model: type[M], data: dict[str, Any], *within: str) -> M:
 def _input(data: Data, role: str, columns: Mapping[str, str] | None, separator: str) -> Input:
     """A path read by the file reader, or a frame mapped with the same column mapping."""
     model, read, mapped = _READERS[role]
-    frame = _as_lazy(data)
+    frame = _as_lazy(data, role)
     path = str(data) if frame is None else f"<{role.replace('_', ' ')} frame>"
     settings = {"path": path, "columns": dict(columns or {}), "list_separator": separator}
     tag = ("<file>",) if model is PredictionsConfig else ()  # predictions: one file
@@ -200,7 +201,7 @@ def _input(data: Data, role: str, columns: Mapping[str, str] | None, separator: 
     return mapped(frame, config, Path(path), "frame")
 
 
-def _as_lazy(data: Data) -> pl.LazyFrame | None:
+def _as_lazy(data: Data, role: str) -> pl.LazyFrame | None:
     """The data as a LazyFrame, or None for a path."""
     if isinstance(data, pl.LazyFrame):
         return data
@@ -209,7 +210,7 @@ def _as_lazy(data: Data) -> pl.LazyFrame | None:
     if isinstance(data, str | os.PathLike):
         return None
     if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
-        return pl.from_pandas(data).lazy()
+        return from_pandas(data, role)
     fix = "give a path (str or Path), a polars DataFrame or LazyFrame, or a pandas DataFrame."
     raise UsageError(
         f"an input is a {type(data).__name__}; {fix}", found=type(data).__name__, fix=fix

@@ -37,7 +37,7 @@ from rich.text import Text
 
 from receval_cli import signals, streams
 from receval_cli.errors import EXIT_STDOUT_CLOSED
-from receval_cli.escaping import printable
+from receval_cli.escaping import json_text, printable
 
 
 class LogFormat(StrEnum):
@@ -263,7 +263,7 @@ def emit(
             record["event"] = "gate_failed"
         if fields:
             record["fields"] = fields
-        text = json.dumps(record, ensure_ascii=False, default=str)
+        text = json_text(json.dumps(record, ensure_ascii=False, default=str))
         target.print(text, markup=False, highlight=False)
     elif level == "info":
         target.print(f"{_now()} INFO {message}", markup=False)

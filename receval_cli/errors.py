@@ -7,6 +7,8 @@ edge. Every message names the file, the column or key, what was found and the fi
 from __future__ import annotations
 
 import difflib
+import errno
+import re
 from collections.abc import Iterable
 
 EXIT_OK = 0
@@ -62,7 +64,63 @@ class UsageError(RecEvalError):
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ' Did you mean 'x'?' for the closest choice, or '' when none is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" Did you mean '{close[0]}'?" if close else ""
+    if not close:
+        return ""
+    differ = _how_they_differ(word, close[0])
+    return f" Did you mean '{close[0]}'?{differ}"
+
+
+def _escaped(text: str) -> str:
+    """Text with every character beyond ASCII as its code point ('usua\\u0301rio')."""
+    return "".join(c if c.isascii() and c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def _how_they_differ(found: str, suggested: str) -> str:
+    """For a suggestion that looks identical to what was found (another Unicode form, an
+    invisible character): what differs, so the two names are told apart; else ''."""
+    import unicodedata
+
+    def visible(text: str) -> str:
+        kept = "".join(c for c in text if unicodedata.category(c) != "Cf")
+        return unicodedata.normalize("NFC", kept)
+
+    if found == suggested or visible(found) != visible(suggested):
+        return ""
+    for text in (found, suggested):
+        for position, char in enumerate(text, start=1):
+            if unicodedata.category(char) == "Cf":
+                name = unicodedata.name(char, "an invisible character").lower()
+                return (
+                    f" They look alike: '{_escaped(text)}' holds an invisible {name} "
+                    f"U+{ord(char):04X} at character {position}."
+                )
+    return (
+        f" They look alike but are written with different code points: "
+        f"'{_escaped(found)}' vs '{_escaped(suggested)}' (normalize the text to NFC)."
+    )
+
+
+class OutOfMemory(RecEvalError):
+    """Memory ran out where receval could still say so (a reader's allocation failing,
+    reported as an error rather than an abort): exit 4, as supervisor.py's."""
+
+    exit_code = 4
+
+
+# what an error's text says when memory ran out (a reader's OSError, a PolarsError)
+_OUT_OF_MEMORY = re.compile(
+    r"Cannot allocate memory|out of memory|memory allocation of \d+ bytes failed",
+    re.IGNORECASE,
+)
+
+
+def says_out_of_memory(error: BaseException) -> bool:
+    """The error is memory running out (ENOMEM, or a message that says so)."""
+    if isinstance(error, MemoryError):
+        return True
+    if isinstance(error, OSError) and error.errno == errno.ENOMEM:
+        return True
+    return _OUT_OF_MEMORY.search(str(error)) is not None
 
 
 class InternalError(RecEvalError):

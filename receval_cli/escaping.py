@@ -4,19 +4,26 @@ them) made safe for each output format, so a value is shown, never obeyed:
 - terminal: control characters (ESC, BEL, CR, ...) as repr() writes them;
 - Markdown: every character Markdown or inline HTML could read escaped with a backslash
   (`![t](http://x)` and `<img>` show as text, a `|` cannot end a table cell);
-- CSV: a text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or
-  a carriage return first) starts with `'`;
-- XML (JUnit): characters XML 1.0 forbids (most controls) as `\\xNN`;
+- CSV: control characters as for a terminal (a CSV report may be printed), and a text cell
+  that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or a carriage
+  return first) starts with `'`;
+- XML (JUnit): characters XML 1.0 forbids (most controls) and the C1 controls it
+  discourages (U+007F-U+009F, which a terminal may obey: U+009B starts a CSI) as `\\xNN`;
+- HTML: `<`, `>`, `&` and quotes as entities, control characters as for a terminal (an
+  HTML report may be printed);
+- JSON written with ensure_ascii=False: the C1 controls (U+007F-U+009F) as `\\u00XX`
+  (json.dumps escapes the others);
 - GitHub workflow commands: `%`, CR and LF (and `:` and `,` in a property) %-encoded.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
-_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -56,11 +63,27 @@ def markdown_code(text: object) -> str:
 
 
 def csv_cell(value: object) -> object:
-    """For a CSV cell: a text that starts like a formula gets a leading `'`; numbers and
-    None are left as they are."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+    """For a CSV cell: control characters as printable() writes them, and a text that
+    starts like a formula gets a leading `'`; numbers and None are left as they are."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(_FORMULA_START):
+        value = "'" + value
+    return printable(value)
+
+
+def html_text(text: object, quote: bool = True) -> str:
+    """For HTML text or an attribute value: html.escape of the printable text."""
+    return html.escape(printable(text), quote=quote)
+
+
+_C1 = re.compile(r"[\x7f-\x9f]")
+
+
+def json_text(text: str) -> str:
+    """A JSON document written with ensure_ascii=False, its C1 controls (raw there, and
+    U+009B starts a terminal's CSI) as \\u escapes: they can only be inside strings."""
+    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def xml_text(text: object) -> str:

@@ -212,3 +212,72 @@ def test_per_user_is_null_where_a_user_is_not_in_the_mean() -> None:
     for name in ("ndcg@2", "recall@2", "intra_list_diversity@2"):
         column = report.per_user.get_column(name)
         assert column.mean() == pytest.approx(report.metrics[name], abs=1e-15), name
+
+
+# ------------------------------------------------ #34 messages: hostile pandas frames
+
+
+class _Opaque:
+    """A value pyarrow cannot convert."""
+
+
+_TRUTH = pd.DataFrame({"user": ["u1"], "item": ["a"]})
+
+
+@pytest.mark.parametrize(
+    ("frame", "column", "found", "words"),
+    [
+        (
+            pd.DataFrame([["u1", "a", 0.5]], columns=["user", "user", "score"]),
+            "user",
+            ["user", "user", "score"],
+            ["2 columns named 'user'"],
+        ),
+        (
+            pd.DataFrame({"user": [1, "u2"], "item": ["a", "b"], "score": [0.5, 0.4]}),
+            "user",
+            ["int", "str"],
+            ["column 'user'", "mixes values of types int, str"],
+        ),
+        (
+            pd.DataFrame({"user": ["u1", "u2"], "item": [[1], 2], "score": [0.5, 0.4]}),
+            "item",
+            ["int", "list"],
+            ["column 'item'", "int, list"],
+        ),
+        (
+            pd.DataFrame({"user": ["u1", "u2"], "item": ["a", "b"], "score": [_Opaque()] * 2}),
+            "score",
+            None,
+            ["column 'score'", "cannot be converted"],
+        ),
+    ],
+    ids=["duplicate columns", "mixed ids", "a list among ints", "opaque objects"],
+)
+def test_hostile_pandas_frames_raise_receval_s_errors(
+    frame: pd.DataFrame, column: str, found: list[str] | None, words: list[str]
+) -> None:
+    """polars raised a bare ValueError for two columns of one name, pyarrow ArrowInvalid
+    for a column mixing 1 and 'u2': now an InputError with the CLI's fields."""
+    with pytest.raises(InputError) as caught:
+        receval_cli.evaluate(frame, _TRUTH, ["ndcg@2"])
+    message = str(caught.value)
+    assert message.startswith("predictions: "), message
+    assert all(word in message for word in words), message
+    fields = caught.value.fields
+    assert fields["key"] == "predictions"
+    assert fields["path"] == "<predictions frame>"
+    assert fields["column"] == column
+    assert fields["fix"] in message
+    if found is not None:
+        assert fields["found"] == found
+
+
+def test_a_hostile_ground_truth_frame_names_its_argument() -> None:
+    truth = pd.DataFrame({"user": ["u1", 2], "item": ["a", "b"]})
+    with pytest.raises(InputError) as caught:
+        receval_cli.evaluate(
+            pd.DataFrame({"user": ["u1"], "item": ["a"], "score": [1.0]}), truth, ["ndcg@2"]
+        )
+    assert caught.value.fields["key"] == "ground_truth"
+    assert caught.value.fields["path"] == "<ground truth frame>"

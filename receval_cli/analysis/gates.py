@@ -242,12 +242,15 @@ def check_gates(
     metrics: Mapping[str, float | None],
     model: str | None = None,
     segments: Mapping[str, Any] | None = None,
+    name: str | None = None,
 ) -> list[GateResult]:
     """The absolute bounds (min, max) of the gates that apply to this model; a gate that
-    names a segment reads the metric of that segment's report (`segments`)."""
+    names a segment reads the metric of that segment's report (`segments`). `name`: the
+    model's name a gate's `model:` is matched against (default `model`; a run of one
+    model labels its gates with no model, yet `model: NAME` applies to it)."""
     results = []
     for metric, gate in gates.items():
-        if gate.model is not None and gate.model != model:
+        if gate.model is not None and gate.model != (name or model):
             continue
         values = metrics
         label = metric

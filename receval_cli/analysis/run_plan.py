@@ -204,6 +204,8 @@ def plan_run(
         confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
     if not comparing:
         reject_relative_gates(loaded)
+    elif baseline_report is None:
+        reject_baseline_gates(loaded, settings.baseline or next(iter(models)))
     saved, warnings = None, []
     if baseline_report is not None:
         saved = read_baseline_report(baseline_report, settings.baseline)
@@ -281,6 +283,30 @@ def reject_relative_gates(loaded: LoadedConfig) -> None:
             key=f"gates.{relative[0]}",
             path=loaded.path,
             found=relative,
+            fix=fix,
+        )
+
+
+def reject_baseline_gates(loaded: LoadedConfig, baseline: str) -> None:
+    """A gate against the baseline (max_drop, max_relative_drop, no_significant_drop)
+    on the baseline model itself: it would compare the model with itself, so it applies
+    to nothing (refused, not skipped)."""
+    for metric, gate in loaded.gates.items():
+        if gate.model != baseline or not gate.relative:
+            continue
+        others = [name for name in loaded.config.model_files() if name != baseline]
+        key = f"gates.{metric}.model"
+        fix = (
+            f"Name a model compared with it ({', '.join(others)}), or give the baseline "
+            "a min or max gate instead."
+        )
+        raise ConfigError(
+            f"{loaded.path}: {key} '{baseline}' is the baseline, and this gate compares a "
+            f"model with the baseline (max_drop, max_relative_drop or "
+            f"no_significant_drop): it applies to no model. {fix}",
+            key=key,
+            path=loaded.path,
+            found=baseline,
             fix=fix,
         )
 

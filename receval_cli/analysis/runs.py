@@ -145,11 +145,11 @@ def _segment_rows(name: str, rows: pl.DataFrame) -> pl.Expr:
     """The filter on the per-user rows (their segment attribute columns, as text) that
     keeps segment `name`'s users: attribute=value, or attribute=(none) for the users
     without a value."""
-    from receval_cli.evaluation.segment_split import NONE
+    from receval_cli.evaluation.segment_split import segment_value
 
-    attribute, _, value = name.partition("=")
+    attribute, value = segment_value(name)
     assert attribute in rows.columns, f"segment attribute {attribute} not in the per-user rows"
-    return pl.col(attribute).is_null() if value == NONE else pl.col(attribute) == value
+    return pl.col(attribute).is_null() if value is None else pl.col(attribute) == value
 
 
 def _with_intervals(report: Report, plan: RunPlan) -> Report:
@@ -248,7 +248,9 @@ def _gates(
         warned[name] = report
         results += unknown_gate
         if model is None:
-            results += check_gates(loaded.gates, report.metrics, segments=report.segments)
+            results += check_gates(
+                loaded.gates, report.metrics, segments=report.segments, name=name
+            )
             continue
         named = {m: g for m, g in loaded.gates.items() if g.model == model}
         if model == baseline:

@@ -68,6 +68,10 @@ def map_segments(
                 column=column,
                 found=names[:50],
             )
+    schema = raw.collect_schema()
+    for attribute in attributes:
+        if schema[attribute].is_nested():
+            raise nested_attribute(attribute, str(schema[attribute]), path, "segments")
     frame = raw.select(
         pl.col(config.columns.user).cast(pl.String).alias("user"),
         *(pl.col(a).cast(pl.String) for a in attributes),
@@ -101,7 +105,11 @@ def repeated_users(path: Path | str, repeated: int, examples: list[str]) -> Inpu
 
 
 def _from_truth(truth: Input, attributes: list[str]) -> pl.DataFrame:
-    require_truth_columns(truth.raw.collect_schema().names(), attributes, truth.path)
+    schema = truth.raw.collect_schema()
+    require_truth_columns(schema.names(), attributes, truth.path)
+    for attribute in attributes:
+        if schema[attribute].is_nested():
+            raise nested_attribute(attribute, str(schema[attribute]), truth.path, "ground truth")
     user = truth.columns["user"]
     try:
         per_user = (
@@ -139,6 +147,22 @@ def require_truth_columns(names: list[str], attributes: list[str], path: Path | 
             found=names[:50],
             fix=fix,
         )
+
+
+def nested_attribute(attribute: str, type_name: str, path: Path | str, role: str) -> InputError:
+    """A segment attribute whose column holds lists or structs: a segment is one value."""
+    key = setting("segment_by")
+    fix = f"Give '{attribute}' one value per user (text or a number), or drop it from {key}."
+    return InputError(
+        f"{key} names '{attribute}', a column of the {role} file {path} of type "
+        f"{type_name}; a segment attribute needs one plain value per user, not a list or a "
+        f"struct. {fix}",
+        key=key,
+        path=path,
+        column=attribute,
+        found=type_name,
+        fix=fix,
+    )
 
 
 def several_values(attribute: str, user: str, values: list[str], path: Path | str) -> InputError:

@@ -30,6 +30,7 @@ from receval_cli.cli.validate import validate_command
 from receval_cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
+    says_out_of_memory,
 )
 from receval_cli.report.writing import (
     forget_written,
@@ -56,12 +57,18 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
             message = supervisor.out_of_memory_message("while it ran")
             raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
         except OSError as error:
+            if says_out_of_memory(error):  # ENOMEM where it was not caught: exit 4 too
+                message = supervisor.out_of_memory_message("while it ran")
+                raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
             if error.errno == errno.EPIPE:  # stdout's reader went away: exit 141, quietly
                 raise console.stdout_closed() from None
             if error.errno != errno.ENOSPC:
                 raise console.fail(unexpected(error), EXIT_INTERNAL) from None
             raise console.fail(stdout_failed(error), EXIT_BAD_INPUT) from None
         except Exception as error:  # a bug: one line and exit 3, never a traceback or 1
+            if says_out_of_memory(error):  # polars' "out of memory", uncaught: exit 4
+                message = supervisor.out_of_memory_message("while it ran")
+                raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
             raise console.fail(unexpected(error), EXIT_INTERNAL) from None
 
 

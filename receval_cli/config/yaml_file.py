@@ -47,6 +47,38 @@ class _StrictLoader(yaml.SafeLoader):
             self.depth -= 1
 
 
+class _TooManyDigits(Exception):
+    """An integer longer than Python converts from text (sys.get_int_max_str_digits):
+    where it is (the keys above it, gathered on the way up) and its length."""
+
+    def __init__(self, line: int, digits: int) -> None:
+        super().__init__(f"{digits} digits")
+        self.line, self.digits = line, digits
+        self.keys: list[str] = []
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return loader.construct_yaml_int(node)
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        digits = sum(c.isdigit() for c in str(node.value))
+        raise _TooManyDigits(node.start_mark.line + 1, digits) from None
+
+
+def _too_many_digits(path: Path, error: _TooManyDigits) -> ConfigError:
+    key = ".".join(error.keys) or None
+    where = f"{key} (line {error.line})" if key else f"line {error.line}"
+    fix = "Write a number a config can hold (a threshold, a count), e.g. 0.5 or 1e300."
+    return ConfigError(
+        f"{path}: {where} is an integer of {error.digits:,} digits, longer than any setting "
+        f"takes. {fix}",
+        path=path,
+        key=key,
+        found=f"an integer of {error.digits:,} digits",
+        fix=fix,
+    )
+
+
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     """A mapping whose explicit keys are distinct; merge keys (`<<: *defaults`) come first
     and the explicit keys override them, as YAML's merge rule says."""
@@ -70,7 +102,11 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[An
                 fix=fix,
             )
         seen.add(key)
-        mapping[key] = loader.construct_object(value_node, deep=True)
+        try:
+            mapping[key] = loader.construct_object(value_node, deep=True)
+        except _TooManyDigits as error:
+            error.keys.insert(0, str(key))
+            raise
     return mapping
 
 
@@ -91,6 +127,7 @@ _StrictLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
     _construct_mapping,
 )
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _expanded_size(root: yaml.Node) -> tuple[int, int]:
@@ -230,5 +267,7 @@ def read_yaml(path: Path) -> Any:
         ) from None
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: invalid YAML: {error}", path=path) from None
+    except _TooManyDigits as error:
+        raise _too_many_digits(path, error) from None
     finally:
         loader.dispose()

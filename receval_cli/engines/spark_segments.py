@@ -20,6 +20,7 @@ import polars as pl
 
 from receval_cli.analysis.segments import (
     map_segments,
+    nested_attribute,
     repeated_users,
     require_truth_columns,
     several_values,
@@ -87,7 +88,9 @@ def read_spark_segments(
         _check_repeats(values, loaded, location, local)
     else:
         raw, source = truth
-        require_truth_columns(raw.columns, list(by), source.location or str(source.path))
+        where = source.location or str(source.path)
+        require_truth_columns(raw.columns, list(by), where)
+        _check_flat(raw, by, where)
         user = F.col(source.columns["user"]).cast("string").alias(SEGMENT_USER)
         texts = raw.select(user, *(F.col(a).cast("string").alias(named[a]) for a in by))
         grouped = texts.groupBy(SEGMENT_USER).agg(
@@ -97,7 +100,6 @@ def read_spark_segments(
             several = grouped.filter(F.size(named[attribute]) > 1)
             found = several.orderBy(SEGMENT_USER).select(SEGMENT_USER, named[attribute]).first()
             if found is not None:
-                where = source.location or str(source.path)
                 raise several_values(attribute, found[0], list(found[1]), where)
         values = grouped.select(SEGMENT_USER, *(F.get(named[a], 0).alias(named[a]) for a in by))
     distinct = values.agg(*(F.array_sort(F.collect_set(named[a])).alias(a) for a in by)).first()
@@ -106,6 +108,17 @@ def read_spark_segments(
     key = F.col(SEGMENT_USER)
     bucket_user = key if user_type == "string" else key.try_cast(user_type)
     return SparkSegments(values.select(bucket_user.alias("user"), "*"), by, segments)
+
+
+def _check_flat(raw: SparkFrame, by: tuple[str, ...], where: str) -> None:
+    """A ground truth column of arrays, maps or structs named by segment_by: the polars
+    engines' error (a segments file's schema is checked by map_segments)."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    for attribute in by:
+        kind = raw.schema[attribute].dataType
+        if isinstance(kind, (ArrayType, MapType, StructType)):
+            raise nested_attribute(attribute, kind.simpleString(), where, "ground truth")
 
 
 def _check_repeats(

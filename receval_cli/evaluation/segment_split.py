@@ -1,15 +1,20 @@
 """segment_by inside the one assembly: each bucket splits its users by segment.
 
 A segment is the users whose `attribute` has one value (`attribute=value`), or who have
-none (`attribute=(none)`). A user's statistics and per-user values depend only on its own
-list and ground truth (and on the optional inputs, which are whole), so a bucket builds
-its per-user table once and splits it: each segment of the bucket's users becomes a
-Partial of its own (`segment_partials`), as if those users were a bucket. The buckets'
-segment Partials are merged segment by segment with the rest (partial.merge) and each is
-finished by the same code as the run (assembly.finish), so a segment's numbers, checks and
-messages are a run's on its users alone, on every engine. Only the metrics that are not
-means of per-user values (global and rating metrics) are computed again per segment, from
-the bucket's lists and rows already in memory.
+none (`attribute=(none)`, the null group). A value that could read as the null group's
+name (the text `(none)`) or that starts with a double quote is written as a JSON string
+(`attribute="(none)"`), so no value's segment ever collides with the null group
+(segment_name, and its inverse segment_value).
+
+A user's statistics and per-user values depend only on its own list and ground truth
+(and on the optional inputs, which are whole), so a bucket builds its per-user table
+once and splits it: each segment of the bucket's users becomes a Partial of its own
+(`segment_partials`), as if those users were a bucket. The buckets' segment Partials are
+merged segment by segment with the rest (partial.merge) and each is finished by the same
+code as the run (assembly.finish), so a segment's numbers, checks and messages are a
+run's on its users alone, on every engine. Only the metrics that are not means of
+per-user values (global and rating metrics) are computed again per segment, from the
+bucket's lists and rows already in memory.
 
 Users are matched to their values by their id as text (`attributes` holds ids as text):
 a segments file that writes `0042` does not name user 42.
@@ -18,6 +23,7 @@ a segments file that writes `0042` does not name user 42.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,7 +39,7 @@ from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import StateInputs, mean_term
 
-NONE = "(none)"
+NONE = "(none)"  # the null group's value in a segment's name: the users without a value
 _CODE = "segment code"  # each user's segment of one attribute, as a number
 _TEXT = "segment user"  # the user id as text, matched with the attributes' ids
 
@@ -49,6 +55,27 @@ class Segment:
     complement: bool = False
 
 
+def segment_name(attribute: str, value: str | None) -> str:
+    """The segment's name: attribute=value; attribute=(none) for the users without a
+    value (None); a value `(none)` or one starting with `"` written as a JSON string
+    (attribute="(none)"), so that names and groups are one to one."""
+    if value is None:
+        return f"{attribute}={NONE}"
+    if value == NONE or value.startswith('"'):
+        return f"{attribute}={json.dumps(value, ensure_ascii=False)}"
+    return f"{attribute}={value}"
+
+
+def segment_value(name: str) -> tuple[str, str | None]:
+    """The attribute and the value (None: the null group) a segment_name names."""
+    attribute, _, value = name.partition("=")
+    if value == NONE:
+        return attribute, None
+    if value.startswith('"'):
+        return attribute, str(json.loads(value))
+    return attribute, value
+
+
 def segments_of(values: dict[str, Iterable[str | None]]) -> list[Segment]:
     """Every attribute=value, in attribute order then value order, from each attribute's
     values; attribute=(none) holds the users without a value (a null, or no row), and is
@@ -56,8 +83,8 @@ def segments_of(values: dict[str, Iterable[str | None]]) -> list[Segment]:
     found = []
     for attribute, given in values.items():
         for value in sorted({v for v in given if v is not None}):
-            found.append(Segment(f"{attribute}={value}", attribute, value))
-        found.append(Segment(f"{attribute}={NONE}", attribute, complement=True))
+            found.append(Segment(segment_name(attribute, value), attribute, value))
+        found.append(Segment(segment_name(attribute, None), attribute, complement=True))
     return found
 
 
@@ -116,7 +143,7 @@ def segment_partials(
         named = value.drop_nulls().unique().sort()
         # each user's segment as a number: its value's place, or the last one for no value
         codes = (value.rank("dense") - 1).fill_null(named.len()).cast(pl.Int64).alias(_CODE)
-        segments = [f"{attribute}={v}" for v in named.to_list()] + [f"{attribute}={NONE}"]
+        segments = [segment_name(attribute, v) for v in [*named.to_list(), None]]
         partials = _grouped_partials(
             per_user, in_mean, codes, len(segments), user_specs, conventions
         )

@@ -11,14 +11,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.escaping import csv_cell, markdown_code, markdown_text
+from receval_cli.escaping import (
+    csv_cell,
+    html_text,
+    json_text,
+    markdown_code,
+    markdown_text,
+    printable,
+)
 from receval_cli.history.trends import Selection, Trend, sparkline
 from receval_cli.version import __version__
 
@@ -76,8 +82,8 @@ def _has_segments(found: list[Trend]) -> bool:
 
 def history_table(store: Path, found: list[Trend], selection: Selection) -> Table | Text:
     if not found:
-        return Text(f"history {store}: no runs match.")
-    table = Table(title=f"history {store}", title_justify="left")
+        return Text(printable(f"history {store}: no runs match."))
+    table = Table(title=printable(f"history {store}"), title_justify="left")
     columns = list(_columns(found[0]))
     if not _has_segments(found):
         columns.remove("segment")
@@ -97,7 +103,7 @@ def history_table(store: Path, found: list[Trend], selection: Selection) -> Tabl
                 name.startswith("vs median") and trend.worse(trend.change_median)
             )
             style = "red" if worse or (name == "flag" and cells[name]) else ""
-            row.append(Text(cells[name], style=style))
+            row.append(Text(printable(cells[name]), style=style))
         table.add_row(*row)
     if any(t.significant_drop for t in found):
         table.caption = _FLAG_NOTE
@@ -112,7 +118,7 @@ def render_history(store: Path, found: list[Trend], selection: Selection, fmt: s
             "last": selection.last,
             "series": [t.to_dict() for t in found],
         }
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return json_text(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     if fmt == "csv":
         return _csv(found)
     if fmt == "markdown":
@@ -198,7 +204,7 @@ def _html(store: Path, found: list[Trend], selection: Selection) -> str:
     columns = [c for c in _columns(found[0]) if c != "trend"]
     if not _has_segments(found):
         columns.remove("segment")
-    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    head = "".join(f"<th>{html_text(c)}</th>" for c in columns)
     rows = []
     for trend in found:
         cells = _columns(trend)
@@ -210,10 +216,10 @@ def _html(store: Path, found: list[Trend], selection: Selection) -> str:
             )
             numeric = name in ("runs", "latest") or name.startswith("vs ")
             classes = " ".join(c for c in ("num" if numeric else "", "fail" if worse else "") if c)
-            text = cells[name] if name == "latest" else escape(cells[name])
+            text = cells[name] if name == "latest" else html_text(cells[name])
             tds.append(f'<td class="{classes}">{text}</td>' if classes else f"<td>{text}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    note = f'<p class="note">{escape(_FLAG_NOTE)}</p>\n' if any(_flag(t) for t in found) else ""
+    note = f'<p class="note">{html_text(_FLAG_NOTE)}</p>\n' if any(_flag(t) for t in found) else ""
     figures = []
     groups: dict[tuple[str | None, str], list[Trend]] = {}
     for trend in found:
@@ -242,19 +248,19 @@ def _html(store: Path, found: list[Trend], selection: Selection) -> str:
             bounds["max"] = trends[-1].gate_max
         name = metric if segment is None else f"{metric} [{segment}]"
         svg = plots.trend_figure(name, series, [r[2] for r in runs], bounds, f"fig{number}-")
-        caption = f"{escape(name)} over the last {len(runs)} runs"
+        caption = f"{html_text(name)} over the last {len(runs)} runs"
         if any(p.low is not None for t in trends for p in t.points):
             caption += "; bands: confidence intervals"
         if bounds:
             caption += "; dashed: the gate's bounds"
         figures.append(
-            f'<figure class="plot" data-kind="trend" data-name="{escape(name)}">\n{svg}'
+            f'<figure class="plot" data-kind="trend" data-name="{html_text(name)}">\n{svg}'
             f"<figcaption>{caption}</figcaption>\n</figure>\n"
         )
     latest = max((t.latest for t in found), key=lambda p: (p.started_at, p.run_id))
     header = (
-        f'<p class="about">{len(groups)} metrics; latest run {escape(latest.name)} '
-        f"(id {escape(latest.run_id)}); change against the median of up to "
+        f'<p class="about">{len(groups)} metrics; latest run {html_text(latest.name)} '
+        f"(id {html_text(latest.run_id)}); change against the median of up to "
         f"{selection.window} runs before the latest</p>\n"
     )
     body = (

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from receval_cli.errors import InputError
+from receval_cli.errors import InputError, OutOfMemory, says_out_of_memory
 
 # what a read of a damaged file raises: polars' errors, and the panic of a reader that met
 # bytes it did not expect (a BaseException, not an Exception)
@@ -68,7 +68,15 @@ class _Problem(Exception):
 def read_failure(
     path: Path, fmt: str, separator: str | None, role: str, error: BaseException
 ) -> InputError:
-    """The InputError for a file that could not be read as `fmt` (error: polars' own)."""
+    """The InputError for a file that could not be read as `fmt` (error: polars' own).
+    Memory running out is not the file's fault: OutOfMemory (exit 4) is raised."""
+    if says_out_of_memory(error):
+        from receval_cli.supervisor import out_of_memory_message
+
+        doing = f"while reading {role} file {path}"
+        raise OutOfMemory(
+            out_of_memory_message(doing), path=path, found=first_line(error)
+        ) from None
     found = line_at_fault(path, fmt, separator, role, error)
     if found is not None:
         return found
@@ -335,6 +343,15 @@ def _check_row(
     index = header.index(column)
     if index < len(row) and row[index] == unparsed["value"]:
         kind = _kind(unparsed["dtype"])
+        digits = row[index].strip().lstrip("+-")
+        if digits.isdigit() and len(digits) > 18:  # an integer, too long for 64 bits
+            raise _Problem(
+                f"line {line}: column '{column}' holds an integer of {len(digits):,} digits "
+                f"({_show(row[index])}), beyond a 64-bit integer",
+                "Fix the value (a score or a grade is a number of a few digits).",
+                {"line": line, "value": _show(row[index]), "digits": len(digits)},
+                column,
+            )
         raise _Problem(
             f"line {line}: {_show(row[index])} in column '{column}' is not {kind}, as the "
             "rows before it are",
@@ -425,8 +442,22 @@ def _json_value(text: str, line: int) -> object:
             {"line": line, "text": _line_text(text), "value": constant},
         )
 
+    def parse_int(digits: str) -> int:
+        if len(digits.lstrip("-")) <= 38:  # an Int128 (ids) holds up to 38 digits
+            return int(digits)
+        found = re.search(r'"((?:[^"\\]|\\.)*)"\s*:\s*' + re.escape(digits), text)
+        key = None if found is None else json.loads(f'"{found.group(1)}"')
+        where = "" if key is None else f"{key!r} is "
+        raise _Problem(
+            f"line {line}: {where}an integer of {len(digits.lstrip('-')):,} digits, beyond "
+            "any number column",
+            "Fix the value (an id, a score or a grade is a number of a few digits).",
+            {"line": line, "digits": len(digits.lstrip("-"))},
+            key,
+        )
+
     try:
-        return json.loads(text.rstrip("\r\n"), parse_constant=refuse)
+        return json.loads(text.rstrip("\r\n"), parse_constant=refuse, parse_int=parse_int)
     except json.JSONDecodeError as error:
         raise _Problem(
             f"line {line} is not valid JSON ({error.msg} at column {error.colno})",

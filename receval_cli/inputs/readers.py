@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -97,10 +98,16 @@ class Input:
         if found is not None:
             return found
         reason = first_line(error)
+        # polars names the canonical column (user): the message names the file's (user_id)
+        named = re.search(r"in column '([^']*)'", reason)
+        column = None if named is None else self.source_column(named.group(1))
+        if named is not None and column != named.group(1):
+            reason = f"{reason[: named.start(1)]}{column}{reason[named.end(1) :]}"
         fix = "Check the file's contents and the columns named in the config."
         return InputError(
             f"{self.role} file {self.path} could not be read: {reason}. {fix}",
             path=self.path,
+            column=column,
             found=reason,
             fix=fix,
         )
@@ -290,8 +297,7 @@ def scan(
     except READ_ERRORS as error:
         raise read_failure(path, fmt, sep, role, error) from None
     except OSError as error:  # polars' decompression: "incomplete frame" (a cut .zst)
-        if error.errno == errno.ENOMEM:
-            raise MemoryError from error  # no fault of the file's: exit 4 (cli/app.py)
+        # ENOMEM is no fault of the file's: read_failure raises OutOfMemory (exit 4)
         raise read_failure(path, fmt, sep, role, error) from None
     if fmt == "parquet":  # its footer reads: a page that fails its checksum is damaged
         check_pages(path, role)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 from receval_cli.analysis.gates import GateResult, p_text
+from receval_cli.escaping import html_text
 from receval_cli.report.data import RunReport
 from receval_cli.report.html_gates import tally
 from receval_cli.report.metric_kinds import ACCURACY, BEYOND, kind_of
@@ -195,13 +195,13 @@ def headline_html(result: RunReport) -> str:
     items = []
     if found.gates:
         verdict, kind = tally(result.gates)
-        items.append(f'<li class="{kind}">{escape(verdict)}</li>')
+        items.append(f'<li class="{kind}">{html_text(verdict)}</li>')
     for gate in found.failed:
-        items.append(f'<li class="fail">{escape(gate.describe())}</li>')
+        items.append(f'<li class="fail">{html_text(gate.describe())}</li>')
     for gate in result.gates:
         if gate.waived is not None:
             waived = f"{gate.label}: waived: {gate.waived}"
-            items.append(f'<li class="waived">{escape(waived)}</li>')
+            items.append(f'<li class="waived">{html_text(waived)}</li>')
     items += [_leaders_html(leaders) for leaders in found.best]
     several = len(result.models) > 1
     for kind, changes in found.baseline_changes.items():
@@ -210,7 +210,7 @@ def headline_html(result: RunReport) -> str:
             title += f" ({kind})"
         shown = "</li><li>".join(_change_html(c, several) for c in changes)
         items.append(
-            f'<li data-kind="{escape(kind)}">{escape(title)}, by significance and by size '
+            f'<li data-kind="{html_text(kind)}">{html_text(title)}, by significance and by size '
             f"in half-widths of the interval:<ul><li>{shown}</li></ul></li>"
         )
     if found.unranked:
@@ -223,9 +223,9 @@ def headline_html(result: RunReport) -> str:
         items.append(f"<li>Largest changes against the history:<ul><li>{shown}</li></ul></li>")
     if len(result.models) == 1:
         (report,) = result.models.values()
-        items.append(f"<li>{escape(users_line(report.users).capitalize())}</li>")
+        items.append(f"<li>{html_text(users_line(report.users).capitalize())}</li>")
     for warning in result.warnings:
-        items.append(f'<li class="fail">warning: {escape(warning)}</li>')
+        items.append(f'<li class="fail">warning: {html_text(warning)}</li>')
     history = result.history
     if history is not None and not found.history_changes:
         runs = found.history_runs
@@ -234,7 +234,7 @@ def headline_html(result: RunReport) -> str:
             if runs == 0
             else f"History {history['store']}: no change against its {runs} past runs."
         )
-        items.append(f"<li>{escape(text)}</li>")
+        items.append(f"<li>{html_text(text)}</li>")
     if not items:
         return ""
     return f'<ul class="headline">\n{"".join(items)}\n</ul>\n'
@@ -245,20 +245,20 @@ def _leaders_html(leaders: Leaders) -> str:
     tied: itemknn and random on hit_rate@20"."""
     (leader, count), others = leaders.wins[0], leaders.wins[1:]
     if leaders.kind == ACCURACY:
-        text = f"Best on accuracy: <strong>{escape(leader)}</strong>"
+        text = f"Best on accuracy: <strong>{html_text(leader)}</strong>"
     else:
         text = (
             "Beyond accuracy (kept apart: a list can be diverse, novel or cover the "
-            f"catalog without being relevant): <strong>{escape(leader)}</strong> best"
+            f"catalog without being relevant): <strong>{html_text(leader)}</strong> best"
         )
-    text += f", on {count} of {leaders.metrics} {escape(leaders.kind)} metrics"
+    text += f", on {count} of {leaders.metrics} {html_text(leaders.kind)} metrics"
     if others:
-        text += f" ({', '.join(f'{escape(name)} on {n}' for name, n in others)})"
+        text += f" ({', '.join(f'{html_text(name)} on {n}' for name, n in others)})"
     for models, metrics in leaders.ties:
         names = ", ".join(models[:-1]) + f" and {models[-1]}"
-        listed = ", ".join(f"<code>{escape(m)}</code>" for m in metrics)
-        text += f"; tied: {escape(names)} on {listed}"
-    return f'<li data-kind="{escape(leaders.kind)}">{text}</li>'
+        listed = ", ".join(f"<code>{html_text(m)}</code>" for m in metrics)
+        text += f"; tied: {html_text(names)} on {listed}"
+    return f'<li data-kind="{html_text(leaders.kind)}">{text}</li>'
 
 
 def _change_html(change: Change, several: bool) -> str:
@@ -278,10 +278,10 @@ def _change_html(change: Change, several: bool) -> str:
         tested += ", significant" if change.significant else ", not significant"
     model = f"{change.model}: " if several else ""
     return (
-        f"{escape(model)}<code>{escape(change.metric)}</code> "
+        f"{html_text(model)}<code>{html_text(change.metric)}</code> "
         f'<span title="{change.value!r}">{change.value:.4f}</span> against '
         f'<span title="{change.reference!r}">{change.reference:.4f}</span> '
-        f"({escape(change.against)}): "
-        f'<span class="{kind}">{change.difference:+.4f}{escape(relative)}</span>'
-        f"{escape(tested)}"
+        f"({html_text(change.against)}): "
+        f'<span class="{kind}">{change.difference:+.4f}{html_text(relative)}</span>'
+        f"{html_text(tested)}"
     )

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
-from html import escape
 from typing import Any
 
 import polars as pl
 
 from receval_cli.analysis.gates import GateResult
+from receval_cli.escaping import html_text, printable
 from receval_cli.evaluation.plan import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of_histogram
@@ -58,9 +58,9 @@ def render_html(result: RunReport) -> str:
         ("config", "Config", _folded_config(result.config)),
     ]
     shown = [(key, title, body) for key, title, body in sections if body]
-    nav = " · ".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in shown)
+    nav = " · ".join(f'<a href="#{key}">{html_text(title)}</a>' for key, title, _ in shown)
     body = "".join(
-        f'<section id="{key}">\n<h2>{escape(title)}</h2>\n{content}</section>\n'
+        f'<section id="{key}">\n<h2>{html_text(title)}</h2>\n{content}</section>\n'
         for key, title, content in shown
     )
     return standalone_page(page.title, result.version, f"{page.verdict()}<nav>{nav}</nav>\n", body)
@@ -68,16 +68,19 @@ def render_html(result: RunReport) -> str:
 
 def standalone_page(title: str, version: str, header: str, body: str) -> str:
     """A whole page: the shared head (the policy that fetches nothing, the style), the
-    title, `header` under it, `body` as the main part, and the footer."""
+    title, `header` under it, `body` as the main part, and the footer. A control
+    character left in them (a name inside a plot's SVG) is written as printable() does:
+    the page may be printed on a terminal."""
+    header, body = printable(header), printable(body)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta name="generator" content="receval {escape(version)}">\n'
-        f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-        f"<header>\n<h1>{escape(title)}</h1>\n{header}</header>\n<main>\n{body}</main>\n"
-        f"<footer>receval {escape(version)}: a self-contained page (no script, "
+        f'<meta name="generator" content="receval {html_text(version)}">\n'
+        f"<title>{html_text(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<header>\n<h1>{html_text(title)}</h1>\n{header}</header>\n<main>\n{body}</main>\n"
+        f"<footer>receval {html_text(version)}: a self-contained page (no script, "
         "nothing fetched). Hover a rounded value for its exact one.</footer>\n"
         "</body>\n</html>\n"
     )
@@ -98,7 +101,7 @@ class _Page:
 
     def _figure(self, kind: str, name: str, svg: str, caption: str) -> str:
         return (
-            f'<figure class="plot" data-kind="{kind}" data-name="{escape(name)}">\n{svg}'
+            f'<figure class="plot" data-kind="{kind}" data-name="{html_text(name)}">\n{svg}'
             f"<figcaption>{caption}</figcaption>\n</figure>\n"
         )
 
@@ -121,11 +124,11 @@ class _Page:
             elif self.result.baseline_report is not None:
                 about += f"; against {self.result.baseline_report}"
         warnings = "".join(
-            f'<p class="verdict fail">warning: {escape(w)}</p>\n' for w in self.result.warnings
+            f'<p class="verdict fail">warning: {html_text(w)}</p>\n' for w in self.result.warnings
         )
         return (
-            f'<p class="verdict {kind}">{escape(text)}</p>\n{warnings}'
-            f'<p class="about">{escape(about)}</p>\n'
+            f'<p class="verdict {kind}">{html_text(text)}</p>\n{warnings}'
+            f'<p class="about">{html_text(about)}</p>\n'
         )
 
     def metrics(self) -> str:
@@ -136,11 +139,11 @@ class _Page:
         best = self.result.best
         names = list(self.models)
         head = "<th>metric</th>" + "".join(
-            f"<th>{escape(n)}</th>" if self.several else "<th>value</th>" for n in names
+            f"<th>{html_text(n)}</th>" if self.several else "<th>value</th>" for n in names
         )
         rows: dict[str, list[str]] = {}
         for metric in self.first.metrics:
-            cells = [f"<td><code>{escape(metric)}</code></td>"]
+            cells = [f"<td><code>{html_text(metric)}</code></td>"]
             for name, report in self.models.items():
                 value = report.metrics[metric]
                 interval = (report.confidence or {}).get("intervals", {}).get(metric)
@@ -157,7 +160,7 @@ class _Page:
                     # on the interval's line: two lines a cell, not three
                     text += "" if interval is not None else "<br>"
                     text += (
-                        f' <small class="{escape(comparison.verdict)}">'
+                        f' <small class="{html_text(comparison.verdict)}">'
                         f"{number_html(comparison.difference, signed=True)}{arrow}</small>"
                     )
                 cells.append(f'<td class="{kind}">{text}</td>')
@@ -169,7 +172,9 @@ class _Page:
         tables = ""
         for group in sorted(rows, key=lambda name: name != ACCURACY):  # accuracy first
             if len(rows) > 1:
-                tables += f'<h3 data-kind="{escape(group)}">{escape(group.capitalize())}</h3>\n'
+                tables += (
+                    f'<h3 data-kind="{html_text(group)}">{html_text(group.capitalize())}</h3>\n'
+                )
             tables += table_html(head, rows[group])
         notes = []
         if len(names) > 1:
@@ -178,7 +183,7 @@ class _Page:
             notes.append("In brackets: the confidence interval (see below).")
         if self.result.comparison is not None:
             notes.append("Signed: the difference from the baseline; ▲/▼ a significant win/loss.")
-        note = f'<p class="note">{escape(" ".join(notes))}</p>\n' if notes else ""
+        note = f'<p class="note">{html_text(" ".join(notes))}</p>\n' if notes else ""
         figure = ""
         if self.several:
             chosen = list(self._representatives(list(self.first.metrics)).values())
@@ -187,7 +192,7 @@ class _Page:
                 if not svg:
                     continue
                 caption = (
-                    f"{escape(group.capitalize())} metrics: one cutoff per metric family (the "
+                    f"{html_text(group.capitalize())} metrics: one cutoff per metric family (the "
                     "gated one, else the deepest), the metrics in [0, 1] drawn on [0, 1]"
                 )
                 if self.first.confidence is not None:
@@ -205,12 +210,12 @@ class _Page:
         parts = []
         for name, report in self.models.items():
             line = users_line(report.users)
-            parts.append(f"<p>{escape(f'{name}: {line}' if self.several else line)}</p>\n")
+            parts.append(f"<p>{html_text(f'{name}: {line}' if self.several else line)}</p>\n")
         for block in ("users", "pairs", "logged", "items"):
             data = {n: getattr(r, block) for n, r in self.models.items()}
             if all(v is None for v in data.values()):
                 continue
-            parts.append(f"<h3>{escape(block)}</h3>\n" + self._flat_table(data))
+            parts.append(f"<h3>{html_text(block)}</h3>\n" + self._flat_table(data))
         return "".join(parts)
 
     def _flat_table(self, data: Mapping[str, Mapping[str, Any] | None]) -> str:
@@ -218,10 +223,10 @@ class _Page:
         flat = {n: dict(_flatten(block or {})) for n, block in data.items()}
         keys = list(dict.fromkeys(k for values in flat.values() for k in values))
         head = "<th>key</th>" + "".join(
-            f"<th>{escape(n)}</th>" if self.several else "<th>value</th>" for n in flat
+            f"<th>{html_text(n)}</th>" if self.several else "<th>value</th>" for n in flat
         )
         rows = [
-            f"<tr><td>{escape(key)}</td>"
+            f"<tr><td>{html_text(key)}</td>"
             + "".join(_cell(values.get(key)) for values in flat.values())
             + "</tr>"
             for key in keys
@@ -232,14 +237,14 @@ class _Page:
         parts = []
         if self.first.confidence is not None:
             line = confidence_line(self.first.confidence).removeprefix("±: half-width of the ")
-            parts.append(f"<p>{escape('In brackets: the ' + line)}</p>\n")
+            parts.append(f"<p>{html_text('In brackets: the ' + line)}</p>\n")
         result = self.result
         if result.comparison is None:
             return "".join(parts)
         c = result.comparison
         against = result.baseline or result.baseline_report or "the baseline"
         how = f"Every model against {against}: {result.test_method()}, level {c['level']:g}."
-        parts.append(f"<p>{escape(how)}</p>\n")
+        parts.append(f"<p>{html_text(how)}</p>\n")
         parts.append(difference_figures(result, self._figure, self._prefix))
         parts.append(comparisons_table(result))
         return "".join(parts)
@@ -267,7 +272,7 @@ class _Page:
             label = _family_label(family)
             svg = plots.curve_figure(label, curves, self._prefix())
             ks = ", ".join(str(k) for k, _ in members)
-            caption = f"<code>{escape(label)}</code> for k = {escape(ks)}"
+            caption = f"<code>{html_text(label)}</code> for k = {html_text(ks)}"
             if self.first.confidence is not None:
                 caption += "; bands: confidence intervals"
             figures.append(self._figure("curve", label, svg, caption))
@@ -304,8 +309,8 @@ class _Page:
             svg = story_plots.pr_curve_figure(curves, self._prefix())
             levels = ", ".join(f"{level:g}" for level, _ in members)
             caption = (
-                f"<code>{escape(family)}</code>: the mean interpolated precision at the recall "
-                f"levels {escape(levels)}"
+                f"<code>{html_text(family)}</code>: the mean interpolated precision at the recall "
+                f"levels {html_text(levels)}"
             )
             if self.first.confidence is not None:
                 caption += "; bands: confidence intervals"
@@ -342,17 +347,19 @@ class _Page:
             for name, series in by_model.items():
                 kind = "geometric mean" if geometric else "mean"
                 text = f"{len(series)} users, {kind} {number_html(means[name])}"
-                summaries.append(f"{escape(name)}: {text}" if self.several else text)
-            caption = f"<code>{escape(metric)}</code>: " + "; ".join(summaries)
+                summaries.append(f"{html_text(name)}: {text}" if self.several else text)
+            caption = f"<code>{html_text(metric)}</code>: " + "; ".join(summaries)
             others = self._siblings(family, metric)
             if others:
-                caption += f"; one cutoff of {escape(_family_label(family))} ({escape(others)})"
+                caption += (
+                    f"; one cutoff of {html_text(_family_label(family))} ({html_text(others)})"
+                )
             figures.append(self._figure("histogram", metric, svg, caption + "; dashed: the mean"))
         note = ""
         if binary:
             listed = ", ".join(binary)
             note = (
-                f'<p class="note">Not drawn: {escape(listed)}, 0 or 1 for every user (the '
+                f'<p class="note">Not drawn: {html_text(listed)}, 0 or 1 for every user (the '
                 "mean is the share of users with 1).</p>\n"
             )
         return _grid(figures) + note
@@ -407,7 +414,7 @@ class _Page:
         from receval_cli.report import story_plots
 
         pairs = "; ".join(
-            f"{escape(n) + ': ' if self.several else ''}{int(t['pairs'].sum())} pairs"
+            f"{html_text(n) + ': ' if self.several else ''}{int(t['pairs'].sum())} pairs"
             for n, t in tables.items()
         )
         figures = [
@@ -446,8 +453,8 @@ class _Page:
             logged = report.logged or {}
             for metric, size in (logged.get("effective_sample_size") or {}).items():
                 cells = [
-                    *([escape(name)] if self.several else []),
-                    f"<code>{escape(metric)}</code>",
+                    *([html_text(name)] if self.several else []),
+                    f"<code>{html_text(metric)}</code>",
                 ]
                 cells += [number_html(logged.get("matched")), number_html(size)]
                 rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -489,7 +496,7 @@ class _Page:
         caption = (
             "Popularity bias: the log's items ranked by their rows in the log, in ten groups "
             "of equal size; each group's share of the log (grey) and of the recommended "
-            f"slots in the {escape(self._depth())} lists{escape(extra)}"
+            f"slots in the {html_text(self._depth())} lists{html_text(extra)}"
         )
         svg = story_plots.popularity_bias_figure(tables, self._prefix())
         return f'<div class="wide">{self._figure("popularity", "popularity", svg, caption)}</div>'
@@ -524,15 +531,16 @@ class _Page:
                 "gini",
                 plots.lorenz_figure(exposures, ginis, self._prefix()),
                 "; ".join(
-                    f"{escape(name + ': ' if self.several else '')}Gini "
-                    f"{number_html(ginis[name])} of the exposure in the {escape(depth)} lists over "
-                    f"the {escape(universes[name])} ({sum(i for _, i in histogram)} items)"
+                    f"{html_text(name + ': ' if self.several else '')}Gini "
+                    f"{number_html(ginis[name])} of the exposure in the {html_text(depth)} "
+                    "lists over "
+                    f"the {html_text(universes[name])} ({sum(i for _, i in histogram)} items)"
                     for name, histogram in exposures.items()
                 ),
             ),
         ]
         return (
-            f'<p class="note">Exposure: how many of the {escape(depth)} lists hold each item'
+            f'<p class="note">Exposure: how many of the {html_text(depth)} lists hold each item'
             "; items never recommended count 0 when there is a catalog or a log.</p>\n"
             + _grid(figures)
             + self._popularity_bias()
@@ -544,7 +552,7 @@ class _Page:
             f"{max(count for count, _ in histogram)} lists, "
             f"{sum(items for count, items in histogram if count == 0)} never recommended"
         )
-        return escape(f"{name}: {text}" if self.several else text)
+        return html_text(f"{name}: {text}" if self.several else text)
 
     def _depth(self) -> str:
         """How deep the lists behind the exposure go: top-K, or the whole lists."""
@@ -567,12 +575,12 @@ class _Page:
             title = f"{name}: " if self.several else ""
             names = list(report.segments)
             head = "<th>metric</th>" + "".join(
-                f"<th>{escape(s)}<br><small>{report.segments[s].users['evaluated']} users"
+                f"<th>{html_text(s)}<br><small>{report.segments[s].users['evaluated']} users"
                 "</small></th>"
                 for s in names
             )
             rows = [
-                f"<tr><td><code>{escape(metric)}</code></td>"
+                f"<tr><td><code>{html_text(metric)}</code></td>"
                 + "".join(
                     f'<td class="num">{number_html(report.segments[s].metrics[metric])}</td>'
                     for s in names
@@ -580,9 +588,9 @@ class _Page:
                 + "</tr>"
                 for metric in report.metrics
             ]
-            parts.append(f"<h3>{escape(title)}by segment</h3>\n" + table_html(head, rows))
+            parts.append(f"<h3>{html_text(title)}by segment</h3>\n" + table_html(head, rows))
             for segment, reason in report.segments_skipped.items():
-                parts.append(f"<p>{escape(f'{segment} not evaluated: {reason}')}</p>\n")
+                parts.append(f"<p>{html_text(f'{segment} not evaluated: {reason}')}</p>\n")
         return "".join(parts)
 
     def _segment_multiples(self) -> str:
@@ -616,19 +624,19 @@ class _Page:
                         "segment",
                         f"{attribute}:{metric}",
                         svg,
-                        f"<code>{escape(metric)}</code> by {escape(attribute)}",
+                        f"<code>{html_text(metric)}</code> by {html_text(attribute)}",
                     )
                 )
             if figures:
                 parts.append(
-                    f"<h3>{escape(attribute)}: {len(segments)} segments</h3>\n"
+                    f"<h3>{html_text(attribute)}: {len(segments)} segments</h3>\n"
                     f'<div class="plots small">\n{"".join(figures)}</div>\n'
                 )
         return "".join(parts)
 
     def conventions(self) -> str:
         rows = [
-            f"<tr><td><code>{escape(key)}</code></td><td>{escape(_plain(value))}</td></tr>"
+            f"<tr><td><code>{html_text(key)}</code></td><td>{html_text(_plain(value))}</td></tr>"
             for key, value in self.result.conventions.items()
         ]
         table = table_html("<th>convention</th><th>value</th>", rows)
@@ -695,12 +703,12 @@ def _grid(figures: list[str]) -> str:
 
 
 def _pre(text: str) -> str:
-    return f"<pre>{escape(text)}</pre>\n"
+    return f"<pre>{html_text(text)}</pre>\n"
 
 
 def _folded(summary: str, content: str) -> str:
     """Content that is there to look up, not to read: closed until clicked."""
-    return f"<details>\n<summary>{escape(summary)}</summary>\n{content}</details>\n"
+    return f"<details>\n<summary>{html_text(summary)}</summary>\n{content}</details>\n"
 
 
 def _folded_config(config: Mapping[str, Any]) -> str:

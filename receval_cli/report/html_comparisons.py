@@ -10,9 +10,9 @@ ones apart.
 from __future__ import annotations
 
 from collections.abc import Callable
-from html import escape
 
 from receval_cli.analysis.intervals import Comparison
+from receval_cli.escaping import html_text
 from receval_cli.metrics import MetricSpec
 from receval_cli.report import plots
 from receval_cli.report.data import RunReport
@@ -35,8 +35,8 @@ def comparisons_table(result: RunReport) -> str:
         if comparison.low is not None and comparison.high is not None:
             interval = f"[{number_html(comparison.low)}, {number_html(comparison.high)}]"
         cells = [
-            escape(comparison.model),
-            f"<code>{escape(comparison.metric)}</code>",
+            html_text(comparison.model),
+            f"<code>{html_text(comparison.metric)}</code>",
             number_html(comparison.value),
             number_html(comparison.baseline),
             number_html(comparison.difference, signed=True),
@@ -44,7 +44,7 @@ def comparisons_table(result: RunReport) -> str:
             number_html(comparison.users),
             p_html(comparison.p_value),
             p_html(comparison.p_adjusted),
-            escape(comparison.verdict + MARKS.get(comparison.verdict, "")),
+            html_text(comparison.verdict + MARKS.get(comparison.verdict, "")),
         ]
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     return (
@@ -74,7 +74,7 @@ def difference_figures(result: RunReport, figure: Figure, prefix: Callable[[], s
         kinds[kind] = list(dict.fromkeys(family_of(m) for m in metrics))
     against = result.baseline or result.baseline_report or "the baseline"
     parts = [
-        f'<p class="note">Differences from {escape(str(against))}, one figure per metric '
+        f'<p class="note">Differences from {html_text(str(against))}, one figure per metric '
         "family on its own axis (the scales of metrics differ), bars: the intervals; green "
         "a significant win, red a significant loss, grey a tie, black untested.</p>\n"
     ]
@@ -90,10 +90,10 @@ def difference_figures(result: RunReport, figure: Figure, prefix: Callable[[], s
                 for c in rows
             ]
             svg = plots.comparison_figure(points, prefix(), small=True)
-            caption = f"<code>{escape(family)}</code>: difference from the baseline"
+            caption = f"<code>{html_text(family)}</code>: difference from the baseline"
             figures.append(figure("comparison", family, svg, caption))
         parts.append(
-            f'<h3 data-kind="{escape(kind)}">{escape(kind.capitalize())}</h3>\n'
+            f'<h3 data-kind="{html_text(kind)}">{html_text(kind.capitalize())}</h3>\n'
             f'<div class="plots small">\n{"".join(figures)}</div>\n'
         )
     return "".join(parts)

@@ -10,9 +10,9 @@ verdict is the test's, not a distance to a bar.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from receval_cli.analysis.gates import STATES, GateResult
+from receval_cli.escaping import html_text
 from receval_cli.report.html_parts import NONE, number_html, table_html
 from receval_cli.report.pvalues import p_html
 
@@ -60,12 +60,12 @@ def gates_table(gates: Sequence[GateResult], several: bool) -> str:
         value, margin = value_html(gate)
         cells = [
             f'<td class="{kind}">{ {"pass": "pass", "fail": "FAIL"}.get(kind, kind) }</td>',
-            *([f"<td>{escape(gate.model or '')}</td>"] if several else []),
-            f"<td><code>{escape(gate.metric)}</code></td>",
-            f"<td>{escape(gate.requirement)}</td>",
+            *([f"<td>{html_text(gate.model or '')}</td>"] if several else []),
+            f"<td><code>{html_text(gate.metric)}</code></td>",
+            f"<td>{html_text(gate.requirement)}</td>",
             f'<td class="num">{value}</td>',
             f'<td class="num">{margin}</td>',
-            f"<td>{escape(detail(gate))}</td>",
+            f"<td>{html_text(detail(gate))}</td>",
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     head = "<th>verdict</th>" + ("<th>model</th>" if several else "")
@@ -81,6 +81,6 @@ def gate_cells(gates: Sequence[GateResult]) -> str:
         verdict = {"pass": "ok", "fail": "FAIL"}.get(kind, kind)
         who = f"{gate.model} " if gate.model is not None else ""
         cells.append(
-            f'<span class="{kind}">{escape(who + verdict)}</span> {escape(gate.requirement)}'
+            f'<span class="{kind}">{html_text(who + verdict)}</span> {html_text(gate.requirement)}'
         )
     return "<br>".join(cells)

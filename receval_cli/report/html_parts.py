@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from html import escape
 from typing import Any
+
+from receval_cli.escaping import html_text
 
 NONE = "&ndash;"  # a value not computed
 
@@ -17,12 +18,12 @@ def number_html(value: Any, signed: bool = False) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         if not math.isfinite(value):
-            return escape(str(value))
+            return html_text(str(value))
         shown = f"{value:+.4f}" if signed else f"{value:.4f}"
         return f'<span title="{value!r}">{shown}</span>'
     if isinstance(value, list | tuple):
-        return escape(", ".join(map(str, value)))
-    return escape(str(value))
+        return html_text(", ".join(map(str, value)))
+    return html_text(str(value))
 
 
 def table_html(head: str, rows: list[str]) -> str:

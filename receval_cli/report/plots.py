@@ -19,6 +19,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
+from receval_cli.escaping import printable
+
 # matplotlib's tab10, in a fixed order: one colour per model
 COLORS = (
     "#1f77b4",
@@ -52,8 +54,9 @@ def color(index: int) -> str:
 
 
 def label(text: str) -> str:
-    """Text shown as it is: no mathtext ($), not hidden from legends (a leading _)."""
-    text = text.replace("$", r"\$")
+    """Text shown as it is: no mathtext ($), not hidden from legends (a leading _),
+    control characters as printable() writes them."""
+    text = printable(text).replace("$", r"\$")
     return "\u200b" + text if text.startswith("_") else text
 
 

@@ -3,13 +3,12 @@ with the exact value as a tooltip."""
 
 from __future__ import annotations
 
-from html import escape
-
 from receval_cli.analysis.gates import p_text
+from receval_cli.escaping import html_text
 
 
 def p_html(value: float | None, none: str = "&ndash;") -> str:
     """A p-value as p_text, the exact value as a tooltip."""
     if value is None:
         return none
-    return f'<span title="{value!r}">{escape(p_text(value))}</span>'
+    return f'<span title="{value!r}">{html_text(p_text(value))}</span>'

@@ -30,7 +30,16 @@ from cli_helpers import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from receval_cli.escaping import csv_cell, markdown_code, markdown_text, printable, xml_text
+from receval_cli.choices import CompareFormat, Format, HistoryFormat
+from receval_cli.escaping import (
+    csv_cell,
+    html_text,
+    json_text,
+    markdown_code,
+    markdown_text,
+    printable,
+    xml_text,
+)
 
 ESC = "\x1b"
 # the config of the hand case (tests/cli_helpers.py), on predictions.csv and truth.csv
@@ -384,3 +393,77 @@ def test_normal_intervals_of_one_user_segments_are_left_out(tmp_path: Path) -> N
     )  # one user: no interval
     low, high = report["models"]["model"]["segments"]["country=FR"]["intervals"]["precision@1"]
     assert low < 0.5 < high  # two users, values 1 and 0
+
+
+# ------------------------------------ #34 messages: no raw control byte on any format
+
+# ESC (an OSC that sets the title, a CSI that clears), BEL, and U+009B (a C1 CSI)
+HOSTILE = f"m{ESC}]0;t\a{ESC}[2J\u009b2J"
+_RAW_CONTROL = ("\x1b", "\x07", "\u009b")
+
+
+def _raw(text: str) -> list[str]:
+    return [c for c in _RAW_CONTROL if c in text]
+
+
+def _hostile_run(folder: Path) -> Path:
+    """Two models, one named HOSTILE, a segment value and a history store."""
+    write(folder / "predictions.csv", PREDICTIONS_CSV)
+    write(folder / "truth.csv", f"user,item,grp\nu1,b,{HOSTILE}\nu2,d,y\nu2,f,y\n")
+    config = {
+        "predictions": {"models": {HOSTILE: "predictions.csv", "b": "predictions.csv"}},
+        "ground_truth": {"path": "truth.csv"},
+        "metrics": ["precision@1", "ndcg@2"],
+        "segment_by": ["grp"],
+        "history": "store",
+        "gates": {"ndcg@2": {"min": 0.1, "model": HOSTILE}},
+    }
+    return write(folder / "config.yaml", yaml.safe_dump(config))
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in Format])
+def test_run_shows_no_raw_control_byte_in_any_format(tmp_path: Path, fmt: str) -> None:
+    """The HTML report's text and its plots (matplotlib's SVG, and its missing-glyph
+    warnings on stderr) used to carry them raw."""
+    config = _hostile_run(tmp_path)
+    result = invoke("run", config, "-f", fmt, "--label", HOSTILE, "--tag", f"k={HOSTILE}")
+    assert result.exit_code == 0, result.stderr
+    assert _raw(result.stdout) == []
+    assert _raw(result.stderr) == []
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in HistoryFormat])
+def test_history_shows_no_raw_control_byte_in_any_format(tmp_path: Path, fmt: str) -> None:
+    """The table, the JSON (U+009B raw: ensure_ascii=False) and the HTML used to."""
+    config = _hostile_run(tmp_path)
+    assert invoke("run", config, "-q", "--label", HOSTILE).exit_code == 0
+    result = invoke("history", tmp_path / "store", "-f", fmt)
+    assert result.exit_code == 0, result.stderr
+    assert _raw(result.stdout) == []
+    assert _raw(result.stderr) == []
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in CompareFormat])
+def test_compare_shows_no_raw_control_byte_in_any_format(tmp_path: Path, fmt: str) -> None:
+    """A hostile report (a model, a metric and a label with ESC/OSC bytes) and a hostile
+    file name: `-f csv` used to print them raw."""
+    config = _hostile_run(tmp_path)
+    assert invoke("run", config, "-q", "-o", tmp_path / "a.json").exit_code == 0
+    report = json.loads((tmp_path / "a.json").read_text())
+    block = report["models"]["b"]
+    block["metrics"][HOSTILE] = block["metrics"].pop("ndcg@2")
+    write(tmp_path / "hostile.json", json.dumps(report))
+    named = write(tmp_path / f"b{ESC}[31m.json", (tmp_path / "a.json").read_text())
+    result = invoke("compare", tmp_path / "a.json", tmp_path / "hostile.json", named, "-f", fmt)
+    assert result.exit_code == 0, result.stderr
+    assert _raw(result.stdout) == []
+    assert _raw(result.stderr) == []
+
+
+def test_the_format_escapers_leave_no_control_byte() -> None:
+    assert csv_cell(f"{ESC}]0;t\a") == "\\x1b]0;t\\x07"
+    assert csv_cell("\ra") == "'\\ra"
+    assert xml_text("a\u009bb") == "a\\x9bb"
+    assert html_text(f"<{ESC}>") == "&lt;\\x1b&gt;"
+    assert json.loads(json_text(json.dumps("a\u009b", ensure_ascii=False))) == "a\u009b"
+    assert "\u009b" not in json_text(json.dumps("a\u009b", ensure_ascii=False))

@@ -972,6 +972,71 @@ BAD = [
         + ", ".join(["*big"] * 120)
         + "]\n",
     ),
+    # --- #34 messages: numbers too long for any setting or column ----------------------
+    Bad(
+        "csv-score-of-5000-digits",
+        "predictions file {tmp}/predictions.csv cannot be read as csv: line 2: column 'score' "
+        f"holds an integer of 5,000 digits ('{'9' * 35}...'), beyond a 64-bit integer. Fix the "
+        "value (a score or a grade is a number of a few digits).",
+        **predictions(
+            "predictions.csv", f"user,item,score\nu1,a,{'9' * 5000}\nu2,d,{'8' * 5000}\n"
+        ),
+    ),
+    Bad(
+        "csv-relevance-of-5000-digits",
+        "ground truth file {tmp}/truth.csv cannot be read as csv: line 2: column 'relevance' "
+        f"holds an integer of 5,000 digits ('{'9' * 35}...'), beyond a 64-bit integer. Fix the "
+        "value (a score or a grade is a number of a few digits).",
+        files={"truth.csv": f"user,item,relevance\nu1,b,{'9' * 5000}\nu2,d,1\n"},
+    ),
+    Bad(
+        "jsonl-score-of-5000-digits",
+        "predictions file {tmp}/p.jsonl cannot be read as jsonl: line 1: 'score' is an integer "
+        "of 5,000 digits, beyond any number column. Fix the value (an id, a score or a grade is "
+        "a number of a few digits).",
+        **predictions("p.jsonl", '{"user": "u1", "item": "a", "score": ' + "9" * 5000 + "}\n"),
+    ),
+    # --- #34 messages: a suggestion that looks identical to what was found ---------------
+    Bad(
+        "header-in-nfd-suggests-with-code-points",
+        "predictions file {tmp}/p.csv has no column 'usu\u00e1rio' (set by "
+        "predictions.columns.user). Did you mean 'usua\u0301rio'? They look alike but are "
+        "written with different code points: 'usu\\u00e1rio' vs 'usua\\u0301rio' (normalize "
+        "the text to NFC). Its columns are: usua\u0301rio, item, score. Set "
+        "predictions.columns.user to one of them.",
+        **predictions("p.csv", "usua\u0301rio,item,score\nu1,a,0.9\n", user="usu\u00e1rio"),
+    ),
+    Bad(
+        "header-with-a-zero-width-space-says-so",
+        "predictions file {tmp}/p.csv has no column 'usu\u00e1rio' (set by "
+        "predictions.columns.user). Did you mean 'usu\u200b\u00e1rio'? They look alike: "
+        "'usu\\u200b\\u00e1rio' holds an invisible zero width space U+200B at character 4. "
+        "Its columns are: usu\u200b\u00e1rio, item, score. Set predictions.columns.user to one "
+        "of them.",
+        **predictions("p.csv", "usu\u200b\u00e1rio,item,score\nu1,a,0.9\n", user="usu\u00e1rio"),
+    ),
+    Bad(
+        "jsonl-ids-of-2-to-the-70-name-the-file-s-column",
+        "predictions file {tmp}/p.jsonl could not be read: conversion from `i128` to `i64` "
+        "failed in column 'user_id' for 1 out of 2 values: [1180591620717411303424]. Check the "
+        "file's contents and the columns named in the config.",
+        files={
+            "p.jsonl": '{"user_id": 1180591620717411303424, "item": "a", "score": 0.5}\n'
+            '{"user_id": 1, "item": "b", "score": 0.4}\n',
+            "t.jsonl": '{"user_id": 1180591620717411303424, "item": "a", "relevance": 1}\n',
+        },
+        config={
+            "predictions": {"path": "p.jsonl", "columns": {"user": "user_id"}},
+            "ground_truth": {"path": "t.jsonl", "columns": {"user": "user_id"}},
+        },
+    ),
+    Bad(
+        "config-integer-of-5000-digits",
+        f"{CONFIG}: gates.ndcg@2.min (line 5) is an integer of 5,000 digits, longer than any "
+        "setting takes. Write a number a config can hold (a threshold, a count), e.g. 0.5 or "
+        "1e300.",
+        config=VALID_YAML + "gates:\n  ndcg@2: {min: " + "9" * 5000 + "}\n",
+    ),
 ]
 
 

@@ -254,3 +254,49 @@ def test_a_closed_stderr_runs_in_one_process(tmp_path: Path) -> None:
     )
     assert result.returncode == 0
     assert json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]
+
+
+# ---------------------------------------- #34 messages: out of memory inside a reader
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        pl.exceptions.ComputeError("parquet: Cannot allocate memory (os error 12)"),
+        OSError(12, "Cannot allocate memory"),
+        pl.exceptions.ComputeError("out of memory while decoding a page"),
+    ],
+    ids=["polars ENOMEM text", "OSError ENOMEM", "polars out of memory"],
+)
+def test_memory_running_out_in_a_reader_is_exit_4_not_a_damaged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raised: Exception
+) -> None:
+    """Under `ulimit -v` a Parquet reader failed with "Cannot allocate memory" and receval
+    said the file could not be read (exit 2, "Check that the file is complete")."""
+    from cli_helpers import hand_case, invoke
+
+    config = hand_case(tmp_path)
+    pl.read_csv(tmp_path / "predictions.csv").write_parquet(tmp_path / "predictions.parquet")
+    text = config.read_text().replace("predictions.csv", "predictions.parquet")
+    config.write_text(text)
+
+    def failing(*args: object, **kwargs: object) -> pl.LazyFrame:
+        raise raised
+
+    monkeypatch.setattr(pl, "scan_parquet", failing)
+    result = invoke("run", config)
+    assert result.exit_code == 4, (result.exit_code, result.stderr)
+    assert result.stderr.startswith("error: receval ran out of memory while reading predictions")
+    assert "Check that the file is complete" not in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_read_failure_raises_out_of_memory_for_memory_text(tmp_path: Path) -> None:
+    from receval_cli.errors import OutOfMemory
+    from receval_cli.inputs.diagnosis import read_failure
+
+    error = pl.exceptions.ComputeError("Cannot allocate memory")
+    with pytest.raises(OutOfMemory) as caught:
+        read_failure(tmp_path / "x.parquet", "parquet", None, "ground truth", error)
+    assert caught.value.exit_code == 4
+    assert str(tmp_path / "x.parquet") in str(caught.value)
