@@ -214,7 +214,9 @@ def test_a_stop_during_start_up_is_one_line_or_the_run_done(tmp_path: Path) -> N
     own message: outside receval's reach, and never a traceback through receval_cli.)"""
     config = hand_case(tmp_path)
     stopped = 0
-    for delay in range(0, 151, 10):
+    # past 150 ms too: on a loaded machine Python's own start-up can take that long, and a
+    # send after it must reach receval's handler
+    for delay in [*range(0, 151, 10), 400, 800]:
         for to in ("process", "group"):
             out = tmp_path / f"r-{delay}-{to}.json"
             process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
@@ -232,7 +234,7 @@ def test_a_stop_during_start_up_is_one_line_or_the_run_done(tmp_path: Path) -> N
             else:  # Python's own start-up: killed by the signal, or Python's message
                 assert code in (-signal.SIGINT, 1), seen
                 assert not out.exists(), seen
-    assert stopped >= 10  # most of the sends reach receval's handler
+    assert stopped >= 2  # the sends after Python's start-up reach receval's handler
 
 
 # ---------------------------------------------------------------- closed or full streams
