@@ -64,8 +64,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # --- tests that make polars panic run in a process of their own ---------------------------
 #
 # A process in which polars panicked (a Rust panic inside its reader, on a damaged Parquet
-# page) is not safe to reuse: in CI, streaming queries run later in such a pytest process
-# have waited forever on a futex (the suite ran out its 90 minutes). A `receval` command
+# page; or inside its async executor while a failed streaming query cancels its other
+# tasks: "joined on cancelled task", "invalid TaskData when polling") is not safe to reuse:
+# in CI, streaming queries run later in such a pytest process have waited forever on a
+# futex (the suite ran out its 90 minutes). A `receval` command
 # exits after the panic, so users never reuse one; the suite must not either. A test marked
 # `own_process` runs in a fresh `python -m pytest NODEID` (the marker is ignored there),
 # with a time limit, and its output is shown when it fails; any other test in whose process
