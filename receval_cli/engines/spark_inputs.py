@@ -40,6 +40,13 @@ _READABLE = ("csv", "tsv", "parquet", "jsonl")
 STRICT = "FAILFAST"
 
 
+def csv_options(separator: str) -> dict[str, Any]:
+    """Spark's CSV reader set to read a file as polars does: a header, and a quote inside a
+    quoted field written twice (RFC 4180; Spark's default escape is a backslash, which
+    read the field for "q" as three quotes each side)."""
+    return {"header": True, "sep": separator, "quote": '"', "escape": '"', "mode": STRICT}
+
+
 def refuse_unreadable(fmt: str, path: Path | str, role: str) -> None:
     """Formats Spark does not read as receval does: TREC files, zstd-compressed text."""
     if fmt not in _READABLE:
@@ -83,7 +90,7 @@ def read_frame(
             return spark.table(location.removeprefix("table:"))
         if fmt in ("csv", "tsv"):
             sep = csv_separator(fmt, separator)
-            return spark.read.csv(location, header=True, inferSchema=True, sep=sep, mode=STRICT)
+            return spark.read.csv(location, inferSchema=True, **csv_options(sep))
         if fmt == "jsonl":
             return spark.read.json(location, mode=STRICT)
         return spark.read.parquet(location)
@@ -177,7 +184,7 @@ def ids_as_written(
     schema = StructType(
         [StructField(f.name, StringType(), True) if f.name in integral else f for f in fields]
     )
-    text = spark.read.csv(path, header=True, schema=schema, sep=sep, mode=STRICT)
+    text = spark.read.csv(path, schema=schema, **csv_options(sep))
     canonical = r"^(0|-?[1-9][0-9]{0,18})$"
     checks = [
         F.min(
