@@ -1019,15 +1019,15 @@ BAD = [
     ),
     Bad(
         "jsonl-ids-of-2-to-the-70-name-the-file-s-column",
-        "predictions file {tmp}/p.jsonl could not be read: conversion from `i128` to `i64` "
+        "ground truth file {tmp}/t.jsonl could not be read: conversion from `i128` to `i64` "
         "failed in column 'user_id' for 1 out of 2 values: [1180591620717411303424]. Check the "
         "file's contents and the columns named in the config.",
         files={
-            "p.jsonl": '{"user_id": 1180591620717411303424, "item": "a", "score": 0.5}\n'
-            '{"user_id": 1, "item": "b", "score": 0.4}\n',
-            # (a 2^70 id in the ground truth too would make which file fails first, and
-            # so the message, depend on the threads' timing)
-            "t.jsonl": '{"user_id": 1, "item": "a", "relevance": 1}\n',
+            # the id in one file only: in both, which file failed first (and so the
+            # message) depended on the threads' timing
+            "p.jsonl": '{"user_id": 1, "item": "a", "score": 0.5}\n',
+            "t.jsonl": '{"user_id": 1180591620717411303424, "item": "a", "relevance": 1}\n'
+            '{"user_id": 1, "item": "b", "relevance": 1}\n',
         },
         config={
             "predictions": {"path": "p.jsonl", "columns": {"user": "user_id"}},
@@ -1160,18 +1160,26 @@ SPARK_REFUSES = {
     "qrels-text-relevance": T + "t.qrels: " + NOT_TREC,
     "qrels-not-utf8": T + "t.qrels: " + NOT_TREC,
 }
-ON_SPARK = [case for case in BAD if case.config is None or isinstance(case.config, dict)]
+# rows Spark reads without fault: its JSON reader takes an integer beyond 64 bits as an
+# exact decimal, so a 2^70 id is an id there (polars refuses it, naming the column)
+SPARK_READS = {"jsonl-ids-of-2-to-the-70-name-the-file-s-column"}
+ON_SPARK = [
+    case
+    for case in BAD
+    if (case.config is None or isinstance(case.config, dict)) and case.id not in SPARK_READS
+]
 
 
 def test_every_engine_row_runs_on_spark() -> None:
     """Every row whose config can name an engine runs on Spark: the rows of the config's
     own text are the only ones left out, and the refusals name real rows."""
     assert len(ON_SPARK) >= 90
-    assert all(isinstance(case.config, str) for case in BAD if case not in ON_SPARK)
+    left_out = [case for case in BAD if case not in ON_SPARK and case.id not in SPARK_READS]
+    assert all(isinstance(case.config, str) for case in left_out)
     assert set(SPARK_REFUSES) <= {case.id for case in ON_SPARK}
 
 
-@pytest.mark.parametrize("case", ON_SPARK, ids=lambda case: case.id)
+@pytest.mark.parametrize("case", [case.param() for case in ON_SPARK])
 def test_bad_input_on_spark(spark: Any, tmp_path: Path, case: Bad) -> None:
     """The same exit code and the same `error:` line as the polars engines (a local input
     is checked by their readers; what Spark finds while it runs is diagnosed by them too),
