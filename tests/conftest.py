@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -21,6 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from process_isolation import (  # noqa: F401 (pytest's hooks, found here by name)
+    pytest_collection_finish,
+    pytest_pyfunc_call,
+    pytest_runtest_makereport,
+    watch_polars,
+)
 
 ROOT = Path(__file__).parent.parent
 
@@ -45,14 +49,22 @@ def _checkout_files() -> set[str]:
     return found
 
 
-@pytest.fixture(scope="session", autouse=True)
+_ALLOWED = {"/.hypothesis", "/.pytest_cache"}
+
+
+@pytest.fixture(autouse=True)
 def _the_checkout_stays_clean() -> Iterator[None]:
     """No test may write into the checkout (its outputs belong in tmp_path): a file that
-    appears at the top or in configs/, sample_data/, tests/ or benchmarks/ fails the run."""
+    appears at the top or in configs/, sample_data/, tests/ or benchmarks/ during a test
+    fails that test, named (checked after each test, not once at the end, where the
+    failure fell on the suite's last test whichever test wrote the file)."""
     before = _checkout_files()
     yield
-    appeared = sorted(_checkout_files() - before - {"/.hypothesis", "/.pytest_cache"})
-    assert not appeared, f"tests wrote into the checkout: {appeared}"
+    appeared = sorted(_checkout_files() - before - _ALLOWED)
+    assert not appeared, (
+        f"this test (or a process it started) wrote into the checkout: {appeared}; write "
+        "into tmp_path instead"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -61,66 +73,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
 
 
-# --- tests that make polars panic run in a process of their own ---------------------------
-#
-# A process in which polars panicked (a Rust panic inside its reader, on a damaged Parquet
-# page; or inside its async executor while a failed streaming query cancels its other
-# tasks: "joined on cancelled task", "invalid TaskData when polling") is not safe to reuse:
-# in CI, streaming queries run later in such a pytest process have waited forever on a
-# futex (the suite ran out its 90 minutes). A `receval` command
-# exits after the panic, so users never reuse one; the suite must not either. A test marked
-# `own_process` runs in a fresh `python -m pytest NODEID` (the marker is ignored there),
-# with a time limit, and its output is shown when it fails; any other test in whose process
-# polars panics fails and says to mark it.
+# --- tests in which a polars query fails run in a process of their own -------------------
+# (why and how: tests/process_isolation.py)
 
-OWN_PROCESS = "RECEVAL_TEST_IN_OWN_PROCESS"
-OWN_PROCESS_LIMIT = 540  # seconds: under pytest-timeout's 600, so the child's output shows
-_RUST_PANIC = re.compile(r"thread '[^'\n]*'(?: \(\d+\))? panicked at ")  # Rust's panic line
-
-
-def _in_own_process(item: pytest.Item) -> bool:
-    return item.get_closest_marker("own_process") is not None
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run an `own_process` test in a child pytest (see above); None lets pytest call it."""
-    if not _in_own_process(pyfuncitem) or os.environ.get(OWN_PROCESS) == "1":
-        return None
-    command = [sys.executable, "-m", "pytest", pyfuncitem.nodeid, "-q", "-p", "no:cacheprovider"]
-    try:
-        child = subprocess.run(
-            command,
-            cwd=pyfuncitem.config.rootpath,
-            env={**os.environ, OWN_PROCESS: "1"},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=OWN_PROCESS_LIMIT,
-        )
-    except subprocess.TimeoutExpired as stuck:
-        seen = stuck.stdout or b""
-        output = (seen.decode(errors="replace") if isinstance(seen, bytes) else seen)[-6000:]
-        pytest.fail(f"the test's own process ran past {OWN_PROCESS_LIMIT} s:\n{output}")
-    if child.returncode != 0:
-        pytest.fail(f"the test failed in its own process:\n{child.stdout[-12000:]}{child.stderr}")
-    return True
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """Fail a test not marked `own_process` in whose process polars panicked."""
-    outcome = yield
-    report = outcome.get_result()
-    if report.when != "call" or not report.passed or _in_own_process(item):
-        return
-    if _RUST_PANIC.search(report.capstderr):
-        report.outcome = "failed"
-        report.longrepr = (
-            "polars panicked inside this test's process, which other tests go on using (a "
-            "process where polars panicked has later hung): mark the test "
-            "@pytest.mark.own_process so it runs in a process of its own"
-        )
+watch_polars()
 
 
 def _missing_spark() -> str | None:

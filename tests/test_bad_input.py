@@ -410,6 +410,7 @@ def test_unknown_extension_with_format_is_fine(tmp_path: Path) -> None:
     assert run_json(config)["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
 
 
+@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
 def test_corrupt_parquet(tmp_path: Path) -> None:
     frame = pl.DataFrame({"user": ["u1"], "item": ["b"]})
     frame.write_parquet(tmp_path / "whole.parquet")
@@ -425,6 +426,7 @@ def test_corrupt_parquet(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
 def test_ragged_csv_names_the_file(tmp_path: Path) -> None:
     config = with_predictions(
         tmp_path, "ragged.csv", "user,item,score\nu1,a,0.9\nu2,d,0.9,extra,fields\n"
@@ -432,6 +434,7 @@ def test_ragged_csv_names_the_file(tmp_path: Path) -> None:
     fails(config, "ragged.csv")
 
 
+@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
 def test_invalid_utf8_in_a_csv(tmp_path: Path) -> None:
     config = with_predictions(tmp_path, "latin1.csv", b"user,item,score\nu1,caf\xe9,0.9\n")
     fails(config, "predictions file", "latin1.csv", "utf-8")

@@ -631,6 +631,7 @@ def parquet_case(tmp_path: Path) -> Path:
     return write(config, text)
 
 
+@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
 @pytest.mark.parametrize(
     ("change", "words"),
     [

@@ -72,12 +72,14 @@ class Bad:
     input_output: bool = False  # the output names an input: it must survive byte for byte
     links: dict[str, str] = field(default_factory=dict)  # symbolic links: name -> target
     fifos: tuple[str, ...] = ()  # named pipes to create
-    # polars panics on it, or has been seen to while failing: a process of its own
-    panics: bool = False
+    # on Spark, polars still reads it and fails (or panics): a process of its own there too
+    polars_fails_on_spark: bool = False
 
-    def param(self) -> Any:
-        """The row as a test parameter (marked own_process where polars panics)."""
-        marks = (pytest.mark.own_process,) if self.panics else ()
+    def param(self, *, own_process: bool = True) -> Any:
+        """The row as a test parameter. A bad input makes a polars query fail, after which
+        a process is not safe to reuse (tests/process_isolation.py): each row runs in a
+        process of its own, Spark's rows only where polars reads the file there too."""
+        marks = (pytest.mark.own_process,) if own_process else ()
         return pytest.param(self, id=self.id, marks=marks)
 
 
@@ -498,7 +500,6 @@ BAD = [
         "specification: Invalid thrift: bad data). Write the file again.",
         files={"t.parquet": damaged(HAND_PARQUET)},
         config={"ground_truth": {"path": "t.parquet"}, "partitions": 2},
-        panics=True,  # the failed streaming query raced: "joined on cancelled task" (twice)
         earlier=True,
     ),
     Bad(
@@ -518,7 +519,7 @@ BAD = [
         P + "p.parquet cannot be read as parquet: the file is damaged (polars' reader panicked "
         "on it). Write the file again.",
         **predictions("p.parquet", panicking(HAND_PARQUET)),
-        panics=True,
+        polars_fails_on_spark=True,
     ),
     Bad(
         "csv-separator-of-two-bytes",
@@ -1144,6 +1145,7 @@ ON_ENGINES = (
 ROWS = {case.id: case for case in BAD}
 
 
+@pytest.mark.own_process  # a bad input: see Bad.param
 @pytest.mark.parametrize(("row", "engine"), [(r, e) for r in ON_ENGINES for e in ENGINES])
 def test_bad_input_on_other_polars_engines(tmp_path: Path, row: str, engine: str) -> None:
     check_bad(tmp_path, ROWS[row], ENGINES[engine])
@@ -1179,7 +1181,9 @@ def test_every_engine_row_runs_on_spark() -> None:
     assert set(SPARK_REFUSES) <= {case.id for case in ON_SPARK}
 
 
-@pytest.mark.parametrize("case", [case.param() for case in ON_SPARK])
+@pytest.mark.parametrize(
+    "case", [case.param(own_process=case.polars_fails_on_spark) for case in ON_SPARK]
+)
 def test_bad_input_on_spark(spark: Any, tmp_path: Path, case: Bad) -> None:
     """The same exit code and the same `error:` line as the polars engines (a local input
     is checked by their readers; what Spark finds while it runs is diagnosed by them too),
