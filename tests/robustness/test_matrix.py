@@ -72,13 +72,11 @@ class Bad:
     input_output: bool = False  # the output names an input: it must survive byte for byte
     links: dict[str, str] = field(default_factory=dict)  # symbolic links: name -> target
     fifos: tuple[str, ...] = ()  # named pipes to create
-    # on Spark, polars still reads it and fails (or panics): a process of its own there too
-    polars_fails_on_spark: bool = False
 
     def param(self, *, own_process: bool = True) -> Any:
         """The row as a test parameter. A bad input makes a polars query fail, after which
         a process is not safe to reuse (tests/process_isolation.py): each row runs in a
-        process of its own, Spark's rows only where polars reads the file there too."""
+        process of its own; on Spark, the rows of POLARS_FAILS_ON_SPARK."""
         marks = (pytest.mark.own_process,) if own_process else ()
         return pytest.param(self, id=self.id, marks=marks)
 
@@ -519,7 +517,6 @@ BAD = [
         P + "p.parquet cannot be read as parquet: the file is damaged (polars' reader panicked "
         "on it). Write the file again.",
         **predictions("p.parquet", panicking(HAND_PARQUET)),
-        polars_fails_on_spark=True,
     ),
     Bad(
         "csv-separator-of-two-bytes",
@@ -1165,6 +1162,30 @@ SPARK_REFUSES = {
 # rows Spark reads without fault: its JSON reader takes an integer beyond 64 bits as an
 # exact decimal, so a 2^70 id is an id there (polars refuses it, naming the column)
 SPARK_READS = {"jsonl-ids-of-2-to-the-70-name-the-file-s-column"}
+# rows whose file polars reads on Spark too, and fails on (receval names the line at fault
+# with polars after Spark's read failed, or checks the file before Spark reads it): each
+# runs in a process of its own there too (a fresh pytest, which starts its own Spark)
+POLARS_FAILS_ON_SPARK = {
+    "csv-ragged-row",
+    "csv-ragged-row-late",
+    "csv-unclosed-quote",
+    "csv-unclosed-quote-in-a-long-file",
+    "csv-text-after-a-closing-quote",
+    "csv-not-utf8",
+    "csv-not-utf8-late",
+    "csv-text-score-late",
+    "csv-score-of-5000-digits",
+    "csv-relevance-of-5000-digits",
+    "parquet-damaged-page",
+    "parquet-folder-with-a-damaged-part",
+    "parquet-damaged-ground-truth-in-partitions",
+    "parquet-page-that-panics-the-reader",
+    "jsonl-broken-line-late",
+    "jsonl-text-score-late",
+    "catalog-ragged-row",
+    "interactions-not-utf8",
+    "segments-ragged-row",
+}
 ON_SPARK = [
     case
     for case in BAD
@@ -1179,10 +1200,11 @@ def test_every_engine_row_runs_on_spark() -> None:
     left_out = [case for case in BAD if case not in ON_SPARK and case.id not in SPARK_READS]
     assert all(isinstance(case.config, str) for case in left_out)
     assert set(SPARK_REFUSES) <= {case.id for case in ON_SPARK}
+    assert {case.id for case in ON_SPARK} >= POLARS_FAILS_ON_SPARK
 
 
 @pytest.mark.parametrize(
-    "case", [case.param(own_process=case.polars_fails_on_spark) for case in ON_SPARK]
+    "case", [case.param(own_process=case.id in POLARS_FAILS_ON_SPARK) for case in ON_SPARK]
 )
 def test_bad_input_on_spark(spark: Any, tmp_path: Path, case: Bad) -> None:
     """The same exit code and the same `error:` line as the polars engines (a local input
