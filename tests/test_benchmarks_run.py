@@ -5,10 +5,12 @@ they were met)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,3 +30,43 @@ def test_bench_runs_and_checks_the_values(tmp_path: Path) -> None:
         found = [row for row in result.stdout.splitlines() if line in row]
         assert len(found) == 1, result.stdout
         assert found[0].endswith("AGREE"), found[0]
+
+
+def _bench_module() -> Any:
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks" / "bench.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_targets_by_size() -> None:
+    """#35's targets, judged from measured results: at 10M rows the floor ratio, DuckDB's
+    time and RSS and ranx end to end; at 100M the 3 GiB bound beside DuckDB's RSS; at 1M
+    the seconds above the floor's whole process."""
+    bench = _bench_module()
+    results = {
+        "receval": {"seconds": 3.0, "rss_mib": 900.0},
+        "polars": {"seconds": 2.0},
+        "polars_rank": {"seconds": 2.5},
+        "duckdb": {"seconds": 3.7, "rss_mib": 1000.0},
+        "ranx": {"seconds": 10.0, "jit_seconds": 2.0},
+    }
+    ten = {c["target"]: c for c in bench.targets(results, 10_000_000)}
+    assert [c["passed"] for c in ten.values()] == [True] * 4, ten
+    assert ten["receval faster than ranx end to end (numba's JIT included)"]["shown"] == (
+        "3.33x faster (2.67x with ranx's JIT excluded)"
+    )
+    assert ten["receval >= 1.2x faster than DuckDB's query"]["value"] == 3.7 / 3.0
+    hundred = {c["target"]: c["passed"] for c in bench.targets(results, 100_000_000)}
+    assert hundred == {
+        "receval <= 1.5x the faster polars floor (polars)": True,
+        "receval >= 1.3x faster than DuckDB's query": False,
+        "receval's peak RSS at most 3,072 MiB": True,
+        "receval's peak RSS below DuckDB's": True,
+    }
+    one = bench.targets(results, 1_000_000)
+    assert [(c["passed"], c["value"]) for c in one] == [(False, 1.0)]
+    results["receval"]["seconds"] = 2.2
+    assert [c["passed"] for c in bench.targets(results, 1_000_000)] == [True]
