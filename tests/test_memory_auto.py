@@ -43,23 +43,39 @@ def test_the_need_shrinks_with_partitions() -> None:
 
 
 @pytest.mark.parametrize(
-    ("available", "expected"),
-    [(None, 1), (64 * 2**30, 1), (1500 * MiB, 2), (700 * MiB, 8), (100 * MiB, 20)],
+    ("rows", "available", "expected"),
+    [
+        (20_000_000, None, 1),
+        (20_000_000, 64 * 2**30, 1),
+        (20_000_000, 1500 * MiB, 2),
+        (20_000_000, 700 * MiB, 8),
+        (20_000_000, 100 * MiB, 20),
+        # 100M rows: 64 GiB free or nothing known, the run still plans for 2.5 GiB at most
+        (100_000_000, 64 * 2**30, 3),
+        (100_000_000, None, 3),
+        (100_000_000, 1500 * MiB, 9),
+    ],
 )
 def test_partitions_follow_the_available_memory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, available: int | None, expected: int
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rows: int,
+    available: int | None,
+    expected: int,
 ) -> None:
-    """20M rows (small on disk: far below the size rule's 512 MiB): the partitions come
-    from the memory alone; nothing known means the size rule's 1."""
+    """Rows small on disk (far below the size rule's 512 MiB): the partitions come from
+    the memory alone: the share of what is available, never above PEAK_GOAL."""
     monkeypatch.setattr(choice, "available_bytes", lambda: available)
-    monkeypatch.setattr(choice, "rows_on_disk", lambda paths: 20_000_000 if paths else 0)
+    monkeypatch.setattr(choice, "rows_on_disk", lambda paths: rows if paths else 0)
     predictions = tmp_path / "p.parquet"
     predictions.write_bytes(b"x" * 100)
-    budget = 0 if available is None else int(memory.SHARE * available) - memory.FIXED
-    budget = max(budget, memory.MIN_SPLIT)  # 100 MiB: less than the fixed part; 64 MiB
+    planned = choice.PEAK_GOAL
+    if available is not None:
+        planned = min(int(memory.SHARE * available), planned)
+    budget = max(planned - memory.FIXED, memory.MIN_SPLIT)  # 100 MiB: below the fixed part
     if 1 < expected < 256:  # the fewest partitions whose estimate fits the budget
-        assert memory.PER_ROW * 20_000_000 / expected <= budget
-        assert memory.PER_ROW * 20_000_000 / (expected - 1) > budget
+        assert memory.PER_ROW * rows / expected <= budget
+        assert memory.PER_ROW * rows / (expected - 1) > budget
     assert choice.auto_partitions([predictions]) == expected
     engine = choice.polars_engine("auto", [predictions])
     assert engine == ("streaming" if expected > 1 else "auto")
