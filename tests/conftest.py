@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 from process_isolation import (  # noqa: F401 (pytest's hooks, found here by name)
-    pytest_collection_finish,
     pytest_pyfunc_call,
     pytest_runtest_makereport,
     watch_polars,

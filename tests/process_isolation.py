@@ -27,6 +27,7 @@ How:
 from __future__ import annotations
 
 import functools
+import importlib
 import multiprocessing
 import os
 import pickle
@@ -36,7 +37,9 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -47,9 +50,26 @@ LIMIT = 540  # seconds a child may take: under pytest-timeout's 600, so its outp
 _RUST_PANIC = re.compile(r"thread '[^'\n]*'(?: \(\d+\))? panicked at ")  # Rust's panic line
 # fixtures whose values do not carry what they did here into another process
 _STAY_HERE = {"monkeypatch", "capsys", "capfd", "caplog", "request", "spark", "recwarn"}
-_PRELOAD = ["polars", "yaml", "typer.testing", "receval_cli.cli.app", "receval_cli.api"]
+# what the fork server imports once, so that no child imports it again (a child that
+# imported pytest and hypothesis itself took a second before the test began). Only modules
+# that run no polars query when imported: a fork of a process whose polars has started its
+# threads waits forever in its first query (the test modules build Parquet files at import,
+# so each child imports its test's module itself, about 0.2 s)
+_PRELOAD = [
+    "pytest",
+    "hypothesis",
+    "numpy",
+    "pyarrow.parquet",
+    "polars",
+    "yaml",
+    "typer.testing",
+    "receval_cli.cli.app",
+    "receval_cli.api",
+    __name__,
+]
 
 _context = multiprocessing.get_context("forkserver")
+_context.set_forkserver_preload(_PRELOAD)
 _failed_here: list[str] = []  # the polars calls that raised during the running test
 
 
@@ -88,14 +108,27 @@ def watch_polars() -> None:
 # --- running a test elsewhere ------------------------------------------------------------
 
 
-def preload(items: list[pytest.Item]) -> None:
-    """What the fork server imports once: polars, receval and the marked tests' modules."""
-    modules = {item.module.__name__ for item in items if marked(item) and hasattr(item, "module")}
-    _context.set_forkserver_preload([*_PRELOAD, *sorted(modules)])
+def _start_server() -> None:
+    """Start the fork server where it can import the tests' modules: Python 3.11's fork
+    server does not take this process's sys.path along (it is given it and drops it), so
+    the folders pytest put there for the tests go by PYTHONPATH, for its start only (a
+    module it cannot import it skips in silence, and every child then imported the test
+    module again: a second per test)."""
+    root = str(Path(__file__).resolve().parent.parent)
+    ours = [entry for entry in sys.path if entry.startswith(root)]
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([*ours, *([before] if before else [])])
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 def _call_in_child(
-    function: Callable[..., Any],
+    where: tuple[str, str],
     arguments: dict[str, Any],
     environment: dict[str, str],
     folder: str,
@@ -113,7 +146,8 @@ def _call_in_child(
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
     try:
-        function(**arguments)
+        module, name = where  # found by name: a wrapped test (hypothesis') does not pickle
+        getattr(importlib.import_module(module), name)(**arguments)
     except BaseException as error:  # pytest.skip and pytest.fail too
         text = "".join(traceback.format_exception(error))
         try:
@@ -129,11 +163,19 @@ def _call_in_child(
 
 
 def _fork_run(item: pytest.Function, arguments: dict[str, Any]) -> None:
+    _start_server()  # once: later calls find it running
     receiving, sending = _context.Pipe(duplex=False)
     with tempfile.NamedTemporaryFile("rb", prefix="own-process-", suffix=".log") as output:
         child = _context.Process(
             target=_call_in_child,
-            args=(item.obj, arguments, dict(os.environ), os.getcwd(), output.name, sending),
+            args=(
+                (item.module.__name__, item.originalname),
+                arguments,
+                dict(os.environ),
+                os.getcwd(),
+                output.name,
+                sending,
+            ),
         )
         child.start()
         sending.close()
@@ -198,18 +240,13 @@ def run_elsewhere(item: pytest.Function) -> None:
     """Run the marked test in a forked child, or in a fresh pytest when it must."""
     names = item._fixtureinfo.argnames
     arguments = {name: item.funcargs[name] for name in names}
-    if _travels(arguments):
+    if item.cls is None and _travels(arguments):  # a test function, plain values
         _fork_run(item, arguments)
     else:
         _pytest_run(item)
 
 
 # --- the hooks (imported by conftest.py) -------------------------------------------------
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if not in_child():
-        preload(session.items)
 
 
 @pytest.hookimpl(tryfirst=True)
