@@ -12,11 +12,13 @@ guard below.
 
 How:
 - a test marked `own_process` runs in a child forked from a fork server (multiprocessing's
-  "forkserver": a fresh interpreter that imported polars, receval and the test modules once,
-  before any query ran). The test function is called there with the fixture values pytest
-  made here (tmp_path, parameters), the environment and working directory of this process;
-  what it raises comes back and is raised here, its output printed here. A fork costs a
-  few milliseconds, where a fresh `python -m pytest NODEID` costs seconds.
+  "forkserver": a fresh interpreter that imported pytest, polars and receval once, and ran
+  no query). The child imports the test's module, finds the test function by name and
+  calls it with the fixture values pytest made here (tmp_path, parameters), in the
+  environment and working directory of this process; what it raises comes back and is
+  raised here, its output printed here. About 0.5 s a test, where a fresh
+  `python -m pytest NODEID` costs seconds. (Assertions there are not rewritten by pytest:
+  a failed `assert` shows its message and the child's traceback.)
 - a marked test whose fixtures cannot travel (a Spark session, monkeypatch's patches of
   objects) runs in a fresh `python -m pytest NODEID` instead.
 - guards, for tests not marked: one in which a polars query raised (every collect and sink
