@@ -2,7 +2,8 @@
 kernel over the Arrow buffers of the ranked lists.
 
     uv run --frozen --group bench python benchmarks/prototypes/numba_kernel.py \\
-        PREDICTIONS.parquet TRUTH.parquet [--mode join|kernel-sort] [--sequential]
+        PREDICTIONS.parquet TRUTH.parquet [--mode join|kernel-sort|kernel-sort-parallel]
+        [--sequential]
         [--timings] [--output OUT.json] [--per-user USERS.parquet]
 
 Prints a JSON object with the 36 means that receval reports for benchmarks/bench.py's
@@ -19,16 +20,21 @@ polars reads, joins and sorts (numba's import and first call cost seconds of mos
 Python work, which polars' native work leaves room for); --sequential does one after the
 other, so that each stage's time is its own.
 
-Two ways to feed the kernel:
+Three ways to feed the kernel:
 
   join (default)  polars reads both files, left-joins each prediction's grade on (user,
                   item), sorts by (user, score desc, item desc); the truth is sorted by
                   (user, grade desc). The kernel gets contiguous numpy views of the sorted
                   columns and walks both tables once, merging them by user.
   kernel-sort     polars only reads (and sorts by user when a file is not grouped by
-                  user); the kernel ranks each user's list itself (a stable argsort by item
-                  descending, then by score descending), sorts the user's truth, and looks
-                  each item's grade up by binary search: no join, no 10M-row sort.
+                  user); the kernel ranks each user's list itself (a merge sort by score
+                  descending, then item descending), orders the user's truth by item and
+                  by grade, and looks each item's grade up by binary search: no join, no
+                  10M-row sort.
+  kernel-sort-parallel
+                  the same, the users split into chunks over the cores (numba's prange,
+                  parallel=True); each chunk sums exactly into its own accumulator, so
+                  the means are the same bits.
 
 Per user, one pass in rank order accumulates hits, DCG (grade * discount, summed in rank
 order over the rows found in the truth, as receval's running sum), AP's precision sum
@@ -161,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("predictions")
     parser.add_argument("truth")
-    parser.add_argument("--mode", choices=("join", "kernel-sort"), default="join")
+    parser.add_argument(
+        "--mode", choices=("join", "kernel-sort", "kernel-sort-parallel"), default="join"
+    )
     parser.add_argument(
         "--sequential",
         action="store_true",
@@ -199,15 +207,20 @@ def main(argv: list[str] | None = None) -> int:
         kept_users = np.empty(keep.shape[0], dtype=np.int64)
     if args.mode == "join":
         limbs, counted = jit.kernel_sorted(*arrays, cutoffs, disc, keep, kept_users)
-    else:
+    elif args.mode == "kernel-sort":
         limbs, counted = jit.kernel_unsorted(*arrays, cutoffs, disc, keep, kept_users)
+    else:
+        kernel = jit.kernel_unsorted_parallel
+        limbs, counted = kernel(*arrays, cutoffs, disc, keep, kept_users)
     t_kernel = time.perf_counter()
     result: dict[str, object] = {"metrics": means_from(limbs, counted), "users": counted}
     t_means = time.perf_counter()
     if args.per_user:
         names = [f"{m}@{k}" for m in METRICS for k in CUTOFFS]
-        values = {name: keep[:counted, c] for c, name in enumerate(names)}
-        pl.DataFrame({"user": kept_users[:counted], **values}).write_parquet(args.per_user)
+        # the parallel kernel has a row per user, NaN where the user is skipped
+        rows = ~np.isnan(keep[:, 0]) if args.mode == "kernel-sort-parallel" else slice(counted)
+        values = {name: keep[rows, c] for c, name in enumerate(names)}
+        pl.DataFrame({"user": kept_users[rows], **values}).write_parquet(args.per_user)
     if args.timings:
         read = "read+join+sort" if args.mode == "join" else "read"
         timings = {

@@ -8,12 +8,17 @@ loaded from it by later runs.
 
 from __future__ import annotations
 
+import os
 import time
+
+# numba's OpenMP layer, its default here, spins its threads between parallel regions:
+# measured on this 2-core machine under load, the parallel kernel took 100x longer with it
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 _T0 = time.perf_counter()
 
 import numpy as np  # noqa: E402
-from numba import njit  # noqa: E402
+from numba import njit, prange  # noqa: E402
 
 IMPORT_SECONDS = time.perf_counter() - _T0  # numba's import (numpy is already loaded)
 
@@ -202,6 +207,40 @@ def _order(idx, tmp, n, primary, secondary, start, mode):
 
 
 @njit(cache=True, nogil=True)
+def _rank_user(
+    items, scores, i, m, truth_items, truth_grades, t, tl, depth,
+    idx, tmp, sorted_items, sorted_grades, ideal, grades,
+):  # fmt: skip
+    """One user's ranked grades (grades[:depth]; NaN: not in the truth) and ideal list
+    (ideal[:tl], grades descending), from the user's rows i..i+m of the predictions and
+    t..t+tl of the truth, in any order."""
+    # the user's truth by item (look-ups), then by grade descending (ideal list)
+    order = _order(idx, tmp, tl, truth_grades, truth_items, t, 1)
+    for p in range(tl):
+        sorted_items[p] = truth_items[t + order[p]]
+        sorted_grades[p] = truth_grades[t + order[p]]
+    order = _order(idx, tmp, tl, truth_grades, truth_items, t, 2)
+    for p in range(tl):
+        ideal[p] = truth_grades[t + order[p]]
+    # the ranked list, read down to the deepest cutoff, with each item's grade
+    order = _order(idx, tmp, m, scores, items, i, 0)
+    for r in range(depth):
+        item = items[i + order[r]]
+        lo = 0
+        hi = tl
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if sorted_items[mid] < item:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < tl and sorted_items[lo] == item:
+            grades[r] = sorted_grades[lo]
+        else:
+            grades[r] = np.nan
+
+
+@njit(cache=True, nogil=True)
 def kernel_unsorted(
     users, items, scores, truth_users, truth_items, truth_grades, cutoffs, disc, keep, kept_users
 ):
@@ -248,31 +287,11 @@ def kernel_unsorted(
                 sorted_grades = np.empty(size, dtype=np.float64)
                 idx = np.empty(size, dtype=np.int64)
                 tmp = np.empty(size, dtype=np.int64)
-            # the user's truth by item (look-ups), then by grade descending (ideal list)
-            order = _order(idx, tmp, tl, truth_grades, truth_items, t, 1)
-            for p in range(tl):
-                sorted_items[p] = truth_items[t + order[p]]
-                sorted_grades[p] = truth_grades[t + order[p]]
-            order = _order(idx, tmp, tl, truth_grades, truth_items, t, 2)
-            for p in range(tl):
-                ideal[p] = truth_grades[t + order[p]]
-            # the ranked list, read down to the deepest cutoff, with each item's grade
-            order = _order(idx, tmp, m, scores, items, i, 0)
             depth = min(m, cutoffs[cutoffs.shape[0] - 1])
-            for r in range(depth):
-                item = items[i + order[r]]
-                lo = 0
-                hi = tl
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if sorted_items[mid] < item:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < tl and sorted_items[lo] == item:
-                    grades[r] = sorted_grades[lo]
-                else:
-                    grades[r] = np.nan
+            _rank_user(
+                items, scores, i, m, truth_items, truth_grades, t, tl, depth,
+                idx, tmp, sorted_items, sorted_grades, ideal, grades,
+            )  # fmt: skip
             _user_stats(grades, 0, depth, ideal, 0, tl, n_relevant, cutoffs, disc, out)
             for c in range(n_stats):
                 _accumulate(limbs, c, out_bits[c])
@@ -283,6 +302,99 @@ def kernel_unsorted(
         t = tend
         i = end
     return limbs, counted
+
+
+@njit(cache=True, nogil=True)
+def _groups(users, truth_users, truth_grades):
+    """The users' row ranges in both tables (each grouped by user, ascending): starts[g],
+    starts[g + 1] in the predictions, tstarts[g], tends[g] in the truth, and the user's
+    relevant items."""
+    n = users.shape[0]
+    count = 0
+    for j in range(n):
+        if j == 0 or users[j] != users[j - 1]:
+            count += 1
+    starts = np.empty(count + 1, dtype=np.int64)
+    tstarts = np.empty(count, dtype=np.int64)
+    tends = np.empty(count, dtype=np.int64)
+    relevant = np.zeros(count, dtype=np.int64)
+    g = 0
+    for j in range(n):
+        if j == 0 or users[j] != users[j - 1]:
+            starts[g] = j
+            g += 1
+    starts[count] = n
+    tn = truth_users.shape[0]
+    t = 0
+    for g in range(count):
+        user = users[starts[g]]
+        while t < tn and truth_users[t] < user:
+            t += 1
+        tstarts[g] = t
+        while t < tn and truth_users[t] == user:
+            if truth_grades[t] >= THRESHOLD:
+                relevant[g] += 1
+            t += 1
+        tends[g] = t
+    return starts, tstarts, tends, relevant
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def kernel_unsorted_parallel(
+    users, items, scores, truth_users, truth_items, truth_grades, cutoffs, disc, keep, kept_users
+):
+    """kernel_unsorted with the users split into chunks over the cores (prange). Each
+    chunk sums into limbs of its own; exact sums add up to the same integer in any order,
+    so the means are the same bits as the serial kernel's. keep (one row per user group,
+    NaN for a skipped user) and kept_users receive the per-user values when asked."""
+    n_stats = 6 * cutoffs.shape[0]
+    starts, tstarts, tends, relevant = _groups(users, truth_users, truth_grades)
+    count = tstarts.shape[0]
+    chunks = max(1, min(256, count // 256))  # at least 256 users a chunk
+    chunk_limbs = np.zeros((chunks, n_stats, LIMBS), dtype=np.int64)
+    chunk_counted = np.zeros(chunks, dtype=np.int64)
+    for c in prange(chunks):
+        first = count * c // chunks
+        last = count * (c + 1) // chunks
+        longest = 1
+        for g in range(first, last):
+            longest = max(longest, starts[g + 1] - starts[g], tends[g] - tstarts[g])
+        grades = np.empty(longest, dtype=np.float64)
+        ideal = np.empty(longest, dtype=np.float64)
+        sorted_items = np.empty(longest, dtype=np.int64)
+        sorted_grades = np.empty(longest, dtype=np.float64)
+        idx = np.empty(longest, dtype=np.int64)
+        tmp = np.empty(longest, dtype=np.int64)
+        out = np.empty(n_stats, dtype=np.float64)
+        out_bits = out.view(np.int64)
+        limbs = np.zeros((n_stats, LIMBS), dtype=np.int64)
+        for g in range(first, last):
+            if relevant[g] == 0:
+                if keep.shape[0] > 0:
+                    keep[g, :] = np.nan
+                    kept_users[g] = users[starts[g]]
+                continue
+            i = starts[g]
+            m = starts[g + 1] - i
+            t = tstarts[g]
+            tl = tends[g] - t
+            depth = min(m, cutoffs[cutoffs.shape[0] - 1])
+            _rank_user(
+                items, scores, i, m, truth_items, truth_grades, t, tl, depth,
+                idx, tmp, sorted_items, sorted_grades, ideal, grades,
+            )  # fmt: skip
+            _user_stats(grades, 0, depth, ideal, 0, tl, relevant[g], cutoffs, disc, out)
+            for s in range(n_stats):
+                _accumulate(limbs, s, out_bits[s])
+            if keep.shape[0] > 0:
+                keep[g, :] = out
+                kept_users[g] = users[i]
+            chunk_counted[c] += 1
+        chunk_limbs[c] = limbs
+    total = np.zeros((n_stats, LIMBS), dtype=np.int64)
+    for c in range(chunks):
+        total += chunk_limbs[c]
+    return total, chunk_counted.sum()
 
 
 def readonly(array: np.ndarray) -> np.ndarray:
@@ -309,8 +421,9 @@ def warm(mode: str) -> float:
         grades = readonly(np.array([2.0, np.nan, 1.0]))
         kernel_sorted(users, grades, t_users, t_grades, cutoffs, disc, *no_keep())
     else:
+        kernel = kernel_unsorted_parallel if mode == "kernel-sort-parallel" else kernel_unsorted
         items = readonly(np.array([3, 4, 5], dtype=np.int64))
         scores = readonly(np.array([0.5, 0.25, 0.5]))
         t_items = readonly(np.array([3, 5], dtype=np.int64))
-        kernel_unsorted(users, items, scores, t_users, t_items, t_grades, cutoffs, disc, *no_keep())
+        kernel(users, items, scores, t_users, t_items, t_grades, cutoffs, disc, *no_keep())
     return time.perf_counter() - started

@@ -37,6 +37,8 @@ PROTOTYPES = {
     "numba ksort warm": ("kernel-sort", "warm", False),
     "numba ksort cold": ("kernel-sort", "cold", False),
     "numba ksort warm seq": ("kernel-sort", "warm", True),
+    "numba ksortpar warm": ("kernel-sort-parallel", "warm", False),
+    "numba ksortpar cold": ("kernel-sort-parallel", "cold", False),
 }
 PEERS = ("receval", "polars", "polars_rank")
 
@@ -99,7 +101,7 @@ def main() -> int:
     args.regenerate = False
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
-    for mode in ("join", "kernel-sort"):  # the warm cache starts empty in each session
+    for mode in ("join", "kernel-sort", "kernel-sort-parallel"):  # warm caches: filled anew
         shutil.rmtree(args.work / f"numba-cache-{mode}", ignore_errors=True)
 
     small = bench.ensure_data(args, bench.WARM_UP_USERS)
