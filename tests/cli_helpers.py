@@ -13,12 +13,14 @@ The hand-checkable case used throughout (binary relevance, default conventions):
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -130,3 +132,13 @@ def run_process(
         check=False,
         timeout=120,
     )
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """A Python file that is not in a package (a benchmark, a data generator), as a module."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

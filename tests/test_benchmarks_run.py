@@ -5,12 +5,12 @@ they were met)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+
+from cli_helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,20 +32,11 @@ def test_bench_runs_and_checks_the_values(tmp_path: Path) -> None:
         assert found[0].endswith("AGREE"), found[0]
 
 
-def _bench_module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks" / "bench.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_targets_by_size() -> None:
     """#35's targets, judged from measured results: at 10M rows the floor ratio, DuckDB's
     time and RSS and ranx end to end; at 100M the 3 GiB bound beside DuckDB's RSS; at 1M
     the seconds above the floor's whole process."""
-    bench = _bench_module()
+    bench = load_script(ROOT / "benchmarks" / "bench.py", "bench")
     results = {
         "receval": {"seconds": 3.0, "rss_mib": 900.0},
         "polars": {"seconds": 2.0},

@@ -15,7 +15,6 @@ per-query value in trec_eval is log(max(AP, 1e-5)) and its mean exp of their mea
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from cli_helpers import load_script
 
 import receval_cli
 
@@ -32,12 +32,7 @@ TOL = 1e-12
 
 
 def _points_data() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("points_data", HERE / "points_data.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(HERE / "points_data.py", "points_data")
 
 
 DATA = _points_data()

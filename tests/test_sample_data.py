@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import polars as pl
+from cli_helpers import load_script
 from polars.testing import assert_frame_equal
 
 ROOT = Path(__file__).parent.parent
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate", ROOT / "sample_data" / "generate.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "sample_data" / "generate.py", "generate")
 
 
 def test_shipped_files_are_the_generator_output() -> None:
