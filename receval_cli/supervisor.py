@@ -40,7 +40,8 @@ EXIT_OUT_OF_MEMORY = 4
 # what Rust's allocation failure, a panic's abort and their backtraces print
 _ABORT_LINES = re.compile(
     rb"memory allocation of \d+ bytes failed|stack backtrace:|note: Some details are omitted|"
-    rb"skipping backtrace printing|fatal runtime error|^\s+\d+: |^\s+at |thread '.*' panicked|"
+    rb"skipping backtrace printing|fatal runtime error|^\s+\d+: |^\s+at |"
+    rb"thread '[^'\n]*'(?: \(\d+\))? panicked|"  # Rust 1.89 and later add the thread's id
     rb"pthread_create failed|failed to spawn thread"
 )
 # what memory running out looks like: an allocation failing, or a thread that cannot get
@@ -180,12 +181,14 @@ def _send(child: int, signum: int) -> None:
 
 def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
     """Pass the child's native stderr on, line by line, until both pipes close; hold the
-    lines an abort prints. Returns the held lines and the last stage reported."""
+    lines an abort prints, and the blank lines just before it (a panic in polars' threads
+    starts with one). Returns the held lines and the last stage reported."""
     selector = selectors.DefaultSelector()
     selector.register(native, selectors.EVENT_READ, "native")
     selector.register(stages, selectors.EVENT_READ, "stage")
     pending = {"native": b"", "stage": b""}
     held: list[bytes] = []
+    blank: list[bytes] = []  # blank native lines not passed on yet
     stage: str | None = None
     open_pipes = 2
     while open_pipes:
@@ -203,9 +206,14 @@ def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
                 if key.data == "stage":
                     stage = line.decode("utf-8", "replace").strip() or stage
                 elif _ABORT_LINES.search(line) or held:
-                    held.append(line)  # an abort's message: everything after it is too
+                    held += [*blank, line]  # an abort's message: everything after it is too
+                    blank = []
+                elif not line.strip():
+                    blank.append(line)
                 else:
-                    _write([line])
+                    _write([*blank, line])
+                    blank = []
+    _write(blank)
     return held, stage
 
 

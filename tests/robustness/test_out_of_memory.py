@@ -84,6 +84,38 @@ def test_an_allocation_failure_is_one_error_line_and_exit_4(tmp_path: Path) -> N
     assert "backtrace" not in result.stderr
 
 
+# what CI saw under `ulimit -v` 0.5 GB: a thread that could not get its stack, in Rust 1.89's
+# panic format (the thread's id after its name), after a blank line
+THREAD_PANIC = (
+    "\nthread 'async-executor-0' (21894) panicked at "
+    "crates/polars-async/src/executor/mod.rs:388:14:\n"
+    "called `Result::unwrap()` on an `Err` value: Os { code: 11, kind: WouldBlock, "
+    'message: "Resource temporarily unavailable" }'
+)
+
+
+@pytest.mark.parametrize(
+    "native",
+    [
+        THREAD_PANIC,
+        THREAD_PANIC.replace(" (21894)", ""),  # the format before Rust 1.89
+        "\n\n" + ALLOC,
+    ],
+    ids=["panic with thread id", "panic without thread id", "blank lines then allocation"],
+)
+def test_a_thread_without_memory_is_one_error_line_too(native: str) -> None:
+    """The panic's lines and the blank lines before them are held back: one line, exit 4."""
+    result = run("abort", native, "run", "config.yaml")
+    assert result.returncode == 4, result
+    assert result.stderr.startswith("error: receval ran out of memory while read, rank"), result
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_blank_native_lines_not_before_an_abort_pass_through() -> None:
+    result = run("0", "note\n\nanother\n", "run", "config.yaml")
+    assert (result.returncode, result.stderr) == (0, "note\n\nanother\n\n")
+
+
 def test_the_error_line_is_json_with_log_format_json() -> None:
     result = run("abort", ALLOC, "--log-format", "json", "run", "config.yaml")
     assert result.returncode == 4
