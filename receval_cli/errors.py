@@ -107,9 +107,12 @@ class OutOfMemory(RecEvalError):
     exit_code = 4
 
 
-# what an error's text says when memory ran out (a reader's OSError, a PolarsError)
+# what an error's text says when memory ran out (a reader's OSError, a PolarsError, a
+# panic of a thread that could not get its stack: EAGAIN under `ulimit -v`)
 _OUT_OF_MEMORY = re.compile(
-    r"Cannot allocate memory|out of memory|memory allocation of \d+ bytes failed",
+    r"Cannot allocate memory|out of memory|memory allocation of \d+ bytes failed|"
+    r"failed to spawn thread|pthread_create failed|"
+    r"code: 11, kind: WouldBlock, message: \"Resource temporarily unavailable\"",
     re.IGNORECASE,
 )
 

@@ -84,7 +84,9 @@ def _rows(path: Path) -> int:
             import polars as pl
 
             return int(pl.scan_parquet(path).select(pl.len()).collect().item())
-        except Exception:  # a damaged file: the reader says so later
+        except (Exception, pl.exceptions.PanicException):
+            # a damaged file (polars may panic on one) or memory running out: the reader
+            # meets it too and says so, naming the file
             return size // 8
     inflated = inflated_size(path)
     if inflated is not None:

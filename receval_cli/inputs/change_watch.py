@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from receval_cli.config.loading import LoadedConfig, is_remote
-from receval_cli.errors import InputError, InternalError, RecEvalError
+from receval_cli.errors import (
+    InputError,
+    InternalError,
+    OutOfMemory,
+    RecEvalError,
+    says_out_of_memory,
+)
 from receval_cli.inputs.diagnosis import READ_ERRORS
 
 
@@ -73,6 +79,11 @@ def watching(files: Mapping[Path, str]) -> Iterator[None]:
             raise changed from None
         if isinstance(error, RecEvalError):
             raise
+        if says_out_of_memory(error):  # not a file's fault nor a bug: exit 4
+            from receval_cli.supervisor import out_of_memory_message
+
+            message = out_of_memory_message("while evaluating")
+            raise OutOfMemory(message, found=_first_line(error)) from None
         if isinstance(error, OSError):
             where = error.filename or "an input file"
             reason = error.strerror or str(error)

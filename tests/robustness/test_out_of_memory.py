@@ -297,8 +297,9 @@ def test_a_closed_stderr_runs_in_one_process(tmp_path: Path) -> None:
         pl.exceptions.ComputeError("parquet: Cannot allocate memory (os error 12)"),
         OSError(12, "Cannot allocate memory"),
         pl.exceptions.ComputeError("out of memory while decoding a page"),
+        pl.exceptions.PanicException(THREAD_PANIC.strip().split("\n", 1)[1]),
     ],
-    ids=["polars ENOMEM text", "OSError ENOMEM", "polars out of memory"],
+    ids=["polars ENOMEM text", "OSError ENOMEM", "polars out of memory", "thread panic"],
 )
 def test_memory_running_out_in_a_reader_is_exit_4_not_a_damaged_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raised: Exception
