@@ -1,9 +1,10 @@
 """The `receval` command's entry point (pyproject's `[project.scripts]`).
 
 The stop handling is the first thing in place: the package, this module and
-receval_cli/signals.py import only `signal` and `sys` before `main` installs it, and
-everything else (the supervisor, typer, rich, then polars when a command needs it: about
-0.3 s) loads after.
+receval_cli/signals.py import only `signal`, `sys` and `typing` before `main` installs it
+(a stop while they load is one too), and everything else (the supervisor, typer, rich,
+then polars when a command needs it: about 0.3 s) loads after. When the command is done,
+the process ends without tearing the interpreter down (`_run_then_exit`).
 A SIGINT, SIGTERM or SIGHUP that arrives while the modules load ends with the same one
 line and exit code (130, 143, 129) as a stop at any other moment, never a Python
 traceback or a run that goes on. (One that arrives before Python has started to run
@@ -18,6 +19,8 @@ import sys
 
 try:  # the stop handling's own modules: a Ctrl-C while they load is a stop too
     import signal
+    from collections.abc import Callable
+    from typing import NoReturn
 
     from receval_cli import signals
 except KeyboardInterrupt:
@@ -45,7 +48,59 @@ def main() -> None:
         _stopped(signals.interrupted(signal.SIGINT))
     except signals.Interrupted as stop:
         _stopped(stop)
-    command()
+    _run_then_exit(command)
+
+
+def _run_then_exit(command: Callable[[], None]) -> NoReturn:
+    """Run the command, then end the process at once: flush the standard streams, run the
+    exit handlers (atexit: temporary folders, Spark's gateway, coverage) and `os._exit`.
+    That skips the interpreter's teardown of every module and object, which costs 0.1 to
+    0.25 s after a run that loaded polars, numpy and the config models (benchmarks/README.md,
+    "Fixed cost"). Where another non-daemon thread still runs, or a stream cannot be
+    flushed, Python's own exit runs instead, exactly as before."""
+    try:
+        command()
+        code: object = 0
+    except SystemExit as done:
+        code = done.code
+    import os
+    import threading
+
+    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    if any(t.is_alive() and not t.daemon for t in others) or not _flushed():
+        raise SystemExit(code)
+    status = _exit_status(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    if not _flushed():  # an exit handler's output that cannot be written: Python decides
+        sys.exit(status)
+    os._exit(status)
+
+
+def _flushed() -> bool:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def _exit_status(code: object) -> int:
+    """The status Python's own exit gives for `sys.exit(code)`: None 0, an integer
+    itself, anything else printed on stderr and 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(f"{code}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 1
 
 
 def _stopped(stop: signals.Interrupted) -> None:
