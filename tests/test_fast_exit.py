@@ -30,7 +30,8 @@ def command():
         threading.Thread(target=late).start()
     if how.startswith("exit:"):
         value = how[5:]
-        sys.exit(int(value) if value.lstrip("-").isdigit() else (None if value == "none" else value))
+        code = None if value == "none" else value
+        sys.exit(int(value) if value.isdigit() else code)
 
 _run_then_exit(command)
 """

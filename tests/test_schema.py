@@ -221,3 +221,30 @@ def test_schema_output_is_a_folder(tmp_path: Path) -> None:
         f"error: output {tmp_path} is a folder; name a file, e.g. {tmp_path / 'report.json'}.\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fresh_process_gives_every_docstring_as_description() -> None:
+    """The field docstrings become descriptions on demand (model.document_fields), not at
+    import: `receval schema` as its own process, where nothing asked before it, shows them
+    all, and loading a config does not read the models' source."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "receval_cli", "schema"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == SCHEMA
+    columns = SCHEMA["$defs"]["PredictionColumns"]["properties"]
+    assert columns["user"]["description"]  # a docstring, not a Field(description=...)
+    probe = (
+        "import sys; from receval_cli.config.model import PredictionColumns as P; "
+        "sys.exit(P.model_fields['user'].description is not None)"
+    )
+    undocumented = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, timeout=120, check=False)
+    assert undocumented.returncode == 0  # no description until something asks for them

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from receval_cli.config.model import Config
+from receval_cli.config.model import Config, document_fields
 from receval_cli.config.presets import PRESETS
 from receval_cli.metrics import REGISTRY
 from receval_cli.version import __version__
@@ -117,6 +117,7 @@ def _segments(root: dict[str, Any]) -> None:
 
 def config_schema() -> dict[str, Any]:
     """The JSON Schema (Draft 2020-12) of a receval config file."""
+    document_fields()
     schema = Config.model_json_schema()
     definitions: dict[str, Any] = schema.pop("$defs")
     _metric_entries(schema["properties"]["metrics"])

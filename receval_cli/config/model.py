@@ -6,6 +6,8 @@ expanding the metric list (metric_lists.py) and loading a file (loading.py) live
 
 from __future__ import annotations
 
+import functools
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -33,8 +35,7 @@ class _Strict(BaseModel):
         frozen=True,
         strict=True,
         allow_inf_nan=False,
-        use_attribute_docstrings=True,  # a field's docstring is its description
-    )
+    )  # a field's docstring is its description: document_fields() (on demand)
 
 
 class PredictionColumns(_Strict):
@@ -533,3 +534,41 @@ class Config(_Strict):
                 found=baseline,
             )
         return self
+
+
+@functools.cache
+def document_fields() -> None:
+    """Give each field of these models that has no description the docstring written under
+    it here, and rebuild the models so that their JSON Schema shows it (`receval schema`,
+    the README's key reference). Done on demand, not at import: pydantic's
+    use_attribute_docstrings reads this module's source once per model, which cost about
+    40 ms of every command's start."""
+    import ast
+    import inspect
+
+    module = sys.modules[__name__]
+    tree = ast.parse(inspect.getsource(module))
+    docs: dict[str, dict[str, str]] = {}  # class name -> field -> its docstring
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            docs[node.name] = {
+                statement.target.id: inspect.cleandoc(following.value.value)
+                for statement, following in zip(node.body, node.body[1:], strict=False)
+                if isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            }
+    models = [  # in the order they are defined: a model is rebuilt after those it holds
+        value
+        for name, value in vars(module).items()
+        if isinstance(value, type) and issubclass(value, _Strict) and name in docs
+    ]
+    for model in models:
+        for name, field in model.model_fields.items():
+            # the docstring of the class that declares the field last (as pydantic would)
+            owner = next(c for c in model.__mro__ if name in vars(c).get("__annotations__", {}))
+            if field.description is None and name in docs.get(owner.__name__, {}):
+                field.description = docs[owner.__name__][name]
+        model.model_rebuild(force=True)

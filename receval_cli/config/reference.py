@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from receval_cli.config.model import Config, PredictionsConfig, PredictionSet
+from receval_cli.config.model import Config, PredictionsConfig, PredictionSet, document_fields
 
 # sections documented by a table of their own elsewhere in the README
 _ELSEWHERE = {"conventions": "every convention: see Conventions"}
@@ -99,6 +99,7 @@ def rows() -> list[tuple[str, str, str, str]]:
     `predictions` is one file, or several models under `predictions.models` (whose
     `format`, `separator`, `list_separator` and `columns` are the one file's keys, there
     the models' defaults: listed once)."""
+    document_fields()
     found: list[tuple[str, str, str, str]] = []
     for row in _rows(Config, ""):
         found.append(row)
