@@ -32,6 +32,9 @@ except KeyboardInterrupt:
 
 def main() -> None:
     """Install the stop handling, import the command line, run it."""
+    import gc
+
+    gc.disable()  # while the modules load; _collect_from_now turns it back on
     try:
         signals.install()
         from receval_cli import streams, supervisor
@@ -41,14 +44,29 @@ def main() -> None:
         fit_address_space()
         if supervisor.wanted(sys.argv):
             supervisor.fork()  # the watching process exits there; the child goes on
+        from receval_cli import console
         from receval_cli.cli.app import main as command
 
+        console.STAGE_LISTENERS.append(_collect_from_now)
         signals.check()  # a SIGTERM that arrived while polars itself was importing
     except KeyboardInterrupt:
         _stopped(signals.interrupted(signal.SIGINT))
     except signals.Interrupted as stop:
         _stopped(stop)
     _run_then_exit(command)
+
+
+def _collect_from_now(stage: str) -> None:
+    """At a command's first stage (its modules loaded): Python's cyclic garbage collection
+    back on, with what was loaded so far set aside for good (gc.freeze: never scanned
+    again). Collecting while some 2,000 classes and functions were created took about 12%
+    of the start-up (one full and a dozen partial collections) and freed a few hundred
+    small objects."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _run_then_exit(command: Callable[[], None]) -> NoReturn:
