@@ -74,8 +74,9 @@ def _run_then_exit(command: Callable[[], None]) -> NoReturn:
     exit handlers (atexit: temporary folders, Spark's gateway, coverage) and `os._exit`.
     That skips the interpreter's teardown of every module and object, which costs 0.1 to
     0.25 s after a run that loaded polars, numpy and the config models (benchmarks/README.md,
-    "Fixed cost"). Where another non-daemon thread still runs, or a stream cannot be
-    flushed, Python's own exit runs instead, exactly as before."""
+    "Fixed cost"). Where another non-daemon thread still runs, a stream cannot be flushed,
+    or a profiler or tracer watches (`python -m cProfile`, coverage: they write their
+    results after the command returns), Python's own exit runs instead, as before."""
     try:
         command()
         code: object = 0
@@ -85,7 +86,8 @@ def _run_then_exit(command: Callable[[], None]) -> NoReturn:
     import threading
 
     others = [t for t in threading.enumerate() if t is not threading.main_thread()]
-    if any(t.is_alive() and not t.daemon for t in others) or not _flushed():
+    watched = sys.gettrace() is not None or sys.getprofile() is not None  # cProfile, coverage
+    if watched or any(t.is_alive() and not t.daemon for t in others) or not _flushed():
         raise SystemExit(code)
     status = _exit_status(code)
     import atexit

@@ -95,3 +95,21 @@ def test_a_closed_stdout_ends_as_before(tmp_path: Path) -> None:
     _, err = reader.communicate(timeout=60)
     assert reader.returncode == 120, err
     assert b"BrokenPipeError" in err
+
+
+def test_a_profiler_still_gets_its_results(tmp_path: Path) -> None:
+    """`python -m cProfile -o FILE`: the profile is written after the command returns, so
+    the process ends the ordinary way."""
+    out = tmp_path / "run.prof"
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), str(script), "return", str(out) + "m"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_size > 0
