@@ -64,9 +64,9 @@ TARGET_VS_PYTREC = 4.0  # receval at least this many times faster than pytrec_ev
 # faster floor ("floor"), at least this many times faster than DuckDB's query ("duckdb"),
 # its peak RSS below DuckDB's ("rss": "duckdb") or at most a bound in MiB that is also below
 # DuckDB's ("rss": MiB), faster than ranx end to end ("ranx"), and at most this many
-# seconds more than the faster floor's whole process ("fixed": the floor's process does
-# nothing outside polars but start, read and print, so this bounds receval's imports,
-# config, checks and report, and its compute's difference too: stricter than #35 item 3)
+# seconds more than the faster floor outside polars ("fixed", #35 item 3: each process's
+# time less its polars stage, i.e. start, imports, config, report and exit; the difference
+# of the whole processes is printed beside it)
 SIZE_TARGETS: tuple[tuple[int | None, dict[str, Any]], ...] = (
     (2_000_000, {"fixed": 0.25}),
     (20_000_000, {"floor": 1.6, "duckdb": 1.2, "rss": "duckdb", "ranx": True}),
@@ -751,13 +751,18 @@ def targets(results: dict[str, dict[str, Any]], rows: int) -> list[dict[str, Any
         )
     if "fixed" in wanted and floors:
         fastest = min(floors, key=lambda t: floors[t])
-        above = None if mine is None else mine - floors[fastest]
+        outside = {tool: outside_polars(results.get(tool, {})) for tool in ("receval", fastest)}
+        above = None
+        if outside["receval"] is not None and outside[fastest] is not None:
+            above = outside["receval"] - outside[fastest]
+        whole = None if mine is None else mine - floors[fastest]
         checks.append(
             {
-                "target": f"receval <= {wanted['fixed']:g} s more than the faster floor "
-                f"({fastest}), whole processes",
+                "target": f"receval's time outside polars <= {wanted['fixed']:g} s more than "
+                f"the faster floor's ({fastest})",
                 "value": above,
-                "shown": f"{fmt(above, '+.3f')} s",
+                "shown": f"{fmt(above, '+.3f')} s ({fmt(outside['receval'], '.3f')} s against "
+                f"{fmt(outside[fastest], '.3f')} s; whole processes {fmt(whole, '+.3f')} s)",
                 "passed": above is not None and above <= wanted["fixed"],
             }
         )
@@ -809,6 +814,20 @@ def targets(results: dict[str, dict[str, Any]], rows: int) -> list[dict[str, Any
                 }
             )
     return checks
+
+
+# the stage of each tool's process that runs polars (its read and compute)
+POLARS_STAGES = ("evaluate (read+compute)", "collect")
+
+
+def outside_polars(result: dict[str, Any]) -> float | None:
+    """A process's seconds outside polars: its whole time less its polars stage (start,
+    imports, config, report and exit; #35 item 3); None where either is not known."""
+    stages = result.get("stages", {})
+    inside = next((stages[name] for name in POLARS_STAGES if name in stages), None)
+    if result.get("seconds") is None or inside is None:
+        return None
+    return float(result["seconds"]) - float(inside)
 
 
 def machine() -> dict[str, Any]:
