@@ -1,4 +1,5 @@
-"""Measure numba_kernel.py against receval and bench.py's polars floors in one session.
+"""Measure numba_kernel.py (and c_kernel.py, the same kernel compiled ahead of time by gcc)
+against receval and bench.py's polars floors in one session.
 
     uv run --frozen --group bench python benchmarks/prototypes/numba_measure.py \\
         [--users 100000] [--repeat 3] [--data-dir /tmp/bench-data] [--work DIR]
@@ -29,8 +30,10 @@ sys.path.insert(0, str(HERE.parent))
 import bench  # noqa: E402
 
 KERNEL = HERE / "numba_kernel.py"
+C_KERNEL = HERE / "c_kernel.py"  # mode "c": its shared library is built once, then loaded
 # name -> (mode, cache: warm/cold, sequential)
 PROTOTYPES = {
+    "c ksort": ("c", "warm", False),
     "numba join warm": ("join", "warm", False),
     "numba join cold": ("join", "cold", False),
     "numba join warm seq": ("join", "warm", True),
@@ -56,7 +59,10 @@ def run_prototype(
         fresh = work / f"numba-cold-{mode}-{serial}"
         shutil.rmtree(fresh, ignore_errors=True)
         env["NUMBA_CACHE_DIR"] = str(fresh)
-    command = [sys.executable, str(KERNEL), str(predictions), str(truth), "--mode", mode]
+    if mode == "c":
+        command = [sys.executable, str(C_KERNEL), str(predictions), str(truth)]
+    else:
+        command = [sys.executable, str(KERNEL), str(predictions), str(truth), "--mode", mode]
     command += ["--timings", "--output", str(result)] + (["--sequential"] if sequential else [])
     outcome = bench.spawn(command, work / f"log_{name.replace(' ', '_')}.txt", timeout, env)
     if "error" not in outcome:
