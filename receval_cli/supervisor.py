@@ -44,13 +44,6 @@ _ABORT_LINES = re.compile(
     rb"thread '[^'\n]*'(?: \(\d+\))? panicked|"  # Rust 1.89 and later add the thread's id
     rb"pthread_create failed|failed to spawn thread"
 )
-# what memory running out looks like: an allocation failing, or a thread that cannot get
-# its stack (EAGAIN, ENOMEM)
-_OUT_OF_MEMORY = re.compile(
-    rb"memory allocation of \d+ bytes failed|Cannot allocate memory|out of memory|"
-    rb"failed to spawn thread|pthread_create failed|Resource temporarily unavailable",
-    re.IGNORECASE,
-)
 
 _STOPPED = {130, 143, 129}  # the codes of a stop by SIGINT, SIGTERM, SIGHUP (signals.py)
 
@@ -226,7 +219,7 @@ def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: boo
         return code
     signum = os.WTERMSIG(status)
     doing = f"while {stage}" if stage else "while starting"
-    out_of_memory = (signum == signal.SIGABRT and any(map(_OUT_OF_MEMORY.search, held))) or (
+    out_of_memory = (signum == signal.SIGABRT and _says_out_of_memory(held)) or (
         signum == signal.SIGKILL and oom_killed
     )
     if out_of_memory:
@@ -245,6 +238,15 @@ def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: boo
         "in native code, above). Please report it with the config and the command."
     )
     return 3
+
+
+def _says_out_of_memory(held: list[bytes]) -> bool:
+    """An abort's lines say that memory ran out (errors.OUT_OF_MEMORY_TEXT: loaded only
+    here, after a worker died, so that the start-up stays light)."""
+    from receval_cli.errors import OUT_OF_MEMORY_TEXT
+
+    pattern = re.compile(OUT_OF_MEMORY_TEXT.encode(), re.IGNORECASE)
+    return any(map(pattern.search, held))
 
 
 def out_of_memory_message(doing: str, signum: int | None = None) -> str:
