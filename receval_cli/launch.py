@@ -13,17 +13,19 @@ command that reads data runs in a child process watched by this one (supervisor.
 running out of memory there ends with one `error:` line and exit 4, not an abort.
 """
 
-from __future__ import annotations
-
-import sys
-
+# No `from __future__ import annotations` and nothing else before the `try`: each
+# statement before it is time in which Ctrl-C prints a traceback through this file (the
+# __future__ module is a file to find and read; a fresh CI machine once took that long).
 try:  # the stop handling's own modules: a Ctrl-C while they load is a stop too
     import signal
+    import sys
     from collections.abc import Callable
     from typing import NoReturn
 
     from receval_cli import signals
 except KeyboardInterrupt:
+    import sys
+
     from receval_cli.signals import NOTHING_WRITTEN  # loaded now that the stop is past
 
     sys.stderr.write(f"interrupted by SIGINT: {NOTHING_WRITTEN}\n")

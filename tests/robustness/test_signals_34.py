@@ -237,6 +237,34 @@ def test_a_stop_during_start_up_is_one_line_or_the_run_done(tmp_path: Path) -> N
     assert stopped >= 2  # the sends after Python's start-up reach receval's handler
 
 
+def test_a_stop_while_a_module_before_the_handler_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The moment CI once hit by chance, made certain: SIGINT while `__future__` loads (a
+    file Python finds and reads, imported by the first `from __future__ import
+    annotations` the command runs). launch.py once had that line before its `try`, and the
+    stop printed a KeyboardInterrupt traceback through launch.py."""
+    import __future__
+
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "__future__.py").write_text(
+        "import os, signal\n"
+        f"exec(compile(open({__future__.__file__!r}).read(), {__future__.__file__!r}, 'exec'))\n"
+        "if not os.environ.get('SHADOW_SENT'):  # once: loading again after the stop is fine\n"
+        "    os.environ['SHADOW_SENT'] = '1'\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
+    config = hand_case(tmp_path)
+    out = tmp_path / "r.json"
+    process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
+    code, stderr = finish(process)
+    assert (code, stderr) == (130, f"interrupted by SIGINT: {NOTHING_WRITTEN}\n"), stderr
+    assert not out.exists()
+
+
 # ---------------------------------------------------------------- closed or full streams
 
 
