@@ -24,6 +24,7 @@ from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, Predict
 from receval_cli.engines.choice import auto_partitions, polars_engine
 from receval_cli.errors import ConfigError, InputError, UsageError
 from receval_cli.evaluation.fingerprints import truth_identity
+from receval_cli.evaluation.global_metrics import require_named
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
 from receval_cli.report.comparability import (
@@ -196,6 +197,7 @@ def plan_run(
     report under other conventions) is refused here, before any row is read."""
     config = loaded.config
     check_history_gates(loaded)
+    require_named(loaded.specs, config.catalog is not None or config.interactions is not None)
     models = config.model_files()
     comparing = len(models) > 1 or baseline_report is not None
     settings = config.comparison or ComparisonConfig()

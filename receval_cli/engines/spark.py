@@ -30,7 +30,7 @@ import polars as pl
 from receval_cli import console
 from receval_cli.analysis.run_plan import DEFAULT_SPARK_BUCKETS
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import LoadedConfig, is_remote
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
 from receval_cli.engines.partitions import describe_only
 from receval_cli.engines.spark_inputs import (
@@ -372,9 +372,8 @@ def evaluate_planned(
     for source in checked.values():
         if source is not None:
             refuse_unreadable(source.format, source.path, source.role)
-    optional = (config.catalog, config.interactions, config.baseline)
-    if not any(o is not None and is_remote(o.path) for o in optional):
-        metric_exprs(user_specs, conventions, local_sources)  # a missing input: an error
+    # a missing input: an error before Spark starts (a table's or URI's contents: after)
+    metric_exprs(user_specs, conventions, local_sources)
     with console.stage("start Spark"):
         session = _spark_session(spark, config.spark)
     local = [s for s in (*checked.values(), *local_sources.given(), segments_file) if s is not None]

@@ -65,8 +65,27 @@ def global_values(
 
 
 def require_universe(specs: tuple[MetricSpec, ...], universe: Universe) -> None:
+    """The global metrics that measure against the catalog have one (see require_named),
+    and it is not empty."""
     needing = [str(s) for s in specs if _partial(s).needs_universe]
-    if needing and universe.items is None:
+    require_named(specs, universe.items is not None)
+    if needing and universe.items is not None and universe.items.height == 0:
+        raise InputError(
+            f"the {universe.source} has no items, so coverage is undefined.",
+            key="catalog" if universe.source == "catalog" else "interactions",
+            found=0,
+        )
+
+
+def require_named(specs: tuple[MetricSpec, ...], named: bool) -> None:
+    """A global metric that measures against the catalog needs a catalog or an
+    interactions log in the config (`named`): checked by the run planner before any row
+    is read (on Spark, before a session starts), and again on the items read. `specs`
+    may hold metrics of every scope."""
+    needing = [
+        str(s) for s in specs if lookup(s.name).scope == "global" and _partial(s).needs_universe
+    ]
+    if needing and not named:
         fix = (
             "add a catalog (catalog.path, every item that could be recommended) or an "
             "interactions log (interactions.path, whose items then stand for the catalog)."
@@ -76,12 +95,6 @@ def require_universe(specs: tuple[MetricSpec, ...], universe: Universe) -> None:
             key="catalog.path",
             found=needing,
             fix=fix,
-        )
-    if needing and universe.items is not None and universe.items.height == 0:
-        raise InputError(
-            f"the {universe.source} has no items, so coverage is undefined.",
-            key="catalog" if universe.source == "catalog" else "interactions",
-            found=0,
         )
 
 

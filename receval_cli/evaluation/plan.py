@@ -42,6 +42,9 @@ def metric_exprs(
     """The per-user expression of every spec, and the statistics they need.
 
     A metric whose side columns need an optional input that is not given is an error.
+    With an input read elsewhere (`Sources.elsewhere`: a Spark table or URI, before Spark
+    has read it), what needs its contents is not checked (a catalog's features): only
+    the checks, not the expressions, are then of use.
     """
     sources = sources or Sources()
     stats = Stats(tuple(sources.features()), sources.embedding_dims)
@@ -49,9 +52,16 @@ def metric_exprs(
     for spec in specs:
         params = conventions.metric_params(spec)
         before = set(stats.sides)
-        value = lookup(spec.name).expr(stats, spec.k, params)
+        try:
+            value = lookup(spec.name).expr(stats, spec.k, params)
+        except InputError as error:  # which of the catalog's features: once it is read
+            if "catalog" in sources.elsewhere and str(error.fields.get("key")).startswith(
+                "catalog"
+            ):
+                continue
+            raise
         exprs[str(spec)] = value.alias(str(spec))
-        if stats.needs_catalog and sources.catalog is None:
+        if stats.needs_catalog and not sources.names("catalog"):
             fix = "Add a catalog (catalog.path: every item that could be recommended)."
             raise InputError(
                 f"{spec} needs the catalog input (its number of items), which the config "

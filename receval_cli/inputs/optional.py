@@ -66,9 +66,16 @@ class Sources:
     # the whole log's (rows, users), where `popularity` holds only some items' rows (a
     # Spark bucket's): its totals cannot be read from those rows
     log_totals: tuple[int, int] | None = None
+    # inputs the config names that another engine reads (engine: spark's tables and URIs):
+    # given, their contents unknown here, so checks that need them wait for that engine
+    elsewhere: frozenset[str] = frozenset()
 
     def given(self) -> list[Input]:
         return [s for s in (self.catalog, self.interactions, self.baseline) if s is not None]
+
+    def names(self, role: str) -> bool:
+        """Whether the config gives this optional input (read here or elsewhere)."""
+        return getattr(self, role) is not None or role in self.elsewhere
 
     def features(self) -> list[str]:
         """The item features the catalog carries."""
@@ -79,7 +86,16 @@ def read_sources(loaded: LoadedConfig, local_only: bool = False) -> Sources:
     """Read the optional inputs a config names (lazily: their schemas are checked, their
     rows not read). `local_only` leaves out a Spark table or URI (engine: spark reads it)."""
     config = loaded.config
-    sources = Sources()
+    paths = {
+        role: None if given is None else given.path
+        for role, given in (
+            ("catalog", config.catalog),
+            ("interactions", config.interactions),
+            ("baseline", config.baseline),
+        )
+    }
+    remote = {r for r, path in paths.items() if path is not None and is_remote(path)}
+    sources = Sources(elsewhere=frozenset(remote if local_only else ()))
 
     def wanted(path: str) -> bool:
         return not (local_only and is_remote(path))

@@ -46,10 +46,12 @@ def missing_input(side: str, sources: Sources) -> str | None:
     if side == "relevant":
         return None
     if side in ("popularity", "known", "cooccurrence", "history_similarity"):
-        return None if sources.interactions is not None else NEEDS[side]
+        return None if sources.names("interactions") else NEEDS[side]
     if side == "baseline":
-        given = sources.baseline is not None or sources.interactions is not None
+        given = sources.names("baseline") or sources.names("interactions")
         return None if given else NEEDS[side]
+    if "catalog" in sources.elsewhere:  # its columns are known once that engine reads it
+        return None
     return None if side in sources.features() else setting("catalog", "columns", side)
 
 
