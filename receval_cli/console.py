@@ -353,6 +353,14 @@ def live_stages() -> Iterator[None]:
             _LIVE = None
 
 
+def progress(text: str) -> None:
+    """A stage's progress (engine spark's running tasks) on the spinner's line, from any
+    thread (rich's Progress takes a lock)."""
+    live = _LIVE
+    if live is not None:
+        live.display.update(live.task, description=text)
+
+
 STAGE_LISTENERS: list[Callable[[str], None]] = []  # told the name of each stage entered
 
 

@@ -122,7 +122,13 @@ def main() -> None:
     signals.install()
     forget_written()
     try:
-        app()
+        try:
+            app()
+        except SystemExit as done:  # typer ends a Ctrl-C outside a command (while it parses
+            stop = signals.stop_behind(done)  # the arguments) with a silent exit 130
+            if stop is None:
+                raise
+            raise stop from None
     except signals.Interrupted as stop:
         console.emit("error", _interrupted(stop), prefixed=False)
         sys.exit(stop.exit_code)

@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PositiveFloat,
     PositiveInt,
     Tag,
     model_validator,
@@ -365,6 +366,11 @@ class SparkConfig(_Strict):
         {},
         description="Spark settings (e.g. spark.driver.memory: 8g, which only takes effect "
         "when receval starts the JVM; under spark-submit give --driver-memory).",
+    )
+    stall_timeout: PositiveFloat | None = Field(
+        300,
+        description="Seconds a run may wait with no task of it running or finishing (lost "
+        "workers, no executors) before it stops with one line and exit 2; null: wait.",
     )
 
 

@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,7 @@ from receval_cli.engines.spark_sources import (
     popularity_rows,
     read_spark_sources,
 )
+from receval_cli.engines.spark_watch import restore_sigint, watching
 from receval_cli.errors import UsageError
 from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
 from receval_cli.evaluation.item_facts import item_facts
@@ -107,7 +109,10 @@ def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSe
     for key, value in session_conf(settings).items():
         builder = builder.config(key, value)
     _python_for_local_workers(settings)
-    return builder.getOrCreate()
+    sigint = signal.getsignal(signal.SIGINT)
+    session = builder.getOrCreate()
+    restore_sigint(sigint)  # pyspark's own handler replaced receval's
+    return session
 
 
 def session_conf(settings: SparkConfig) -> dict[str, str]:
@@ -379,9 +384,15 @@ def evaluate_planned(
     local = [s for s in (*checked.values(), *local_sources.given(), segments_file) if s is not None]
     buckets = plan.engine.partitions
     try:
-        return _evaluate(
-            session, plan, file, checked, local_sources, segments_file, buckets, per_user
-        )
+        with watching(session, config.spark.stall_timeout, own=spark is None) as watch:
+            try:
+                return _evaluate(
+                    session, plan, file, checked, local_sources, segments_file, buckets, per_user
+                )
+            except Exception:
+                if watch.stalled is not None:  # the watch cancelled the jobs: that is why
+                    raise watch.stall_error() from None
+                raise
     except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
         found = environment_failure(error) or input_failure(error, local)
         if found is error:

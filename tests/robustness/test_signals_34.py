@@ -265,6 +265,38 @@ def test_a_stop_while_a_module_before_the_handler_loads(
     assert not out.exists()
 
 
+PARSING_STOPPED = """
+import sys
+from receval_cli.cli import app
+
+def stopped(*args, **kwargs):
+    raise KeyboardInterrupt  # Ctrl-C while click parses the command line
+
+app._Commands.make_context = stopped
+app.main()
+"""
+
+
+def test_a_stop_while_the_arguments_are_parsed(tmp_path: Path) -> None:
+    """Typer turns a KeyboardInterrupt outside a command (its arguments being parsed) into
+    a silent exit 130; CI once sent SIGINT at that moment (400 ms after the start, on a
+    loaded machine) and got exit 130 with no line."""
+    config = hand_case(tmp_path)
+    process = subprocess.run(
+        [sys.executable, "-c", PARSING_STOPPED, "run", str(config)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (process.returncode, process.stderr) == (
+        130,
+        f"interrupted by SIGINT: {NOTHING_WRITTEN}\n",
+    )
+
+
 # ---------------------------------------------------------------- closed or full streams
 
 

@@ -1,0 +1,217 @@
+"""engine: spark on a standalone cluster that stops working, and under a job runner's
+signals (#39 items 2 and 3; engines/spark_watch.py).
+
+A standalone master on 127.0.0.1 with no worker of its own: an application there gets no
+executor, so its first job waits for ever, which is the moment a stop or the stall
+watchdog is about. Each run is `receval run --engine spark --spark-master spark://...
+--verbose` as a process in a session of its own:
+- SIGTERM to the process (a job runner's stop) and SIGINT to its group (Ctrl-C) while the
+  job waits end it within 10 s: exit 143 or 130, one `interrupted by` line, no traceback,
+  no output file;
+- with `spark.stall_timeout`, a run that gets no executor ends with one line naming the
+  stall, exit 2;
+- a worker started for the run and killed while its tasks run (a lost node) ends the run
+  the same way, instead of a wait for a worker that never comes back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from test_spark_cluster import JVM_NOTICE, _free_port, _spark_env, _spark_home, _stop, _wait_for
+
+from receval_cli.signals import NOTHING_WRITTEN
+
+REPO = Path(__file__).parent.parent
+STOP_WITHIN = 10.0  # seconds: #39's bar (Kubernetes' grace period is 30 s)
+_LOG = re.compile(r"^\d{4}-\d\d-\d\dT\S+ INFO ")
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Master:
+    url: str
+    folder: Path
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def master(spark_installed: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Master]:
+    """A standalone master alone (no worker) on 127.0.0.1."""
+    folder = tmp_path_factory.mktemp("master")
+    env = _spark_env(folder)
+    port = _free_port()
+    log = folder / "master.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                *(
+                    str(_spark_home() / "bin" / "spark-class"),
+                    "org.apache.spark.deploy.master.Master",
+                ),
+                *("--host", "127.0.0.1", "--port", str(port), "--webui-port", "0"),
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_for(log, "I have been elected leader", process, 120)
+        yield Master(f"spark://127.0.0.1:{port}", folder, env)
+    finally:
+        _stop(process)
+
+
+def _case(folder: Path, stall_timeout: float | None, users: int = 400) -> Path:
+    """Integer ids, 30 scored items and 5 graded ones per user."""
+    folder.mkdir(parents=True, exist_ok=True)
+    per_user = 30
+    user = [u for u in range(users) for _ in range(per_user)]
+    item = [(u * 7 + i * 13) % 997 for u in range(users) for i in range(per_user)]
+    score = [((u + 3) * (i + 5)) % 101 / 101 for u in range(users) for i in range(per_user)]
+    pl.DataFrame({"user": user, "item": item, "score": score}).write_parquet(folder / "p.parquet")
+    truth = pl.DataFrame(
+        {
+            "user": [u for u in range(users) for _ in range(5)],
+            "item": [(u * 7 + i * 26) % 997 for u in range(users) for i in range(5)],
+            "grade": [1 + i % 3 for _ in range(users) for i in range(5)],
+        }
+    )
+    truth.write_parquet(folder / "t.parquet")
+    config = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.parquet", "columns": {"relevance": "grade"}},
+        "metrics": ["ndcg@10", "precision@5", "map@10"],
+        "engine": "spark",
+        "spark": {"stall_timeout": stall_timeout},
+    }
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _start(config: Path, master: Master) -> subprocess.Popen[str]:
+    """`receval run` on the cluster, --verbose, in a session of its own."""
+    env = {**master.env, "PYTHONPATH": str(REPO), "COLUMNS": "80"}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "receval_cli", "run", str(config), "--verbose"),
+            *("--spark-master", master.url, "-o", str(config.parent / "report.json")),
+            *("--spark-conf", f"spark.pyspark.python={sys.executable}"),
+            *("--spark-conf", "spark.ui.enabled=false", "--spark-conf", "spark.cores.max=2"),
+            *("--spark-conf", "spark.executor.memory=1g"),
+        ],
+        cwd=config.parent,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _read_until(process: subprocess.Popen[str], wanted: re.Pattern[str]) -> list[str]:
+    """stderr's lines up to the first that matches `wanted` (the run still going)."""
+    assert process.stderr is not None
+    seen: list[str] = []
+    for line in process.stderr:
+        seen.append(line.rstrip("\n"))
+        if wanted.search(line):
+            return seen
+    process.wait(30)
+    raise AssertionError(f"the run ended ({process.returncode}) before {wanted.pattern!r}: {seen}")
+
+
+def _finish(process: subprocess.Popen[str], within: float) -> tuple[int, list[str], float]:
+    """The exit code, stderr's remaining lines that are not --verbose logs nor the JVM's
+    notice, and how long the end took."""
+    started = time.monotonic()
+    try:
+        _, rest = process.communicate(timeout=within + 60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"the run did not end within {within + 60:g} s")
+    lines = [line for line in rest.splitlines() if not _LOG.match(line) and line != JVM_NOTICE]
+    return process.returncode, lines, time.monotonic() - started
+
+
+WAITING = re.compile(r"INFO Spark: (a job waits|stage)")
+
+
+@pytest.mark.parametrize(("signum", "to"), [(signal.SIGTERM, "process"), (signal.SIGINT, "group")])
+def test_a_stop_ends_a_spark_run_within_seconds(
+    master: Master, tmp_path: Path, signum: int, to: str
+) -> None:
+    config = _case(tmp_path, stall_timeout=None)  # the job waits for ever: no executor
+    process = _start(config, master)
+    _read_until(process, WAITING)
+    (os.killpg if to == "group" else os.kill)(process.pid, signum)
+    code, lines, took = _finish(process, STOP_WITHIN)
+    name = signal.Signals(signum).name
+    assert (code, lines) == (128 + signum, [f"interrupted by {name}: {NOTHING_WRITTEN}"])
+    assert took < STOP_WITHIN, took
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_a_run_without_executors_stops_at_the_stall_timeout(master: Master, tmp_path: Path) -> None:
+    config = _case(tmp_path, stall_timeout=3)
+    process = _start(config, master)
+    _read_until(process, WAITING)
+    code, lines, _ = _finish(process, 3 + 30)
+    assert code == 2, lines
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(
+        "error: engine: spark stopped the run: no task of the run started or finished for 3 s, "
+        "with no executor connected"
+    ), lines
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_a_lost_worker_stops_the_run(master: Master, tmp_path: Path) -> None:
+    """A worker joins, its executor starts the run's tasks, and the worker and its
+    executor are killed (a node lost): the run ends at its stall timeout, exit 2."""
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        worker = subprocess.Popen(
+            [
+                *(
+                    str(_spark_home() / "bin" / "spark-class"),
+                    "org.apache.spark.deploy.worker.Worker",
+                ),
+                *("--host", "127.0.0.1", "--cores", "2", "--memory", "1g", "--webui-port", "0"),
+                *("--work-dir", str(tmp_path / "work"), master.url),
+            ],
+            env=master.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_for(log, "Successfully registered with master", worker, 120)
+        config = _case(tmp_path / "run", stall_timeout=5, users=20_000)
+        process = _start(config, master)
+        _read_until(process, re.compile(r"INFO Spark: stage .*, [1-9]\d* running"))
+        os.killpg(worker.pid, signal.SIGKILL)  # the worker and the executor it started
+        code, lines, _ = _finish(process, 5 + 60)
+    finally:
+        _stop(worker)
+    assert code == 2, lines
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: engine: spark stopped the run: no task of the run"), lines
+    assert not (tmp_path / "run" / "report.json").exists()
