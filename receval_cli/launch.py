@@ -84,6 +84,8 @@ def _run_then_exit(command: Callable[[], None]) -> NoReturn:
         code: object = 0
     except SystemExit as done:
         code = done.code
+    except KeyboardInterrupt:  # a Ctrl-C the command line did not see (it reports its own)
+        _stopped(signals.interrupted(signal.SIGINT))
     import os
     import threading
 
@@ -125,7 +127,7 @@ def _exit_status(code: object) -> int:
     return 1
 
 
-def _stopped(stop: signals.Interrupted) -> None:
+def _stopped(stop: signals.Interrupted) -> NoReturn:
     signals.ignore_from_now()
     message = f"interrupted by {stop.name}: {signals.NOTHING_WRITTEN}\n"
     try:

@@ -124,6 +124,8 @@ def main() -> None:
     try:
         try:
             app()
+        except KeyboardInterrupt:  # typer building its command, before its own handling
+            raise signals.interrupted(signal.SIGINT) from None
         except SystemExit as done:  # typer ends a Ctrl-C outside a command (while it parses
             stop = signals.stop_behind(done)  # the arguments) with a silent exit 130
             if stop is None:

@@ -265,25 +265,33 @@ def test_a_stop_while_a_module_before_the_handler_loads(
     assert not out.exists()
 
 
-PARSING_STOPPED = """
+STOPPED_IN = """
 import sys
+import typer.main
 from receval_cli.cli import app
 
 def stopped(*args, **kwargs):
-    raise KeyboardInterrupt  # Ctrl-C while click parses the command line
+    raise KeyboardInterrupt  # Ctrl-C at that moment
 
-app._Commands.make_context = stopped
-app.main()
+if sys.argv[1] == "parsing":
+    app._Commands.make_context = stopped
+else:
+    typer.main.get_command = stopped
+del sys.argv[1]
+from receval_cli.launch import main
+main()
 """
 
 
-def test_a_stop_while_the_arguments_are_parsed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("moment", ["parsing", "building"])
+def test_a_stop_while_typer_sets_the_command_up(tmp_path: Path, moment: str) -> None:
     """Typer turns a KeyboardInterrupt outside a command (its arguments being parsed) into
-    a silent exit 130; CI once sent SIGINT at that moment (400 ms after the start, on a
-    loaded machine) and got exit 130 with no line."""
+    a silent exit 130, and lets one escape while it builds the command from the app; CI
+    once sent SIGINT at the first moment (400 ms after the start, on a loaded machine) and
+    got exit 130 with no line."""
     config = hand_case(tmp_path)
     process = subprocess.run(
-        [sys.executable, "-c", PARSING_STOPPED, "run", str(config)],
+        [sys.executable, "-c", STOPPED_IN, moment, "run", str(config)],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
