@@ -195,3 +195,13 @@ def test_config_key_reference_is_the_models() -> None:
     assert [k for k in keys if "." not in k] == list(Config.model_fields)
     assert len(keys) == len(set(keys))  # each key once
     assert all(line.count(" | ") == 3 for line in block("config-keys"))  # no stray pipe
+
+
+def test_the_notebook_recipe_lists_what_the_executors_import() -> None:
+    """The Spark notebook recipe's package line is EXECUTOR_PACKAGES, which
+    tests/test_spark_cluster.py runs the recipe with (and nothing more)."""
+    from receval_cli.engines.spark import EXECUTOR_PACKAGES
+
+    match = re.search(r"the executors need these installed:\n#   (.*)\n", README)
+    assert match, "README's notebook recipe lost its package line"
+    assert tuple(match.group(1).split()) == EXECUTOR_PACKAGES

@@ -152,10 +152,11 @@ def _requirements(dist: str) -> list[str]:
     return [m.group(0) for t in texts if "extra ==" not in t and (m := _NAME.match(t))]
 
 
-def _runtime_distributions() -> dict[str, metadata.Distribution]:
-    """receval's runtime dependencies and the executors' Arrow libraries (pyarrow, pandas),
-    with everything they need; not pyspark (the cluster brings its own)."""
-    wanted = [*_requirements("receval"), "pyarrow", "pandas"]
+def _runtime_distributions(packages: tuple[str, ...] = ()) -> dict[str, metadata.Distribution]:
+    """`packages` (by default receval's runtime dependencies and the executors' Arrow
+    libraries, pyarrow and pandas) with everything they need, as pip would install them;
+    not pyspark (the cluster brings its own)."""
+    wanted = list(packages) or [*_requirements("receval"), "pyarrow", "pandas"]
     found: dict[str, metadata.Distribution] = {}
     while wanted:
         name = re.sub(r"[-_.]+", "-", wanted.pop()).lower()
@@ -169,12 +170,15 @@ def _runtime_distributions() -> dict[str, metadata.Distribution]:
     return found
 
 
-def pack_environment(folder: Path, with_receval: bool = True) -> Path:
+def pack_environment(
+    folder: Path, with_receval: bool = True, packages: tuple[str, ...] = ()
+) -> Path:
     """The README's recipe 1, offline: `python -m venv --copies` (an archive Spark unpacks
     must not hold links that point outside it), the installed libraries and receval in its
     site-packages, tarred and gzipped with the venv at the archive's top (Spark unpacks a
     .tar.gz with `tar`, which keeps bin/python executable; a plain .tar loses the mode).
-    Without receval: the libraries only, as on a cluster whose nodes have them."""
+    Without receval: the libraries only, as on a cluster whose nodes have them; with
+    `packages`: those and their requirements only (see _runtime_distributions)."""
     env = folder / "environment"
     subprocess.run([sys.executable, "-m", "venv", "--copies", "--without-pip", env], check=True)
     (site,) = (env / "lib").glob("python*/site-packages")
@@ -183,7 +187,7 @@ def pack_environment(folder: Path, with_receval: bool = True) -> Path:
     with tarfile.open(archive, "w:gz", compresslevel=1) as tar:
         tar.add(env / "pyvenv.cfg", "pyvenv.cfg")
         tar.add(env / "bin", "bin")
-        for dist in _runtime_distributions().values():
+        for dist in _runtime_distributions(packages).values():
             for file in dist.files or []:
                 source = Path(str(dist.locate_file(file)))
                 if ".." not in file.parts and source.is_file():
@@ -270,6 +274,31 @@ def test_a_submitted_job_on_a_standalone_cluster(cluster: Cluster, tmp_path: Pat
     assert all(value is not None for value in memory["metrics"].values())
 
 
+def test_a_session_receval_starts_with_an_archive(cluster: Cluster, tmp_path: Path) -> None:
+    """Recipe 3 with a packed environment: `--spark-conf spark.archives=...#environment
+    --spark-conf spark.pyspark.python=./environment/bin/python`, no spark-submit. pyspark
+    reads the executors' Python from PYSPARK_PYTHON alone, so the setting was ignored and
+    the executors ran the PATH's python3 (no pyarrow); receval now passes it on."""
+    config = write_case(tmp_path)
+    archive = pack_environment(tmp_path)
+    env = {k: v for k, v in _spark_env(tmp_path).items() if k != "PYSPARK_PYTHON"}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    done = receval(
+        *("run", config, "--engine", "spark", "--spark-master", cluster.url),
+        *("--spark-conf", f"spark.archives={archive}#environment"),
+        *("--spark-conf", "spark.pyspark.python=./environment/bin/python"),
+        *("--spark-conf", "spark.ui.enabled=false", "--output", tmp_path / "spark.json"),
+        env=env,
+    )
+    assert done.returncode == 0, _not_logs(done.stderr)
+    assert list(cluster.work.glob("app-*/*/environment/bin/python")), done.stderr[-4000:]
+    in_memory = receval("run", config, "--engine", "in_memory", "--output", tmp_path / "m.json")
+    assert in_memory.returncode == 0, in_memory.stderr
+    spark = json.loads((tmp_path / "spark.json").read_text())["models"]["model"]
+    memory = json.loads((tmp_path / "m.json").read_text())["models"]["model"]
+    assert spark["metrics"] == memory["metrics"]
+
+
 _LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")
 
 
@@ -313,9 +342,13 @@ Path(out).write_text(json.dumps(report.metrics))
 
 def test_a_notebook_session_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None:
     """The README's notebook recipe: an existing session on the cluster, executors with
-    receval's libraries but not receval, receval's code given with addPyFile."""
+    the libraries the recipe lists (EXECUTOR_PACKAGES, and nothing else) but not receval,
+    receval's code given with addPyFile."""
+    from receval_cli.engines.spark import EXECUTOR_PACKAGES
+
     config = write_case(tmp_path)
-    archive = pack_environment(tmp_path, with_receval=False)
+    # exactly what the recipe lists (and what pip brings with them)
+    archive = pack_environment(tmp_path, with_receval=False, packages=EXECUTOR_PACKAGES)
     script = tmp_path / "notebook.py"
     script.write_text(NOTEBOOK)
     env = _spark_env(tmp_path)

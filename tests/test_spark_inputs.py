@@ -102,6 +102,27 @@ def test_a_table_and_a_file_uri(spark: Any, tmp_path: Path) -> None:
     assert got.inputs["ground_truth"]["path"] == uri  # as written: file:///..., not file:/
 
 
+def test_a_table_the_catalog_lacks_names_the_hive_setting(spark: Any, tmp_path: Path) -> None:
+    """table:NAME of a Hive metastore, in a session with Spark's in-memory catalog (one
+    receval starts): the error says which catalog the session has and the setting."""
+    from receval_cli.errors import InputError
+
+    TRUTH.write_parquet(tmp_path / "t.parquet")
+    config = {
+        "predictions": {"path": "table:warehouse.no_such_predictions"},
+        "ground_truth": {"path": "t.parquet", "columns": {"relevance": "grade"}},
+        "metrics": METRICS,
+    }
+    with pytest.raises(InputError) as raised:
+        evaluate_spark(load_config(write_config(tmp_path, config)), spark, buckets=2)
+    message = str(raised.value)
+    assert message.startswith(
+        "predictions table table:warehouse.no_such_predictions could not be read by Spark"
+    ), message
+    assert "The session's catalog is Spark's in-memory one" in message
+    assert "--spark-conf spark.sql.catalogImplementation=hive" in message
+
+
 @pytest.mark.parametrize(
     "shape", ["jsonl", "csv.gz", "csv text lists", "items by name", "list truth"]
 )
@@ -292,15 +313,19 @@ def test_the_users_settings_win_over_the_defaults(monkeypatch: pytest.MonkeyPatc
     quiet = "-Dlog4j2.configurationFile=" + engine._LOG4J.as_uri()
     assert made["spark.driver.extraJavaOptions"] == f"{quiet} -Dx=1"
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
-    engine._python_for_local_workers(SparkConfig(master="spark://h:7077"))
+    engine._python_for_workers(SparkConfig(master="spark://h:7077"))
     assert "PYSPARK_PYTHON" not in os.environ
     monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # under spark-submit
-    engine._python_for_local_workers(SparkConfig())
+    engine._python_for_workers(SparkConfig())
     assert "PYSPARK_PYTHON" not in os.environ
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT")
     monkeypatch.setenv("PYSPARK_PYTHON", "/their/python")
-    engine._python_for_local_workers(SparkConfig())
+    engine._python_for_workers(SparkConfig())
     assert os.environ["PYSPARK_PYTHON"] == "/their/python"
+    # spark.pyspark.python, which pyspark itself never reads, wins as under spark-submit
+    archived = SparkConfig(master="spark://h:7077", conf={"spark.pyspark.python": "./env/py"})
+    engine._python_for_workers(archived)
+    assert os.environ["PYSPARK_PYTHON"] == "./env/py"
 
 
 def test_spark_options_reach_the_session(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

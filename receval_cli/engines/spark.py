@@ -79,6 +79,12 @@ if TYPE_CHECKING:
 
     from receval_cli.analysis.run_plan import RunPlan
 
+# What the executors' Python needs besides receval's own code (a notebook ships that with
+# addPyFile): what a bucket's evaluation imports, and pyarrow for Spark's Arrow exchange.
+# The README's notebook recipe lists them (checked), and tests/test_spark_cluster.py runs
+# that recipe with exactly these and their requirements.
+EXECUTOR_PACKAGES = ("polars", "pyarrow", "numpy", "pydantic", "typer", "rich", "pyyaml")
+
 _LOG4J = Path(__file__).with_name("spark_log4j2.properties")
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
@@ -108,7 +114,7 @@ def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSe
         builder = builder.master(settings.master)
     for key, value in session_conf(settings).items():
         builder = builder.config(key, value)
-    _python_for_local_workers(settings)
+    _python_for_workers(settings)
     sigint = signal.getsignal(signal.SIGINT)
     session = builder.getOrCreate()
     restore_sigint(sigint)  # pyspark's own handler replaced receval's
@@ -127,13 +133,20 @@ def session_conf(settings: SparkConfig) -> dict[str, str]:
     return conf
 
 
-def _python_for_local_workers(settings: SparkConfig) -> None:
-    """When receval starts Spark's JVM itself (not under spark-submit) on a local master,
-    Spark's Python workers run this Python (which has receval, polars and pyarrow), not
-    the `python3` on the PATH, unless PYSPARK_PYTHON or spark.pyspark.python says."""
-    local = settings.master is None or settings.master.startswith("local")
-    launched = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM
-    if local and not launched and "spark.pyspark.python" not in settings.conf:
+def _python_for_workers(settings: SparkConfig) -> None:
+    """The executors' Python, when receval starts Spark's JVM itself (not under
+    spark-submit, whose launcher does this). pyspark reads it from PYSPARK_PYTHON alone,
+    so `spark.pyspark.python` (e.g. ./environment/bin/python beside spark.archives) is
+    copied there, winning over the variable as it does under spark-submit; without it, on
+    a local master, the workers run this Python (which has receval, polars and pyarrow),
+    not the `python3` on the PATH, unless PYSPARK_PYTHON says."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started the JVM
+        return
+    given = settings.conf.get("spark.pyspark.python")
+    if given is not None:
+        os.environ["PYSPARK_PYTHON"] = given
+        return
+    if settings.master is None or settings.master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 

@@ -98,12 +98,32 @@ def read_frame(
         reason = str(error).splitlines()[0]
         what = "table" if location.startswith("table:") else "file"
         fix = "Check the path (or the table's name) and that the Spark session can reach it."
+        if what == "table" and "TABLE_OR_VIEW_NOT_FOUND" in str(error):
+            fix = table_fix(spark)
         raise InputError(
             f"{role} {what} {location} could not be read by Spark: {reason}. {fix}",
             path=location,
             found=reason,
             fix=fix,
         ) from None
+
+
+def table_fix(spark: SparkSession) -> str:
+    """What to do about a `table:NAME` the session's catalog does not hold: a session
+    receval starts has Spark's in-memory catalog, not a Hive metastore's tables."""
+    catalog = spark.conf.get("spark.sql.catalogImplementation", "in-memory")
+    if catalog == "hive":
+        return (
+            "Check the table's name (database.table) and that the session's Hive metastore "
+            "holds it."
+        )
+    return (
+        f"The session's catalog is Spark's {catalog} one, which holds only the tables made "
+        "in this session. For a Hive metastore's table, start the session with "
+        "--spark-conf spark.sql.catalogImplementation=hive (and the metastore's settings: "
+        "hive-site.xml in SPARK_CONF_DIR, or spark.hadoop.hive.metastore.uris), or run "
+        "receval under spark-submit on a cluster configured for Hive."
+    )
 
 
 def _polars_type(spark_type: Any) -> pl.DataType:
