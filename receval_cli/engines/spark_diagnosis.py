@@ -11,8 +11,9 @@ same polars readers as in RunPlan.local_inputs (inputs/readers.py and the others
 read whole (failing_input). The file they read is
 - for a `file:` URI, the local file it names: the message is the local file's, word for
   word;
-- for another scheme, a copy of its bytes fetched through Spark (the `binaryFile` source),
-  when it is one file of at most FETCH_LIMIT bytes: the message names the URI.
+- for another scheme, a copy of its bytes fetched through the session's Hadoop FileSystem
+  (what Spark reads it with), when it is one file of at most FETCH_LIMIT bytes: the
+  message names the URI.
 A table, a folder Spark reads as CSV or JSON, a glob, a larger file: not diagnosed (the
 Spark read's own error stands).
 """
@@ -149,24 +150,28 @@ def readable_copy(spark: SparkSession, given: UriInput) -> Iterator[Path | None]
 
 
 def fetched(spark: SparkSession, location: str, folder: Path) -> Path | None:
-    """The bytes of the one file at `location`, read through Spark and written into
-    `folder` under the file's name; None for a folder, a glob, a file over FETCH_LIMIT
-    bytes, or one Spark cannot read."""
+    """The bytes of the file at `location`, read by the session's Hadoop FileSystem (the
+    one Spark reads it with: its scheme's client and settings) and written into `folder`
+    under the file's name; None for a folder or a glob, a file over FETCH_LIMIT bytes, or
+    one that cannot be read (a Spark Connect session has no JVM on this side). (Spark's
+    `binaryFile` source would leave out a file of 0 bytes.)"""
     name = location.rstrip("/").rsplit("/", 1)[-1]
     try:
-        frame = spark.read.format("binaryFile").load(location)
-        files = frame.select("path", "length").limit(2).collect()
-        if len(files) != 1 or files[0]["length"] > FETCH_LIMIT:
+        hadoop = spark._jvm.org.apache.hadoop.fs  # type: ignore[union-attr]
+        where = hadoop.Path(location)
+        files = where.getFileSystem(spark._jsc.hadoopConfiguration())
+        status = files.getFileStatus(where)
+        if not name or not status.isFile() or status.getLen() > FETCH_LIMIT:
             return None
-        if str(files[0]["path"]).rstrip("/").rsplit("/", 1)[-1] != name:
-            return None  # a folder's only file
-        row = frame.select("content").first()
-    except Exception:  # Spark's errors, Py4J's: no diagnosis, the run's own error stands
-        return None
-    if row is None or not name:
+        stream = files.open(where)
+        try:
+            data = bytes(stream.readAllBytes())
+        finally:
+            stream.close()
+    except Exception:  # Py4J's errors, Java's, none on Spark Connect: no diagnosis
         return None
     path = folder / name
-    path.write_bytes(bytes(row["content"]))
+    path.write_bytes(data)
     return path
 
 
