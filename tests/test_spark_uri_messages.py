@@ -10,7 +10,8 @@ diagnosed on the local file it names, so the message is the local one word for w
 message of Spark's own checks names the URI as Spark's Path writes it (`file:/tmp/...`),
 and one diagnosed on a copy fetched through Spark (the route of `hdfs://`, `s3a://`: run
 here on the `file:` URI) names the URI as written. Both forms are mapped back to the
-local path before comparing.
+local path before comparing. A damaged file too large to fetch keeps Spark's reason,
+naming the file, without Java's class names.
 
 Each case runs both roles (predictions, ground truth) in one test: the two whose reads
 fail in polars run in a process of their own (and so start Spark once each), the others
@@ -108,6 +109,14 @@ def check_case(folder: Path, case: str, monkeypatch: pytest.MonkeyPatch) -> None
             assert written_alike(lines[0], uri, bad.resolve()) == memory[1][0], role
         if case in ("malformed line", "truncated parquet"):  # names what it found, where
             assert "cannot be read as" in memory[1][0]
+            with monkeypatch.context() as patched:  # too large to fetch: Spark's reason
+                patched.setattr(spark_diagnosis, "local_path", lambda location: None)
+                patched.setattr(spark_diagnosis, "FETCH_LIMIT", 0)
+                code, lines = outcome(spark, where / "large.json")
+            assert code == 2
+            assert len(lines) == 1, lines
+            assert lines[0].startswith("error: Spark could not read file:"), lines
+            assert "Check that file" in lines[0]
         if case == "malformed line":
             assert f"line {len(good.splitlines()) + 1} has" in memory[1][0]
 

@@ -283,6 +283,8 @@ def input_failure(error: Exception, local: list[Input], uris: UriInputs | None =
 
 
 _FAILED_FILE = re.compile(r"error while reading file (\S+?)\.?\s")
+# "org.apache.spark.SparkException: " before the reason
+_JAVA_CLASS = re.compile(r"^(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): ")
 
 
 def read_failure_of(error: BaseException) -> InputError | None:
@@ -296,6 +298,7 @@ def read_failure_of(error: BaseException) -> InputError | None:
     where = found.group(1) if found is not None else "an input file"
     cause = next((line.strip() for line in text.splitlines() if "Caused by:" in line), "")
     reason = cause.removeprefix("Caused by:").strip() or text.splitlines()[0][:200]
+    reason = _JAVA_CLASS.sub("", reason).rstrip(".")  # Java's class name, not the user's
     fix = "Check that file (rewrite it, or remove it from the folder), then run again."
     return InputError(
         f"Spark could not read {where} while evaluating: {reason}. {fix}",
