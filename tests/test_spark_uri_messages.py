@@ -134,3 +134,14 @@ def test_a_damaged_file_through_a_uri(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
     check_case(tmp_path, case, monkeypatch)
+
+
+def test_a_file_uri_names_the_file_hadoop_reads() -> None:
+    """As Hadoop's Path reads a `file:` URI: a %-escape is part of the name (Spark reads
+    file:///a%20b.csv as the file `a%20b.csv`); another host's file is fetched."""
+    local_path = spark_diagnosis.local_path
+    assert local_path("file:///tmp/a%20b.csv") == Path("/tmp/a%20b.csv")
+    assert local_path("file:/tmp/p.csv") == Path("/tmp/p.csv")
+    assert local_path("file://localhost/tmp/p.csv") == Path("/tmp/p.csv")
+    for other in ("file://host/tmp/p.csv", "hdfs://nn/p.csv", "s3a://b/p.csv", "table:t"):
+        assert local_path(other) is None, other

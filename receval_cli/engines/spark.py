@@ -384,9 +384,9 @@ def evaluate_planned(
             session, plan, file, checked, local_sources, segments_file, buckets, per_user
         )
     except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
-        from receval_cli.engines.spark_diagnosis import uri_inputs  # the URI inputs' reads
+        from receval_cli.engines.spark_diagnosis import UriInputs  # the URI inputs' reads
 
-        uris = uri_inputs(session, loaded, file)
+        uris = UriInputs(session, plan, name)
         found = environment_failure(error) or input_failure(error, local, uris)
         if found is error:
             raise

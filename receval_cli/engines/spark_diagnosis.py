@@ -6,9 +6,9 @@ fault. An input given as a URI (`file:///...`, `hdfs://...`, `s3a://...`) is Spa
 read, and what Spark says of a damaged file is Java's text, or a check of a one-row probe
 of its schema (an empty file has no columns; a header without rows reads as text).
 
-So when a run fails, each URI input is diagnosed as the local file would be: read by the
-same polars readers as in RunPlan.local_inputs (inputs/readers.py and the others), then
-read whole (failing_input). The file they read is
+So when a run fails, the URI inputs are diagnosed as local files would be: the run plan
+reads them as its local inputs (RunPlan.local_inputs: the same readers and checks), each
+URI replaced by a local file, then each is read whole (failing_input). That file is
 - for a `file:` URI, the local file it names: the message is the local file's, word for
   word;
 - for another scheme, a copy of its bytes fetched through the session's Hadoop FileSystem
@@ -20,133 +20,118 @@ Spark read's own error stands).
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
-import urllib.parse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from receval_cli.analysis.segments import segments_input
-from receval_cli.config.loading import LoadedConfig, is_remote
-from receval_cli.config.model import PredictionsConfig
+from receval_cli.config.loading import is_remote
 from receval_cli.errors import InputError
-from receval_cli.inputs.optional import read_catalog, read_interactions
-from receval_cli.inputs.readers import (
-    Input,
-    failing_input,
-    format_of_name,
-    read_ground_truth,
-    read_predictions,
-)
+from receval_cli.inputs.readers import Input, failing_input, format_of_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from receval_cli.analysis.run_plan import LocalInputs, RunPlan
+
 FETCH_LIMIT = 64 * 1024 * 1024  # bytes of a remote file copied to the driver to diagnose
-
-
-@dataclass(frozen=True)
-class UriInput:
-    """An input given as a URI: where (as written), its role, its configured format, and
-    the polars reader of its role (what reads it when it is a local file)."""
-
-    location: str
-    role: str
-    given_format: str | None
-    read: Callable[[Path], Input]
+# the config's inputs (its key, the role the run plan reads it as)
+_KEYS = {
+    "ground_truth": "ground truth",
+    "catalog": "catalog",
+    "interactions": "interactions",
+    "baseline": "baseline",
+    "segments": "segments",
+}
 
 
 @dataclass(frozen=True)
 class UriInputs:
-    """The URI inputs of one run, and the session that reads them."""
+    """The inputs of model `name` of a run plan given as URIs, and the session that reads
+    them: `failure` diagnoses them once the run failed."""
 
     spark: SparkSession
-    inputs: tuple[UriInput, ...]
+    plan: RunPlan
+    name: str
 
     def failure(self) -> InputError | None:
         """The polars readers' error for the first URI input they cannot read (as a local
         file, or as a fetched copy of its bytes), else None."""
-        for given in self.inputs:
-            with readable_copy(self.spark, given) as path:
-                if path is None:
-                    continue
-                found = diagnosed(given, path)
-            if found is not None:
-                return found
-        return None
+        with tempfile.TemporaryDirectory(prefix="receval-uri-") as folder:
+            copies: dict[str, tuple[Path, str]] = {}  # role: (local file, URI)
+            updates: dict[str, Any] = {}
+            file = self.plan.models[self.name]
+            for key, role, given in self._uri_inputs():
+                path = readable(self.spark, given.path, given.format, Path(folder, key))
+                if path is not None:
+                    copies[role] = (path, given.path)
+                    updates[key] = given.model_copy(update={"path": str(path)})
+            if not copies:
+                return None
+            loaded = self.plan.loaded
+            config = loaded.config.model_copy(update=updates)
+            local = dataclasses.replace(loaded, config=config)
+            model = updates.get("predictions", file)
+            planned = dataclasses.replace(self.plan, loaded=local, models={self.name: model})
+            try:
+                found = failing_input(_by_role(planned.local_inputs(self.name), copies))
+            except InputError as error:
+                found = error
+            return None if found is None else _naming(found, copies)
+
+    def _uri_inputs(self) -> Iterator[tuple[str, str, Any]]:
+        """(config key, role, its config) of each input given as a URI (not a table)."""
+        config = self.plan.loaded.config
+        given: dict[str, Any] = {"predictions": self.plan.models[self.name]}
+        given.update({key: getattr(config, key) for key in _KEYS})
+        if not config.segment_by:
+            del given["segments"]
+        for key, section in given.items():
+            uri = section is not None and is_remote(section.path)
+            if uri and not section.path.startswith("table:"):
+                yield key, _KEYS.get(key, key), section
 
 
-def uri_inputs(spark: SparkSession, loaded: LoadedConfig, file: PredictionsConfig) -> UriInputs:
-    """The inputs of a run with predictions `file` that are URIs (not tables), in the order
-    the local inputs are read (RunPlan.local_inputs)."""
-    config = loaded.config
-    found: list[UriInput] = []
-
-    def add(path: str, role: str, given: str | None, read: Callable[[Path], Input]) -> None:
-        if is_remote(path) and not path.startswith("table:"):
-            found.append(UriInput(path, role, given, read))
-
-    add(file.path, "predictions", file.format, lambda p: read_predictions(file, p))
-    truth = config.ground_truth
-    add(truth.path, "ground truth", truth.format, lambda p: read_ground_truth(truth, p))
-    if config.catalog is not None:
-        catalog = config.catalog
-        add(catalog.path, "catalog", catalog.format, lambda p: read_catalog(catalog, p))
-    if config.interactions is not None:
-        log = config.interactions
-        add(log.path, "interactions", log.format, lambda p: read_interactions(log, p))
-    if config.baseline is not None:
-        baseline = config.baseline
-        add(
-            baseline.path,
-            "baseline",
-            baseline.format,
-            lambda p: read_predictions(baseline, p, role="baseline"),
-        )
-    if config.segment_by and config.segments is not None:
-        segments, by = config.segments, list(config.segment_by)
-        add(segments.path, "segments", segments.format, lambda p: segments_input(segments, p, by))
-    return UriInputs(spark, tuple(found))
-
-
-def diagnosed(given: UriInput, path: Path) -> InputError | None:
-    """The polars readers' error for the file at `path` (read as a local `given`): a check
-    of its schema (read_*), else a row that cannot be read (failing_input); None when they
-    read it whole. A fetched copy's temporary path is replaced by the URI."""
-    try:
-        found = failing_input([given.read(path)])
-    except InputError as error:
-        found = error
-    if found is None or local_path(given.location) is not None:
-        return found
-    return _naming(found, path, given.location)
+def _by_role(read: LocalInputs, roles: dict[str, tuple[Path, str]]) -> list[Input]:
+    """The inputs the run plan read of the `roles` given (in its order)."""
+    found = [
+        *read.checked.values(),
+        read.sources.catalog,
+        read.sources.interactions,
+        read.sources.baseline,
+        read.segments_file,
+    ]
+    return [source for source in found if source is not None and source.role in roles]
 
 
 def local_path(location: str) -> Path | None:
-    """The local path a `file:` URI names (file:///x, file:/x, file://localhost/x; its
-    %-escapes decoded, as Hadoop's Path does), else None."""
-    parts = urllib.parse.urlsplit(location)
-    if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
+    """The local path a `file:` URI names (file:///x, file:/x, file://localhost/x), else
+    None. Written as Hadoop's Path reads it: a %-escape, a `?` or a `#` is part of the
+    name (file:///a%20b.csv is the file `a%20b.csv`)."""
+    scheme, _, rest = location.partition(":")
+    if scheme.lower() != "file":
         return None
-    return Path(urllib.parse.unquote(parts.path))
+    if rest.startswith("//"):
+        authority, _, path = rest[2:].partition("/")
+        if authority not in ("", "localhost"):
+            return None
+        rest = f"/{path}"
+    return Path(rest)
 
 
-@contextmanager
-def readable_copy(spark: SparkSession, given: UriInput) -> Iterator[Path | None]:
-    """A local file the polars readers can read for `given`: the file a `file:` URI names,
-    else a temporary copy of the URI's bytes; None when there is none to read (see the
-    module's docstring)."""
-    fmt = given.given_format or format_of_name(given.location.rstrip("/")) or "parquet"
-    path = local_path(given.location)
-    if path is not None:
-        # a file, or a folder the polars readers read as Spark does (Parquet parts)
-        readable = path.is_file() or (path.is_dir() and fmt == "parquet")
-        yield path if readable else None
-        return
-    with tempfile.TemporaryDirectory(prefix="receval-uri-") as folder:
-        yield fetched(spark, given.location, Path(folder))
+def readable(spark: SparkSession, location: str, given: str | None, folder: Path) -> Path | None:
+    """A local file the polars readers can read for the input at `location`: the file a
+    `file:` URI names, else a copy of the URI's bytes in `folder`; None when there is none
+    to read (see the module's docstring)."""
+    path = local_path(location)
+    if path is None:
+        folder.mkdir()
+        return fetched(spark, location, folder)
+    # a file, or a folder the polars readers read as Spark does (Parquet parts)
+    fmt = given or format_of_name(location.rstrip("/")) or "parquet"
+    return path if path.is_file() or (path.is_dir() and fmt == "parquet") else None
 
 
 def fetched(spark: SparkSession, location: str, folder: Path) -> Path | None:
@@ -175,11 +160,16 @@ def fetched(spark: SparkSession, location: str, folder: Path) -> Path | None:
     return path
 
 
-def _naming(error: InputError, copy: Path, location: str) -> InputError:
-    """`error` with the fetched copy's path written as the URI (its folder as the URI's,
-    for a path derived from it)."""
-    parent = location.rstrip("/").rsplit("/", 1)[0]
-    message = str(error).replace(str(copy), location).replace(str(copy.parent), parent)
+def _naming(error: InputError, copies: dict[str, tuple[Path, str]]) -> InputError:
+    """`error` with a fetched copy's path written as its URI (the copy's folder as the
+    URI's, for a path derived from it); a `file:` URI's local file keeps its path."""
+    message, fields = str(error), dict(error.fields)
+    for path, location in copies.values():
+        if local_path(location) is not None or str(path) not in message:
+            continue
+        parent = location.rstrip("/").rsplit("/", 1)[0]
+        message = message.replace(str(path), location).replace(str(path.parent), parent)
+        fields["path"] = location
     renamed = InputError(message)
-    renamed.fields = {**error.fields, "path": location}
+    renamed.fields = fields
     return renamed
