@@ -407,7 +407,10 @@ def evaluate_planned(
                     raise watch.stall_error() from None
                 raise
     except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
-        found = environment_failure(error) or input_failure(error, local)
+        from receval_cli.engines.spark_diagnosis import UriInputs  # the URI inputs' reads
+
+        uris = UriInputs(session, plan, name)
+        found = environment_failure(error) or input_failure(error, local, uris)
         if found is error:
             raise
         raise found from None

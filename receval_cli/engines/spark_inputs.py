@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
+from receval_cli.engines.spark_diagnosis import UriInputs
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.inputs.readers import (
     Input,
@@ -282,15 +283,19 @@ def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFr
     return frame.select(user, F.col(cols["item"]).alias("item"), rel.alias("rel"))
 
 
-def input_failure(error: Exception, local: list[Input]) -> Exception:
+def input_failure(error: Exception, local: list[Input], uris: UriInputs | None = None) -> Exception:
     """What a failed Spark run says: the error of the first local input the polars readers
     cannot read whole (the message the polars engines give: a malformed line, a damaged
-    page, text among numbers), else a Spark read failure naming the file, else `error`
-    itself. Only on failure are the local inputs read again; a usage or internal error of
-    receval's own is passed on as it is."""
+    page, text among numbers), else that of the first input given as a URI that they
+    cannot read (`uris`: engines/spark_diagnosis.py; an empty file, a header without
+    rows, a malformed line, a truncated file), else a Spark read failure naming the file,
+    else `error` itself. Only on failure are the inputs read again; a usage or internal
+    error of receval's own is passed on as it is."""
     if isinstance(error, RecEvalError) and not isinstance(error, InputError):
         return error
     found = failing_input(local)
+    if found is None and uris is not None:
+        found = uris.failure()
     if found is not None:
         return found
     failed = read_failure_of(error)
@@ -298,6 +303,8 @@ def input_failure(error: Exception, local: list[Input]) -> Exception:
 
 
 _FAILED_FILE = re.compile(r"error while reading file (\S+?)\.?\s")
+# "org.apache.spark.SparkException: " before the reason
+_JAVA_CLASS = re.compile(r"^(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): ")
 
 
 def read_failure_of(error: BaseException) -> InputError | None:
@@ -311,6 +318,7 @@ def read_failure_of(error: BaseException) -> InputError | None:
     where = found.group(1) if found is not None else "an input file"
     cause = next((line.strip() for line in text.splitlines() if "Caused by:" in line), "")
     reason = cause.removeprefix("Caused by:").strip() or text.splitlines()[0][:200]
+    reason = _JAVA_CLASS.sub("", reason).rstrip(".")  # Java's class name, not the user's
     fix = "Check that file (rewrite it, or remove it from the folder), then run again."
     return InputError(
         f"Spark could not read {where} while evaluating: {reason}. {fix}",
