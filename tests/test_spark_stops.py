@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import polars as pl
 import pytest
@@ -36,6 +37,7 @@ from receval_cli.signals import NOTHING_WRITTEN
 REPO = Path(__file__).parent.parent
 STOP_WITHIN = 10.0  # seconds: #39's bar (Kubernetes' grace period is 30 s)
 _LOG = re.compile(r"^\d{4}-\d\d-\d\dT\S+ INFO ")
+RECEVALS = ("error:", "warning:", "interrupted by", "gate failed")  # receval's own lines
 
 pytestmark = pytest.mark.slow
 
@@ -125,11 +127,15 @@ def _start(config: Path, master: Master) -> subprocess.Popen[str]:
     )
 
 
-def _read_until(process: subprocess.Popen[str], wanted: re.Pattern[str]) -> list[str]:
-    """stderr's lines up to the first that matches `wanted` (the run still going)."""
-    assert process.stderr is not None
+def _read_until(
+    process: subprocess.Popen[str], wanted: re.Pattern[str], stream: IO[str] | None = None
+) -> list[str]:
+    """stderr's (or `stream`'s) lines up to the first that matches `wanted` (the run still
+    going)."""
+    stream = stream or process.stderr
+    assert stream is not None
     seen: list[str] = []
-    for line in process.stderr:
+    for line in stream:
         seen.append(line.rstrip("\n"))
         if wanted.search(line):
             return seen
@@ -215,3 +221,60 @@ def test_a_lost_worker_stops_the_run(master: Master, tmp_path: Path) -> None:
     assert len(lines) == 1, lines
     assert lines[0].startswith("error: engine: spark stopped the run: no task of the run"), lines
     assert not (tmp_path / "run" / "report.json").exists()
+
+
+def test_a_stop_sent_to_spark_submit(spark_installed: None, tmp_path: Path) -> None:
+    """Under spark-submit the JVM is receval's parent, and a job runner stops spark-submit:
+    the JVM shuts the context down on SIGTERM and receval's jobs come back cancelled
+    "because SparkContext was shut down". That is the stop's one line, not `error:
+    internal error: Py4JJavaError ...` (exit 3); spark-submit exits 143 within seconds."""
+    config = _case(tmp_path, stall_timeout=None, users=20_000)
+    env = {**_spark_env(tmp_path), "PYTHONPATH": str(REPO)}
+    env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    process = subprocess.Popen(
+        [
+            *(str(_spark_home() / "bin" / "spark-submit"), "--master", "local[2]"),
+            *("--conf", "spark.ui.enabled=false", str(REPO / "receval_cli" / "__main__.py")),
+            *("run", str(config), "--verbose", "-o", str(tmp_path / "report.json")),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,  # spark-submit joins the driver's stderr to its stdout
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    _read_until(process, re.compile(r"INFO Spark: stage"), process.stdout)
+    os.kill(process.pid, signal.SIGTERM)  # spark-submit's JVM, not receval's Python
+    started = time.monotonic()
+    rest, _ = process.communicate(timeout=STOP_WITHIN + 60)
+    assert process.returncode == 128 + signal.SIGTERM, rest[-3000:]
+    assert time.monotonic() - started < STOP_WITHIN
+    # receval's own line reaches spark-submit's output only when the JVM, which relays the
+    # driver's output, has not exited first; when it does, it is the stop's
+    ours = [line for line in rest.splitlines() if line.startswith(RECEVALS)]
+    assert set(ours) <= {f"interrupted by SIGTERM: {NOTHING_WRITTEN}"}, ours
+    assert "Traceback" not in rest
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_a_context_shut_down_under_spark_submit_is_a_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the driver sees when spark-submit's JVM shuts the context down (a stop sent to
+    spark-submit) is that stop, not an error; outside spark-submit it stays an error."""
+    from receval_cli import signals
+    from receval_cli.engines.spark import stopped_from_outside
+
+    cancelled = RuntimeError(
+        "An error occurred while calling o272.toPythonIterator. : org.apache.spark."
+        "SparkException: Job 5 cancelled because SparkContext was shut down"
+    )
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert stopped_from_outside(cancelled) is None  # receval's own JVM: not a stop from outside
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "40000")
+    assert stopped_from_outside(RuntimeError("Job 5 failed: a task failed")) is None
+    monkeypatch.setattr(signals, "_stopping", [])
+    stop = stopped_from_outside(cancelled)
+    assert stop is not None
+    assert (stop.name, stop.exit_code) == ("SIGTERM", 143)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli import console
+from receval_cli import console, signals
 from receval_cli.analysis.run_plan import DEFAULT_SPARK_BUCKETS
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
@@ -148,6 +148,20 @@ def _python_for_workers(settings: SparkConfig) -> None:
         return
     if settings.master is None or settings.master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+_SHUT_DOWN = ("SparkContext was shut down", "Cannot call methods on a stopped SparkContext")
+
+
+def stopped_from_outside(error: BaseException) -> signals.Interrupted | None:
+    """Under spark-submit the JVM is receval's parent, and a job runner stops spark-submit:
+    on SIGTERM (SIGINT, SIGHUP) the JVM shuts the context down, and receval sees its jobs
+    cancelled "because SparkContext was shut down". That is the stop, reported as one
+    (`interrupted by SIGTERM`, exit 143; spark-submit exits 143 itself), not an error."""
+    launched = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM
+    if launched and any(text in str(error) for text in _SHUT_DOWN):
+        return signals.interrupted(signal.SIGTERM)
+    return None
 
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
@@ -407,6 +421,9 @@ def evaluate_planned(
                     raise watch.stall_error() from None
                 raise
     except Exception as error:  # Py4JJavaError and pyspark's errors too: see input_failure
+        stop = stopped_from_outside(error)
+        if stop is not None:
+            raise stop from None
         from receval_cli.engines.spark_diagnosis import UriInputs  # the URI inputs' reads
 
         uris = UriInputs(session, plan, name)
