@@ -34,6 +34,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
 from receval_cli.engines.partitions import describe_only
+from receval_cli.engines.spark_diagnosis import UriInputs
 from receval_cli.engines.spark_inputs import (
     canonical_predictions,
     canonical_truth,
@@ -140,7 +141,7 @@ def _python_for_workers(settings: SparkConfig) -> None:
     copied there, winning over the variable as it does under spark-submit; without it, on
     a local master, the workers run this Python (which has receval, polars and pyarrow),
     not the `python3` on the PATH, unless PYSPARK_PYTHON says."""
-    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started the JVM
+    if _under_spark_submit():
         return
     given = settings.conf.get("spark.pyspark.python")
     if given is not None:
@@ -148,6 +149,11 @@ def _python_for_workers(settings: SparkConfig) -> None:
         return
     if settings.master is None or settings.master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def _under_spark_submit() -> bool:
+    """spark-submit started the JVM (and this Python as its child)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
 _SHUT_DOWN = ("SparkContext was shut down", "Cannot call methods on a stopped SparkContext")
@@ -158,8 +164,7 @@ def stopped_from_outside(error: BaseException) -> signals.Interrupted | None:
     on SIGTERM (SIGINT, SIGHUP) the JVM shuts the context down, and receval sees its jobs
     cancelled "because SparkContext was shut down". That is the stop, reported as one
     (`interrupted by SIGTERM`, exit 143; spark-submit exits 143 itself), not an error."""
-    launched = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM
-    if launched and any(text in str(error) for text in _SHUT_DOWN):
+    if _under_spark_submit() and any(text in str(error) for text in _SHUT_DOWN):
         return signals.interrupted(signal.SIGTERM)
     return None
 
@@ -424,8 +429,6 @@ def evaluate_planned(
         stop = stopped_from_outside(error)
         if stop is not None:
             raise stop from None
-        from receval_cli.engines.spark_diagnosis import UriInputs  # the URI inputs' reads
-
         uris = UriInputs(session, plan, name)
         found = environment_failure(error) or input_failure(error, local, uris)
         if found is error:

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 POLL = 1.0  # seconds between two looks at the status tracker
 LOG_EVERY = 10.0  # seconds between two --verbose progress lines of the same stage
 CANCEL_WAIT = 3.0  # seconds a stop waits for Spark to take the cancellation
-_GROUP = "spark.jobGroup.id"
-_GROUP_KEYS = (_GROUP, "spark.job.description", "spark.job.interruptOnCancel")
+# the local properties setJobGroup sets (put back as they were afterwards)
+_GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
 
 @dataclass

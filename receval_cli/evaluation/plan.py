@@ -55,9 +55,8 @@ def metric_exprs(
         try:
             value = lookup(spec.name).expr(stats, spec.k, params)
         except InputError as error:  # which of the catalog's features: once it is read
-            if "catalog" in sources.elsewhere and str(error.fields.get("key")).startswith(
-                "catalog"
-            ):
+            about = str(error.fields.get("key"))
+            if "catalog" in sources.elsewhere and about.startswith("catalog"):
                 continue
             raise
         exprs[str(spec)] = value.alias(str(spec))

@@ -86,26 +86,23 @@ def read_sources(loaded: LoadedConfig, local_only: bool = False) -> Sources:
     """Read the optional inputs a config names (lazily: their schemas are checked, their
     rows not read). `local_only` leaves out a Spark table or URI (engine: spark reads it)."""
     config = loaded.config
-    paths = {
-        role: None if given is None else given.path
-        for role, given in (
-            ("catalog", config.catalog),
-            ("interactions", config.interactions),
-            ("baseline", config.baseline),
-        )
+    named: dict[str, Any] = {
+        "catalog": config.catalog,
+        "interactions": config.interactions,
+        "baseline": config.baseline,
     }
-    remote = {r for r, path in paths.items() if path is not None and is_remote(path)}
-    sources = Sources(elsewhere=frozenset(remote if local_only else ()))
-
-    def wanted(path: str) -> bool:
-        return not (local_only and is_remote(path))
-
-    if config.catalog is not None and wanted(config.catalog.path):
+    elsewhere = (
+        frozenset(r for r, given in named.items() if given is not None and is_remote(given.path))
+        if local_only
+        else frozenset()
+    )
+    sources = Sources(elsewhere=elsewhere)
+    if config.catalog is not None and "catalog" not in elsewhere:
         sources.catalog = read_catalog(config.catalog, loaded.resolve_path(config.catalog.path))
-    if config.interactions is not None and wanted(config.interactions.path):
+    if config.interactions is not None and "interactions" not in elsewhere:
         path = loaded.resolve_path(config.interactions.path)
         sources.interactions = read_interactions(config.interactions, path)
-    if config.baseline is not None and wanted(config.baseline.path):
+    if config.baseline is not None and "baseline" not in elsewhere:
         path = loaded.resolve_path(config.baseline.path)
         sources.baseline = read_predictions(config.baseline, path, role="baseline")
     return sources
