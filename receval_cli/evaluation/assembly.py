@@ -32,7 +32,6 @@ from receval_cli.evaluation import fingerprints, unknown_items
 from receval_cli.evaluation.clicks import logged_metrics
 from receval_cli.evaluation.fingerprints import truth_digest
 from receval_cli.evaluation.global_metrics import (
-    recommended_items,
     state_queries,
     universe_of,
 )
@@ -122,7 +121,7 @@ def bucket_partial(
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     deepening = (*global_specs, *list_specs)
-    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening)
+    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening, engine)
     states = state_queries(
         global_specs, conventions, StateInputs(plan.lists, plan.items, plan.frame)
     )
@@ -138,7 +137,7 @@ def bucket_partial(
     elif count_rows == "bucket":
         groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in (predictions, truth)]
     if listed:
-        groups["recommended"] = [recommended_items(plan.lists)]
+        groups["recommended"] = [plan.recommended_items()]
     if items:
         depth = exposure_depth((*user_specs, *global_specs))
         groups["exposure"] = [item_exposure(plan.lists, depth)]
@@ -149,7 +148,7 @@ def bucket_partial(
         groups["pairs"] = pair_queries(joined, pair_specs, conventions)
     groups["unknown"] = []
     if reference is not None:
-        recommended = recommended_items(plan.lists)
+        recommended = plan.recommended_items()
         groups["unknown"] = [unknown_items.unknown_query(recommended, reference)]
     groups["digest"] = [truth_digest(truth)]
     groups["extra"] = list(extra)

@@ -12,6 +12,8 @@ import polars as pl
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, InternalError, RecEvalError
+from receval_cli.evaluation import kernel_core
+from receval_cli.evaluation.global_metrics import recommended_items
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     index_truth,
@@ -21,7 +23,7 @@ from receval_cli.evaluation.prepare import (
     with_score_precision,
 )
 from receval_cli.inputs.checks import check_exprs
-from receval_cli.inputs.diagnosis import first_line
+from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input, failing_input
 from receval_cli.metrics import MetricSpec, lookup
@@ -132,6 +134,14 @@ class Plan:
     lists: pl.LazyFrame  # one row per user of the predictions: its ranked, capped list
     items: pl.LazyFrame  # the deduped predictions
     recs_sides: set[str]  # the side columns the beyond-accuracy metrics joined in
+    # the distinct recommended items, where the core has them at hand (else from `lists`)
+    recommended: pl.LazyFrame | None = None
+
+    def recommended_items(self) -> pl.LazyFrame:
+        """The distinct items in the (capped) lists."""
+        if self.recommended is not None:
+            return self.recommended
+        return recommended_items(self.lists)
 
 
 def _checked(
@@ -160,6 +170,7 @@ def per_user_frame(
     conventions: Conventions,
     sources: Sources | None = None,
     list_specs: tuple[MetricSpec, ...] = (),
+    engine: Any = "auto",
 ) -> Plan:
     """The lazy per-user table: statistics, checks, status and one column per metric.
 
@@ -179,6 +190,9 @@ def per_user_frame(
         predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
     )
     depth = max_depth((*specs, *list_specs), conventions.max_depth)
+    compiled = _compiled(predictions, truth, scored, stats, exprs, conventions, depth, engine)
+    if compiled is not None:
+        return compiled
     if stats.lists.aggregations and by != "score":
         key = setting("predictions", "columns", "score")
         fix = f"Name the score column as {key}, or use retrieve=list."
@@ -230,7 +244,22 @@ def per_user_frame(
         assert sources.catalog is not None  # metric_exprs refuses the metric without it
         size = sources.catalog.frame.select(pl.len().cast(pl.Int64).alias("catalog_items"))
         frame = frame.join(size, how="cross")
-    frame = (
+    items = deduped.select("user", "item")
+    return Plan(
+        _finished(frame, exprs, conventions),
+        list(exprs),
+        check_queries,
+        lists,
+        items,
+        set(stats.sides),
+    )
+
+
+def _finished(
+    frame: pl.LazyFrame, exprs: dict[str, pl.Expr], conventions: Conventions
+) -> pl.LazyFrame:
+    """The per-user statistics with each user's status and metric values, by user."""
+    return (
         frame.with_columns(
             in_truth=pl.col("truth_items").is_not_null(),
             list_length=_capped(pl.col("list_rows").fill_null(0), conventions.max_depth),
@@ -239,8 +268,49 @@ def per_user_frame(
         .with_columns(user_status(conventions), *exprs.values())
         .sort("user")  # a fixed order, so the means are summed the same way every run
     )
-    items = deduped.select("user", "item")
-    return Plan(frame, list(exprs), check_queries, lists, items, set(stats.sides))
+
+
+def _compiled(
+    predictions: Input,
+    truth: Input,
+    scored: pl.LazyFrame,
+    stats: Stats,
+    exprs: dict[str, pl.Expr],
+    conventions: Conventions,
+    depth: int | None,
+    engine: Any,
+) -> Plan | None:
+    """The Plan computed by the compiled core, or None where it does not take the run (see
+    evaluation/kernel_core.py): the inputs are then read by the polars core's plan."""
+    module = kernel_core.extension()
+    if module is None or engine not in ("auto", "in-memory", "streaming"):  # GPU: polars'
+        return None
+    wanted = kernel_core.requests(stats)
+    if wanted is None or not kernel_core.takes(predictions, truth, conventions):
+        return None
+    columns = ["user", "item", "score"]
+    if conventions.tie_break == "input_order":
+        columns.append("row")
+    try:
+        read, indexed = pl.collect_all(
+            [scored.select(columns), index_truth(truth.frame, conventions)], engine=engine
+        )
+    except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
+        raise diagnose(error, predictions, truth) from None
+    tables = kernel_core.evaluate(module, wanted, read, indexed, conventions, depth)
+    if tables is None:
+        return None
+    top = tables.top_rows.lazy()
+    lists = rank_lists(top, "score", conventions.tie_break, depth, [])
+    return Plan(
+        _finished(tables.per_user.lazy(), exprs, conventions),
+        list(exprs),
+        {},
+        lists,
+        read.lazy().select("user", "item"),
+        set(),
+        recommended=top.select("item").unique(),
+    )
 
 
 def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:

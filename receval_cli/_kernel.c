@@ -1,0 +1,511 @@
+/* receval's compiled core (#35): the per-user statistics of the ranking metrics in one
+ * pass over each user's list, bit for bit what the polars core computes
+ * (receval_cli/metrics/stats.py; the Python side is receval_cli/evaluation/kernel_core.py).
+ *
+ * Both inputs come grouped by user, ascending (int64 ids). For each user of either input,
+ * in user order: its list is ranked by (score descending, tie-break) with a stable merge
+ * sort; its ground truth is ordered by item (for binary-search look-ups); the ranked list
+ * is walked once down to the deepest cutoff, adding each statistic's terms in rank order
+ * (the polars core's running sums), and each statistic is read at its cutoffs.
+ *
+ * Built with -ffp-contract=off (setup.py): no fused multiply-add, every operation rounded
+ * as the polars expressions round it. The discount tables come from polars (its log
+ * differs from C's log2 in the last bit), so are passed in.
+ *
+ * Two functions:
+ *   scan(users, t_users, scores, t_rel) -> (status, union users, longest list, largest
+ *       truth): status 0 clean, 1 predictions not grouped ascending, 2 truth not, 3 a NaN
+ *       score, 4 a NaN or infinite grade.
+ *   evaluate(...) -> status: 0 done, 5 a (user, item) repeated in the predictions, 6 in
+ *       the truth, -1 out of memory. See its argument list below.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HITS = 0, RR = 1, PSUM = 2, DCG = 3, HITS_R = 4 };
+enum { LINEAR = 0, EXPONENTIAL = 1, BINARY = 2, RELEVANT_ONLY = 4 };
+enum { TIE_ITEM_DESC = 0, TIE_ITEM_ASC = 1, TIE_INPUT = 2 };
+
+/* one requested statistic: kind, cutoff (the depth it is read at), gain, discount table */
+typedef struct {
+    int64_t kind, k, gain, disc;
+} Request;
+
+typedef struct {
+    double *grade;   /* per ranked position: the item's grade, NAN when not in the truth */
+    uint8_t *rel;    /* per ranked position: relevant */
+    int64_t *idx, *tmp, *t_items, *t_pos;
+    double *gains;
+    int64_t *stamp, *slots; /* the duplicate finder's table */
+    int64_t size, slot_size, generation;
+} Scratch;
+
+static int grow(Scratch *s, int64_t need) {
+    if (need <= s->size)
+        return 0;
+    int64_t size = need > 2 * s->size ? need : 2 * s->size;
+    void *p;
+#define GROW(field, type)                                                                  \
+    p = realloc(s->field, sizeof(type) * (size_t)size);                                    \
+    if (!p)                                                                                \
+        return -1;                                                                         \
+    s->field = p;
+    GROW(grade, double)
+    GROW(rel, uint8_t)
+    GROW(idx, int64_t)
+    GROW(tmp, int64_t)
+    GROW(t_items, int64_t)
+    GROW(t_pos, int64_t)
+    GROW(gains, double)
+#undef GROW
+    s->size = size;
+    int64_t slots = 16;
+    while (slots < 2 * size)
+        slots *= 2;
+    if (slots > s->slot_size) {
+        free(s->stamp);
+        free(s->slots);
+        s->stamp = calloc((size_t)slots, sizeof(int64_t));
+        s->slots = malloc(sizeof(int64_t) * (size_t)slots);
+        if (!s->stamp || !s->slots)
+            return -1;
+        s->slot_size = slots;
+        s->generation = 0;
+    }
+    return 0;
+}
+
+static void release(Scratch *s) {
+    free(s->grade);
+    free(s->rel);
+    free(s->idx);
+    free(s->tmp);
+    free(s->t_items);
+    free(s->t_pos);
+    free(s->gains);
+    free(s->stamp);
+    free(s->slots);
+}
+
+/* Does the list items[0..m) repeat an item? An open-addressing table whose slots of an
+ * earlier list are told apart by their generation stamp (never cleared). */
+static int repeats(Scratch *s, const int64_t *items, int64_t m) {
+    int64_t mask = s->slot_size - 1, gen = ++s->generation;
+    for (int64_t j = 0; j < m; j++) {
+        uint64_t h = (uint64_t)items[j] * 0x9E3779B97F4A7C15ULL;
+        int64_t at = (int64_t)(h >> 20) & mask;
+        while (s->stamp[at] == gen) {
+            if (s->slots[at] == items[j])
+                return 1;
+            at = (at + 1) & mask;
+        }
+        s->stamp[at] = gen;
+        s->slots[at] = items[j];
+    }
+    return 0;
+}
+
+/* A stable bottom-up merge sort of positions 0..n-1 of a user's rows. mode 0: score
+ * descending, then the tie-break; 1: item ascending; 2: value descending. Returns the
+ * buffer holding the order (idx or tmp). */
+static int64_t *order(int64_t *idx, int64_t *tmp, int64_t n, const double *value,
+                      const int64_t *item, int mode, int tie) {
+    for (int64_t j = 0; j < n; j++)
+        idx[j] = j;
+    for (int64_t width = 1; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n;
+            int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) {
+                int64_t ia = idx[a], ib = idx[b];
+                int b_first;
+                if (mode == 0) {
+                    double va = value[ia], vb = value[ib];
+                    if (vb != va || tie == TIE_INPUT)
+                        b_first = vb > va;
+                    else if (tie == TIE_ITEM_DESC)
+                        b_first = item[ib] > item[ia];
+                    else
+                        b_first = item[ib] < item[ia];
+                } else if (mode == 1) {
+                    b_first = item[ib] < item[ia];
+                } else {
+                    b_first = value[ib] > value[ia];
+                }
+                tmp[o++] = b_first ? idx[b++] : idx[a++];
+            }
+            while (a < mid)
+                tmp[o++] = idx[a++];
+            while (b < hi)
+                tmp[o++] = idx[b++];
+        }
+        int64_t *swap = idx;
+        idx = tmp;
+        tmp = swap;
+    }
+    return idx;
+}
+
+/* gain(rel) of metrics/stats.py for a grade in the truth (never null here) */
+static double gain_of(double grade, int relevant, int64_t kind) {
+    double value;
+    if ((kind & 3) == BINARY)
+        return relevant ? 1.0 : 0.0;
+    double g = grade < 0.0 ? 0.0 : grade; /* clip(lower_bound=0) */
+    value = (kind & 3) == EXPONENTIAL ? pow(2.0, g) - 1.0 : g;
+    if ((kind & RELEVANT_ONLY) && !relevant)
+        value = 0.0;
+    return value;
+}
+
+typedef struct {
+    /* predictions, grouped by user ascending */
+    int64_t n;
+    const int64_t *users, *items;
+    const double *scores;
+    /* ground truth, grouped by user ascending */
+    int64_t tn;
+    const int64_t *t_users, *t_items;
+    const double *t_rel;
+    const uint8_t *t_relevant;
+    /* what to compute */
+    int tie;
+    int64_t depth; /* how deep each list is kept (the largest cutoff, max_depth) */
+    int64_t n_req;
+    const Request *req;
+    int64_t n_ideal;
+    const int64_t *ideal; /* pairs (gain, discount table) */
+    const double *disc;   /* discount tables, each disc_len long, indexed by position */
+    int64_t disc_len;
+    /* outputs, one entry per user of either input (n_out) */
+    int64_t *out_user, *out_list_rows, *out_truth_items, *out_n_relevant;
+    uint8_t *out_flags; /* 1: in the predictions, 2: in the truth, 4: a hit row */
+    double *out_stats;  /* n_req x n_out */
+    uint8_t *out_valid; /* n_req x n_out: 0 where the polars core's value is null */
+    double *out_ideal;  /* n_ideal x tn: each truth row's running ideal DCG, in its user's
+                           truth rows' places */
+    uint8_t *in_top;    /* per prediction row: ranked within depth */
+    int64_t n_out;
+} Job;
+
+static int evaluate_job(const Job *J) {
+    Scratch s = {0};
+    int status = 0;
+    int64_t i = 0, t = 0, u = 0;
+    int64_t depth = J->depth;
+    if (grow(&s, 256) < 0) {
+        status = -1;
+        goto done;
+    }
+    while (i < J->n || t < J->tn) {
+        int64_t user;
+        if (i < J->n && (t >= J->tn || J->users[i] <= J->t_users[t]))
+            user = J->users[i];
+        else
+            user = J->t_users[t];
+        int64_t end = i, tend = t;
+        while (end < J->n && J->users[end] == user)
+            end++;
+        while (tend < J->tn && J->t_users[tend] == user)
+            tend++;
+        int64_t m = end - i, tl = tend - t;
+        if (grow(&s, m > tl ? m : tl) < 0) {
+            status = -1;
+            goto done;
+        }
+        uint8_t flags = (m > 0 ? 1 : 0) | (tl > 0 ? 2 : 0);
+        int64_t n_relevant = 0;
+        /* the truth by item: look-ups, and repeated items side by side */
+        const int64_t *order_t = order(s.idx, s.tmp, tl, NULL, J->t_items + t, 1, 0);
+        for (int64_t p = 0; p < tl; p++) {
+            s.t_pos[p] = t + order_t[p];
+            s.t_items[p] = J->t_items[s.t_pos[p]];
+            if (p > 0 && s.t_items[p] == s.t_items[p - 1]) {
+                status = 6;
+                goto done;
+            }
+            n_relevant += J->t_relevant[s.t_pos[p]] ? 1 : 0;
+        }
+        if (m > 0 && repeats(&s, J->items + i, m)) {
+            status = 5;
+            goto done;
+        }
+        /* the ideal lists: each (gain, discount)'s running DCG of the sorted gains */
+        for (int64_t q = 0; q < J->n_ideal; q++) {
+            int64_t kind = J->ideal[2 * q];
+            const double *disc = J->disc + J->ideal[2 * q + 1] * J->disc_len;
+            for (int64_t p = 0; p < tl; p++) {
+                double g = gain_of(J->t_rel[t + p], J->t_relevant[t + p], kind);
+                s.gains[p] = g < 0.0 ? 0.0 : g;
+            }
+            const int64_t *o = order(s.idx, s.tmp, tl, s.gains, NULL, 2, 0);
+            double *out = J->out_ideal + q * J->tn + t;
+            double acc = 0.0;
+            for (int64_t p = 0; p < tl; p++) {
+                double term = s.gains[o[p]] * disc[p + 1];
+                acc = p == 0 ? term : acc + term;
+                out[p] = acc;
+            }
+        }
+        /* the ranked list, and each ranked item's grade */
+        int64_t kept = m < depth ? m : depth, hits_rows = 0;
+        if (m > 0) {
+            const int64_t *o = order(s.idx, s.tmp, m, J->scores + i, J->items + i, 0, J->tie);
+            for (int64_t r = 0; r < kept; r++) {
+                int64_t row = i + o[r], item = J->items[row], lo = 0, hi = tl;
+                J->in_top[row] = 1;
+                while (lo < hi) {
+                    int64_t mid = (lo + hi) >> 1;
+                    if (s.t_items[mid] < item)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo < tl && s.t_items[lo] == item) {
+                    s.grade[r] = J->t_rel[s.t_pos[lo]];
+                    s.rel[r] = J->t_relevant[s.t_pos[lo]];
+                    hits_rows++;
+                } else {
+                    s.grade[r] = NAN;
+                    s.rel[r] = 0;
+                }
+            }
+        }
+        if (hits_rows > 0)
+            flags |= 4;
+        /* each statistic: a walk down its cutoff, terms added in rank order */
+        for (int64_t q = 0; q < J->n_req; q++) {
+            const Request *R = &J->req[q];
+            int64_t k = R->kind == HITS_R ? n_relevant : R->k;
+            int64_t last = kept < k ? kept : k;
+            double value = 0.0;
+            int valid = hits_rows > 0;
+            if (R->kind == HITS || R->kind == HITS_R) {
+                int64_t count = 0;
+                for (int64_t r = 0; r < last; r++)
+                    count += s.rel[r];
+                value = (double)count;
+            } else if (R->kind == RR) {
+                valid = 0;
+                for (int64_t r = 0; r < last; r++) {
+                    if (s.rel[r]) {
+                        value = 1.0 / (double)(r + 1);
+                        valid = hits_rows > 0;
+                        break;
+                    }
+                }
+            } else if (R->kind == PSUM) {
+                int64_t seen = 0, hits = 0;
+                double acc = 0.0;
+                for (int64_t r = 0; r < last; r++) {
+                    if (isnan(s.grade[r]))
+                        continue;
+                    double term = 0.0;
+                    if (s.rel[r]) {
+                        hits++;
+                        term = (double)hits / (double)(r + 1);
+                    }
+                    acc = seen++ == 0 ? term : acc + term;
+                }
+                value = acc;
+            } else { /* DCG */
+                const double *disc = J->disc + R->disc * J->disc_len;
+                int64_t seen = 0;
+                double acc = 0.0;
+                for (int64_t r = 0; r < last; r++) {
+                    if (isnan(s.grade[r]))
+                        continue;
+                    double term = gain_of(s.grade[r], s.rel[r], R->gain) * disc[r + 1];
+                    acc = seen++ == 0 ? term : acc + term;
+                }
+                value = acc;
+            }
+            J->out_stats[q * J->n_out + u] = value;
+            J->out_valid[q * J->n_out + u] = (uint8_t)valid;
+        }
+        J->out_user[u] = user;
+        J->out_list_rows[u] = m;
+        J->out_truth_items[u] = tl;
+        J->out_n_relevant[u] = n_relevant;
+        J->out_flags[u] = flags;
+        u++;
+        i = end;
+        t = tend;
+    }
+done:
+    release(&s);
+    return status;
+}
+
+static int grouped(const int64_t *values, Py_ssize_t n) {
+    for (Py_ssize_t j = 1; j < n; j++)
+        if (values[j] < values[j - 1])
+            return 0;
+    return 1;
+}
+
+static int need(Py_buffer *b, Py_ssize_t items, Py_ssize_t size, const char *name) {
+    if (b->len != items * size) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes, expected %zd", name, b->len, items * size);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *scan(PyObject *self, PyObject *args) {
+    Py_buffer users, t_users, scores, t_rel;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &users, &t_users, &scores, &t_rel))
+        return NULL;
+    Py_ssize_t n = users.len / 8, tn = t_users.len / 8;
+    const int64_t *u = users.buf, *tu = t_users.buf;
+    const double *sc = scores.buf, *tr = t_rel.buf;
+    int status = 0;
+    int64_t n_out = 0, longest = 0, largest = 0;
+    if (need(&scores, n, 8, "scores") < 0 || need(&t_rel, tn, 8, "t_rel") < 0) {
+        status = -2;
+        goto out;
+    }
+    Py_BEGIN_ALLOW_THREADS;
+    if (!grouped(u, n))
+        status = 1;
+    else if (!grouped(tu, tn))
+        status = 2;
+    for (Py_ssize_t j = 0; j < n && !status; j++)
+        if (isnan(sc[j]))
+            status = 3;
+    for (Py_ssize_t j = 0; j < tn && !status; j++)
+        if (isnan(tr[j]) || isinf(tr[j]))
+            status = 4;
+    if (!status) {
+        Py_ssize_t i = 0, t = 0;
+        while (i < n || t < tn) {
+            int64_t user = (i < n && (t >= tn || u[i] <= tu[t])) ? u[i] : tu[t];
+            Py_ssize_t a = i, b = t;
+            while (i < n && u[i] == user)
+                i++;
+            while (t < tn && tu[t] == user)
+                t++;
+            if (i - a > longest)
+                longest = i - a;
+            if (t - b > largest)
+                largest = t - b;
+            n_out++;
+        }
+    }
+    Py_END_ALLOW_THREADS;
+out:
+    PyBuffer_Release(&users);
+    PyBuffer_Release(&t_users);
+    PyBuffer_Release(&scores);
+    PyBuffer_Release(&t_rel);
+    if (status == -2)
+        return NULL;
+    return Py_BuildValue("iLLL", status, (long long)n_out, (long long)longest, (long long)largest);
+}
+
+static PyObject *evaluate(PyObject *self, PyObject *args) {
+    /* inputs: users, items, scores, t_users, t_items, t_rel, t_relevant (uint8), requests
+     * (int64 x 4 each: kind, k, gain, discount table), ideal (int64 x 2 each: gain,
+     * discount table), discount tables (float64, disc_len each); then tie, depth, n_out;
+     * outputs: out_user, out_list_rows, out_truth_items, out_n_relevant (int64, n_out),
+     * out_flags (uint8, n_out), out_stats (float64, requests x n_out), out_valid (uint8,
+     * requests x n_out), out_ideal (float64, ideal x truth rows), in_top (uint8 per
+     * prediction row, zeroed) */
+    enum { N_BUFFERS = 19 };
+    Py_buffer b[N_BUFFERS];
+    int tie;
+    long long depth, n_out;
+    (void)self;
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLw*w*w*w*w*w*w*w*w*", &b[0], &b[1],
+                          &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9], &tie, &depth,
+                          &n_out, &b[10], &b[11], &b[12], &b[13], &b[14], &b[15], &b[16],
+                          &b[17], &b[18]))
+        return NULL;
+    Job J;
+    J.n = b[0].len / 8;
+    J.tn = b[3].len / 8;
+    J.n_req = b[7].len / 32;
+    J.n_ideal = b[8].len / 16;
+    J.n_out = n_out;
+    J.tie = tie;
+    J.depth = depth;
+    int64_t n_disc = 0;
+    for (int64_t q = 0; q < J.n_req; q++) {
+        const int64_t *r = (const int64_t *)b[7].buf + 4 * q;
+        if (r[0] == DCG && r[3] + 1 > n_disc)
+            n_disc = r[3] + 1;
+    }
+    for (int64_t q = 0; q < J.n_ideal; q++) {
+        int64_t d = ((const int64_t *)b[8].buf)[2 * q + 1];
+        n_disc = d + 1 > n_disc ? d + 1 : n_disc;
+    }
+    J.disc_len = n_disc ? b[9].len / 8 / n_disc : 0;
+    int ok = need(&b[1], J.n, 8, "items") == 0 && need(&b[2], J.n, 8, "scores") == 0 &&
+             need(&b[4], J.tn, 8, "t_items") == 0 && need(&b[5], J.tn, 8, "t_rel") == 0 &&
+             need(&b[6], J.tn, 1, "t_relevant") == 0 &&
+             need(&b[9], n_disc * J.disc_len, 8, "discounts") == 0 &&
+             need(&b[10], n_out, 8, "out_user") == 0 &&
+             need(&b[11], n_out, 8, "out_list_rows") == 0 &&
+             need(&b[12], n_out, 8, "out_truth_items") == 0 &&
+             need(&b[13], n_out, 8, "out_n_relevant") == 0 &&
+             need(&b[14], n_out, 1, "out_flags") == 0 &&
+             need(&b[15], J.n_req * n_out, 8, "out_stats") == 0 &&
+             need(&b[16], J.n_req * n_out, 1, "out_valid") == 0 &&
+             need(&b[17], J.n_ideal * J.tn, 8, "out_ideal") == 0 &&
+             need(&b[18], J.n, 1, "in_top") == 0;
+    /* every list is read to the deepest position a discount is asked at */
+    if (ok && n_disc && J.disc_len < 1) {
+        PyErr_SetString(PyExc_ValueError, "empty discount tables");
+        ok = 0;
+    }
+    int status = 0;
+    if (ok) {
+        J.users = b[0].buf;
+        J.items = b[1].buf;
+        J.scores = b[2].buf;
+        J.t_users = b[3].buf;
+        J.t_items = b[4].buf;
+        J.t_rel = b[5].buf;
+        J.t_relevant = b[6].buf;
+        J.req = b[7].buf;
+        J.ideal = b[8].buf;
+        J.disc = b[9].buf;
+        J.out_user = b[10].buf;
+        J.out_list_rows = b[11].buf;
+        J.out_truth_items = b[12].buf;
+        J.out_n_relevant = b[13].buf;
+        J.out_flags = b[14].buf;
+        J.out_stats = b[15].buf;
+        J.out_valid = b[16].buf;
+        J.out_ideal = b[17].buf;
+        J.in_top = b[18].buf;
+        Py_BEGIN_ALLOW_THREADS;
+        status = evaluate_job(&J);
+        Py_END_ALLOW_THREADS;
+    }
+    for (int j = 0; j < N_BUFFERS; j++)
+        PyBuffer_Release(&b[j]);
+    if (!ok)
+        return NULL;
+    return PyLong_FromLong(status);
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, "Check the inputs' order and values; count the users."},
+    {"evaluate", evaluate, METH_VARARGS, "The per-user statistics (see _kernel.c)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel",
+                                    "receval's compiled core (#35): see _kernel.c.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }

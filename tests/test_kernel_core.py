@@ -1,0 +1,323 @@
+"""The compiled core (evaluation/kernel_core.py, receval_cli/_kernel.c) gives the polars
+core's per-user table bit for bit, wherever it takes a run.
+
+The matrices come from the code's own lists: every registered metric's specs
+(test_engine_parity.matrix), every choice of every convention (the Conventions model's
+Literal types), every preset. Each case runs the one assembly twice on the same inputs,
+once with RECEVAL_CORE=polars, and compares the whole per-user table (statistics, status,
+metric values: floats by their bits, nulls where they are) and every metric's exact sum.
+The data has the shapes real data has: integer ids whose text and number orders differ
+(9, 10, 100), heavy ties, fractional, zero and negative grades, users on one side only,
+lists shorter than the cutoffs and longer than 15; and text ids, and rows in no order.
+"""
+
+from __future__ import annotations
+
+import random
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from test_engine_parity import matrix
+
+from receval_cli.api import _input
+from receval_cli.config.conventions import Conventions
+from receval_cli.config.presets import PRESETS
+from receval_cli.errors import InputError, RecEvalError
+from receval_cli.evaluation import kernel_core, unknown_items
+from receval_cli.evaluation.assembly import bucket_partial
+from receval_cli.evaluation.partial import Partial
+from receval_cli.evaluation.plan import metric_exprs
+from receval_cli.inputs.optional import Sources
+from receval_cli.inputs.readers import align_ids
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import resolve
+
+pytestmark = pytest.mark.skipif(
+    kernel_core.extension() is None, reason="the compiled core is not built here"
+)
+
+CLASSIC = ["ndcg@10", "precision@5", "recall@20", "map@10", "mrr", "hit_rate@3", "r_precision"]
+
+
+def data(seed: int = 3, text_ids: bool = False, shuffled: bool = True) -> tuple[pl.DataFrame, ...]:
+    rng = random.Random(seed)
+    items = [9, 10, 100, *range(11, 100), *range(101, 140)]
+    users = [9, 10, 100, *range(1000, 1060)]
+    predictions, truth = [], []
+    for index, user in enumerate(users):
+        if index % 11 != 3:  # some users only in the ground truth
+            for item in rng.sample(items, rng.choice([0, 1, 2, 4, 9, 16, 23, 40])):
+                score = round(rng.choice([0.1, 0.5, 0.5, 0.9, rng.random()]), 1)
+                predictions.append((user, item, score))
+        if index % 13 != 5:  # some users only in the predictions
+            for item in rng.sample(items, rng.choice([1, 2, 3, 6, 12, 30])):
+                grade = rng.choice([-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0])
+                truth.append((user, item, grade))
+    if shuffled:
+        rng.shuffle(predictions)
+        rng.shuffle(truth)
+    frames = (
+        pl.DataFrame(predictions, schema=["user", "item", "score"], orient="row"),
+        pl.DataFrame(truth, schema=["user", "item", "relevance"], orient="row"),
+    )
+    if text_ids:
+        frames = tuple(f.with_columns(pl.col("user", "item").cast(pl.String)) for f in frames)
+    return frames
+
+
+def partial(
+    frames: tuple[pl.DataFrame, ...], specs: list[str], conventions: Conventions, engine: str
+) -> Partial:
+    predictions = _input(frames[0], "predictions", None, "|")
+    truth = _input(frames[1], "ground_truth", None, "|")
+    align_ids(predictions, truth)
+    parsed = tuple(resolve(MetricSpec.parse(s)) for s in specs)
+    _, reference = unknown_items.reference_of(truth, Sources())
+    return bucket_partial(
+        predictions, truth, parsed, conventions, engine=engine, keep="all", reference=reference
+    )
+
+
+def both(
+    monkeypatch: pytest.MonkeyPatch,
+    frames: tuple[pl.DataFrame, ...],
+    specs: list[str],
+    conventions: Conventions,
+    engine: str = "auto",
+) -> tuple[Partial, Partial, int]:
+    """The Partial of the compiled core (and how many times it ran) and the polars core's."""
+    runs = []
+    evaluate = kernel_core.evaluate
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        result = evaluate(*args, **kwargs)
+        runs.append(result is not None)
+        return result
+
+    monkeypatch.setattr(kernel_core, "evaluate", counted)
+    compiled = partial(frames, specs, conventions, engine)
+    monkeypatch.setenv("RECEVAL_CORE", "polars")
+    reference = partial(frames, specs, conventions, engine)
+    monkeypatch.delenv("RECEVAL_CORE")
+    return compiled, reference, sum(runs)
+
+
+def bits(series: pl.Series) -> Any:
+    """A column's values as comparable data: floats by their bits, lists element-wise."""
+    if series.dtype == pl.List(pl.Float64):
+        lengths = series.list.len().to_list()
+        return lengths, bits(series.explode())
+    if series.dtype == pl.Float64:
+        mask = series.is_null().to_numpy()
+        values = series.fill_null(0.0).to_numpy().view(np.uint64)
+        return mask.tolist(), np.where(mask, 0, values).tolist()
+    return series.to_list()
+
+
+def assert_same(compiled: Partial, reference: Partial) -> None:
+    assert compiled.values is not None
+    assert reference.values is not None
+    got, expected = compiled.values, reference.values
+    assert got.columns == expected.columns
+    assert got.schema == expected.schema
+    changed = [c for c in expected.columns if bits(got[c]) != bits(expected[c])]
+    assert not changed, changed
+    assert compiled.tally == reference.tally
+    assert compiled.samples == reference.samples
+    assert set(compiled.totals) == set(reference.totals)
+    for name, total in reference.totals.items():
+        mine = compiled.totals[name]
+        assert (mine.total.to_json(), mine.counted, mine.users) == (
+            total.total.to_json(),
+            total.counted,
+            total.users,
+        ), name
+    assert compiled.checks == reference.checks
+    assert compiled.duplicates == reference.duplicates
+    assert compiled.digest == reference.digest
+    # the unknown-items count reads the distinct recommended items: the compiled core's own
+    assert compiled.unknown is not None
+    assert reference.unknown is not None
+    assert compiled.unknown.equals(reference.unknown)
+
+
+def taken(specs: list[str], conventions: Conventions) -> list[str]:
+    """The specs whose statistics the compiled core computes under these conventions."""
+    found = []
+    for text in specs:
+        spec = resolve(MetricSpec.parse(text))
+        if lookup(spec.name).scope != "user":
+            continue
+        try:
+            stats, _ = metric_exprs((spec,), conventions)
+        except RecEvalError:
+            continue  # needs an input or a setting these cases do not give
+        if kernel_core.requests(stats) is not None:
+            found.append(text)
+    return found
+
+
+def test_the_classic_metrics_are_the_compiled_cores() -> None:
+    """The metrics the compiled core is for are taken (else every test below is empty)."""
+    assert taken(CLASSIC, Conventions()) == CLASSIC
+
+
+def test_every_registered_metric_it_takes_gives_the_polars_cores_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every spec of the registry matrix that the compiled core takes, in one run."""
+    conventions = Conventions(relevance_threshold=1.0)
+    specs = taken(matrix(), conventions)
+    names = {MetricSpec.parse(s).name for s in specs}
+    assert {"ndcg", "precision", "recall", "map", "mrr", "hit_rate", "r_precision"} <= names
+    assert len(specs) >= 40
+    compiled, reference, runs = both(monkeypatch, data(), specs, conventions)
+    assert runs == 1
+    assert_same(compiled, reference)
+
+
+# a choice that needs a companion setting
+COMPANIONS = {"unrated": {"default_rating": 0.0}, "unpredicted": {"default_prediction": 0.0}}
+
+
+def _choices() -> list[dict[str, Any]]:
+    """One case per choice of every convention with Literal choices (the others at their
+    defaults), and the thresholds, depths and presets below."""
+    cases: list[dict[str, Any]] = []
+    for name, field in Conventions.model_fields.items():
+        for value in typing.get_args(field.annotation):
+            if isinstance(value, str) and value != field.default:
+                companion = COMPANIONS.get(name, {}) if value == "default" else {}
+                cases.append({name: value, **companion})
+    cases += [
+        {"relevance_threshold": 2.0},
+        {"relevance_threshold": 0.5},
+        {"relevance_threshold": -1.0},
+        {"max_depth": 5},
+        {"max_depth": 30},
+        {"gain": "exponential", "gain_below_threshold": "zero", "discount": "jarvelin"},
+        {"gain": "binary", "ideal_dcg": "all_relevant", "tie_break": "item_text_asc"},
+        *({"preset": preset} for preset in PRESETS),
+    ]
+    return cases
+
+
+@pytest.mark.parametrize(
+    "settings", _choices(), ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items())
+)
+def test_every_convention_gives_the_polars_cores_bits(
+    monkeypatch: pytest.MonkeyPatch, settings: dict[str, Any]
+) -> None:
+    conventions = Conventions(**settings)
+    specs = taken(matrix(), conventions)
+    compiled, reference, runs = both(monkeypatch, data(seed=5), specs or CLASSIC, conventions)
+    assert_same(compiled, reference)
+    drops = (
+        settings.get("duplicates", "error") != "error"
+        or settings.get("truth_duplicates", "error") != "error"
+    )
+    if specs and not drops and conventions.duplicates == "error":
+        assert runs == 1, "the compiled core should have taken this run"
+
+
+SHAPES: dict[str, Callable[[], tuple[pl.DataFrame, ...]]] = {
+    "text ids": lambda: data(seed=7, text_ids=True),
+    "rows grouped by user": lambda: data(seed=8, shuffled=False),
+    "float32 scores": lambda: (
+        data(seed=9)[0].with_columns(pl.col("score").cast(pl.Float32)),
+        data(seed=9)[1],
+    ),
+    "integer grades": lambda: (
+        data(seed=10)[0],
+        data(seed=10)[1].with_columns(pl.col("relevance").cast(pl.Int64)),
+    ),
+    "one user": lambda: tuple(f.filter(pl.col("user") == 1001) for f in data(seed=11)),
+    "long lists": lambda: data(seed=12),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_every_shape_and_engine_gives_the_polars_cores_bits(
+    monkeypatch: pytest.MonkeyPatch, shape: str, engine: str
+) -> None:
+    conventions = Conventions(relevance_threshold=1.0, tie_break="item_text_desc")
+    specs = taken(matrix(), conventions)
+    compiled, reference, runs = both(monkeypatch, SHAPES[shape](), specs, conventions, engine)
+    assert runs == 1
+    assert_same(compiled, reference)
+
+
+@pytest.mark.own_process
+@pytest.mark.parametrize(
+    "change",
+    [
+        "a NaN score",
+        "an infinite grade",
+        "a repeated prediction",
+        "a repeated truth row",
+        "a null item",
+    ],
+)
+def test_what_the_polars_core_must_report_goes_to_it(
+    monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """Inputs with a failed check leave the compiled core: the polars core reports them
+    (the same error either way)."""
+    predictions, truth = data(seed=13)
+    if change == "a NaN score":
+        predictions = predictions.with_columns(
+            pl.when(pl.int_range(pl.len()) == 4)
+            .then(float("nan"))
+            .otherwise(pl.col("score"))
+            .alias("score")
+        )
+    elif change == "an infinite grade":
+        truth = truth.with_columns(
+            pl.when(pl.int_range(pl.len()) == 2)
+            .then(float("inf"))
+            .otherwise(pl.col("relevance"))
+            .alias("relevance")
+        )
+    elif change == "a repeated prediction":
+        predictions = pl.concat([predictions, predictions.head(1).with_columns(score=pl.lit(0.01))])
+    elif change == "a repeated truth row":
+        truth = pl.concat([truth, truth.tail(1)])
+    else:
+        predictions = predictions.with_columns(
+            pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise(pl.col("item")).alias("item")
+        )
+    conventions = Conventions()
+    errors = []
+    for core in ("", "polars"):
+        monkeypatch.setenv("RECEVAL_CORE", core)
+        partial_or_error: Any
+        try:
+            partial_or_error = partial((predictions, truth), CLASSIC, conventions, "auto")
+        except InputError as error:
+            partial_or_error = str(error)
+        errors.append(partial_or_error)
+    if isinstance(errors[0], str):
+        assert errors[0] == errors[1]
+    else:  # the failed check is in the Partial (raised when the run finishes)
+        assert not isinstance(errors[1], str)
+        assert_same(errors[0], errors[1])
+        assert errors[0].checks != {"predictions": {}, "truth": {}} or errors[0].duplicates
+
+
+def test_the_polars_core_is_chosen_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECEVAL_CORE", "polars")
+    assert kernel_core.extension() is None
+    monkeypatch.setenv("RECEVAL_CORE", "")
+    assert kernel_core.extension() is not None
+
+
+def test_the_extension_ships_its_source(tmp_path: Path) -> None:
+    """The C source sits beside the module that loads it (the sdist and wheels carry it)."""
+    source = Path(kernel_core.__file__).parents[1] / "_kernel.c"
+    assert "evaluate_job" in source.read_text(encoding="utf-8")
