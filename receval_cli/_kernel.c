@@ -17,12 +17,16 @@
  *       truth): status 0 clean, 1 predictions not grouped ascending, 2 truth not, 3 a NaN
  *       score, 4 a NaN or infinite grade.
  *   evaluate(...) -> status: 0 done, 5 a (user, item) repeated in the predictions, 6 in
- *       the truth, -1 out of memory. See its argument list below.
+ *       the truth, -1 out of memory. See its argument list below. Users are split among
+ *       threads; each user's values are computed alone, so the split changes no value.
+ *   distinct(values, mask, out) -> count: the distinct values of the masked rows (the
+ *       recommended items), in the order first met.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,25 +198,32 @@ typedef struct {
     int64_t n_out;
 } Job;
 
-static int evaluate_job(const Job *J) {
+/* the users of one thread: prediction rows [i0, i1), truth rows [t0, t1), written from
+ * output row u0 on */
+typedef struct {
+    const Job *job;
+    int64_t i0, i1, t0, t1, u0;
+    int status;
+} Part;
+
+static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t tn, int64_t u) {
     Scratch s = {0};
     int status = 0;
-    int64_t i = 0, t = 0, u = 0;
     int64_t depth = J->depth;
     if (grow(&s, 256) < 0) {
         status = -1;
         goto done;
     }
-    while (i < J->n || t < J->tn) {
+    while (i < n || t < tn) {
         int64_t user;
-        if (i < J->n && (t >= J->tn || J->users[i] <= J->t_users[t]))
+        if (i < n && (t >= tn || J->users[i] <= J->t_users[t]))
             user = J->users[i];
         else
             user = J->t_users[t];
         int64_t end = i, tend = t;
-        while (end < J->n && J->users[end] == user)
+        while (end < n && J->users[end] == user)
             end++;
-        while (tend < J->tn && J->t_users[tend] == user)
+        while (tend < tn && J->t_users[tend] == user)
             tend++;
         int64_t m = end - i, tl = tend - t;
         if (grow(&s, m > tl ? m : tl) < 0) {
@@ -343,6 +354,137 @@ done:
     return status;
 }
 
+static void *run_part(void *arg) {
+    Part *P = arg;
+    P->status = evaluate_part(P->job, P->i0, P->i1, P->t0, P->t1, P->u0);
+    return NULL;
+}
+
+static int64_t lower_bound(const int64_t *values, int64_t n, int64_t value) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) >> 1;
+        if (values[mid] < value)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The users split into `threads` parts of about equal prediction rows, each part run by a
+ * thread of its own (every user's values are computed alone, so the parts change no
+ * value). Returns the first nonzero status of the parts. */
+static int evaluate_job(const Job *J, int threads) {
+    enum { MOST = 64 };
+    Part parts[MOST];
+    pthread_t ids[MOST];
+    int64_t splits[MOST + 1]; /* the first user of each part */
+    if (threads > MOST)
+        threads = MOST;
+    if (threads < 1)
+        threads = 1;
+    int made = 0;
+    for (int p = 0; p < threads; p++) {
+        int64_t at = J->n * p / threads;
+        if (p > 0 && at < J->n && J->users[at] <= splits[made - 1])
+            at = lower_bound(J->users, J->n, splits[made - 1] + 1);
+        if (at >= J->n && p > 0)
+            break;
+        splits[made++] = p == 0 ? INT64_MIN : J->users[at];
+    }
+    /* each part's first output row: the users of both inputs before its first user */
+    int64_t i = 0, t = 0, u = 0;
+    for (int p = 0; p < made; p++) {
+        int64_t i0 = p == 0 ? 0 : lower_bound(J->users, J->n, splits[p]);
+        int64_t t0 = p == 0 ? 0 : lower_bound(J->t_users, J->tn, splits[p]);
+        while (i < i0 || t < t0) {
+            int64_t user = (i < i0 && (t >= t0 || J->users[i] <= J->t_users[t])) ? J->users[i]
+                                                                                 : J->t_users[t];
+            while (i < i0 && J->users[i] == user)
+                i++;
+            while (t < t0 && J->t_users[t] == user)
+                t++;
+            u++;
+        }
+        parts[p] = (Part){J, i0, J->n, t0, J->tn, u, 0};
+        if (p > 0) {
+            parts[p - 1].i1 = i0;
+            parts[p - 1].t1 = t0;
+        }
+    }
+    int started = 0;
+    for (int p = 1; p < made; p++) {
+        if (pthread_create(&ids[p], NULL, run_part, &parts[p]) != 0)
+            break;
+        started = p;
+    }
+    run_part(&parts[0]);
+    for (int p = 1; p <= started; p++)
+        pthread_join(ids[p], NULL);
+    for (int p = started + 1; p < made; p++) /* threads that could not start */
+        run_part(&parts[p]);
+    for (int p = 0; p < made; p++)
+        if (parts[p].status)
+            return parts[p].status;
+    return 0;
+}
+
+/* The distinct values of the rows whose mask is set, into out; returns their number, or
+ * -1 when memory ran out. An open-addressing set, grown as it fills. */
+static int64_t distinct(const int64_t *values, const uint8_t *mask, int64_t n, int64_t *out) {
+    int64_t size = 1 << 16, count = 0;
+    int64_t *slots = malloc(sizeof(int64_t) * (size_t)size);
+    uint8_t *used = calloc((size_t)size, 1);
+    if (!slots || !used) {
+        free(slots);
+        free(used);
+        return -1;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        if (!mask[j])
+            continue;
+        int64_t value = values[j];
+        if (2 * (count + 1) > size) { /* keep the set at most half full */
+            int64_t grown = 2 * size;
+            int64_t *new_slots = malloc(sizeof(int64_t) * (size_t)grown);
+            uint8_t *new_used = calloc((size_t)grown, 1);
+            if (!new_slots || !new_used) {
+                free(new_slots);
+                free(new_used);
+                free(slots);
+                free(used);
+                return -1;
+            }
+            for (int64_t c = 0; c < count; c++) {
+                uint64_t h = (uint64_t)out[c] * 0x9E3779B97F4A7C15ULL;
+                int64_t at = (int64_t)(h >> 20) & (grown - 1);
+                while (new_used[at])
+                    at = (at + 1) & (grown - 1);
+                new_used[at] = 1;
+                new_slots[at] = out[c];
+            }
+            free(slots);
+            free(used);
+            slots = new_slots;
+            used = new_used;
+            size = grown;
+        }
+        uint64_t h = (uint64_t)value * 0x9E3779B97F4A7C15ULL;
+        int64_t at = (int64_t)(h >> 20) & (size - 1);
+        while (used[at] && slots[at] != value)
+            at = (at + 1) & (size - 1);
+        if (!used[at]) {
+            used[at] = 1;
+            slots[at] = value;
+            out[count++] = value;
+        }
+    }
+    free(slots);
+    free(used);
+    return count;
+}
+
 static int grouped(const int64_t *values, Py_ssize_t n) {
     for (Py_ssize_t j = 1; j < n; j++)
         if (values[j] < values[j - 1])
@@ -413,21 +555,22 @@ out:
 static PyObject *evaluate(PyObject *self, PyObject *args) {
     /* inputs: users, items, scores, t_users, t_items, t_rel, t_relevant (uint8), requests
      * (int64 x 4 each: kind, k, gain, discount table), ideal (int64 x 2 each: gain,
-     * discount table), discount tables (float64, disc_len each); then tie, depth, n_out;
+     * discount table), discount tables (float64, disc_len each); then tie, depth, n_out,
+     * threads;
      * outputs: out_user, out_list_rows, out_truth_items, out_n_relevant (int64, n_out),
      * out_flags (uint8, n_out), out_stats (float64, requests x n_out), out_valid (uint8,
      * requests x n_out), out_ideal (float64, ideal x truth rows), in_top (uint8 per
      * prediction row, zeroed) */
     enum { N_BUFFERS = 19 };
     Py_buffer b[N_BUFFERS];
-    int tie;
+    int tie, threads;
     long long depth, n_out;
     (void)self;
     memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLw*w*w*w*w*w*w*w*w*", &b[0], &b[1],
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLiw*w*w*w*w*w*w*w*w*", &b[0], &b[1],
                           &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9], &tie, &depth,
-                          &n_out, &b[10], &b[11], &b[12], &b[13], &b[14], &b[15], &b[16],
-                          &b[17], &b[18]))
+                          &n_out, &threads, &b[10], &b[11], &b[12], &b[13], &b[14], &b[15],
+                          &b[16], &b[17], &b[18]))
         return NULL;
     Job J;
     J.n = b[0].len / 8;
@@ -488,7 +631,7 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
         J.out_ideal = b[17].buf;
         J.in_top = b[18].buf;
         Py_BEGIN_ALLOW_THREADS;
-        status = evaluate_job(&J);
+        status = evaluate_job(&J, threads);
         Py_END_ALLOW_THREADS;
     }
     for (int j = 0; j < N_BUFFERS; j++)
@@ -498,7 +641,28 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
     return PyLong_FromLong(status);
 }
 
+static PyObject *distinct_items(PyObject *self, PyObject *args) {
+    Py_buffer values, mask, out;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &values, &mask, &out))
+        return NULL;
+    int64_t n = values.len / 8, count = -2;
+    if (need(&mask, n, 1, "mask") == 0 && need(&out, n, 8, "out") == 0) {
+        Py_BEGIN_ALLOW_THREADS;
+        count = distinct(values.buf, mask.buf, n, out.buf);
+        Py_END_ALLOW_THREADS;
+    }
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&mask);
+    PyBuffer_Release(&out);
+    if (count == -2)
+        return NULL;
+    return PyLong_FromLongLong((long long)count);
+}
+
 static PyMethodDef methods[] = {
+    {"distinct", distinct_items, METH_VARARGS,
+     "distinct(values, mask, out) -> count: the distinct values where mask is set."},
     {"scan", scan, METH_VARARGS, "Check the inputs' order and values; count the users."},
     {"evaluate", evaluate, METH_VARARGS, "The per-user statistics (see _kernel.c)."},
     {NULL, NULL, 0, NULL},

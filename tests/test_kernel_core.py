@@ -243,9 +243,12 @@ SHAPES: dict[str, Callable[[], tuple[pl.DataFrame, ...]]] = {
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+@pytest.mark.parametrize("threads", [1, 3])
 def test_every_shape_and_engine_gives_the_polars_cores_bits(
-    monkeypatch: pytest.MonkeyPatch, shape: str, engine: str
+    monkeypatch: pytest.MonkeyPatch, shape: str, engine: str, threads: int
 ) -> None:
+    """Each shape on both polars engines, the users split among 1 and 3 threads."""
+    monkeypatch.setattr(kernel_core, "threads", lambda rows: threads)
     conventions = Conventions(relevance_threshold=1.0, tie_break="item_text_desc")
     specs = taken(matrix(), conventions)
     compiled, reference, runs = both(monkeypatch, SHAPES[shape](), specs, conventions, engine)

@@ -14,12 +14,8 @@ bit for bit on the same data.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import importlib
-import sys
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +32,7 @@ from receval_cli.evaluation.global_metrics import (
     universe_of,
 )
 from receval_cli.evaluation.item_facts import ItemFacts, item_facts
+from receval_cli.evaluation.numpy_ahead import import_numpy_meanwhile
 from receval_cli.evaluation.partial import (
     ROLES,
     Partial,
@@ -205,24 +202,6 @@ def bucket_partial(
         if partial.per_user is not None:
             partial.per_user = with_values(partial.per_user, segments)
     return partial
-
-
-def import_numpy_meanwhile() -> threading.Thread | None:
-    """Start importing numpy (the exact sums need it, and it takes about 0.1 s) on another
-    thread while polars runs the bucket's queries, which release the GIL; the caller joins
-    it when they end (None: numpy was already imported)."""
-    if "numpy" in sys.modules:
-        return None
-    thread = threading.Thread(target=_import_quietly, args=("numpy",))
-    thread.start()
-    return thread
-
-
-def _import_quietly(name: str) -> None:
-    """Import a module ahead of need; a failure (no memory left for its threads) is left
-    to the main thread's own import, which reports it."""
-    with contextlib.suppress(BaseException):
-        importlib.import_module(name)
 
 
 def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:

@@ -142,43 +142,37 @@ def takes(predictions: Input, truth: Input, conventions: Conventions) -> bool:
 
 def with_codes(
     predictions: pl.DataFrame, truth: pl.DataFrame, tie_break: str
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.Series | None]:
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, pl.Series]]:
     """Both inputs with int64 keys the kernel reads: `user_key` (the user, or the user's
     place among the sorted user ids of both inputs when they are text) and `item_key`
     (the item in the order the tie-break compares items: the id, or its place among the
-    sorted ids of both inputs when they are text, or compared as text). Returns the
-    sorted text user ids (None for integer ids), to read `user_key` back."""
-    users = None
-    keys: dict[str, pl.Series | None] = {}
+    sorted ids of both inputs when they are text, or compared as text). Returns, per
+    column coded so, the sorted ids (a key's value is its place among them)."""
+    sorted_ids: dict[str, pl.Series] = {}
     for column, text in (("user", False), ("item", tie_break.startswith("item_text_"))):
         values = [frame.get_column(column) for frame in (predictions, truth)]
         if text:
             values = [v.cast(pl.String) for v in values]
         if values[0].dtype == pl.Int64:
-            keys[column] = None
-            predictions = predictions.with_columns(values[0].alias(f"{column}_key"))
-            truth = truth.with_columns(values[1].alias(f"{column}_key"))
-            continue
-        distinct = pl.concat([v.unique() for v in values]).unique().sort()
-        order = pl.Enum(distinct)
-        predictions, truth = (
-            frame.with_columns(
-                value.cast(order).to_physical().cast(pl.Int64).alias(f"{column}_key")
-            )
-            for frame, value in zip((predictions, truth), values, strict=True)
-        )
-        if column == "user":
-            users = distinct
-    return predictions, truth, users
+            keys = values
+        else:
+            distinct = pl.concat([v.unique() for v in values]).unique().sort()
+            keys = [v.cast(pl.Enum(distinct)).to_physical().cast(pl.Int64) for v in values]
+            sorted_ids[column] = distinct.cast(predictions.schema[column])
+        predictions = predictions.with_columns(keys[0].alias(f"{column}_key"))
+        truth = truth.with_columns(keys[1].alias(f"{column}_key"))
+    return predictions, truth, sorted_ids
 
 
 @dataclass
 class KernelTables:
     """The kernel's results: the per-user statistics (the polars core's columns, before
-    the status and the metrics) and the prediction rows within each list's depth."""
+    the status and the metrics), the prediction rows within each list's depth, and their
+    distinct items."""
 
     per_user: pl.DataFrame
-    top_rows: pl.DataFrame  # (user, item, score[, row]) ranked within depth
+    top_rows: pl.LazyFrame  # (user, item, score[, row]) ranked within depth
+    recommended: pl.DataFrame  # (item): the distinct items of top_rows
 
 
 def evaluate(
@@ -194,7 +188,7 @@ def evaluate(
     must see (nulls, NaN, a duplicate): it reports them or computes with them."""
     if any(frame.null_count().row(0) != (0,) * frame.width for frame in (predictions, truth)):
         return None
-    predictions, truth, user_ids = with_codes(predictions, truth, conventions.tie_break)
+    predictions, truth, sorted_ids = with_codes(predictions, truth, conventions.tie_break)
     predictions, truth = _grouped(predictions), _grouped(truth)
     arrays = _arrays(predictions, truth)
     status, n_out, longest, largest = module.scan(
@@ -231,7 +225,7 @@ def evaluate(
         arrays["users"], arrays["items"], arrays["scores"],
         arrays["t_users"], arrays["t_items"], arrays["t_rel"], arrays["t_relevant"],
         request_array, ideal_array, discounts,
-        _TIES[conventions.tie_break], min(deepest, 2**62), n_out,
+        _TIES[conventions.tie_break], min(deepest, 2**62), n_out, threads(predictions.height),
         out["user"], out["list_rows"], out["truth_items"], out["n_relevant"], out["flags"],
         out["stats"], out["valid"], out["ideal"], out["in_top"],
     )  # fmt: skip
@@ -240,10 +234,43 @@ def evaluate(
     if status:
         return None  # a repeated (user, item): the polars core reports it
     per_user = _per_user(out, wanted, truth)
-    if user_ids is not None:
-        per_user = per_user.with_columns(user_ids.gather(per_user.get_column("user")))
-    top_rows = predictions.filter(pl.Series(out["in_top"]).cast(pl.Boolean))
-    return KernelTables(per_user, top_rows.drop("user_key", "item_key"))
+    if "user" in sorted_ids:
+        per_user = per_user.with_columns(sorted_ids["user"].gather(per_user.get_column("user")))
+    in_top = pl.Series("in_top", out["in_top"]).cast(pl.Boolean)
+    top_rows = predictions.drop("user_key", "item_key").with_columns(in_top).lazy()
+    return KernelTables(
+        per_user,
+        top_rows.filter("in_top").drop("in_top"),
+        _recommended(module, arrays["items"], out["in_top"], sorted_ids),
+    )
+
+
+def _recommended(
+    module: ModuleType,
+    keys: Any,
+    in_top: Any,
+    sorted_ids: dict[str, pl.Series],
+) -> pl.DataFrame:
+    """The distinct items of the rows within depth (the kernel's hash set: one pass)."""
+    import numpy as np
+
+    found = np.empty(len(keys), dtype=np.int64)
+    count = module.distinct(keys, in_top, found)
+    if count < 0:
+        raise MemoryError("the compiled core ran out of memory")
+    items = pl.Series("item", found[:count])
+    if "item" in sorted_ids:
+        items = sorted_ids["item"].gather(items).alias("item")
+    return items.to_frame()
+
+
+ROWS_PER_THREAD = 100_000  # fewer prediction rows a thread: one thread does it all
+
+
+def threads(rows: int) -> int:
+    """How many threads the kernel splits the users among: polars' own pool size
+    (POLARS_MAX_THREADS), one per ROWS_PER_THREAD prediction rows at most."""
+    return max(1, min(pl.thread_pool_size(), rows // ROWS_PER_THREAD))
 
 
 def _grouped(frame: pl.DataFrame) -> pl.DataFrame:

@@ -14,6 +14,7 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, InternalError, RecEvalError
 from receval_cli.evaluation import kernel_core
 from receval_cli.evaluation.global_metrics import recommended_items
+from receval_cli.evaluation.numpy_ahead import import_numpy_meanwhile
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     index_truth,
@@ -291,17 +292,20 @@ def _compiled(
     columns = ["user", "item", "score"]
     if conventions.tie_break == "input_order":
         columns.append("row")
+    numpy_import = import_numpy_meanwhile()  # the kernel reads numpy arrays
     try:
         read, indexed = pl.collect_all(
             [scored.select(columns), index_truth(truth.frame, conventions)], engine=engine
         )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
+    finally:
+        if numpy_import is not None:
+            numpy_import.join()
     tables = kernel_core.evaluate(module, wanted, read, indexed, conventions, depth)
     if tables is None:
         return None
-    top = tables.top_rows.lazy()
-    lists = rank_lists(top, "score", conventions.tie_break, depth, [])
+    lists = rank_lists(tables.top_rows, "score", conventions.tie_break, depth, [])
     return Plan(
         _finished(tables.per_user.lazy(), exprs, conventions),
         list(exprs),
@@ -309,7 +313,7 @@ def _compiled(
         lists,
         read.lazy().select("user", "item"),
         set(),
-        recommended=top.select("item").unique(),
+        recommended=tables.recommended.lazy(),
     )
 
 
