@@ -324,3 +324,45 @@ def test_the_extension_ships_its_source(tmp_path: Path) -> None:
     """The C source sits beside the module that loads it (the sdist and wheels carry it)."""
     source = Path(kernel_core.__file__).parents[1] / "_kernel.c"
     assert "evaluate_job" in source.read_text(encoding="utf-8")
+
+
+def _with_truth_only_ends(frames: tuple[pl.DataFrame, ...]) -> tuple[pl.DataFrame, ...]:
+    """Users in the truth alone below the first and above the last predicted user."""
+    extra = pl.DataFrame(
+        {"user": [1, 1, 99999], "item": [9, 10, 100], "relevance": [1.0, 2.0, 1.0]}
+    )
+    return frames[0], pl.concat([frames[1], extra])
+
+
+@pytest.mark.parametrize("batch_rows", [1, 7, 64, 1_000_000])
+def test_predictions_read_in_batches_give_the_polars_cores_bits(
+    monkeypatch: pytest.MonkeyPatch, batch_rows: int
+) -> None:
+    """Predictions grouped by user stream through the kernel in batches (a user's rows
+    may span batches; the truth is sliced per batch; truth-only users at both ends)."""
+    monkeypatch.setattr(kernel_core, "BATCH_ROWS", batch_rows)
+    streamed = []
+    batches = kernel_core.evaluate_batches
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        result = batches(*args, **kwargs)
+        streamed.append(isinstance(result, kernel_core.KernelTables))
+        return result
+
+    monkeypatch.setattr(kernel_core, "evaluate_batches", watched)
+    frames = _with_truth_only_ends(data(seed=14, shuffled=False))
+    conventions = Conventions(relevance_threshold=1.0)
+    specs = taken(matrix(), conventions)
+    compiled, reference, runs = both(monkeypatch, frames, specs, conventions)
+    assert streamed == [True]
+    assert runs == 0  # the whole-file path did not run
+    assert_same(compiled, reference)
+
+
+def test_predictions_not_grouped_by_user_are_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernel_core, "BATCH_ROWS", 16)
+    frames = data(seed=15, shuffled=True)
+    conventions = Conventions()
+    compiled, reference, runs = both(monkeypatch, frames, CLASSIC, conventions)
+    assert runs == 1  # the batches found the order broken; the whole file was read
+    assert_same(compiled, reference)

@@ -22,6 +22,7 @@ extension was not compiled (setup: pyproject.toml's ext-modules, optional).
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -171,8 +172,72 @@ class KernelTables:
     distinct items."""
 
     per_user: pl.DataFrame
-    top_rows: pl.LazyFrame  # (user, item, score[, row]) ranked within depth
+    top_rows: pl.LazyFrame | None  # (user, item, score[, row]) within depth (None: not kept)
     recommended: pl.DataFrame  # (item): the distinct items of top_rows
+
+
+class _Kernel:
+    """The kernel's calls for one run: its requests as arrays, and the discount tables,
+    grown to the deepest position any call reads."""
+
+    def __init__(
+        self, module: ModuleType, wanted: Requests, conventions: Conventions, depth: int | None
+    ) -> None:
+        import numpy as np
+
+        self.module, self.wanted, self.conventions = module, wanted, conventions
+        self.depth = ALL if depth is None else depth
+        self.slot = {kind: position for position, kind in enumerate(wanted.discounts())}
+        self.requests = np.array(
+            [(r.kind, r.k, r.gain, self.slot.get(r.discount, 0)) for r in wanted.stats],
+            dtype=np.int64,
+        ).reshape(-1, 4)
+        self.ideal = np.array(
+            [(gain, self.slot[d]) for _, gain, d in wanted.ideal], dtype=np.int64
+        ).reshape(-1, 2)
+        self.disc_len = 0
+        self.discounts = np.zeros(0, dtype=np.float64)
+
+    def run(self, arrays: dict[str, Any]) -> dict[str, Any] | None:
+        """The kernel's per-user outputs for these users (None: an input the polars core
+        must see: a NaN, a repeated (user, item), rows not grouped by user)."""
+        import numpy as np
+
+        module = self.module
+        status, n_out, longest, largest = module.scan(
+            arrays["users"], arrays["t_users"], arrays["scores"], arrays["t_rel"]
+        )
+        if status:
+            return None
+        needed = max(min(longest, self.depth), largest) + 1
+        if needed > self.disc_len and self.slot:
+            self.disc_len = max(needed, 2 * self.disc_len)
+            tables = [_discount_table(kind, self.disc_len) for kind in self.slot]
+            self.discounts = np.concatenate(tables)
+        n_req, n_ideal, tn = len(self.requests), len(self.ideal), len(arrays["t_users"])
+        out = {
+            "user": np.empty(n_out, dtype=np.int64),
+            "list_rows": np.empty(n_out, dtype=np.int64),
+            "truth_items": np.empty(n_out, dtype=np.int64),
+            "n_relevant": np.empty(n_out, dtype=np.int64),
+            "flags": np.empty(n_out, dtype=np.uint8),
+            "stats": np.empty((n_req, n_out), dtype=np.float64),
+            "valid": np.empty((n_req, n_out), dtype=np.uint8),
+            "ideal": np.empty((n_ideal, tn), dtype=np.float64),
+            "in_top": np.zeros(len(arrays["users"]), dtype=np.uint8),
+        }
+        status = module.evaluate(
+            arrays["users"], arrays["items"], arrays["scores"],
+            arrays["t_users"], arrays["t_items"], arrays["t_rel"], arrays["t_relevant"],
+            self.requests, self.ideal, self.discounts,
+            _TIES[self.conventions.tie_break], min(self.depth, 2**62), n_out,
+            threads(len(arrays["users"])),
+            out["user"], out["list_rows"], out["truth_items"], out["n_relevant"], out["flags"],
+            out["stats"], out["valid"], out["ideal"], out["in_top"],
+        )  # fmt: skip
+        if status == -1:
+            raise MemoryError("the compiled core ran out of memory")
+        return None if status else out
 
 
 def evaluate(
@@ -186,53 +251,14 @@ def evaluate(
     """Run the kernel over collected inputs: predictions (user, item, score[, row]) and
     indexed truth (user, item, rel, relevant). None where they hold what the polars core
     must see (nulls, NaN, a duplicate): it reports them or computes with them."""
-    if any(frame.null_count().row(0) != (0,) * frame.width for frame in (predictions, truth)):
+    if any(_has_nulls(frame) for frame in (predictions, truth)):
         return None
     predictions, truth, sorted_ids = with_codes(predictions, truth, conventions.tie_break)
     predictions, truth = _grouped(predictions), _grouped(truth)
-    arrays = _arrays(predictions, truth)
-    status, n_out, longest, largest = module.scan(
-        arrays["users"], arrays["t_users"], arrays["scores"], arrays["t_rel"]
-    )
-    if status:
+    arrays = _arrays(predictions) | _truth_arrays(truth)
+    out = _Kernel(module, wanted, conventions, depth).run(arrays)
+    if out is None:
         return None
-    import numpy as np
-
-    deepest = ALL if depth is None else depth
-    disc_len = max(min(longest, deepest), largest) + 1
-    tables = [_discount_table(kind, disc_len) for kind in wanted.discounts()]
-    slot = {kind: position for position, kind in enumerate(wanted.discounts())}
-    request_array = np.array(
-        [(r.kind, r.k, r.gain, slot.get(r.discount, 0)) for r in wanted.stats], dtype=np.int64
-    ).reshape(-1, 4)
-    ideal_array = np.array(
-        [(gain, slot[d]) for _, gain, d in wanted.ideal], dtype=np.int64
-    ).reshape(-1, 2)
-    discounts = np.concatenate(tables) if tables else np.zeros(0, dtype=np.float64)
-    n_req, n_ideal, tn = len(wanted.stats), len(wanted.ideal), truth.height
-    out = {
-        "user": np.empty(n_out, dtype=np.int64),
-        "list_rows": np.empty(n_out, dtype=np.int64),
-        "truth_items": np.empty(n_out, dtype=np.int64),
-        "n_relevant": np.empty(n_out, dtype=np.int64),
-        "flags": np.empty(n_out, dtype=np.uint8),
-        "stats": np.empty((n_req, n_out), dtype=np.float64),
-        "valid": np.empty((n_req, n_out), dtype=np.uint8),
-        "ideal": np.empty((n_ideal, tn), dtype=np.float64),
-        "in_top": np.zeros(predictions.height, dtype=np.uint8),
-    }
-    status = module.evaluate(
-        arrays["users"], arrays["items"], arrays["scores"],
-        arrays["t_users"], arrays["t_items"], arrays["t_rel"], arrays["t_relevant"],
-        request_array, ideal_array, discounts,
-        _TIES[conventions.tie_break], min(deepest, 2**62), n_out, threads(predictions.height),
-        out["user"], out["list_rows"], out["truth_items"], out["n_relevant"], out["flags"],
-        out["stats"], out["valid"], out["ideal"], out["in_top"],
-    )  # fmt: skip
-    if status == -1:
-        raise MemoryError("the compiled core ran out of memory")
-    if status:
-        return None  # a repeated (user, item): the polars core reports it
     per_user = _per_user(out, wanted, truth)
     if "user" in sorted_ids:
         per_user = per_user.with_columns(sorted_ids["user"].gather(per_user.get_column("user")))
@@ -245,20 +271,116 @@ def evaluate(
     )
 
 
-def _recommended(
+BATCH_ROWS = 1_000_000  # prediction rows read at once by evaluate_batches
+UNORDERED = "predictions not grouped by user"
+
+
+def streams(predictions: pl.LazyFrame, conventions: Conventions) -> bool:
+    """Whether evaluate_batches can take these predictions: integer ids compared as
+    numbers (a text id's key needs every id first)."""
+    schema = predictions.collect_schema()
+    integers = schema.get("user") == pl.Int64 and schema.get("item") == pl.Int64
+    return integers and not conventions.tie_break.startswith("item_text_")
+
+
+def evaluate_batches(
     module: ModuleType,
-    keys: Any,
-    in_top: Any,
-    sorted_ids: dict[str, pl.Series],
-) -> pl.DataFrame:
-    """The distinct items of the rows within depth (the kernel's hash set: one pass)."""
+    wanted: Requests,
+    predictions: pl.LazyFrame,
+    truth: pl.DataFrame,
+    conventions: Conventions,
+    depth: int | None,
+    engine: Any,
+) -> KernelTables | str | None:
+    """evaluate, with the predictions read in batches of about BATCH_ROWS rows (polars
+    reads the next while the kernel works): memory for a batch, not the whole file. The
+    file must be grouped by user, ascending; the rows of a batch's last user wait for the
+    next batch, and each call gets its users' slice of the (whole, sorted) truth.
+    UNORDERED where the file is not so grouped (the caller then reads it whole:
+    evaluate); None where it holds what the polars core must see."""
+    import numpy as np
+
+    if _has_nulls(truth):
+        return None
+    truth = _grouped(truth.with_columns(user_key=pl.col("user"), item_key=pl.col("item")))
+    whole = _truth_arrays(truth)
+    kernel = _Kernel(module, wanted, conventions, depth)
+    outs: list[dict[str, Any]] = []
+    found: list[Any] = []
+    carried: pl.DataFrame | None = None
+    done_truth = 0  # truth rows handed to the kernel so far
+    last_user: int | None = None
+    batches = predictions.collect_batches(chunk_size=BATCH_ROWS, engine=engine)
+    for batch in itertools.chain(batches, [None]):
+        if batch is not None and _has_nulls(batch):
+            return None
+        frame = (
+            carried if batch is None else batch if carried is None else pl.concat([carried, batch])
+        )
+        carried = None
+        if frame is None or frame.height == 0:
+            continue
+        frame = frame.with_columns(user_key=pl.col("user"), item_key=pl.col("item"))
+        arrays = _arrays(frame)
+        users = arrays["users"]
+        if not (np.diff(users) >= 0).all() or (last_user is not None and users[0] <= last_user):
+            return UNORDERED
+        # complete users only: the rows of the last user wait for the next batch
+        cut = len(users) if batch is None else int(np.searchsorted(users, users[-1], "left"))
+        if batch is not None:
+            carried = frame.slice(cut).drop("user_key", "item_key")
+        if cut == 0:
+            continue
+        head = {name: values[:cut] for name, values in arrays.items()}
+        # the truth of the users up to this batch's last complete user
+        end = int(np.searchsorted(whole["t_users"], users[cut - 1], "right"))
+        part = {name: values[done_truth:end] for name, values in whole.items()}
+        out = kernel.run(head | part)
+        if out is None:
+            return None
+        found.append(_distinct(module, head["items"], out.pop("in_top")))
+        outs.append(out)
+        done_truth, last_user = end, int(users[cut - 1])
+    if done_truth < len(whole["t_users"]):  # truth users after the last predicted one
+        rest = {name: values[done_truth:] for name, values in whole.items()}
+        no_rows = {
+            "users": np.zeros(0, np.int64),
+            "items": np.zeros(0, np.int64),
+            "scores": np.zeros(0, np.float64),
+        }
+        out = kernel.run(no_rows | rest)
+        if out is None:
+            return None
+        out.pop("in_top")
+        outs.append(out)
+    if not outs:
+        return None
+    merged = {name: np.concatenate([o[name] for o in outs], axis=-1) for name in outs[0]}
+    per_user = _per_user(merged, wanted, truth)
+    items = pl.Series("item", np.concatenate(found) if found else np.zeros(0, np.int64))
+    return KernelTables(per_user, None, items.unique().to_frame())
+
+
+def _has_nulls(frame: pl.DataFrame) -> bool:
+    return any(count for count in frame.null_count().row(0))
+
+
+def _distinct(module: ModuleType, keys: Any, in_top: Any) -> Any:
+    """The distinct keys of the rows within depth (the kernel's hash set: one pass)."""
     import numpy as np
 
     found = np.empty(len(keys), dtype=np.int64)
     count = module.distinct(keys, in_top, found)
     if count < 0:
         raise MemoryError("the compiled core ran out of memory")
-    items = pl.Series("item", found[:count])
+    return found[:count].copy()
+
+
+def _recommended(
+    module: ModuleType, keys: Any, in_top: Any, sorted_ids: dict[str, pl.Series]
+) -> pl.DataFrame:
+    """The distinct recommended items (read back from their keys where they are text)."""
+    items = pl.Series("item", _distinct(module, keys, in_top))
     if "item" in sorted_ids:
         items = sorted_ids["item"].gather(items).alias("item")
     return items.to_frame()
@@ -281,22 +403,29 @@ def _grouped(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort("user_key", maintain_order=True)
 
 
-def _arrays(predictions: pl.DataFrame, truth: pl.DataFrame) -> dict[str, Any]:
-    """Read-only numpy views (copies where a column is in several chunks)."""
+def _column(frame: pl.DataFrame, name: str, dtype: Any) -> Any:
+    """A column as a contiguous numpy array (a view where polars holds it in one chunk)."""
     import numpy as np
 
-    def column(frame: pl.DataFrame, name: str, dtype: Any) -> Any:
-        values = frame.get_column(name).cast(dtype).to_numpy()
-        return np.ascontiguousarray(values)
+    return np.ascontiguousarray(frame.get_column(name).cast(dtype).to_numpy())
 
+
+def _arrays(predictions: pl.DataFrame) -> dict[str, Any]:
+    """The predictions' keys and scores, as the kernel reads them."""
     return {
-        "users": column(predictions, "user_key", pl.Int64),
-        "items": column(predictions, "item_key", pl.Int64),
-        "scores": column(predictions, "score", pl.Float64),
-        "t_users": column(truth, "user_key", pl.Int64),
-        "t_items": column(truth, "item_key", pl.Int64),
-        "t_rel": column(truth, "rel", pl.Float64),
-        "t_relevant": column(truth, "relevant", pl.UInt8),
+        "users": _column(predictions, "user_key", pl.Int64),
+        "items": _column(predictions, "item_key", pl.Int64),
+        "scores": _column(predictions, "score", pl.Float64),
+    }
+
+
+def _truth_arrays(truth: pl.DataFrame) -> dict[str, Any]:
+    """The indexed truth's keys, grades and relevance, as the kernel reads them."""
+    return {
+        "t_users": _column(truth, "user_key", pl.Int64),
+        "t_items": _column(truth, "item_key", pl.Int64),
+        "t_rel": _column(truth, "rel", pl.Float64),
+        "t_relevant": _column(truth, "relevant", pl.UInt8),
     }
 
 

@@ -292,26 +292,41 @@ def _compiled(
     columns = ["user", "item", "score"]
     if conventions.tie_break == "input_order":
         columns.append("row")
+    rows = scored.select(columns)
     numpy_import = import_numpy_meanwhile()  # the kernel reads numpy arrays
     try:
-        read, indexed = pl.collect_all(
-            [scored.select(columns), index_truth(truth.frame, conventions)], engine=engine
-        )
+        tables: kernel_core.KernelTables | str | None = kernel_core.UNORDERED
+        if kernel_core.streams(rows, conventions):
+            indexed = index_truth(truth.frame, conventions).collect(engine=engine)
+            if numpy_import is not None:
+                numpy_import.join()
+            tables = kernel_core.evaluate_batches(
+                module, wanted, rows, indexed, conventions, depth, engine
+            )
+        if tables == kernel_core.UNORDERED:  # read whole, sorted by user
+            read, indexed = pl.collect_all(
+                [rows, index_truth(truth.frame, conventions)], engine=engine
+            )
+            if numpy_import is not None:
+                numpy_import.join()
+            tables = kernel_core.evaluate(module, wanted, read, indexed, conventions, depth)
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
     finally:
         if numpy_import is not None:
             numpy_import.join()
-    tables = kernel_core.evaluate(module, wanted, read, indexed, conventions, depth)
-    if tables is None:
+    if not isinstance(tables, kernel_core.KernelTables):
         return None
-    lists = rank_lists(tables.top_rows, "score", conventions.tie_break, depth, [])
+    if tables.top_rows is None:  # read in batches: the lists are ranked if asked for
+        lists = rank_lists(rows, "score", conventions.tie_break, depth, [])
+    else:
+        lists = rank_lists(tables.top_rows, "score", conventions.tie_break, depth, [])
     return Plan(
         _finished(tables.per_user.lazy(), exprs, conventions),
         list(exprs),
         {},
         lists,
-        read.lazy().select("user", "item"),
+        rows.select("user", "item"),
         set(),
         recommended=tables.recommended.lazy(),
     )
