@@ -433,6 +433,40 @@ static int evaluate_job(const Job *J, int threads) {
 /* The distinct values of the rows whose mask is set, into out; returns their number, or
  * -1 when memory ran out. An open-addressing set, grown as it fills. */
 static int64_t distinct(const int64_t *values, const uint8_t *mask, int64_t n, int64_t *out) {
+    /* ids in a dense range (most catalogs number their items): a bitmap of the range,
+     * read back in ascending order */
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (int64_t j = 0; j < n; j++) {
+        if (mask[j]) {
+            low = values[j] < low ? values[j] : low;
+            high = values[j] > high ? values[j] : high;
+        }
+    }
+    if (low > high)
+        return 0;
+    if ((uint64_t)high - (uint64_t)low < ((uint64_t)1 << 30) &&
+        (uint64_t)high - (uint64_t)low < 64 * (uint64_t)n) {
+        uint64_t span = (uint64_t)high - (uint64_t)low + 1, count = 0;
+        uint64_t *bits = calloc((size_t)(span / 64 + 1), sizeof(uint64_t));
+        if (!bits)
+            return -1;
+        for (int64_t j = 0; j < n; j++) {
+            if (mask[j]) {
+                uint64_t at = (uint64_t)values[j] - (uint64_t)low;
+                bits[at >> 6] |= (uint64_t)1 << (at & 63);
+            }
+        }
+        for (uint64_t word = 0; word <= span / 64; word++) {
+            uint64_t w = bits[word];
+            while (w) {
+                int bit = __builtin_ctzll(w);
+                out[count++] = (int64_t)((uint64_t)low + word * 64 + (uint64_t)bit);
+                w &= w - 1;
+            }
+        }
+        free(bits);
+        return (int64_t)count;
+    }
     int64_t size = 1 << 16, count = 0;
     int64_t *slots = malloc(sizeof(int64_t) * (size_t)size);
     uint8_t *used = calloc((size_t)size, 1);

@@ -238,6 +238,10 @@ SHAPES: dict[str, Callable[[], tuple[pl.DataFrame, ...]]] = {
     ),
     "one user": lambda: tuple(f.filter(pl.col("user") == 1001) for f in data(seed=11)),
     "long lists": lambda: data(seed=12),
+    # ids far apart: the distinct recommended items are found by hashing, not a bitmap
+    "ids far apart": lambda: tuple(
+        f.with_columns(pl.col("user", "item") * 1_000_003_001 - 2**62) for f in data(seed=16)
+    ),
 }
 
 

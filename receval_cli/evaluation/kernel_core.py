@@ -25,6 +25,8 @@ import importlib
 import itertools
 import os
 import re
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -259,7 +261,7 @@ def evaluate(
     out = _Kernel(module, wanted, conventions, depth).run(arrays)
     if out is None:
         return None
-    per_user = _per_user(out, wanted, truth)
+    per_user = _per_user(out, wanted)
     if "user" in sorted_ids:
         per_user = per_user.with_columns(sorted_ids["user"].gather(per_user.get_column("user")))
     in_top = pl.Series("in_top", out["in_top"]).cast(pl.Boolean)
@@ -310,7 +312,7 @@ def evaluate_batches(
     carried: pl.DataFrame | None = None
     done_truth = 0  # truth rows handed to the kernel so far
     last_user: int | None = None
-    batches = predictions.collect_batches(chunk_size=BATCH_ROWS, engine=engine)
+    batches = ahead(predictions.collect_batches(chunk_size=BATCH_ROWS, engine=engine))
     for batch in itertools.chain(batches, [None]):
         if batch is not None and _has_nulls(batch):
             return None
@@ -356,9 +358,20 @@ def evaluate_batches(
     if not outs:
         return None
     merged = {name: np.concatenate([o[name] for o in outs], axis=-1) for name in outs[0]}
-    per_user = _per_user(merged, wanted, truth)
+    per_user = _per_user(merged, wanted)
     items = pl.Series("item", np.concatenate(found) if found else np.zeros(0, np.int64))
     return KernelTables(per_user, None, items.unique().to_frame())
+
+
+def ahead(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The batches, each next one read on another thread while the caller works on the
+    current one (polars and the kernel both release the GIL)."""
+    found = iter(batches)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="receval-read") as reader:
+        coming = reader.submit(next, found, None)
+        while (batch := coming.result()) is not None:
+            coming = reader.submit(next, found, None)
+            yield batch
 
 
 def _has_nulls(frame: pl.DataFrame) -> bool:
@@ -437,7 +450,7 @@ def _discount_table(kind: int, length: int) -> Any:
     return table.to_numpy().astype("float64", copy=False)
 
 
-def _per_user(out: dict[str, Any], wanted: Requests, truth: pl.DataFrame) -> pl.DataFrame:
+def _per_user(out: dict[str, Any], wanted: Requests) -> pl.DataFrame:
     """The polars core's per-user columns (their types and nulls) from the kernel's."""
     flags = pl.Series(out["flags"])
     in_predictions = (flags & 1) > 0
@@ -453,17 +466,14 @@ def _per_user(out: dict[str, Any], wanted: Requests, truth: pl.DataFrame) -> pl.
 
     columns: dict[str, pl.Series] = {"user": pl.Series(out["user"])}
     columns["n_relevant"] = where(in_truth, out["n_relevant"], pl.UInt32)
+    # each truth user's running ideal DCGs: its truth rows' slice (the rows are grouped
+    # by user in the users' order), null for the users with no truth
+    lengths = pl.Series(out["truth_items"])
+    starts = lengths.cum_sum() - lengths
     for position, (name, _, _) in enumerate(wanted.ideal):
-        lists = (
-            pl.DataFrame({"user": truth.get_column("user_key"), name: out["ideal"][position]})
-            .group_by("user", maintain_order=True)
-            .agg(pl.col(name))
-        )
-        columns[name] = (
-            pl.DataFrame({"user": columns["user"]})
-            .join(lists, on="user", how="left", maintain_order="left")
-            .get_column(name)
-        )
+        values = pl.Series(out["ideal"][position])
+        whole = pl.lit(values).implode().list.slice(pl.lit(starts), pl.lit(lengths))
+        columns[name] = pl.select(pl.when(pl.lit(in_truth)).then(whole).alias(name)).to_series()
     columns["truth_items"] = where(in_truth, out["truth_items"], pl.UInt32)
     for expr in check_exprs("truth:", "rel"):
         columns[expr.meta.output_name()] = zeros(in_truth)
