@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 
 from receval_cli.engines import choice, memory
+from receval_cli.evaluation import kernel_core
 
 MiB = 2**20
 
@@ -157,9 +158,13 @@ def limited_cgroup() -> Iterator[Path]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="cgroups are Linux's")
-def test_a_run_fits_a_cgroup_limit(tmp_path: Path, limited_cgroup: Path) -> None:
-    """20M prediction rows in a 700 MiB cgroup: auto splits the users into partitions and
-    the run completes (a single pass peaks near 1.3 GiB and is killed)."""
+@pytest.mark.parametrize("core", ["compiled", "polars"])
+def test_a_run_fits_a_cgroup_limit(tmp_path: Path, limited_cgroup: Path, core: str) -> None:
+    """20M prediction rows in a 700 MiB cgroup: the run completes. The polars core's auto
+    splits the users into partitions (its single pass peaks near 1.3 GiB and is killed);
+    the compiled core reads the file grouped by user in batches, in one pass."""
+    if core == "compiled" and kernel_core.extension() is None:
+        pytest.skip("the compiled core is not built here")
     rows = pl.int_range(0, 20_000_000, eager=True, dtype=pl.Int64)
     pl.DataFrame(
         {"user": rows // 100, "item": (rows * 7919) % 50_000, "score": (rows * 0.618) % 1.0}
@@ -187,9 +192,14 @@ def test_a_run_fits_a_cgroup_limit(tmp_path: Path, limited_cgroup: Path) -> None
         text=True,
         timeout=300,
         check=False,
+        env={**os.environ, "RECEVAL_CORE": "polars" if core == "polars" else ""},
     )
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
-    assert "partition 1/" in result.stderr  # auto chose partitions
+    if core == "polars":
+        assert "partition 1/" in result.stderr  # auto chose partitions
+    else:
+        assert "partition 1/" not in result.stderr
+        assert "the compiled core evaluated the predictions, read in batches" in result.stderr
 
 
 # ------------------------------------------------------------- compressed text

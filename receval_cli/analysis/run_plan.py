@@ -18,11 +18,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from receval_cli.analysis.segments import check_segment_gates, segment_keys, segments_input
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
 from receval_cli.engines.choice import auto_partitions, polars_engine
-from receval_cli.errors import ConfigError, InputError, UsageError
+from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.global_metrics import require_named
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
@@ -256,13 +258,54 @@ def _engine(loaded: LoadedConfig, models: dict[str, PredictionsConfig]) -> Engin
     paths = [loaded.resolve_path(f.path) for f in models.values()]
     wanted = auto_partitions(paths, [loaded.resolve_path(config.ground_truth.path)])
     choice = EngineChoice("auto", wanted)
-    if wanted == 1:
-        return choice
+    if wanted == 1 or streams_in_batches(loaded, models):
+        return EngineChoice("auto", 1)
     try:
         check_engine(loaded, choice)
     except UsageError:
         return EngineChoice("auto", 1)
     return choice
+
+
+def streams_in_batches(loaded: LoadedConfig, models: dict[str, PredictionsConfig]) -> bool:
+    """Whether the compiled core will read every model's predictions in batches
+    (evaluation/kernel_core.py), in the memory of a batch: then `auto` needs no partitions.
+    It does where it takes the metrics and conventions, and the files are Parquet whose
+    user and item ids are integers (a Parquet file's schema is in its footer; a text
+    file's types are known only once read)."""
+    from receval_cli.evaluation import kernel_core
+    from receval_cli.evaluation.plan import metric_exprs
+    from receval_cli.metrics import lookup
+
+    config = loaded.config
+    conventions = config.conventions
+    if kernel_core.extension() is None or not kernel_core.takes_conventions(conventions):
+        return False
+    if any(lookup(spec.name).scope != "user" for spec in loaded.specs):
+        return False
+    try:
+        stats, _ = metric_exprs(loaded.specs, conventions)
+    except RecEvalError:
+        return False  # the run planner says why
+    if kernel_core.requests(stats) is None:
+        return False
+    truth = config.ground_truth
+    files = [
+        (loaded.resolve_path(f.path), (c.user, c.item))
+        for f in models.values()
+        for c in [f.columns or config.predictions.columns]
+    ]
+    files.append((loaded.resolve_path(truth.path), (truth.columns.user, truth.columns.item)))
+    for path, ids in files:
+        if path.suffix.lower() != ".parquet" or not path.is_file():
+            return False
+        try:
+            schema = pl.read_parquet_schema(path)
+        except (OSError, pl.exceptions.PolarsError):
+            return False  # the reader says what is wrong with it
+        if not all(schema.get(c, pl.String).is_integer() for c in ids):
+            return False
+    return True
 
 
 def check_engine(loaded: LoadedConfig, engine: EngineChoice) -> None:

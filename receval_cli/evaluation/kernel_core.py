@@ -131,11 +131,19 @@ def _cutoff(text: str) -> int:
     return ALL if text == "all" else int(text)
 
 
+def takes_conventions(conventions: Conventions) -> bool:
+    """Whether the kernel implements these conventions (the others are the polars core's:
+    duplicates to drop)."""
+    return (
+        conventions.tie_break in _TIES
+        and conventions.duplicates == "error"
+        and conventions.truth_duplicates == "error"
+    )
+
+
 def takes(predictions: Input, truth: Input, conventions: Conventions) -> bool:
     """Whether the kernel takes these inputs and conventions (else the polars core)."""
-    if predictions.value_column != "score" or conventions.tie_break not in _TIES:
-        return False
-    if conventions.duplicates != "error" or conventions.truth_duplicates != "error":
+    if predictions.value_column != "score" or not takes_conventions(conventions):
         return False
     schemas = (predictions.frame.collect_schema(), truth.frame.collect_schema())
     if any(s.get(c) not in (pl.Int64, pl.String) for s in schemas for c in ("user", "item")):

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, InternalError, RecEvalError
@@ -317,6 +318,8 @@ def _compiled(
             numpy_import.join()
     if not isinstance(tables, kernel_core.KernelTables):
         return None
+    how = "whole" if tables.top_rows is not None else f"in batches of {kernel_core.BATCH_ROWS:,}"
+    console.log(f"the compiled core evaluated the predictions, read {how}")
     if tables.top_rows is None:  # read in batches: the lists are ranked if asked for
         lists = rank_lists(rows, "score", conventions.tie_break, depth, [])
     else:
