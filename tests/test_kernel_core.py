@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 import pytest
 from cli_helpers import write_config
-from test_engine_parity import matrix
+from test_engine_parity import matrix, metric_specs
 
 from receval_cli.analysis.run_plan import streams_in_batches
 from receval_cli.api import _input
@@ -38,7 +38,7 @@ from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import align_ids
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import resolve
+from receval_cli.metrics.registry import REGISTRY, resolve
 
 pytestmark = pytest.mark.skipif(
     kernel_core.extension() is None, reason="the compiled core is not built here"
@@ -406,3 +406,14 @@ def test_auto_needs_no_partitions_where_the_compiled_core_streams(
     }
     loaded = load_config(write_config(tmp_path, config))
     assert streams_in_batches(loaded, loaded.config.model_files()) is streams
+
+
+def test_the_metrics_the_readme_names_are_the_compiled_cores() -> None:
+    """The README's list of metrics built from the compiled core's statistics holds."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    paragraph = " ".join(readme.split("**The compiled core.**")[1].split("\n\n")[0].split())
+    named = paragraph.split("hits within |R|: what ")[1].split(" and more are built from")[0]
+    names = [n.strip() for n in named.split(",")]
+    assert len(names) >= 12
+    specs = [metric_specs(REGISTRY[name])[0] for name in names]  # with its required params
+    assert taken(specs, Conventions()) == specs

@@ -297,7 +297,7 @@ def evaluate_batches(
     module: ModuleType,
     wanted: Requests,
     predictions: pl.LazyFrame,
-    truth: pl.DataFrame,
+    indexed_truth: pl.LazyFrame,
     conventions: Conventions,
     depth: int | None,
     engine: Any,
@@ -305,17 +305,20 @@ def evaluate_batches(
     """evaluate, with the predictions read in batches of about BATCH_ROWS rows (polars
     reads the next while the kernel works): memory for a batch, not the whole file. The
     file must be grouped by user, ascending; the rows of a batch's last user wait for the
-    next batch, and each call gets its users' slice of the (whole, sorted) truth.
+    next batch, and each call gets its users' slice of the (whole, sorted) truth, held as
+    arrays alone. Each batch's per-user rows become polars columns at once.
     UNORDERED where the file is not so grouped (the caller then reads it whole:
     evaluate); None where it holds what the polars core must see."""
     import numpy as np
 
+    truth = indexed_truth.collect(engine=engine)
     if _has_nulls(truth):
         return None
     truth = _grouped(truth.with_columns(user_key=pl.col("user"), item_key=pl.col("item")))
-    whole = _truth_arrays(truth)
+    whole = _truth_arrays(truth.rechunk())
+    del truth  # the arrays hold what the kernel reads
     kernel = _Kernel(module, wanted, conventions, depth)
-    outs: list[dict[str, Any]] = []
+    frames: list[pl.DataFrame] = []
     found: list[Any] = []
     carried: pl.DataFrame | None = None
     done_truth = 0  # truth rows handed to the kernel so far
@@ -349,7 +352,7 @@ def evaluate_batches(
         if out is None:
             return None
         found.append(_distinct(module, head["items"], out.pop("in_top")))
-        outs.append(out)
+        frames.append(_per_user(out, wanted))
         done_truth, last_user = end, int(users[cut - 1])
     if done_truth < len(whole["t_users"]):  # truth users after the last predicted one
         rest = {name: values[done_truth:] for name, values in whole.items()}
@@ -362,11 +365,10 @@ def evaluate_batches(
         if out is None:
             return None
         out.pop("in_top")
-        outs.append(out)
-    if not outs:
+        frames.append(_per_user(out, wanted))
+    if not frames:
         return None
-    merged = {name: np.concatenate([o[name] for o in outs], axis=-1) for name in outs[0]}
-    per_user = _per_user(merged, wanted)
+    per_user = pl.concat(frames, rechunk=False)
     items = pl.Series("item", np.concatenate(found) if found else np.zeros(0, np.int64))
     return KernelTables(per_user, None, items.unique().to_frame())
 

@@ -298,19 +298,19 @@ def _compiled(
     try:
         tables: kernel_core.KernelTables | str | None = kernel_core.UNORDERED
         if kernel_core.streams(rows, conventions):
-            indexed = index_truth(truth.frame, conventions).collect(engine=engine)
             if numpy_import is not None:
                 numpy_import.join()
+            indexed = index_truth(truth.frame, conventions)
             tables = kernel_core.evaluate_batches(
                 module, wanted, rows, indexed, conventions, depth, engine
             )
         if tables == kernel_core.UNORDERED:  # read whole, sorted by user
-            read, indexed = pl.collect_all(
+            read, whole_truth = pl.collect_all(
                 [rows, index_truth(truth.frame, conventions)], engine=engine
             )
             if numpy_import is not None:
                 numpy_import.join()
-            tables = kernel_core.evaluate(module, wanted, read, indexed, conventions, depth)
+            tables = kernel_core.evaluate(module, wanted, read, whole_truth, conventions, depth)
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
     finally:
