@@ -13,6 +13,7 @@ lists shorter than the cutoffs and longer than 15; and text ids, and rows in no 
 
 from __future__ import annotations
 
+import json
 import random
 import typing
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import numpy as np
 import polars as pl
 import pytest
 from cli_helpers import write_config
-from test_engine_parity import matrix, metric_specs
+from test_engine_parity import comparable, differences, matrix, metric_specs, run_cli
 
 from receval_cli.analysis.run_plan import streams_in_batches
 from receval_cli.api import _input
@@ -417,3 +418,60 @@ def test_the_metrics_the_readme_names_are_the_compiled_cores() -> None:
     assert len(names) >= 12
     specs = [metric_specs(REGISTRY[name])[0] for name in names]  # with its required params
     assert taken(specs, Conventions()) == specs
+
+
+ENGINE_SETTINGS: dict[str, dict[str, Any]] = {
+    "in_memory": {"engine": "in_memory"},
+    "streaming": {"engine": "streaming"},
+    "partitions 3": {"engine": "in_memory", "partitions": 3},
+    "partitions 7": {"engine": "streaming", "partitions": 7},
+    "auto": {"engine": "auto"},
+}
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped by user", "in no order"])
+@pytest.mark.parametrize("engine", list(ENGINE_SETTINGS))
+def test_every_engine_gives_the_polars_cores_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str, grouped: bool
+) -> None:
+    """A whole `receval run` (the run planner, the engine, the report) with the compiled
+    core and with RECEVAL_CORE=polars: the same JSON report and per-user file, bit for
+    bit, on every polars engine (partitions: each bucket through the compiled core)."""
+    monkeypatch.setattr(kernel_core, "BATCH_ROWS", 50)  # several batches, users across them
+    predictions, truth = _with_truth_only_ends(data(seed=18, shuffled=not grouped))
+    predictions.write_parquet(tmp_path / "predictions.parquet")
+    truth.write_parquet(tmp_path / "truth.parquet")
+    conventions = Conventions(relevance_threshold=1.0)
+    config = {
+        "predictions": {"path": "predictions.parquet"},
+        "ground_truth": {"path": "truth.parquet", "columns": {"relevance": "relevance"}},
+        "metrics": taken(matrix(), conventions),
+        "conventions": {"relevance_threshold": 1.0},
+        **ENGINE_SETTINGS[engine],
+    }
+    ran: list[str] = []
+    for function in ("evaluate", "evaluate_batches"):
+        original = getattr(kernel_core, function)
+
+        def watched(*args: Any, _original: Any = original, _name: str = function) -> Any:
+            result = _original(*args)
+            if isinstance(result, kernel_core.KernelTables):
+                ran.append(_name)
+            return result
+
+        monkeypatch.setattr(kernel_core, function, watched)
+    reports = {}
+    for core in ("", "polars"):
+        monkeypatch.setenv("RECEVAL_CORE", core)
+        name = core or "compiled"
+        code, stderr = run_cli(tmp_path, config, name)
+        assert code == 0, stderr
+        reports[name] = comparable(json.loads((tmp_path / f"{name}.json").read_text()))
+        if name == "compiled":  # once per bucket; in batches where the rows are grouped
+            buckets = ENGINE_SETTINGS[engine].get("partitions", 1)
+            assert ran == ["evaluate_batches" if grouped else "evaluate"] * buckets
+    assert not differences(reports["polars"], reports["compiled"])
+    compiled = pl.read_parquet(tmp_path / "compiled.parquet")
+    reference = pl.read_parquet(tmp_path / "polars.parquet")
+    assert compiled.columns == reference.columns
+    assert [c for c in reference.columns if bits(compiled[c]) != bits(reference[c])] == []
