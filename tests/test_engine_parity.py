@@ -116,22 +116,38 @@ BEYOND = [
 CATALOG_SIZE = ["accuracy@10", "mcc@5"]
 
 
-def parity_data(folder: Path, seed: int = 7) -> dict[str, Any]:
-    """Write the inputs; return the config that reads them."""
-    rng = random.Random(seed)
+GRADES = (-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+
+
+def parity_rows(
+    rng: random.Random,
+    users: int = 90,
+    truth_lengths: tuple[int, ...] = (1, 2, 3, 6, 12),
+    grades: tuple[float, ...] = GRADES,
+) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
+    """(user, item, score) and (user, item, grade) rows: ids whose text and number orders
+    differ (9, 10, 100), heavily tied scores, fractional, zero and negative grades, users
+    on one side only, lists of 0 to 40 items; grouped by user, ascending."""
     items = [9, 10, 100, *range(11, 100), *range(101, 140)]
-    users = [9, 10, 100, *range(1000, 1090)]
     predictions, truth = [], []
-    for index, user in enumerate(users):
+    for index, user in enumerate([9, 10, 100, *range(1000, 1000 + users)]):
         if index % 11 != 3:  # some users only in the ground truth
             length = rng.choice([0, 1, 2, 4, 9, 16, 23, 40])
             for item in rng.sample(items, length):
                 score = round(rng.choice([0.1, 0.5, 0.5, 0.9, rng.random()]), 1)
                 predictions.append((user, item, score))
         if index % 13 != 5:  # some users only in the predictions
-            for item in rng.sample(items, rng.choice([1, 2, 3, 6, 12])):
-                grade = rng.choice([-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0])
-                truth.append((user, item, grade))
+            for item in rng.sample(items, rng.choice(truth_lengths)):
+                truth.append((user, item, rng.choice(grades)))
+    return predictions, truth
+
+
+def parity_data(folder: Path, seed: int = 7) -> dict[str, Any]:
+    """Write the inputs; return the config that reads them."""
+    rng = random.Random(seed)
+    items = [9, 10, 100, *range(11, 100), *range(101, 140)]
+    users = [9, 10, 100, *range(1000, 1090)]
+    predictions, truth = parity_rows(rng)
     pl.DataFrame(predictions, schema=["user", "item", "score"], orient="row").write_parquet(
         folder / "predictions.parquet"
     )

@@ -24,7 +24,15 @@ import numpy as np
 import polars as pl
 import pytest
 from cli_helpers import write_config
-from test_engine_parity import comparable, differences, matrix, metric_specs, run_cli
+from test_engine_parity import (
+    GRADES,
+    comparable,
+    differences,
+    matrix,
+    metric_specs,
+    parity_rows,
+    run_cli,
+)
 
 from receval_cli.analysis.run_plan import streams_in_batches
 from receval_cli.api import _input
@@ -50,18 +58,7 @@ CLASSIC = ["ndcg@10", "precision@5", "recall@20", "map@10", "mrr", "hit_rate@3",
 
 def data(seed: int = 3, text_ids: bool = False, shuffled: bool = True) -> tuple[pl.DataFrame, ...]:
     rng = random.Random(seed)
-    items = [9, 10, 100, *range(11, 100), *range(101, 140)]
-    users = [9, 10, 100, *range(1000, 1060)]
-    predictions, truth = [], []
-    for index, user in enumerate(users):
-        if index % 11 != 3:  # some users only in the ground truth
-            for item in rng.sample(items, rng.choice([0, 1, 2, 4, 9, 16, 23, 40])):
-                score = round(rng.choice([0.1, 0.5, 0.5, 0.9, rng.random()]), 1)
-                predictions.append((user, item, score))
-        if index % 13 != 5:  # some users only in the predictions
-            for item in rng.sample(items, rng.choice([1, 2, 3, 6, 12, 30])):
-                grade = rng.choice([-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0])
-                truth.append((user, item, grade))
+    predictions, truth = parity_rows(rng, 60, (1, 2, 3, 6, 12, 30), (*GRADES, 4.0))
     if shuffled:
         rng.shuffle(predictions)
         rng.shuffle(truth)
