@@ -13,6 +13,7 @@ Everything a plan refuses is refused before any row is read.
 
 from __future__ import annotations
 
+import resource
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -272,7 +273,7 @@ def streams_in_batches(loaded: LoadedConfig, models: dict[str, PredictionsConfig
     (evaluation/kernel_core.py), in the memory of a batch: then `auto` needs no partitions.
     It does where it takes the metrics and conventions, and the files are Parquet whose
     user and item ids are integers (a Parquet file's schema is in its footer; a text
-    file's types are known only once read)."""
+    file's types are known only once read); not under an address-space limit."""
     from receval_cli.evaluation import kernel_core
     from receval_cli.evaluation.plan import metric_exprs
     from receval_cli.metrics import lookup
@@ -280,6 +281,10 @@ def streams_in_batches(loaded: LoadedConfig, models: dict[str, PredictionsConfig
     config = loaded.config
     conventions = config.conventions
     if kernel_core.extension() is None or not kernel_core.takes_conventions(conventions):
+        return False
+    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+        # under `ulimit -v` address space is what runs out, and polars' streaming reader
+        # and its threads reserve far more of it than the rows need: auto's partitions stay
         return False
     if any(lookup(spec.name).scope != "user" for spec in loaded.specs):
         return False
