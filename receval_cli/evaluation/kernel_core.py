@@ -17,6 +17,9 @@ stay in metrics/: this core only produces the per-user statistics table they rea
 
 `RECEVAL_CORE=polars` in the environment turns it off; so does a machine where the
 extension was not compiled (setup: pyproject.toml's ext-modules, optional).
+
+About 500 lines, on purpose: the compiled core's whole Python side (what it takes, how
+it reads, the C calls, the polars core's table) reads in one place, beside its C half.
 """
 
 from __future__ import annotations
@@ -49,7 +52,6 @@ _HELPER_ROWS = re.compile(r"^(dcg\[.*\]|hits_so_far|precision_sum)$")
 _AT = re.compile(r"^(hits|rr|precision_sum)@(\d+|all)$")
 _DCG = re.compile(r"^dcg@(\d+|all)\[(.+),(log2|jarvelin)\]$")
 _IDEAL = re.compile(r"^ideal_dcg\[(.+),(log2|jarvelin)\]$")
-_UNCLEAN = ("unsorted predictions", "unsorted truth", "a NaN score", "a NaN or infinite grade")
 
 
 def extension() -> ModuleType | None:
