@@ -55,6 +55,11 @@ def main() -> None:
         _stopped(signals.interrupted(signal.SIGINT))
     except signals.Interrupted as stop:
         _stopped(stop)
+    except Exception as error:  # a stop while a module created a class: a RuntimeError
+        behind = signals.stop_behind(error)
+        if behind is None:
+            raise
+        _stopped(behind)
     _run_then_exit(command)
 
 
@@ -86,6 +91,11 @@ def _run_then_exit(command: Callable[[], None]) -> NoReturn:
         code = done.code
     except KeyboardInterrupt:  # a Ctrl-C the command line did not see (it reports its own)
         _stopped(signals.interrupted(signal.SIGINT))
+    except Exception as error:  # one that came back wrapped (signals.stop_behind)
+        behind = signals.stop_behind(error)
+        if behind is None:
+            raise
+        _stopped(behind)
     import os
     import threading
 

@@ -106,12 +106,15 @@ def arrived() -> Interrupted | None:
 
 
 def stop_behind(error: BaseException) -> Interrupted | None:
-    """The SIGINT an error stands for: Ctrl-C's KeyboardInterrupt raised in a callback
+    """The stop an error stands for: Ctrl-C's KeyboardInterrupt raised in a callback
     polars made from Rust comes back as polars' panic (PanicException, its text naming
     the KeyboardInterrupt), which a reader turned into an error of its own (its context
-    keeps the panic)."""
+    keeps the panic); a stop raised while Python creates a class (a module loading) comes
+    back as the RuntimeError "Error calling __set_name__" whose cause is the stop."""
     seen: BaseException | None = error
     while seen is not None:
+        if isinstance(seen, Interrupted):
+            return interrupted(seen.signum)
         if isinstance(seen, KeyboardInterrupt) or (
             type(seen).__name__ == "PanicException" and "KeyboardInterrupt" in str(seen)
         ):

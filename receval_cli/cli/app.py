@@ -66,6 +66,9 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
                 raise console.fail(unexpected(error), EXIT_INTERNAL) from None
             raise console.fail(stdout_failed(error), EXIT_BAD_INPUT) from None
         except Exception as error:  # a bug: one line and exit 3, never a traceback or 1
+            stop = signals.stop_behind(error)  # or a stop that came back wrapped
+            if stop is not None:
+                raise stop from None
             if says_out_of_memory(error):  # polars' "out of memory", uncaught: exit 4
                 message = supervisor.out_of_memory_message("while it ran")
                 raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
@@ -126,6 +129,11 @@ def main() -> None:
             app()
         except KeyboardInterrupt:  # typer building its command, before its own handling
             raise signals.interrupted(signal.SIGINT) from None
+        except Exception as error:  # a stop while a module created a class (stop_behind)
+            stop = signals.stop_behind(error)
+            if stop is None:
+                raise
+            raise stop from None
         except SystemExit as done:  # typer ends a Ctrl-C outside a command (while it parses
             stop = signals.stop_behind(done)  # the arguments) with a silent exit 130
             if stop is None:

@@ -265,6 +265,42 @@ def test_a_stop_while_a_module_before_the_handler_loads(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_a_module_creates_a_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    """The moment CI hit by chance at 50 ms, made certain: the stop arrives while Python
+    creates a class whose attributes get __set_name__ (ipaddress's cached_property, loaded
+    by pathlib after the handler is in place). Python 3.11 turns any exception raised there
+    into RuntimeError("Error calling __set_name__"), its cause the stop: a traceback and
+    exit 1 before; the one line and the signal's exit code now."""
+    import ipaddress
+
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "ipaddress.py").write_text(
+        "import functools, os, signal\n"
+        "class _Stopping(functools.cached_property):\n"
+        "    def __set_name__(self, owner, name):\n"
+        "        if not os.environ.get('SHADOW_SENT'):  # once\n"
+        "            os.environ['SHADOW_SENT'] = '1'\n"
+        f"            os.kill(os.getpid(), {int(signum)})\n"
+        "        super().__set_name__(owner, name)\n"
+        "class _Shadow:\n"
+        "    value = _Stopping(lambda self: 1)\n"
+        f"exec(compile(open({ipaddress.__file__!r}).read(), {ipaddress.__file__!r}, 'exec'))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
+    config = hand_case(tmp_path)
+    out = tmp_path / "r.json"
+    process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
+    code, stderr = finish(process)
+    name = signal.Signals(signum).name
+    assert (code, stderr) == (128 + signum, f"interrupted by {name}: {NOTHING_WRITTEN}\n"), stderr
+    assert not out.exists()
+
+
 STOPPED_IN = """
 import sys
 import typer.main
