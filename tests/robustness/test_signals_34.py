@@ -237,6 +237,19 @@ def test_a_stop_during_start_up_is_one_line_or_the_run_done(tmp_path: Path) -> N
     assert stopped >= 2  # the sends after Python's start-up reach receval's handler
 
 
+def run_with_shadow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shadow: Path
+) -> tuple[int, str, Path]:
+    """`receval run` on the hand case with the modules in `shadow` ahead of Python's own
+    (a module that sends the stop at a chosen moment); its exit code, stderr and output."""
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
+    out = tmp_path / "r.json"
+    config = hand_case(tmp_path)
+    process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
+    code, stderr = finish(process)
+    return code, stderr, out
+
+
 def test_a_stop_while_a_module_before_the_handler_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,11 +269,7 @@ def test_a_stop_while_a_module_before_the_handler_loads(
         "    os.kill(os.getpid(), signal.SIGINT)\n",
         encoding="utf-8",
     )
-    monkeypatch.setenv("PYTHONPATH", str(shadow))
-    config = hand_case(tmp_path)
-    out = tmp_path / "r.json"
-    process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
-    code, stderr = finish(process)
+    code, stderr, out = run_with_shadow(tmp_path, monkeypatch, shadow)
     assert (code, stderr) == (130, f"interrupted by SIGINT: {NOTHING_WRITTEN}\n"), stderr
     assert not out.exists()
 
@@ -291,11 +300,7 @@ def test_a_stop_while_a_module_creates_a_class(
         f"exec(compile(open({ipaddress.__file__!r}).read(), {ipaddress.__file__!r}, 'exec'))\n",
         encoding="utf-8",
     )
-    monkeypatch.setenv("PYTHONPATH", str(shadow))
-    config = hand_case(tmp_path)
-    out = tmp_path / "r.json"
-    process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
-    code, stderr = finish(process)
+    code, stderr, out = run_with_shadow(tmp_path, monkeypatch, shadow)
     name = signal.Signals(signum).name
     assert (code, stderr) == (128 + signum, f"interrupted by {name}: {NOTHING_WRITTEN}\n"), stderr
     assert not out.exists()
