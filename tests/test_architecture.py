@@ -140,10 +140,10 @@ PLANNING = {"read_predictions", "read_ground_truth", "align_ids", "read_sources"
 # (the Python API's frames and paths, `convert`'s one file, the one-bucket assembly the
 # API calls)
 PLANNING_ALLOWED = {
-    "receval_cli.analysis.run_plan",
+    "receval_cli.engines.run_plan",
     "receval_cli.inputs.readers",
     "receval_cli.inputs.optional",
-    "receval_cli.analysis.segments",
+    "receval_cli.inputs.segments",
     "receval_cli.api",
     "receval_cli.cli.convert",
     "receval_cli.evaluation.assembly",
@@ -151,7 +151,7 @@ PLANNING_ALLOWED = {
 
 
 def test_one_planner_reads_a_runs_inputs() -> None:
-    """No module but the run planner (analysis/run_plan.py) reads a model's inputs from
+    """No module but the run planner (engines/run_plan.py) reads a model's inputs from
     a loaded config, aligns ids or resolves segments (issue #33)."""
     imports = read_imports(PACKAGE)
     found = {

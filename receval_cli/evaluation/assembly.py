@@ -80,7 +80,7 @@ from receval_cli.metrics.registry import (
     finish_mean,
     no_value_warning,
 )
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 from receval_cli.wording import setting
 
 
@@ -557,7 +557,7 @@ def evaluate_aligned(
     segments: tuple[SegmentKeys, list[Segment]] | None = None,
 ) -> Report:
     """evaluate_inputs on inputs whose ids are aligned and whose optional inputs are
-    checked already (the run planner's, analysis/run_plan.py): not scanned for that again."""
+    checked already (the run planner's, engines/run_plan.py): not scanned for that again."""
     reference = unknown_items.reference_of(truth, sources) if check_unknown else None
     partial = bucket_partial(
         predictions,
