@@ -45,7 +45,7 @@ from receval_cli.inputs.optional import (
 from receval_cli.inputs.pandas_frames import from_pandas
 from receval_cli.inputs.readers import Input, map_ground_truth, map_predictions, read_ground_truth
 from receval_cli.inputs.readers import read_predictions as read_prediction_file
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 from receval_cli.wording import audience
 
 M = TypeVar("M", bound=BaseModel)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import errno
 import re
+import signal
 from collections.abc import Iterable
 
 EXIT_OK = 0
@@ -125,6 +126,28 @@ def says_out_of_memory(error: BaseException) -> bool:
     if isinstance(error, OSError) and error.errno == errno.ENOMEM:
         return True
     return _OUT_OF_MEMORY.search(str(error)) is not None
+
+
+def out_of_memory_message(doing: str, signum: int | None = None) -> str:
+    """What receval says when memory ran out `doing` something (a worker killed or aborted
+    for it: supervisor.py; a reader's allocation failing), with the fix."""
+    how = f", {signal.Signals(signum).name}" if signum else ""
+    head = f"receval ran out of memory {doing} (the process could get no more{how})."
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        return (
+            f"{head} Its address space is limited to {soft / 2**30:.1f} GiB (ulimit -v), too "
+            "little for this run even in partitions: raise that limit, or limit memory "
+            "instead of address space (a cgroup: systemd-run -p MemoryMax=..., a container's "
+            "memory limit), which engine: auto plans for."
+        )
+    return (
+        f"{head} Set `partitions: N` in the config to evaluate the users in N passes, each "
+        "holding about 1/N of them (e.g. partitions: 8), with `engine: streaming`; or give "
+        "the process more memory."
+    )
 
 
 class InternalError(RecEvalError):

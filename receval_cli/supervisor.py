@@ -223,6 +223,8 @@ def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: boo
         signum == signal.SIGKILL and oom_killed
     )
     if out_of_memory:
+        from receval_cli.errors import out_of_memory_message
+
         _error(out_of_memory_message(doing, signum))
         return EXIT_OUT_OF_MEMORY
     if signum == signal.SIGKILL:
@@ -247,26 +249,6 @@ def _says_out_of_memory(held: list[bytes]) -> bool:
 
     pattern = re.compile(OUT_OF_MEMORY_TEXT.encode(), re.IGNORECASE)
     return any(map(pattern.search, held))
-
-
-def out_of_memory_message(doing: str, signum: int | None = None) -> str:
-    how = f", {signal.Signals(signum).name}" if signum else ""
-    head = f"receval ran out of memory {doing} (the process could get no more{how})."
-    import resource
-
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        return (
-            f"{head} Its address space is limited to {soft / 2**30:.1f} GiB (ulimit -v), too "
-            "little for this run even in partitions: raise that limit, or limit memory "
-            "instead of address space (a cgroup: systemd-run -p MemoryMax=..., a container's "
-            "memory limit), which engine: auto plans for."
-        )
-    return (
-        f"{head} Set `partitions: N` in the config to evaluate the users in N passes, each "
-        "holding about 1/N of them (e.g. partitions: 8), with `engine: streaming`; or give "
-        "the process more memory."
-    )
 
 
 def _write(lines: list[bytes]) -> None:

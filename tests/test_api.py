@@ -15,7 +15,7 @@ from cli_helpers import NDCG_2, PRECISION_1, PREDICTIONS_CSV, TRUTH_CSV, hand_ca
 
 import receval_cli
 from receval_cli.errors import ConfigError, InputError, UsageError
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 METRICS = ["precision@1", "ndcg@2"]
 

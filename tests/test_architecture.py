@@ -1,7 +1,10 @@
-"""The package's shape: no import cycle, and no private name imported from another module.
+"""The package's shape: its layers in order, no import cycle, and no private name imported
+from another module.
 
 Imports are read from the source (every `import` and `from ... import`, at module level or
-inside a function, TYPE_CHECKING blocks left out: a lazy import is still a dependency).
+inside a function: a lazy import is still a dependency). The layer order counts the
+imports in TYPE_CHECKING blocks too (a type is a dependency); the cycle check leaves them
+out (they do not run).
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def read_imports(root: Path) -> dict[str, list[tuple[str, str | None]]]:
-    """Per module of the package: (module imported, name imported from it or None)."""
+def read_imports(
+    root: Path, type_checking: bool = False
+) -> dict[str, list[tuple[str, str | None]]]:
+    """Per module of the package: (module imported, name imported from it or None); with
+    `type_checking`, the imports in TYPE_CHECKING blocks too."""
     found: dict[str, list[tuple[str, str | None]]] = {}
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skipped = _type_checking_nodes(tree)
+        skipped = set() if type_checking else _type_checking_nodes(tree)
         imports: list[tuple[str, str | None]] = []
         for node in ast.walk(tree):
             if id(node) in skipped:
@@ -140,10 +146,10 @@ PLANNING = {"read_predictions", "read_ground_truth", "align_ids", "read_sources"
 # (the Python API's frames and paths, `convert`'s one file, the one-bucket assembly the
 # API calls)
 PLANNING_ALLOWED = {
-    "receval_cli.analysis.run_plan",
+    "receval_cli.engines.run_plan",
     "receval_cli.inputs.readers",
     "receval_cli.inputs.optional",
-    "receval_cli.analysis.segments",
+    "receval_cli.inputs.segments",
     "receval_cli.api",
     "receval_cli.cli.convert",
     "receval_cli.evaluation.assembly",
@@ -151,7 +157,7 @@ PLANNING_ALLOWED = {
 
 
 def test_one_planner_reads_a_runs_inputs() -> None:
-    """No module but the run planner (analysis/run_plan.py) reads a model's inputs from
+    """No module but the run planner (engines/run_plan.py) reads a model's inputs from
     a loaded config, aligns ids or resolves segments (issue #33)."""
     imports = read_imports(PACKAGE)
     found = {
@@ -160,3 +166,129 @@ def test_one_planner_reads_a_runs_inputs() -> None:
         if module not in PLANNING_ALLOWED
     }
     assert {module: names for module, names in found.items() if names} == {}
+
+
+# The layers, bottom to top: a module imports only modules of its own package (or
+# top-level module) and of the layers below; the units of one layer import none of each
+# other. README.md's "## Architecture" writes the same order (checked below).
+LAYERS = (
+    ("errors", "wording", "escaping", "version", "choices", "streams", "signals"),
+    ("console",),
+    ("results",),
+    ("metrics",),
+    ("config",),
+    ("inputs",),
+    ("evaluation",),
+    ("report",),
+    ("engines",),
+    ("history",),
+    ("analysis",),
+    ("supervisor",),
+    ("api", "cli"),
+    ("launch",),
+    ("__init__", "__main__"),
+)
+
+
+def unit(module: str) -> str:
+    """The package (or top-level module) a module belongs to: `receval_cli.report.html` ->
+    report, `receval_cli.errors` -> errors, `receval_cli` -> __init__."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def unit_graph(imports: dict[str, list[tuple[str, str | None]]]) -> dict[str, set[str]]:
+    """Package (or top-level module) -> the others it imports."""
+    graph: dict[str, set[str]] = {unit(name): set() for name in imports}
+    for name, others in dependency_graph(imports).items():
+        graph[unit(name)].update(unit(other) for other in others if unit(other) != unit(name))
+    return graph
+
+
+def upward_imports(
+    imports: dict[str, list[tuple[str, str | None]]], layers: tuple[tuple[str, ...], ...]
+) -> list[str]:
+    """Each import of a module of a higher layer, or of another unit of the same layer."""
+    level = {name: index for index, layer in enumerate(layers) for name in layer}
+    return [
+        f"{name} ({unit(name)}) imports {other} ({unit(other)})"
+        for name, others in dependency_graph(imports).items()
+        for other in sorted(others)
+        if unit(other) != unit(name) and level[unit(other)] >= level[unit(name)]
+    ]
+
+
+def mutual_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The pairs of packages (or top-level modules) that import each other."""
+    return sorted((a, b) for a in graph for b in graph[a] if a < b and a in graph[b])
+
+
+def readme_layers() -> tuple[tuple[str, ...], ...]:
+    """The order README.md's Architecture section writes: one line in backquotes, the
+    layers bottom to top separated by " < ", the units of a layer by ", "."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("`") and " < " in line]
+    assert len(lines) == 1, lines
+    return tuple(tuple(layer.split(", ")) for layer in lines[0].strip("`").split(" < "))
+
+
+def test_the_readme_writes_the_layer_order() -> None:
+    assert readme_layers() == LAYERS
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new package or top-level module is placed in LAYERS (and in the README)."""
+    placed = {name for layer in LAYERS for name in layer}
+    found = set(unit_graph(read_imports(PACKAGE)))
+    assert found - placed == set()
+    assert placed - found == set()
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    """TYPE_CHECKING imports included (issue #36)."""
+    assert upward_imports(read_imports(PACKAGE, type_checking=True), LAYERS) == []
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """TYPE_CHECKING imports included (issue #36)."""
+    assert mutual_imports(unit_graph(read_imports(PACKAGE, type_checking=True))) == []
+
+
+def test_no_relative_import() -> None:
+    """The checks read absolute imports only; the package writes no other."""
+    relative = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+    ]
+    assert relative == []
+
+
+def test_the_layer_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    """Negative controls: an upward import under TYPE_CHECKING and a lazy one, two
+    packages importing each other, two units of one layer."""
+    root = tmp_path / "fake"
+    for package in ("low", "high"):
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "leaf.py").write_text("")
+    (root / "other.py").write_text("from fake import leaf\n")
+    (root / "low" / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from fake.high import b\n"
+    )
+    (root / "low" / "c.py").write_text("def f():\n    from fake.high.b import g\n")
+    (root / "high" / "b.py").write_text("from fake.low import a\n\ndef g():\n    pass\n")
+    layers = (("leaf", "other"), ("low",), ("high",), ("__init__",))
+    assert upward_imports(read_imports(root, type_checking=True), layers) == [
+        "fake.low.a (low) imports fake.high.b (high)",
+        "fake.low.c (low) imports fake.high.b (high)",
+        "fake.other (other) imports fake.leaf (leaf)",
+    ]
+    assert upward_imports(read_imports(root), layers) == [
+        "fake.low.c (low) imports fake.high.b (high)",
+        "fake.other (other) imports fake.leaf (leaf)",
+    ]
+    assert mutual_imports(unit_graph(read_imports(root, type_checking=True))) == [("high", "low")]

@@ -26,7 +26,7 @@ import pytest
 import receval_cli
 from receval_cli.config.conventions import Conventions
 from receval_cli.metrics import MetricSpec
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 DATA = GOLDEN / "beyond_data"

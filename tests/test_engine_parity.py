@@ -28,7 +28,7 @@ from receval_cli.evaluation.plan import catalog_size_metrics
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import REGISTRY, MetricDef, Param, resolve
 from receval_cli.metrics.spec import ParamValue
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 RANKING = [
     "ndcg@5",

@@ -119,7 +119,7 @@ def test_partitions_run_the_rating_metrics(tmp_path: Path) -> None:
 def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from receval_cli.analysis.runs import evaluate_config
     from receval_cli.config.loading import load_config
-    from receval_cli.report.data import Report
+    from receval_cli.results.report import Report
 
     predictions = GOLDEN / "ties_predictions.csv"
     size = predictions.stat().st_size

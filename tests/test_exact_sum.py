@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receval_cli.evaluation import exact_sum as module
-from receval_cli.evaluation.exact_sum import (
+from receval_cli.metrics import exact_sum as module
+from receval_cli.metrics.exact_sum import (
     SCALE_BITS,
     ExactSum,
     exact_sum,

@@ -30,9 +30,9 @@ import xmlschema
 from cli_helpers import assert_no_traceback, invoke, run_process, write, write_config
 from test_compare import two_models
 
-from receval_cli.analysis.gates import BOUNDS, HISTORY_BOUNDS, STATES, p_text
 from receval_cli.choices import Format
 from receval_cli.report.destinations import REPORT_EXTENSIONS
+from receval_cli.results.gates import BOUNDS, HISTORY_BOUNDS, STATES, p_text
 
 # the hand case (cli_helpers) ranked better and worse (as in test_history)
 HAND = "user,item,score\nu1,a,0.9\nu1,b,0.8\nu1,c,0.7\nu2,d,0.9\nu2,e,0.5\n"

@@ -26,7 +26,7 @@ from cli_helpers import (
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import load_config
 from receval_cli.config.model import Config
-from receval_cli.config.starter import (
+from receval_cli.inputs.starter import (
     CUTOFFS,
     METRICS,
     PREDICTIONS_PLACEHOLDER,

@@ -20,7 +20,7 @@ import golden_files
 import pytest
 
 import receval_cli
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9

@@ -34,11 +34,11 @@ from test_engine_parity import (
     run_cli,
 )
 
-from receval_cli.analysis.run_plan import streams_in_batches
 from receval_cli.api import _input
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import load_config
 from receval_cli.config.presets import PRESETS
+from receval_cli.engines.run_plan import streams_in_batches
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.evaluation import kernel_core, unknown_items
 from receval_cli.evaluation.assembly import bucket_partial

@@ -33,7 +33,7 @@ import pytest
 
 import receval_cli
 from receval_cli.metrics import MetricSpec
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9

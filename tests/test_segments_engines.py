@@ -22,7 +22,7 @@ from test_engine_parity import RANKING, parity_data
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 GLOBAL = ["catalog_coverage@10", "gini@10", "inter_list_diversity@5", "novelty@10"]
 METRICS = [*RANKING[:8], "map(mean=geometric)", "rmse", "auc", *GLOBAL]

@@ -14,7 +14,7 @@ from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
 from receval_cli.engines.spark import evaluate_spark
 from receval_cli.errors import InputError, UsageError
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 GOLDEN = Path(__file__).parent / "golden" / "data"
 SAMPLE = Path(__file__).parent.parent / "sample_data"

@@ -20,7 +20,7 @@ from cli_helpers import invoke, write, write_config
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import is_remote, load_config
 from receval_cli.engines.spark import evaluate_spark
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 # integer ids whose text and number orders differ, ties, lists longer than k, a user
 # only in the truth (4) and one only in the predictions (300)

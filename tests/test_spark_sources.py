@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 from cli_helpers import invoke, write_config
 
-from receval_cli.analysis import run_plan as planner
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
+from receval_cli.engines import run_plan as planner
 from receval_cli.engines.spark import evaluate_spark
 from receval_cli.inputs.optional import Sources
 

@@ -44,7 +44,7 @@ discount table 1/log2(i + 1) is computed by polars with receval's own expression
 ln(2), not log2: the last bits differ on about a quarter of ranks). The means are exact:
 each per-user value is added into a fixed-point accumulator of 32-bit limbs (a float64
 is an integer multiple of 2^-1075), and the mean is that integer divided by the user count,
-rounded once, as receval's evaluation/exact_sum.py does; so every mean should be
+rounded once, as receval's metrics/exact_sum.py does; so every mean should be
 bit-identical to receval's.
 
 Not done here (receval does them): the duplicate / null / NaN checks, the unknown-items

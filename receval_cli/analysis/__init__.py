@@ -1,2 +1,2 @@
-"""Analysis over evaluated runs: several models, segments, intervals, statistics, gates,
-`validate` and `inspect`."""
+"""Analysis over evaluated runs: several models, intervals, statistics, gates, `validate`
+and `inspect`."""

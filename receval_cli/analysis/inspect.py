@@ -35,11 +35,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.analysis.run_plan import plan_reading
 from receval_cli.choices import INSPECTED_USERS
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.console import shown
+from receval_cli.engines.run_plan import plan_reading
 from receval_cli.errors import InputError, InternalError, UsageError, did_you_mean
 from receval_cli.escaping import printable
 from receval_cli.evaluation.assembly import evaluate_aligned

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,8 @@ from receval_cli.analysis import statistics as stats_tests
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.metrics import MetricDef, MetricSpec, lookup
 from receval_cli.metrics.registry import is_geometric
-from receval_cli.report.data import Report
+from receval_cli.results.comparison import Comparison
+from receval_cli.results.report import Report
 
 Floats = NDArray[np.float64]
 
@@ -95,40 +95,6 @@ def with_intervals(report: Report, cfg: ConfidenceConfig) -> Report:
             if not (np.isnan(lo) or np.isnan(hi))  # fewer than 2 users: no interval
         }
     return dataclasses.replace(report, confidence={**cfg.model_dump(), "intervals": intervals})
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One model against the baseline on one metric."""
-
-    model: str
-    metric: str
-    value: float | None  # None: no value (auc with one class of pairs), so no difference
-    baseline: float | None
-    difference: float | None
-    users: int | None = None  # users in both (per-user metrics)
-    low: float | None = None
-    high: float | None = None
-    p_value: float | None = None
-    p_adjusted: float | None = None
-    verdict: str = "untested"  # win, loss, tie, or untested (no per-user values)
-    alpha: float = 0.05
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "metric": self.metric,
-            "value": self.value,
-            "baseline": self.baseline,
-            "difference": self.difference,
-            "users": self.users,
-            "low": self.low,
-            "high": self.high,
-            "p_value": self.p_value,
-            "p_adjusted": self.p_adjusted,
-            "verdict": self.verdict,
-            "alpha": self.alpha,
-        }
 
 
 def _p_value(differences: Floats, cfg: ComparisonConfig) -> float:

@@ -5,7 +5,7 @@ model named "model"), whose JSON nests `models.NAME.metrics` whatever the number
 models. With `predictions.models` every model is evaluated against the same ground truth
 (each in its own pass, reading the ground truth and the optional inputs again: they are
 lazy scans), on any engine. What a run needs is resolved by the planner
-(analysis/run_plan.py) before any row is read.
+(engines/run_plan.py) before any row is read.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console
-from receval_cli.analysis.gates import GateResult, check_gates, check_history, check_relative
-from receval_cli.analysis.run_info import RunLabel, run_info, start_time
-from receval_cli.analysis.run_plan import RunPlan, history_path, plan_run
+from receval_cli.analysis.gates import check_gates, check_history, check_relative
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.engines.partitions import evaluate_partitioned
+from receval_cli.engines.run_plan import RunPlan, history_path, plan_run
 from receval_cli.errors import ConfigError, InputError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_aligned
@@ -32,11 +31,13 @@ from receval_cli.evaluation.plan import resolved_config
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.report.comparability import truths_warning
-from receval_cli.report.data import Report, RunReport
 from receval_cli.report.finite import finite_report
+from receval_cli.results.gates import GateResult
+from receval_cli.results.report import Report, RunReport
+from receval_cli.results.run_info import RunLabel, run_info, start_time
 
 if TYPE_CHECKING:
-    from receval_cli.analysis.intervals import Comparison
+    from receval_cli.results.comparison import Comparison
 
 
 def evaluate_config(
@@ -47,7 +48,7 @@ def evaluate_config(
     allow_different_conventions: bool = False,
     label: RunLabel | None = None,
 ) -> RunReport:
-    """Evaluate every model of the config on its engine (analysis/run_plan.py resolves
+    """Evaluate every model of the config on its engine (engines/run_plan.py resolves
     the config, the engine and what it refuses, before any row is read); intervals,
     comparisons and gates as configured. `per_user`: partitioned engines keep the
     per-user rows too (a single pass always does; so do they when intervals or a

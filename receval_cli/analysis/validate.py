@@ -21,11 +21,11 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli import console
-from receval_cli.analysis.run_plan import ModelInputs, RunPlan, plan_run
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import UnknownItemsConfig
 from receval_cli.console import shown
+from receval_cli.engines.run_plan import ModelInputs, RunPlan, plan_run
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import Run, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
@@ -51,7 +51,7 @@ RELEVANCE_VALUES = 20  # grades listed in the relevance distribution (the smalle
 
 def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -> dict[str, Any]:
     """The health summary of a config's inputs; raises what `run` raises on them: the
-    run's plan (analysis/run_plan.py: the engine's refusals, the gates, the baseline
+    run's plan (engines/run_plan.py: the engine's refusals, the gates, the baseline
     report) and each model's inputs as the run reads them, without the metrics."""
     config = loaded.config
     # conventions of a --baseline-report are compared when the run is made (it may allow them)

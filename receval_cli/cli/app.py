@@ -30,6 +30,7 @@ from receval_cli.cli.validate import validate_command
 from receval_cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
+    out_of_memory_message,
     says_out_of_memory,
 )
 from receval_cli.report.writing import (
@@ -54,11 +55,11 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
         except (typer.Exit, typer.Abort, ClickException):
             raise
         except MemoryError:  # Python's own allocation failing (polars' aborts: supervisor.py)
-            message = supervisor.out_of_memory_message("while it ran")
+            message = out_of_memory_message("while it ran")
             raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
         except OSError as error:
             if says_out_of_memory(error):  # ENOMEM where it was not caught: exit 4 too
-                message = supervisor.out_of_memory_message("while it ran")
+                message = out_of_memory_message("while it ran")
                 raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
             if error.errno == errno.EPIPE:  # stdout's reader went away: exit 141, quietly
                 raise console.stdout_closed() from None
@@ -70,7 +71,7 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
             if stop is not None:
                 raise stop from None
             if says_out_of_memory(error):  # polars' "out of memory", uncaught: exit 4
-                message = supervisor.out_of_memory_message("while it ran")
+                message = out_of_memory_message("while it ran")
                 raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
             raise console.fail(unexpected(error), EXIT_INTERNAL) from None
 

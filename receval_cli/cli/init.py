@@ -35,13 +35,8 @@ def init_command(
     no_color: console.NoColorOption = False,
 ) -> None:
     """Write a starter config guessed from your files, or (no files) a documented template."""
-    from receval_cli.config.sniffing import guess_ground_truth, guess_predictions, sniff
-    from receval_cli.config.starter import (
-        check_init_destination,
-        guess_summary,
-        starter_config,
-        template,
-    )
+    from receval_cli.inputs.sniffing import guess_ground_truth, guess_predictions, sniff
+    from receval_cli.inputs.starter import guess_summary, starter_config, template
     from receval_cli.report.writing import write_atomic
 
     console.configure(no_color=no_color, quiet=quiet)
@@ -78,3 +73,15 @@ def init_command(
     done = [] if to_stdout else [f"wrote {output}; run it with: receval run {output}"]
     for line in [*summary, *done]:
         console.note(line)
+
+
+def check_init_destination(output: Path, force: bool) -> None:
+    if output.is_dir():
+        fix = f"name a file, e.g. {output / 'receval.yaml'}."
+        raise UsageError(f"output {output} is a folder; {fix}", path=output, fix=fix)
+    if output.exists() and not force:
+        fix = "pass --force to overwrite it, or name another file with --output."
+        raise UsageError(f"output {output} already exists; {fix}", path=output, fix=fix)
+    from receval_cli.report.writing import check_destination
+
+    check_destination(output)

@@ -35,9 +35,9 @@ from receval_cli.report.destinations import (
 from receval_cli.streams import stdout_closed_at_start
 
 if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when a run starts
-    from receval_cli.analysis.run_info import RunLabel
     from receval_cli.config.loading import LoadedConfig
-    from receval_cli.report.data import RunReport
+    from receval_cli.results.report import RunReport
+    from receval_cli.results.run_info import RunLabel
 
 
 def run(
@@ -145,8 +145,8 @@ def run(
     ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
-    from receval_cli.analysis.run_info import RunLabel, parse_tags
     from receval_cli.report.render import table
+    from receval_cli.results.run_info import RunLabel, parse_tags
 
     console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
     try:
@@ -217,10 +217,10 @@ def _run(
 ) -> tuple[RunReport, bool]:
     """Evaluate, write the outputs (files, then standard output); return the report and
     whether the table is still to be shown on stdout."""
-    from receval_cli.analysis.run_plan import history_path
     from receval_cli.analysis.runs import evaluate_config
     from receval_cli.config.loading import load_config
     from receval_cli.config.model import ConfidenceConfig
+    from receval_cli.engines.run_plan import history_path
     from receval_cli.history.store import (
         check_store,
         history_rows,

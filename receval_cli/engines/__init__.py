@@ -1,1 +1,2 @@
-"""Engines: which polars engine, users in partitions, Spark."""
+"""Engines: the run planner (the engine chosen, every refusal made), which polars engine,
+users in partitions, Spark."""

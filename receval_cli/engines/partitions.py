@@ -28,10 +28,10 @@ from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 if TYPE_CHECKING:
-    from receval_cli.analysis.run_plan import ModelInputs
+    from receval_cli.engines.run_plan import ModelInputs
 
 
 def needs_whole_log(spec: MetricSpec) -> bool:

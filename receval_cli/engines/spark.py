@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console, signals
-from receval_cli.analysis.run_plan import DEFAULT_SPARK_BUCKETS
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
 from receval_cli.engines.partitions import describe_only
+from receval_cli.engines.run_plan import DEFAULT_SPARK_BUCKETS
 from receval_cli.engines.spark_diagnosis import UriInputs
 from receval_cli.engines.spark_inputs import (
     canonical_predictions,
@@ -70,7 +70,7 @@ from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import Universe
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
     from pyspark.sql import DataFrame as SparkFrame
 
-    from receval_cli.analysis.run_plan import RunPlan
+    from receval_cli.engines.run_plan import RunPlan
 
 # What the executors' Python needs besides receval's own code (a notebook ships that with
 # addPyFile): what a bucket's evaluation imports, and pyarrow for Spark's Arrow exchange.
@@ -385,7 +385,7 @@ def evaluate_spark(
     session): the Report a polars engine gives, bit for bit. `model`: which of several
     (default: the first); `per_user` keeps the per-user rows, streamed bucket by bucket to
     temporary files on the driver. Planned and refused as `receval run` does."""
-    from receval_cli.analysis.run_plan import EngineChoice, plan_run
+    from receval_cli.engines.run_plan import EngineChoice, plan_run
 
     on_spark = loaded.config.model_copy(update={"engine": "spark"})
     plan = plan_run(dataclasses.replace(loaded, config=on_spark))
@@ -396,7 +396,7 @@ def evaluate_spark(
 def evaluate_planned(
     plan: RunPlan, name: str, spark: SparkSession | None = None, per_user: bool = False
 ) -> Report:
-    """Model `name` of a run plan (analysis/run_plan.py: its refusals already made) on
+    """Model `name` of a run plan (engines/run_plan.py: its refusals already made) on
     Spark, in the plan's number of buckets."""
     loaded = plan.loaded
     config = loaded.config

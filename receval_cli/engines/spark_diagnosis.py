@@ -34,7 +34,7 @@ from receval_cli.inputs.readers import Input, failing_input, format_of_name
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from receval_cli.analysis.run_plan import LocalInputs, RunPlan
+    from receval_cli.engines.run_plan import LocalInputs, RunPlan
 
 FETCH_LIMIT = 64 * 1024 * 1024  # bytes of a remote file copied to the driver to diagnose
 # the config's inputs (its key, the role the run plan reads it as)

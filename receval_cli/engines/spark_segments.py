@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from receval_cli.analysis.segments import (
+from receval_cli.config.loading import LoadedConfig
+from receval_cli.engines.spark_inputs import read_mapped
+from receval_cli.evaluation.segment_split import Segment, segments_of
+from receval_cli.inputs.readers import Input
+from receval_cli.inputs.segments import (
     map_segments,
     nested_attribute,
     repeated_users,
@@ -26,10 +30,6 @@ from receval_cli.analysis.segments import (
     several_values,
     user_attributes,
 )
-from receval_cli.config.loading import LoadedConfig
-from receval_cli.engines.spark_inputs import read_mapped
-from receval_cli.evaluation.segment_split import Segment, segments_of
-from receval_cli.inputs.readers import Input
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
     from pyspark.sql import DataFrame as SparkFrame
 
-# the columns of the log's item popularity (metrics/side_columns.item_popularity)
+# the columns of the log's item popularity (evaluation/side_columns.item_popularity)
 POPULARITY = ("count", "holders", "popular_rank", "log_rows", "log_users")
 
 
@@ -212,9 +212,9 @@ def arrow_schema(frame: SparkFrame) -> Any:
 
 
 def item_popularity(log: SparkFrame, conventions: Conventions) -> SparkFrame:
-    """metrics/side_columns.item_popularity on Spark: per item of the log its rows (count),
+    """evaluation/side_columns.item_popularity on Spark: per item of the log its rows (count),
     its users (holders) and its rank by popularity (count descending, then the tie_break
-    order of the item: prepare.tie_order, whose input_order Spark refuses), with the log's
+    order of the item: inputs/list_order.tie_order, whose input_order Spark refuses), with the log's
     totals (log_rows, log_users)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F

@@ -1,2 +1,3 @@
 """Evaluation: the per-user plan, the one assembly (bucket -> Partial -> merge -> finish),
-exact sums, the rating, global and click metrics' evaluation, unknown items."""
+the recs table's side columns, the rating, global and click metrics' evaluation, unknown
+items."""

@@ -6,7 +6,7 @@ one-bucket case), a hash bucket of the users with `partitions: N` (engines/parti
 co-grouped bucket on a Spark executor (engines/spark.py). `bucket_partial` evaluates a
 bucket with the polars plan (pipeline.per_user_frame) and returns a Partial: what the
 report needs from those users, in a form that adds up. `merge` adds Partials up (in any
-order and grouping: counts are integers, metric sums are exact, see evaluation/exact_sum.py) and
+order and grouping: counts are integers, metric sums are exact, see metrics/exact_sum.py) and
 `finish` turns the merged Partial into the Report: every check, count, message, mean and
 the unknown-items block exist here once. So the JSON `metrics` of every engine are equal
 bit for bit on the same data.
@@ -80,7 +80,7 @@ from receval_cli.metrics.registry import (
     finish_mean,
     no_value_warning,
 )
-from receval_cli.report.data import Report
+from receval_cli.results.report import Report
 from receval_cli.wording import setting
 
 
@@ -557,7 +557,7 @@ def evaluate_aligned(
     segments: tuple[SegmentKeys, list[Segment]] | None = None,
 ) -> Report:
     """evaluate_inputs on inputs whose ids are aligned and whose optional inputs are
-    checked already (the run planner's, analysis/run_plan.py): not scanned for that again."""
+    checked already (the run planner's, engines/run_plan.py): not scanned for that again."""
     reference = unknown_items.reference_of(truth, sources) if check_unknown else None
     partial = bucket_partial(
         predictions,

@@ -28,11 +28,11 @@ from receval_cli.evaluation.global_metrics import (
     require_universe,
 )
 from receval_cli.evaluation.plan import metric_exprs, with_universe
+from receval_cli.evaluation.side_columns import item_popularity, raise_unknown_features
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import State, Universe, merge_states
-from receval_cli.metrics.side_columns import item_popularity, raise_unknown_features
 
 FEATURES = {"category", "tags", "embedding"}
 

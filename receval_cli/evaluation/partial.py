@@ -3,7 +3,7 @@
 The one assembly (evaluation/assembly.py) evaluates each bucket of users into a Partial
 (`table_partial` for its per-user table; assembly.bucket_partial adds the checks, the
 global states and the rating pairs), adds the buckets' Partials up (`merge`, in any order
-and grouping: counts are integers, metric sums exact, see evaluation/exact_sum.py) and
+and grouping: counts are integers, metric sums exact, see metrics/exact_sum.py) and
 finishes the merged one into the Report. With segment_by, a Partial also holds one
 Partial per segment of its users (evaluation/segment_split.py), merged segment by segment.
 """
@@ -17,13 +17,13 @@ from typing import Any
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
 from receval_cli.evaluation.item_facts import ItemFacts, ItemTables, distinct_items
 from receval_cli.evaluation.plan import USER_TALLY, counted_expr, metric_users
 from receval_cli.evaluation.rating import PairPartial, compact_pairs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.checks import DuplicatesFound
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.exact_sum import ExactSum, exact_sums
 from receval_cli.metrics.registry import mean_term, merge_states
 
 SAMPLES = 3  # user ids named when no user is in both files

@@ -24,13 +24,13 @@ from receval_cli.evaluation.prepare import (
     ranked_items,
     with_score_precision,
 )
+from receval_cli.evaluation.side_columns import missing_input, recs_aggregates
 from receval_cli.inputs.checks import check_exprs
 from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input, failing_input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import Universe
-from receval_cli.metrics.side_columns import missing_input, recs_aggregates
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
 from receval_cli.wording import setting

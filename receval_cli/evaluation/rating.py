@@ -16,7 +16,6 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.evaluation.exact_sum import ExactSum, exact_sums
 from receval_cli.evaluation.pair_join import describe_pairs, joined_pairs, pair_counts, scored_pairs
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
@@ -27,6 +26,7 @@ from receval_cli.evaluation.prepare import (
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.exact_sum import ExactSum, exact_sums
 from receval_cli.metrics.registry import PairMetric, PairTotals, merge_states
 from receval_cli.wording import setting
 

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.evaluation.exact_sum import ExactSum, grouped_exact_sums
 from receval_cli.evaluation.global_metrics import state_queries
 from receval_cli.evaluation.partial import SAMPLES, MetricTotal, Partial
 from receval_cli.evaluation.plan import USER_TALLY, counted_expr, metric_users
 from receval_cli.evaluation.rating import bucket_pairs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.exact_sum import ExactSum, grouped_exact_sums
 from receval_cli.metrics.registry import StateInputs, mean_term
 
 NONE = "(none)"  # the null group's value in a segment's name: the users without a value

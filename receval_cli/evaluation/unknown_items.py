@@ -17,12 +17,12 @@ from typing import Any
 
 import polars as pl
 
-from receval_cli.analysis.gates import GateResult
 from receval_cli.config.model import UnknownItemsConfig
 from receval_cli.escaping import example
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
-from receval_cli.report.data import Report
+from receval_cli.results.gates import GateResult
+from receval_cli.results.report import Report
 from receval_cli.wording import setting
 
 METRIC = "unknown_items"

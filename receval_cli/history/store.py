@@ -24,7 +24,7 @@ import polars as pl
 from receval_cli import console
 from receval_cli.errors import InputError, UsageError
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.report.data import Report, RunReport
+from receval_cli.results.report import Report, RunReport
 
 TAGS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
 SCHEMA: dict[str, pl.DataType] = {

@@ -19,9 +19,9 @@ from typing import Any
 
 import polars as pl
 
-from receval_cli.analysis.gates import statistic
-from receval_cli.analysis.run_info import timestamp_text
 from receval_cli.errors import UsageError
+from receval_cli.results.gates import statistic
+from receval_cli.results.run_info import timestamp_text
 
 
 @dataclass(frozen=True)

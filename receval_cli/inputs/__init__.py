@@ -1,2 +1,3 @@
-"""Reading the inputs: readers and column mapping, the optional inputs, TREC files, row
-checks, failure diagnosis, the change watch, and `convert`."""
+"""Reading the inputs: readers and column mapping, the optional inputs, the users' segment
+values, TREC files, the lists' order, row checks, failure diagnosis, the change watch,
+`convert`, and `init`'s column sniffing and starter config."""

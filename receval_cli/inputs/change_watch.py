@@ -80,7 +80,7 @@ def watching(files: Mapping[Path, str]) -> Iterator[None]:
         if isinstance(error, RecEvalError):
             raise
         if says_out_of_memory(error):  # not a file's fault nor a bug: exit 4
-            from receval_cli.supervisor import out_of_memory_message
+            from receval_cli.errors import out_of_memory_message
 
             message = out_of_memory_message("while evaluating")
             raise OutOfMemory(message, found=_first_line(error)) from None

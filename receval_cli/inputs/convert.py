@@ -17,7 +17,6 @@ import polars as pl
 
 from receval_cli.errors import InputError, UsageError
 from receval_cli.escaping import example
-from receval_cli.evaluation.prepare import sorted_by_rank
 from receval_cli.inputs.checks import (
     check_exprs,
     duplicates_error,
@@ -26,6 +25,7 @@ from receval_cli.inputs.checks import (
     raw_rows,
     totals,
 )
+from receval_cli.inputs.list_order import sorted_by_rank
 from receval_cli.inputs.readers import Input
 
 _CHECKS = "checks:"

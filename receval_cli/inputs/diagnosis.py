@@ -71,7 +71,7 @@ def read_failure(
     """The InputError for a file that could not be read as `fmt` (error: polars' own).
     Memory running out is not the file's fault: OutOfMemory (exit 4) is raised."""
     if says_out_of_memory(error):
-        from receval_cli.supervisor import out_of_memory_message
+        from receval_cli.errors import out_of_memory_message
 
         doing = f"while reading {role} file {path}"
         raise OutOfMemory(

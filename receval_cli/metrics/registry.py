@@ -14,7 +14,7 @@ from receval_cli.metrics.spec import MetricSpec, ParamValue
 from receval_cli.metrics.stats import Stats, parse_gains
 
 if TYPE_CHECKING:
-    from receval_cli.evaluation.exact_sum import ExactSum
+    from receval_cli.metrics.exact_sum import ExactSum
 
 Params = Mapping[str, ParamValue]
 Compute = Callable[[Stats, int | None, Params], pl.Expr]
@@ -272,7 +272,7 @@ def is_geometric(spec: MetricSpec) -> bool:
 
 def mean_term(value: pl.Expr, spec: MetricSpec) -> pl.Expr:
     """What is summed over the users of a per-user metric's mean: the value itself, or for
-    mean=geometric log(max(value, 1e-5)). Summed exactly (evaluation/exact_sum.py), then
+    mean=geometric log(max(value, 1e-5)). Summed exactly (metrics/exact_sum.py), then
     finished by `finish_mean`, so the mean is the same whatever the users' partitioning."""
     value = value.cast(pl.Float64)
     return value.clip(lower_bound=GEOMETRIC_FLOOR).log() if is_geometric(spec) else value

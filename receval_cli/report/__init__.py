@@ -1,2 +1,3 @@
-"""The Report as data, saved reports, renderers (table, JSON, Markdown, CSV, JUnit,
-GitHub, HTML and its plots), the per-user table, destinations and atomic writing."""
+"""Saved reports, renderers (table, JSON, Markdown, CSV, JUnit, GitHub, HTML and its
+plots), the per-user table, destinations and atomic writing; the Report itself is in
+results/."""

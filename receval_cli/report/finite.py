@@ -9,7 +9,7 @@ import dataclasses
 import math
 from typing import Any
 
-from receval_cli.report.data import RunReport
+from receval_cli.results.report import RunReport
 
 
 def finite_report(report: RunReport) -> RunReport:

@@ -15,12 +15,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from receval_cli.analysis.gates import GateResult, p_text
 from receval_cli.escaping import html_text
-from receval_cli.report.data import RunReport
 from receval_cli.report.html_gates import tally
 from receval_cli.report.metric_kinds import ACCURACY, BEYOND, kind_of
 from receval_cli.report.table import users_line
+from receval_cli.results.gates import GateResult, p_text
+from receval_cli.results.report import RunReport
 
 SHOWN = 3  # changes of each kind
 

@@ -15,14 +15,12 @@ from typing import Any
 
 import polars as pl
 
-from receval_cli.analysis.gates import GateResult
 from receval_cli.escaping import html_text, printable
 from receval_cli.evaluation.plan import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exposure import gini_of_histogram
 from receval_cli.metrics.registry import GEOMETRIC_FLOOR, is_geometric
 from receval_cli.report import plots
-from receval_cli.report.data import Report, RunReport
 from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
 from receval_cli.report.html_gates import gate_cells, gates_table, tally
@@ -30,6 +28,8 @@ from receval_cli.report.html_parts import number_html, table_html
 from receval_cli.report.metric_kinds import ACCURACY, kind_of, split_kinds
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import confidence_line, users_line
+from receval_cli.results.gates import GateResult
+from receval_cli.results.report import Report, RunReport
 
 __all__ = ["number_html", "render_html", "standalone_page", "table_html"]
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from receval_cli.analysis.intervals import Comparison
 from receval_cli.escaping import html_text
 from receval_cli.metrics import MetricSpec
 from receval_cli.report import plots
-from receval_cli.report.data import RunReport
 from receval_cli.report.html_parts import NONE, number_html, table_html
 from receval_cli.report.metric_kinds import family_of, split_kinds
 from receval_cli.report.pvalues import p_html
+from receval_cli.results.comparison import Comparison
+from receval_cli.results.report import RunReport
 
 MARKS = {"win": " ▲", "loss": " ▼"}
 Figure = Callable[[str, str, str, str], str]  # kind, name, svg, caption -> <figure>

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from receval_cli.analysis.gates import STATES, GateResult
 from receval_cli.escaping import html_text
 from receval_cli.report.html_parts import NONE, number_html, table_html
 from receval_cli.report.pvalues import p_html
+from receval_cli.results.gates import STATES, GateResult
 
 
 def state(gate: GateResult) -> str:

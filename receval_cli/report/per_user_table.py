@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.errors import InternalError
-from receval_cli.report.data import RunReport
+from receval_cli.results.report import RunReport
 
 
 def per_user_values(result: RunReport) -> pl.LazyFrame:

@@ -21,7 +21,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.analysis.gates import GateResult, summary
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import (
     csv_cell,
@@ -31,7 +30,6 @@ from receval_cli.escaping import (
     markdown_text,
     xml_text,
 )
-from receval_cli.report.data import RunReport
 from receval_cli.report.table import (
     confidence_line,
     footer,
@@ -42,9 +40,11 @@ from receval_cli.report.table import (
     segment_tables,
     users_line,
 )
+from receval_cli.results.gates import GateResult, summary
+from receval_cli.results.report import RunReport
 
 if TYPE_CHECKING:  # numpy, imported meanwhile by the evaluation when it runs
-    from receval_cli.analysis.intervals import Comparison
+    from receval_cli.results.comparison import Comparison
 
 _MARKS = {"win": " ▲", "loss": " ▼"}
 

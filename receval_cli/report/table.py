@@ -12,10 +12,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.analysis.gates import GateResult
 from receval_cli.console import shown
 from receval_cli.escaping import printable
-from receval_cli.report.data import Report, RunReport
+from receval_cli.results.gates import GateResult
+from receval_cli.results.report import Report, RunReport
 
 
 def render_table(result: RunReport) -> RenderableType:

@@ -26,7 +26,7 @@ import polars as pl
 import pytest
 from cli_helpers import assert_no_traceback, assert_user_error, hand_case, invoke, write
 
-import receval_cli.analysis.run_plan
+import receval_cli.engines.run_plan
 
 REPO = Path(__file__).resolve().parents[2]
 EARLIER = "an earlier report: must survive a failed run\n"
@@ -609,7 +609,7 @@ def rewrite_after_scan(
 ) -> list[Path]:
     """Apply `change` to the predictions file right after receval has read its schema
     and before the queries run; return the files it was applied to."""
-    real = receval_cli.analysis.run_plan.read_predictions
+    real = receval_cli.engines.run_plan.read_predictions
     changed: list[Path] = []
 
     def read_then_change(config: Any, path: Path, *args: Any) -> Any:
@@ -618,7 +618,7 @@ def rewrite_after_scan(
         changed.append(path)
         return scanned
 
-    monkeypatch.setattr(receval_cli.analysis.run_plan, "read_predictions", read_then_change)
+    monkeypatch.setattr(receval_cli.engines.run_plan, "read_predictions", read_then_change)
     return changed
 
 

@@ -21,9 +21,9 @@ from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
     ranked_items,
-    tie_order,
     with_score_precision,
 )
+from receval_cli.inputs.list_order import tie_order
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.stats import Stats, cutoff_label, depth, ordered_sum

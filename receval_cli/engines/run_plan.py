@@ -17,28 +17,26 @@ import resource
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
-from receval_cli.analysis.segments import check_segment_gates, segment_keys, segments_input
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
 from receval_cli.engines.choice import auto_partitions, polars_engine
-from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError
+from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError, did_you_mean
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.global_metrics import require_named
+from receval_cli.evaluation.segment_split import Segment, SegmentKeys, segments_of
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.inputs.segments import segments_input, user_attributes
 from receval_cli.report.comparability import (
     conventions_differ,
     conventions_error,
     describe_differences,
 )
 from receval_cli.report.saved import read_saved_report
-
-if TYPE_CHECKING:
-    from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 
 DEFAULT_SPARK_BUCKETS = 64
 
@@ -432,3 +430,36 @@ def read_baseline_report(path: Path, model: str | None) -> SavedBaseline:
         )
     block = blocks[chosen]
     return SavedBaseline(path, dict(block.metrics), saved.conventions, truth_identity(block.inputs))
+
+
+def segment_keys(loaded: LoadedConfig) -> tuple[SegmentKeys, list[Segment]] | None:
+    """Each user's segment values and the segments, or None without segment_by."""
+    attributes = user_attributes(loaded)
+    if attributes is None:
+        return None
+    by = tuple(loaded.config.segment_by)
+    segments = segments_of({a: attributes.get_column(a).unique().to_list() for a in by})
+    return SegmentKeys(attributes, by), segments
+
+
+def check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
+    names = [s.name for s in segments]
+    for metric, gate in loaded.gates.items():
+        if gate.segment is None:
+            continue
+        if gate.segment not in names:
+            listed = ", ".join(names) if names else "none (set segment_by)"
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}.segment '{gate.segment}' is not a segment of "
+                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}",
+                key=f"gates.{metric}.segment",
+                path=loaded.path,
+                found=gate.segment,
+            )
+        if gate.relative:
+            raise ConfigError(
+                f"{loaded.path}: gates.{metric}: a gate on a segment takes min or max; "
+                "comparisons with the baseline are over all users.",
+                key=f"gates.{metric}",
+                path=loaded.path,
+            )

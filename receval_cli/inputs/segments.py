@@ -1,4 +1,4 @@
-"""User segments: which users fall in `attribute=value`, for every attribute of segment_by.
+"""User segments read: each user's value of every attribute of segment_by, checked.
 
 The attributes come from the `segments` file (one row per user), else from columns of the
 ground truth (each user must have one value). A segment's metrics are the run's metrics
@@ -7,9 +7,10 @@ the input files first (the interactions, catalog and baseline are not restricted
 popularity stays the whole log's). Each attribute splits the users on its own; combine
 attributes in one column for a cross of two. A user without a value is in `attribute=(none)`.
 
-The segments are computed in the run's own pass, by every engine's buckets
-(evaluation/segment_split.py): a segment's numbers, checks and messages are those of a run
-on its users alone.
+The run planner (engines/run_plan.py) turns these values into the segment list and checks
+the gates on segments; the segments are computed in the run's own pass, by every engine's
+buckets (evaluation/segment_split.py): a segment's numbers, checks and messages are those
+of a run on its users alone.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ import polars as pl
 
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import SegmentsConfig
-from receval_cli.errors import ConfigError, InputError, did_you_mean
-from receval_cli.evaluation.segment_split import Segment, SegmentKeys, segments_of
+from receval_cli.errors import InputError
 from receval_cli.inputs.diagnosis import READ_ERRORS, check_header_encoding, read_failure
 from receval_cli.inputs.readers import Input, detect_format, read_ground_truth, scan
 from receval_cli.wording import setting
@@ -179,36 +179,3 @@ def several_values(attribute: str, user: str, values: list[str], path: Path | st
         found={"user": user, "values": list(values)},
         fix=fix,
     )
-
-
-def segment_keys(loaded: LoadedConfig) -> tuple[SegmentKeys, list[Segment]] | None:
-    """Each user's segment values and the segments, or None without segment_by."""
-    attributes = user_attributes(loaded)
-    if attributes is None:
-        return None
-    by = tuple(loaded.config.segment_by)
-    segments = segments_of({a: attributes.get_column(a).unique().to_list() for a in by})
-    return SegmentKeys(attributes, by), segments
-
-
-def check_segment_gates(loaded: LoadedConfig, segments: list[Segment]) -> None:
-    names = [s.name for s in segments]
-    for metric, gate in loaded.gates.items():
-        if gate.segment is None:
-            continue
-        if gate.segment not in names:
-            listed = ", ".join(names) if names else "none (set segment_by)"
-            raise ConfigError(
-                f"{loaded.path}: gates.{metric}.segment '{gate.segment}' is not a segment of "
-                f"this run; the segments are: {listed}.{did_you_mean(gate.segment, names)}",
-                key=f"gates.{metric}.segment",
-                path=loaded.path,
-                found=gate.segment,
-            )
-        if gate.relative:
-            raise ConfigError(
-                f"{loaded.path}: gates.{metric}: a gate on a segment takes min or max; "
-                "comparisons with the baseline are over all users.",
-                key=f"gates.{metric}",
-                path=loaded.path,
-            )

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from receval_cli.analysis.gates import GateResult
+from receval_cli.results.gates import GateResult
 from receval_cli.version import __version__
 
 if TYPE_CHECKING:
-    from receval_cli.analysis.intervals import Comparison
-    from receval_cli.analysis.run_info import RunInfo
+    from receval_cli.results.comparison import Comparison
+    from receval_cli.results.run_info import RunInfo
 
 
 @dataclass(frozen=True)

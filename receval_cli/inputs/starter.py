@@ -17,11 +17,7 @@ import yaml
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.model import Engine, OutputFormat
 from receval_cli.config.presets import PRESETS
-from receval_cli.config.sniffing import (
-    Guess,
-)
-from receval_cli.errors import UsageError
-from receval_cli.report.writing import check_destination
+from receval_cli.inputs.sniffing import Guess
 
 CUTOFFS = (5, 10, 20)
 METRICS = ("ndcg", "precision", "recall", "map", "mrr")
@@ -239,13 +235,3 @@ def guess_summary(guess: Guess) -> list[str]:
     lines += [f"  {role.ljust(width)} <- {column}" for role, column in guess.columns.items()]
     lines += [f"  check: {note}" for note in guess.notes]
     return lines
-
-
-def check_init_destination(output: Path, force: bool) -> None:
-    if output.is_dir():
-        fix = f"name a file, e.g. {output / 'receval.yaml'}."
-        raise UsageError(f"output {output} is a folder; {fix}", path=output, fix=fix)
-    if output.exists() and not force:
-        fix = "pass --force to overwrite it, or name another file with --output."
-        raise UsageError(f"output {output} already exists; {fix}", path=output, fix=fix)
-    check_destination(output)

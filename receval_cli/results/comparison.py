@@ -1,0 +1,41 @@
+"""A model against the baseline on one metric: the difference, its interval, p-values and
+the verdict. Computed by analysis/intervals.py (`compare`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One model against the baseline on one metric."""
+
+    model: str
+    metric: str
+    value: float | None  # None: no value (auc with one class of pairs), so no difference
+    baseline: float | None
+    difference: float | None
+    users: int | None = None  # users in both (per-user metrics)
+    low: float | None = None
+    high: float | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    verdict: str = "untested"  # win, loss, tie, or untested (no per-user values)
+    alpha: float = 0.05
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "metric": self.metric,
+            "value": self.value,
+            "baseline": self.baseline,
+            "difference": self.difference,
+            "users": self.users,
+            "low": self.low,
+            "high": self.high,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "verdict": self.verdict,
+            "alpha": self.alpha,
+        }
