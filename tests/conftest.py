@@ -30,8 +30,14 @@ ROOT = Path(__file__).parent.parent
 # No bytecode caches in the checkout, from this process (a module loaded from a file, e.g.
 # sample_data/generate.py) or from any child Python a test starts: on a clone without
 # PYTHONDONTWRITEBYTECODE they would appear as __pycache__ folders and fail the guard below.
-sys.dont_write_bytecode = True
-os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+# They go to a folder of the system's temporary directory instead (sys.pycache_prefix), even
+# where PYTHONDONTWRITEBYTECODE is set: compiling every module again in every child Python
+# and rewriting every test module's asserts again cost the suite minutes.
+PYCACHE = Path(tempfile.gettempdir()) / f"receval-tests-pycache-{os.getuid()}"
+sys.pycache_prefix = str(PYCACHE)
+sys.dont_write_bytecode = False
+os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # No core files either: a child a test kills or starves (signals, memory limits) may abort,
 # and where core dumps are on (ulimit -c unlimited, core_pattern "core") it would leave
 # `core` in its working directory, the checkout, failing the guard at the suite's end.
@@ -70,6 +76,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "spark_installed" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+# --- the quick tests stay quick -------------------------------------------------------
+# `uv run pytest` leaves out the tests marked slow (pyproject.toml's addopts) to stay
+# within about 3 minutes on 2 cores; a test that takes longer than this without the mark
+# is named at the end of the run, so that it gets the mark (no test fails for its time).
+QUICK_SECONDS = 4.0
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    unmarked = [
+        report
+        for report in terminalreporter.getreports("passed") + terminalreporter.getreports("failed")
+        if report.when == "call"
+        and report.duration > QUICK_SECONDS
+        and "slow" not in report.keywords
+    ]
+    if unmarked:
+        terminalreporter.section("tests to mark slow")
+        for report in sorted(unmarked, key=lambda r: -r.duration):
+            terminalreporter.line(f"{report.duration:5.1f} s  {report.nodeid}")
 
 
 # --- tests in which a polars query fails run in a process of their own -------------------

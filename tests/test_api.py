@@ -163,6 +163,7 @@ def test_importing_the_package_does_not_import_the_api() -> None:
     assert found.stdout.strip() == "False"
 
 
+@pytest.mark.slow
 @pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
 def test_a_frame_that_fails_to_compute_is_named() -> None:
     """A lazy frame whose query fails is reported as the frame, not as a missing file."""

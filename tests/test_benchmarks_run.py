@@ -16,6 +16,7 @@ from cli_helpers import load_script
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_bench_runs_and_checks_the_values(tmp_path: Path) -> None:
     command = [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--users", "300"]
     command += ["--tools", "receval,polars,polars_rank,duckdb", "--repeat", "1", "--no-warm-up"]

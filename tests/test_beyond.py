@@ -252,6 +252,7 @@ def receval_values(data: dict[str, Any], metrics: list[str]) -> dict[str, Any]:
     return {"metrics": report.metrics, "per_user": report.per_user}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(datasets())
 def test_agrees_with_the_naive_implementation(data: dict[str, Any]) -> None:
@@ -306,6 +307,7 @@ def test_agrees_with_the_naive_implementation(data: dict[str, Any]) -> None:
 # --- properties ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(datasets())
 def test_bounds(data: dict[str, Any]) -> None:
@@ -372,6 +374,7 @@ def _states(predictions: pl.DataFrame, truth: pl.DataFrame, specs: tuple[MetricS
     return {name: (state, query.collect()) for name, (state, query) in queries.items()}
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(datasets(), st.integers(2, 4))
 def test_partition_states_merge_to_the_whole(data: dict[str, Any], parts: int) -> None:

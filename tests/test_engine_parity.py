@@ -190,6 +190,7 @@ POLARS_ENGINES = {
 }
 
 
+@pytest.mark.slow
 def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
     config = parity_data(tmp_path)
     found = {
@@ -549,6 +550,7 @@ def test_the_matrix_holds_every_registered_metric() -> None:
                 assert any(param.name in s.param_dict() for s in mine), param
 
 
+@pytest.mark.slow
 def test_every_registered_metric_agrees_on_every_polars_engine(tmp_path: Path) -> None:
     """The matrix on the polars engines: in memory, streaming, partitions: 3 and 7, auto."""
     groups = registry_data(tmp_path, seed=11)
@@ -591,6 +593,7 @@ def test_every_registered_metric_agrees_on_spark(spark: Any, tmp_path: Path) -> 
     assert refused > 2 * len(groups["clicks"]["metrics"])
 
 
+@pytest.mark.slow
 def test_every_registered_metric_is_the_same_for_a_user_alone(tmp_path: Path) -> None:
     """A user's values over the whole matrix are the same alone as among every user, as
     in a Spark or `partitions` bucket that holds one user: polars takes other paths for

@@ -288,6 +288,7 @@ def check_cell(
     assert users == expected[3], f"{feature} on {engine_name}: another per-user file"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine_name", list(POLARS_ENGINES))
 @pytest.mark.parametrize("feature", list(FEATURES))
 def test_every_feature_on_every_polars_engine(

@@ -34,6 +34,8 @@ from receval_cli.choices import Format
 from receval_cli.report.destinations import REPORT_EXTENSIONS
 from receval_cli.results.gates import BOUNDS, HISTORY_BOUNDS, STATES, p_text
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 # the hand case (cli_helpers) ranked better and worse (as in test_history)
 HAND = "user,item,score\nu1,a,0.9\nu1,b,0.8\nu1,c,0.7\nu2,d,0.9\nu2,e,0.5\n"
 BETTER = "user,item,score\nu1,b,0.9\nu1,a,0.8\nu1,c,0.7\nu2,d,0.9\nu2,e,0.5\n"

@@ -169,6 +169,7 @@ def _history(store: Path, *args: str | Path) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_history_shows_the_trend_in_every_format(tmp_path: Path) -> None:
     store, reports = cron(tmp_path, ["better", "hand", "worse"])
     # precision@1: 1.0, 0.5, 0.0; the median of the runs before the latest: 0.75
@@ -343,6 +344,7 @@ def test_a_bad_run_appends_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())
 
 
+@pytest.mark.slow
 def test_two_jobs_appending_at_once_lose_nothing(tmp_path: Path) -> None:
     store = tmp_path / "history"
     configs = []
@@ -454,6 +456,7 @@ def test_spark_appends_the_same_rows(tmp_path: Path, spark_installed: None) -> N
     assert frame["run_id"].unique().to_list() == [report["run"]["id"]]
 
 
+@pytest.mark.slow
 def test_the_history_page_renders_in_chromium(tmp_path: Path) -> None:
     from test_html import CHROMIUM, render_in_chromium
 

@@ -30,6 +30,8 @@ from matplotlib.image import imread
 
 from receval_cli.metrics import MetricSpec
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 ROOT = Path(__file__).parent.parent
 SAMPLE = ROOT / "sample_data"
 CONFIGS = ("quickstart", "compare", "beyond", "segments")

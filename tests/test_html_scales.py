@@ -23,6 +23,8 @@ from cli_helpers import invoke, write_config
 
 from receval_cli.metrics import MetricSpec
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 ROOT = Path(__file__).parent.parent
 SAMPLE = ROOT / "sample_data"
 REPRODUCIBLE: dict[str, str | None] = {"SOURCE_DATE_EPOCH": "1764000000"}

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from cli_helpers import PREDICTIONS_CSV, hand_case, invoke, write
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 ROOT = Path(__file__).parent.parent
 WORSE = "user,item,score\nu1,c,0.9\nu1,a,0.8\nu1,b,0.7\nu2,e,0.9\nu2,d,0.5\n"
 REPRODUCIBLE: dict[str, str | None] = {"SOURCE_DATE_EPOCH": "1764000000"}

@@ -211,6 +211,7 @@ def _choices() -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     "settings", _choices(), ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items())
 )
+@pytest.mark.slow
 def test_every_convention_gives_the_polars_cores_bits(
     monkeypatch: pytest.MonkeyPatch, settings: dict[str, Any]
 ) -> None:
@@ -246,6 +247,7 @@ SHAPES: dict[str, Callable[[], tuple[pl.DataFrame, ...]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
 @pytest.mark.parametrize("threads", [1, 3])
@@ -272,6 +274,7 @@ def test_every_shape_and_engine_gives_the_polars_cores_bits(
         "a null item",
     ],
 )
+@pytest.mark.slow
 def test_what_the_polars_core_must_report_goes_to_it(
     monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
@@ -426,6 +429,7 @@ ENGINE_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("grouped", [True, False], ids=["grouped by user", "in no order"])
 @pytest.mark.parametrize("engine", list(ENGINE_SETTINGS))
 def test_every_engine_gives_the_polars_cores_report(

@@ -21,6 +21,8 @@ import pytest
 from receval_cli.engines import choice, memory
 from receval_cli.evaluation import kernel_core
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 MiB = 2**20
 
 

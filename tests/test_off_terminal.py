@@ -23,6 +23,8 @@ from cli_helpers import REPO, run_process, write
 
 from receval_cli.errors import EXIT_STDOUT_CLOSED
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 SAMPLE = REPO / "sample_data"
 COLUMNS = {"COLUMNS": "80"}
 

@@ -27,6 +27,8 @@ import pytest
 import yaml
 from cli_helpers import NDCG_2, PRECISION_1, PREDICTIONS_CSV, TRUTH_CSV, run_process, write
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 ROOT = Path(__file__).parent.parent
 
 

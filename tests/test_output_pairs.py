@@ -17,6 +17,8 @@ from cli_helpers import assert_user_error, hand_case, invoke, run_process, write
 
 from receval_cli.choices import Format
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 FORMATS = [f.value for f in Format]
 
 

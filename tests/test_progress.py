@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_helpers import hand_case, invoke
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -103,6 +104,7 @@ def _on_a_terminal(*args: str | Path, env: dict[str, str] | None = None) -> tupl
     return process.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_on_a_terminal_a_progress_display_and_coloured_table(tmp_path: Path) -> None:
     code, shown = _on_a_terminal("run", hand_case(tmp_path))
     assert code == 0
@@ -114,6 +116,7 @@ def test_on_a_terminal_a_progress_display_and_coloured_table(tmp_path: Path) -> 
     assert "precision@1" in shown
 
 
+@pytest.mark.slow
 def test_quiet_on_a_terminal_draws_no_progress(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     code, shown = _on_a_terminal("run", hand_case(tmp_path), "--output", out, "--quiet")
@@ -122,6 +125,7 @@ def test_quiet_on_a_terminal_draws_no_progress(tmp_path: Path) -> None:
     assert out.exists()
 
 
+@pytest.mark.slow
 def test_no_color_flag_and_environment_drop_the_colours(tmp_path: Path) -> None:
     config = hand_case(tmp_path)
     for args, env in [(("--no-color",), None), ((), {"NO_COLOR": "1"})]:

@@ -73,6 +73,7 @@ def test_reference_bounds_match_the_registry() -> None:
         assert lookup(name).upper_bound == expected, name
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=60)
 @given(datasets())
 def test_values_lie_within_their_bounds(data: dict[str, Any]) -> None:
@@ -136,6 +137,7 @@ def perfect_data(draw: st.DrawFn) -> dict[str, Any]:
     st.sampled_from(["item_desc", "item_asc", "input_order"]),
     st.sampled_from([-1.0, 0.0, 1.0, 2.0]),
 )
+@pytest.mark.slow
 def test_a_perfect_ranking_scores_one(
     data: dict[str, Any], tie_break: str, threshold: float
 ) -> None:
@@ -176,6 +178,7 @@ def test_a_perfect_ranking_scores_one(
 # row order
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=40)
 @given(datasets(), st.randoms(use_true_random=False))
 def test_row_order_does_not_matter(data: dict[str, Any], rng: random.Random) -> None:
@@ -373,6 +376,7 @@ def cli_metrics(folder: Path, predictions: str, layout: str, truth: str, data: d
     return json.loads(result.stdout)["models"]["model"]["metrics"]
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=12, phases=NO_SHRINK)  # shrinking CLI runs takes minutes
 @given(file_data())
 def test_formats_and_layouts_give_the_same_metrics(data: dict[str, Any]) -> None:
@@ -404,6 +408,7 @@ def test_formats_and_layouts_give_the_same_metrics(data: dict[str, Any]) -> None
         assert math.isclose(baseline[name], value, rel_tol=0, abs_tol=TOL), name
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=40)
 @given(file_data())
 def test_layouts_agree_in_memory(data: dict[str, Any]) -> None:

@@ -130,6 +130,7 @@ def test_rating_metrics_need_scores() -> None:
         max_size=30,
     )
 )
+@pytest.mark.slow
 def test_agrees_with_scikit_learn_and_rmse_bounds_mae(pairs: list[tuple[float, float]]) -> None:
     predicted = [p for p, _ in pairs]
     actual = [a for _, a in pairs]
@@ -230,6 +231,7 @@ def test_auc_without_both_classes_has_no_value() -> None:
         max_size=40,
     )
 )
+@pytest.mark.slow
 def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
     labels = [int(c) for _, c in rows]
     scores = [s for s, _ in rows]

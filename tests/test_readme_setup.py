@@ -37,7 +37,7 @@ def test_quickstart_block_is_the_two_documented_commands() -> None:
     found = quickstart(README)
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines() == [
-        "uv run receval run configs/quickstart.yaml",
+        "uv run --no-dev receval run configs/quickstart.yaml",
         "uv run pytest",
     ]
 
@@ -156,6 +156,7 @@ def _requirement_name(requirement: str) -> str:
     return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
 
 
+@pytest.mark.slow
 def test_everything_the_tests_import_is_declared_in_core_or_dev() -> None:
     """A fresh `uv sync` (core + dev group, no extras) can import every test module; only
     pyspark, which the Spark tests import through their fixture, comes from an extra."""
@@ -169,3 +170,41 @@ def test_everything_the_tests_import_is_declared_in_core_or_dev() -> None:
         if module != "pyspark" and not names & declared:
             missing.append(f"{module} ({', '.join(sorted(names))})")
     assert missing == [], "imported by the tests but not in the dev group: " + ", ".join(missing)
+
+
+def _marker_expression(arguments: str) -> str:
+    """The -m expression of a pytest command line (the last one wins, as in pytest)."""
+    import shlex
+
+    words = shlex.split(arguments)
+    found = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "-m"]
+    assert found, arguments
+    return found[-1]
+
+
+def _selects(node: ast.expr, marks: dict[str, bool]) -> bool:
+    """A -m expression (names, not, and, or) evaluated for a test with these marks."""
+    if isinstance(node, ast.Name):
+        return marks[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _selects(node.operand, marks)
+    if isinstance(node, ast.BoolOp):
+        values = [_selects(value, marks) for value in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    raise AssertionError(f"an -m expression this test does not read: {ast.unparse(node)}")
+
+
+def test_the_quick_slow_and_spark_runs_leave_no_test_out() -> None:
+    """`uv run pytest` selects by pyproject.toml's -m; .ci/run runs the slow and the Spark
+    tests after it: every combination of the two marks is run by one of the three."""
+    addopts = PYPROJECT["tool"]["pytest"]["ini_options"]["addopts"]
+    runs = [_marker_expression(addopts)]
+    for line in CI.splitlines():
+        if line.lstrip().startswith(("uv run", "RECEVAL_REQUIRE_SPARK")) and " pytest " in line:
+            runs.append(_marker_expression(line.split(" pytest ", 1)[1]))
+    assert len(runs) == 3, runs
+    for slow in (False, True):
+        for spark in (False, True):
+            marks = {"slow": slow, "spark": spark}
+            chosen = [run for run in runs if _selects(ast.parse(run, mode="eval").body, marks)]
+            assert chosen, f"no run selects a test with slow={slow}, spark={spark}: {runs}"

@@ -408,6 +408,7 @@ RECOMMENDERS_PAIR_METRICS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", list(RECOMMENDERS_PAIR_METRICS))
 def test_agrees_with_recommenders_and_scikit_learn(metric: str) -> None:
     """Under the recommenders preset (unpredicted: ignore, MS's inner merge), over all

@@ -256,6 +256,7 @@ def assert_agrees(report: Any, expected: reference.ReferenceReport) -> None:
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datasets())
 def test_agrees_with_reference(data: dict[str, Any]) -> None:

@@ -223,6 +223,7 @@ def test_schema_output_is_a_folder(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_fresh_process_gives_every_docstring_as_description() -> None:
     """The field docstrings become descriptions on demand (model.document_fields), not at
     import: `receval schema` as its own process, where nothing asked before it, shows them

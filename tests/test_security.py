@@ -26,6 +26,7 @@ def _sources() -> list[tuple[Path, ast.Module]]:
     return [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(PACKAGE.rglob("*.py"))]
 
 
+@pytest.mark.slow
 def test_no_code_is_run_from_text() -> None:
     found = []
     for path, tree in _sources():

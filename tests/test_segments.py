@@ -42,6 +42,7 @@ def config(folder: Path, predictions: Path, truth: Path, name: str, **extra: Any
     return write_config(folder, data, name)
 
 
+@pytest.mark.slow
 def test_segments_equal_filtering_the_input_first(tmp_path: Path) -> None:
     table = attributes(tmp_path)
     segmented = config(

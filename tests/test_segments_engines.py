@@ -131,6 +131,7 @@ ENGINES = {
 }
 
 
+@pytest.mark.slow
 def test_every_polars_engine_gives_the_same_segments(tmp_path: Path) -> None:
     config = segmented(tmp_path)
     expected = exact(run(tmp_path, config, "single"))

@@ -121,6 +121,7 @@ def test_a_command_that_works_imports_them() -> None:
     assert "receval_cli.metrics" in heavy
 
 
+@pytest.mark.slow
 def test_run_end_to_end(tmp_path: Path) -> None:
     """`receval run` as the console script runs it: the work's modules load when it runs."""
     config = hand_case(tmp_path)

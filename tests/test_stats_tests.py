@@ -98,6 +98,7 @@ def test_t_test_conventions() -> None:
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_wilcoxon_matches_scipy() -> None:
     checked = 0
     # 300 vectors: scipy's permutation branch (N <= 13 with ties or zeros) is slow.

@@ -89,6 +89,7 @@ def history_command(
     from receval_cli.history.pages import history_table, render_history
     from receval_cli.history.store import read_store, refuse_outputs_inside
     from receval_cli.history.trends import Selection, parse_since, trends
+    from receval_cli.report.figures_library import require_figures
     from receval_cli.report.writing import check_destination, write_outputs
 
     try:
@@ -109,6 +110,8 @@ def history_command(
             refuse_outputs_inside(store, [("--output", output)])
             fmt = format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed)
             destination = Destination(output, fmt)
+        if destination.format == "html":
+            require_figures("the HTML history page", destination.name)
         selection = Selection(
             metrics=metric or [],
             models=model or [],

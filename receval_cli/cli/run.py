@@ -229,6 +229,7 @@ def _run(
         run_file,
     )
     from receval_cli.inputs.change_watch import input_files, watching
+    from receval_cli.report.figures_library import require_figures
     from receval_cli.report.per_user_table import per_user_values
     from receval_cli.report.render import render
     from receval_cli.report.writing import Content, check_destination, frame_writer, write_outputs
@@ -268,6 +269,8 @@ def _run(
                 + ([("--per-user", request.per_user)] if request.per_user else []),
             )
         destinations = _destinations(request, loaded)
+        for html in (d for d in destinations if d.format == "html"):
+            require_figures("the HTML report", html.name)
         per_user = None
         if request.per_user is not None:
             check_destination(request.per_user)

@@ -19,6 +19,8 @@ from cli_helpers import REPO, assert_user_error, hand_case, invoke, run_process,
 
 import receval_cli.report.appending
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 # one markdown report of the hand case, as --append adds it
 MARKDOWN_REPORT = (
     r"## receval\n\nRun [^\n]+, id `(?P<id>[^`]+)`\.\n\n\| metric \| value \|\n\|---\|---:\|\n"

@@ -22,6 +22,8 @@ import polars as pl
 import pytest
 from cli_helpers import assert_no_traceback, assert_user_error, hand_case, invoke, write
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 GAINS_2001 = ";".join(f"{grade}:1" for grade in range(2001))
 
 

@@ -28,6 +28,8 @@ from cli_helpers import assert_no_traceback, assert_user_error, hand_case, invok
 
 import receval_cli.engines.run_plan
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 REPO = Path(__file__).resolve().parents[2]
 EARLIER = "an earlier report: must survive a failed run\n"
 NOTHING_WRITTEN = (

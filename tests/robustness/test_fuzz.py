@@ -36,7 +36,7 @@ from receval_cli.config.loading import load_config
 from receval_cli.errors import RecEvalError
 from receval_cli.metrics import REGISTRY
 
-pytestmark = pytest.mark.own_process
+pytestmark = [pytest.mark.own_process, pytest.mark.slow]
 
 SETTINGS = settings(
     deadline=None,

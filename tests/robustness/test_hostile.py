@@ -41,6 +41,8 @@ from receval_cli.escaping import (
     xml_text,
 )
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 ESC = "\x1b"
 # the config of the hand case (tests/cli_helpers.py), on predictions.csv and truth.csv
 HAND_CONFIG: dict[str, Any] = {

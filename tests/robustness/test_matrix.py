@@ -46,6 +46,8 @@ from helpers import (
     parquet_bytes,
 )
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 EARLIER = b"an earlier report: a failed run must leave it as it was\n"
 VALID_YAML = (
     "predictions: {path: predictions.csv}\n"

@@ -21,6 +21,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 REPO = Path(__file__).resolve().parents[2]
 
 # the run command's work replaced by what the test asks: write a line on file descriptor 2 as

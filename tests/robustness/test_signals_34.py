@@ -21,6 +21,8 @@ import pytest
 from cli_helpers import REPO, hand_case
 from test_faults import NOTHING_WRITTEN, big_config, earlier_reports, folder_bytes
 
+pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
+
 __all__ = ["big_config"]  # the fixture, shared with test_faults.py
 
 TIMEOUT = 180
