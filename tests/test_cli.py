@@ -349,6 +349,7 @@ def test_metrics_command_lists_every_metric() -> None:
             assert f"{param.name}: {param.doc}" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_metrics_command_shows_each_formula(name: str) -> None:
     result = invoke("metrics", env={"COLUMNS": "1000"})  # wide enough for no cell to wrap

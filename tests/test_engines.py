@@ -56,6 +56,7 @@ PARTITIONED = [
     "conventions",
     [{}, {"tie_break": "input_order", "users_without_relevant": "zero"}],
 )
+@pytest.mark.slow
 def test_partitions_agree_with_the_whole(
     tmp_path: Path, partitions: int, conventions: dict[str, object]
 ) -> None:

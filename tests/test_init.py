@@ -139,6 +139,7 @@ def same_metrics(guessed: Path, hand: dict[str, Any], folder: Path) -> dict[str,
     return report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_guessed_config_runs_as_is(tmp_path: Path, layout: str, fmt: str) -> None:

@@ -282,6 +282,7 @@ def check_fits(text: str, data: dict[str, Any], width: int) -> None:
         ("configs/compare.yaml", "--users", "2"),
     ],
 )
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [80, 100])
 def test_the_sample_configs_fit_80_and_100_columns(args: tuple[str, ...], width: int) -> None:
     """At 80 (and 100) columns: no line wider, no value cut with an ellipsis, and every

@@ -214,6 +214,7 @@ def test_an_infinite_bound_is_written_as_null() -> None:
 @pytest.mark.parametrize(
     ("given", "canonical"), [("ndcg", "ndcg"), ("ap", "map"), ("hr", "hit_rate")]
 )
+@pytest.mark.slow
 def test_one_metric_by_name_or_alias_is_its_entry_alone(
     given: str, canonical: str, entries: dict[str, Any]
 ) -> None:
@@ -328,6 +329,7 @@ def test_markdown_for_one_metric_by_alias() -> None:
 # --- errors, and the default ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "markdown", "table"])
 def test_unknown_metric_is_a_usage_error(fmt: str) -> None:
     done = receval("metrics", "ndgc", "--format", fmt)

@@ -517,6 +517,7 @@ NEW_METRICS = [
 ]
 
 
+@pytest.mark.slow
 def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
     from test_engine_parity import POLARS_ENGINES, exact, parity_data, run
 

@@ -46,6 +46,7 @@ def test_no_code_is_run_from_text() -> None:
     assert found == []
 
 
+@pytest.mark.slow
 def test_yaml_is_only_read_with_the_safe_loader() -> None:
     """Every yaml.load-like call is safe_load / a SafeLoader subclass; no yaml.load(...)."""
     unsafe = []

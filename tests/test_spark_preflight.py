@@ -62,6 +62,7 @@ def _run(config: Path) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_a_missing_input_is_refused_before_spark_starts(
     name: str, tmp_path: Path, no_session: list[str]

@@ -69,6 +69,7 @@ def test_version_imports_nothing_heavy() -> None:
     assert heavy == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [None, *COMMANDS])
 def test_help_imports_nothing_heavy(command: str | None) -> None:
     out, code, heavy = imported(["--help"] if command is None else [command, "--help"])

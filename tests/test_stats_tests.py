@@ -142,6 +142,7 @@ BRANCHES: list[tuple[str, Callable[[np.random.Generator], Floats], str]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "make", "method"), BRANCHES, ids=[b[0] for b in BRANCHES])
 def test_wilcoxon_branches(
     name: str, make: Callable[[np.random.Generator], Floats], method: str

@@ -121,6 +121,7 @@ def trec_eval_on(run_file: Path, truth: pl.DataFrame) -> dict[str, dict[str, flo
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tie_break", ["item_desc", "item_asc", "item_text_desc", "item_text_asc"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_convert_writes_runs_trec_eval_ranks_as_receval(

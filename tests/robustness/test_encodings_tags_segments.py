@@ -257,6 +257,7 @@ def run_report(config: Path) -> dict[str, Any]:
 
 
 # #22 item 13
+@pytest.mark.slow
 def test_many_segments_equal_runs_on_the_filtered_inputs(tmp_path: Path) -> None:
     config, predictions, truth, table = many_segments(tmp_path)
     report = run_report(config)
