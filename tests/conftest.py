@@ -31,8 +31,9 @@ ROOT = Path(__file__).parent.parent
 # sample_data/generate.py) or from any child Python a test starts: on a clone without
 # PYTHONDONTWRITEBYTECODE they would appear as __pycache__ folders and fail the guard below.
 # They go to a folder of the system's temporary directory instead (sys.pycache_prefix), even
-# where PYTHONDONTWRITEBYTECODE is set: compiling every module again in every child Python
-# and rewriting every test module's asserts again cost the suite minutes.
+# where PYTHONDONTWRITEBYTECODE is set: compiling every module (receval's, the installed
+# packages') again in every child Python and rewriting every test module's asserts again
+# cost the suite minutes.
 PYCACHE = Path(tempfile.gettempdir()) / f"receval-tests-pycache-{os.getuid()}"
 sys.pycache_prefix = str(PYCACHE)
 sys.dont_write_bytecode = False
