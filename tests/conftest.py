@@ -86,6 +86,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 QUICK_SECONDS = 4.0
 
 
+def pytest_xdist_auto_num_workers(config: Any) -> int:
+    """`-n auto`: one worker per CPU this process may run on, at most 8 (each worker holds
+    polars and the test modules: a machine that shows many CPUs but grants few, or has
+    little memory per CPU, is not flooded)."""
+    return max(1, min(len(os.sched_getaffinity(0)), 8))
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     unmarked = [
         report
