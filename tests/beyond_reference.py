@@ -1,5 +1,5 @@
 """A naive, independent implementation of the beyond-accuracy metrics: plain Python loops
-over users, pairs and items, written from the definitions in the README (not from
+over users, pairs and items, written from the definitions in docs/metrics.md (not from
 receval's code). Slow and obvious on purpose; the tests compare receval with it.
 """
 

@@ -170,7 +170,7 @@ def test_one_planner_reads_a_runs_inputs() -> None:
 
 # The layers, bottom to top: a module imports only modules of its own package (or
 # top-level module) and of the layers below; the units of one layer import none of each
-# other. README.md's "## Architecture" writes the same order (checked below).
+# other. docs/architecture.md writes the same order (checked below).
 LAYERS = (
     ("errors", "wording", "escaping", "version", "choices", "streams", "signals"),
     ("console",),
@@ -223,22 +223,21 @@ def mutual_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
     return sorted((a, b) for a in graph for b in graph[a] if a < b and a in graph[b])
 
 
-def readme_layers() -> tuple[tuple[str, ...], ...]:
-    """The order README.md's Architecture section writes: one line in backquotes, the
-    layers bottom to top separated by " < ", the units of a layer by ", "."""
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+def documented_layers() -> tuple[tuple[str, ...], ...]:
+    """The order docs/architecture.md writes: one line in backquotes, the layers bottom to
+    top separated by " < ", the units of a layer by ", "."""
+    section = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     lines = [line for line in section.splitlines() if line.startswith("`") and " < " in line]
     assert len(lines) == 1, lines
     return tuple(tuple(layer.split(", ")) for layer in lines[0].strip("`").split(" < "))
 
 
-def test_the_readme_writes_the_layer_order() -> None:
-    assert readme_layers() == LAYERS
+def test_the_docs_write_the_layer_order() -> None:
+    assert documented_layers() == LAYERS
 
 
 def test_every_package_has_a_layer() -> None:
-    """A new package or top-level module is placed in LAYERS (and in the README)."""
+    """A new package or top-level module is placed in LAYERS (and in docs/architecture.md)."""
     placed = {name for layer in LAYERS for name in layer}
     found = set(unit_graph(read_imports(PACKAGE)))
     assert found - placed == set()

@@ -345,8 +345,9 @@ def test_append_refuses_whole_documents(case: Path) -> None:
 
 
 def test_github_step_summary_recipe(case: Path) -> None:
-    """The README's recipe: the summary file has no extension (--format names it), the
-    earlier step's content stays, and report.json beside it is written whole."""
+    """docs/comparing-and-gates.md's recipe: the summary file has no extension (--format
+    names it), the earlier step's content stays, and report.json beside it is written
+    whole."""
     summary = write(case / "step_summary_1f2e", "earlier step\n")
     write(case / "report.json", "an earlier report")
     args = ["-f", "markdown", "-o", summary.name, "--append", "-o", "report.json"]
@@ -381,8 +382,9 @@ def test_github_annotations(case: Path) -> None:
 
 
 def test_github_annotations_beside_a_json_report(case: Path) -> None:
-    """The README's recipe: `-f github -o - -o report.json` prints the annotations and
-    writes the JSON (its extension's format); github has no extension of its own."""
+    """docs/comparing-and-gates.md's recipe: `-f github -o - -o report.json` prints the
+    annotations and writes the JSON (its extension's format); github has no extension of
+    its own."""
     done = run_process(
         "run", "config.yaml", "-f", "github", "-o", "-", "-o", "report.json", cwd=case
     )

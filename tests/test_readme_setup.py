@@ -1,16 +1,19 @@
 """The README's set-up promise, kept true: the quick-start block is what CI runs, the
-install lines name only what exists, every Markdown table renders whole, and everything
+install lines name only what exists, the README stays a short guide that links every page
+of docs/, every relative link resolves, every Markdown table renders whole, and everything
 the tests import is declared in the `dev` group."""
 
 from __future__ import annotations
 
 import ast
 import importlib.metadata
+import itertools
 import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
@@ -19,7 +22,8 @@ ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-MARKDOWN_FILES = [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+MARKDOWN_FILES = [ROOT / "README.md", ROOT / "benchmarks" / "README.md", *DOCS]
 
 
 def quickstart(readme: str) -> subprocess.CompletedProcess[str]:
@@ -73,10 +77,11 @@ def test_development_section_tests_the_same_way() -> None:
     assert "uv run pytest " in development
 
 
-def test_no_install_line_names_an_unpublished_package() -> None:
+@pytest.mark.parametrize("path", MARKDOWN_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_install_line_names_an_unpublished_package(path: Path) -> None:
     """receval is not on a package index: install lines take the clone's folder."""
     name = PYPROJECT["project"]["name"]
-    for line in README.splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         for command in re.findall(r"(?:pip|pipx|uv pip|uv tool) install ([^`#\n]*)", line):
             for target in command.split():
                 if target.startswith("-"):
@@ -103,6 +108,82 @@ def test_bare_receval_commands_follow_the_tool_install() -> None:
             assert found.start() > install, found[1]
 
 
+def test_the_readme_is_a_guide_under_400_lines() -> None:
+    """Issue #36: the README is a guide (what receval is, the quick start, a tour, where to
+    go next); the reference lives in docs/."""
+    assert len(README.splitlines()) < 400
+
+
+def _links(text: str) -> list[str]:
+    """The targets of every link and image of a Markdown text (code spans and fenced code
+    hold none)."""
+    found: list[str] = []
+
+    def walk(tokens: list[Any]) -> None:
+        for token in tokens:
+            if token.type == "link_open":
+                found.append(str(token.attrs["href"]))
+            elif token.type == "image":
+                found.append(str(token.attrs["src"]))
+            if token.children:
+                walk(token.children)
+
+    walk(MarkdownIt("commonmark").enable("table").parse(text))
+    return found
+
+
+def test_every_docs_page_is_linked_from_the_readme() -> None:
+    assert DOCS, "docs/ has no page"
+    linked = {
+        (ROOT / link.split("#")[0]).resolve()
+        for link in _links(README)
+        if not re.match(r"[a-z]+:", link)
+    }
+    assert [p.name for p in DOCS if p.resolve() not in linked] == []
+
+
+def _anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: the heading's text in lower case, with
+    every character but letters, digits, spaces, hyphens and underscores removed, spaces
+    as hyphens; a repeated one gets -1, -2, ..."""
+    anchors: set[str] = set()
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    for opening, inline in itertools.pairwise(tokens):
+        if opening.type != "heading_open":
+            continue
+        words = "".join(
+            c.content for c in inline.children or [] if c.type in ("text", "code_inline")
+        )
+        slug = re.sub(r"[^\w\- ]", "", words.strip().lower()).replace(" ", "-")
+        anchor, number = slug, 0
+        while anchor in anchors:
+            number += 1
+            anchor = f"{slug}-{number}"
+        anchors.add(anchor)
+    return anchors
+
+
+def test_anchors_are_githubs() -> None:
+    text = "# A\n## Starting a config: `receval init`\n## A\n"
+    assert _anchors(text) == {"a", "starting-a-config-receval-init", "a-1"}
+
+
+@pytest.mark.parametrize("path", MARKDOWN_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_resolves(path: Path) -> None:
+    """Each link to a file of the repository names one that exists, and each #anchor one of
+    that page's headings."""
+    broken = []
+    for link in _links(path.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", link):  # https:, mailto:
+            continue
+        target, _, anchor = link.partition("#")
+        file = (path.parent / target).resolve() if target else path
+        missing = not file.exists()
+        if missing or (anchor and anchor not in _anchors(file.read_text(encoding="utf-8"))):
+            broken.append(link)
+    assert broken == [], f"{path.name}: links to nothing: {broken}"
+
+
 def _table_ranges(text: str) -> list[tuple[int, int]]:
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     return [tuple(t.map) for t in tokens if t.type == "table_open" and t.map]  # type: ignore[misc]
@@ -125,7 +206,7 @@ def test_every_table_keeps_all_its_rows(path: Path) -> None:
     it and show the rest as a paragraph of pipes."""
     text = path.read_text(encoding="utf-8")
     ranges = _table_ranges(text)
-    assert ranges, "no table rendered"
+    assert ranges or not _table_lines(text), "no table rendered"
     lost = [n + 1 for n in _table_lines(text) if not any(start <= n < end for start, end in ranges)]
     assert lost == [], f"{path.name}: lines {lost} are outside every rendered table"
 

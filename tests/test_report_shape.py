@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # the other model of the two-model config: both users' first item is relevant
 OTHER_CSV = "user,item,score\nu1,b,0.9\nu1,a,0.8\nu2,d,0.9\nu2,e,0.5\n"
 
-# the keys of a model's block, in their order, and the run-wide keys (README, "Reports")
+# the keys of a model's block, in their order, and the run-wide keys (docs/reports.md)
 MODEL_KEYS = ["metrics", "confidence", "users", "pairs", "logged", "items", "unknown_items"]
 MODEL_KEYS += ["segments", "inputs"]
 RUN_KEYS = ["receval_version", "run", "models", "best", "comparisons", "history", "gates"]
@@ -151,11 +151,10 @@ def test_baseline_report_reads_reports_of_0_1_and_0_2_alike(tmp_path: Path) -> N
     assert against_new["comparisons"]["baseline_report"] == str(new_path)
 
 
-def test_the_readme_shows_the_reports_shape() -> None:
-    """The README's JSON example has the keys, in their order, of the quickstart's report,
-    and its values rounded."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Reports and exit codes")[1]
+def test_the_docs_show_the_reports_shape() -> None:
+    """docs/reports.md's JSON example has the keys, in their order, of the quickstart's
+    report, and its values rounded."""
+    section = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
     example = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))  # type: ignore[union-attr]
     report = run_json(ROOT / "configs" / "quickstart.yaml")
     assert list(example) == list(report)

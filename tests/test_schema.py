@@ -49,9 +49,9 @@ def test_every_bundled_config_validates(path: Path) -> None:
     assert [e.message for e in VALIDATOR.iter_errors(data)] == []
 
 
-def test_the_readme_config_example_validates() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    example = next(b for b in re.findall("```yaml\n(.*?)```", readme, re.S) if "predictions:" in b)
+def test_the_docs_config_example_validates() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    example = next(b for b in re.findall("```yaml\n(.*?)```", text, re.S) if "predictions:" in b)
     assert [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(example))] == []
 
 

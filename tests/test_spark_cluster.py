@@ -1,7 +1,7 @@
 """engine: spark on a real standalone cluster, and on a session receval starts itself.
 
 The cluster test starts a Spark standalone master and one worker on 127.0.0.1 with
-pyspark's own launcher (`bin/spark-class`), packs an environment as the README's first
+pyspark's own launcher (`bin/spark-class`), packs an environment as docs/engines.md's first
 recipe does (a venv made with `--copies`, receval and its libraries in its site-packages,
 tarred), submits `receval run` with `spark-submit --archives environment.tar.gz#environment`
 and `PYSPARK_PYTHON=./environment/bin/python`, and compares the JSON report with the
@@ -173,7 +173,7 @@ def _runtime_distributions(packages: tuple[str, ...] = ()) -> dict[str, metadata
 def pack_environment(
     folder: Path, with_receval: bool = True, packages: tuple[str, ...] = ()
 ) -> Path:
-    """The README's recipe 1, offline: `python -m venv --copies` (an archive Spark unpacks
+    """docs/engines.md's recipe 1, offline: `python -m venv --copies` (an archive Spark unpacks
     must not hold links that point outside it), the installed libraries and receval in its
     site-packages, tarred and gzipped with the venv at the archive's top (Spark unpacks a
     .tar.gz with `tar`, which keeps bin/python executable; a plain .tar loses the mode).
@@ -330,7 +330,7 @@ spark = (
     .config("spark.ui.enabled", "false")
     .getOrCreate()
 )
-# the README's notebook recipe, as written there
+# docs/engines.md's notebook recipe, as written there
 package = os.path.dirname(os.path.dirname(receval_cli.__file__))
 spark.sparkContext.addPyFile(
     shutil.make_archive(os.path.join(work, "receval"), "zip", package, "receval_cli")
@@ -341,7 +341,7 @@ Path(out).write_text(json.dumps(report.metrics))
 
 
 def test_a_notebook_session_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None:
-    """The README's notebook recipe: an existing session on the cluster, executors with
+    """docs/engines.md's notebook recipe: an existing session on the cluster, executors with
     the libraries the recipe lists (EXECUTOR_PACKAGES, and nothing else) but not receval,
     receval's code given with addPyFile."""
     from receval_cli.engines.spark import EXECUTOR_PACKAGES
@@ -413,7 +413,7 @@ def test_executors_without_pyarrow(spark_installed: None, tmp_path: Path) -> Non
         "error: engine: spark: the executors' Python cannot import pyarrow (No module named "
         "'pyarrow'). Ship receval's environment to the executors: a packed environment "
         "(spark.archives and PYSPARK_PYTHON), receval installed on every node from its "
-        "wheel, or addPyFile in a notebook (README, Running on a cluster)."
+        "wheel, or addPyFile in a notebook (docs/engines.md, Running on a cluster)."
     ]
 
 

@@ -323,7 +323,7 @@ def test_metric_needing_a_missing_input(tmp_path: Path) -> None:
     message = same_error_as_run(config)
     assert message == (
         "error: novelty@2 needs the interactions input, which the config does not give. Add "
-        "it (see the README, 'Beyond accuracy')."
+        "it (see docs/metrics.md, 'Beyond accuracy')."
     )
 
 

@@ -1,9 +1,9 @@
-"""Make the README's screenshots of receval's HTML pages (headless Chromium).
+"""Make the screenshots of receval's HTML pages in docs/reports.md (headless Chromium).
 
     uv run python docs/screenshots/make.py
 
 Each page is written by `receval run` (or `receval history`) on the bundled sample data,
-cut to the sections the README shows (the header and those <section>s, as the page has
+cut to the sections docs/reports.md shows (the header and those <section>s, as the page has
 them), rendered at 1280 pixels wide, trimmed of the empty space below, and saved as a
 256-colour PNG here. The history page comes from eight nightly runs of
 configs/compare.yaml, each on the sample predictions with their scores perturbed (seeded:

@@ -546,7 +546,7 @@ class Config(_Strict):
 def document_fields() -> None:
     """Give each field of these models that has no description the docstring written under
     it here, and rebuild the models so that their JSON Schema shows it (`receval schema`,
-    the README's key reference). Done on demand, not at import: pydantic's
+    docs/configuration.md's key reference). Done on demand, not at import: pydantic's
     use_attribute_docstrings reads this module's source once per model, which cost about
     40 ms of every command's start."""
     import ast

@@ -1,7 +1,7 @@
 """Every config key as a Markdown table, read from the config's pydantic models.
 
 The descriptions live in one place (config/model.py: field docstrings and descriptions);
-the README's key reference is this table, and a test checks that they are equal. Print it
+docs/configuration.md's key reference is this table, and a test checks that they are equal. Print it
 with `python -m receval_cli.config.reference`.
 """
 
@@ -18,8 +18,8 @@ from pydantic_core import PydanticUndefined
 
 from receval_cli.config.model import Config, PredictionsConfig, PredictionSet, document_fields
 
-# sections documented by a table of their own elsewhere in the README
-_ELSEWHERE = {"conventions": "every convention: see Conventions"}
+# sections documented by a table of their own elsewhere in docs/
+_ELSEWHERE = {"conventions": "every convention: see [conventions.md](conventions.md)"}
 
 
 def _unwrapped(annotation: Any) -> Any:

@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
 # What the executors' Python needs besides receval's own code (a notebook ships that with
 # addPyFile): what a bucket's evaluation imports, and pyarrow for Spark's Arrow exchange.
-# The README's notebook recipe lists them (checked), and tests/test_spark_cluster.py runs
+# docs/engines.md's notebook recipe lists them (checked), and tests/test_spark_cluster.py runs
 # that recipe with exactly these and their requirements.
 EXECUTOR_PACKAGES = ("polars", "pyarrow", "numpy", "pydantic", "typer", "rich", "pyyaml")
 
@@ -174,7 +174,7 @@ _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 
 def environment_failure(error: BaseException) -> UsageError | None:
     """A Python worker that cannot import receval's code or its libraries: what to ship
-    (README, "Running on a cluster"); None for any other failure."""
+    (docs/engines.md, "Running on a cluster"); None for any other failure."""
     text = str(error)
     found = _MISSING_MODULE.search(text)
     if found is None or "Python worker" not in text:
@@ -183,7 +183,7 @@ def environment_failure(error: BaseException) -> UsageError | None:
     fix = (
         "Ship receval's environment to the executors: a packed environment "
         "(spark.archives and PYSPARK_PYTHON), receval installed on every node from its "
-        "wheel, or addPyFile in a notebook (README, Running on a cluster)."
+        "wheel, or addPyFile in a notebook (docs/engines.md, Running on a cluster)."
     )
     return UsageError(
         f"engine: spark: the executors' Python cannot import {module} (No module named "

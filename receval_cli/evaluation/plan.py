@@ -76,7 +76,7 @@ def metric_exprs(
         for side in sorted(stats.sides - before):
             missing = missing_input(side, sources)
             if missing is not None:
-                fix = "Add it (see the README, 'Beyond accuracy')."
+                fix = "Add it (see docs/metrics.md, 'Beyond accuracy')."
                 raise InputError(
                     f"{spec} needs the {missing} input, which the config does not give. {fix}",
                     key=str(spec),

@@ -94,7 +94,7 @@ class RunReport:
     """A run's report, whatever the number of models: each model's Report (one config
     file: the model named "model"), the best model(s) per metric, the comparisons with the
     baseline when there are any, the gates, and what is run-wide. Its JSON has one shape:
-    `models.NAME.metrics` and so on for every model (README, "Reports and exit codes")."""
+    `models.NAME.metrics` and so on for every model (docs/reports.md)."""
 
     models: dict[str, Report]
     gates: list[GateResult]
