@@ -317,6 +317,23 @@ def test_the_config_names_the_store(tmp_path: Path) -> None:
     assert len(list(other.glob("*.parquet"))) == 1
 
 
+def test_a_relative_store_is_from_where_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--history runs/ is from the working directory (as --output is); the config's
+    `history: runs/` from the config's folder."""
+    config = hand_case(tmp_path / "configs", history="from_config")
+    monkeypatch.chdir(tmp_path)
+    assert invoke("run", config, "-q").exit_code == 0
+    assert len(list((tmp_path / "configs" / "from_config").glob("*.parquet"))) == 1
+    assert invoke("run", config, "-q", "--history", "runs", "--label", "b").exit_code == 0
+    assert len(list((tmp_path / "runs").glob("*.parquet"))) == 1
+    assert not (tmp_path / "configs" / "runs").exists()
+    shown = invoke("history", "runs", "--format", "json")  # the path the run was given
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)["series"][0]["runs"] == 1
+
+
 def test_a_store_that_is_not_a_folder_is_refused_before_the_run(tmp_path: Path) -> None:
     config = hand_case(tmp_path)
     a_file = write(tmp_path / "history.parquet", "x")

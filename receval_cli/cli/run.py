@@ -248,7 +248,10 @@ def _run(
             updated = loaded.config.model_copy(update={"spark": spark_settings})
             loaded = dataclasses.replace(loaded, config=updated)
         if request.history is not None:
-            with_history = loaded.config.model_copy(update={"history": str(request.history)})
+            # a path on the command line is from the working directory, as --output's is
+            # (the config's `history:` is from the config's folder)
+            given_store = str(request.history.absolute())
+            with_history = loaded.config.model_copy(update={"history": given_store})
             loaded = dataclasses.replace(loaded, config=with_history)
         store = history_path(loaded)
         if store is not None:
