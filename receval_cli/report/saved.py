@@ -79,7 +79,7 @@ class Cell:
 
 
 @dataclass
-class Comparison:
+class ReportComparison:
     """Every metric's cells by column (None where the column lacks the metric)."""
 
     baseline: str
@@ -118,7 +118,7 @@ def compare_reports(
     baseline: str | None,
     metrics: list[str],
     allow_different_conventions: bool = False,
-) -> Comparison:
+) -> ReportComparison:
     """Read the reports and compare every column with the baseline column; reports of
     different conventions are refused unless `allow_different_conventions`."""
     if len(paths) < 2:
@@ -138,7 +138,7 @@ def compare_reports(
     if differ and not allow_different_conventions:
         raise conventions_error(differ, "the reports", paths[0])
     rows = {metric: _row(metric, columns, chosen) for metric in shown}
-    return Comparison(
+    return ReportComparison(
         baseline=chosen.name,
         columns=[c.name for c in columns],
         metrics=rows,
@@ -428,7 +428,7 @@ def best_columns(metric: str, row: dict[str, Cell | None]) -> list[str]:
 # -------------------------------------------------------------------------- rendering
 
 
-def render_comparison(comparison: Comparison, fmt: CompareFormat, width: int = 100) -> str:
+def render_comparison(comparison: ReportComparison, fmt: CompareFormat, width: int = 100) -> str:
     if fmt == CompareFormat.json:
         return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
     if fmt == CompareFormat.markdown:
@@ -448,7 +448,7 @@ def delta_text(cell: Cell) -> str:
     return text
 
 
-def comparison_table(comparison: Comparison) -> RenderableType:
+def comparison_table(comparison: ReportComparison) -> RenderableType:
     """The columns side by side, then the baseline line and any conventions warning."""
     grid = Table(title=f"receval compare: {len(comparison.columns)} columns", title_justify="left")
     grid.add_column("metric", no_wrap=True)  # names and values are never cut
@@ -479,14 +479,14 @@ def _table_cell(cell: Cell | None, best: bool) -> Text:
     return text
 
 
-def baseline_line(comparison: Comparison, best: str) -> str:
+def baseline_line(comparison: ReportComparison, best: str) -> str:
     return (
         f"baseline: {comparison.baseline} (the other columns' deltas are against it); "
         f"{best}; {_MISSING} not in that report"
     )
 
 
-def comparison_warnings(comparison: Comparison) -> list[str]:
+def comparison_warnings(comparison: ReportComparison) -> list[str]:
     """The comparison's warnings: conventions that differ (allowed with
     --allow-different-conventions) and ground truths that differ."""
     found = []
@@ -501,7 +501,7 @@ def comparison_warnings(comparison: Comparison) -> list[str]:
     return found
 
 
-def render_markdown(comparison: Comparison) -> str:
+def render_markdown(comparison: ReportComparison) -> str:
     """A GitHub table: the same cells as the terminal table, best in bold."""
     names = comparison.columns
     lines = [
@@ -534,7 +534,7 @@ def _markdown_cell(cell: Cell | None, best: bool) -> str:
 _CSV_FIELDS = ("column", "metric", "value", "low", "high", "delta", "relative_delta")
 
 
-def render_csv(comparison: Comparison) -> str:
+def render_csv(comparison: ReportComparison) -> str:
     """Long format: one line per (column, metric) that has a value; values unrounded,
     empty where there is no interval or no delta (the baseline's own lines)."""
     buffer = io.StringIO()
