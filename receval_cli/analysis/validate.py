@@ -27,7 +27,7 @@ from receval_cli.config.model import UnknownItemsConfig
 from receval_cli.console import shown
 from receval_cli.engines.run_plan import ModelInputs, RunPlan, plan_run
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import Run, bucket_partial, raise_checks
+from receval_cli.evaluation.assembly import FinishContext, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
 from receval_cli.evaluation.global_metrics import (
     outside_universe,
@@ -158,7 +158,7 @@ def _check_model(
         extra=tuple(extra),
         reference=reference[1],
     )
-    run = Run(predictions, truth, loaded.specs, conventions, sources, reference)
+    run = FinishContext(predictions, truth, loaded.specs, conventions, sources, reference)
     tables = partial.item_tables()
     checks = item_facts(tables, loaded.specs, conventions, sources, universe, None, False)
     raise_checks(partial, run, checks)

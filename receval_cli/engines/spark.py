@@ -60,7 +60,7 @@ from receval_cli.engines.spark_sources import (
 )
 from receval_cli.engines.spark_watch import restore_sigint, watching
 from receval_cli.errors import UsageError
-from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
+from receval_cli.evaluation.assembly import FinishContext, PerUserSpool, bucket_partial, finish
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.partial import Partial, compact, empty_partial, merge
 from receval_cli.evaluation.plan import metric_exprs
@@ -485,7 +485,7 @@ def _evaluate(
     t_input = checked["ground truth"] or describe_only(
         "ground truth", loaded.location(config.ground_truth.path), "graded", tmapping
     )
-    run = Run(
+    run = FinishContext(
         p_input,
         t_input,
         specs,
