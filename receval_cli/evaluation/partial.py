@@ -59,7 +59,7 @@ class Partial:
     rows: dict[str, dict[str, int]]  # per input: raw_rows (and raw_users, list layouts)
     checks: dict[str, dict[str, int]]  # per input: null / NaN / inf counts
     duplicates: dict[str, DuplicatesFound]  # per input, when some pair repeats
-    tally: dict[str, int]  # users by status (pipeline.USER_TALLY)
+    tally: dict[str, int]  # users by status (plan.USER_TALLY)
     samples: dict[str, list[Any]]  # per input: its smallest user ids (messages)
     totals: dict[str, MetricTotal]  # per per-user metric
     states: dict[str, list[pl.DataFrame]]  # per global metric state
