@@ -53,10 +53,10 @@ from receval_cli.engines.spark_sources import (
     POPULARITY,
     SparkSources,
     arrow_schema,
-    item_popularity,
     partition_frame,
     popularity_rows,
     read_spark_sources,
+    spark_item_popularity,
 )
 from receval_cli.engines.spark_watch import restore_sigint, watching
 from receval_cli.errors import UsageError
@@ -342,7 +342,7 @@ def _bucket_rows(
         stats, _ = metric_exprs(user_specs, conventions, side.sources)
         id_type = pl.Int64() if id_types["item"] == "bigint" else pl.String()
         popularity, added = popularity_rows(
-            item_popularity(side.interactions, conventions),
+            spark_item_popularity(side.interactions, conventions),
             list(stats.items.rows.values()),
             id_type,
         )
