@@ -36,7 +36,7 @@ from receval_cli.report.comparability import (
     conventions_error,
     describe_differences,
 )
-from receval_cli.report.saved import read_saved_report
+from receval_cli.report.saved_report import read_saved_report
 
 DEFAULT_SPARK_BUCKETS = 64
 
