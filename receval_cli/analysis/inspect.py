@@ -1,4 +1,6 @@
 """`receval inspect`: look at a few users' history, top-k list, misses and metrics.
+Over 400 lines: still computes and renders (issue #36 item 2: the sample and its lists
+vs the rich panels), to be split.
 
 The users are a seeded sample of the evaluated users (their ids sorted, then drawn with
 `random.Random(seed)`, so the sample does not depend on the row order of the files), or

@@ -1,4 +1,6 @@
 """`receval validate CONFIG`: check a config and its inputs without computing a metric.
+Over 400 lines: still computes and renders (issue #36 item 2: the checks and counts vs
+the rich tables), to be split.
 
 It reads every input with `run`'s readers, aligns the ids and runs `run`'s checks (the
 same queries that ride along with the metrics, here collected alone), so it fails with

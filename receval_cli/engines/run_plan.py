@@ -1,4 +1,6 @@
 """The run planner: a loaded config resolved, once, into what a run needs.
+Over 400 lines: the one place a loaded config becomes a run (issue #33): its engine, its
+refusals and the checks of gates, baseline report, history and segments against it.
 
 `plan_run` is the one place that turns a LoadedConfig into a run: the models and their
 files, the engine (auto's choice made here, so it never picks an engine that refuses

@@ -1,4 +1,7 @@
 """engine: spark: the same per-user metric code, run on Spark executors.
+Over 400 lines: one flow, the Spark session, the co-grouped buckets and their Partials
+merged as they arrive; its inputs, sources, segments, diagnosis and watch are apart
+(spark_*.py).
 
 Predictions and ground truth are read by Spark (local files, URIs, or `table:NAME` for a
 Spark table) and mapped to receval's canonical columns as the polars engines map them

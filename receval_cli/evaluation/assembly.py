@@ -1,4 +1,6 @@
 """The one assembly: a bucket of users -> a Partial; Partials -> merged; merged -> Report.
+Over 400 lines: the one assembly every engine goes through (bucket -> Partial -> merged
+-> Report), with the checks and messages that exist once, here.
 
 Every engine runs the same three steps. A bucket is a set of users with all their
 predictions and ground truth: the whole input on one machine (`evaluate_inputs`, the

@@ -1,4 +1,7 @@
 """`--format html`: one self-contained page for a run's report (one model or several).
+Over 400 lines: one page builder, a method per section of the page; its shell is
+html_page.py, its numbers page_numbers.py, its comparisons and gates html_comparisons.py
+and html_gates.py.
 
 Inline CSS, figures as inline SVG (plots.py), no script, and a Content-Security-Policy
 that forbids every fetch (the shell: html_page.py): the page shows the same offline, in a
