@@ -291,3 +291,46 @@ def test_the_layer_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "fake.other (other) imports fake.leaf (leaf)",
     ]
     assert mutual_imports(unit_graph(read_imports(root, type_checking=True))) == [("high", "low")]
+
+
+# A module longer than this says why in its docstring's first paragraph (issue #36)
+MAX_LINES = 400
+LONG_REASON = "Over 400 lines:"
+
+
+def long_modules(root: Path) -> list[str]:
+    """The modules over MAX_LINES lines whose docstring's first paragraph has no line
+    starting with LONG_REASON."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") <= MAX_LINES:
+            continue
+        docstring = ast.get_docstring(ast.parse(text)) or ""
+        first = docstring.split("\n\n", 1)[0]
+        if not any(line.startswith(LONG_REASON) for line in first.splitlines()):
+            found.append(f"{module_name(path, root)} ({text.count(chr(10))} lines)")
+    return found
+
+
+def test_no_long_module_without_a_reason() -> None:
+    """One job per module: a module over 400 lines is split, or its docstring's first
+    paragraph says why not, on a line of its own starting "Over 400 lines:"."""
+    assert long_modules(PACKAGE) == []
+
+
+def test_the_length_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    """Negative controls: a long module without a reason, one with the reason outside its
+    first paragraph, one with it; a short one needs none."""
+    root = tmp_path / "fake"
+    root.mkdir()
+    body = "x = 1\n" * MAX_LINES
+    (root / "__init__.py").write_text("")
+    (root / "short.py").write_text('"""Short."""\n')
+    (root / "bare.py").write_text('"""Long."""\n' + body)
+    (root / "late.py").write_text(f'"""Long.\n\n{LONG_REASON} too late."""\n' + body)
+    (root / "said.py").write_text(f'"""Long.\n{LONG_REASON} one table."""\n' + body)
+    assert long_modules(root) == [
+        f"fake.bare ({MAX_LINES + 1} lines)",
+        f"fake.late ({MAX_LINES + 3} lines)",
+    ]

@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 from cli_helpers import PRECISION_1, assert_no_traceback, hand_case, invoke
 
+from receval_cli.errors import InternalError
 from receval_cli.evaluation import assembly
-from receval_cli.evaluation import plan as pipeline
 from receval_cli.metrics.registry import REGISTRY
 
 
@@ -63,6 +63,6 @@ def test_a_value_below_its_range_is_an_internal_error(monkeypatch: pytest.Monkey
     monkeypatch.setitem(REGISTRY, "mrr", dataclasses.replace(definition, lower_bound=0.9))
     predictions = pl.DataFrame({"user": [1, 1], "item": [10, 11], "score": [0.9, 0.8]})
     truth = pl.DataFrame({"user": [1], "item": [11]})
-    with pytest.raises(pipeline.InternalError, match=r"mrr = 0.5, outside its range \[0.9, 1.0\]"):
+    with pytest.raises(InternalError, match=r"mrr = 0.5, outside its range \[0.9, 1.0\]"):
         receval_cli.evaluate(predictions, truth, metrics=["mrr"])
-    assert pipeline.InternalError.exit_code == 3
+    assert InternalError.exit_code == 3

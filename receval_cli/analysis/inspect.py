@@ -1,9 +1,11 @@
 """`receval inspect`: look at a few users' history, top-k list, misses and metrics.
+Over 400 lines: still computes and renders (issue #36 item 2: the sample and its lists
+vs the rich panels), to be split.
 
 The users are a seeded sample of the evaluated users (their ids sorted, then drawn with
 `random.Random(seed)`, so the sample does not depend on the row order of the files), or
-one user named with --user. The lists are ranked by the pipeline's own functions
-(prepare.py) under the config's conventions, and the metrics are the per-user values of a
+one user named with --user. The lists are ranked by the evaluation's own functions
+(evaluation/prepare.py) under the config's conventions, and the metrics are the per-user values of a
 run of the chosen model over the whole files (only the per-user metrics), exactly what
 `receval run --per-user` writes.
 

@@ -143,7 +143,7 @@ def _tested_metrics(
     return shared, per_user
 
 
-def compare(
+def compare_with_baseline(
     models: Mapping[str, Report],
     baseline: str | None,
     baseline_values: Mapping[str, float | None] | None,

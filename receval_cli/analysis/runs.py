@@ -63,7 +63,8 @@ def evaluate_config(
         stage = f"model {name}: " if len(plan.models) > 1 else ""
         with console.stage(f"{stage}read, rank, join, metrics"):
             report = evaluate_model(plan, name, per_user or plan.confidence is not None, keys)
-        # with a comparison, compare() computes every model's intervals in one resampling
+        # with a comparison, compare_with_baseline() computes every model's intervals in one
+        # resampling
         reports[name] = _with_intervals(report, plan)
     if not plan.comparing:
         return _run_report(loaded, reports, started)
@@ -73,11 +74,11 @@ def evaluate_config(
         truths = {"this run": truth_identity(next(iter(reports.values())).inputs)}
         found = truths_warning({**truths, "baseline report": plan.saved.truth})
         warnings += [] if found is None else [found]
-    from receval_cli.analysis.intervals import compare  # numpy: only when comparing
+    from receval_cli.analysis.intervals import compare_with_baseline  # numpy: only when comparing
 
     with console.stage("intervals and comparisons"):
         values = None if plan.saved is None else plan.saved.metrics
-        comparisons, intervals = compare(
+        comparisons, intervals = compare_with_baseline(
             reports, plan.baseline, values, plan.comparison, plan.confidence
         )
     reports = {
@@ -155,7 +156,7 @@ def _segment_rows(name: str, rows: pl.DataFrame) -> pl.Expr:
 
 def _with_intervals(report: Report, plan: RunPlan) -> Report:
     """The report with its intervals when asked (its segments' too); with a comparison,
-    only the segments' (compare() computes the models' in one resampling)."""
+    only the segments' (compare_with_baseline() computes the models' in one resampling)."""
     if plan.confidence is None:
         return report
     from receval_cli.analysis.intervals import with_intervals  # numpy: only with intervals

@@ -1,4 +1,6 @@
 """`receval validate CONFIG`: check a config and its inputs without computing a metric.
+Over 400 lines: still computes and renders (issue #36 item 2: the checks and counts vs
+the rich tables), to be split.
 
 It reads every input with `run`'s readers, aligns the ids and runs `run`'s checks (the
 same queries that ride along with the metrics, here collected alone), so it fails with
@@ -27,7 +29,7 @@ from receval_cli.config.model import UnknownItemsConfig
 from receval_cli.console import shown
 from receval_cli.engines.run_plan import ModelInputs, RunPlan, plan_run
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import Run, bucket_partial, raise_checks
+from receval_cli.evaluation.assembly import FinishContext, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
 from receval_cli.evaluation.global_metrics import (
     outside_universe,
@@ -158,7 +160,7 @@ def _check_model(
         extra=tuple(extra),
         reference=reference[1],
     )
-    run = Run(predictions, truth, loaded.specs, conventions, sources, reference)
+    run = FinishContext(predictions, truth, loaded.specs, conventions, sources, reference)
     tables = partial.item_tables()
     checks = item_facts(tables, loaded.specs, conventions, sources, universe, None, False)
     raise_checks(partial, run, checks)

@@ -74,12 +74,8 @@ def compare(
     allow_different_conventions: AllowDifferentConventions = False,
 ) -> None:
     """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""
-    from receval_cli.report.saved import (
-        compare_reports,
-        comparison_table,
-        comparison_warnings,
-        render_comparison,
-    )
+    from receval_cli.report.report_comparison import compare_reports, comparison_warnings
+    from receval_cli.report.report_comparison_render import comparison_table, render_comparison
     from receval_cli.report.writing import write_outputs
 
     try:

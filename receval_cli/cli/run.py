@@ -145,7 +145,7 @@ def run(
     ] = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
-    from receval_cli.report.render import table
+    from receval_cli.report.render import run_table
     from receval_cli.results.run_info import RunLabel, parse_tags
 
     console.configure(no_color=no_color, quiet=quiet, verbose=verbose, log_format=log_format)
@@ -163,7 +163,7 @@ def run(
     except RecEvalError as error:
         raise fail(error) from None
     if table_shown:
-        console.show(table(report))
+        console.show(run_table(report))
     else:  # the table shows them; without it they go to stderr, even with --quiet
         for warning in report.warnings:
             console.warn(warning)

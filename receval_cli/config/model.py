@@ -1,4 +1,6 @@
 """The config's pydantic models: every key, its type, its default and its description.
+Over 400 lines: one job, the config's pydantic models, a class per block with every
+key's description: the schema, read as one.
 
 Reading the YAML (yaml_file.py), wording validation errors (validation_errors.py),
 expanding the metric list (metric_lists.py) and loading a file (loading.py) live apart.

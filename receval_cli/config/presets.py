@@ -1,4 +1,6 @@
 """Named presets: the conventions under which receval reproduces a well-known tool.
+Over 400 lines: a table of data, one Preset per reproduced tool (its conventions and
+measure names); split by tool it would scatter one lookup table.
 
 A preset is a set of convention values. In the config, `conventions: {preset: NAME}` applies
 it, and any other key beside it overrides that one setting; `--preset NAME` on the command

@@ -21,7 +21,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
+from receval_cli.evaluation.assembly import FinishContext, PerUserSpool, bucket_partial, finish
 from receval_cli.evaluation.partial import merge
 from receval_cli.evaluation.plan import catalog_size_metrics, metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
@@ -157,7 +157,7 @@ def evaluate_partitioned(
             spool.add(partial.per_user)
             partial.per_user = None
         partials.append(partial)
-    run = Run(
+    run = FinishContext(
         predictions,
         truth,
         loaded.specs,

@@ -1,4 +1,6 @@
 """The run planner: a loaded config resolved, once, into what a run needs.
+Over 400 lines: the one place a loaded config becomes a run (issue #33): its engine, its
+refusals and the checks of gates, baseline report, history and segments against it.
 
 `plan_run` is the one place that turns a LoadedConfig into a run: the models and their
 files, the engine (auto's choice made here, so it never picks an engine that refuses
@@ -36,7 +38,7 @@ from receval_cli.report.comparability import (
     conventions_error,
     describe_differences,
 )
-from receval_cli.report.saved import read_saved_report
+from receval_cli.report.saved_report import read_saved_report
 
 DEFAULT_SPARK_BUCKETS = 64
 

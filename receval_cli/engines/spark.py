@@ -1,4 +1,7 @@
 """engine: spark: the same per-user metric code, run on Spark executors.
+Over 400 lines: one flow, the Spark session, the co-grouped buckets and their Partials
+merged as they arrive; its inputs, sources, segments, diagnosis and watch are apart
+(spark_*.py).
 
 Predictions and ground truth are read by Spark (local files, URIs, or `table:NAME` for a
 Spark table) and mapped to receval's canonical columns as the polars engines map them
@@ -53,14 +56,14 @@ from receval_cli.engines.spark_sources import (
     POPULARITY,
     SparkSources,
     arrow_schema,
-    item_popularity,
     partition_frame,
     popularity_rows,
     read_spark_sources,
+    spark_item_popularity,
 )
 from receval_cli.engines.spark_watch import restore_sigint, watching
 from receval_cli.errors import UsageError
-from receval_cli.evaluation.assembly import PerUserSpool, Run, bucket_partial, finish
+from receval_cli.evaluation.assembly import FinishContext, PerUserSpool, bucket_partial, finish
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.partial import Partial, compact, empty_partial, merge
 from receval_cli.evaluation.plan import metric_exprs
@@ -342,7 +345,7 @@ def _bucket_rows(
         stats, _ = metric_exprs(user_specs, conventions, side.sources)
         id_type = pl.Int64() if id_types["item"] == "bigint" else pl.String()
         popularity, added = popularity_rows(
-            item_popularity(side.interactions, conventions),
+            spark_item_popularity(side.interactions, conventions),
             list(stats.items.rows.values()),
             id_type,
         )
@@ -485,7 +488,7 @@ def _evaluate(
     t_input = checked["ground truth"] or describe_only(
         "ground truth", loaded.location(config.ground_truth.path), "graded", tmapping
     )
-    run = Run(
+    run = FinishContext(
         p_input,
         t_input,
         specs,

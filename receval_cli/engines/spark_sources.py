@@ -211,7 +211,7 @@ def arrow_schema(frame: SparkFrame) -> Any:
     return to_arrow_schema(frame.schema)
 
 
-def item_popularity(log: SparkFrame, conventions: Conventions) -> SparkFrame:
+def spark_item_popularity(log: SparkFrame, conventions: Conventions) -> SparkFrame:
     """evaluation/side_columns.item_popularity on Spark: per item of the log its rows (count),
     its users (holders) and its rank by popularity (count descending, then the tie_break
     order of the item: inputs/list_order.tie_order, whose input_order Spark refuses), with the log's

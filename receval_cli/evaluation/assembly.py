@@ -1,10 +1,12 @@
 """The one assembly: a bucket of users -> a Partial; Partials -> merged; merged -> Report.
+Over 400 lines: the one assembly every engine goes through (bucket -> Partial -> merged
+-> Report), with the checks and messages that exist once, here.
 
 Every engine runs the same three steps. A bucket is a set of users with all their
 predictions and ground truth: the whole input on one machine (`evaluate_inputs`, the
 one-bucket case), a hash bucket of the users with `partitions: N` (engines/partitions.py), or a
 co-grouped bucket on a Spark executor (engines/spark.py). `bucket_partial` evaluates a
-bucket with the polars plan (pipeline.per_user_frame) and returns a Partial: what the
+bucket with the polars plan (plan.per_user_frame) and returns a Partial: what the
 report needs from those users, in a form that adds up. `merge` adds Partials up (in any
 order and grouping: counts are integers, metric sums are exact, see metrics/exact_sum.py) and
 `finish` turns the merged Partial into the Report: every check, count, message, mean and
@@ -222,7 +224,7 @@ def _duplicates(per_user: pl.DataFrame, predictions: Input, truth: Input) -> dic
 
 
 @dataclass
-class Run:
+class FinishContext:
     """What finishing a run needs besides the merged Partial. `predictions` and `truth`
     name the inputs in messages and in the report (their frames are not read);
     `reference` names the items the recommended ones are checked against, and holds them."""
@@ -252,7 +254,7 @@ class Run:
         return self.universe
 
 
-def raise_checks(merged: Partial, run: Run, facts: ItemFacts) -> dict[str, Any]:
+def raise_checks(merged: Partial, run: FinishContext, facts: ItemFacts) -> dict[str, Any]:
     """Raise the first failed check, in a fixed order: the inputs' rows (empty files, list
     layouts, nulls, NaN), duplicates, the users, then the items' (the universe, the items
     the catalog does not describe: `facts`). Returns the report's `users` block."""
@@ -272,7 +274,7 @@ def raise_checks(merged: Partial, run: Run, facts: ItemFacts) -> dict[str, Any]:
     return users
 
 
-def facts_of(merged: Partial, run: Run) -> ItemFacts:
+def facts_of(merged: Partial, run: FinishContext) -> ItemFacts:
     """The merged Partial's item-level results: as computed where its items are (Spark),
     else computed here against the run's universe and unknown-items reference."""
     if merged.facts is not None:
@@ -288,7 +290,7 @@ def facts_of(merged: Partial, run: Run) -> ItemFacts:
     )
 
 
-def finish(merged: Partial, run: Run) -> Report:
+def finish(merged: Partial, run: FinishContext) -> Report:
     """The Report from the merged Partial: the checks, the users, the means, the global
     metrics, the items and the unknown items."""
     conventions, sources = run.conventions, run.sources
@@ -360,7 +362,7 @@ def finish(merged: Partial, run: Run) -> Report:
 
 
 def _finish_segments(
-    merged: Partial, run: Run, inputs: dict[str, Any]
+    merged: Partial, run: FinishContext, inputs: dict[str, Any]
 ) -> tuple[dict[str, Report], dict[str, str]]:
     """Each segment's Report, finished from its merged Partial as a run on its users alone
     (its checks, messages and exact means; its click metrics on its users' rows), and for
@@ -374,7 +376,7 @@ def _finish_segments(
         partial = merged.segments.get(segment.name) or empty_partial()
         if segment.complement and partial.tally["in_ground_truth"] == 0:
             continue
-        own = Run(
+        own = FinishContext(
             run.predictions,
             run.truth,
             run.specs,
@@ -404,7 +406,9 @@ def _finish_segments(
     return parts, skipped
 
 
-def _per_user_rows(merged: Partial, run: Run, per_user: pl.DataFrame | None) -> pl.LazyFrame | None:
+def _per_user_rows(
+    merged: Partial, run: FinishContext, per_user: pl.DataFrame | None
+) -> pl.LazyFrame | None:
     """The run's per-user rows: spooled, kept by its one bucket, or its per-user table;
     None when the run kept none."""
     if run.per_user_rows is not None:
@@ -419,7 +423,7 @@ def _row_count(merged: Partial, role: str) -> int | None:
     return None if counts is None else counts["raw_rows"]
 
 
-def users_block(merged: Partial, run: Run, ranking: bool) -> dict[str, Any]:
+def users_block(merged: Partial, run: FinishContext, ranking: bool) -> dict[str, Any]:
     """The report's `users` block from the tally; `ranking`: per-user metrics are asked,
     so some user must count."""
     counts = merged.tally
@@ -572,7 +576,7 @@ def evaluate_aligned(
         reference=None if reference is None else reference[1],
         segments=None if segments is None else segments[0],
     )
-    run = Run(predictions, truth, specs, conventions, sources, reference)
+    run = FinishContext(predictions, truth, specs, conventions, sources, reference)
     if segments is not None:
         run.segment_keys, run.segments = segments
     logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")

@@ -14,7 +14,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import Partial, State, StateInputs, Universe, merge_states
+from receval_cli.metrics.registry import GlobalMetric, State, StateInputs, Universe, merge_states
 
 _EXAMPLES = 3
 
@@ -29,10 +29,10 @@ def universe_of(sources: Sources) -> Universe:
     return Universe(None, "none")
 
 
-def _partial(spec: MetricSpec) -> Partial:
-    partial = lookup(spec.name).partial
-    assert partial is not None, spec
-    return partial
+def _global_metric(spec: MetricSpec) -> GlobalMetric:
+    found = lookup(spec.name).global_metric
+    assert found is not None, spec
+    return found
 
 
 def state_queries(
@@ -41,7 +41,7 @@ def state_queries(
     """Each distinct state the specs need, with its lazy query."""
     queries: dict[str, tuple[State, pl.LazyFrame]] = {}
     for spec in specs:
-        state = _partial(spec).state(spec.k, conventions.metric_params(spec))
+        state = _global_metric(spec).state(spec.k, conventions.metric_params(spec))
         if state.name not in queries:
             queries[state.name] = (state, state.build(inputs))
     return queries
@@ -57,17 +57,17 @@ def global_values(
     values = {}
     for spec in specs:
         params = conventions.metric_params(spec)
-        partial = _partial(spec)
-        state, table = states[partial.state(spec.k, params).name]
+        global_metric = _global_metric(spec)
+        state, table = states[global_metric.state(spec.k, params).name]
         merged = merge_states([table], state.keys)
-        values[str(spec)] = partial.finish(merged, universe, spec.k, params)
+        values[str(spec)] = global_metric.finish(merged, universe, spec.k, params)
     return values
 
 
 def require_universe(specs: tuple[MetricSpec, ...], universe: Universe) -> None:
     """The global metrics that measure against the catalog have one (see require_named),
     and it is not empty."""
-    needing = [str(s) for s in specs if _partial(s).needs_universe]
+    needing = [str(s) for s in specs if _global_metric(s).needs_universe]
     require_named(specs, universe.items is not None)
     if needing and universe.items is not None and universe.items.height == 0:
         raise InputError(
@@ -83,7 +83,9 @@ def require_named(specs: tuple[MetricSpec, ...], named: bool) -> None:
     is read (on Spark, before a session starts), and again on the items read. `specs`
     may hold metrics of every scope."""
     needing = [
-        str(s) for s in specs if lookup(s.name).scope == "global" and _partial(s).needs_universe
+        str(s)
+        for s in specs
+        if lookup(s.name).scope == "global" and _global_metric(s).needs_universe
     ]
     if needing and not named:
         fix = (

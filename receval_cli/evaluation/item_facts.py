@@ -197,9 +197,9 @@ def _states_needed(specs: tuple[MetricSpec, ...], conventions: Conventions) -> s
 
 
 def _state_of(spec: MetricSpec, conventions: Conventions) -> State:
-    partial = lookup(spec.name).partial
-    assert partial is not None
-    return partial.state(spec.k, conventions.metric_params(spec))
+    global_metric = lookup(spec.name).global_metric
+    assert global_metric is not None
+    return global_metric.state(spec.k, conventions.metric_params(spec))
 
 
 def _states(

@@ -1,4 +1,6 @@
 """The compiled core (#35): the ranking statistics of every user in one pass, in C.
+Over 400 lines: one job, the compiled core's Python side: the requests, the arrays it is
+fed and the tables it returns, kept beside each other as _kernel.c reads them.
 
 The polars core (evaluation/plan.py) ranks each list in a group_by, explodes the ranked
 lists, joins them with the ground truth and takes running sums over windows. This core

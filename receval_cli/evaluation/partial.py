@@ -59,7 +59,7 @@ class Partial:
     rows: dict[str, dict[str, int]]  # per input: raw_rows (and raw_users, list layouts)
     checks: dict[str, dict[str, int]]  # per input: null / NaN / inf counts
     duplicates: dict[str, DuplicatesFound]  # per input, when some pair repeats
-    tally: dict[str, int]  # users by status (pipeline.USER_TALLY)
+    tally: dict[str, int]  # users by status (plan.USER_TALLY)
     samples: dict[str, list[Any]]  # per input: its smallest user ids (messages)
     totals: dict[str, MetricTotal]  # per per-user metric
     states: dict[str, list[pl.DataFrame]]  # per global metric state
@@ -246,10 +246,10 @@ def compact(merged: Partial, specs: tuple[MetricSpec, ...], conventions: Convent
     Partial then stays the size of one table per kind, whatever the number of buckets (a
     Spark executor merges the buckets with it); finish gives the same report from it."""
     for spec in specs:
-        partial = lookup(spec.name).partial
-        if partial is None:
+        global_metric = lookup(spec.name).global_metric
+        if global_metric is None:
             continue
-        state = partial.state(spec.k, conventions.metric_params(spec))
+        state = global_metric.state(spec.k, conventions.metric_params(spec))
         if state.name in merged.states:
             merged.states[state.name] = [merge_states(merged.states[state.name], state.keys)]
     if merged.recommended:

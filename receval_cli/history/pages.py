@@ -196,7 +196,8 @@ def _markdown(store: Path, found: list[Trend]) -> str:
 
 def _html(store: Path, found: list[Trend], selection: Selection) -> str:
     from receval_cli.report import plots
-    from receval_cli.report.html import number_html, standalone_page, table_html
+    from receval_cli.report.html_page import standalone_page
+    from receval_cli.report.html_parts import number_html, table_html
 
     title = f"receval history: {store}"
     if not found:

@@ -1,4 +1,6 @@
 """Explain a file polars could not read: find the line at fault and say how to fix it.
+Over 400 lines: one job, the line at fault in a file polars could not read, found for
+each format (CSV, JSON lines, Parquet) and for the wide encodings.
 
 polars' own messages rarely give a line number ("found more fields than defined in
 'Schema'", "invalid utf-8 sequence"). Only after a read has failed, these functions scan

@@ -57,7 +57,7 @@ class Sources:
     baseline: Input | None = None
     embedding_dims: int = 0  # the catalog's embedding length, once checked
     # item popularity computed beforehand from the whole log (a partition's log holds
-    # only its users); recs.item_popularity's columns
+    # only its users); side_columns.item_popularity's columns
     popularity: pl.LazyFrame | None = None
     # True: `popularity` also holds the per-item columns the metrics ask of it (Stats.items,
     # e.g. long_tail_share's head), computed over the whole log, and only some items (a

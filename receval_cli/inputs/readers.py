@@ -1,4 +1,6 @@
 """Readers: scan an input file lazily, map its columns, check its schema.
+Over 400 lines: still several jobs (issue #36 item 2: format detection and scanning,
+column mapping and checks, id alignment), to be split.
 
 Every reader returns a LazyFrame with receval's canonical column names:
 predictions (user, item, score | rank[, row]) and ground truth (user, item, rel[, row]),

@@ -1,5 +1,7 @@
 """Sniff a data file for `receval init`: its format, its columns and types, and a guess of
 each column's role (user, item, score, rank, items, relevance, ...).
+Over 400 lines: one job, a file's schema read and its columns' roles guessed; the
+guessers share one picker (_Picker) and its notes.
 
 Only the schema and the first rows are read. Columns are matched to roles by name (common
 synonyms), then by type; every guess that is not a plain name match carries a note.

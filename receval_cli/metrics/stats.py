@@ -1,4 +1,6 @@
 """Per-user statistics that the ranking metrics are built from.
+Over 400 lines: one job, the per-user statistics (Stats) and the gain and discount
+expressions they are built from.
 
 The prepared data are three small-as-possible tables, each aggregated per user once:
 

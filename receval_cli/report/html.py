@@ -1,40 +1,51 @@
 """`--format html`: one self-contained page for a run's report (one model or several).
+Over 400 lines: one page builder, a method per section of the page; its shell is
+html_page.py, its numbers page_numbers.py, its comparisons and gates html_comparisons.py
+and html_gates.py.
 
 Inline CSS, figures as inline SVG (plots.py), no script, and a Content-Security-Policy
-that forbids every fetch: the page shows the same offline, in a CI artefact or an email.
-Every string from the data or the config is escaped. The same result gives the same bytes
+that forbids every fetch (the shell: html_page.py): the page shows the same offline, in a
+CI artefact or an email. Every string from the data or the config is escaped. The numbers
+the page works out beside the report's own (a histogram's mean, the lists' depth, the
+families' cutoffs drawn) are page_numbers.py's. The same result gives the same bytes
 (the elapsed time is left out).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import polars as pl
 
-from receval_cli.escaping import html_text, printable
-from receval_cli.evaluation.plan import exposure_depth
-from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.escaping import html_text
+from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.exposure import gini_of_histogram
-from receval_cli.metrics.registry import GEOMETRIC_FLOOR, is_geometric
+from receval_cli.metrics.registry import is_geometric
 from receval_cli.report import plots
 from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
 from receval_cli.report.html_gates import gate_cells, gates_table, tally
+from receval_cli.report.html_page import standalone_page
 from receval_cli.report.html_parts import number_html, table_html
 from receval_cli.report.metric_kinds import ACCURACY, kind_of, split_kinds
+from receval_cli.report.page_numbers import (
+    exposed,
+    family_label,
+    interval_of,
+    lists_depth,
+    representatives,
+    segment_bar,
+    siblings,
+    users_mean,
+)
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import confidence_line, users_line
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
 
-__all__ = ["number_html", "render_html", "standalone_page", "table_html"]
-
 _MARKS = {"win": " ▲", "loss": " ▼"}
-_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 
 def render_html(result: RunReport) -> str:
@@ -64,26 +75,6 @@ def render_html(result: RunReport) -> str:
         for key, title, content in shown
     )
     return standalone_page(page.title, result.version, f"{page.verdict()}<nav>{nav}</nav>\n", body)
-
-
-def standalone_page(title: str, version: str, header: str, body: str) -> str:
-    """A whole page: the shared head (the policy that fetches nothing, the style), the
-    title, `header` under it, `body` as the main part, and the footer. A control
-    character left in them (a name inside a plot's SVG) is written as printable() does:
-    the page may be printed on a terminal."""
-    header, body = printable(header), printable(body)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta name="generator" content="receval {html_text(version)}">\n'
-        f"<title>{html_text(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-        f"<header>\n<h1>{html_text(title)}</h1>\n{header}</header>\n<main>\n{body}</main>\n"
-        f"<footer>receval {html_text(version)}: a self-contained page (no script, "
-        "nothing fetched). Hover a rounded value for its exact one.</footer>\n"
-        "</body>\n</html>\n"
-    )
 
 
 class _Page:
@@ -186,7 +177,7 @@ class _Page:
         note = f'<p class="note">{html_text(" ".join(notes))}</p>\n' if notes else ""
         figure = ""
         if self.several:
-            chosen = list(self._representatives(list(self.first.metrics)).values())
+            chosen = list(representatives(list(self.first.metrics), self._gated()).values())
             for group, metrics in split_kinds(chosen).items():  # accuracy, then beyond it
                 svg = self._bars(metrics, self.models, self._prefix())
                 if not svg:
@@ -263,13 +254,13 @@ class _Page:
             members.sort()
             curves = {
                 name: [
-                    (k, value, _interval(report, m))
+                    (k, value, interval_of(report, m))
                     for k, m in members
                     if (value := report.metrics[m]) is not None  # no value: no point
                 ]
                 for name, report in self.models.items()
             }
-            label = _family_label(family)
+            label = family_label(family)
             svg = plots.curve_figure(label, curves, self._prefix())
             ks = ", ".join(str(k) for k, _ in members)
             caption = f"<code>{html_text(label)}</code> for k = {html_text(ks)}"
@@ -300,7 +291,7 @@ class _Page:
             members.sort()
             curves = {
                 name: [
-                    (level, value, _interval(report, m))
+                    (level, value, interval_of(report, m))
                     for level, m in members
                     if (value := report.metrics.get(m)) is not None
                 ]
@@ -334,14 +325,14 @@ class _Page:
                 values.setdefault(metric, {})[name] = column.filter(column.is_finite()).to_list()
         figures = []
         binary = []
-        shown = self._representatives([m for m in values if any(values[m].values())])
+        shown = representatives([m for m in values if any(values[m].values())], self._gated())
         for family, metric in shown.items():
             by_model = values[metric]
             if all(v in (0.0, 1.0) for series in by_model.values() for v in series):
                 binary.append(metric)  # 0 or 1 per user: the mean says it all
                 continue
             geometric = is_geometric(MetricSpec.parse(metric))
-            means = {name: _mean(series, geometric) for name, series in by_model.items()}
+            means = {name: users_mean(series, geometric) for name, series in by_model.items()}
             svg = plots.histogram_figure(metric, by_model, self._prefix(), means)
             summaries = []
             for name, series in by_model.items():
@@ -349,10 +340,10 @@ class _Page:
                 text = f"{len(series)} users, {kind} {number_html(means[name])}"
                 summaries.append(f"{html_text(name)}: {text}" if self.several else text)
             caption = f"<code>{html_text(metric)}</code>: " + "; ".join(summaries)
-            others = self._siblings(family, metric)
+            others = siblings(self.first.metrics, family, metric)
             if others:
                 caption += (
-                    f"; one cutoff of {html_text(_family_label(family))} ({html_text(others)})"
+                    f"; one cutoff of {html_text(family_label(family))} ({html_text(others)})"
                 )
             figures.append(self._figure("histogram", metric, svg, caption + "; dashed: the mean"))
         note = ""
@@ -363,29 +354,6 @@ class _Page:
                 "mean is the share of users with 1).</p>\n"
             )
         return _grid(figures) + note
-
-    def _representatives(self, metrics: list[str]) -> dict[str, str]:
-        """One metric per family (name and parameters, whatever the cutoff): the cutoff a
-        gate names, else the deepest one; in the order of the metrics."""
-        gated = {gate.metric for gate in self.result.gates}
-        chosen: dict[str, str] = {}
-        for metric in metrics:
-            spec = MetricSpec.parse(metric)
-            family = str(MetricSpec(spec.name, None, spec.params))
-            current = chosen.get(family)
-            deeper = current is not None and (MetricSpec.parse(current).k or 0) < (spec.k or 0)
-            if current is None or (current not in gated and (metric in gated or deeper)):
-                chosen[family] = metric
-        return chosen
-
-    def _siblings(self, family: str, metric: str) -> str:
-        """The family's other cutoffs in the report, as text (e.g. "also @5, @20")."""
-        others = []
-        for name in self.first.metrics:
-            spec = MetricSpec.parse(name)
-            if name != metric and str(MetricSpec(spec.name, None, spec.params)) == family:
-                others.append(f"@{spec.k}")
-        return f"also {', '.join(others)}" if others else ""
 
     def _bars(self, metrics: list[str], reports: Mapping[str, Report], prefix: str) -> str:
         """Grouped bars of `metrics` (those in [0, 1]) for each of `reports`, intervals as
@@ -399,7 +367,7 @@ class _Page:
         if not unit:
             return ""
         bars = {
-            name: [(report.metrics.get(m), _interval(report, m)) for m in unit]
+            name: [(report.metrics.get(m), interval_of(report, m)) for m in unit]
             for name, report in reports.items()
         }
         return plots.bars_figure(unit, bars, prefix)
@@ -510,13 +478,13 @@ class _Page:
             rows = report.exposure.select("lists", "items").iter_rows()
             exposures[name] = [(int(count), int(items)) for count, items in rows]
             universes[name] = (report.items or {}).get("universe", "recommended items")
-        if not exposures or not any(_exposed(h) for h in exposures.values()):
+        if not exposures or not any(exposed(h) for h in exposures.values()):
             return ""
         depth = self._depth()
         ginis = {
             name: gini_of_histogram(pl.DataFrame(h, schema=["lists", "items"], orient="row"))
             for name, h in exposures.items()
-            if _exposed(h)
+            if exposed(h)
         }
         exposures = {name: exposures[name] for name in ginis}
         figures = [
@@ -555,17 +523,10 @@ class _Page:
         return html_text(f"{name}: {text}" if self.several else text)
 
     def _depth(self) -> str:
-        """How deep the lists behind the exposure go: top-K, or the whole lists."""
-        specs = tuple(
-            spec
-            for spec in map(MetricSpec.parse, self.first.metrics)
-            if lookup(spec.name).scope in ("user", "global")
-        )
-        deepest = exposure_depth(specs)
-        limit = self.result.conventions.get("max_depth")
-        if limit is not None:
-            deepest = limit if deepest is None else min(deepest, limit)
-        return "whole" if deepest is None else f"top-{deepest}"
+        return lists_depth(self.first.metrics, self.result.conventions.get("max_depth"))
+
+    def _gated(self) -> set[str]:
+        return {gate.metric for gate in self.result.gates}
 
     def segments(self) -> str:
         parts = [self._segment_multiples()]
@@ -603,13 +564,13 @@ class _Page:
         attributes: dict[str, list[str]] = {}
         for name in names:
             attributes.setdefault(name.split("=", 1)[0], []).append(name)
-        chosen = list(self._representatives(list(self.first.metrics)).values())
+        chosen = list(representatives(list(self.first.metrics), self._gated()).values())
         parts = []
         for attribute, segments in attributes.items():
             figures = []
             for metric in chosen:
                 bars = {
-                    model: [_segment_bar(report.segments.get(s), metric) for s in segments]
+                    model: [segment_bar(report.segments.get(s), metric) for s in segments]
                     for model, report in self.models.items()
                 }
                 values = [v for series in bars.values() for v, _ in series if v is not None]
@@ -645,37 +606,6 @@ class _Page:
     def inputs(self) -> str:
         table = self._flat_table({name: report.inputs for name, report in self.models.items()})
         return _folded("The input files: paths, rows, columns and checks", table)
-
-
-def _segment_bar(
-    part: Report | None, metric: str
-) -> tuple[float | None, tuple[float, float] | None]:
-    """A segment's value of the metric and its interval (None: not evaluated)."""
-    if part is None:
-        return None, None
-    return part.metrics.get(metric), _interval(part, metric)
-
-
-def _family_label(family: str) -> str:
-    spec = MetricSpec.parse(family)
-    params = str(spec).removeprefix(spec.name)
-    return f"{spec.name}@k{params}"
-
-
-def _mean(series: list[float], geometric: bool) -> float:
-    """The users' mean as the metric takes it (mean=geometric: exp of the mean of
-    log(max(value, 1e-5))); NaN without users."""
-    if not series:
-        return math.nan
-    if geometric:
-        logs = [math.log(max(v, GEOMETRIC_FLOOR)) for v in series]
-        return math.exp(math.fsum(logs) / len(logs))
-    return math.fsum(series) / len(series)
-
-
-def _interval(report: Report, metric: str) -> tuple[float, float] | None:
-    found = (report.confidence or {}).get("intervals", {}).get(metric)
-    return None if found is None else (float(found[0]), float(found[1]))
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -715,51 +645,3 @@ def _folded_config(config: Mapping[str, Any]) -> str:
     text = json.dumps(config, indent=2, default=str)
     lines = text.count("\n") + 1
     return _folded(f"The resolved config ({lines} lines of JSON)", _pre(text))
-
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
-  color: #1a1a1a; background: #fafafa; line-height: 1.4; }
-header, main, footer { max-width: 1200px; margin: 0 auto; padding: 0 1.5rem; }
-header { padding-top: 1rem; }
-h1 { font-size: 1.6rem; margin: 0.5rem 0; }
-h2 { font-size: 1.25rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
-h3 { font-size: 1rem; }
-nav a { color: #1f5fa8; }
-section { margin: 1.5rem 0; }
-.verdict { display: inline-block; padding: 0.2rem 0.6rem; border-radius: 4px; font-weight: 600; }
-.verdict.pass { background: #dff3e1; color: #1d6b2a; }
-.verdict.fail { background: #fbe0e0; color: #a11d1d; }
-.verdict.none { background: #eee; color: #444; }
-.verdict.waived { background: #fff3d6; color: #7a5200; }
-.waived { color: #7a5200; font-weight: 600; }
-.about, .note, footer { color: #555; font-size: 0.9rem; }
-table { border-collapse: collapse; background: #fff; font-size: 0.9rem; margin: 0.5rem 0; }
-th, td { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
-th { background: #f0f0f0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.best { background: #eef6ff; }
-.pass { color: #1d6b2a; font-weight: 600; }
-.fail { color: #a11d1d; font-weight: 600; }
-small.win { color: #1d6b2a; } small.loss { color: #a11d1d; }
-details > summary { cursor: pointer; color: #1f5fa8; }
-pre { background: #fff; border: 1px solid #ddd; padding: 0.8rem; overflow-x: auto;
-  font-size: 0.8rem; }
-.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(360px, 1fr));
-  gap: 1rem; }
-figure.plot { margin: 0; background: #fff; border: 1px solid #ddd; padding: 0.5rem; }
-figure.plot svg { width: 100%; height: auto; display: block; }
-figure.plot svg * { stroke-linejoin: round; stroke-linecap: butt; }
-.wide figure.plot { max-width: 760px; }
-.plots.small { grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); }
-.plots.trends { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
-figcaption { font-size: 0.85rem; color: #444; margin-top: 0.3rem; }
-footer { padding: 1.5rem; }
-ul.headline { font-size: 1rem; line-height: 1.6; }
-ul.headline li.fail::marker { color: #a11d1d; }
-"""
-
-
-def _exposed(histogram: list[tuple[int, int]]) -> bool:
-    """Some item is in some list."""
-    return any(count and items for count, items in histogram)

@@ -36,7 +36,7 @@ from receval_cli.report.table import (
     format_value,
     gate_cell,
     gates_by_row,
-    render_table,
+    one_model_table,
     segment_tables,
     users_line,
 )
@@ -53,14 +53,14 @@ def render_json(result: RunReport) -> str:
     return json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n"
 
 
-def table(result: RunReport) -> RenderableType:
+def run_table(result: RunReport) -> RenderableType:
     """One model compared with nothing: its metric/value table; else the models side by
     side."""
-    return render_table(result) if result.alone is not None else models_table(result)
+    return one_model_table(result) if result.alone is not None else models_table(result)
 
 
 def render_text(result: RunReport, width: int) -> str:
-    return plain_text(table(result), width)
+    return plain_text(run_table(result), width)
 
 
 def render(result: RunReport, fmt: str, width: int = 100) -> str:

@@ -18,7 +18,7 @@ from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
 
 
-def render_table(result: RunReport) -> RenderableType:
+def one_model_table(result: RunReport) -> RenderableType:
     """A one-model run (RunReport.alone): the metric table with gate verdicts, then the
     user counts and the conventions."""
     report = result.alone

@@ -1,5 +1,5 @@
 """A model against the baseline on one metric: the difference, its interval, p-values and
-the verdict. Computed by analysis/intervals.py (`compare`)."""
+the verdict. Computed by analysis/intervals.py (`compare_with_baseline`)."""
 
 from __future__ import annotations
 

@@ -28,8 +28,7 @@ from cli_helpers import (
     write_config,
 )
 
-from receval_cli.evaluation import assembly
-from receval_cli.evaluation import plan as pipeline
+from receval_cli.evaluation import assembly, plan
 
 # (Python's codec, the encoding the message names, with a byte-order mark, iconv's -f)
 ENCODINGS = [
@@ -309,13 +308,13 @@ def test_segments_are_not_one_evaluation_each(
     time for the segments; they now come from the run's own pass."""
     config, *_ = many_segments(tmp_path)
     builds: list[int] = []
-    build = pipeline.per_user_frame
+    build = plan.per_user_frame
 
-    def counted(*args: Any, **kwargs: Any) -> pipeline.Plan:
+    def counted(*args: Any, **kwargs: Any) -> plan.Plan:
         builds.append(1)
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "per_user_frame", counted)
+    monkeypatch.setattr(plan, "per_user_frame", counted)
     monkeypatch.setattr(assembly, "per_user_frame", counted)
     report = run_report(config)
     assert len(report["models"]["model"]["segments"]) == VALUES + 1
