@@ -138,6 +138,7 @@ def test_an_input_only_spark_reads_satisfies_the_check(
     assert not no_session
 
 
+@pytest.mark.slow  # with the matrix it checks
 def test_the_matrix_saw_refusals() -> None:
     """The registry matrix above met the case it is for (run after it, in file order)."""
     assert {"gini", "novelty", "catalog_coverage", "serendipity"} <= set(REFUSED), REFUSED
