@@ -11,10 +11,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-import xmlschema
 from cli_helpers import assert_user_error, invoke, run_json, write, write_config
+from lazy_modules import lazy
 from markdown_it import MarkdownIt
-from scipy import stats
+
+stats = lazy("scipy.stats")  # loaded by the first test that reads it (lazy_modules.py)
+xmlschema = lazy("xmlschema")
 
 ROOT = Path(__file__).parent.parent
 SAMPLE = ROOT / "sample_data"

@@ -16,6 +16,7 @@ end to end, one per format.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import shutil
@@ -26,13 +27,15 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-import xmlschema
 from cli_helpers import assert_no_traceback, invoke, run_process, write, write_config
+from lazy_modules import lazy
 from test_compare import two_models
 
 from receval_cli.choices import Format
 from receval_cli.report.destinations import REPORT_EXTENSIONS
 from receval_cli.results.gates import BOUNDS, HISTORY_BOUNDS, STATES, p_text
+
+xmlschema = lazy("xmlschema")  # loaded by the first test that reads it (lazy_modules.py)
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 
@@ -47,7 +50,13 @@ ONE_CLASS = "user,item,score\nu1,b,0.9\nu2,d,0.9\nu2,f,0.5\n"
 GROUPS = {"u1": "a", "u2": "b"}  # the segment attribute, in the ground truth
 METRICS = ["precision@1", "ndcg@2", "auc"]
 CONVENTIONS = {"unpredicted": "ignore"}  # auc scores the predicted pairs only
-JUNIT = xmlschema.XMLSchema(Path(__file__).parent / "schemas" / "junit.xsd")
+
+
+@functools.cache
+def junit_schema() -> Any:
+    """The JUnit format's schema, read once (by the first test that validates)."""
+    return xmlschema.XMLSchema(Path(__file__).parent / "schemas" / "junit.xsd")
+
 
 SCOPES = ("model", "segment")  # a min gate on one model of several, on one segment
 KINDS = (*BOUNDS, *SCOPES)
@@ -226,7 +235,7 @@ def _csv(text: str, state: str, gate: dict[str, Any]) -> None:
 
 
 def _junit(text: str, state: str, gate: dict[str, Any]) -> None:
-    JUNIT.validate(text)  # <skipped message=...> included: the format's schema
+    junit_schema().validate(text)  # <skipped message=...> included: the format's schema
     suite = ElementTree.fromstring(text).find("testsuite")
     assert suite is not None
     (case,) = suite.findall("testcase")

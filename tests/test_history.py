@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import polars as pl
 import pytest
 from cli_helpers import (
@@ -33,6 +32,9 @@ from cli_helpers import (
     write,
     write_config,
 )
+from lazy_modules import lazy
+
+duckdb = lazy("duckdb")  # loaded by the first test that reads it (lazy_modules.py)
 
 # the hand case's items (truth u1: b; u2: d, f) ranked better and worse
 BETTER = "user,item,score\nu1,b,0.9\nu1,a,0.8\nu1,c,0.7\nu2,d,0.9\nu2,e,0.5\n"

@@ -26,7 +26,6 @@ import polars as pl
 import pytest
 import yaml
 from cli_helpers import NDCG_2, PRECISION_1, hand_case, invoke, write, write_config
-from matplotlib.image import imread
 
 from receval_cli.metrics import MetricSpec
 
@@ -459,6 +458,8 @@ def test_page_renders_in_chromium(runs: dict[str, Run], name: str, tmp_path: Pat
     page = write(tmp_path / f"{name}.html", runs[name].page)
     screenshot = tmp_path / f"{name}.png"
     assert render_in_chromium(page, screenshot, tmp_path / "profile") == []
+    from matplotlib.image import imread  # here: collecting the module stays light
+
     image = imread(screenshot)
     assert image.shape[:2] == (WINDOW[1], WINDOW[0])
     pixels = np.round(image[..., :3] * 255).astype(np.uint8).reshape(-1, 3)

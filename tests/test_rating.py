@@ -11,7 +11,6 @@ import pytest
 from cli_helpers import assert_user_error, invoke, write, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
 
 import receval_cli
 from receval_cli.errors import ConfigError, InputError
@@ -132,6 +131,12 @@ def test_rating_metrics_need_scores() -> None:
 )
 @pytest.mark.slow
 def test_agrees_with_scikit_learn_and_rmse_bounds_mae(pairs: list[tuple[float, float]]) -> None:
+    from sklearn.metrics import (  # here: collecting the module stays light
+        mean_absolute_error,
+        mean_squared_error,
+        r2_score,
+    )
+
     predicted = [p for p, _ in pairs]
     actual = [a for _, a in pairs]
     data = frames([(f"u{i % 3}", f"i{i}", p, a) for i, (p, a) in enumerate(pairs)])
@@ -233,6 +238,8 @@ def test_auc_without_both_classes_has_no_value() -> None:
 )
 @pytest.mark.slow
 def test_auc_agrees_with_scikit_learn(rows: list[tuple[float, bool]]) -> None:
+    from sklearn.metrics import roc_auc_score  # here: collecting the module stays light
+
     labels = [int(c) for _, c in rows]
     scores = [s for s, _ in rows]
     data = clicks([(f"u{i % 4}", f"i{i}", s, float(c)) for i, (s, c) in enumerate(rows)])

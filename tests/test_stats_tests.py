@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from lazy_modules import lazy
 from numpy.typing import NDArray
-from scipy import stats
 
 from receval_cli.analysis.statistics import (
     Floats,
@@ -25,6 +25,8 @@ from receval_cli.analysis.statistics import (
     sign_flip_test,
     wilcoxon_signed_rank,
 )
+
+stats = lazy("scipy.stats")  # loaded by the first test that reads it (lazy_modules.py)
 
 REL = 1e-9
 ABS = 1e-12  # near 0 relative agreement is meaningless
