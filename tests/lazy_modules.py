@@ -3,29 +3,30 @@
 Every pytest process, and each of its workers, imports every test module to collect it,
 the modules of deselected (slow) tests included. A library used by a few tests (scipy's
 statistics, xmlschema, duckdb) is therefore bound with `lazy` instead of a module-level
-import: the module object is made at once, and the library is loaded on the first
-attribute read (importlib's LazyLoader). For a submodule, its parent package is imported
-at once (`lazy("scipy.stats")` imports scipy, which is light); libraries whose package
-itself is heavy (scikit-learn, matplotlib) are imported inside the tests that use them.
+import: `stats = lazy("scipy.stats")` is a stand-in whose first name read (`stats.norm`)
+imports the library; a private or special name (pytest's collection asks every
+module-level object for `_mock_name` and dunders) imports nothing. (importlib's LazyLoader
+does not serve: any attribute read, `__class__` included, loads its module.) Libraries whose
+package itself is heavy to import (scikit-learn, matplotlib) are imported inside the tests
+that use them.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from types import ModuleType
+import importlib
+from typing import Any
 
 
-def lazy(name: str) -> ModuleType:
-    """The module `name`, loaded on its first attribute read."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
+class lazy:  # lower case: read as a function, `stats = lazy("scipy.stats")`
+    """The module `name`, imported on the first read of one of its names."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):  # what collection asks of any object (`_mock_name`,
+            raise AttributeError(attribute)  # dunders); the tests read public names only
+        return getattr(importlib.import_module(self._name), attribute)
+
+    def __repr__(self) -> str:
+        return f"lazy({self._name!r})"

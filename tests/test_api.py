@@ -6,16 +6,19 @@ function's arguments.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
 import polars as pl
 import pytest
 from cli_helpers import NDCG_2, PRECISION_1, PREDICTIONS_CSV, TRUTH_CSV, hand_case, run_json, write
+from lazy_modules import lazy
 
 import receval_cli
 from receval_cli.errors import ConfigError, InputError, UsageError
 from receval_cli.results.report import Report
+
+pd = lazy("pandas")  # loaded by the first test that reads it (lazy_modules.py)
 
 METRICS = ["precision@1", "ndcg@2"]
 
@@ -223,32 +226,35 @@ class _Opaque:
     """A value pyarrow cannot convert."""
 
 
-_TRUTH = pd.DataFrame({"user": ["u1"], "item": ["a"]})
+def _truth() -> pd.DataFrame:
+    return pd.DataFrame({"user": ["u1"], "item": ["a"]})
 
 
 @pytest.mark.parametrize(
-    ("frame", "column", "found", "words"),
+    ("make_frame", "column", "found", "words"),
     [
         (
-            pd.DataFrame([["u1", "a", 0.5]], columns=["user", "user", "score"]),
+            lambda: pd.DataFrame([["u1", "a", 0.5]], columns=["user", "user", "score"]),
             "user",
             ["user", "user", "score"],
             ["2 columns named 'user'"],
         ),
         (
-            pd.DataFrame({"user": [1, "u2"], "item": ["a", "b"], "score": [0.5, 0.4]}),
+            lambda: pd.DataFrame({"user": [1, "u2"], "item": ["a", "b"], "score": [0.5, 0.4]}),
             "user",
             ["int", "str"],
             ["column 'user'", "mixes values of types int, str"],
         ),
         (
-            pd.DataFrame({"user": ["u1", "u2"], "item": [[1], 2], "score": [0.5, 0.4]}),
+            lambda: pd.DataFrame({"user": ["u1", "u2"], "item": [[1], 2], "score": [0.5, 0.4]}),
             "item",
             ["int", "list"],
             ["column 'item'", "int, list"],
         ),
         (
-            pd.DataFrame({"user": ["u1", "u2"], "item": ["a", "b"], "score": [_Opaque()] * 2}),
+            lambda: pd.DataFrame(
+                {"user": ["u1", "u2"], "item": ["a", "b"], "score": [_Opaque()] * 2}
+            ),
             "score",
             None,
             ["column 'score'", "cannot be converted"],
@@ -257,12 +263,12 @@ _TRUTH = pd.DataFrame({"user": ["u1"], "item": ["a"]})
     ids=["duplicate columns", "mixed ids", "a list among ints", "opaque objects"],
 )
 def test_hostile_pandas_frames_raise_receval_s_errors(
-    frame: pd.DataFrame, column: str, found: list[str] | None, words: list[str]
+    make_frame: Callable[[], pd.DataFrame], column: str, found: list[str] | None, words: list[str]
 ) -> None:
     """polars raised a bare ValueError for two columns of one name, pyarrow ArrowInvalid
     for a column mixing 1 and 'u2': now an InputError with the CLI's fields."""
     with pytest.raises(InputError) as caught:
-        receval_cli.evaluate(frame, _TRUTH, ["ndcg@2"])
+        receval_cli.evaluate(make_frame(), _truth(), ["ndcg@2"])
     message = str(caught.value)
     assert message.startswith("predictions: "), message
     assert all(word in message for word in words), message
