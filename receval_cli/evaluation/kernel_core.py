@@ -99,7 +99,7 @@ def _gain(kind: str) -> int | None:
 
 def requests(stats: Stats) -> Requests | None:
     """The kernel's requests for these statistics, or None when one is not the kernel's."""
-    if stats.lists.aggregations or stats.recs.aggregations or stats.pair_cutoffs:
+    if stats.lists.aggregations or stats.recs.aggregations or stats.sums or stats.pair_cutoffs:
         return None
     if stats.needs_catalog or stats.truth_columns_on_hits or stats.list_columns_on_hits:
         return None

@@ -240,7 +240,7 @@ def per_user_frame(
             stats.hits.with_rows(hits).group_by("user").agg(list(stats.hits.aggregations.values()))
         )
         frame = frame.join(hit_stats, on="user", how="left")
-    if stats.recs.aggregations or stats.pair_cutoffs:
+    if stats.recs.aggregations or stats.sums or stats.pair_cutoffs:
         recs_depth = stats.recs_depth(conventions.max_depth)
         recs = recs_aggregates(lists, stats, sources, indexed, conventions, recs_depth)
         frame = frame.join(recs, on="user", how="left")

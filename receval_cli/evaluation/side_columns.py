@@ -17,6 +17,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
+from receval_cli.evaluation import list_sums
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
@@ -118,9 +119,11 @@ def recs_aggregates(
             tables.append(cooccurrence_pairs(recs, log.frame, cutoffs))
             continue
         assert catalog is not None  # metric_exprs refuses the metric without it
-        featured = recs.join(catalog.frame.select("item", feature), on="item", how="left")
-        pairs = category_pairs if feature == "category" else tag_pairs
-        tables.append(pairs(featured, cutoffs))
+        if feature == "category":
+            featured = recs.join(catalog.frame.select("item", feature), on="item", how="left")
+            tables.append(category_pairs(featured, cutoffs))
+        else:
+            tables.append(list_sums.tag_pairs_table(recs, catalog.frame, cutoffs, tag_pairs))
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
         if popular is None:
@@ -163,6 +166,8 @@ def recs_aggregates(
     if "embedding" in sides and catalog is not None:
         recs = recs.join(unit_vectors(catalog, stats.embedding_dims), on="item", how="left")
     recs = stats.recs.with_rows(recs)
+    if stats.sums:  # every user of the recs table has a row: first, or after the counts
+        tables.insert(0, list_sums.sums_table(recs, stats))
     if stats.recs.aggregations:
         tables.insert(0, recs.group_by("user").agg(list(stats.recs.aggregations.values())))
     per_user = tables[0]
@@ -218,7 +223,9 @@ def tag_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
     """
     labels = {k: cutoff_label(k) for k in cutoffs}
     rank = pl.col("rank")
-    tags = pl.col("tags").cast(pl.List(pl.Categorical))  # joined as integers, not text
+    tags = pl.col("tags")
+    if recs.collect_schema()["tags"] == pl.List(pl.String):  # joined as integers, not text
+        tags = tags.cast(pl.List(pl.Categorical))
     tagged = recs.select("user", "rank", tags, pl.col("tags").list.len().alias("n_tags"))
     exploded = tagged.explode("tags").drop_nulls("tags")
     pairs = exploded.join(exploded, on=["user", "tags"], suffix="_earlier").filter(

@@ -21,6 +21,7 @@ from receval_cli.errors import ConfigError, InputError
 from receval_cli.metrics.ranking import PRECISION_DENOMINATOR
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import (
+    EMBEDDING_SIMILARITY,
     Stats,
     cutoff_label,
     per_user_constant,
@@ -284,17 +285,18 @@ def serendipity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     return safe_div(s.rec_count(f"serendipitous{suffix}", wanted, k), denominator)
 
 
-def similarity_to_earlier(s: Stats) -> pl.Expr:
+def similarity_to_earlier(dims: int) -> pl.Expr:
     """For each recommended item, the sum of the cosine similarities of its embedding to
-    those of the items ranked above it, without pairs: running vector sums."""
-    s.side("embedding")
+    those of the items ranked above it, without pairs: running vector sums, (S_d - x_d) x_d
+    with S_d the running sum of dimension d down to the item, added dimension after
+    dimension from 0.0 (the compiled walk, _list_sums.c's similar_earlier, adds the same
+    way)."""
     rank = pl.col("rank")
-    dims = [pl.col(f"unit_{d}") for d in range(s.embedding_dims)]
-    dots = [(x.cum_sum().over("user", order_by=rank) - x) * x for x in dims]
+    units = [pl.col(f"unit_{d}") for d in range(dims)]
+    dots = [(x.cum_sum().over("user", order_by=rank) - x) * x for x in units]
     # added dimension after dimension, in their order: pl.sum_horizontal adds them in an
     # order that differs between the in-memory and the streaming engine (the last bit)
-    summed = reduce(operator.add, dots, pl.lit(0.0))
-    return s.recs.row("similar_earlier[embedding]", summed)
+    return reduce(operator.add, dots, pl.lit(0.0))
 
 
 def _only_feature(s: Stats) -> str:
@@ -333,7 +335,9 @@ def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     mean. Example: categories [x, x, y] have pairs (same, different, different): 2/3."""
     feature = str(p.get("feature") or _only_feature(s))
     if feature == "embedding":
-        similar = s.rec_sum("similarity[embedding]", similarity_to_earlier(s), k)
+        s.side("embedding")
+        similarity = similarity_to_earlier(s.embedding_dims)
+        similar = s.rec_sum(EMBEDDING_SIMILARITY, similarity, k)
     else:  # category: 1 for a pair sharing it, else 0; tags: Jaccard
         similar = s.similar_pairs(feature, k).cast(pl.Float64)
     n = s.retrieved(k).cast(pl.Float64)

@@ -232,6 +232,10 @@ def _at(running: pl.Expr, position: pl.Expr, k: int | None) -> pl.Expr:
     return pl.when(position <= depth(k)).then(running).max().fill_null(0.0)
 
 
+# the rec_sum of each item's embedding similarity to the items ranked above it: computed
+# from the unit vectors by the compiled walk (metrics/beyond.py gives its polars form)
+EMBEDDING_SIMILARITY = "similarity[embedding]"
+
 SIDES = (
     "popularity",
     "known",
@@ -268,6 +272,10 @@ class Stats:
         # deeper than the recs table)
         self.baseline_cutoffs: set[int | None] = set()
         self.needs_catalog = False  # a metric reads the catalog's size (catalog_items)
+        # the float sums in rank order over the recs table (rec_sum): each name's per-row
+        # term and the cutoffs it is read at
+        self.sums: dict[str, pl.Expr] = {}
+        self.sum_cutoffs: dict[str, set[int | None]] = {}
         # per feature (category, tags): the cutoffs similar_pairs is read at
         self.pair_cutoffs: dict[str, set[int | None]] = {}
         self.needs_n_relevant_on_hits = False
@@ -350,12 +358,16 @@ class Stats:
         return self.recs.agg(f"{name}@{cutoff_label(k)}", within)
 
     def rec_sum(self, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
-        """The sum of a float `term` over the top k items, added in rank order."""
+        """The sum of a float per-row `term` of the recs table over the top k items, added
+        one after the other in rank order: a running sum in rank order, read at the last
+        item within k (0 where that item's term is missing, or the list is empty). Computed
+        per user apart from the other aggregations (evaluation/list_sums.py: the compiled
+        walk, or the same running sum in polars). EMBEDDING_SIMILARITY names the embedding's
+        similarity to the items ranked above (metrics/beyond.py)."""
         self.recs_cutoffs.add(k)
-        running = self.recs.row(f"running[{name}]", _running(term, _rank))
-        last = pl.min_horizontal(_rank.max(), depth(k))
-        value = running.filter(_rank == last).first()
-        return self.recs.agg(f"sum[{name}]@{cutoff_label(k)}", value).fill_null(0.0)
+        self.sums.setdefault(name, term)
+        self.sum_cutoffs.setdefault(name, set()).add(k)
+        return pl.col(f"sum[{name}]@{cutoff_label(k)}").fill_null(0.0)
 
     def similar_pairs(self, feature: str, k: int | None) -> pl.Expr:
         """The sum over the pairs of items in the top k of their similarity by a catalog

@@ -1,0 +1,242 @@
+"""The beyond-accuracy metrics' float sums over each user's list, in rank order (#35 item 5).
+
+Three kinds of per-user sums are added one value after the other in rank order, so that
+every value is the same to the last bit on every run and engine (a plain group_by sum adds
+in whatever order the threads deliver):
+
+    Stats.rec_sum     a per-row term (novelty's self-information, serendipity's
+                      unexpectedness), read at each cutoff;
+    EMBEDDING_SIMILARITY  each item's embedding similarity to the items ranked above it,
+                      from running sums of its unit vector's dimensions;
+    tag pairs         the Jaccard similarities of the pairs of items sharing a tag
+                      (side_columns.tag_pairs).
+
+In polars these are running sums over windows ordered by rank (one per term and per
+embedding dimension) and a join of the items on their tags; the compiled walk
+(`receval_cli/_list_sums.c`) sorts each user's rows once and adds the same values in the
+same order with the same roundings, so both give the same bits (tests/test_list_sums.py
+compares them). The walk runs inside the lazy plan (`map_batches`), on the recs table
+alone; where it is not built, or RECEVAL_CORE=polars, or the rows are not what it reads
+(missing unit vectors, ranks with gaps), the polars form runs instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import polars as pl
+
+from receval_cli.metrics.beyond import similarity_to_earlier
+from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats, cutoff_label, depth
+
+_rank = pl.col("rank")
+
+
+def extension() -> ModuleType | None:
+    """The compiled walk, or None (not built here, or RECEVAL_CORE=polars)."""
+    if os.environ.get("RECEVAL_CORE", "").strip().lower() == "polars":
+        return None
+    try:
+        return importlib.import_module("receval_cli._list_sums")
+    except ImportError:
+        return None
+
+
+def _columns(name: str, cutoffs: set[int | None]) -> list[tuple[int | None, str]]:
+    return [(k, f"sum[{name}]@{cutoff_label(k)}") for k in sorted(cutoffs, key=depth)]
+
+
+def sums_table(recs: pl.LazyFrame, stats: Stats) -> pl.LazyFrame:
+    """(user, sum[name]@k for every rec_sum and cutoff): each term added in rank order
+    over the user's items within k, read as Stats.rec_sum describes."""
+    names = sorted(stats.sums)
+    plain = [name for name in names if name != EMBEDDING_SIMILARITY]
+    units = [f"unit_{d}" for d in range(stats.embedding_dims)] if len(plain) < len(names) else []
+    frame = recs.select(
+        "user",
+        "rank",
+        *(stats.sums[name].alias(f"term{i}") for i, name in enumerate(plain)),
+        *units,
+    )
+    outputs = {name: _columns(name, stats.sum_cutoffs[name]) for name in names}
+
+    def polars_sums(rows: pl.LazyFrame) -> pl.LazyFrame:
+        terms = {name: pl.col(f"term{i}") for i, name in enumerate(plain)}
+        if units:
+            terms[EMBEDDING_SIMILARITY] = similarity_to_earlier(len(units))
+        last = {k: pl.min_horizontal(_rank.max(), depth(k)) for n in names for k, _ in outputs[n]}
+        running = {
+            name: term.cum_sum().over("user", order_by=_rank) for name, term in terms.items()
+        }
+        return (
+            rows.with_columns(running[name].alias(f"running{i}") for i, name in enumerate(names))
+            .group_by("user")
+            .agg(
+                pl.col(f"running{i}").filter(_rank == last[k]).first().alias(column)
+                for i, name in enumerate(names)
+                for k, column in outputs[name]
+            )
+        )
+
+    module = extension()
+    if module is None:
+        return polars_sums(frame)
+
+    def walked(rows: pl.DataFrame) -> pl.DataFrame:
+        found = _walk_sums(module, rows, plain, len(units), outputs, names)
+        return found if found is not None else polars_sums(rows.lazy()).collect()
+
+    return _mapped(frame, walked, [c for n in names for _, c in outputs[n]])
+
+
+def tag_pairs_table(
+    recs: pl.LazyFrame,
+    catalog: pl.LazyFrame,
+    cutoffs: set[int | None],
+    polars_pairs: Callable[[pl.LazyFrame, set[int | None]], pl.LazyFrame],
+) -> pl.LazyFrame:
+    """(user, similar_pairs[tags]@k for each cutoff) from the recs rows and the catalog's
+    tags, by the compiled walk where it runs, else by `polars_pairs` (side_columns.tag_pairs,
+    which defines the sum). The walk reads each tag as an integer code, given in the catalog
+    (its items are fewer than the recommended rows)."""
+    module = extension()
+    if module is None:
+        featured = recs.join(catalog.select("item", "tags"), on="item", how="left")
+        return polars_pairs(featured, cutoffs)
+    codes = pl.element().cast(pl.String).cast(pl.Categorical).to_physical().cast(pl.Int64)
+    coded = catalog.select("item", pl.col("tags").list.eval(codes))
+    frame = recs.join(coded, on="item", how="left").select("user", "rank", "tags")
+    ordered = sorted(cutoffs, key=depth)
+    columns = [f"similar_pairs[tags]@{cutoff_label(k)}" for k in ordered]
+
+    def walked(rows: pl.DataFrame) -> pl.DataFrame:
+        found = _walk_tags(module, rows, ordered, columns)
+        return found if found is not None else polars_pairs(rows.lazy(), cutoffs).collect()
+
+    return _mapped(frame, walked, columns)
+
+
+def _mapped(
+    frame: pl.LazyFrame, function: Callable[[pl.DataFrame], pl.DataFrame], columns: list[str]
+) -> pl.LazyFrame:
+    """The per-user table `function` makes of the whole of `frame`, inside the lazy plan."""
+    schema: dict[str, pl.DataType] = {"user": frame.collect_schema()["user"]}
+    schema |= dict.fromkeys(columns, pl.Float64())
+    return frame.map_batches(function, schema=schema, streamable=False)
+
+
+def _grouped(
+    rows: pl.DataFrame,
+) -> tuple[pl.DataFrame, Any, Any] | None:
+    """The rows grouped by user in rank order (sorted where they are not), their users'
+    offsets and the users; None where a user's ranks do not run 1, 2, 3, ... (the polars
+    form reads them as they are)."""
+    import numpy as np
+
+    def offsets_of(rows: pl.DataFrame) -> tuple[Any, Any] | None:
+        users = rows.get_column("user")
+        if not users.is_sorted():
+            return None
+        starts = users.is_first_distinct().arg_true().to_numpy().astype(np.int64)
+        offsets = np.append(starts, np.int64(rows.height))
+        ranks = rows.get_column("rank").cast(pl.Int64).to_numpy()
+        position = np.arange(rows.height, dtype=np.int64) - np.repeat(starts, np.diff(offsets))
+        return (offsets, users.gather(starts)) if np.array_equal(ranks, position + 1) else None
+
+    found = offsets_of(rows)
+    if found is None:
+        rows = rows.sort("user", "rank")
+        found = offsets_of(rows)
+    return None if found is None else (rows, *found)
+
+
+def _cutoff_array(ks: list[int | None]) -> Any:
+    import numpy as np
+
+    return np.array([depth(k) for k in ks], dtype=np.int64)
+
+
+def _walk_sums(
+    module: ModuleType,
+    rows: pl.DataFrame,
+    plain: list[str],
+    dims: int,
+    outputs: dict[str, list[tuple[int | None, str]]],
+    names: list[str],
+) -> pl.DataFrame | None:
+    """The sums table by the compiled walk (None: rows it does not read)."""
+    import numpy as np
+
+    grouped = _grouped(rows)
+    if grouped is None:
+        return None
+    rows, offsets, users = grouped
+    n = rows.height
+    columns: dict[str, Any] = {"user": users}
+    for i, name in enumerate(plain):
+        term = rows.get_column(f"term{i}").cast(pl.Float64)
+        values = np.ascontiguousarray(term.fill_null(0.0).to_numpy())
+        valid = np.ascontiguousarray(term.is_not_null().to_numpy().astype(np.uint8))
+        columns |= _read_sums(module, offsets, values, valid, outputs[name])
+    if dims:
+        units = rows.select(f"unit_{d}" for d in range(dims))
+        if any(units.null_count().row(0)):
+            return None
+        matrix = np.ascontiguousarray(units.to_numpy().astype(np.float64, copy=False))
+        similarity = np.empty(n, dtype=np.float64)
+        module.similar_earlier(offsets, matrix, dims, similarity)
+        valid = np.ones(n, dtype=np.uint8)
+        columns |= _read_sums(module, offsets, similarity, valid, outputs[EMBEDDING_SIMILARITY])
+    order = ["user", *(column for name in names for _, column in outputs[name])]
+    return pl.DataFrame(columns).select(order)
+
+
+def _read_sums(
+    module: ModuleType, offsets: Any, values: Any, valid: Any, wanted: list[tuple[int | None, str]]
+) -> dict[str, Any]:
+    import numpy as np
+
+    users = len(offsets) - 1
+    out = np.empty((len(wanted), users), dtype=np.float64)
+    present = np.empty((len(wanted), users), dtype=np.uint8)
+    module.ordered_sums(offsets, _cutoff_array([k for k, _ in wanted]), values, valid, out, present)
+    return {
+        column: pl.select(pl.when(pl.lit(present[c] > 0)).then(pl.lit(out[c]))).to_series()
+        for c, (_, column) in enumerate(wanted)
+    }
+
+
+def _walk_tags(
+    module: ModuleType, rows: pl.DataFrame, ordered: list[int | None], columns: list[str]
+) -> pl.DataFrame | None:
+    """The tag pairs' sums by the compiled walk (None: rows it does not read: a missing
+    tag set or tag)."""
+    import numpy as np
+
+    grouped = _grouped(rows)
+    if grouped is None:
+        return None
+    rows, offsets, users = grouped
+    tags = rows.get_column("tags")
+    flat = tags.explode(empty_as_null=False)
+    if tags.null_count() or flat.null_count():
+        return None
+    n_tags = tags.list.len().cast(pl.Int64).to_numpy()
+    tag_offsets = np.zeros(rows.height + 1, dtype=np.int64)
+    np.cumsum(n_tags, out=tag_offsets[1:])
+    codes = np.ascontiguousarray(flat.cast(pl.Int64).to_numpy())
+    out = np.empty((len(ordered), len(offsets) - 1), dtype=np.float64)
+    module.tag_pairs(
+        offsets,
+        _cutoff_array(ordered),
+        tag_offsets,
+        codes,
+        np.ascontiguousarray(n_tags),
+        int(codes.max()) + 1 if len(codes) else 0,
+        out,
+    )
+    return pl.DataFrame({"user": users, **{c: out[i] for i, c in enumerate(columns)}})

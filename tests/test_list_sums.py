@@ -1,0 +1,250 @@
+"""The compiled walk of the beyond-accuracy sums (evaluation/list_sums.py,
+receval_cli/_list_sums.c) gives the polars form's values bit for bit.
+
+Each case runs twice on the same inputs, once with RECEVAL_CORE=polars (the running sums
+over windows, the join on tags), and compares every value by its bits: the whole registry
+matrix's metrics that read these sums, through the CLI on two engines, and the functions
+alone on the shapes the CLI cannot make (missing terms, a term of -0.0, ranks with a gap,
+rows in no order, a missing tag). Hand-computed values check the walk itself.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from test_engine_parity import comparable, differences, registry_data, run_cli
+
+from receval_cli.evaluation import list_sums
+from receval_cli.evaluation.side_columns import tag_pairs
+from receval_cli.metrics import MetricSpec
+from receval_cli.metrics.beyond import similarity_to_earlier
+from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats
+
+pytestmark = pytest.mark.skipif(
+    list_sums.extension() is None, reason="the compiled walk is not built here"
+)
+
+# the metrics whose values come from the walk: rec_sum terms, embedding and tag pairs
+WALKED = ("novelty", "serendipity", "intra_list_diversity")
+
+
+def bits(frame: pl.DataFrame) -> dict[str, Any]:
+    """Every column's values, floats by their bits and nulls where they are."""
+    found: dict[str, Any] = {}
+    for name in frame.columns:
+        column = frame.get_column(name)
+        if column.dtype == pl.Float64:
+            mask = column.is_null().to_numpy()
+            raw = column.fill_null(0.0).to_numpy().view(np.uint64)
+            found[name] = (mask.tolist(), np.where(mask, 0, raw).tolist())
+        else:
+            found[name] = column.to_list()
+    return found
+
+
+def counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record whether each call of the walk computed its table (else the polars form did)."""
+    walked: list[bool] = []
+    for name in ("_walk_sums", "_walk_tags"):
+        original = getattr(list_sums, name)
+
+        def counted(*args: Any, _original: Any = original) -> Any:
+            found = _original(*args)
+            walked.append(found is not None)
+            return found
+
+        monkeypatch.setattr(list_sums, name, counted)
+    return walked
+
+
+@pytest.mark.parametrize("engine", ["in_memory", "streaming"])
+def test_every_walked_metric_of_the_registry_gives_the_polars_forms_bits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    """The registry matrix's novelty, serendipity and intra-list diversity specs (every
+    parameter, cutoff and feature) with ndcg, on data with ties, short and long lists, a
+    zero and opposite embeddings and empty tag sets: the report and the per-user file are
+    the same, the walk ran for the sums and the tag pairs."""
+    graded = registry_data(tmp_path, seed=5)["graded"]
+    specs = [s for s in graded["metrics"] if MetricSpec.parse(s).name in WALKED]
+    assert any("feature=tags" in s for s in specs)
+    assert any("feature=embedding" in s for s in specs)
+    config = {**graded, "metrics": ["ndcg@10", *specs], "engine": engine}
+    walked = counting_walks(monkeypatch)
+    code, stderr = run_cli(tmp_path, config, "walked")
+    assert code == 0, stderr
+    assert walked.count(True) == 2, walked  # the sums table and the tag pairs
+    monkeypatch.setenv("RECEVAL_CORE", "polars")
+    code, stderr = run_cli(tmp_path, config, "polars")
+    assert code == 0, stderr
+    assert len(walked) == 2  # the polars form alone
+    import json
+
+    reports = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("walked", "polars")]
+    assert differences(*(comparable(r) for r in reports)) == []
+    per_user = [pl.read_parquet(tmp_path / f"{n}.parquet") for n in ("walked", "polars")]
+    assert bits(per_user[0]) == bits(per_user[1])
+
+
+def stats_for(names: dict[str, pl.Expr], cutoffs: list[int | None], dims: int = 0) -> Stats:
+    stats = Stats(embedding_dims=dims)
+    for name, term in names.items():
+        for k in cutoffs:
+            stats.rec_sum(name, term, k)
+    return stats
+
+
+def both_sums(
+    monkeypatch: pytest.MonkeyPatch, frame: pl.DataFrame, stats: Stats
+) -> tuple[Any, ...]:
+    walked = counting_walks(monkeypatch)
+    compiled = list_sums.sums_table(frame.lazy(), stats).collect().sort("user")
+    monkeypatch.setenv("RECEVAL_CORE", "polars")
+    reference = list_sums.sums_table(frame.lazy(), stats).collect().sort("user")
+    monkeypatch.delenv("RECEVAL_CORE")
+    return compiled, reference, walked
+
+
+def rows(seed: int, users: int = 40, dims: int = 3) -> pl.DataFrame:
+    """(user, rank, t, unit_0..) in no order: lists of 1 to 40 items, ids 9, 10, 100, ...,
+    terms with ties, fractions, negatives, -0.0 and missing values."""
+    rng = random.Random(seed)
+    found = []
+    for user in [9, 10, 100, *range(1000, 1000 + users)]:
+        for rank in range(1, rng.choice([1, 2, 5, 16, 40]) + 1):
+            term = rng.choice([None, -0.0, 0.1, 0.1, -2.5, rng.random(), 1e-300, 3.0])
+            unit = [rng.choice([0.0, -0.0, 0.5, -1.0, rng.uniform(-1, 1)]) for _ in range(dims)]
+            found.append((user, rank, term, *unit))
+    rng.shuffle(found)
+    schema = ["user", "rank", "t", *(f"unit_{d}" for d in range(dims))]
+    frame = pl.DataFrame(found, schema=schema, orient="row")
+    return frame.with_columns(pl.col("rank").cast(pl.UInt32))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sums_give_the_polars_forms_bits(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Missing terms (one at a cutoff's item reads 0), -0.0, rows in no order, cutoffs
+    past the list and the whole list, an embedding with zero and negative parts."""
+    frame = rows(seed)
+    stats = stats_for({"t": pl.col("t"), "t2": pl.col("t") * 3.0}, [1, 3, 20, None], dims=3)
+    stats.rec_sum(EMBEDDING_SIMILARITY, similarity_to_earlier(3), 5)
+    compiled, reference, walked = both_sums(monkeypatch, frame, stats)
+    assert walked == [True]
+    assert bits(compiled) == bits(reference)
+    assert compiled.height == frame["user"].n_unique()
+
+
+def test_a_missing_term_at_the_cutoff_reads_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the running sum is read: the item at the cutoff has no term, so the value is
+    missing (Stats.rec_sum reads it as 0), not the sum above it; -0.0 alone gives 0.0
+    (polars' running sum starts at 0.0)."""
+    frame = pl.DataFrame(
+        {"user": [1, 1, 1, 2], "rank": [1, 2, 3, 1], "t": [0.5, None, 0.25, -0.0]},
+        schema_overrides={"rank": pl.UInt32},
+    )
+    compiled, reference, _ = both_sums(monkeypatch, frame, stats_for({"t": pl.col("t")}, [1, 2, 3]))
+    assert bits(compiled) == bits(reference)
+    values = compiled.sort("user").rows()
+    assert values[0] == (1, 0.5, None, 0.75)
+    assert str(values[1][1]) == "0.0"
+
+
+def test_ranks_with_a_gap_go_to_the_polars_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    frame = pl.DataFrame(
+        {"user": [1, 1, 2], "rank": [1, 3, 1], "t": [0.5, 0.25, 1.0]},
+        schema_overrides={"rank": pl.UInt32},
+    )
+    compiled, reference, walked = both_sums(monkeypatch, frame, stats_for({"t": pl.col("t")}, [2]))
+    assert walked == [False]
+    assert bits(compiled) == bits(reference)
+
+
+def test_the_embedding_walk_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit vectors (1, 0), (0, 1), (1, 0): the third is identical to the first, so the
+    similarities to the items above are 0, 0, 1 and their sums at 2 and 3 are 0 and 1."""
+    frame = pl.DataFrame(
+        {"user": [7] * 3, "rank": [3, 1, 2], "unit_0": [1.0, 1.0, 0.0], "unit_1": [0.0, 0.0, 1.0]},
+        schema_overrides={"rank": pl.UInt32},
+    )
+    stats = Stats(embedding_dims=2)
+    for k in (2, 3):
+        stats.rec_sum(EMBEDDING_SIMILARITY, similarity_to_earlier(2), k)
+    compiled, reference, walked = both_sums(monkeypatch, frame, stats)
+    assert walked == [True]
+    assert compiled.rows() == [(7, 0.0, 1.0)]
+    assert bits(compiled) == bits(reference)
+
+
+def both_tags(
+    monkeypatch: pytest.MonkeyPatch, recs: pl.DataFrame, catalog: pl.DataFrame, cutoffs: set[Any]
+) -> tuple[pl.DataFrame, pl.DataFrame, list[bool]]:
+    walked = counting_walks(monkeypatch)
+    compiled = list_sums.tag_pairs_table(recs.lazy(), catalog.lazy(), cutoffs, tag_pairs)
+    monkeypatch.setenv("RECEVAL_CORE", "polars")
+    reference = list_sums.tag_pairs_table(recs.lazy(), catalog.lazy(), cutoffs, tag_pairs)
+    monkeypatch.delenv("RECEVAL_CORE")
+    found = [t.collect().sort("user") for t in (compiled, reference)]
+    return found[0], found[1], walked
+
+
+def test_the_tag_pairs_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tags {a, b}, {b}, {c}, {}, {}: one pair shares b, Jaccard 1 / 2; the two empty
+    sets count 1 (scipy's distance 0). At 1: 0; at 2: 0.5; at 5: 1.5."""
+    catalog = pl.DataFrame(
+        {"item": [1, 2, 3, 4, 5], "tags": [["a", "b"], ["b"], ["c"], [], []]},
+        schema_overrides={"tags": pl.List(pl.String)},
+    )
+    recs = pl.DataFrame(
+        {"user": [9] * 5, "item": [1, 2, 3, 4, 5], "rank": [1, 2, 3, 4, 5]},
+        schema_overrides={"rank": pl.UInt32},
+    )
+    compiled, reference, walked = both_tags(monkeypatch, recs, catalog, {1, 2, None})
+    assert walked == [True]
+    assert compiled.rows() == [(9, 0.0, 0.5, 1.5)]
+    assert bits(compiled) == bits(reference)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_tag_pairs_give_the_polars_forms_bits(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Tag sets of 0 to 6 of 8 tags (sets, as the catalog reader makes them), lists of 1
+    to 40 items in no order, read at 1, 3, 20 and the whole list."""
+    rng = random.Random(seed)
+    items = [9, 10, 100, *range(11, 60)]
+    tags = [rng.sample("abcdefgh", rng.choice([0, 0, 1, 2, 3, 6])) for _ in items]
+    catalog = pl.DataFrame(
+        {"item": items, "tags": tags}, schema_overrides={"tags": pl.List(pl.String)}
+    )
+    found = []
+    for user in [9, 10, 100, *range(1000, 1030)]:
+        chosen = rng.sample(items, rng.choice([1, 2, 5, 16, 40]))
+        found += [(user, item, rank) for rank, item in enumerate(chosen, start=1)]
+    rng.shuffle(found)
+    recs = pl.DataFrame(found, schema=["user", "item", "rank"], orient="row")
+    recs = recs.with_columns(pl.col("rank").cast(pl.UInt32))
+    compiled, reference, walked = both_tags(monkeypatch, recs, catalog, {1, 3, 20, None})
+    assert walked == [True]
+    assert bits(compiled) == bits(reference)
+
+
+def test_a_missing_tag_goes_to_the_polars_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = pl.DataFrame(
+        {"item": [1, 2, 3], "tags": [["a", None], ["a"], None]},
+        schema_overrides={"tags": pl.List(pl.String)},
+    )
+    recs = pl.DataFrame(
+        {"user": [1, 1, 1], "item": [1, 2, 3], "rank": [1, 2, 3]},
+        schema_overrides={"rank": pl.UInt32},
+    )
+    compiled, reference, walked = both_tags(monkeypatch, recs, catalog, {3})
+    assert walked == [False]
+    assert bits(compiled) == bits(reference)
+
+
+def test_the_walk_is_off_with_the_polars_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECEVAL_CORE", "polars")
+    assert list_sums.extension() is None
