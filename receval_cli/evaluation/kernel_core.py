@@ -56,12 +56,13 @@ _DCG = re.compile(r"^dcg@(\d+|all)\[(.+),(log2|jarvelin)\]$")
 _IDEAL = re.compile(r"^ideal_dcg\[(.+),(log2|jarvelin)\]$")
 
 
-def extension() -> ModuleType | None:
-    """The compiled kernel, or None (not built here, or RECEVAL_CORE=polars)."""
+def extension(name: str = "receval_cli._kernel") -> ModuleType | None:
+    """A compiled extension (the kernel, or evaluation/list_sums.py's walk), or None (not
+    built here, or RECEVAL_CORE=polars)."""
     if os.environ.get("RECEVAL_CORE", "").strip().lower() == "polars":
         return None
     try:
-        return importlib.import_module("receval_cli._kernel")
+        return importlib.import_module(name)
     except ImportError:
         return None
 

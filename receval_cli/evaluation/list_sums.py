@@ -22,14 +22,13 @@ alone; where it is not built, or RECEVAL_CORE=polars, or the rows are not what i
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import polars as pl
 
+from receval_cli.evaluation import kernel_core
 from receval_cli.metrics.beyond import similarity_to_earlier
 from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats, cutoff_label, depth
 
@@ -38,12 +37,7 @@ _rank = pl.col("rank")
 
 def extension() -> ModuleType | None:
     """The compiled walk, or None (not built here, or RECEVAL_CORE=polars)."""
-    if os.environ.get("RECEVAL_CORE", "").strip().lower() == "polars":
-        return None
-    try:
-        return importlib.import_module("receval_cli._list_sums")
-    except ImportError:
-        return None
+    return kernel_core.extension("receval_cli._list_sums")
 
 
 def _columns(name: str, cutoffs: set[int | None]) -> list[tuple[int | None, str]]:
