@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 from test_engine_parity import comparable, differences, registry_data, run_cli
 
-from receval_cli.evaluation import list_sums
+from receval_cli.evaluation import kernel_core, list_sums
 from receval_cli.evaluation.side_columns import tag_pairs
 from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.beyond import similarity_to_earlier
@@ -47,6 +47,23 @@ def bits(frame: pl.DataFrame) -> dict[str, Any]:
     return found
 
 
+def counting_kernel(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record whether each call of the compiled core took the run and kept the ranked rows
+    for the recs table (kernel_core.KernelTables.ranked)."""
+    taken: list[bool] = []
+    for name in ("evaluate", "evaluate_batches"):
+        original = getattr(kernel_core, name)
+
+        def counted(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            found = _original(*args, **kwargs)
+            tables = isinstance(found, kernel_core.KernelTables)
+            taken.append(tables and found.ranked is not None)
+            return found
+
+        monkeypatch.setattr(kernel_core, name, counted)
+    return taken
+
+
 def counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record whether each call of the walk computed its table (else the polars form did)."""
     walked: list[bool] = []
@@ -67,22 +84,27 @@ def test_every_walked_metric_of_the_registry_gives_the_polars_forms_bits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
     """The registry matrix's novelty, serendipity and intra-list diversity specs (every
-    parameter, cutoff and feature) with ndcg, on data with ties, short and long lists, a
-    zero and opposite embeddings and empty tag sets: the report and the per-user file are
-    the same, the walk ran for the sums and the tag pairs."""
+    parameter, cutoff and feature) with the classic ranking metrics, on data with ties,
+    short and long lists, a zero and opposite embeddings and empty tag sets: the report and
+    the per-user file are the same as the polars core's; the compiled core ranked the lists
+    for both, and the walk ran for the sums and the tag pairs."""
     graded = registry_data(tmp_path, seed=5)["graded"]
     specs = [s for s in graded["metrics"] if MetricSpec.parse(s).name in WALKED]
     assert any("feature=tags" in s for s in specs)
     assert any("feature=embedding" in s for s in specs)
-    config = {**graded, "metrics": ["ndcg@10", *specs], "engine": engine}
+    classic = ["ndcg@10", "precision@5", "recall@20", "map@10", "mrr", "hit_rate@3"]
+    config = {**graded, "metrics": [*classic, *specs], "engine": engine}
     walked = counting_walks(monkeypatch)
+    kernel = counting_kernel(monkeypatch)
     code, stderr = run_cli(tmp_path, config, "walked")
     assert code == 0, stderr
     assert walked.count(True) == 2, walked  # the sums table and the tag pairs
+    assert kernel == [True], kernel  # the ranking metrics and the recs table's rows
     monkeypatch.setenv("RECEVAL_CORE", "polars")
     code, stderr = run_cli(tmp_path, config, "polars")
     assert code == 0, stderr
     assert len(walked) == 2  # the polars form alone
+    assert len(kernel) == 1  # and the polars core
     import json
 
     reports = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("walked", "polars")]

@@ -11,8 +11,10 @@ the same order as the polars core, so every per-user value is the polars core's,
 bit (tests/test_kernel_core.py runs both cores on the same cases and compares every bit).
 
 It computes the statistics the classic ranking metrics are built from (`Request`: hits,
-reciprocal rank, AP's precision sum, DCG and the ideal DCG, hits within |R|), and only
-runs where the run asks for nothing else (`requests`); everything else, and every input
+reciprocal rank, AP's precision sum, DCG and the ideal DCG, hits within |R|), and keeps
+each row's rank where beyond-accuracy metrics read the recs table (plan.py builds it from
+those rows: KernelTables.ranked). It runs where the run asks for nothing else
+(`requests`); everything else, and every input
 it does not take (text ids, rank or list layouts, duplicates to drop, NaN scores, nulls,
 a failed check to report), goes to the polars core, unchanged. The metrics' definitions
 stay in metrics/: this core only produces the per-user statistics table they read.
@@ -100,7 +102,7 @@ def _gain(kind: str) -> int | None:
 
 def requests(stats: Stats) -> Requests | None:
     """The kernel's requests for these statistics, or None when one is not the kernel's."""
-    if stats.lists.aggregations or stats.recs.aggregations or stats.sums or stats.pair_cutoffs:
+    if stats.lists.aggregations:
         return None
     if stats.needs_catalog or stats.truth_columns_on_hits or stats.list_columns_on_hits:
         return None
@@ -189,6 +191,8 @@ class KernelTables:
     per_user: pl.DataFrame
     top_rows: pl.LazyFrame | None  # (user, item, score[, row]) within depth (None: not kept)
     recommended: pl.DataFrame  # (item): the distinct items of top_rows
+    # (user, item, rank) within depth, where asked (the recs table's rows: plan.py)
+    ranked: pl.DataFrame | None = None
 
 
 class _Kernel:
@@ -196,11 +200,17 @@ class _Kernel:
     grown to the deepest position any call reads."""
 
     def __init__(
-        self, module: ModuleType, wanted: Requests, conventions: Conventions, depth: int | None
+        self,
+        module: ModuleType,
+        wanted: Requests,
+        conventions: Conventions,
+        depth: int | None,
+        ranks: bool = False,
     ) -> None:
         import numpy as np
 
         self.module, self.wanted, self.conventions = module, wanted, conventions
+        self.ranks = ranks  # keep each row's rank within depth (top_rank)
         self.depth = ALL if depth is None else depth
         self.slot = {kind: position for position, kind in enumerate(wanted.discounts())}
         self.requests = np.array(
@@ -240,6 +250,7 @@ class _Kernel:
             "valid": np.empty((n_req, n_out), dtype=np.uint8),
             "ideal": np.empty((n_ideal, tn), dtype=np.float64),
             "in_top": np.zeros(len(arrays["users"]), dtype=np.uint8),
+            "top_rank": np.zeros(len(arrays["users"]) if self.ranks else 0, dtype=np.uint32),
         }
         status = module.evaluate(
             arrays["users"], arrays["items"], arrays["scores"],
@@ -248,7 +259,7 @@ class _Kernel:
             _TIES[self.conventions.tie_break], min(self.depth, 2**62), n_out,
             threads(len(arrays["users"])),
             out["user"], out["list_rows"], out["truth_items"], out["n_relevant"], out["flags"],
-            out["stats"], out["valid"], out["ideal"], out["in_top"],
+            out["stats"], out["valid"], out["ideal"], out["in_top"], out["top_rank"],
         )  # fmt: skip
         if status == -1:
             raise MemoryError("the compiled core ran out of memory")
@@ -262,18 +273,21 @@ def evaluate(
     truth: pl.DataFrame,
     conventions: Conventions,
     depth: int | None,
+    ranks: bool = False,
 ) -> KernelTables | None:
     """Run the kernel over collected inputs: predictions (user, item, score[, row]) and
     indexed truth (user, item, rel, relevant). None where they hold what the polars core
-    must see (nulls, NaN, a duplicate): it reports them or computes with them."""
+    must see (nulls, NaN, a duplicate): it reports them or computes with them. `ranks`:
+    keep the ranked rows (KernelTables.ranked)."""
     if any(_has_nulls(frame) for frame in (predictions, truth)):
         return None
     predictions, truth, sorted_ids = with_codes(predictions, truth, conventions.tie_break)
     predictions, truth = _grouped(predictions), _grouped(truth)
     arrays = _arrays(predictions) | _truth_arrays(truth)
-    out = _Kernel(module, wanted, conventions, depth).run(arrays)
+    out = _Kernel(module, wanted, conventions, depth, ranks).run(arrays)
     if out is None:
         return None
+    ranked = _ranked(predictions, out["top_rank"]) if ranks else None
     per_user = _per_user(out, wanted)
     if "user" in sorted_ids:
         per_user = per_user.with_columns(sorted_ids["user"].gather(per_user.get_column("user")))
@@ -283,9 +297,18 @@ def evaluate(
         per_user,
         top_rows.filter("in_top").drop("in_top"),
         _recommended(module, arrays["items"], out["in_top"], sorted_ids),
+        ranked,
     )
 
 
+def _ranked(predictions: pl.DataFrame, top_rank: Any) -> pl.DataFrame:
+    """(user, item, rank) of the rows ranked within depth (the kernel's top_rank)."""
+    rank = pl.Series("rank", top_rank)
+    rows = predictions.select("user", "item").with_columns(rank)
+    return rows.filter(pl.col("rank") > 0)
+
+
+_RANKED = {"user": pl.Int64, "item": pl.Int64, "rank": pl.UInt32}  # batches: integer ids
 BATCH_ROWS = 1_000_000  # prediction rows read at once by evaluate_batches
 UNORDERED = "predictions not grouped by user"
 
@@ -306,6 +329,7 @@ def evaluate_batches(
     conventions: Conventions,
     depth: int | None,
     engine: Any,
+    ranks: bool = False,
 ) -> KernelTables | str | None:
     """evaluate, with the predictions read in batches of about BATCH_ROWS rows (polars
     reads the next while the kernel works): memory for a batch, not the whole file. The
@@ -322,8 +346,9 @@ def evaluate_batches(
     truth = _grouped(truth.with_columns(user_key=pl.col("user"), item_key=pl.col("item")))
     whole = _truth_arrays(truth.rechunk())
     del truth  # the arrays hold what the kernel reads
-    kernel = _Kernel(module, wanted, conventions, depth)
+    kernel = _Kernel(module, wanted, conventions, depth, ranks)
     frames: list[pl.DataFrame] = []
+    ranked: list[pl.DataFrame] = []
     found: list[Any] = []
     carried: pl.DataFrame | None = None
     done_truth = 0  # truth rows handed to the kernel so far
@@ -357,6 +382,8 @@ def evaluate_batches(
         if out is None:
             return None
         found.append(_distinct(module, head["items"], out.pop("in_top")))
+        if ranks:
+            ranked.append(_ranked(frame.slice(0, cut), out["top_rank"]))
         frames.append(_per_user(out, wanted))
         done_truth, last_user = end, int(users[cut - 1])
     if done_truth < len(whole["t_users"]):  # truth users after the last predicted one
@@ -375,7 +402,8 @@ def evaluate_batches(
         return None
     per_user = pl.concat(frames, rechunk=False)
     items = pl.Series("item", np.concatenate(found) if found else np.zeros(0, np.int64))
-    return KernelTables(per_user, None, items.unique().to_frame())
+    rows = pl.concat(ranked) if ranked else pl.DataFrame(schema=_RANKED)
+    return KernelTables(per_user, None, items.unique().to_frame(), rows if ranks else None)
 
 
 def ahead(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:

@@ -194,7 +194,9 @@ def per_user_frame(
         predictions, PREDICTION_CHECKS, by, conventions.duplicates, "list_distinct", check_queries
     )
     depth = max_depth((*specs, *list_specs), conventions.max_depth)
-    compiled = _compiled(predictions, truth, scored, stats, exprs, conventions, depth, engine)
+    compiled = _compiled(
+        predictions, truth, scored, stats, exprs, conventions, depth, engine, sources
+    )
     if compiled is not None:
         return compiled
     if stats.lists.aggregations and by != "score":
@@ -240,9 +242,10 @@ def per_user_frame(
             stats.hits.with_rows(hits).group_by("user").agg(list(stats.hits.aggregations.values()))
         )
         frame = frame.join(hit_stats, on="user", how="left")
-    if stats.recs.aggregations or stats.sums or stats.pair_cutoffs:
+    if _reads_recs(stats):
         recs_depth = stats.recs_depth(conventions.max_depth)
-        recs = recs_aggregates(lists, stats, sources, indexed, conventions, recs_depth)
+        ranked = ranked_items(lists)
+        recs = recs_aggregates(ranked, stats, sources, indexed, conventions, recs_depth)
         frame = frame.join(recs, on="user", how="left")
     if stats.needs_catalog:
         assert sources.catalog is not None  # metric_exprs refuses the metric without it
@@ -257,6 +260,11 @@ def per_user_frame(
         items,
         set(stats.sides),
     )
+
+
+def _reads_recs(stats: Stats) -> bool:
+    """Whether a metric asked for the recs table (beyond accuracy: side_columns.py)."""
+    return bool(stats.recs.aggregations or stats.sums or stats.pair_cutoffs)
 
 
 def _finished(
@@ -283,9 +291,11 @@ def _compiled(
     conventions: Conventions,
     depth: int | None,
     engine: Any,
+    sources: Sources,
 ) -> Plan | None:
     """The Plan computed by the compiled core, or None where it does not take the run (see
-    evaluation/kernel_core.py): the inputs are then read by the polars core's plan."""
+    evaluation/kernel_core.py): the inputs are then read by the polars core's plan. The
+    recs table of the beyond-accuracy metrics is built from the rows it ranked."""
     module = kernel_core.extension()
     if module is None or engine not in ("auto", "in-memory", "streaming"):  # GPU: polars'
         return None
@@ -304,7 +314,7 @@ def _compiled(
                 numpy_import.join()
             indexed = index_truth(truth.frame, conventions)
             tables = kernel_core.evaluate_batches(
-                module, wanted, rows, indexed, conventions, depth, engine
+                module, wanted, rows, indexed, conventions, depth, engine, _reads_recs(stats)
             )
         if tables == kernel_core.UNORDERED:  # read whole, sorted by user
             read, whole_truth = pl.collect_all(
@@ -312,7 +322,9 @@ def _compiled(
             )
             if numpy_import is not None:
                 numpy_import.join()
-            tables = kernel_core.evaluate(module, wanted, read, whole_truth, conventions, depth)
+            tables = kernel_core.evaluate(
+                module, wanted, read, whole_truth, conventions, depth, _reads_recs(stats)
+            )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
     finally:
@@ -326,13 +338,20 @@ def _compiled(
         lists = rank_lists(rows, "score", conventions.tie_break, depth, [])
     else:
         lists = rank_lists(tables.top_rows, "score", conventions.tie_break, depth, [])
+    frame = tables.per_user.lazy()
+    if tables.ranked is not None:
+        recs_depth = stats.recs_depth(conventions.max_depth)
+        indexed = index_truth(truth.frame, conventions)
+        ranked = tables.ranked.lazy()
+        recs = recs_aggregates(ranked, stats, sources, indexed, conventions, recs_depth)
+        frame = frame.join(recs, on="user", how="left")
     return Plan(
-        _finished(tables.per_user.lazy(), exprs, conventions),
+        _finished(frame, exprs, conventions),
         list(exprs),
         {},
         lists,
         rows.select("user", "item"),
-        set(),
+        set(stats.sides),
         recommended=tables.recommended.lazy(),
     )
 

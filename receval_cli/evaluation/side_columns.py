@@ -96,17 +96,18 @@ def unit_vectors(catalog: Input, dims: int) -> pl.LazyFrame:
 
 
 def recs_aggregates(
-    lists: pl.LazyFrame,
+    ranked: pl.LazyFrame,
     stats: Stats,
     sources: Sources,
     truth: pl.LazyFrame,
     conventions: Conventions,
     depth: int | None,
 ) -> pl.LazyFrame:
-    """Per user: the aggregations the metrics asked of the recs table, which holds each
-    list to `depth` only (the deepest cutoff the recs metrics read: Stats.recs_depth)."""
+    """Per user: the aggregations the metrics asked of the recs table: the ranked rows
+    (user, item, rank) to `depth` only (the deepest cutoff the recs metrics read:
+    Stats.recs_depth)."""
     sides = stats.sides
-    recs = ranked_items(lists)
+    recs = ranked
     if depth is not None:
         recs = recs.filter(pl.col("rank") <= depth)
     catalog = sources.catalog
