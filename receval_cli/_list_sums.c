@@ -12,9 +12,10 @@
  *       sum of the user's terms down to the cutoff, skipping missing ones (valid 0), as a
  *       running sum (polars' starts at 0.0: -0.0 alone gives 0.0); missing (out_valid 0)
  *       where the term at the cutoff's position is missing, as a running sum is there.
- *   similar_earlier(offsets, units, dims, out): per row, the sum over the dimensions d of
- *       (S_d - x_d) * x_d, with S_d the running sum of the user's x_d down to this row: the
- *       cosine similarity of its unit vector to those ranked above it, added up.
+ *   similar_earlier(offsets, units, index, dims, out): per row, the sum over the
+ *       dimensions d of (S_d - x_d) * x_d, with x the row's unit vector (the units' row
+ *       index[j]: each item's vector held once) and S_d the running sum of the user's x_d
+ *       down to this row: the cosine similarities to the items ranked above, added up.
  *   tag_pairs(offsets, cutoffs, tag_offsets, tags, n_tags, codes, out): per cutoff, the
  *       sum of the Jaccard similarities shared / (n_i + n_j - shared) of the pairs of the
  *       user's items that share a tag, in the order (later rank, earlier rank), plus the
@@ -95,13 +96,13 @@ static PyObject *ordered_sums(PyObject *self, PyObject *args) {
 }
 
 static int similar_earlier_run(const int64_t *off, int64_t users, const double *units,
-                               int64_t dims, double *out) {
+                               const int64_t *index, int64_t dims, double *out) {
     double *running = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
     if (!running)
         return -1;
     for (int64_t u = 0; u < users; u++) {
         for (int64_t j = off[u]; j < off[u + 1]; j++) {
-            const double *x = units + j * dims;
+            const double *x = units + index[j] * dims;
             double acc = 0.0;
             for (int64_t d = 0; d < dims; d++) {
                 running[d] = (j == off[u] ? 0.0 : running[d]) + x[d];
@@ -115,26 +116,35 @@ static int similar_earlier_run(const int64_t *off, int64_t users, const double *
 }
 
 static PyObject *similar_earlier(PyObject *self, PyObject *args) {
-    Py_buffer offsets, units, out;
+    Py_buffer offsets, units, index, out;
     long long dims;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*Lw*", &offsets, &units, &dims, &out))
+    if (!PyArg_ParseTuple(args, "y*y*y*Lw*", &offsets, &units, &index, &dims, &out))
         return NULL;
     int64_t users = offsets.len / 8 - 1;
     const int64_t *off = offsets.buf;
     int64_t n = users >= 0 ? off[users] : 0;
-    int ok = users >= 0 && dims >= 0 && need(&units, n * dims, 8, "units") == 0 &&
-             need(&out, n, 8, "out") == 0;
+    int64_t vectors = dims > 0 ? units.len / 8 / dims : 0;
+    int ok = users >= 0 && dims > 0 && need(&units, vectors * dims, 8, "units") == 0 &&
+             need(&index, n, 8, "index") == 0 && need(&out, n, 8, "out") == 0;
+    if (ok) { /* every row's vector among the units */
+        const int64_t *at = index.buf;
+        for (int64_t j = 0; j < n && ok; j++)
+            ok = at[j] >= 0 && at[j] < vectors;
+        if (!ok)
+            PyErr_SetString(PyExc_ValueError, "index: a row outside the units");
+    }
     int status = 0;
     if (ok) {
         Py_BEGIN_ALLOW_THREADS;
-        status = similar_earlier_run(off, users, units.buf, dims, out.buf);
+        status = similar_earlier_run(off, users, units.buf, index.buf, dims, out.buf);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
-        PyErr_SetString(PyExc_ValueError, "offsets: at least one value; dims >= 0");
+        PyErr_SetString(PyExc_ValueError, "offsets: at least one value; dims > 0");
     }
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&units);
+    PyBuffer_Release(&index);
     PyBuffer_Release(&out);
     if (!ok)
         return NULL;
@@ -262,7 +272,7 @@ static PyMethodDef methods[] = {
     {"ordered_sums", ordered_sums, METH_VARARGS,
      "ordered_sums(offsets, cutoffs, terms, valid, out, out_valid): running sums at cutoffs."},
     {"similar_earlier", similar_earlier, METH_VARARGS,
-     "similar_earlier(offsets, units, dims, out): each row's similarity to the rows above."},
+     "similar_earlier(offsets, units, index, dims, out): similarity to the rows above."},
     {"tag_pairs", tag_pairs, METH_VARARGS,
      "tag_pairs(offsets, cutoffs, tag_offsets, tags, n_tags, codes, out): Jaccard sums."},
     {NULL, NULL, 0, NULL},

@@ -122,40 +122,53 @@ def stats_for(names: dict[str, pl.Expr], cutoffs: list[int | None], dims: int = 
 
 
 def both_sums(
-    monkeypatch: pytest.MonkeyPatch, frame: pl.DataFrame, stats: Stats
+    monkeypatch: pytest.MonkeyPatch,
+    frame: pl.DataFrame,
+    stats: Stats,
+    units: pl.DataFrame | None = None,
 ) -> tuple[Any, ...]:
     walked = counting_walks(monkeypatch)
-    compiled = list_sums.sums_table(frame.lazy(), stats).collect().sort("user")
+    vectors = None if units is None else units.lazy()
+    compiled = list_sums.sums_table(frame.lazy(), stats, vectors).collect().sort("user")
     monkeypatch.setenv("RECEVAL_CORE", "polars")
-    reference = list_sums.sums_table(frame.lazy(), stats).collect().sort("user")
+    reference = list_sums.sums_table(frame.lazy(), stats, vectors).collect().sort("user")
     monkeypatch.delenv("RECEVAL_CORE")
     return compiled, reference, walked
 
 
-def rows(seed: int, users: int = 40, dims: int = 3) -> pl.DataFrame:
-    """(user, rank, t, unit_0..) in no order: lists of 1 to 40 items, ids 9, 10, 100, ...,
-    terms with ties, fractions, negatives, -0.0 and missing values."""
+def rows(seed: int, users: int = 40, dims: int = 3) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(user, rank, item, t) in no order: lists of 1 to 40 items of 60, ids 9, 10, 100,
+    ..., terms with ties, fractions, negatives, -0.0 and missing values; and the items'
+    (item, unit_0 ..): zero, negative and fractional parts."""
     rng = random.Random(seed)
+    items = [9, 10, 100, *range(11, 68)]
     found = []
     for user in [9, 10, 100, *range(1000, 1000 + users)]:
-        for rank in range(1, rng.choice([1, 2, 5, 16, 40]) + 1):
+        chosen = rng.sample(items, rng.choice([1, 2, 5, 16, 40]))
+        for rank, item in enumerate(chosen, start=1):
             term = rng.choice([None, -0.0, 0.1, 0.1, -2.5, rng.random(), 1e-300, 3.0])
-            unit = [rng.choice([0.0, -0.0, 0.5, -1.0, rng.uniform(-1, 1)]) for _ in range(dims)]
-            found.append((user, rank, term, *unit))
+            found.append((user, rank, item, term))
     rng.shuffle(found)
-    schema = ["user", "rank", "t", *(f"unit_{d}" for d in range(dims))]
-    frame = pl.DataFrame(found, schema=schema, orient="row")
-    return frame.with_columns(pl.col("rank").cast(pl.UInt32))
+    frame = pl.DataFrame(found, schema=["user", "rank", "item", "t"], orient="row")
+    parts = [0.0, -0.0, 0.5, -1.0, 0.25]
+    vectors = [[rng.choice([*parts, rng.uniform(-1, 1)]) for _ in range(dims)] for _ in items]
+    vectors[0] = [0.0] * dims  # a zero vector, two equal ones, two opposite ones
+    vectors[2] = vectors[1]
+    vectors[4] = [-v for v in vectors[3]]
+    units = pl.DataFrame(
+        {"item": items, **{f"unit_{d}": [v[d] for v in vectors] for d in range(dims)}}
+    )
+    return frame.with_columns(pl.col("rank").cast(pl.UInt32)), units
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sums_give_the_polars_forms_bits(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """Missing terms (one at a cutoff's item reads 0), -0.0, rows in no order, cutoffs
     past the list and the whole list, an embedding with zero and negative parts."""
-    frame = rows(seed)
+    frame, units = rows(seed)
     stats = stats_for({"t": pl.col("t"), "t2": pl.col("t") * 3.0}, [1, 3, 20, None], dims=3)
     stats.rec_sum(EMBEDDING_SIMILARITY, similarity_to_earlier(3), 5)
-    compiled, reference, walked = both_sums(monkeypatch, frame, stats)
+    compiled, reference, walked = both_sums(monkeypatch, frame, stats, units)
     assert walked == [True]
     assert bits(compiled) == bits(reference)
     assert compiled.height == frame["user"].n_unique()
@@ -190,13 +203,16 @@ def test_the_embedding_walk_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     """Unit vectors (1, 0), (0, 1), (1, 0): the third is identical to the first, so the
     similarities to the items above are 0, 0, 1 and their sums at 2 and 3 are 0 and 1."""
     frame = pl.DataFrame(
-        {"user": [7] * 3, "rank": [3, 1, 2], "unit_0": [1.0, 1.0, 0.0], "unit_1": [0.0, 0.0, 1.0]},
+        {"user": [7] * 3, "rank": [3, 1, 2], "item": [30, 10, 20]},
         schema_overrides={"rank": pl.UInt32},
+    )
+    units = pl.DataFrame(
+        {"item": [10, 20, 30], "unit_0": [1.0, 0.0, 1.0], "unit_1": [0.0, 1.0, 0.0]}
     )
     stats = Stats(embedding_dims=2)
     for k in (2, 3):
         stats.rec_sum(EMBEDDING_SIMILARITY, similarity_to_earlier(2), k)
-    compiled, reference, walked = both_sums(monkeypatch, frame, stats)
+    compiled, reference, walked = both_sums(monkeypatch, frame, stats, units)
     assert walked == [True]
     assert compiled.rows() == [(7, 0.0, 1.0)]
     assert bits(compiled) == bits(reference)

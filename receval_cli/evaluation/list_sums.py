@@ -44,24 +44,28 @@ def _columns(name: str, cutoffs: set[int | None]) -> list[tuple[int | None, str]
     return [(k, f"sum[{name}]@{cutoff_label(k)}") for k in sorted(cutoffs, key=depth)]
 
 
-def sums_table(recs: pl.LazyFrame, stats: Stats) -> pl.LazyFrame:
+def sums_table(recs: pl.LazyFrame, stats: Stats, units: pl.LazyFrame | None) -> pl.LazyFrame:
     """(user, sum[name]@k for every rec_sum and cutoff): each term added in rank order
-    over the user's items within k, read as Stats.rec_sum describes."""
+    over the user's items within k, read as Stats.rec_sum describes. `units`: the
+    catalog's (item, unit_0 ..) where the embedding's similarity is asked (each item's
+    vector once: the walk reads it by the item's place, the polars form joins it)."""
     names = sorted(stats.sums)
     plain = [name for name in names if name != EMBEDDING_SIMILARITY]
-    units = [f"unit_{d}" for d in range(stats.embedding_dims)] if len(plain) < len(names) else []
+    embedded = len(plain) < len(names)
+    assert units is not None or not embedded  # metric_exprs refuses it without a catalog
     frame = recs.select(
         "user",
         "rank",
+        *(["item"] if embedded else []),
         *(stats.sums[name].alias(f"term{i}") for i, name in enumerate(plain)),
-        *units,
     )
     outputs = {name: _columns(name, stats.sum_cutoffs[name]) for name in names}
 
-    def polars_sums(rows: pl.LazyFrame) -> pl.LazyFrame:
+    def polars_sums(rows: pl.LazyFrame, units: pl.LazyFrame | None) -> pl.LazyFrame:
         terms = {name: pl.col(f"term{i}") for i, name in enumerate(plain)}
-        if units:
-            terms[EMBEDDING_SIMILARITY] = similarity_to_earlier(len(units))
+        if units is not None and embedded:
+            rows = rows.join(units, on="item", how="left")
+            terms[EMBEDDING_SIMILARITY] = similarity_to_earlier(stats.embedding_dims)
         last = {k: pl.min_horizontal(_rank.max(), depth(k)) for n in names for k, _ in outputs[n]}
         running = {
             name: term.cum_sum().over("user", order_by=_rank) for name, term in terms.items()
@@ -78,11 +82,14 @@ def sums_table(recs: pl.LazyFrame, stats: Stats) -> pl.LazyFrame:
 
     module = extension()
     if module is None:
-        return polars_sums(frame)
+        return polars_sums(frame, units)
 
     def walked(rows: pl.DataFrame) -> pl.DataFrame:
-        found = _walk_sums(module, rows, plain, len(units), outputs, names)
-        return found if found is not None else polars_sums(rows.lazy()).collect()
+        vectors = units.collect() if units is not None and embedded else None
+        found = _walk_sums(module, rows, plain, vectors, outputs, names)
+        if found is not None:
+            return found
+        return polars_sums(rows.lazy(), None if vectors is None else vectors.lazy()).collect()
 
     return _mapped(frame, walked, [c for n in names for _, c in outputs[n]])
 
@@ -158,32 +165,37 @@ def _walk_sums(
     module: ModuleType,
     rows: pl.DataFrame,
     plain: list[str],
-    dims: int,
+    units: pl.DataFrame | None,
     outputs: dict[str, list[tuple[int | None, str]]],
     names: list[str],
 ) -> pl.DataFrame | None:
-    """The sums table by the compiled walk (None: rows it does not read)."""
+    """The sums table by the compiled walk (None: rows it does not read: a rank gap, an
+    item without a whole unit vector)."""
     import numpy as np
 
     grouped = _grouped(rows)
     if grouped is None:
         return None
     rows, offsets, users = grouped
-    n = rows.height
     columns: dict[str, Any] = {"user": users}
     for i, name in enumerate(plain):
         term = rows.get_column(f"term{i}").cast(pl.Float64)
         values = np.ascontiguousarray(term.fill_null(0.0).to_numpy())
         valid = np.ascontiguousarray(term.is_not_null().to_numpy().astype(np.uint8))
         columns |= _read_sums(module, offsets, values, valid, outputs[name])
-    if dims:
-        units = rows.select(f"unit_{d}" for d in range(dims))
-        if any(units.null_count().row(0)):
+    if units is not None:
+        vectors = units.drop("item")
+        if any(vectors.null_count().row(0)) or units.get_column("item").is_duplicated().any():
             return None
-        matrix = np.ascontiguousarray(units.to_numpy().astype(np.float64, copy=False))
-        similarity = np.empty(n, dtype=np.float64)
-        module.similar_earlier(offsets, matrix, dims, similarity)
-        valid = np.ones(n, dtype=np.uint8)
+        places = units.select("item").with_row_index("place")
+        at = rows.select("item").join(places, on="item", how="left", maintain_order="left")
+        if at.get_column("place").null_count():
+            return None
+        index = np.ascontiguousarray(at.get_column("place").cast(pl.Int64).to_numpy())
+        matrix = np.ascontiguousarray(vectors.to_numpy().astype(np.float64, copy=False))
+        similarity = np.empty(rows.height, dtype=np.float64)
+        module.similar_earlier(offsets, matrix, index, vectors.width, similarity)
+        valid = np.ones(rows.height, dtype=np.uint8)
         columns |= _read_sums(module, offsets, similarity, valid, outputs[EMBEDDING_SIMILARITY])
     order = ["user", *(column for name in names for _, column in outputs[name])]
     return pl.DataFrame(columns).select(order)

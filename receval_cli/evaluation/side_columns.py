@@ -164,11 +164,13 @@ def recs_aggregates(
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
     if "category" in sides and catalog is not None:
         recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
-    if "embedding" in sides and catalog is not None:
-        recs = recs.join(unit_vectors(catalog, stats.embedding_dims), on="item", how="left")
     recs = stats.recs.with_rows(recs)
     if stats.sums:  # every user of the recs table has a row: first, or after the counts
-        tables.insert(0, list_sums.sums_table(recs, stats))
+        # the unit vectors are read by item in the sums (the only ones to read them)
+        units = None
+        if "embedding" in sides and catalog is not None:
+            units = unit_vectors(catalog, stats.embedding_dims)
+        tables.insert(0, list_sums.sums_table(recs, stats, units))
     if stats.recs.aggregations:
         tables.insert(0, recs.group_by("user").agg(list(stats.recs.aggregations.values())))
     per_user = tables[0]
