@@ -21,7 +21,7 @@ from test_engine_parity import comparable, differences, registry_data, run_cli
 
 from receval_cli.evaluation import kernel_core, list_sums
 from receval_cli.evaluation.side_columns import tag_pairs
-from receval_cli.metrics import MetricSpec
+from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.beyond import similarity_to_earlier
 from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats
 
@@ -84,12 +84,15 @@ def test_every_walked_metric_of_the_registry_gives_the_polars_forms_bits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
     """The registry matrix's novelty, serendipity and intra-list diversity specs (every
-    parameter, cutoff and feature) with the classic ranking metrics, on data with ties,
-    short and long lists, a zero and opposite embeddings and empty tag sets: the report and
-    the per-user file are the same as the polars core's; the compiled core ranked the lists
-    for both, and the walk ran for the sums and the tag pairs."""
+    parameter, cutoff and feature) and its global metrics, with the classic ranking
+    metrics, on data with ties, short and long lists, a zero and opposite embeddings and
+    empty tag sets: the report and the per-user file are the same as the polars core's;
+    the compiled core ranked the lists for both, and the walk ran for the sums and the tag
+    pairs."""
     graded = registry_data(tmp_path, seed=5)["graded"]
     specs = [s for s in graded["metrics"] if MetricSpec.parse(s).name in WALKED]
+    # the global metrics read the lists the compiled core ranked (plan.ranked_lists)
+    specs += [s for s in graded["metrics"] if lookup(MetricSpec.parse(s).name).scope == "global"]
     assert any("feature=tags" in s for s in specs)
     assert any("feature=embedding" in s for s in specs)
     classic = ["ndcg@10", "precision@5", "recall@20", "map@10", "mrr", "hit_rate@3"]

@@ -195,7 +195,7 @@ def per_user_frame(
     )
     depth = max_depth((*specs, *list_specs), conventions.max_depth)
     compiled = _compiled(
-        predictions, truth, scored, stats, exprs, conventions, depth, engine, sources
+        predictions, truth, scored, stats, exprs, conventions, depth, engine, sources, list_specs
     )
     if compiled is not None:
         return compiled
@@ -262,6 +262,14 @@ def per_user_frame(
     )
 
 
+def ranked_lists(ranked: pl.DataFrame, per_user: pl.DataFrame) -> pl.LazyFrame:
+    """One row per user of the predictions, as rank_lists gives it (the items in rank
+    order, the row count), from the compiled core's ranked rows and per-user table."""
+    items = ranked.lazy().group_by("user").agg(pl.col("item").sort_by("rank").alias("items"))
+    counts = per_user.lazy().select("user", "list_rows").filter(pl.col("list_rows").is_not_null())
+    return items.join(counts, on="user", how="left")
+
+
 def _reads_recs(stats: Stats) -> bool:
     """Whether a metric asked for the recs table (beyond accuracy: side_columns.py)."""
     return bool(stats.recs.aggregations or stats.sums or stats.pair_cutoffs)
@@ -292,10 +300,13 @@ def _compiled(
     depth: int | None,
     engine: Any,
     sources: Sources,
+    list_specs: tuple[MetricSpec, ...],
 ) -> Plan | None:
     """The Plan computed by the compiled core, or None where it does not take the run (see
-    evaluation/kernel_core.py): the inputs are then read by the polars core's plan. The
-    recs table of the beyond-accuracy metrics is built from the rows it ranked."""
+    evaluation/kernel_core.py): the inputs are then read by the polars core's plan. Where
+    the run reads the ranked lists (the recs table of the beyond-accuracy metrics, the
+    global metrics, the items' exposure with a catalog), they are built from the rows the
+    compiled core ranked (KernelTables.ranked), not ranked again."""
     module = kernel_core.extension()
     if module is None or engine not in ("auto", "in-memory", "streaming"):  # GPU: polars'
         return None
@@ -306,6 +317,7 @@ def _compiled(
     if conventions.tie_break == "input_order":
         columns.append("row")
     rows = scored.select(columns)
+    ranks = _reads_recs(stats) or bool(list_specs) or sources.catalog is not None
     numpy_import = import_numpy_meanwhile()  # the kernel reads numpy arrays
     try:
         tables: kernel_core.KernelTables | str | None = kernel_core.UNORDERED
@@ -314,7 +326,7 @@ def _compiled(
                 numpy_import.join()
             indexed = index_truth(truth.frame, conventions)
             tables = kernel_core.evaluate_batches(
-                module, wanted, rows, indexed, conventions, depth, engine, _reads_recs(stats)
+                module, wanted, rows, indexed, conventions, depth, engine, ranks
             )
         if tables == kernel_core.UNORDERED:  # read whole, sorted by user
             read, whole_truth = pl.collect_all(
@@ -323,7 +335,7 @@ def _compiled(
             if numpy_import is not None:
                 numpy_import.join()
             tables = kernel_core.evaluate(
-                module, wanted, read, whole_truth, conventions, depth, _reads_recs(stats)
+                module, wanted, read, whole_truth, conventions, depth, ranks
             )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
@@ -334,12 +346,14 @@ def _compiled(
         return None
     how = "whole" if tables.top_rows is not None else f"in batches of {kernel_core.BATCH_ROWS:,}"
     console.log(f"the compiled core evaluated the predictions, read {how}")
-    if tables.top_rows is None:  # read in batches: the lists are ranked if asked for
+    if tables.ranked is not None:
+        lists = ranked_lists(tables.ranked, tables.per_user)
+    elif tables.top_rows is None:  # read in batches: the lists are ranked if asked for
         lists = rank_lists(rows, "score", conventions.tie_break, depth, [])
     else:
         lists = rank_lists(tables.top_rows, "score", conventions.tie_break, depth, [])
     frame = tables.per_user.lazy()
-    if tables.ranked is not None:
+    if tables.ranked is not None and _reads_recs(stats):
         recs_depth = stats.recs_depth(conventions.max_depth)
         indexed = index_truth(truth.frame, conventions)
         ranked = tables.ranked.lazy()
