@@ -199,8 +199,11 @@ typedef struct {
     double *out_ideal;  /* n_ideal x tn: each truth row's running ideal DCG, in its user's
                            truth rows' places */
     uint8_t *in_top;    /* per prediction row: ranked within depth */
-    uint32_t *top_rank; /* per prediction row: its rank within depth, 0 below (NULL: not
-                           asked; the recs table of the beyond-accuracy metrics reads it) */
+    /* the ranked rows, NULL where not asked (the lists and the recs table read them): for
+       a user's rows i .. i + m - 1, top_row[i + r] is the row ranked r + 1 and top_rank
+       its rank, for r below depth; the places left are -1 and 0 */
+    uint32_t *top_rank;
+    int64_t *top_row;
     int64_t n_out;
 } Job;
 
@@ -277,8 +280,10 @@ static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t 
             for (int64_t r = 0; r < kept; r++) {
                 int64_t row = i + o[r], item = J->items[row], lo = 0, hi = tl;
                 J->in_top[row] = 1;
-                if (J->top_rank)
-                    J->top_rank[row] = (uint32_t)(r + 1);
+                if (J->top_rank) {
+                    J->top_rank[i + r] = (uint32_t)(r + 1);
+                    J->top_row[i + r] = row;
+                }
                 while (lo < hi) {
                     int64_t mid = (lo + hi) >> 1;
                     if (s.t_items[mid] < item)
@@ -602,18 +607,18 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
      * outputs: out_user, out_list_rows, out_truth_items, out_n_relevant (int64, n_out),
      * out_flags (uint8, n_out), out_stats (float64, requests x n_out), out_valid (uint8,
      * requests x n_out), out_ideal (float64, ideal x truth rows), in_top (uint8 per
-     * prediction row, zeroed), top_rank (uint32 per prediction row, zeroed; or empty: not
-     * asked) */
-    enum { N_BUFFERS = 20 };
+     * prediction row, zeroed), top_rank (uint32 per prediction row, zeroed) and top_row
+     * (int64 per prediction row, -1), or both empty: not asked */
+    enum { N_BUFFERS = 21 };
     Py_buffer b[N_BUFFERS];
     int tie, threads;
     long long depth, n_out;
     (void)self;
     memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLiw*w*w*w*w*w*w*w*w*w*", &b[0], &b[1],
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLiw*w*w*w*w*w*w*w*w*w*w*", &b[0], &b[1],
                           &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9], &tie, &depth,
                           &n_out, &threads, &b[10], &b[11], &b[12], &b[13], &b[14], &b[15],
-                          &b[16], &b[17], &b[18], &b[19]))
+                          &b[16], &b[17], &b[18], &b[19], &b[20]))
         return NULL;
     Job J;
     J.n = b[0].len / 8;
@@ -647,7 +652,8 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
              need(&b[16], J.n_req * n_out, 1, "out_valid") == 0 &&
              need(&b[17], J.n_ideal * J.tn, 8, "out_ideal") == 0 &&
              need(&b[18], J.n, 1, "in_top") == 0 &&
-             (b[19].len == 0 || need(&b[19], J.n, 4, "top_rank") == 0);
+             (b[19].len == 0 || need(&b[19], J.n, 4, "top_rank") == 0) &&
+             need(&b[20], b[19].len ? J.n : 0, 8, "top_row") == 0;
     /* every list is read to the deepest position a discount is asked at */
     if (ok && n_disc && J.disc_len < 1) {
         PyErr_SetString(PyExc_ValueError, "empty discount tables");
@@ -675,6 +681,7 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
         J.out_ideal = b[17].buf;
         J.in_top = b[18].buf;
         J.top_rank = b[19].len ? b[19].buf : NULL;
+        J.top_row = b[19].len ? b[20].buf : NULL;
         Py_BEGIN_ALLOW_THREADS;
         status = evaluate_job(&J, threads);
         Py_END_ALLOW_THREADS;

@@ -116,6 +116,16 @@ def test_every_walked_metric_of_the_registry_gives_the_polars_forms_bits(
     assert bits(per_user[0]) == bits(per_user[1])
 
 
+def numbered(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows as the recs table hands them on (side_columns.recs_aggregates): each with
+    its place in the ranked rows (WALK: by user, then rank), in the order they came, where
+    it is not given already."""
+    if list_sums.WALK in frame.columns:
+        return frame
+    places = frame.select("user", "rank").sort("user", "rank").with_row_index(list_sums.WALK)
+    return frame.join(places, on=["user", "rank"], how="left", maintain_order="left")
+
+
 def stats_for(names: dict[str, pl.Expr], cutoffs: list[int | None], dims: int = 0) -> Stats:
     stats = Stats(embedding_dims=dims)
     for name, term in names.items():
@@ -132,6 +142,7 @@ def both_sums(
 ) -> tuple[Any, ...]:
     walked = counting_walks(monkeypatch)
     vectors = None if units is None else units.lazy()
+    frame = numbered(frame)
     compiled = list_sums.sums_table(frame.lazy(), stats, vectors).collect().sort("user")
     monkeypatch.setenv("RECEVAL_CORE", "polars")
     reference = list_sums.sums_table(frame.lazy(), stats, vectors).collect().sort("user")
@@ -225,6 +236,7 @@ def both_tags(
     monkeypatch: pytest.MonkeyPatch, recs: pl.DataFrame, catalog: pl.DataFrame, cutoffs: set[Any]
 ) -> tuple[pl.DataFrame, pl.DataFrame, list[bool]]:
     walked = counting_walks(monkeypatch)
+    recs = numbered(recs)
     compiled = list_sums.tag_pairs_table(recs.lazy(), catalog.lazy(), cutoffs, tag_pairs)
     monkeypatch.setenv("RECEVAL_CORE", "polars")
     reference = list_sums.tag_pairs_table(recs.lazy(), catalog.lazy(), cutoffs, tag_pairs)
@@ -289,3 +301,17 @@ def test_a_missing_tag_goes_to_the_polars_form(monkeypatch: pytest.MonkeyPatch) 
 def test_the_walk_is_off_with_the_polars_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECEVAL_CORE", "polars")
     assert list_sums.extension() is None
+
+
+def test_rows_numbered_otherwise_go_to_the_polars_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A WALK that does not number the rows 0, 1, 2, ... (a place missing, one held twice)
+    is not an order the walk can restore: the polars form runs, with the same values."""
+    for places in ([0, 2, 3], [0, 1, 1]):
+        frame = pl.DataFrame(
+            {"user": [1, 1, 2], "rank": [1, 2, 1], "t": [0.5, 0.25, 1.0], "walk": places},
+            schema_overrides={"rank": pl.UInt32, "walk": pl.UInt32},
+        )
+        stats = stats_for({"t": pl.col("t")}, [2])
+        compiled, reference, walked = both_sums(monkeypatch, frame, stats)
+        assert walked == [False], places
+        assert bits(compiled) == bits(reference)

@@ -251,6 +251,7 @@ class _Kernel:
             "ideal": np.empty((n_ideal, tn), dtype=np.float64),
             "in_top": np.zeros(len(arrays["users"]), dtype=np.uint8),
             "top_rank": np.zeros(len(arrays["users"]) if self.ranks else 0, dtype=np.uint32),
+            "top_row": np.full(len(arrays["users"]) if self.ranks else 0, -1, dtype=np.int64),
         }
         status = module.evaluate(
             arrays["users"], arrays["items"], arrays["scores"],
@@ -260,6 +261,7 @@ class _Kernel:
             threads(len(arrays["users"])),
             out["user"], out["list_rows"], out["truth_items"], out["n_relevant"], out["flags"],
             out["stats"], out["valid"], out["ideal"], out["in_top"], out["top_rank"],
+            out["top_row"],
         )  # fmt: skip
         if status == -1:
             raise MemoryError("the compiled core ran out of memory")
@@ -287,7 +289,7 @@ def evaluate(
     out = _Kernel(module, wanted, conventions, depth, ranks).run(arrays)
     if out is None:
         return None
-    ranked = _ranked(predictions, out["top_rank"]) if ranks else None
+    ranked = _ranked(predictions, out) if ranks else None
     per_user = _per_user(out, wanted)
     if "user" in sorted_ids:
         per_user = per_user.with_columns(sorted_ids["user"].gather(per_user.get_column("user")))
@@ -301,11 +303,12 @@ def evaluate(
     )
 
 
-def _ranked(predictions: pl.DataFrame, top_rank: Any) -> pl.DataFrame:
-    """(user, item, rank) of the rows ranked within depth (the kernel's top_rank)."""
-    rank = pl.Series("rank", top_rank)
-    rows = predictions.select("user", "item").with_columns(rank)
-    return rows.filter(pl.col("rank") > 0)
+def _ranked(predictions: pl.DataFrame, out: dict[str, Any]) -> pl.DataFrame:
+    """(user, item, rank) of the rows ranked within depth, grouped by user in the users'
+    order, each user's in rank order (the kernel's top_row and top_rank)."""
+    kept = out["top_rank"] > 0
+    rows = predictions.select("user", "item").gather(out["top_row"][kept])
+    return rows.with_columns(pl.Series("rank", out["top_rank"][kept]))
 
 
 _RANKED = {"user": pl.Int64, "item": pl.Int64, "rank": pl.UInt32}  # batches: integer ids
@@ -383,7 +386,7 @@ def evaluate_batches(
             return None
         found.append(_distinct(module, head["items"], out.pop("in_top")))
         if ranks:
-            ranked.append(_ranked(frame.slice(0, cut), out["top_rank"]))
+            ranked.append(_ranked(frame.slice(0, cut), out))
         frames.append(_per_user(out, wanted))
         done_truth, last_user = end, int(users[cut - 1])
     if done_truth < len(whole["t_users"]):  # truth users after the last predicted one

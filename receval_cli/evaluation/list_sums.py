@@ -33,6 +33,9 @@ from receval_cli.metrics.beyond import similarity_to_earlier
 from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats, cutoff_label, depth
 
 _rank = pl.col("rank")
+# the recs rows' place in the ranked rows (side_columns.recs_aggregates numbers them): each
+# user's rows together, in rank order; the walk puts the rows back in that order
+WALK = "walk"
 
 
 def extension() -> ModuleType | None:
@@ -56,6 +59,7 @@ def sums_table(recs: pl.LazyFrame, stats: Stats, units: pl.LazyFrame | None) -> 
     frame = recs.select(
         "user",
         "rank",
+        WALK,
         *(["item"] if embedded else []),
         *(stats.sums[name].alias(f"term{i}") for i, name in enumerate(plain)),
     )
@@ -110,7 +114,7 @@ def tag_pairs_table(
         return polars_pairs(featured, cutoffs)
     codes = pl.element().cast(pl.String).cast(pl.Categorical).to_physical().cast(pl.Int64)
     coded = catalog.select("item", pl.col("tags").list.eval(codes))
-    frame = recs.join(coded, on="item", how="left").select("user", "rank", "tags")
+    frame = recs.join(coded, on="item", how="left").select("user", "rank", WALK, "tags")
     ordered = sorted(cutoffs, key=depth)
     columns = [f"similar_pairs[tags]@{cutoff_label(k)}" for k in ordered]
 
@@ -130,29 +134,35 @@ def _mapped(
     return frame.map_batches(function, schema=schema, streamable=False)
 
 
-def _grouped(
-    rows: pl.DataFrame,
-) -> tuple[pl.DataFrame, Any, Any] | None:
-    """The rows grouped by user in rank order (sorted where they are not), their users'
-    offsets and the users; None where a user's ranks do not run 1, 2, 3, ... (the polars
-    form reads them as they are)."""
+def _grouped(rows: pl.DataFrame) -> tuple[Any, Any, Any] | None:
+    """The order that puts the rows back in the ranked rows' order (by WALK: each user's
+    together, in rank order), as positions into `rows`; the users' offsets in that order;
+    and the users. None where that order is not what the walk reads: WALK not numbering
+    the rows 0, 1, 2, ..., or a user's ranks not running 1, 2, 3, ... (the polars form
+    reads them as they are)."""
     import numpy as np
 
-    def offsets_of(rows: pl.DataFrame) -> tuple[Any, Any] | None:
-        users = rows.get_column("user")
-        if not users.is_sorted():
-            return None
-        starts = users.is_first_distinct().arg_true().to_numpy().astype(np.int64)
-        offsets = np.append(starts, np.int64(rows.height))
-        ranks = rows.get_column("rank").cast(pl.Int64).to_numpy()
-        position = np.arange(rows.height, dtype=np.int64) - np.repeat(starts, np.diff(offsets))
-        return (offsets, users.gather(starts)) if np.array_equal(ranks, position + 1) else None
-
-    found = offsets_of(rows)
-    if found is None:
-        rows = rows.sort("user", "rank")
-        found = offsets_of(rows)
-    return None if found is None else (rows, *found)
+    n = rows.height
+    walk = rows.get_column(WALK).cast(pl.Int64).to_numpy()
+    if n and (walk.min() < 0 or walk.max() != n - 1):
+        return None
+    order = np.full(n, -1, dtype=np.int64)
+    order[walk] = np.arange(n, dtype=np.int64)  # a scatter: no sort
+    if n and (order < 0).any():  # a place held twice
+        return None
+    # each user's rows start at rank 1, where the user changes, and run 1, 2, 3, ...
+    ranks = rows.get_column("rank").cast(pl.Int64).to_numpy()[order]
+    starts = np.flatnonzero(ranks == 1)
+    offsets = np.append(starts, np.int64(n))
+    position = np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(offsets))
+    if not np.array_equal(ranks, position + 1):
+        return None
+    users = rows.get_column("user").gather(order)
+    changes = users.ne_missing(users.shift(1)).fill_null(True).arg_true().to_numpy()
+    users = users.gather(starts)
+    if not np.array_equal(changes, starts) or users.n_unique() != len(starts):
+        return None
+    return order, offsets, users
 
 
 def _cutoff_array(ks: list[int | None]) -> Any:
@@ -176,25 +186,28 @@ def _walk_sums(
     grouped = _grouped(rows)
     if grouped is None:
         return None
-    rows, offsets, users = grouped
+    order, offsets, users = grouped
     columns: dict[str, Any] = {"user": users}
     for i, name in enumerate(plain):
         term = rows.get_column(f"term{i}").cast(pl.Float64)
-        values = np.ascontiguousarray(term.fill_null(0.0).to_numpy())
-        valid = np.ascontiguousarray(term.is_not_null().to_numpy().astype(np.uint8))
+        values = np.ascontiguousarray(term.fill_null(0.0).to_numpy()[order])
+        valid = np.ascontiguousarray(term.is_not_null().to_numpy().astype(np.uint8)[order])
         columns |= _read_sums(module, offsets, values, valid, outputs[name])
     if units is not None:
         vectors = units.drop("item")
         if any(vectors.null_count().row(0)) or units.get_column("item").is_duplicated().any():
             return None
+        # each row's vector by its place among the units (a join keeps no order: each
+        # place is put back at its row's position)
         places = units.select("item").with_row_index("place")
-        at = rows.select("item").join(places, on="item", how="left", maintain_order="left")
-        if at.get_column("place").null_count():
+        found = rows.select("item").with_row_index("at").join(places, on="item", how="left")
+        if found.get_column("place").null_count():
             return None
-        index = np.ascontiguousarray(at.get_column("place").cast(pl.Int64).to_numpy())
+        index = np.empty(rows.height, dtype=np.int64)
+        index[found.get_column("at").to_numpy()] = found.get_column("place").to_numpy()
         matrix = np.ascontiguousarray(vectors.to_numpy().astype(np.float64, copy=False))
         similarity = np.empty(rows.height, dtype=np.float64)
-        module.similar_earlier(offsets, matrix, index, vectors.width, similarity)
+        module.similar_earlier(offsets, matrix, index[order], vectors.width, similarity)
         valid = np.ones(rows.height, dtype=np.uint8)
         columns |= _read_sums(module, offsets, similarity, valid, outputs[EMBEDDING_SIMILARITY])
     order = ["user", *(column for name in names for _, column in outputs[name])]
@@ -226,22 +239,27 @@ def _walk_tags(
     grouped = _grouped(rows)
     if grouped is None:
         return None
-    rows, offsets, users = grouped
+    order, offsets, users = grouped
     tags = rows.get_column("tags")
     flat = tags.explode(empty_as_null=False)
     if tags.null_count() or flat.null_count():
         return None
-    n_tags = tags.list.len().cast(pl.Int64).to_numpy()
+    # each row's tags (a slice of the flat codes), the rows put in the walk's order
+    counts = tags.list.len().cast(pl.Int64).to_numpy()
+    starts = np.cumsum(counts) - counts
+    n_tags = np.ascontiguousarray(counts[order])
     tag_offsets = np.zeros(rows.height + 1, dtype=np.int64)
     np.cumsum(n_tags, out=tag_offsets[1:])
-    codes = np.ascontiguousarray(flat.cast(pl.Int64).to_numpy())
+    taken = np.repeat(starts[order] - tag_offsets[:-1], n_tags)
+    taken += np.arange(len(taken), dtype=np.int64)
+    codes = np.ascontiguousarray(flat.cast(pl.Int64).to_numpy()[taken])
     out = np.empty((len(ordered), len(offsets) - 1), dtype=np.float64)
     module.tag_pairs(
         offsets,
         _cutoff_array(ordered),
         tag_offsets,
         codes,
-        np.ascontiguousarray(n_tags),
+        n_tags,
         int(codes.max()) + 1 if len(codes) else 0,
         out,
     )

@@ -110,6 +110,9 @@ def recs_aggregates(
     recs = ranked
     if depth is not None:
         recs = recs.filter(pl.col("rank") <= depth)
+    # each row's place in the ranked rows (each user's together, in rank order): the walk
+    # in list_sums puts the rows back in that order after the joins (which keep none)
+    recs = recs.with_row_index(list_sums.WALK)
     catalog = sources.catalog
     log = sources.interactions
     # per-user tables from queries of their own, each on the ranked items and one feature
@@ -141,7 +144,8 @@ def recs_aggregates(
                 schema={"log_rows": pl.Int64, "log_users": pl.Int64},
             )
         items = items.drop("log_rows", "log_users").rename({"count": "popularity"})
-        recs = recs.join(items, on="item", how="left").join(totals, how="cross")
+        recs = recs.join(items, on="item", how="left")
+        recs = recs.join(totals, how="cross")
     if "known" in sides:
         assert log is not None
         known = log.frame.select(_KEY).unique().with_columns(known=pl.lit(True))
