@@ -121,9 +121,8 @@ def bucket_partial(
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     deepening = (*global_specs, *list_specs)
     plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening, engine)
-    states = state_queries(
-        global_specs, conventions, StateInputs(plan.lists, plan.items, plan.frame)
-    )
+    users = plan.frame if plan.users is None else plan.users
+    states = state_queries(global_specs, conventions, StateInputs(plan.lists, plan.items, users))
     # the report describes the recommended items and their exposure with a
     # beyond-accuracy metric or a catalog
     items = bool(global_specs or plan.recs_sides) or sources.catalog is not None

@@ -140,6 +140,9 @@ class Plan:
     recs_sides: set[str]  # the side columns the beyond-accuracy metrics joined in
     # the distinct recommended items, where the core has them at hand (else from `lists`)
     recommended: pl.LazyFrame | None = None
+    # (user, in_truth, list_length) where the core has them apart from the metrics (else
+    # `frame` gives them): what the global metrics' states read of the users
+    users: pl.LazyFrame | None = None
 
     def recommended_items(self) -> pl.LazyFrame:
         """The distinct items in the (capped) lists."""
@@ -280,14 +283,18 @@ def _finished(
 ) -> pl.LazyFrame:
     """The per-user statistics with each user's status and metric values, by user."""
     return (
-        frame.with_columns(
-            in_truth=pl.col("truth_items").is_not_null(),
-            list_length=_capped(pl.col("list_rows").fill_null(0), conventions.max_depth),
-            n_relevant=pl.col("n_relevant").fill_null(0),
-        )
+        frame.with_columns(*_user_facts(conventions), n_relevant=pl.col("n_relevant").fill_null(0))
         .with_columns(user_status(conventions), *exprs.values())
         .sort("user")  # a fixed order, so the means are summed the same way every run
     )
+
+
+def _user_facts(conventions: Conventions) -> list[pl.Expr]:
+    """in_truth and list_length (capped by max_depth) from truth_items and list_rows."""
+    return [
+        pl.col("truth_items").is_not_null().alias("in_truth"),
+        _capped(pl.col("list_rows").fill_null(0), conventions.max_depth).alias("list_length"),
+    ]
 
 
 def _compiled(
@@ -367,6 +374,7 @@ def _compiled(
         rows.select("user", "item"),
         set(stats.sides),
         recommended=tables.recommended.lazy(),
+        users=tables.per_user.lazy().select("user", *_user_facts(conventions)),
     )
 
 
