@@ -204,6 +204,7 @@ typedef struct {
        its rank, for r below depth; the places left are -1 and 0 */
     uint32_t *top_rank;
     int64_t *top_row;
+    uint8_t *top_relevant; /* beside them: 1 relevant, 0 not, 2 not in the ground truth */
     int64_t n_out;
 } Job;
 
@@ -284,6 +285,7 @@ static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t 
                     J->top_rank[i + r] = (uint32_t)(r + 1);
                     J->top_row[i + r] = row;
                 }
+                uint8_t *top_relevant = J->top_rank ? J->top_relevant + i + r : NULL;
                 while (lo < hi) {
                     int64_t mid = (lo + hi) >> 1;
                     if (s.t_items[mid] < item)
@@ -299,6 +301,8 @@ static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t 
                     s.grade[r] = NAN;
                     s.rel[r] = 0;
                 }
+                if (top_relevant)
+                    *top_relevant = isnan(s.grade[r]) ? 2 : (s.rel[r] ? 1 : 0);
             }
         }
         if (hits_rows > 0)
@@ -607,18 +611,19 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
      * outputs: out_user, out_list_rows, out_truth_items, out_n_relevant (int64, n_out),
      * out_flags (uint8, n_out), out_stats (float64, requests x n_out), out_valid (uint8,
      * requests x n_out), out_ideal (float64, ideal x truth rows), in_top (uint8 per
-     * prediction row, zeroed), top_rank (uint32 per prediction row, zeroed) and top_row
-     * (int64 per prediction row, -1), or both empty: not asked */
-    enum { N_BUFFERS = 21 };
+     * prediction row, zeroed), top_rank (uint32 per prediction row, zeroed), top_row
+     * (int64 per prediction row, -1) and top_relevant (uint8 per prediction row), or all
+     * three empty: not asked */
+    enum { N_BUFFERS = 22 };
     Py_buffer b[N_BUFFERS];
     int tie, threads;
     long long depth, n_out;
     (void)self;
     memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLiw*w*w*w*w*w*w*w*w*w*w*", &b[0], &b[1],
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLiw*w*w*w*w*w*w*w*w*w*w*w*", &b[0], &b[1],
                           &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9], &tie, &depth,
                           &n_out, &threads, &b[10], &b[11], &b[12], &b[13], &b[14], &b[15],
-                          &b[16], &b[17], &b[18], &b[19], &b[20]))
+                          &b[16], &b[17], &b[18], &b[19], &b[20], &b[21]))
         return NULL;
     Job J;
     J.n = b[0].len / 8;
@@ -653,7 +658,8 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
              need(&b[17], J.n_ideal * J.tn, 8, "out_ideal") == 0 &&
              need(&b[18], J.n, 1, "in_top") == 0 &&
              (b[19].len == 0 || need(&b[19], J.n, 4, "top_rank") == 0) &&
-             need(&b[20], b[19].len ? J.n : 0, 8, "top_row") == 0;
+             need(&b[20], b[19].len ? J.n : 0, 8, "top_row") == 0 &&
+             need(&b[21], b[19].len ? J.n : 0, 1, "top_relevant") == 0;
     /* every list is read to the deepest position a discount is asked at */
     if (ok && n_disc && J.disc_len < 1) {
         PyErr_SetString(PyExc_ValueError, "empty discount tables");
@@ -682,6 +688,7 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
         J.in_top = b[18].buf;
         J.top_rank = b[19].len ? b[19].buf : NULL;
         J.top_row = b[19].len ? b[20].buf : NULL;
+        J.top_relevant = b[19].len ? b[21].buf : NULL;
         Py_BEGIN_ALLOW_THREADS;
         status = evaluate_job(&J, threads);
         Py_END_ALLOW_THREADS;

@@ -252,6 +252,7 @@ class _Kernel:
             "in_top": np.zeros(len(arrays["users"]), dtype=np.uint8),
             "top_rank": np.zeros(len(arrays["users"]) if self.ranks else 0, dtype=np.uint32),
             "top_row": np.full(len(arrays["users"]) if self.ranks else 0, -1, dtype=np.int64),
+            "top_relevant": np.zeros(len(arrays["users"]) if self.ranks else 0, dtype=np.uint8),
         }
         status = module.evaluate(
             arrays["users"], arrays["items"], arrays["scores"],
@@ -261,7 +262,7 @@ class _Kernel:
             threads(len(arrays["users"])),
             out["user"], out["list_rows"], out["truth_items"], out["n_relevant"], out["flags"],
             out["stats"], out["valid"], out["ideal"], out["in_top"], out["top_rank"],
-            out["top_row"],
+            out["top_row"], out["top_relevant"],
         )  # fmt: skip
         if status == -1:
             raise MemoryError("the compiled core ran out of memory")
@@ -304,14 +305,20 @@ def evaluate(
 
 
 def _ranked(predictions: pl.DataFrame, out: dict[str, Any]) -> pl.DataFrame:
-    """(user, item, rank) of the rows ranked within depth, grouped by user in the users'
-    order, each user's in rank order (the kernel's top_row and top_rank)."""
+    """(user, item, rank, relevant) of the rows ranked within depth, grouped by user in
+    the users' order, each user's in rank order (the kernel's top_row and top_rank);
+    `relevant` as the ground truth says it, null for an item not in it."""
     kept = out["top_rank"] > 0
     rows = predictions.select("user", "item").gather(out["top_row"][kept])
-    return rows.with_columns(pl.Series("rank", out["top_rank"][kept]))
+    found = pl.Series(out["top_relevant"][kept])
+    relevant = pl.when(found < 2).then(found == 1).alias("relevant")
+    return rows.with_columns(pl.Series("rank", out["top_rank"][kept])).with_columns(
+        pl.select(relevant).to_series()
+    )
 
 
-_RANKED = {"user": pl.Int64, "item": pl.Int64, "rank": pl.UInt32}  # batches: integer ids
+# batches: integer ids
+_RANKED = {"user": pl.Int64, "item": pl.Int64, "rank": pl.UInt32, "relevant": pl.Boolean}
 BATCH_ROWS = 1_000_000  # prediction rows read at once by evaluate_batches
 UNORDERED = "predictions not grouped by user"
 

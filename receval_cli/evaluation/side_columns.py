@@ -104,8 +104,8 @@ def recs_aggregates(
     depth: int | None,
 ) -> pl.LazyFrame:
     """Per user: the aggregations the metrics asked of the recs table: the ranked rows
-    (user, item, rank) to `depth` only (the deepest cutoff the recs metrics read:
-    Stats.recs_depth)."""
+    (user, item, rank[, relevant]) to `depth` only (the deepest cutoff the recs metrics
+    read: Stats.recs_depth)."""
     sides = stats.sides
     recs = ranked
     if depth is not None:
@@ -164,7 +164,8 @@ def recs_aggregates(
     if "history_similarity" in sides:
         assert log is not None
         recs = recs.join(history_similarity(recs, log.frame), on=_KEY, how="left")
-    if "relevant" in sides:
+    if "relevant" in sides and "relevant" not in recs.collect_schema().names():
+        # (the compiled core's ranked rows carry it already)
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
     if "category" in sides and catalog is not None:
         recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
