@@ -16,16 +16,21 @@
  *       dimensions d of (S_d - x_d) * x_d, with x the row's unit vector (the units' row
  *       index[j]: each item's vector held once) and S_d the running sum of the user's x_d
  *       down to this row: the cosine similarities to the items ranked above, added up.
- *   tag_pairs(offsets, cutoffs, tag_offsets, tags, n_tags, codes, out): per cutoff, the
- *       sum of the Jaccard similarities shared / (n_i + n_j - shared) of the pairs of the
- *       user's items that share a tag, in the order (later rank, earlier rank), plus the
- *       pairs of empty tag sets (n_tags 0: e (e - 1) / 2 for e of them). `tags` holds each
- *       row's tag codes (0 .. codes - 1; tag_offsets), each once (the catalog reader makes
- *       each item's tags a set).
+ *   tag_pairs(offsets, cutoffs, index, cat_offsets, cat_tags, codes, threads, out): per
+ *       cutoff, the sum of the Jaccard similarities shared / (n_i + n_j - shared) of the
+ *       pairs of the user's items that share a tag, in the order (later rank, earlier
+ *       rank), plus the pairs of empty tag sets (e (e - 1) / 2 for e of them). Each row's
+ *       item is its place in the catalog (index); the catalog's tags are codes (0 .. codes
+ *       - 1, cat_offsets), each item's once (the catalog reader makes them a set).
+ *   category_pairs(offsets, cutoffs, index, category, codes, threads, out): per cutoff,
+ *       the pairs of the user's items that share a category code (int64).
+ * The pair walks split the users among `threads` threads; each user's values are computed
+ * alone, so the split changes no value.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -158,40 +163,62 @@ static int by_value(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* What the pair walks read: each row's item as its place in the catalog (index), the
+ * users split among threads by ranges of whole users. */
+typedef struct {
+    const int64_t *off, *cut, *index;
+    int64_t users, nk;
+    /* tags: the catalog's tag codes by item (cat_off), `codes` of them */
+    const int64_t *cat_off, *cat_tags;
+    int64_t codes;
+    /* category: the catalog's category code by item, `codes` of them */
+    const int64_t *category;
+    double *out;       /* tags: nk x users */
+    int64_t *pairs;    /* category: nk x users */
+} PairJob;
+
+typedef struct {
+    const PairJob *job;
+    int64_t u0, u1;
+    int status;
+} PairPart;
+
 /* The pairs sharing a tag, found through each tag's postings (the earlier rows holding it,
  * chained through `prev`), never by comparing every pair: for row i, each earlier row j
  * met through i's tags counts one shared tag per meeting, and the pairs are then added in
  * the order of j. */
-static int tag_pairs_run(const int64_t *off, int64_t users, const int64_t *cut, int64_t nk,
-                         const int64_t *toff, const int64_t *tags, const int64_t *n_tags,
-                         int64_t codes, double *out) {
-    int64_t n = off[users], longest = 1, flat = toff[n];
-    for (int64_t u = 0; u < users; u++)
-        if (off[u + 1] - off[u] > longest)
-            longest = off[u + 1] - off[u];
-    int64_t *head = malloc(sizeof(int64_t) * (size_t)(codes > 0 ? codes : 1));
-    int64_t *stamp = malloc(sizeof(int64_t) * (size_t)(codes > 0 ? codes : 1));
-    int64_t *prev = malloc(sizeof(int64_t) * (size_t)(flat > 0 ? flat : 1));
-    int64_t *row_of = malloc(sizeof(int64_t) * (size_t)(flat > 0 ? flat : 1));
+static void *tag_pairs_part(void *arg) {
+    PairPart *P = arg;
+    const PairJob *J = P->job;
+    int64_t longest = 1, entries = 1;
+    for (int64_t u = P->u0; u < P->u1; u++) {
+        int64_t rows = J->off[u + 1] - J->off[u], held = 0;
+        for (int64_t i = J->off[u]; i < J->off[u + 1]; i++)
+            held += J->cat_off[J->index[i] + 1] - J->cat_off[J->index[i]];
+        longest = rows > longest ? rows : longest;
+        entries = held > entries ? held : entries;
+    }
+    int64_t codes = J->codes > 0 ? J->codes : 1;
+    int64_t *head = malloc(sizeof(int64_t) * (size_t)codes);
+    int64_t *stamp = malloc(sizeof(int64_t) * (size_t)codes);
+    int64_t *prev = malloc(sizeof(int64_t) * (size_t)entries);
+    int64_t *row_of = malloc(sizeof(int64_t) * (size_t)entries);
     int64_t *count = calloc((size_t)longest, sizeof(int64_t));
     int64_t *touched = malloc(sizeof(int64_t) * (size_t)longest);
-    int status = head && stamp && prev && row_of && count && touched ? 0 : -1;
-    if (!status) {
-        for (int64_t t = 0; t < codes; t++)
-            stamp[t] = -1;
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t p = toff[i]; p < toff[i + 1]; p++)
-                row_of[p] = i;
-    }
-    for (int64_t u = 0; u < users && !status; u++) {
-        int64_t a = off[u], rows = off[u + 1] - a, empty = 0;
+    P->status = head && stamp && prev && row_of && count && touched ? 0 : -1;
+    for (int64_t t = 0; t < J->codes && !P->status; t++)
+        stamp[t] = -1;
+    for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
+        int64_t a = J->off[u], rows = J->off[u + 1] - a, empty = 0, used = 0;
         double acc = 0.0;
-        for (int64_t i = a; i < a + rows; i++) {
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t item = J->index[a + i], n_i = J->cat_off[item + 1] - J->cat_off[item];
+            const int64_t *tags = J->cat_tags + J->cat_off[item];
             int64_t met = 0;
-            for (int64_t p = toff[i]; p < toff[i + 1]; p++) {
+            for (int64_t p = 0; p < n_i; p++) {
                 int64_t tag = tags[p];
                 for (int64_t q = stamp[tag] == u ? head[tag] : -1; q >= 0; q = prev[q]) {
-                    int64_t j = row_of[q] - a;
+                    int64_t j = row_of[q];
                     if (count[j]++ == 0)
                         touched[met++] = j;
                 }
@@ -199,21 +226,23 @@ static int tag_pairs_run(const int64_t *off, int64_t users, const int64_t *cut, 
             if (met > 1)
                 qsort(touched, (size_t)met, sizeof(int64_t), by_value);
             for (int64_t m = 0; m < met; m++) {
-                int64_t j = touched[m], shared = count[j];
-                acc = acc + (double)shared / (double)(n_tags[i] + n_tags[a + j] - shared);
+                int64_t j = touched[m], shared = count[j], other = J->index[a + j];
+                int64_t n_j = J->cat_off[other + 1] - J->cat_off[other];
+                acc = acc + (double)shared / (double)(n_i + n_j - shared);
                 count[j] = 0;
             }
-            for (int64_t p = toff[i]; p < toff[i + 1]; p++) {
+            for (int64_t p = 0; p < n_i; p++, used++) {
                 int64_t tag = tags[p];
-                prev[p] = stamp[tag] == u ? head[tag] : -1;
-                head[tag] = p;
+                prev[used] = stamp[tag] == u ? head[tag] : -1;
+                row_of[used] = i;
+                head[tag] = used;
                 stamp[tag] = u;
             }
-            if (n_tags[i] == 0)
+            if (n_i == 0)
                 empty++;
-            for (int64_t c = 0; c < nk; c++)
-                if (read_at(cut[c], rows) == i - a)
-                    out[c * users + u] = acc + (double)(empty * (empty - 1) / 2);
+            for (int64_t c = 0; c < J->nk; c++)
+                if (read_at(J->cut[c], rows) == i)
+                    J->out[c * J->users + u] = acc + (double)(empty * (empty - 1) / 2);
         }
     }
     free(head);
@@ -222,44 +251,175 @@ static int tag_pairs_run(const int64_t *off, int64_t users, const int64_t *cut, 
     free(row_of);
     free(count);
     free(touched);
+    return NULL;
+}
+
+/* The pairs of items sharing a category: each row pairs with the earlier rows of its
+ * category (an integer count, exact in any order). */
+static void *category_pairs_part(void *arg) {
+    PairPart *P = arg;
+    const PairJob *J = P->job;
+    int64_t longest = 1;
+    for (int64_t u = P->u0; u < P->u1; u++)
+        longest = J->off[u + 1] - J->off[u] > longest ? J->off[u + 1] - J->off[u] : longest;
+    int64_t *count = calloc((size_t)(J->codes > 0 ? J->codes : 1), sizeof(int64_t));
+    int64_t *seen = malloc(sizeof(int64_t) * (size_t)longest);
+    P->status = count && seen ? 0 : -1;
+    for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
+        int64_t a = J->off[u], rows = J->off[u + 1] - a, pairs = 0;
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t code = J->category[J->index[a + i]];
+            pairs += count[code]++;
+            seen[i] = code;
+            for (int64_t c = 0; c < J->nk; c++)
+                if (read_at(J->cut[c], rows) == i)
+                    J->pairs[c * J->users + u] = pairs;
+        }
+        for (int64_t i = 0; i < rows; i++)
+            count[seen[i]] = 0;
+    }
+    free(count);
+    free(seen);
+    return NULL;
+}
+
+/* run `part` over the users, split into `threads` ranges of about equal rows */
+static int run_parts(const PairJob *J, int threads, void *(*part)(void *)) {
+    if (threads < 1)
+        threads = 1;
+    if (threads > 64)
+        threads = 64;
+    PairPart parts[64];
+    pthread_t ids[64];
+    int64_t n = J->off[J->users], u = 0;
+    for (int t = 0; t < threads; t++) {
+        parts[t].job = J;
+        parts[t].u0 = u;
+        int64_t until = n * (t + 1) / threads;
+        while (u < J->users && (t == threads - 1 || J->off[u] < until))
+            u++;
+        parts[t].u1 = u;
+        parts[t].status = 0;
+    }
+    int started = 0, status = 0;
+    for (int t = 1; t < threads; t++, started++)
+        if (pthread_create(&ids[t], NULL, part, &parts[t]))
+            break;
+    part(&parts[0]);
+    for (int t = 1; t <= started; t++)
+        pthread_join(ids[t], NULL);
+    if (started < threads - 1) /* a thread not started: its users on this one */
+        for (int t = started + 1; t < threads; t++)
+            part(&parts[t]);
+    for (int t = 0; t < threads; t++)
+        status = parts[t].status ? parts[t].status : status;
     return status;
 }
 
+static int valid_index(const int64_t *index, int64_t n, int64_t items) {
+    for (int64_t j = 0; j < n; j++)
+        if (index[j] < 0 || index[j] >= items)
+            return 0;
+    return 1;
+}
+
 static PyObject *tag_pairs(PyObject *self, PyObject *args) {
-    Py_buffer offsets, cutoffs, tag_offsets, tags, n_tags, out;
+    Py_buffer offsets, cutoffs, index, cat_offsets, cat_tags, out;
     long long codes;
+    int threads;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Lw*", &offsets, &cutoffs, &tag_offsets, &tags,
-                          &n_tags, &codes, &out))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Liw*", &offsets, &cutoffs, &index, &cat_offsets,
+                          &cat_tags, &codes, &threads, &out))
         return NULL;
-    int64_t users = offsets.len / 8 - 1, nk = cutoffs.len / 8;
-    const int64_t *off = offsets.buf;
-    int64_t n = users >= 0 ? off[users] : 0;
-    int ok = users >= 0 && codes >= 0 && need(&tag_offsets, n + 1, 8, "tag_offsets") == 0 &&
-             need(&n_tags, n, 8, "n_tags") == 0 &&
-             need(&tags, ((const int64_t *)tag_offsets.buf)[n], 8, "tags") == 0 &&
-             need(&out, nk * users, 8, "out") == 0;
-    if (ok) {  /* every code below `codes` */
-        const int64_t *t = tags.buf;
-        for (Py_ssize_t p = 0; p < tags.len / 8 && ok; p++)
+    PairJob J = {0};
+    J.users = offsets.len / 8 - 1;
+    J.nk = cutoffs.len / 8;
+    J.off = offsets.buf;
+    int64_t n = J.users >= 0 ? J.off[J.users] : 0, items = cat_offsets.len / 8 - 1;
+    int ok = J.users >= 0 && items >= 0 && codes >= 0 && need(&index, n, 8, "index") == 0 &&
+             need(&cat_tags, ((const int64_t *)cat_offsets.buf)[items], 8, "cat_tags") == 0 &&
+             need(&out, J.nk * J.users, 8, "out") == 0;
+    if (ok && !valid_index(index.buf, n, items)) {
+        PyErr_SetString(PyExc_ValueError, "index: a row outside the catalog");
+        ok = 0;
+    }
+    if (ok) { /* every code below `codes` */
+        const int64_t *t = cat_tags.buf;
+        for (Py_ssize_t p = 0; p < cat_tags.len / 8 && ok; p++)
             ok = t[p] >= 0 && t[p] < codes;
         if (!ok)
-            PyErr_SetString(PyExc_ValueError, "tags: a code outside 0 .. codes - 1");
+            PyErr_SetString(PyExc_ValueError, "cat_tags: a code outside 0 .. codes - 1");
     }
     int status = 0;
     if (ok) {
+        J.cut = cutoffs.buf;
+        J.index = index.buf;
+        J.cat_off = cat_offsets.buf;
+        J.cat_tags = cat_tags.buf;
+        J.codes = codes;
+        J.out = out.buf;
         Py_BEGIN_ALLOW_THREADS;
-        status = tag_pairs_run(off, users, cutoffs.buf, nk, tag_offsets.buf, tags.buf,
-                               n_tags.buf, codes, out.buf);
+        status = run_parts(&J, threads, tag_pairs_part);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
         PyErr_SetString(PyExc_ValueError, "offsets: at least one value");
     }
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&cutoffs);
-    PyBuffer_Release(&tag_offsets);
-    PyBuffer_Release(&tags);
-    PyBuffer_Release(&n_tags);
+    PyBuffer_Release(&index);
+    PyBuffer_Release(&cat_offsets);
+    PyBuffer_Release(&cat_tags);
+    PyBuffer_Release(&out);
+    if (!ok)
+        return NULL;
+    if (status)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *category_pairs(PyObject *self, PyObject *args) {
+    Py_buffer offsets, cutoffs, index, category, out;
+    long long codes;
+    int threads;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Liw*", &offsets, &cutoffs, &index, &category, &codes,
+                          &threads, &out))
+        return NULL;
+    PairJob J = {0};
+    J.users = offsets.len / 8 - 1;
+    J.nk = cutoffs.len / 8;
+    J.off = offsets.buf;
+    int64_t n = J.users >= 0 ? J.off[J.users] : 0, items = category.len / 8;
+    int ok = J.users >= 0 && codes >= 0 && need(&index, n, 8, "index") == 0 &&
+             need(&out, J.nk * J.users, 8, "out") == 0;
+    if (ok && !valid_index(index.buf, n, items)) {
+        PyErr_SetString(PyExc_ValueError, "index: a row outside the catalog");
+        ok = 0;
+    }
+    if (ok) {
+        const int64_t *c = category.buf;
+        for (int64_t p = 0; p < items && ok; p++)
+            ok = c[p] >= 0 && c[p] < codes;
+        if (!ok)
+            PyErr_SetString(PyExc_ValueError, "category: a code outside 0 .. codes - 1");
+    }
+    int status = 0;
+    if (ok) {
+        J.cut = cutoffs.buf;
+        J.index = index.buf;
+        J.category = category.buf;
+        J.codes = codes;
+        J.pairs = out.buf;
+        Py_BEGIN_ALLOW_THREADS;
+        status = run_parts(&J, threads, category_pairs_part);
+        Py_END_ALLOW_THREADS;
+    } else if (!PyErr_Occurred()) {
+        PyErr_SetString(PyExc_ValueError, "offsets: at least one value");
+    }
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&cutoffs);
+    PyBuffer_Release(&index);
+    PyBuffer_Release(&category);
     PyBuffer_Release(&out);
     if (!ok)
         return NULL;
@@ -274,7 +434,9 @@ static PyMethodDef methods[] = {
     {"similar_earlier", similar_earlier, METH_VARARGS,
      "similar_earlier(offsets, units, index, dims, out): similarity to the rows above."},
     {"tag_pairs", tag_pairs, METH_VARARGS,
-     "tag_pairs(offsets, cutoffs, tag_offsets, tags, n_tags, codes, out): Jaccard sums."},
+     "tag_pairs(offsets, cutoffs, index, cat_offsets, cat_tags, codes, threads, out)."},
+    {"category_pairs", category_pairs, METH_VARARGS,
+     "category_pairs(offsets, cutoffs, index, category, codes, threads, out)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,7 +20,7 @@ import pytest
 from test_engine_parity import comparable, differences, registry_data, run_cli
 
 from receval_cli.evaluation import kernel_core, list_sums
-from receval_cli.evaluation.side_columns import tag_pairs
+from receval_cli.evaluation.side_columns import category_pairs, tag_pairs
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.beyond import similarity_to_earlier
 from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats
@@ -67,7 +67,7 @@ def counting_kernel(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record whether each call of the walk computed its table (else the polars form did)."""
     walked: list[bool] = []
-    for name in ("_walk_sums", "_walk_tags"):
+    for name in ("_walk_sums", "_walk_tags", "_walk_categories"):
         original = getattr(list_sums, name)
 
         def counted(*args: Any, _original: Any = original) -> Any:
@@ -101,12 +101,12 @@ def test_every_walked_metric_of_the_registry_gives_the_polars_forms_bits(
     kernel = counting_kernel(monkeypatch)
     code, stderr = run_cli(tmp_path, config, "walked")
     assert code == 0, stderr
-    assert walked.count(True) == 2, walked  # the sums table and the tag pairs
+    assert walked.count(True) == 3, walked  # the sums table, the tag and category pairs
     assert kernel == [True], kernel  # the ranking metrics and the recs table's rows
     monkeypatch.setenv("RECEVAL_CORE", "polars")
     code, stderr = run_cli(tmp_path, config, "polars")
     assert code == 0, stderr
-    assert len(walked) == 2  # the polars form alone
+    assert len(walked) == 3  # the polars form alone
     assert len(kernel) == 1  # and the polars core
     import json
 
@@ -232,14 +232,19 @@ def test_the_embedding_walk_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     assert bits(compiled) == bits(reference)
 
 
-def both_tags(
-    monkeypatch: pytest.MonkeyPatch, recs: pl.DataFrame, catalog: pl.DataFrame, cutoffs: set[Any]
+def both_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+    recs: pl.DataFrame,
+    catalog: pl.DataFrame,
+    cutoffs: set[Any],
+    feature: str = "tags",
 ) -> tuple[pl.DataFrame, pl.DataFrame, list[bool]]:
     walked = counting_walks(monkeypatch)
     recs = numbered(recs)
-    compiled = list_sums.tag_pairs_table(recs.lazy(), catalog.lazy(), cutoffs, tag_pairs)
+    pairs = tag_pairs if feature == "tags" else category_pairs
+    compiled = list_sums.pairs_table(feature, recs.lazy(), catalog.lazy(), cutoffs, pairs)
     monkeypatch.setenv("RECEVAL_CORE", "polars")
-    reference = list_sums.tag_pairs_table(recs.lazy(), catalog.lazy(), cutoffs, tag_pairs)
+    reference = list_sums.pairs_table(feature, recs.lazy(), catalog.lazy(), cutoffs, pairs)
     monkeypatch.delenv("RECEVAL_CORE")
     found = [t.collect().sort("user") for t in (compiled, reference)]
     return found[0], found[1], walked
@@ -256,7 +261,7 @@ def test_the_tag_pairs_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
         {"user": [9] * 5, "item": [1, 2, 3, 4, 5], "rank": [1, 2, 3, 4, 5]},
         schema_overrides={"rank": pl.UInt32},
     )
-    compiled, reference, walked = both_tags(monkeypatch, recs, catalog, {1, 2, None})
+    compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {1, 2, None})
     assert walked == [True]
     assert compiled.rows() == [(9, 0.0, 0.5, 1.5)]
     assert bits(compiled) == bits(reference)
@@ -279,7 +284,7 @@ def test_tag_pairs_give_the_polars_forms_bits(monkeypatch: pytest.MonkeyPatch, s
     rng.shuffle(found)
     recs = pl.DataFrame(found, schema=["user", "item", "rank"], orient="row")
     recs = recs.with_columns(pl.col("rank").cast(pl.UInt32))
-    compiled, reference, walked = both_tags(monkeypatch, recs, catalog, {1, 3, 20, None})
+    compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {1, 3, 20, None})
     assert walked == [True]
     assert bits(compiled) == bits(reference)
 
@@ -293,7 +298,7 @@ def test_a_missing_tag_goes_to_the_polars_form(monkeypatch: pytest.MonkeyPatch) 
         {"user": [1, 1, 1], "item": [1, 2, 3], "rank": [1, 2, 3]},
         schema_overrides={"rank": pl.UInt32},
     )
-    compiled, reference, walked = both_tags(monkeypatch, recs, catalog, {3})
+    compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {3})
     assert walked == [False]
     assert bits(compiled) == bits(reference)
 
@@ -315,3 +320,62 @@ def test_rows_numbered_otherwise_go_to_the_polars_form(monkeypatch: pytest.Monke
         compiled, reference, walked = both_sums(monkeypatch, frame, stats)
         assert walked == [False], places
         assert bits(compiled) == bits(reference)
+
+
+def category_case(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A catalog of 60 items in 4 categories and a missing one (a category of its own, as
+    polars groups it), lists of 1 to 40 items in no order."""
+    rng = random.Random(seed)
+    items = [9, 10, 100, *range(11, 68)]
+    categories = [rng.choice(["a", "b", "c", "d", None]) for _ in items]
+    catalog = pl.DataFrame({"item": items, "category": categories})
+    found = []
+    for user in [9, 10, 100, *range(1000, 1030)]:
+        chosen = rng.sample(items, rng.choice([1, 2, 5, 16, 40]))
+        found += [(user, item, rank) for rank, item in enumerate(chosen, start=1)]
+    rng.shuffle(found)
+    recs = pl.DataFrame(found, schema=["user", "item", "rank"], orient="row")
+    return recs.with_columns(pl.col("rank").cast(pl.UInt32)), catalog
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_category_pairs_give_the_polars_forms_values(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    recs, catalog = category_case(seed)
+    compiled, reference, walked = both_pairs(
+        monkeypatch, recs, catalog, {1, 3, 20, None}, "category"
+    )
+    assert walked == [True]
+    assert compiled.schema == reference.schema
+    assert compiled.equals(reference)
+
+
+def test_the_category_pairs_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Categories x, x, y, x, missing, missing: at 2, one pair (x, x); at 4, three (the x
+    items pair three ways); at 6, four (the two missing ones pair too, as polars groups a
+    missing value)."""
+    catalog = pl.DataFrame(
+        {"item": [1, 2, 3, 4, 5, 6], "category": ["x", "x", "y", "x", None, None]}
+    )
+    recs = pl.DataFrame(
+        {"user": [5] * 6, "item": [6, 5, 4, 3, 2, 1], "rank": [6, 5, 4, 3, 2, 1]},
+        schema_overrides={"rank": pl.UInt32},
+    )
+    compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {2, 4, 6}, "category")
+    assert walked == [True]
+    assert compiled.rows() == [(5, 1, 3, 4)]
+    assert compiled.equals(reference)
+
+
+def test_an_item_outside_the_catalog_goes_to_the_polars_form(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    catalog = pl.DataFrame({"item": [1, 2], "category": ["x", "x"]})
+    recs = pl.DataFrame(
+        {"user": [1, 1, 1], "item": [1, 2, 3], "rank": [1, 2, 3]},
+        schema_overrides={"rank": pl.UInt32},
+    )
+    compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {3}, "category")
+    assert walked == [False]
+    assert compiled.equals(reference)

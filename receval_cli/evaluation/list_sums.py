@@ -98,40 +98,71 @@ def sums_table(recs: pl.LazyFrame, stats: Stats, units: pl.LazyFrame | None) -> 
     return _mapped(frame, walked, [c for n in names for _, c in outputs[n]])
 
 
-def tag_pairs_table(
+PolarsPairs = Callable[[pl.LazyFrame, set[int | None]], pl.LazyFrame]
+
+
+def pairs_table(
+    feature: str,
     recs: pl.LazyFrame,
     catalog: pl.LazyFrame,
     cutoffs: set[int | None],
-    polars_pairs: Callable[[pl.LazyFrame, set[int | None]], pl.LazyFrame],
+    polars_pairs: PolarsPairs,
 ) -> pl.LazyFrame:
-    """(user, similar_pairs[tags]@k for each cutoff) from the recs rows and the catalog's
-    tags, by the compiled walk where it runs, else by `polars_pairs` (side_columns.tag_pairs,
-    which defines the sum). The walk reads each tag as an integer code, given in the catalog
-    (its items are fewer than the recommended rows)."""
+    """(user, similar_pairs[feature]@k for each cutoff) for a catalog feature (category:
+    the pairs sharing it, an integer; tags: the sum of their Jaccard similarities) from the
+    recs rows and the catalog, by the compiled walk where it runs, else by `polars_pairs`
+    (side_columns.category_pairs, tag_pairs: which define them) on the rows joined with the
+    feature. The walk reads each row's item by its place in the catalog, and the feature's
+    values as integer codes given per catalog item (fewer than the recommended rows)."""
     module = extension()
     if module is None:
-        featured = recs.join(catalog.select("item", "tags"), on="item", how="left")
+        featured = recs.join(catalog.select("item", feature), on="item", how="left")
         return polars_pairs(featured, cutoffs)
-    codes = pl.element().cast(pl.String).cast(pl.Categorical).to_physical().cast(pl.Int64)
-    coded = catalog.select("item", pl.col("tags").list.eval(codes))
-    frame = recs.join(coded, on="item", how="left").select("user", "rank", WALK, "tags")
+    frame = recs.select("user", "rank", WALK, "item")
     ordered = sorted(cutoffs, key=depth)
-    columns = [f"similar_pairs[tags]@{cutoff_label(k)}" for k in ordered]
+    columns = [f"similar_pairs[{feature}]@{cutoff_label(k)}" for k in ordered]
+    walk = _walk_tags if feature == "tags" else _walk_categories
 
     def walked(rows: pl.DataFrame) -> pl.DataFrame:
-        found = _walk_tags(module, rows, ordered, columns)
-        return found if found is not None else polars_pairs(rows.lazy(), cutoffs).collect()
+        described = catalog.select("item", feature).collect()
+        found = walk(module, rows, described, ordered, columns)
+        if found is not None:
+            return found
+        featured = rows.lazy().join(described.lazy(), on="item", how="left")
+        return polars_pairs(featured, cutoffs).collect()
 
-    return _mapped(frame, walked, columns)
+    dtype = pl.Float64() if feature == "tags" else pl.Int64()
+    return _mapped(frame, walked, columns, dtype)
 
 
 def _mapped(
-    frame: pl.LazyFrame, function: Callable[[pl.DataFrame], pl.DataFrame], columns: list[str]
+    frame: pl.LazyFrame,
+    function: Callable[[pl.DataFrame], pl.DataFrame],
+    columns: list[str],
+    dtype: pl.DataType | None = None,
 ) -> pl.LazyFrame:
-    """The per-user table `function` makes of the whole of `frame`, inside the lazy plan."""
+    """The per-user table `function` makes of the whole of `frame`, inside the lazy plan
+    (its columns of `dtype`, Float64 unless given)."""
     schema: dict[str, pl.DataType] = {"user": frame.collect_schema()["user"]}
-    schema |= dict.fromkeys(columns, pl.Float64())
+    schema |= dict.fromkeys(columns, dtype or pl.Float64())
     return frame.map_batches(function, schema=schema, streamable=False)
+
+
+def _places(rows: pl.DataFrame, catalog: pl.DataFrame) -> Any:
+    """Each row's item as its place among the catalog's rows (a join keeps no order: each
+    place is put back at its row's position); None where an item is not in the catalog,
+    or the catalog holds one twice."""
+    import numpy as np
+
+    if catalog.get_column("item").is_duplicated().any():
+        return None
+    places = catalog.select("item").with_row_index("place")
+    found = rows.select("item").with_row_index("at").join(places, on="item", how="left")
+    if found.get_column("place").null_count():
+        return None
+    index = np.empty(rows.height, dtype=np.int64)
+    index[found.get_column("at").to_numpy()] = found.get_column("place").to_numpy()
+    return index
 
 
 def _grouped(rows: pl.DataFrame) -> tuple[Any, Any, Any] | None:
@@ -195,16 +226,11 @@ def _walk_sums(
         columns |= _read_sums(module, offsets, values, valid, outputs[name])
     if units is not None:
         vectors = units.drop("item")
-        if any(vectors.null_count().row(0)) or units.get_column("item").is_duplicated().any():
+        if any(vectors.null_count().row(0)):
             return None
-        # each row's vector by its place among the units (a join keeps no order: each
-        # place is put back at its row's position)
-        places = units.select("item").with_row_index("place")
-        found = rows.select("item").with_row_index("at").join(places, on="item", how="left")
-        if found.get_column("place").null_count():
+        index = _places(rows, units)  # each row's vector by its place among the units
+        if index is None:
             return None
-        index = np.empty(rows.height, dtype=np.int64)
-        index[found.get_column("at").to_numpy()] = found.get_column("place").to_numpy()
         matrix = np.ascontiguousarray(vectors.to_numpy().astype(np.float64, copy=False))
         similarity = np.empty(rows.height, dtype=np.float64)
         module.similar_earlier(offsets, matrix, index[order], vectors.width, similarity)
@@ -230,37 +256,67 @@ def _read_sums(
 
 
 def _walk_tags(
-    module: ModuleType, rows: pl.DataFrame, ordered: list[int | None], columns: list[str]
+    module: ModuleType,
+    rows: pl.DataFrame,
+    catalog: pl.DataFrame,
+    ordered: list[int | None],
+    columns: list[str],
 ) -> pl.DataFrame | None:
-    """The tag pairs' sums by the compiled walk (None: rows it does not read: a missing
-    tag set or tag)."""
+    """The tag pairs' sums by the compiled walk (None: rows it does not read: an item
+    outside the catalog, a missing tag set or tag)."""
     import numpy as np
 
     grouped = _grouped(rows)
-    if grouped is None:
+    index = _places(rows, catalog)
+    tags = catalog.get_column("tags")
+    flat = tags.explode(empty_as_null=False)
+    if grouped is None or index is None or tags.null_count() or flat.null_count():
         return None
     order, offsets, users = grouped
-    tags = rows.get_column("tags")
-    flat = tags.explode(empty_as_null=False)
-    if tags.null_count() or flat.null_count():
-        return None
-    # each row's tags (a slice of the flat codes), the rows put in the walk's order
     counts = tags.list.len().cast(pl.Int64).to_numpy()
-    starts = np.cumsum(counts) - counts
-    n_tags = np.ascontiguousarray(counts[order])
-    tag_offsets = np.zeros(rows.height + 1, dtype=np.int64)
-    np.cumsum(n_tags, out=tag_offsets[1:])
-    taken = np.repeat(starts[order] - tag_offsets[:-1], n_tags)
-    taken += np.arange(len(taken), dtype=np.int64)
-    codes = np.ascontiguousarray(flat.cast(pl.Int64).to_numpy()[taken])
+    cat_offsets = np.zeros(catalog.height + 1, dtype=np.int64)
+    np.cumsum(counts, out=cat_offsets[1:])
+    codes = flat.cast(pl.String).cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy()
     out = np.empty((len(ordered), len(offsets) - 1), dtype=np.float64)
     module.tag_pairs(
         offsets,
         _cutoff_array(ordered),
-        tag_offsets,
-        codes,
-        n_tags,
+        np.ascontiguousarray(index[order]),
+        cat_offsets,
+        np.ascontiguousarray(codes),
         int(codes.max()) + 1 if len(codes) else 0,
+        kernel_core.threads(rows.height),
+        out,
+    )
+    return pl.DataFrame({"user": users, **{c: out[i] for i, c in enumerate(columns)}})
+
+
+def _walk_categories(
+    module: ModuleType,
+    rows: pl.DataFrame,
+    catalog: pl.DataFrame,
+    ordered: list[int | None],
+    columns: list[str],
+) -> pl.DataFrame | None:
+    """The pairs sharing a category by the compiled walk (None: an item outside the
+    catalog). A missing category is a category of its own, as polars groups it."""
+    import numpy as np
+
+    grouped = _grouped(rows)
+    index = _places(rows, catalog)
+    if grouped is None or index is None:
+        return None
+    order, offsets, users = grouped
+    # equal categories, equal codes: 0 for a missing one, 1, 2, ... for the others
+    codes = catalog.get_column("category").rank("dense").fill_null(0).cast(pl.Int64).to_numpy()
+    out = np.empty((len(ordered), len(offsets) - 1), dtype=np.int64)
+    module.category_pairs(
+        offsets,
+        _cutoff_array(ordered),
+        np.ascontiguousarray(index[order]),
+        np.ascontiguousarray(codes),
+        int(codes.max()) + 1 if len(codes) else 1,
+        kernel_core.threads(rows.height),
         out,
     )
     return pl.DataFrame({"user": users, **{c: out[i] for i, c in enumerate(columns)}})

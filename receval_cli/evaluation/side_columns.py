@@ -123,11 +123,8 @@ def recs_aggregates(
             tables.append(cooccurrence_pairs(recs, log.frame, cutoffs))
             continue
         assert catalog is not None  # metric_exprs refuses the metric without it
-        if feature == "category":
-            featured = recs.join(catalog.frame.select("item", feature), on="item", how="left")
-            tables.append(category_pairs(featured, cutoffs))
-        else:
-            tables.append(list_sums.tag_pairs_table(recs, catalog.frame, cutoffs, tag_pairs))
+        pairs = category_pairs if feature == "category" else tag_pairs
+        tables.append(list_sums.pairs_table(feature, recs, catalog.frame, cutoffs, pairs))
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
         if popular is None:
