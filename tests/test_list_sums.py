@@ -175,11 +175,17 @@ def rows(seed: int, users: int = 40, dims: int = 3) -> tuple[pl.DataFrame, pl.Da
     return frame.with_columns(pl.col("rank").cast(pl.UInt32)), units
 
 
+@pytest.mark.parametrize("text", [False, True], ids=["integer users", "text users"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_sums_give_the_polars_forms_bits(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+def test_sums_give_the_polars_forms_bits(
+    monkeypatch: pytest.MonkeyPatch, seed: int, text: bool
+) -> None:
     """Missing terms (one at a cutoff's item reads 0), -0.0, rows in no order, cutoffs
-    past the list and the whole list, an embedding with zero and negative parts."""
+    past the list and the whole list, an embedding with zero and negative parts; user ids
+    as integers and as text (whose order differs: "10" < "9")."""
     frame, units = rows(seed)
+    if text:
+        frame = frame.with_columns(pl.col("user").cast(pl.String))
     stats = stats_for({"t": pl.col("t"), "t2": pl.col("t") * 3.0}, [1, 3, 20, None], dims=3)
     stats.rec_sum(EMBEDDING_SIMILARITY, similarity_to_earlier(3), 5)
     compiled, reference, walked = both_sums(monkeypatch, frame, stats, units)

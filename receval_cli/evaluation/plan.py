@@ -270,7 +270,8 @@ def ranked_lists(ranked: pl.DataFrame, per_user: pl.DataFrame) -> pl.LazyFrame:
     order, the row count), from the compiled core's ranked rows and per-user table."""
     items = ranked.lazy().group_by("user").agg(pl.col("item").sort_by("rank").alias("items"))
     counts = per_user.lazy().select("user", "list_rows").filter(pl.col("list_rows").is_not_null())
-    return items.join(counts, on="user", how="left")
+    # built once, whatever reads it (the exposure at each cutoff, the global states)
+    return items.join(counts, on="user", how="left").cache()
 
 
 def _reads_recs(stats: Stats) -> bool:
