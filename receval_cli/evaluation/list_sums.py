@@ -47,23 +47,44 @@ def _columns(name: str, cutoffs: set[int | None]) -> list[tuple[int | None, str]
     return [(k, f"sum[{name}]@{cutoff_label(k)}") for k in sorted(cutoffs, key=depth)]
 
 
-def sums_table(recs: pl.LazyFrame, stats: Stats, units: pl.LazyFrame | None) -> pl.LazyFrame:
-    """(user, sum[name]@k for every rec_sum and cutoff): each term added in rank order
-    over the user's items within k, read as Stats.rec_sum describes. `units`: the
-    catalog's (item, unit_0 ..) where the embedding's similarity is asked (each item's
-    vector once: the walk reads it by the item's place, the polars form joins it)."""
+PolarsPairs = Callable[[pl.LazyFrame, set[int | None]], pl.LazyFrame]
+
+
+def walked_tables(
+    recs: pl.LazyFrame,
+    stats: Stats,
+    units: pl.LazyFrame | None,
+    catalog: pl.LazyFrame | None,
+    pairs: dict[str, tuple[set[int | None], PolarsPairs]],
+) -> list[pl.LazyFrame]:
+    """Per-user tables (user, ...) of the sums in rank order: every Stats.rec_sum at its
+    cutoffs (sum[name]@k, read as rec_sum describes), and for each catalog feature of
+    `pairs` (category, tags) its similar_pairs[feature]@k (category: the pairs sharing it,
+    an integer; tags: the sum of their Jaccard similarities). By the compiled walk where it
+    runs: one table, the rows put in rank order once; else by the polars forms, one table
+    each: the running sums here, and the feature's function in `pairs`
+    (side_columns.category_pairs, tag_pairs: which define them) on the rows joined with the
+    feature. `units`: the catalog's (item, unit_0 ..) where the embedding's similarity is
+    asked. The walk reads each row's item by its place among the catalog's (or the units')
+    rows, the feature's values as integer codes given per catalog item (fewer than the
+    recommended rows)."""
     names = sorted(stats.sums)
     plain = [name for name in names if name != EMBEDDING_SIMILARITY]
     embedded = len(plain) < len(names)
     assert units is not None or not embedded  # metric_exprs refuses it without a catalog
+    assert catalog is not None or not pairs
+    outputs = {name: _columns(name, stats.sum_cutoffs[name]) for name in names}
+    features = {
+        feature: [(k, f"similar_pairs[{feature}]@{cutoff_label(k)}") for k in sorted(ks, key=depth)]
+        for feature, (ks, _) in sorted(pairs.items())
+    }
     frame = recs.select(
         "user",
         "rank",
         WALK,
-        *(["item"] if embedded else []),
+        *(["item"] if embedded or pairs else []),
         *(stats.sums[name].alias(f"term{i}") for i, name in enumerate(plain)),
     )
-    outputs = {name: _columns(name, stats.sum_cutoffs[name]) for name in names}
 
     def polars_sums(rows: pl.LazyFrame, units: pl.LazyFrame | None) -> pl.LazyFrame:
         terms = {name: pl.col(f"term{i}") for i, name in enumerate(plain)}
@@ -84,21 +105,56 @@ def sums_table(recs: pl.LazyFrame, stats: Stats, units: pl.LazyFrame | None) -> 
             )
         )
 
+    def polars_pairs(rows: pl.LazyFrame, feature: str, described: pl.LazyFrame) -> pl.LazyFrame:
+        featured = rows.join(described.select("item", feature), on="item", how="left")
+        cutoffs, by_feature = pairs[feature]
+        return by_feature(featured, cutoffs)
+
     module = extension()
     if module is None:
-        return polars_sums(frame, units)
+        assert catalog is not None or not pairs
+        tables = [polars_sums(frame, units)] if names else []
+        return tables + [polars_pairs(frame, f, catalog) for f in features if catalog is not None]
 
     def walked(rows: pl.DataFrame) -> pl.DataFrame:
-        vectors = units.collect() if units is not None and embedded else None
-        found = _walk_sums(module, rows, plain, vectors, outputs, names)
-        if found is not None:
-            return found
-        return polars_sums(rows.lazy(), None if vectors is None else vectors.lazy()).collect()
+        grouped = _grouped(rows)
+        parts: list[pl.DataFrame] = []
+        if names:
+            vectors = units.collect() if units is not None and embedded else None
+            found = _walk_sums(module, rows, grouped, plain, vectors, outputs, names)
+            if found is None:
+                lazy_units = None if vectors is None else vectors.lazy()
+                found = polars_sums(rows.lazy(), lazy_units).collect()
+            parts.append(found)
+        for feature, wanted in features.items():
+            assert catalog is not None
+            described = catalog.select("item", feature).collect()
+            walk = _walk_tags if feature == "tags" else _walk_categories
+            found = walk(module, rows, grouped, described, wanted)
+            if found is None:
+                found = polars_pairs(rows.lazy(), feature, described.lazy()).collect()
+            parts.append(found)
+        table = parts[0]
+        for part in parts[1:]:  # every part has a row for every user of the rows
+            table = table.join(part, on="user", how="left")
+        return table.select(columns)
 
-    return _mapped(frame, walked, [c for n in names for _, c in outputs[n]])
+    columns = ["user", *(c for n in names for _, c in outputs[n])]
+    columns += [c for wanted in features.values() for _, c in wanted]
+    schema: dict[str, pl.DataType] = {"user": frame.collect_schema()["user"]}
+    for column in columns[1:]:
+        schema[column] = (
+            pl.Int64() if column.startswith("similar_pairs[category]") else pl.Float64()
+        )
+    if len(columns) == 1:
+        return []
+    return [frame.map_batches(walked, schema=schema, streamable=False)]
 
 
-PolarsPairs = Callable[[pl.LazyFrame, set[int | None]], pl.LazyFrame]
+def sums_table(recs: pl.LazyFrame, stats: Stats, units: pl.LazyFrame | None) -> pl.LazyFrame:
+    """The per-user table of the sums alone (walked_tables without pairs)."""
+    (table,) = walked_tables(recs, stats, units, None, {})
+    return table
 
 
 def pairs_table(
@@ -108,44 +164,9 @@ def pairs_table(
     cutoffs: set[int | None],
     polars_pairs: PolarsPairs,
 ) -> pl.LazyFrame:
-    """(user, similar_pairs[feature]@k for each cutoff) for a catalog feature (category:
-    the pairs sharing it, an integer; tags: the sum of their Jaccard similarities) from the
-    recs rows and the catalog, by the compiled walk where it runs, else by `polars_pairs`
-    (side_columns.category_pairs, tag_pairs: which define them) on the rows joined with the
-    feature. The walk reads each row's item by its place in the catalog, and the feature's
-    values as integer codes given per catalog item (fewer than the recommended rows)."""
-    module = extension()
-    if module is None:
-        featured = recs.join(catalog.select("item", feature), on="item", how="left")
-        return polars_pairs(featured, cutoffs)
-    frame = recs.select("user", "rank", WALK, "item")
-    ordered = sorted(cutoffs, key=depth)
-    columns = [f"similar_pairs[{feature}]@{cutoff_label(k)}" for k in ordered]
-    walk = _walk_tags if feature == "tags" else _walk_categories
-
-    def walked(rows: pl.DataFrame) -> pl.DataFrame:
-        described = catalog.select("item", feature).collect()
-        found = walk(module, rows, described, ordered, columns)
-        if found is not None:
-            return found
-        featured = rows.lazy().join(described.lazy(), on="item", how="left")
-        return polars_pairs(featured, cutoffs).collect()
-
-    dtype = pl.Float64() if feature == "tags" else pl.Int64()
-    return _mapped(frame, walked, columns, dtype)
-
-
-def _mapped(
-    frame: pl.LazyFrame,
-    function: Callable[[pl.DataFrame], pl.DataFrame],
-    columns: list[str],
-    dtype: pl.DataType | None = None,
-) -> pl.LazyFrame:
-    """The per-user table `function` makes of the whole of `frame`, inside the lazy plan
-    (its columns of `dtype`, Float64 unless given)."""
-    schema: dict[str, pl.DataType] = {"user": frame.collect_schema()["user"]}
-    schema |= dict.fromkeys(columns, dtype or pl.Float64())
-    return frame.map_batches(function, schema=schema, streamable=False)
+    """The per-user table of one feature's pairs alone (walked_tables without sums)."""
+    (table,) = walked_tables(recs, Stats(), None, catalog, {feature: (cutoffs, polars_pairs)})
+    return table
 
 
 def _places(rows: pl.DataFrame, catalog: pl.DataFrame) -> Any:
@@ -165,7 +186,10 @@ def _places(rows: pl.DataFrame, catalog: pl.DataFrame) -> Any:
     return index
 
 
-def _grouped(rows: pl.DataFrame) -> tuple[Any, Any, Any] | None:
+Grouped = tuple[Any, Any, pl.Series]  # (order, offsets, users): see _grouped
+
+
+def _grouped(rows: pl.DataFrame) -> Grouped | None:
     """The order that puts the rows back in the ranked rows' order (by WALK: each user's
     together, in rank order), as positions into `rows`; the users' offsets in that order;
     and the users. None where that order is not what the walk reads: WALK not numbering
@@ -211,6 +235,7 @@ def _cutoff_array(ks: list[int | None]) -> Any:
 def _walk_sums(
     module: ModuleType,
     rows: pl.DataFrame,
+    grouped: Grouped | None,
     plain: list[str],
     units: pl.DataFrame | None,
     outputs: dict[str, list[tuple[int | None, str]]],
@@ -220,7 +245,6 @@ def _walk_sums(
     item without a whole unit vector)."""
     import numpy as np
 
-    grouped = _grouped(rows)
     if grouped is None:
         return None
     order, offsets, users = grouped
@@ -264,15 +288,14 @@ def _read_sums(
 def _walk_tags(
     module: ModuleType,
     rows: pl.DataFrame,
+    grouped: Grouped | None,
     catalog: pl.DataFrame,
-    ordered: list[int | None],
-    columns: list[str],
+    wanted: list[tuple[int | None, str]],
 ) -> pl.DataFrame | None:
     """The tag pairs' sums by the compiled walk (None: rows it does not read: an item
     outside the catalog, a missing tag set or tag)."""
     import numpy as np
 
-    grouped = _grouped(rows)
     index = _places(rows, catalog)
     tags = catalog.get_column("tags")
     flat = tags.explode(empty_as_null=False)
@@ -283,10 +306,10 @@ def _walk_tags(
     cat_offsets = np.zeros(catalog.height + 1, dtype=np.int64)
     np.cumsum(counts, out=cat_offsets[1:])
     codes = flat.cast(pl.String).cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy()
-    out = np.empty((len(ordered), len(offsets) - 1), dtype=np.float64)
+    out = np.empty((len(wanted), len(offsets) - 1), dtype=np.float64)
     module.tag_pairs(
         offsets,
-        _cutoff_array(ordered),
+        _cutoff_array([k for k, _ in wanted]),
         np.ascontiguousarray(index[order]),
         cat_offsets,
         np.ascontiguousarray(codes),
@@ -294,35 +317,34 @@ def _walk_tags(
         kernel_core.threads(rows.height),
         out,
     )
-    return pl.DataFrame({"user": users, **{c: out[i] for i, c in enumerate(columns)}})
+    return pl.DataFrame({"user": users, **{c: out[i] for i, (_, c) in enumerate(wanted)}})
 
 
 def _walk_categories(
     module: ModuleType,
     rows: pl.DataFrame,
+    grouped: Grouped | None,
     catalog: pl.DataFrame,
-    ordered: list[int | None],
-    columns: list[str],
+    wanted: list[tuple[int | None, str]],
 ) -> pl.DataFrame | None:
     """The pairs sharing a category by the compiled walk (None: an item outside the
     catalog). A missing category is a category of its own, as polars groups it."""
     import numpy as np
 
-    grouped = _grouped(rows)
     index = _places(rows, catalog)
     if grouped is None or index is None:
         return None
     order, offsets, users = grouped
     # equal categories, equal codes: 0 for a missing one, 1, 2, ... for the others
     codes = catalog.get_column("category").rank("dense").fill_null(0).cast(pl.Int64).to_numpy()
-    out = np.empty((len(ordered), len(offsets) - 1), dtype=np.int64)
+    out = np.empty((len(wanted), len(offsets) - 1), dtype=np.int64)
     module.category_pairs(
         offsets,
-        _cutoff_array(ordered),
+        _cutoff_array([k for k, _ in wanted]),
         np.ascontiguousarray(index[order]),
         np.ascontiguousarray(codes),
         int(codes.max()) + 1 if len(codes) else 1,
         kernel_core.threads(rows.height),
         out,
     )
-    return pl.DataFrame({"user": users, **{c: out[i] for i, c in enumerate(columns)}})
+    return pl.DataFrame({"user": users, **{c: out[i] for i, (_, c) in enumerate(wanted)}})

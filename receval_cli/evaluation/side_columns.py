@@ -117,14 +117,14 @@ def recs_aggregates(
     log = sources.interactions
     # per-user tables from queries of their own, each on the ranked items and one feature
     tables = []
+    pairs: dict[str, tuple[set[int | None], list_sums.PolarsPairs]] = {}
     for feature, cutoffs in sorted(stats.pair_cutoffs.items()):
         if feature == "cooccurrence":
             assert log is not None  # metric_exprs refuses the metric without it
             tables.append(cooccurrence_pairs(recs, log.frame, cutoffs))
             continue
         assert catalog is not None  # metric_exprs refuses the metric without it
-        pairs = category_pairs if feature == "category" else tag_pairs
-        tables.append(list_sums.pairs_table(feature, recs, catalog.frame, cutoffs, pairs))
+        pairs[feature] = (cutoffs, category_pairs if feature == "category" else tag_pairs)
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
         if popular is None:
@@ -164,21 +164,30 @@ def recs_aggregates(
     if "relevant" in sides and "relevant" not in recs.collect_schema().names():
         # (the compiled core's ranked rows carry it already)
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
-    if "category" in sides and catalog is not None:
+    if "category" in sides and catalog is not None and _reads(stats, "category"):
+        # (intra-list diversity by category reads the catalog in its pairs table alone)
         recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
     recs = stats.recs.with_rows(recs)
-    if stats.sums:  # every user of the recs table has a row: first, or after the counts
-        # the unit vectors are read by item in the sums (the only ones to read them)
-        units = None
-        if "embedding" in sides and catalog is not None:
-            units = unit_vectors(catalog, stats.embedding_dims)
-        tables.insert(0, list_sums.sums_table(recs, stats, units))
+    # the sums in rank order and the catalog features' pairs: every user of the recs
+    # table has a row, so they come first (or after the counts)
+    units = None  # the unit vectors, read by item in the sums (the only ones to read them)
+    if "embedding" in sides and catalog is not None:
+        units = unit_vectors(catalog, stats.embedding_dims)
+    described = None if catalog is None else catalog.frame
+    tables[0:0] = list_sums.walked_tables(recs, stats, units, described, pairs)
     if stats.recs.aggregations:
         tables.insert(0, recs.group_by("user").agg(list(stats.recs.aggregations.values())))
     per_user = tables[0]
     for table in tables[1:]:
         per_user = per_user.join(table, on="user", how="left")
     return per_user
+
+
+def _reads(stats: Stats, column: str) -> bool:
+    """Whether an expression of the recs table (a row, an aggregation, a sum) reads the
+    column."""
+    exprs = [*stats.recs.rows.values(), *stats.recs.aggregations.values(), *stats.sums.values()]
+    return any(column in expr.meta.root_names() for expr in exprs)
 
 
 def category_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
