@@ -118,10 +118,11 @@ def walked_tables(
 
     def walked(rows: pl.DataFrame) -> pl.DataFrame:
         grouped = _grouped(rows)
+        places = Places(rows)
         parts: list[pl.DataFrame] = []
         if names:
             vectors = units.collect() if units is not None and embedded else None
-            found = _walk_sums(module, rows, grouped, plain, vectors, outputs, names)
+            found = _walk_sums(module, rows, grouped, places, plain, vectors, outputs, names)
             if found is None:
                 lazy_units = None if vectors is None else vectors.lazy()
                 found = polars_sums(rows.lazy(), lazy_units).collect()
@@ -130,7 +131,7 @@ def walked_tables(
             assert catalog is not None
             described = catalog.select("item", feature).collect()
             walk = _walk_tags if feature == "tags" else _walk_categories
-            found = walk(module, rows, grouped, described, wanted)
+            found = walk(module, rows, grouped, places, described, wanted)
             if found is None:
                 found = polars_pairs(rows.lazy(), feature, described.lazy()).collect()
             parts.append(found)
@@ -167,6 +168,23 @@ def pairs_table(
     """The per-user table of one feature's pairs alone (walked_tables without sums)."""
     (table,) = walked_tables(recs, Stats(), None, catalog, {feature: (cutoffs, polars_pairs)})
     return table
+
+
+class Places:
+    """Each row's place among a catalog's items (_places), computed once for the tables
+    that read the same items (the units, the tags, the categories: each a selection of the
+    catalog)."""
+
+    def __init__(self, rows: pl.DataFrame) -> None:
+        self.rows = rows
+        self.items: pl.Series | None = None
+        self.index: Any = None
+
+    def among(self, catalog: pl.DataFrame) -> Any:
+        items = catalog.get_column("item")
+        if self.items is None or not items.equals(self.items):
+            self.items, self.index = items, _places(self.rows, catalog)
+        return self.index
 
 
 def _places(rows: pl.DataFrame, catalog: pl.DataFrame) -> Any:
@@ -236,6 +254,7 @@ def _walk_sums(
     module: ModuleType,
     rows: pl.DataFrame,
     grouped: Grouped | None,
+    places: Places,
     plain: list[str],
     units: pl.DataFrame | None,
     outputs: dict[str, list[tuple[int | None, str]]],
@@ -258,7 +277,7 @@ def _walk_sums(
         vectors = units.drop("item")
         if any(vectors.null_count().row(0)):
             return None
-        index = _places(rows, units)  # each row's vector by its place among the units
+        index = places.among(units)  # each row's vector by its place among the units
         if index is None:
             return None
         matrix = np.ascontiguousarray(vectors.to_numpy().astype(np.float64, copy=False))
@@ -289,6 +308,7 @@ def _walk_tags(
     module: ModuleType,
     rows: pl.DataFrame,
     grouped: Grouped | None,
+    places: Places,
     catalog: pl.DataFrame,
     wanted: list[tuple[int | None, str]],
 ) -> pl.DataFrame | None:
@@ -296,7 +316,7 @@ def _walk_tags(
     outside the catalog, a missing tag set or tag)."""
     import numpy as np
 
-    index = _places(rows, catalog)
+    index = places.among(catalog)
     tags = catalog.get_column("tags")
     flat = tags.explode(empty_as_null=False)
     if grouped is None or index is None or tags.null_count() or flat.null_count():
@@ -324,6 +344,7 @@ def _walk_categories(
     module: ModuleType,
     rows: pl.DataFrame,
     grouped: Grouped | None,
+    places: Places,
     catalog: pl.DataFrame,
     wanted: list[tuple[int | None, str]],
 ) -> pl.DataFrame | None:
@@ -331,7 +352,7 @@ def _walk_categories(
     catalog). A missing category is a category of its own, as polars groups it."""
     import numpy as np
 
-    index = _places(rows, catalog)
+    index = places.among(catalog)
     if grouped is None or index is None:
         return None
     order, offsets, users = grouped
