@@ -16,14 +16,14 @@
  *       dimensions d of (S_d - x_d) * x_d, with x the row's unit vector (the units' row
  *       index[j]: each item's vector held once) and S_d the running sum of the user's x_d
  *       down to this row: the cosine similarities to the items ranked above, added up.
- *   tag_pairs(offsets, cutoffs, index, cat_offsets, cat_tags, codes, threads, out): per
- *       cutoff, the sum of the Jaccard similarities shared / (n_i + n_j - shared) of the
- *       pairs of the user's items that share a tag, in the order (later rank, earlier
- *       rank), plus the pairs of empty tag sets (e (e - 1) / 2 for e of them). Each row's
- *       item is its place in the catalog (index); the catalog's tags are codes (0 .. codes
- *       - 1, cat_offsets), each item's once (the catalog reader makes them a set).
- *   category_pairs(offsets, cutoffs, index, category, codes, threads, out): per cutoff,
- *       the pairs of the user's items that share a category code (int64).
+ *   pairs(kind, offsets, cutoffs, index, cat_offsets, values, codes, threads, out): per
+ *       cutoff, kind 0: the sum of the Jaccard similarities shared / (n_i + n_j - shared)
+ *       of the pairs of the user's items that share a tag, in the order (later rank,
+ *       earlier rank), plus the pairs of empty tag sets (e (e - 1) / 2 for e of them);
+ *       kind 1: the pairs of the user's items that share a category code (int64). Each
+ *       row's item is its place in the catalog (index); the catalog's tags are codes (0 ..
+ *       codes - 1, sliced by cat_offsets), each item's once (the catalog reader makes them
+ *       a set); its categories one code per item.
  * The pair walks split the users among `threads` threads; each user's values are computed
  * alone, so the split changes no value.
  */
@@ -323,103 +323,59 @@ static int valid_index(const int64_t *index, int64_t n, int64_t items) {
     return 1;
 }
 
-static PyObject *tag_pairs(PyObject *self, PyObject *args) {
-    Py_buffer offsets, cutoffs, index, cat_offsets, cat_tags, out;
+/* pairs(kind, offsets, cutoffs, index, cat_offsets, values, codes, threads, out): kind 0,
+ * the tag pairs (values: the catalog's tag codes, cat_offsets: each item's slice; out:
+ * float64); kind 1, the category pairs (values: each catalog item's category code,
+ * cat_offsets: one value per item plus one, unread; out: int64) */
+static PyObject *pairs(PyObject *self, PyObject *args) {
+    Py_buffer offsets, cutoffs, index, cat_offsets, values, out;
     long long codes;
-    int threads;
+    int kind, threads;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Liw*", &offsets, &cutoffs, &index, &cat_offsets,
-                          &cat_tags, &codes, &threads, &out))
+    if (!PyArg_ParseTuple(args, "iy*y*y*y*y*Liw*", &kind, &offsets, &cutoffs, &index,
+                          &cat_offsets, &values, &codes, &threads, &out))
         return NULL;
     PairJob J = {0};
     J.users = offsets.len / 8 - 1;
     J.nk = cutoffs.len / 8;
     J.off = offsets.buf;
     int64_t n = J.users >= 0 ? J.off[J.users] : 0, items = cat_offsets.len / 8 - 1;
-    int ok = J.users >= 0 && items >= 0 && codes >= 0 && need(&index, n, 8, "index") == 0 &&
-             need(&cat_tags, ((const int64_t *)cat_offsets.buf)[items], 8, "cat_tags") == 0 &&
+    int64_t n_values = kind == 0 && items >= 0 ? ((const int64_t *)cat_offsets.buf)[items] : items;
+    int ok = (kind == 0 || kind == 1) && J.users >= 0 && items >= 0 && codes >= 0 &&
+             need(&index, n, 8, "index") == 0 && need(&values, n_values, 8, "values") == 0 &&
              need(&out, J.nk * J.users, 8, "out") == 0;
     if (ok && !valid_index(index.buf, n, items)) {
         PyErr_SetString(PyExc_ValueError, "index: a row outside the catalog");
         ok = 0;
     }
     if (ok) { /* every code below `codes` */
-        const int64_t *t = cat_tags.buf;
-        for (Py_ssize_t p = 0; p < cat_tags.len / 8 && ok; p++)
-            ok = t[p] >= 0 && t[p] < codes;
+        const int64_t *v = values.buf;
+        for (int64_t p = 0; p < n_values && ok; p++)
+            ok = v[p] >= 0 && v[p] < codes;
         if (!ok)
-            PyErr_SetString(PyExc_ValueError, "cat_tags: a code outside 0 .. codes - 1");
+            PyErr_SetString(PyExc_ValueError, "values: a code outside 0 .. codes - 1");
     }
     int status = 0;
     if (ok) {
         J.cut = cutoffs.buf;
         J.index = index.buf;
         J.cat_off = cat_offsets.buf;
-        J.cat_tags = cat_tags.buf;
+        J.cat_tags = values.buf;
+        J.category = values.buf;
         J.codes = codes;
         J.out = out.buf;
+        J.pairs = out.buf;
         Py_BEGIN_ALLOW_THREADS;
-        status = run_parts(&J, threads, tag_pairs_part);
+        status = run_parts(&J, threads, kind == 0 ? tag_pairs_part : category_pairs_part);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
-        PyErr_SetString(PyExc_ValueError, "offsets: at least one value");
+        PyErr_SetString(PyExc_ValueError, "pairs: kind 0 or 1; offsets: at least one value");
     }
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&cutoffs);
     PyBuffer_Release(&index);
     PyBuffer_Release(&cat_offsets);
-    PyBuffer_Release(&cat_tags);
-    PyBuffer_Release(&out);
-    if (!ok)
-        return NULL;
-    if (status)
-        return PyErr_NoMemory();
-    Py_RETURN_NONE;
-}
-
-static PyObject *category_pairs(PyObject *self, PyObject *args) {
-    Py_buffer offsets, cutoffs, index, category, out;
-    long long codes;
-    int threads;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*Liw*", &offsets, &cutoffs, &index, &category, &codes,
-                          &threads, &out))
-        return NULL;
-    PairJob J = {0};
-    J.users = offsets.len / 8 - 1;
-    J.nk = cutoffs.len / 8;
-    J.off = offsets.buf;
-    int64_t n = J.users >= 0 ? J.off[J.users] : 0, items = category.len / 8;
-    int ok = J.users >= 0 && codes >= 0 && need(&index, n, 8, "index") == 0 &&
-             need(&out, J.nk * J.users, 8, "out") == 0;
-    if (ok && !valid_index(index.buf, n, items)) {
-        PyErr_SetString(PyExc_ValueError, "index: a row outside the catalog");
-        ok = 0;
-    }
-    if (ok) {
-        const int64_t *c = category.buf;
-        for (int64_t p = 0; p < items && ok; p++)
-            ok = c[p] >= 0 && c[p] < codes;
-        if (!ok)
-            PyErr_SetString(PyExc_ValueError, "category: a code outside 0 .. codes - 1");
-    }
-    int status = 0;
-    if (ok) {
-        J.cut = cutoffs.buf;
-        J.index = index.buf;
-        J.category = category.buf;
-        J.codes = codes;
-        J.pairs = out.buf;
-        Py_BEGIN_ALLOW_THREADS;
-        status = run_parts(&J, threads, category_pairs_part);
-        Py_END_ALLOW_THREADS;
-    } else if (!PyErr_Occurred()) {
-        PyErr_SetString(PyExc_ValueError, "offsets: at least one value");
-    }
-    PyBuffer_Release(&offsets);
-    PyBuffer_Release(&cutoffs);
-    PyBuffer_Release(&index);
-    PyBuffer_Release(&category);
+    PyBuffer_Release(&values);
     PyBuffer_Release(&out);
     if (!ok)
         return NULL;
@@ -433,10 +389,8 @@ static PyMethodDef methods[] = {
      "ordered_sums(offsets, cutoffs, terms, valid, out, out_valid): running sums at cutoffs."},
     {"similar_earlier", similar_earlier, METH_VARARGS,
      "similar_earlier(offsets, units, index, dims, out): similarity to the rows above."},
-    {"tag_pairs", tag_pairs, METH_VARARGS,
-     "tag_pairs(offsets, cutoffs, index, cat_offsets, cat_tags, codes, threads, out)."},
-    {"category_pairs", category_pairs, METH_VARARGS,
-     "category_pairs(offsets, cutoffs, index, category, codes, threads, out)."},
+    {"pairs", pairs, METH_VARARGS,
+     "pairs(kind, offsets, cutoffs, index, cat_offsets, values, codes, threads, out)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -316,28 +316,16 @@ def _walk_tags(
     outside the catalog, a missing tag set or tag)."""
     import numpy as np
 
-    index = places.among(catalog)
     tags = catalog.get_column("tags")
     flat = tags.explode(empty_as_null=False)
-    if grouped is None or index is None or tags.null_count() or flat.null_count():
+    if tags.null_count() or flat.null_count():
         return None
-    order, offsets, users = grouped
     counts = tags.list.len().cast(pl.Int64).to_numpy()
     cat_offsets = np.zeros(catalog.height + 1, dtype=np.int64)
     np.cumsum(counts, out=cat_offsets[1:])
     codes = flat.cast(pl.String).cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy()
-    out = np.empty((len(wanted), len(offsets) - 1), dtype=np.float64)
-    module.tag_pairs(
-        offsets,
-        _cutoff_array([k for k, _ in wanted]),
-        np.ascontiguousarray(index[order]),
-        cat_offsets,
-        np.ascontiguousarray(codes),
-        int(codes.max()) + 1 if len(codes) else 0,
-        kernel_core.threads(rows.height),
-        out,
-    )
-    return pl.DataFrame({"user": users, **{c: out[i] for i, (_, c) in enumerate(wanted)}})
+    walk = (rows, grouped, places, catalog, wanted)
+    return _walk_pairs(module, 0, *walk, cat_offsets, codes, np.float64)
 
 
 def _walk_categories(
@@ -352,17 +340,40 @@ def _walk_categories(
     catalog). A missing category is a category of its own, as polars groups it."""
     import numpy as np
 
+    # equal categories, equal codes: 0 for a missing one, 1, 2, ... for the others
+    codes = catalog.get_column("category").rank("dense").fill_null(0).cast(pl.Int64).to_numpy()
+    unread = np.zeros(catalog.height + 1, dtype=np.int64)  # one code per item: no slices
+    walk = (rows, grouped, places, catalog, wanted)
+    return _walk_pairs(module, 1, *walk, unread, codes, np.int64)
+
+
+def _walk_pairs(
+    module: ModuleType,
+    kind: int,
+    rows: pl.DataFrame,
+    grouped: Grouped | None,
+    places: Places,
+    catalog: pl.DataFrame,
+    wanted: list[tuple[int | None, str]],
+    cat_offsets: Any,
+    codes: Any,
+    dtype: Any,
+) -> pl.DataFrame | None:
+    """_list_sums.c's pairs of this kind (0 tags, 1 category) for the rows in the walk's
+    order, each read by its item's place in the catalog (None: an item outside it)."""
+    import numpy as np
+
     index = places.among(catalog)
     if grouped is None or index is None:
         return None
     order, offsets, users = grouped
-    # equal categories, equal codes: 0 for a missing one, 1, 2, ... for the others
-    codes = catalog.get_column("category").rank("dense").fill_null(0).cast(pl.Int64).to_numpy()
-    out = np.empty((len(wanted), len(offsets) - 1), dtype=np.int64)
-    module.category_pairs(
+    out = np.empty((len(wanted), len(offsets) - 1), dtype=dtype)
+    module.pairs(
+        kind,
         offsets,
         _cutoff_array([k for k, _ in wanted]),
         np.ascontiguousarray(index[order]),
+        cat_offsets,
         np.ascontiguousarray(codes),
         int(codes.max()) + 1 if len(codes) else 1,
         kernel_core.threads(rows.height),
