@@ -1,23 +1,26 @@
-"""The beyond-accuracy metrics' float sums over each user's list, in rank order (#35 item 5).
+"""The beyond-accuracy metrics' sums over each user's list, in rank order (#35 item 5).
 
-Three kinds of per-user sums are added one value after the other in rank order, so that
-every value is the same to the last bit on every run and engine (a plain group_by sum adds
-in whatever order the threads deliver):
+Per user, each added one value after the other in rank order, so that every value is the
+same to the last bit on every run and engine (a plain group_by sum adds in whatever order
+the threads deliver):
 
     Stats.rec_sum     a per-row term (novelty's self-information, serendipity's
                       unexpectedness), read at each cutoff;
     EMBEDDING_SIMILARITY  each item's embedding similarity to the items ranked above it,
                       from running sums of its unit vector's dimensions;
-    tag pairs         the Jaccard similarities of the pairs of items sharing a tag
-                      (side_columns.tag_pairs).
+    pairs             intra-list diversity's pairs of items sharing a tag (their Jaccard
+                      similarities) or a category (a count): side_columns.tag_pairs and
+                      category_pairs define them.
 
 In polars these are running sums over windows ordered by rank (one per term and per
-embedding dimension) and a join of the items on their tags; the compiled walk
-(`receval_cli/_list_sums.c`) sorts each user's rows once and adds the same values in the
-same order with the same roundings, so both give the same bits (tests/test_list_sums.py
-compares them). The walk runs inside the lazy plan (`map_batches`), on the recs table
-alone; where it is not built, or RECEVAL_CORE=polars, or the rows are not what it reads
-(missing unit vectors, ranks with gaps), the polars form runs instead.
+embedding dimension) and joins of the items on their features. The compiled walk
+(`receval_cli/_list_sums.c`) puts the recs rows back in rank order once (each row carries
+its place, WALK: a scatter, no sort), reads each item's features from the catalog by its
+place (Places), and adds the same values in the same order with the same roundings, so
+both give the same bits (tests/test_list_sums.py compares them). It runs inside the lazy
+plan (`map_batches`), one walk per recs table; where it is not built, or
+RECEVAL_CORE=polars, or the rows are not what it reads (an item outside the catalog, a
+missing unit vector or tag, ranks with a gap), the polars forms run instead.
 """
 
 from __future__ import annotations
