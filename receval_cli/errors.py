@@ -109,11 +109,12 @@ class OutOfMemory(RecEvalError):
 
 
 # what a text says when memory ran out (a reader's OSError, a PolarsError, a panic of a
-# thread that could not get its stack: EAGAIN under `ulimit -v`, Rust's allocation failure
-# before an abort); supervisor.py reads an aborted worker's stderr with it too
+# thread that could not get its stack: EAGAIN under `ulimit -v`, Python's own thread that
+# could not start for the same reason, Rust's allocation failure before an abort);
+# supervisor.py reads an aborted worker's stderr with it too
 OUT_OF_MEMORY_TEXT = (
     r"Cannot allocate memory|out of memory|memory allocation of \d+ bytes failed|"
-    r"failed to spawn thread|pthread_create failed|"
+    r"failed to spawn thread|pthread_create failed|can't start new thread|"
     r"code: 11, kind: WouldBlock, message: \"Resource temporarily unavailable\""
 )
 _OUT_OF_MEMORY = re.compile(OUT_OF_MEMORY_TEXT, re.IGNORECASE)

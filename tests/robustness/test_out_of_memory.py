@@ -257,6 +257,26 @@ def test_twenty_million_rows_fit_a_1_5_gb_address_space(twenty_million: Path) ->
     assert json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]["map"] > 0
 
 
+@pytest.mark.parametrize(
+    "error",
+    [
+        MemoryError(),
+        OSError(12, "Cannot allocate memory"),
+        RuntimeError("can't start new thread"),  # Python's thread, no room for its stack
+        RuntimeError("failed to spawn thread: Os { code: 11, kind: WouldBlock }"),
+    ],
+    ids=repr,
+)
+def test_a_thread_or_allocation_that_cannot_get_memory_says_so(error: BaseException) -> None:
+    """Under `ulimit -v` the run fails wherever the address space ends: in polars, in
+    Python's allocator, or in a thread that cannot get its stack (seen on CI: Python's
+    'can't start new thread', reported as a bug with exit 3 instead of exit 4)."""
+    from receval_cli.errors import says_out_of_memory
+
+    assert says_out_of_memory(error)
+    assert not says_out_of_memory(RuntimeError("can't compare str and int"))
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux has it")
 def test_a_real_allocation_failure_under_an_address_space_limit(twenty_million: Path) -> None:
     """The same run under 0.5 GB: polars' allocation fails and Rust aborts; the user sees
