@@ -143,9 +143,11 @@ def both_sums(
     walked = counting_walks(monkeypatch)
     vectors = None if units is None else units.lazy()
     frame = numbered(frame)
-    compiled = list_sums.sums_table(frame.lazy(), stats, vectors).collect().sort("user")
+    (compiled,) = list_sums.walked_tables(frame.lazy(), stats, vectors, None, {})
+    compiled = compiled.collect().sort("user")
     monkeypatch.setenv("RECEVAL_CORE", "polars")
-    reference = list_sums.sums_table(frame.lazy(), stats, vectors).collect().sort("user")
+    (reference,) = list_sums.walked_tables(frame.lazy(), stats, vectors, None, {})
+    reference = reference.collect().sort("user")
     monkeypatch.delenv("RECEVAL_CORE")
     return compiled, reference, walked
 
@@ -248,9 +250,10 @@ def both_pairs(
     walked = counting_walks(monkeypatch)
     recs = numbered(recs)
     pairs = tag_pairs if feature == "tags" else category_pairs
-    compiled = list_sums.pairs_table(feature, recs.lazy(), catalog.lazy(), cutoffs, pairs)
+    wanted = {feature: (cutoffs, pairs)}
+    (compiled,) = list_sums.walked_tables(recs.lazy(), Stats(), None, catalog.lazy(), wanted)
     monkeypatch.setenv("RECEVAL_CORE", "polars")
-    reference = list_sums.pairs_table(feature, recs.lazy(), catalog.lazy(), cutoffs, pairs)
+    (reference,) = list_sums.walked_tables(recs.lazy(), Stats(), None, catalog.lazy(), wanted)
     monkeypatch.delenv("RECEVAL_CORE")
     found = [t.collect().sort("user") for t in (compiled, reference)]
     return found[0], found[1], walked

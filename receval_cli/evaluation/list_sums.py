@@ -115,9 +115,10 @@ def walked_tables(
 
     module = extension()
     if module is None:
-        assert catalog is not None or not pairs
         tables = [polars_sums(frame, units)] if names else []
-        return tables + [polars_pairs(frame, f, catalog) for f in features if catalog is not None]
+        if catalog is not None:
+            tables += [polars_pairs(frame, feature, catalog) for feature in features]
+        return tables
 
     def walked(rows: pl.DataFrame) -> pl.DataFrame:
         grouped = _grouped(rows)
@@ -130,9 +131,11 @@ def walked_tables(
                 lazy_units = None if vectors is None else vectors.lazy()
                 found = polars_sums(rows.lazy(), lazy_units).collect()
             parts.append(found)
+        # the catalog's features, read once for every pairs table
+        read = None if catalog is None else catalog.select("item", *features).collect()
         for feature, wanted in features.items():
-            assert catalog is not None
-            described = catalog.select("item", feature).collect()
+            assert read is not None
+            described = read.select("item", feature)
             walk = _walk_tags if feature == "tags" else _walk_categories
             found = walk(module, rows, grouped, places, described, wanted)
             if found is None:
@@ -153,24 +156,6 @@ def walked_tables(
     if len(columns) == 1:
         return []
     return [frame.map_batches(walked, schema=schema, streamable=False)]
-
-
-def sums_table(recs: pl.LazyFrame, stats: Stats, units: pl.LazyFrame | None) -> pl.LazyFrame:
-    """The per-user table of the sums alone (walked_tables without pairs)."""
-    (table,) = walked_tables(recs, stats, units, None, {})
-    return table
-
-
-def pairs_table(
-    feature: str,
-    recs: pl.LazyFrame,
-    catalog: pl.LazyFrame,
-    cutoffs: set[int | None],
-    polars_pairs: PolarsPairs,
-) -> pl.LazyFrame:
-    """The per-user table of one feature's pairs alone (walked_tables without sums)."""
-    (table,) = walked_tables(recs, Stats(), None, catalog, {feature: (cutoffs, polars_pairs)})
-    return table
 
 
 class Places:
