@@ -44,6 +44,8 @@ def work(*args, **kwargs):
             os.kill(os.getpid(), getattr(signal, how[7:]))
         if how == "memoryerror":
             raise MemoryError()
+        if how == "no thread":  # Python's thread that could not get its stack (ulimit -v)
+            raise RuntimeError("can't start new thread")
         if how == "wait":
             signal.pause()
     sys.exit(int(how) if how.isdigit() else 0)
@@ -275,6 +277,17 @@ def test_a_thread_or_allocation_that_cannot_get_memory_says_so(error: BaseExcept
 
     assert says_out_of_memory(error)
     assert not says_out_of_memory(RuntimeError("can't compare str and int"))
+
+
+def test_a_python_thread_that_cannot_start_is_one_error_line_and_exit_4() -> None:
+    """Python's 'can't start new thread' in the run (seen on CI under `ulimit -v`): memory
+    ran out, exit 4 with its one line, not a bug's exit 3."""
+    result = run("no thread", "", "run", "config.yaml")
+    assert result.returncode == 4, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: receval ran out of memory while it ran"), lines
+    assert "bug" not in result.stderr
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux has it")
