@@ -158,11 +158,6 @@ static PyObject *similar_earlier(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int by_value(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* What the pair walks read: each row's item as its place in the catalog (index), the
  * users split among threads by ranges of whole users. */
 typedef struct {
@@ -204,8 +199,7 @@ static void *tag_pairs_part(void *arg) {
     int64_t *prev = malloc(sizeof(int64_t) * (size_t)entries);
     int64_t *row_of = malloc(sizeof(int64_t) * (size_t)entries);
     int64_t *count = calloc((size_t)longest, sizeof(int64_t));
-    int64_t *touched = malloc(sizeof(int64_t) * (size_t)longest);
-    P->status = head && stamp && prev && row_of && count && touched ? 0 : -1;
+    P->status = head && stamp && prev && row_of && count ? 0 : -1;
     for (int64_t t = 0; t < J->codes && !P->status; t++)
         stamp[t] = -1;
     for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
@@ -214,22 +208,24 @@ static void *tag_pairs_part(void *arg) {
         for (int64_t i = 0; i < rows; i++) {
             int64_t item = J->index[a + i], n_i = J->cat_off[item + 1] - J->cat_off[item];
             const int64_t *tags = J->cat_tags + J->cat_off[item];
-            int64_t met = 0;
+            int64_t low = i;
             for (int64_t p = 0; p < n_i; p++) {
                 int64_t tag = tags[p];
                 for (int64_t q = stamp[tag] == u ? head[tag] : -1; q >= 0; q = prev[q]) {
                     int64_t j = row_of[q];
-                    if (count[j]++ == 0)
-                        touched[met++] = j;
+                    count[j]++;
+                    low = j < low ? j : low;
                 }
             }
-            if (met > 1)
-                qsort(touched, (size_t)met, sizeof(int64_t), by_value);
-            for (int64_t m = 0; m < met; m++) {
-                int64_t j = touched[m], shared = count[j], other = J->index[a + j];
-                int64_t n_j = J->cat_off[other + 1] - J->cat_off[other];
-                acc = acc + (double)shared / (double)(n_i + n_j - shared);
-                count[j] = 0;
+            /* the rows met, in the order of j: a scan from the first met (no sort) */
+            for (int64_t j = low; j < i; j++) {
+                int64_t shared = count[j];
+                if (shared) {
+                    int64_t other = J->index[a + j];
+                    int64_t n_j = J->cat_off[other + 1] - J->cat_off[other];
+                    acc = acc + (double)shared / (double)(n_i + n_j - shared);
+                    count[j] = 0;
+                }
             }
             for (int64_t p = 0; p < n_i; p++, used++) {
                 int64_t tag = tags[p];
@@ -250,7 +246,62 @@ static void *tag_pairs_part(void *arg) {
     free(prev);
     free(row_of);
     free(count);
-    free(touched);
+    return NULL;
+}
+
+/* The tag pairs when the tags have at most MASK_WORDS * 64 codes: each item's tags as a
+ * bit set; row i against every earlier row j in the order of j, the shared tags counted
+ * by the bits both hold. A pair sharing no tag adds nothing (its term is 0.0, and the sum
+ * is never -0.0), so the sum is the postings walk's, term for term. */
+#define MASK_WORDS 4
+static void *tag_masks_part(void *arg) {
+    PairPart *P = arg;
+    const PairJob *J = P->job;
+    int64_t words = (J->codes + 63) / 64, longest = 1;
+    if (words < 1)
+        words = 1;
+    for (int64_t u = P->u0; u < P->u1; u++)
+        longest = J->off[u + 1] - J->off[u] > longest ? J->off[u + 1] - J->off[u] : longest;
+    uint64_t *mask = calloc((size_t)(longest * words), sizeof(uint64_t));
+    int64_t *held = malloc(sizeof(int64_t) * (size_t)longest);
+    P->status = mask && held ? 0 : -1;
+    for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
+        int64_t a = J->off[u], rows = J->off[u + 1] - a, empty = 0;
+        double acc = 0.0;
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t item = J->index[a + i], n_i = J->cat_off[item + 1] - J->cat_off[item];
+            const int64_t *tags = J->cat_tags + J->cat_off[item];
+            uint64_t *mine = mask + i * words;
+            for (int64_t w = 0; w < words; w++)
+                mine[w] = 0;
+            for (int64_t p = 0; p < n_i; p++)
+                mine[tags[p] >> 6] |= (uint64_t)1 << (tags[p] & 63);
+            held[i] = n_i;
+            if (words == 1) {
+                uint64_t m = mine[0];
+                for (int64_t j = 0; j < i; j++) {
+                    int64_t shared = __builtin_popcountll(m & mask[j]);
+                    if (shared)
+                        acc = acc + (double)shared / (double)(n_i + held[j] - shared);
+                }
+            } else {
+                for (int64_t j = 0; j < i; j++) {
+                    int64_t shared = 0;
+                    for (int64_t w = 0; w < words; w++)
+                        shared += __builtin_popcountll(mine[w] & mask[j * words + w]);
+                    if (shared)
+                        acc = acc + (double)shared / (double)(n_i + held[j] - shared);
+                }
+            }
+            if (n_i == 0)
+                empty++;
+            for (int64_t c = 0; c < J->nk; c++)
+                if (read_at(J->cut[c], rows) == i)
+                    J->out[c * J->users + u] = acc + (double)(empty * (empty - 1) / 2);
+        }
+    }
+    free(mask);
+    free(held);
     return NULL;
 }
 
@@ -366,7 +417,10 @@ static PyObject *pairs(PyObject *self, PyObject *args) {
         J.out = out.buf;
         J.pairs = out.buf;
         Py_BEGIN_ALLOW_THREADS;
-        status = run_parts(&J, threads, kind == 0 ? tag_pairs_part : category_pairs_part);
+        void *(*part)(void *) = category_pairs_part;
+        if (kind == 0)
+            part = codes <= 64 * MASK_WORDS ? tag_masks_part : tag_pairs_part;
+        status = run_parts(&J, threads, part);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
         PyErr_SetString(PyExc_ValueError, "pairs: kind 0 or 1; offsets: at least one value");

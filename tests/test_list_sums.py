@@ -277,12 +277,24 @@ def test_the_tag_pairs_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_tag_pairs_give_the_polars_forms_bits(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
-    """Tag sets of 0 to 6 of 8 tags (sets, as the catalog reader makes them), lists of 1
-    to 40 items in no order, read at 1, 3, 20 and the whole list."""
+@pytest.mark.parametrize("vocabulary", [8, 64, 65, 256, 257, 1000])
+def test_tag_pairs_give_the_polars_forms_bits(
+    monkeypatch: pytest.MonkeyPatch, seed: int, vocabulary: int
+) -> None:
+    """Tag sets of 0 to 6 tags (sets, as the catalog reader makes them), most of 8 common
+    tags, the others of the rest of the vocabulary; lists of 1 to 40 items in no order,
+    read at 1, 3, 20 and the whole list. The walk takes a vocabulary of up to 64 tags as
+    one-word bit sets, up to 256 as four, and more through each tag's postings: each size
+    at its edges."""
     rng = random.Random(seed)
+    words = [f"t{i}" for i in range(vocabulary)]
     items = [9, 10, 100, *range(11, 60)]
-    tags = [rng.sample("abcdefgh", rng.choice([0, 0, 1, 2, 3, 6])) for _ in items]
+    tags = []
+    for _ in items:
+        common = rng.sample(words[:8], rng.choice([0, 0, 1, 2, 3, 5]))
+        tags.append(common + rng.sample(words[8:], min(vocabulary - 8, rng.choice([0, 1]))))
+    if vocabulary > 8:  # the whole vocabulary held by some item: the walk's codes reach it
+        tags[-1] = words[8:]
     catalog = pl.DataFrame(
         {"item": items, "tags": tags}, schema_overrides={"tags": pl.List(pl.String)}
     )

@@ -455,10 +455,12 @@ def _recommended(
 ROWS_PER_THREAD = 100_000  # fewer prediction rows a thread: one thread does it all
 
 
-def threads(rows: int) -> int:
+def threads(rows: int, pool: int | None = None) -> int:
     """How many threads the kernel splits the users among: polars' own pool size
-    (POLARS_MAX_THREADS), one per ROWS_PER_THREAD prediction rows at most."""
-    return max(1, min(pl.thread_pool_size(), rows // ROWS_PER_THREAD))
+    (POLARS_MAX_THREADS; `pool`, where it was read before: inside a polars UDF,
+    pl.thread_pool_size() answers 1), one per ROWS_PER_THREAD prediction rows at most."""
+    size = pl.thread_pool_size() if pool is None else pool
+    return max(1, min(size, rows // ROWS_PER_THREAD))
 
 
 def _grouped(frame: pl.DataFrame) -> pl.DataFrame:

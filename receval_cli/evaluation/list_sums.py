@@ -114,6 +114,7 @@ def walked_tables(
         return by_feature(featured, cutoffs)
 
     module = extension()
+    pool = pl.thread_pool_size()  # read here: inside the UDF polars answers 1
     if module is None:
         tables = [polars_sums(frame, units)] if names else []
         if catalog is not None:
@@ -123,6 +124,7 @@ def walked_tables(
     def walked(rows: pl.DataFrame) -> pl.DataFrame:
         grouped = _grouped(rows)
         places = Places(rows)
+        threads = kernel_core.threads(rows.height, pool)
         parts: list[pl.DataFrame] = []
         if names:
             vectors = units.collect() if units is not None and embedded else None
@@ -137,7 +139,7 @@ def walked_tables(
             assert read is not None
             described = read.select("item", feature)
             walk = _walk_tags if feature == "tags" else _walk_categories
-            found = walk(module, rows, grouped, places, described, wanted)
+            found = walk(module, rows, grouped, places, described, wanted, threads)
             if found is None:
                 found = polars_pairs(rows.lazy(), feature, described.lazy()).collect()
             parts.append(found)
@@ -299,6 +301,7 @@ def _walk_tags(
     places: Places,
     catalog: pl.DataFrame,
     wanted: list[tuple[int | None, str]],
+    threads: int,
 ) -> pl.DataFrame | None:
     """The tag pairs' sums by the compiled walk (None: rows it does not read: an item
     outside the catalog, a missing tag set or tag)."""
@@ -311,9 +314,10 @@ def _walk_tags(
     counts = tags.list.len().cast(pl.Int64).to_numpy()
     cat_offsets = np.zeros(catalog.height + 1, dtype=np.int64)
     np.cumsum(counts, out=cat_offsets[1:])
-    codes = flat.cast(pl.String).cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy()
+    # each distinct tag a code, 0 .. distinct - 1 (the walk takes up to 256 as bit sets)
+    codes = flat.cast(pl.String).rank("dense").cast(pl.Int64).to_numpy() - 1
     walk = (rows, grouped, places, catalog, wanted)
-    return _walk_pairs(module, 0, *walk, cat_offsets, codes, np.float64)
+    return _walk_pairs(module, 0, *walk, cat_offsets, codes, np.float64, threads)
 
 
 def _walk_categories(
@@ -323,6 +327,7 @@ def _walk_categories(
     places: Places,
     catalog: pl.DataFrame,
     wanted: list[tuple[int | None, str]],
+    threads: int,
 ) -> pl.DataFrame | None:
     """The pairs sharing a category by the compiled walk (None: an item outside the
     catalog). A missing category is a category of its own, as polars groups it."""
@@ -332,7 +337,7 @@ def _walk_categories(
     codes = catalog.get_column("category").rank("dense").fill_null(0).cast(pl.Int64).to_numpy()
     unread = np.zeros(catalog.height + 1, dtype=np.int64)  # one code per item: no slices
     walk = (rows, grouped, places, catalog, wanted)
-    return _walk_pairs(module, 1, *walk, unread, codes, np.int64)
+    return _walk_pairs(module, 1, *walk, unread, codes, np.int64, threads)
 
 
 def _walk_pairs(
@@ -346,6 +351,7 @@ def _walk_pairs(
     cat_offsets: Any,
     codes: Any,
     dtype: Any,
+    threads: int,
 ) -> pl.DataFrame | None:
     """_list_sums.c's pairs of this kind (0 tags, 1 category) for the rows in the walk's
     order, each read by its item's place in the catalog (None: an item outside it)."""
@@ -364,7 +370,7 @@ def _walk_pairs(
         cat_offsets,
         np.ascontiguousarray(codes),
         int(codes.max()) + 1 if len(codes) else 1,
-        kernel_core.threads(rows.height),
+        threads,
         out,
     )
     return pl.DataFrame({"user": users, **{c: out[i] for i, (_, c) in enumerate(wanted)}})
