@@ -3,20 +3,32 @@
  * give (receval_cli/metrics/stats.py's rec_sum, metrics/beyond.py's similarity_to_earlier,
  * evaluation/side_columns.py's tag_pairs); the Python side is evaluation/list_sums.py.
  *
- * Every input is grouped by user (offsets: the user's rows are offsets[u] .. offsets[u+1]),
- * each user's rows in rank order, the first at rank 1. Each value is added in the order the
+ * Every walk reads the rows grouped by user (offsets: the user's rows are offsets[u] ..
+ * offsets[u+1]), each user's rows in rank order, the first at rank 1: the walk's p-th row
+ * is row order[p] of the arrays given in the rows' own order (order: from walk_order; an
+ * empty order reads the arrays as they are). Each value is added in the order the
  * polars expressions add it, with the same roundings (built with -ffp-contract=off: no fused
  * multiply-add). A cutoff k is read at position min(k, the user's rows).
  *
- *   ordered_sums(offsets, cutoffs, terms, valid, out, out_valid): per term and cutoff, the
+ *   walk_order(walk, rank, order, offsets): the walk's order (order[walk[r]] = r: each
+ *       row's place in rank order, numbered by the recs table, put back with no sort) and
+ *       the users' offsets in it; the number of users, or -1 where `walk` is not 0 .. n - 1
+ *       once each or a user's ranks do not run 1, 2, 3, ... (walk, rank: uint32).
+ *   users_at(ids, order, offsets, out): each user's id (int64 bits) where every row of a
+ *       user holds the same id; 0 where not (the caller checks that the ids differ).
+ *   places(items, catalog, out): each row's item as its place among the catalog's items
+ *       (int64), by a table over their range; 1, or 0 where an item is not in the catalog
+ *       or the catalog holds one twice, or -1 where the range is too wide for a table.
+ *   ordered_sums(offsets, order, cutoffs, terms, valid, out, out_valid): per term and cutoff, the
  *       sum of the user's terms down to the cutoff, skipping missing ones (valid 0), as a
  *       running sum (polars' starts at 0.0: -0.0 alone gives 0.0); missing (out_valid 0)
  *       where the term at the cutoff's position is missing, as a running sum is there.
- *   similar_earlier(offsets, units, index, dims, out): per row, the sum over the
+ *   similar_earlier(offsets, order, units, index, dims, out): per row (out: in the walk's
+ *       order), the sum over the
  *       dimensions d of (S_d - x_d) * x_d, with x the row's unit vector (the units' row
  *       index[j]: each item's vector held once) and S_d the running sum of the user's x_d
  *       down to this row: the cosine similarities to the items ranked above, added up.
- *   pairs(kind, offsets, cutoffs, index, cat_offsets, values, codes, threads, out): per
+ *   pairs(kind, offsets, order, cutoffs, index, cat_offsets, values, codes, threads, out): per
  *       cutoff, kind 0: the sum of the Jaccard similarities shared / (n_i + n_j - shared)
  *       of the pairs of the user's items that share a tag, in the order (later rank,
  *       earlier rank), plus the pairs of empty tag sets (e (e - 1) / 2 for e of them);
@@ -45,9 +57,156 @@ static int need(Py_buffer *b, Py_ssize_t items, Py_ssize_t size, const char *nam
 /* the position (0-based, within the user's rows) where cutoff k is read */
 static int64_t read_at(int64_t k, int64_t rows) { return (k < rows ? k : rows) - 1; }
 
-static void ordered_sums_run(const int64_t *off, int64_t users, const int64_t *cut, int64_t nk,
-                             const double *term, const uint8_t *valid, int64_t n_terms,
-                             int64_t n, double *out, uint8_t *out_valid) {
+/* the row read at the walk's position p (order: NULL, the rows as they are) */
+#define AT(order, p) ((order) ? (order)[p] : (p))
+
+/* an order of n rows, or an empty one (NULL: the rows as they are) */
+static int take_order(Py_buffer *b, int64_t n, const int64_t **order) {
+    *order = NULL;
+    if (b->len == 0)
+        return 0;
+    if (need(b, n, 8, "order"))
+        return -1;
+    const int64_t *o = b->buf;
+    for (int64_t p = 0; p < n; p++)
+        if (o[p] < 0 || o[p] >= n) {
+            PyErr_SetString(PyExc_ValueError, "order: a row outside 0 .. n - 1");
+            return -1;
+        }
+    *order = o;
+    return 0;
+}
+
+static PyObject *walk_order(PyObject *self, PyObject *args) {
+    Py_buffer walk, rank, order, offsets;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &walk, &rank, &order, &offsets))
+        return NULL;
+    int64_t n = walk.len / 4, users = 0;
+    int ok = need(&rank, n, 4, "rank") == 0 && need(&order, n, 8, "order") == 0 &&
+             need(&offsets, n + 1, 8, "offsets") == 0;
+    if (ok) {
+        const uint32_t *w = walk.buf, *rk = rank.buf;
+        int64_t *o = order.buf, *off = offsets.buf;
+        Py_BEGIN_ALLOW_THREADS;
+        for (int64_t p = 0; p < n; p++)
+            o[p] = -1;
+        for (int64_t r = 0; r < n && users >= 0; r++) {
+            if ((int64_t)w[r] >= n || o[w[r]] >= 0)
+                users = -1; /* outside 0 .. n - 1, or a place held twice */
+            else
+                o[w[r]] = r;
+        }
+        for (int64_t p = 0; p < n && users >= 0; p++) {
+            uint32_t here = rk[o[p]];
+            if (here == 1)
+                off[users++] = p;
+            else if (p == 0 || here != rk[o[p - 1]] + 1)
+                users = -1;
+        }
+        if (users >= 0)
+            off[users] = n;
+        Py_END_ALLOW_THREADS;
+    }
+    PyBuffer_Release(&walk);
+    PyBuffer_Release(&rank);
+    PyBuffer_Release(&order);
+    PyBuffer_Release(&offsets);
+    if (!ok)
+        return NULL;
+    return PyLong_FromLongLong(users);
+}
+
+static PyObject *users_at(PyObject *self, PyObject *args) {
+    Py_buffer ids, order, offsets, out;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &ids, &order, &offsets, &out))
+        return NULL;
+    int64_t n = ids.len / 8, users = offsets.len / 8 - 1;
+    const int64_t *o = NULL;
+    int ok = users >= 0 && take_order(&order, n, &o) == 0 && need(&out, users, 8, "out") == 0 &&
+             ((const int64_t *)offsets.buf)[users] == n;
+    int same = 1;
+    if (ok) {
+        const int64_t *id = ids.buf, *off = offsets.buf;
+        int64_t *found = out.buf;
+        Py_BEGIN_ALLOW_THREADS;
+        for (int64_t u = 0; u < users && same; u++) {
+            int64_t first = id[AT(o, off[u])];
+            for (int64_t p = off[u] + 1; p < off[u + 1] && same; p++)
+                same = id[AT(o, p)] == first;
+            found[u] = first;
+        }
+        Py_END_ALLOW_THREADS;
+    } else if (!PyErr_Occurred()) {
+        PyErr_SetString(PyExc_ValueError, "offsets: at least one value, the last the rows");
+    }
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&order);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&out);
+    if (!ok)
+        return NULL;
+    return PyBool_FromLong(same);
+}
+
+#define PLACES_SPAN_PER_ITEM 8 /* a table of at most 8 slots per catalog item (or 2^20) */
+
+static PyObject *places(PyObject *self, PyObject *args) {
+    Py_buffer items, catalog, out;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &items, &catalog, &out))
+        return NULL;
+    int64_t n = items.len / 8, m = catalog.len / 8;
+    int ok = need(&out, n, 8, "out") == 0, found = 1;
+    if (ok) {
+        const int64_t *it = items.buf, *cat = catalog.buf;
+        int64_t *place = out.buf, low = 0, high = -1;
+        for (int64_t c = 0; c < m; c++) {
+            low = c == 0 || cat[c] < low ? cat[c] : low;
+            high = c == 0 || cat[c] > high ? cat[c] : high;
+        }
+        /* the span in unsigned arithmetic: ids far apart overflow no signed value */
+        uint64_t span = m ? (uint64_t)high - (uint64_t)low + 1 : 0;
+        uint64_t room = (uint64_t)m * PLACES_SPAN_PER_ITEM;
+        if (m && span > (room > ((uint64_t)1 << 20) ? room : ((uint64_t)1 << 20)))
+            found = -1;
+        int64_t *table = found == 1 && m ? malloc(sizeof(int64_t) * (size_t)span) : NULL;
+        if (found == 1 && m && !table) {
+            found = -2;
+        } else if (found == 1) {
+            Py_BEGIN_ALLOW_THREADS;
+            for (uint64_t v = 0; v < span; v++)
+                table[v] = -1;
+            for (int64_t c = 0; c < m && found == 1; c++) {
+                uint64_t slot = (uint64_t)cat[c] - (uint64_t)low;
+                if (table[slot] >= 0)
+                    found = 0; /* an item held twice */
+                table[slot] = c;
+            }
+            for (int64_t r = 0; r < n && found == 1; r++) {
+                uint64_t slot = (uint64_t)it[r] - (uint64_t)low;
+                place[r] = it[r] >= low && it[r] <= high ? table[slot] : -1;
+                found = place[r] >= 0;
+            }
+            Py_END_ALLOW_THREADS;
+        }
+        free(table);
+    }
+    PyBuffer_Release(&items);
+    PyBuffer_Release(&catalog);
+    PyBuffer_Release(&out);
+    if (!ok)
+        return NULL;
+    if (found == -2)
+        return PyErr_NoMemory();
+    return PyLong_FromLong(found);
+}
+
+static void ordered_sums_run(const int64_t *off, const int64_t *order, int64_t users,
+                             const int64_t *cut, int64_t nk, const double *term,
+                             const uint8_t *valid, int64_t n_terms, int64_t n, double *out,
+                             uint8_t *out_valid) {
     for (int64_t q = 0; q < n_terms; q++) {
         const double *t = term + q * n;
         const uint8_t *v = valid + q * n;
@@ -55,12 +214,13 @@ static void ordered_sums_run(const int64_t *off, int64_t users, const int64_t *c
             int64_t a = off[u], rows = off[u + 1] - a;
             double acc = 0.0;
             for (int64_t j = 0; j < rows; j++) {
-                if (v[a + j])
-                    acc = acc + t[a + j];
+                int64_t r = AT(order, a + j);
+                if (v[r])
+                    acc = acc + t[r];
                 for (int64_t c = 0; c < nk; c++)
                     if (read_at(cut[c], rows) == j) {
-                        out[(q * nk + c) * users + u] = v[a + j] ? acc : 0.0;
-                        out_valid[(q * nk + c) * users + u] = v[a + j];
+                        out[(q * nk + c) * users + u] = v[r] ? acc : 0.0;
+                        out_valid[(q * nk + c) * users + u] = v[r];
                     }
             }
         }
@@ -68,28 +228,30 @@ static void ordered_sums_run(const int64_t *off, int64_t users, const int64_t *c
 }
 
 static PyObject *ordered_sums(PyObject *self, PyObject *args) {
-    Py_buffer offsets, cutoffs, terms, valid, out, out_valid;
+    Py_buffer offsets, order, cutoffs, terms, valid, out, out_valid;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*", &offsets, &cutoffs, &terms, &valid, &out,
-                          &out_valid))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*", &offsets, &order, &cutoffs, &terms, &valid,
+                          &out, &out_valid))
         return NULL;
     int64_t users = offsets.len / 8 - 1, nk = cutoffs.len / 8;
-    const int64_t *off = offsets.buf;
+    const int64_t *off = offsets.buf, *o = NULL;
     int64_t n = users >= 0 ? off[users] : 0;
     int64_t n_terms = n > 0 ? terms.len / 8 / n : 0;
-    int ok = users >= 0 && need(&terms, n_terms * n, 8, "terms") == 0 &&
+    int ok = users >= 0 && take_order(&order, n, &o) == 0 &&
+             need(&terms, n_terms * n, 8, "terms") == 0 &&
              need(&valid, n_terms * n, 1, "valid") == 0 &&
              need(&out, n_terms * nk * users, 8, "out") == 0 &&
              need(&out_valid, n_terms * nk * users, 1, "out_valid") == 0;
     if (ok) {
         Py_BEGIN_ALLOW_THREADS;
-        ordered_sums_run(off, users, cutoffs.buf, nk, terms.buf, valid.buf, n_terms, n, out.buf,
-                         out_valid.buf);
+        ordered_sums_run(off, o, users, cutoffs.buf, nk, terms.buf, valid.buf, n_terms, n,
+                         out.buf, out_valid.buf);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
         PyErr_SetString(PyExc_ValueError, "offsets: at least one value");
     }
     PyBuffer_Release(&offsets);
+    PyBuffer_Release(&order);
     PyBuffer_Release(&cutoffs);
     PyBuffer_Release(&terms);
     PyBuffer_Release(&valid);
@@ -100,14 +262,15 @@ static PyObject *ordered_sums(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int similar_earlier_run(const int64_t *off, int64_t users, const double *units,
-                               const int64_t *index, int64_t dims, double *out) {
+static int similar_earlier_run(const int64_t *off, const int64_t *order, int64_t users,
+                               const double *units, const int64_t *index, int64_t dims,
+                               double *out) {
     double *running = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
     if (!running)
         return -1;
     for (int64_t u = 0; u < users; u++) {
         for (int64_t j = off[u]; j < off[u + 1]; j++) {
-            const double *x = units + index[j] * dims;
+            const double *x = units + index[AT(order, j)] * dims;
             double acc = 0.0;
             for (int64_t d = 0; d < dims; d++) {
                 running[d] = (j == off[u] ? 0.0 : running[d]) + x[d];
@@ -121,17 +284,18 @@ static int similar_earlier_run(const int64_t *off, int64_t users, const double *
 }
 
 static PyObject *similar_earlier(PyObject *self, PyObject *args) {
-    Py_buffer offsets, units, index, out;
+    Py_buffer offsets, order, units, index, out;
     long long dims;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*Lw*", &offsets, &units, &index, &dims, &out))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*", &offsets, &order, &units, &index, &dims, &out))
         return NULL;
     int64_t users = offsets.len / 8 - 1;
-    const int64_t *off = offsets.buf;
+    const int64_t *off = offsets.buf, *o = NULL;
     int64_t n = users >= 0 ? off[users] : 0;
     int64_t vectors = dims > 0 ? units.len / 8 / dims : 0;
-    int ok = users >= 0 && dims > 0 && need(&units, vectors * dims, 8, "units") == 0 &&
-             need(&index, n, 8, "index") == 0 && need(&out, n, 8, "out") == 0;
+    int ok = users >= 0 && dims > 0 && take_order(&order, n, &o) == 0 &&
+             need(&units, vectors * dims, 8, "units") == 0 && need(&index, n, 8, "index") == 0 &&
+             need(&out, n, 8, "out") == 0;
     if (ok) { /* every row's vector among the units */
         const int64_t *at = index.buf;
         for (int64_t j = 0; j < n && ok; j++)
@@ -142,12 +306,13 @@ static PyObject *similar_earlier(PyObject *self, PyObject *args) {
     int status = 0;
     if (ok) {
         Py_BEGIN_ALLOW_THREADS;
-        status = similar_earlier_run(off, users, units.buf, index.buf, dims, out.buf);
+        status = similar_earlier_run(off, o, users, units.buf, index.buf, dims, out.buf);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
         PyErr_SetString(PyExc_ValueError, "offsets: at least one value; dims > 0");
     }
     PyBuffer_Release(&offsets);
+    PyBuffer_Release(&order);
     PyBuffer_Release(&units);
     PyBuffer_Release(&index);
     PyBuffer_Release(&out);
@@ -161,7 +326,7 @@ static PyObject *similar_earlier(PyObject *self, PyObject *args) {
 /* What the pair walks read: each row's item as its place in the catalog (index), the
  * users split among threads by ranges of whole users. */
 typedef struct {
-    const int64_t *off, *cut, *index;
+    const int64_t *off, *order, *cut, *index;
     int64_t users, nk;
     /* tags: the catalog's tag codes by item (cat_off), `codes` of them */
     const int64_t *cat_off, *cat_tags;
@@ -188,8 +353,10 @@ static void *tag_pairs_part(void *arg) {
     int64_t longest = 1, entries = 1;
     for (int64_t u = P->u0; u < P->u1; u++) {
         int64_t rows = J->off[u + 1] - J->off[u], held = 0;
-        for (int64_t i = J->off[u]; i < J->off[u + 1]; i++)
-            held += J->cat_off[J->index[i] + 1] - J->cat_off[J->index[i]];
+        for (int64_t i = J->off[u]; i < J->off[u + 1]; i++) {
+            int64_t item = J->index[AT(J->order, i)];
+            held += J->cat_off[item + 1] - J->cat_off[item];
+        }
         longest = rows > longest ? rows : longest;
         entries = held > entries ? held : entries;
     }
@@ -206,7 +373,7 @@ static void *tag_pairs_part(void *arg) {
         int64_t a = J->off[u], rows = J->off[u + 1] - a, empty = 0, used = 0;
         double acc = 0.0;
         for (int64_t i = 0; i < rows; i++) {
-            int64_t item = J->index[a + i], n_i = J->cat_off[item + 1] - J->cat_off[item];
+            int64_t item = J->index[AT(J->order, a + i)], n_i = J->cat_off[item + 1] - J->cat_off[item];
             const int64_t *tags = J->cat_tags + J->cat_off[item];
             int64_t low = i;
             for (int64_t p = 0; p < n_i; p++) {
@@ -221,7 +388,7 @@ static void *tag_pairs_part(void *arg) {
             for (int64_t j = low; j < i; j++) {
                 int64_t shared = count[j];
                 if (shared) {
-                    int64_t other = J->index[a + j];
+                    int64_t other = J->index[AT(J->order, a + j)];
                     int64_t n_j = J->cat_off[other + 1] - J->cat_off[other];
                     acc = acc + (double)shared / (double)(n_i + n_j - shared);
                     count[j] = 0;
@@ -269,7 +436,7 @@ static void *tag_masks_part(void *arg) {
         int64_t a = J->off[u], rows = J->off[u + 1] - a, empty = 0;
         double acc = 0.0;
         for (int64_t i = 0; i < rows; i++) {
-            int64_t item = J->index[a + i], n_i = J->cat_off[item + 1] - J->cat_off[item];
+            int64_t item = J->index[AT(J->order, a + i)], n_i = J->cat_off[item + 1] - J->cat_off[item];
             const int64_t *tags = J->cat_tags + J->cat_off[item];
             uint64_t *mine = mask + i * words;
             for (int64_t w = 0; w < words; w++)
@@ -319,7 +486,7 @@ static void *category_pairs_part(void *arg) {
     for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
         int64_t a = J->off[u], rows = J->off[u + 1] - a, pairs = 0;
         for (int64_t i = 0; i < rows; i++) {
-            int64_t code = J->category[J->index[a + i]];
+            int64_t code = J->category[J->index[AT(J->order, a + i)]];
             pairs += count[code]++;
             seen[i] = code;
             for (int64_t c = 0; c < J->nk; c++)
@@ -379,11 +546,11 @@ static int valid_index(const int64_t *index, int64_t n, int64_t items) {
  * float64); kind 1, the category pairs (values: each catalog item's category code,
  * cat_offsets: one value per item plus one, unread; out: int64) */
 static PyObject *pairs(PyObject *self, PyObject *args) {
-    Py_buffer offsets, cutoffs, index, cat_offsets, values, out;
+    Py_buffer offsets, order, cutoffs, index, cat_offsets, values, out;
     long long codes;
     int kind, threads;
     (void)self;
-    if (!PyArg_ParseTuple(args, "iy*y*y*y*y*Liw*", &kind, &offsets, &cutoffs, &index,
+    if (!PyArg_ParseTuple(args, "iy*y*y*y*y*y*Liw*", &kind, &offsets, &order, &cutoffs, &index,
                           &cat_offsets, &values, &codes, &threads, &out))
         return NULL;
     PairJob J = {0};
@@ -393,6 +560,7 @@ static PyObject *pairs(PyObject *self, PyObject *args) {
     int64_t n = J.users >= 0 ? J.off[J.users] : 0, items = cat_offsets.len / 8 - 1;
     int64_t n_values = kind == 0 && items >= 0 ? ((const int64_t *)cat_offsets.buf)[items] : items;
     int ok = (kind == 0 || kind == 1) && J.users >= 0 && items >= 0 && codes >= 0 &&
+             take_order(&order, n, &J.order) == 0 &&
              need(&index, n, 8, "index") == 0 && need(&values, n_values, 8, "values") == 0 &&
              need(&out, J.nk * J.users, 8, "out") == 0;
     if (ok && !valid_index(index.buf, n, items)) {
@@ -426,6 +594,7 @@ static PyObject *pairs(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "pairs: kind 0 or 1; offsets: at least one value");
     }
     PyBuffer_Release(&offsets);
+    PyBuffer_Release(&order);
     PyBuffer_Release(&cutoffs);
     PyBuffer_Release(&index);
     PyBuffer_Release(&cat_offsets);
@@ -439,12 +608,18 @@ static PyObject *pairs(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"walk_order", walk_order, METH_VARARGS,
+     "walk_order(walk, rank, order, offsets): the rows in rank order; the users, or -1."},
+    {"users_at", users_at, METH_VARARGS,
+     "users_at(ids, order, offsets, out): each user's id; False where a user's differ."},
+    {"places", places, METH_VARARGS,
+     "places(items, catalog, out): each row's place in the catalog: 1, 0 missing, -1 wide."},
     {"ordered_sums", ordered_sums, METH_VARARGS,
-     "ordered_sums(offsets, cutoffs, terms, valid, out, out_valid): running sums at cutoffs."},
+     "ordered_sums(offsets, order, cutoffs, terms, valid, out, out_valid): sums at cutoffs."},
     {"similar_earlier", similar_earlier, METH_VARARGS,
-     "similar_earlier(offsets, units, index, dims, out): similarity to the rows above."},
+     "similar_earlier(offsets, order, units, index, dims, out): similarity to the rows above."},
     {"pairs", pairs, METH_VARARGS,
-     "pairs(kind, offsets, cutoffs, index, cat_offsets, values, codes, threads, out)."},
+     "pairs(kind, offsets, order, cutoffs, index, cat_offsets, values, codes, threads, out)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -19,7 +19,8 @@ import polars as pl
 import pytest
 from test_engine_parity import comparable, differences, registry_data, run_cli
 
-from receval_cli.evaluation import kernel_core, list_sums
+from receval_cli.evaluation import kernel_core, list_sums, list_walk
+from receval_cli.evaluation.list_walk import WALK
 from receval_cli.evaluation.side_columns import category_pairs, tag_pairs
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.beyond import similarity_to_earlier
@@ -67,15 +68,15 @@ def counting_kernel(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record whether each call of the walk computed its table (else the polars form did)."""
     walked: list[bool] = []
-    for name in ("_walk_sums", "_walk_tags", "_walk_categories"):
-        original = getattr(list_sums, name)
+    for name in ("walk_sums", "walk_tags", "walk_categories"):
+        original = getattr(list_walk, name)
 
         def counted(*args: Any, _original: Any = original) -> Any:
             found = _original(*args)
             walked.append(found is not None)
             return found
 
-        monkeypatch.setattr(list_sums, name, counted)
+        monkeypatch.setattr(list_walk, name, counted)
     return walked
 
 
@@ -400,3 +401,74 @@ def test_an_item_outside_the_catalog_goes_to_the_polars_form(
     compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {3}, "category")
     assert walked == [False]
     assert compiled.equals(reference)
+
+
+def naive_places(items: list[Any], catalog: list[Any]) -> list[int] | None:
+    if len(set(catalog)) < len(catalog):
+        return None
+    where = {item: place for place, item in enumerate(catalog)}
+    return [where[item] for item in items] if all(i in where for i in items) else None
+
+
+@pytest.mark.parametrize(
+    ("catalog", "dtype"),
+    [
+        ([100, 9, 10, -3, 0, 55], pl.Int64),  # a table over -3 .. 100
+        ([10**12, 9, 10, -(10**15)], pl.Int64),  # too wide for a table: the join
+        ([2**64 - 1, 2**63, 9, 10], pl.UInt64),  # above int64: by their bits
+        ([9, 10, 100], pl.Int16),
+        (["9", "10", "100"], pl.String),  # text ids: the join
+    ],
+)
+def test_each_rows_place_in_the_catalog(catalog: list[Any], dtype: pl.DataType) -> None:
+    """Each row's place among the catalog's items, by the table over the ids' range or by
+    the join, is a plain lookup's; an item outside the catalog, or a catalog holding an item
+    twice, gives None (the polars form then runs)."""
+    module = list_sums.extension()
+    rng = random.Random(7)
+    items = [rng.choice(catalog) for _ in range(50)]
+    rows = pl.DataFrame({"item": pl.Series(items, dtype=dtype)})
+    found = list_walk.Places(module, rows).among(
+        pl.DataFrame({"item": pl.Series(catalog, dtype=dtype)})
+    )
+    assert found is not None
+    assert found.tolist() == naive_places(items, catalog)
+    for other in ([*catalog, catalog[0]], catalog[1:]):  # one twice; one missing
+        frame = pl.DataFrame({"item": pl.Series(other, dtype=dtype)})
+        assert naive_places(items, other) is None
+        assert list_walk.Places(module, rows).among(frame) is None
+
+
+@pytest.mark.parametrize("ids", [[9, 10, 100], [2**64 - 1, 9, 2**63], ["9", "10", "100"]])
+def test_the_walks_order_and_users(ids: list[Any]) -> None:
+    """grouped: the rows put in rank order by WALK, the users' offsets and ids; None where
+    WALK is not each place once, ranks do not run 1, 2, 3 per user, a user's rows hold two
+    ids, or one user's rows are in two places."""
+    module = list_sums.extension()
+    a, b, c = ids
+    dtype = pl.UInt64 if isinstance(a, int) and a >= 2**63 else None
+
+    def frame(users: list[Any], ranks: list[int], walk: list[int]) -> pl.DataFrame:
+        return pl.DataFrame(
+            {"user": pl.Series(users, dtype=dtype), "rank": ranks, WALK: walk},
+            schema_overrides={"rank": pl.UInt32, WALK: pl.UInt32},
+        )
+
+    # the walk's order: a1 a2 a3 b1 c1 c2; the rows come shuffled
+    good = frame([c, a, b, a, c, a], [2, 3, 1, 1, 1, 2], [5, 2, 3, 0, 4, 1])
+    found = list_walk.grouped(module, good)
+    assert found is not None
+    order, offsets, users = found
+    assert order.tolist() == [3, 5, 1, 2, 4, 0]
+    assert offsets.tolist() == [0, 3, 4, 6]
+    assert users.to_list() == [a, b, c]
+    assert users.dtype == good.get_column("user").dtype
+    bad = [
+        frame([a, a, b], [1, 2, 1], [0, 0, 2]),  # a place twice
+        frame([a, a, b], [1, 2, 1], [0, 1, 3]),  # a place outside
+        frame([a, a, b], [1, 3, 1], [0, 1, 2]),  # a rank gap
+        frame([a, b, b], [1, 2, 1], [0, 1, 2]),  # a user's rows with two ids
+        frame([a, b, a], [1, 1, 1], [0, 1, 2]),  # one user's rows in two places
+    ]
+    for rows in bad:
+        assert list_walk.grouped(module, rows) is None, rows

@@ -17,7 +17,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.evaluation import list_sums
+from receval_cli.evaluation import list_sums, list_walk
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
@@ -112,7 +112,7 @@ def recs_aggregates(
         recs = recs.filter(pl.col("rank") <= depth)
     # each row's place in the ranked rows (each user's together, in rank order): the walk
     # in list_sums puts the rows back in that order after the joins (which keep none)
-    recs = recs.with_row_index(list_sums.WALK)
+    recs = recs.with_row_index(list_walk.WALK)
     catalog = sources.catalog
     log = sources.interactions
     # per-user tables from queries of their own, each on the ranked items and one feature
