@@ -417,26 +417,33 @@ static void *tag_pairs_part(void *arg) {
 }
 
 /* The tag pairs when the tags have at most MASK_WORDS * 64 codes: each item's tags as a
- * bit set; row i against every earlier row j in the order of j, the shared tags counted
- * by the bits both hold. A pair sharing no tag adds nothing (its term is 0.0, and the sum
- * is never -0.0), so the sum is the postings walk's, term for term. */
+ * bit set (mask), and each tag's earlier rows as a bit set over the user's rows (seen).
+ * For row i, the earlier rows sharing a tag with it are the union of its tags' `seen`,
+ * read in the order of j (lowest bit first); each adds shared / (n_i + n_j - shared), the
+ * shared tags counted by the bits both masks hold. The pairs sharing no tag add nothing
+ * (their term is 0.0, and the sum is never -0.0), so the sum is the postings walk's, term
+ * for term. */
 #define MASK_WORDS 4
 static void *tag_masks_part(void *arg) {
     PairPart *P = arg;
     const PairJob *J = P->job;
-    int64_t words = (J->codes + 63) / 64, longest = 1;
+    int64_t words = (J->codes + 63) / 64, longest = 1, codes = J->codes > 0 ? J->codes : 1;
     if (words < 1)
         words = 1;
     for (int64_t u = P->u0; u < P->u1; u++)
         longest = J->off[u + 1] - J->off[u] > longest ? J->off[u + 1] - J->off[u] : longest;
+    int64_t spans = (longest + 63) / 64; /* the words of a bit set over a user's rows */
     uint64_t *mask = calloc((size_t)(longest * words), sizeof(uint64_t));
+    uint64_t *seen = calloc((size_t)(codes * spans), sizeof(uint64_t));
+    uint64_t *met = malloc(sizeof(uint64_t) * (size_t)spans);
     int64_t *held = malloc(sizeof(int64_t) * (size_t)longest);
-    P->status = mask && held ? 0 : -1;
+    P->status = mask && seen && met && held ? 0 : -1;
     for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
         int64_t a = J->off[u], rows = J->off[u + 1] - a, empty = 0;
         double acc = 0.0;
         for (int64_t i = 0; i < rows; i++) {
-            int64_t item = J->index[AT(J->order, a + i)], n_i = J->cat_off[item + 1] - J->cat_off[item];
+            int64_t item = J->index[AT(J->order, a + i)];
+            int64_t n_i = J->cat_off[item + 1] - J->cat_off[item];
             const int64_t *tags = J->cat_tags + J->cat_off[item];
             uint64_t *mine = mask + i * words;
             for (int64_t w = 0; w < words; w++)
@@ -444,30 +451,39 @@ static void *tag_masks_part(void *arg) {
             for (int64_t p = 0; p < n_i; p++)
                 mine[tags[p] >> 6] |= (uint64_t)1 << (tags[p] & 63);
             held[i] = n_i;
-            if (words == 1) {
-                uint64_t m = mine[0];
-                for (int64_t j = 0; j < i; j++) {
-                    int64_t shared = __builtin_popcountll(m & mask[j]);
-                    if (shared)
-                        acc = acc + (double)shared / (double)(n_i + held[j] - shared);
-                }
-            } else {
-                for (int64_t j = 0; j < i; j++) {
-                    int64_t shared = 0;
-                    for (int64_t w = 0; w < words; w++)
-                        shared += __builtin_popcountll(mine[w] & mask[j * words + w]);
-                    if (shared)
-                        acc = acc + (double)shared / (double)(n_i + held[j] - shared);
+            int64_t before = (i + 63) / 64; /* the words holding rows 0 .. i - 1 */
+            for (int64_t w = 0; w < before; w++)
+                met[w] = 0;
+            for (int64_t p = 0; p < n_i; p++) {
+                const uint64_t *rows_of = seen + tags[p] * spans;
+                for (int64_t w = 0; w < before; w++)
+                    met[w] |= rows_of[w];
+            }
+            for (int64_t w = 0; w < before; w++) {
+                for (uint64_t bits = met[w]; bits; bits &= bits - 1) {
+                    int64_t j = w * 64 + __builtin_ctzll(bits), shared = 0;
+                    for (int64_t x = 0; x < words; x++)
+                        shared += __builtin_popcountll(mine[x] & mask[j * words + x]);
+                    acc = acc + (double)shared / (double)(n_i + held[j] - shared);
                 }
             }
+            for (int64_t p = 0; p < n_i; p++)
+                seen[tags[p] * spans + i / 64] |= (uint64_t)1 << (i & 63);
             if (n_i == 0)
                 empty++;
             for (int64_t c = 0; c < J->nk; c++)
                 if (read_at(J->cut[c], rows) == i)
                     J->out[c * J->users + u] = acc + (double)(empty * (empty - 1) / 2);
         }
+        for (int64_t i = 0; i < rows; i++) { /* the user's rows out of `seen` */
+            int64_t item = J->index[AT(J->order, a + i)];
+            for (int64_t p = J->cat_off[item]; p < J->cat_off[item + 1]; p++)
+                seen[J->cat_tags[p] * spans + i / 64] = 0;
+        }
     }
     free(mask);
+    free(seen);
+    free(met);
     free(held);
     return NULL;
 }

@@ -283,13 +283,14 @@ def test_tag_pairs_give_the_polars_forms_bits(
     monkeypatch: pytest.MonkeyPatch, seed: int, vocabulary: int
 ) -> None:
     """Tag sets of 0 to 6 tags (sets, as the catalog reader makes them), most of 8 common
-    tags, the others of the rest of the vocabulary; lists of 1 to 40 items in no order,
-    read at 1, 3, 20 and the whole list. The walk takes a vocabulary of up to 64 tags as
+    tags, the others of the rest of the vocabulary; lists of 1 to 150 items (the walk's
+    bit sets over a list's rows: one word, two, three) in no order, read at 1, 3, 20, 64
+    and the whole list. The walk takes a vocabulary of up to 64 tags as
     one-word bit sets, up to 256 as four, and more through each tag's postings: each size
     at its edges."""
     rng = random.Random(seed)
     words = [f"t{i}" for i in range(vocabulary)]
-    items = [9, 10, 100, *range(11, 60)]
+    items = [9, 10, 100, *range(11, 100), *range(101, 161)]
     tags = []
     for _ in items:
         common = rng.sample(words[:8], rng.choice([0, 0, 1, 2, 3, 5]))
@@ -301,12 +302,12 @@ def test_tag_pairs_give_the_polars_forms_bits(
     )
     found = []
     for user in [9, 10, 100, *range(1000, 1030)]:
-        chosen = rng.sample(items, rng.choice([1, 2, 5, 16, 40]))
+        chosen = rng.sample(items, rng.choice([1, 2, 5, 16, 40, 64, 65, 150]))
         found += [(user, item, rank) for rank, item in enumerate(chosen, start=1)]
     rng.shuffle(found)
     recs = pl.DataFrame(found, schema=["user", "item", "rank"], orient="row")
     recs = recs.with_columns(pl.col("rank").cast(pl.UInt32))
-    compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {1, 3, 20, None})
+    compiled, reference, walked = both_pairs(monkeypatch, recs, catalog, {1, 3, 20, 64, None})
     assert walked == [True]
     assert bits(compiled) == bits(reference)
 
