@@ -19,15 +19,16 @@
  *   places(items, catalog, out): each row's item as its place among the catalog's items
  *       (int64), by a table over their range; 1, or 0 where an item is not in the catalog
  *       or the catalog holds one twice, or -1 where the range is too wide for a table.
- *   ordered_sums(offsets, order, cutoffs, terms, valid, out, out_valid): per term and cutoff, the
- *       sum of the user's terms down to the cutoff, skipping missing ones (valid 0), as a
- *       running sum (polars' starts at 0.0: -0.0 alone gives 0.0); missing (out_valid 0)
- *       where the term at the cutoff's position is missing, as a running sum is there.
- *   similar_earlier(offsets, order, units, index, dims, out): per row (out: in the walk's
- *       order), the sum over the
- *       dimensions d of (S_d - x_d) * x_d, with x the row's unit vector (the units' row
- *       index[j]: each item's vector held once) and S_d the running sum of the user's x_d
- *       down to this row: the cosine similarities to the items ranked above, added up.
+ *   ordered_sums(offsets, order, cutoffs, terms, valid, threads, out, out_valid): per
+ *       term and cutoff, the sum of the user's terms down to the cutoff, skipping missing
+ *       ones (valid 0), as a running sum (polars' starts at 0.0: -0.0 alone gives 0.0);
+ *       missing (out_valid 0) where the term at the cutoff's position is missing, as a
+ *       running sum is there.
+ *   similar_earlier(offsets, order, units, index, dims, threads, out): per row (out: in
+ *       the walk's order), the sum over the dimensions d of (S_d - x_d) * x_d, with x the
+ *       row's unit vector (the units' row index[j]: each item's vector held once) and S_d
+ *       the running sum of the user's x_d down to this row: the cosine similarities to the
+ *       items ranked above, added up.
  *   pairs(kind, offsets, order, cutoffs, index, cat_offsets, values, codes, threads, out): per
  *       cutoff, kind 0: the sum of the Jaccard similarities shared / (n_i + n_j - shared)
  *       of the pairs of the user's items that share a tag, in the order (later rank,
@@ -36,7 +37,7 @@
  *       row's item is its place in the catalog (index); the catalog's tags are codes (0 ..
  *       codes - 1, sliced by cat_offsets), each item's once (the catalog reader makes them
  *       a set); its categories one code per item.
- * The pair walks split the users among `threads` threads; each user's values are computed
+ * The walks split the users among `threads` threads; each user's values are computed
  * alone, so the split changes no value.
  */
 
@@ -203,35 +204,98 @@ static PyObject *places(PyObject *self, PyObject *args) {
     return PyLong_FromLong(found);
 }
 
-static void ordered_sums_run(const int64_t *off, const int64_t *order, int64_t users,
-                             const int64_t *cut, int64_t nk, const double *term,
-                             const uint8_t *valid, int64_t n_terms, int64_t n, double *out,
-                             uint8_t *out_valid) {
-    for (int64_t q = 0; q < n_terms; q++) {
-        const double *t = term + q * n;
-        const uint8_t *v = valid + q * n;
-        for (int64_t u = 0; u < users; u++) {
-            int64_t a = off[u], rows = off[u + 1] - a;
+/* What a walk reads, the users split among threads by ranges of whole users (run_parts):
+ * each user's values are computed alone, so the split changes no value. */
+typedef struct {
+    const int64_t *off, *order, *cut, *index;
+    int64_t users, nk;
+    /* sums: n_terms terms of n rows each (and their valid flags) */
+    const double *terms;
+    const uint8_t *valid;
+    int64_t n_terms, n;
+    uint8_t *out_valid; /* sums: n_terms x nk x users, beside out */
+    /* similarity: each row's unit vector, `dims` values, the units' row index[row] */
+    const double *units;
+    int64_t dims;
+    /* tags: the catalog's tag codes by item (cat_off), `codes` of them */
+    const int64_t *cat_off, *cat_tags;
+    int64_t codes;
+    /* category: the catalog's category code by item, `codes` of them */
+    const int64_t *category;
+    double *out;       /* tags: nk x users; sums: n_terms x nk x users; similarity: n */
+    int64_t *pairs;    /* category: nk x users */
+} PairJob;
+
+typedef struct {
+    const PairJob *job;
+    int64_t u0, u1;
+    int status;
+} PairPart;
+
+/* run `part` over the users, split into `threads` ranges of about equal rows */
+static int run_parts(const PairJob *J, int threads, void *(*part)(void *)) {
+    if (threads < 1)
+        threads = 1;
+    if (threads > 64)
+        threads = 64;
+    PairPart parts[64];
+    pthread_t ids[64];
+    int64_t n = J->off[J->users], u = 0;
+    for (int t = 0; t < threads; t++) {
+        parts[t].job = J;
+        parts[t].u0 = u;
+        int64_t until = n * (t + 1) / threads;
+        while (u < J->users && (t == threads - 1 || J->off[u] < until))
+            u++;
+        parts[t].u1 = u;
+        parts[t].status = 0;
+    }
+    int started = 0, status = 0;
+    for (int t = 1; t < threads; t++, started++)
+        if (pthread_create(&ids[t], NULL, part, &parts[t]))
+            break;
+    part(&parts[0]);
+    for (int t = 1; t <= started; t++)
+        pthread_join(ids[t], NULL);
+    if (started < threads - 1) /* a thread not started: its users on this one */
+        for (int t = started + 1; t < threads; t++)
+            part(&parts[t]);
+    for (int t = 0; t < threads; t++)
+        status = parts[t].status ? parts[t].status : status;
+    return status;
+}
+
+static void *ordered_sums_part(void *arg) {
+    PairPart *P = arg;
+    const PairJob *J = P->job;
+    int64_t users = J->users, nk = J->nk;
+    for (int64_t q = 0; q < J->n_terms; q++) {
+        const double *t = J->terms + q * J->n;
+        const uint8_t *v = J->valid + q * J->n;
+        for (int64_t u = P->u0; u < P->u1; u++) {
+            int64_t a = J->off[u], rows = J->off[u + 1] - a;
             double acc = 0.0;
             for (int64_t j = 0; j < rows; j++) {
-                int64_t r = AT(order, a + j);
+                int64_t r = AT(J->order, a + j);
                 if (v[r])
                     acc = acc + t[r];
                 for (int64_t c = 0; c < nk; c++)
-                    if (read_at(cut[c], rows) == j) {
-                        out[(q * nk + c) * users + u] = v[r] ? acc : 0.0;
-                        out_valid[(q * nk + c) * users + u] = v[r];
+                    if (read_at(J->cut[c], rows) == j) {
+                        J->out[(q * nk + c) * users + u] = v[r] ? acc : 0.0;
+                        J->out_valid[(q * nk + c) * users + u] = v[r];
                     }
             }
         }
     }
+    return NULL;
 }
 
 static PyObject *ordered_sums(PyObject *self, PyObject *args) {
     Py_buffer offsets, order, cutoffs, terms, valid, out, out_valid;
+    int threads;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*", &offsets, &order, &cutoffs, &terms, &valid,
-                          &out, &out_valid))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*w*", &offsets, &order, &cutoffs, &terms, &valid,
+                          &threads, &out, &out_valid))
         return NULL;
     int64_t users = offsets.len / 8 - 1, nk = cutoffs.len / 8;
     const int64_t *off = offsets.buf, *o = NULL;
@@ -244,8 +308,19 @@ static PyObject *ordered_sums(PyObject *self, PyObject *args) {
              need(&out_valid, n_terms * nk * users, 1, "out_valid") == 0;
     if (ok) {
         Py_BEGIN_ALLOW_THREADS;
-        ordered_sums_run(off, o, users, cutoffs.buf, nk, terms.buf, valid.buf, n_terms, n,
-                         out.buf, out_valid.buf);
+        PairJob J = {0};
+        J.off = off;
+        J.order = o;
+        J.cut = cutoffs.buf;
+        J.users = users;
+        J.nk = nk;
+        J.terms = terms.buf;
+        J.valid = valid.buf;
+        J.n_terms = n_terms;
+        J.n = n;
+        J.out = out.buf;
+        J.out_valid = out_valid.buf;
+        run_parts(&J, threads, ordered_sums_part);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
         PyErr_SetString(PyExc_ValueError, "offsets: at least one value");
@@ -262,32 +337,34 @@ static PyObject *ordered_sums(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int similar_earlier_run(const int64_t *off, const int64_t *order, int64_t users,
-                               const double *units, const int64_t *index, int64_t dims,
-                               double *out) {
+static void *similar_earlier_part(void *arg) {
+    PairPart *P = arg;
+    const PairJob *J = P->job;
+    int64_t dims = J->dims;
     double *running = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
-    if (!running)
-        return -1;
-    for (int64_t u = 0; u < users; u++) {
-        for (int64_t j = off[u]; j < off[u + 1]; j++) {
-            const double *x = units + index[AT(order, j)] * dims;
+    P->status = running ? 0 : -1;
+    for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
+        for (int64_t j = J->off[u]; j < J->off[u + 1]; j++) {
+            const double *x = J->units + J->index[AT(J->order, j)] * dims;
             double acc = 0.0;
             for (int64_t d = 0; d < dims; d++) {
-                running[d] = (j == off[u] ? 0.0 : running[d]) + x[d];
+                running[d] = (j == J->off[u] ? 0.0 : running[d]) + x[d];
                 acc = acc + (running[d] - x[d]) * x[d];
             }
-            out[j] = acc;
+            J->out[j] = acc;
         }
     }
     free(running);
-    return 0;
+    return NULL;
 }
 
 static PyObject *similar_earlier(PyObject *self, PyObject *args) {
     Py_buffer offsets, order, units, index, out;
     long long dims;
+    int threads;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*", &offsets, &order, &units, &index, &dims, &out))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Liw*", &offsets, &order, &units, &index, &dims, &threads,
+                          &out))
         return NULL;
     int64_t users = offsets.len / 8 - 1;
     const int64_t *off = offsets.buf, *o = NULL;
@@ -306,7 +383,15 @@ static PyObject *similar_earlier(PyObject *self, PyObject *args) {
     int status = 0;
     if (ok) {
         Py_BEGIN_ALLOW_THREADS;
-        status = similar_earlier_run(off, o, users, units.buf, index.buf, dims, out.buf);
+        PairJob J = {0};
+        J.off = off;
+        J.order = o;
+        J.users = users;
+        J.units = units.buf;
+        J.index = index.buf;
+        J.dims = dims;
+        J.out = out.buf;
+        status = run_parts(&J, threads, similar_earlier_part);
         Py_END_ALLOW_THREADS;
     } else if (!PyErr_Occurred()) {
         PyErr_SetString(PyExc_ValueError, "offsets: at least one value; dims > 0");
@@ -323,25 +408,6 @@ static PyObject *similar_earlier(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* What the pair walks read: each row's item as its place in the catalog (index), the
- * users split among threads by ranges of whole users. */
-typedef struct {
-    const int64_t *off, *order, *cut, *index;
-    int64_t users, nk;
-    /* tags: the catalog's tag codes by item (cat_off), `codes` of them */
-    const int64_t *cat_off, *cat_tags;
-    int64_t codes;
-    /* category: the catalog's category code by item, `codes` of them */
-    const int64_t *category;
-    double *out;       /* tags: nk x users */
-    int64_t *pairs;    /* category: nk x users */
-} PairJob;
-
-typedef struct {
-    const PairJob *job;
-    int64_t u0, u1;
-    int status;
-} PairPart;
 
 /* The pairs sharing a tag, found through each tag's postings (the earlier rows holding it,
  * chained through `prev`), never by comparing every pair: for row i, each earlier row j
@@ -517,38 +583,6 @@ static void *category_pairs_part(void *arg) {
     return NULL;
 }
 
-/* run `part` over the users, split into `threads` ranges of about equal rows */
-static int run_parts(const PairJob *J, int threads, void *(*part)(void *)) {
-    if (threads < 1)
-        threads = 1;
-    if (threads > 64)
-        threads = 64;
-    PairPart parts[64];
-    pthread_t ids[64];
-    int64_t n = J->off[J->users], u = 0;
-    for (int t = 0; t < threads; t++) {
-        parts[t].job = J;
-        parts[t].u0 = u;
-        int64_t until = n * (t + 1) / threads;
-        while (u < J->users && (t == threads - 1 || J->off[u] < until))
-            u++;
-        parts[t].u1 = u;
-        parts[t].status = 0;
-    }
-    int started = 0, status = 0;
-    for (int t = 1; t < threads; t++, started++)
-        if (pthread_create(&ids[t], NULL, part, &parts[t]))
-            break;
-    part(&parts[0]);
-    for (int t = 1; t <= started; t++)
-        pthread_join(ids[t], NULL);
-    if (started < threads - 1) /* a thread not started: its users on this one */
-        for (int t = started + 1; t < threads; t++)
-            part(&parts[t]);
-    for (int t = 0; t < threads; t++)
-        status = parts[t].status ? parts[t].status : status;
-    return status;
-}
 
 static int valid_index(const int64_t *index, int64_t n, int64_t items) {
     for (int64_t j = 0; j < n; j++)
@@ -631,9 +665,9 @@ static PyMethodDef methods[] = {
     {"places", places, METH_VARARGS,
      "places(items, catalog, out): each row's place in the catalog: 1, 0 missing, -1 wide."},
     {"ordered_sums", ordered_sums, METH_VARARGS,
-     "ordered_sums(offsets, order, cutoffs, terms, valid, out, out_valid): sums at cutoffs."},
+     "ordered_sums(offsets, order, cutoffs, terms, valid, threads, out, out_valid): sums."},
     {"similar_earlier", similar_earlier, METH_VARARGS,
-     "similar_earlier(offsets, order, units, index, dims, out): similarity to the rows above."},
+     "similar_earlier(offsets, order, units, index, dims, threads, out): similarity above."},
     {"pairs", pairs, METH_VARARGS,
      "pairs(kind, offsets, order, cutoffs, index, cat_offsets, values, codes, threads, out)."},
     {NULL, NULL, 0, NULL},

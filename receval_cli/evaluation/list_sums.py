@@ -127,7 +127,7 @@ def walked_tables(
         if names:
             vectors = units.collect() if units is not None and embedded else None
             found = list_walk.walk_sums(
-                module, rows, grouped, places, plain, vectors, outputs, names
+                module, rows, grouped, places, plain, vectors, outputs, names, threads
             )
             if found is None:
                 lazy_units = None if vectors is None else vectors.lazy()

@@ -143,6 +143,7 @@ def walk_sums(
     units: pl.DataFrame | None,
     outputs: dict[str, list[tuple[int | None, str]]],
     names: list[str],
+    threads: int,
 ) -> pl.DataFrame | None:
     """The sums table by the compiled walk (None: rows it does not read: a rank gap, an
     item without a whole unit vector)."""
@@ -156,7 +157,7 @@ def walk_sums(
         term = rows.get_column(f"term{i}").cast(pl.Float64)
         values = np.ascontiguousarray(term.fill_null(0.0).to_numpy())
         valid = np.ascontiguousarray(term.is_not_null().to_numpy()).view(np.uint8)
-        columns |= _read_sums(module, offsets, order, values, valid, outputs[name])
+        columns |= _read_sums(module, offsets, order, values, valid, outputs[name], threads)
     if units is not None:
         vectors = units.drop("item")
         if any(vectors.null_count().row(0)):
@@ -166,11 +167,11 @@ def walk_sums(
             return None
         matrix = np.ascontiguousarray(vectors.to_numpy().astype(np.float64, copy=False))
         similarity = np.empty(rows.height, dtype=np.float64)
-        module.similar_earlier(offsets, order, matrix, index, vectors.width, similarity)
+        module.similar_earlier(offsets, order, matrix, index, vectors.width, threads, similarity)
         valid = np.ones(rows.height, dtype=np.uint8)
         in_walk = np.empty(0, dtype=np.int64)  # the similarities are in the walk's order
         wanted = outputs[EMBEDDING_SIMILARITY]
-        columns |= _read_sums(module, offsets, in_walk, similarity, valid, wanted)
+        columns |= _read_sums(module, offsets, in_walk, similarity, valid, wanted, threads)
     order = ["user", *(column for name in names for _, column in outputs[name])]
     return pl.DataFrame(columns).select(order)
 
@@ -182,6 +183,7 @@ def _read_sums(
     values: Any,
     valid: Any,
     wanted: list[tuple[int | None, str]],
+    threads: int,
 ) -> dict[str, Any]:
     import numpy as np
 
@@ -189,7 +191,7 @@ def _read_sums(
     out = np.empty((len(wanted), users), dtype=np.float64)
     present = np.empty((len(wanted), users), dtype=np.uint8)
     cutoffs = _cutoff_array([k for k, _ in wanted])
-    module.ordered_sums(offsets, order, cutoffs, values, valid, out, present)
+    module.ordered_sums(offsets, order, cutoffs, values, valid, threads, out, present)
     return {
         column: pl.select(pl.when(pl.lit(present[c] > 0)).then(pl.lit(out[c]))).to_series()
         for c, (_, column) in enumerate(wanted)
