@@ -161,7 +161,8 @@ def item_facts(
         ):
             popular = sources.popularity
             if popular is None:
-                popular = item_popularity(sources.interactions.frame, conventions.tie_break)
+                log = sources.interactions.frame
+                popular = item_popularity(log, conventions.tie_break, users=False)
             facts.popularity_bias = popularity_bias(summed, popular)
     return facts
 

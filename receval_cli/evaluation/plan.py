@@ -268,7 +268,10 @@ def per_user_frame(
 def ranked_lists(ranked: pl.DataFrame, per_user: pl.DataFrame) -> pl.LazyFrame:
     """One row per user of the predictions, as rank_lists gives it (the items in rank
     order, the row count), from the compiled core's ranked rows and per-user table."""
-    items = ranked.lazy().group_by("user").agg(pl.col("item").sort_by("rank").alias("items"))
+    # the rows come grouped by user in rank order (KernelTables.ranked), and a group keeps
+    # its rows' order: no sort
+    by_user = ranked.lazy().group_by("user", maintain_order=True)
+    items = by_user.agg(pl.col("item").alias("items"))
     counts = per_user.lazy().select("user", "list_rows").filter(pl.col("list_rows").is_not_null())
     # built once, whatever reads it (the exposure at each cutoff, the global states)
     return items.join(counts, on="user", how="left").cache()

@@ -56,22 +56,24 @@ def missing_input(side: str, sources: Sources) -> str | None:
     return None if side in sources.features() else setting("catalog", "columns", side)
 
 
-def item_popularity(log: pl.LazyFrame, tie_break: str) -> pl.LazyFrame:
+def item_popularity(log: pl.LazyFrame, tie_break: str, users: bool = True) -> pl.LazyFrame:
     """Per item of the log: its rows, its users, and its rank by popularity (rows
-    descending, then the tie_break convention on the item), with the log's totals."""
+    descending, then the tie_break convention on the item), with the log's totals.
+    `users` False: the users (holders, log_users: distinct counts, the costly part) left
+    missing, for a run whose expressions read none (_reads_users)."""
+    distinct = pl.col("user").n_unique().cast(pl.Int64)
+    if not users:
+        distinct = pl.lit(None, pl.Int64)
     per_item = log.group_by("item").agg(
         pl.len().cast(pl.Int64).alias("count"),
-        pl.col("user").n_unique().cast(pl.Int64).alias("holders"),
+        distinct.alias("holders"),
         pl.col("row").min().alias("first_row"),
     )
     second, descending = tie_order(tie_break, row="first_row")
     ranked = per_item.sort([pl.col("count"), second], descending=[True, descending]).with_row_index(
         "popular_rank", offset=1
     )
-    totals = log.select(
-        pl.len().cast(pl.Int64).alias("log_rows"),
-        pl.col("user").n_unique().cast(pl.Int64).alias("log_users"),
-    )
+    totals = log.select(pl.len().cast(pl.Int64).alias("log_rows"), distinct.alias("log_users"))
     return ranked.drop("first_row").join(totals, how="cross")
 
 
@@ -129,7 +131,7 @@ def recs_aggregates(
         popular = sources.popularity
         if popular is None:
             assert log is not None
-            popular = item_popularity(log.frame, conventions.tie_break)
+            popular = item_popularity(log.frame, conventions.tie_break, _reads_users(stats))
         items = popular if sources.popularity_rows else stats.items.with_rows(popular)
         # the log's totals on every row, items absent from the log included (one row
         # even for an empty log: an aggregation)
@@ -183,11 +185,21 @@ def recs_aggregates(
     return per_user
 
 
+def _reads_users(stats: Stats) -> bool:
+    """Whether an expression of the recs table or of its items reads the log's users per
+    item (holders) or in all (log_users)."""
+    exprs = [*stats.items.rows.values(), *_recs_exprs(stats)]
+    return any({"holders", "log_users"} & set(expr.meta.root_names()) for expr in exprs)
+
+
+def _recs_exprs(stats: Stats) -> list[pl.Expr]:
+    return [*stats.recs.rows.values(), *stats.recs.aggregations.values(), *stats.sums.values()]
+
+
 def _reads(stats: Stats, column: str) -> bool:
     """Whether an expression of the recs table (a row, an aggregation, a sum) reads the
     column."""
-    exprs = [*stats.recs.rows.values(), *stats.recs.aggregations.values(), *stats.sums.values()]
-    return any(column in expr.meta.root_names() for expr in exprs)
+    return any(column in expr.meta.root_names() for expr in _recs_exprs(stats))
 
 
 def category_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
