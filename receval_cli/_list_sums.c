@@ -19,6 +19,10 @@
  *   places(items, catalog, out): each row's item as its place among the catalog's items
  *       (int64), by a table over their range; 1, or 0 where an item is not in the catalog
  *       or the catalog holds one twice, or -1 where the range is too wide for a table.
+ *   known(users, items, log_users, log_items, threads, out): per row (users grouped: each
+ *       user's rows together), 1 where the log holds the row's (user, item), else 0 (out:
+ *       uint8; ids as int64 bits); 1, or 0 where a user's rows are in two places, or -1
+ *       where the users' range is too wide for a table.
  *   ordered_sums(offsets, order, cutoffs, terms, valid, threads, out, out_valid): per
  *       term and cutoff, the sum of the user's terms down to the cutoff, skipping missing
  *       ones (valid 0), as a running sum (polars' starts at 0.0: -0.0 alone gives 0.0);
@@ -57,6 +61,11 @@ static int need(Py_buffer *b, Py_ssize_t items, Py_ssize_t size, const char *nam
 
 /* the position (0-based, within the user's rows) where cutoff k is read */
 static int64_t read_at(int64_t k, int64_t rows) { return (k < rows ? k : rows) - 1; }
+
+static int by_value(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
 
 /* the row read at the walk's position p (order: NULL, the rows as they are) */
 #define AT(order, p) ((order) ? (order)[p] : (p))
@@ -224,6 +233,10 @@ typedef struct {
     const int64_t *category;
     double *out;       /* tags: nk x users; sums: n_terms x nk x users; similarity: n */
     int64_t *pairs;    /* category: nk x users */
+    /* known: the rows' items; each user's logged items (log_items[log_off[u] ..]) */
+    const int64_t *items, *log_off;
+    int64_t *log_items;
+    uint8_t *flags; /* known: one per row */
 } PairJob;
 
 typedef struct {
@@ -584,6 +597,131 @@ static void *category_pairs_part(void *arg) {
 }
 
 
+/* each user's logged items sorted (few: an insertion sort), then each row's item looked
+ * up among them */
+static void *known_part(void *arg) {
+    PairPart *P = arg;
+    const PairJob *J = P->job;
+    for (int64_t u = P->u0; u < P->u1; u++) {
+        int64_t *logged = J->log_items + J->log_off[u], n = J->log_off[u + 1] - J->log_off[u];
+        if (n > 32) {
+            qsort(logged, (size_t)n, sizeof(int64_t), by_value);
+        } else {
+            for (int64_t i = 1; i < n; i++) {
+                int64_t v = logged[i], j = i;
+                for (; j > 0 && logged[j - 1] > v; j--)
+                    logged[j] = logged[j - 1];
+                logged[j] = v;
+            }
+        }
+        for (int64_t r = J->off[u]; r < J->off[u + 1]; r++) {
+            int64_t lo = 0, hi = n, item = J->items[r];
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (logged[mid] < item)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            J->flags[r] = lo < n && logged[lo] == item;
+        }
+    }
+    return NULL;
+}
+
+static PyObject *known(PyObject *self, PyObject *args) {
+    Py_buffer users, items, log_users, log_items, out;
+    int threads;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*iw*", &users, &items, &log_users, &log_items, &threads,
+                          &out))
+        return NULL;
+    int64_t n = users.len / 8, m = log_users.len / 8;
+    int ok = need(&items, n, 8, "items") == 0 && need(&log_items, m, 8, "log_items") == 0 &&
+             need(&out, n, 1, "out") == 0;
+    int found = 1;
+    int64_t *off = NULL, *slot = NULL, *log_off = NULL, *logged = NULL;
+    if (ok) {
+        const int64_t *id = users.buf, *log_id = log_users.buf;
+        int64_t runs = 0, low = 0, high = -1;
+        for (int64_t r = 0; r < n; r++) {
+            runs += r == 0 || id[r] != id[r - 1];
+            low = r == 0 || id[r] < low ? id[r] : low;
+            high = r == 0 || id[r] > high ? id[r] : high;
+        }
+        uint64_t span = n ? (uint64_t)high - (uint64_t)low + 1 : 0;
+        uint64_t room = (uint64_t)runs * PLACES_SPAN_PER_ITEM;
+        if (n && span > (room > ((uint64_t)1 << 20) ? room : ((uint64_t)1 << 20)))
+            found = -1;
+        if (found == 1) {
+            off = malloc(sizeof(int64_t) * (size_t)(runs + 1));
+            slot = malloc(sizeof(int64_t) * (size_t)(span ? span : 1));
+            log_off = calloc((size_t)(runs + 2), sizeof(int64_t));
+            logged = malloc(sizeof(int64_t) * (size_t)(m ? m : 1));
+            if (!off || !slot || !log_off || !logged)
+                found = -2;
+        }
+        if (found == 1) {
+            Py_BEGIN_ALLOW_THREADS;
+            for (uint64_t v = 0; v < span; v++)
+                slot[v] = -1;
+            int64_t u = -1;
+            for (int64_t r = 0; r < n && found == 1; r++) {
+                if (r == 0 || id[r] != id[r - 1]) {
+                    uint64_t at = (uint64_t)id[r] - (uint64_t)low;
+                    if (slot[at] >= 0)
+                        found = 0; /* a user's rows in two places */
+                    slot[at] = ++u;
+                    off[u] = r;
+                }
+            }
+            off[runs] = n;
+            /* the log's rows of each user of the rows, in the log's order: counted, then
+             * placed (log_off[u + 1] counts, then is where user u's next one goes) */
+            for (int64_t q = 0; q < m && found == 1; q++) {
+                int64_t v = log_id[q];
+                if (v >= low && v <= high && slot[(uint64_t)v - (uint64_t)low] >= 0)
+                    log_off[slot[(uint64_t)v - (uint64_t)low] + 2]++;
+            }
+            for (int64_t w = 2; w <= runs + 1 && found == 1; w++)
+                log_off[w] += log_off[w - 1];
+            const int64_t *log_item = log_items.buf;
+            for (int64_t q = 0; q < m && found == 1; q++) {
+                int64_t v = log_id[q];
+                if (v >= low && v <= high && slot[(uint64_t)v - (uint64_t)low] >= 0)
+                    logged[log_off[slot[(uint64_t)v - (uint64_t)low] + 1]++] = log_item[q];
+            }
+            Py_END_ALLOW_THREADS;
+        }
+        if (found == 1) {
+            PairJob J = {0};
+            J.off = off;
+            J.users = runs;
+            J.items = items.buf;
+            J.log_off = log_off;
+            J.log_items = logged;
+            J.flags = out.buf;
+            Py_BEGIN_ALLOW_THREADS;
+            run_parts(&J, threads, known_part);
+            Py_END_ALLOW_THREADS;
+        }
+    }
+    free(off);
+    free(slot);
+    free(log_off);
+    free(logged);
+    PyBuffer_Release(&users);
+    PyBuffer_Release(&items);
+    PyBuffer_Release(&log_users);
+    PyBuffer_Release(&log_items);
+    PyBuffer_Release(&out);
+    if (!ok)
+        return NULL;
+    if (found == -2)
+        return PyErr_NoMemory();
+    return PyLong_FromLong(found);
+}
+
 static int valid_index(const int64_t *index, int64_t n, int64_t items) {
     for (int64_t j = 0; j < n; j++)
         if (index[j] < 0 || index[j] >= items)
@@ -664,6 +802,8 @@ static PyMethodDef methods[] = {
      "users_at(ids, order, offsets, out): each user's id; False where a user's differ."},
     {"places", places, METH_VARARGS,
      "places(items, catalog, out): each row's place in the catalog: 1, 0 missing, -1 wide."},
+    {"known", known, METH_VARARGS,
+     "known(users, items, log_users, log_items, threads, out): each row's pair in the log."},
     {"ordered_sums", ordered_sums, METH_VARARGS,
      "ordered_sums(offsets, order, cutoffs, terms, valid, threads, out, out_valid): sums."},
     {"similar_earlier", similar_earlier, METH_VARARGS,

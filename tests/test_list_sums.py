@@ -473,3 +473,63 @@ def test_the_walks_order_and_users(ids: list[Any]) -> None:
     ]
     for rows in bad:
         assert list_walk.grouped(module, rows) is None, rows
+
+
+@pytest.mark.parametrize(
+    ("users", "dtype"),
+    [
+        ([9, 10, 100, -3], pl.Int64),
+        ([2**64 - 1, 2**64 - 5, 2**64 - 100], pl.UInt64),  # above int64: by their bits
+        ([9, 10, 100], pl.Int32),
+    ],
+)
+def test_each_ranked_rows_known_flag(users: list[int], dtype: pl.DataType) -> None:
+    """known_flags: True where the log holds the row's (user, item), missing otherwise,
+    as the join with the log's pairs gives it: users without a log row, log rows of users
+    not ranked, repeated log rows, items whose text and number orders differ, a user
+    with more than 32 logged items (sorted otherwise)."""
+    module = list_sums.extension()
+    rng = random.Random(5)
+    items = [9, 10, 100, 1000, 7, *range(200, 260)]
+    ranked_rows = [(u, i) for u in users for i in rng.sample(items, rng.choice([1, 5, 20]))]
+    counts = [40, 0, 3, 60, 10]  # the first user's log sorted by qsort (over 32 items)
+    log_rows = [
+        (u, rng.choice(items)) for u, n in zip([*users, 55], counts, strict=False) for _ in range(n)
+    ]
+    log_rows += rng.sample(ranked_rows, 5)  # pairs the ranked rows hold
+    log_rows += log_rows[:5]  # repeated
+    rng.shuffle(log_rows)
+    ranked = pl.DataFrame(ranked_rows, schema={"user": dtype, "item": pl.Int64}, orient="row")
+    log = pl.DataFrame(log_rows, schema={"user": dtype, "item": pl.Int64}, orient="row")
+    found = list_walk.known_flags(module, ranked, log, 2)
+    assert found is not None
+    expected = ranked.join(
+        log.unique().with_columns(known=pl.lit(True)),
+        on=["user", "item"],
+        how="left",
+        maintain_order="left",
+    )
+    assert found.to_list() == expected.get_column("known").to_list()
+    assert found.to_list().count(True) > 0
+    assert found.null_count() > 0
+
+
+def test_known_flags_it_does_not_take() -> None:
+    """None (the join runs): a user's rows in two places, users too far apart for a
+    table, text ids, ids of two types."""
+    module = list_sums.extension()
+
+    def flags(users: list[Any], log_users: list[Any], dtype: Any = pl.Int64) -> Any:
+        ranked = pl.DataFrame({"user": pl.Series(users, dtype=dtype), "item": [1] * len(users)})
+        log = pl.DataFrame(
+            {"user": pl.Series(log_users, dtype=dtype), "item": [1] * len(log_users)}
+        )
+        return list_walk.known_flags(module, ranked, log, 1)
+
+    assert flags([1, 1, 2], [1]) is not None
+    assert flags([1, 2, 1], [1]) is None
+    assert flags([0, 10**12], [0]) is None
+    assert flags(["a", "b"], ["a"], pl.String) is None
+    ranked = pl.DataFrame({"user": [1], "item": [1]})
+    log = pl.DataFrame({"user": pl.Series([1], dtype=pl.Int32), "item": [1]})
+    assert list_walk.known_flags(module, ranked, log, 1) is None

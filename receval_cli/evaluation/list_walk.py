@@ -279,3 +279,26 @@ def _walk_pairs(
         out,
     )
     return pl.DataFrame({"user": users, **{c: out[i] for i, (_, c) in enumerate(wanted)}})
+
+
+def known_flags(
+    module: ModuleType, ranked: pl.DataFrame, log: pl.DataFrame, threads: int
+) -> pl.Series | None:
+    """Each ranked row's `known` (the compiled core's rows, each user's together): True
+    where the log holds its (user, item), else missing, as side_columns' join with the
+    log's pairs gives it; _list_sums.c's known. None where it does not read them: ids
+    that are not integers of one type on both sides, a missing one, users too far apart
+    for a table, or a user's rows in two places (the join then runs)."""
+    import numpy as np
+
+    columns = [ranked.get_column(c) for c in ("user", "item")]
+    columns += [log.get_column(c) for c in ("user", "item")]
+    if any(c.null_count() or not c.dtype.is_integer() for c in columns):
+        return None
+    if columns[0].dtype != columns[2].dtype or columns[1].dtype != columns[3].dtype:
+        return None
+    flags = np.empty(ranked.height, dtype=np.uint8)
+    if module.known(*(_int64_bits(c) for c in columns), threads, flags) != 1:
+        return None
+    found = pl.Series("known", flags.view(np.bool_))
+    return pl.select(pl.when(found).then(True).alias("known")).to_series()

@@ -15,7 +15,7 @@ from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, InternalError, RecEvalError
-from receval_cli.evaluation import kernel_core
+from receval_cli.evaluation import kernel_core, list_sums, list_walk
 from receval_cli.evaluation.global_metrics import recommended_items
 from receval_cli.evaluation.numpy_ahead import import_numpy_meanwhile
 from receval_cli.evaluation.prepare import (
@@ -277,6 +277,22 @@ def ranked_lists(ranked: pl.DataFrame, per_user: pl.DataFrame) -> pl.LazyFrame:
     return items.join(counts, on="user", how="left").cache()
 
 
+def _with_known(ranked: pl.DataFrame, stats: Stats, sources: Sources) -> pl.DataFrame:
+    """The compiled core's ranked rows with `known` (the log holds the row's pair) where a
+    metric reads it, looked up by the compiled walk (list_walk.known_flags); as they are
+    where it does not take them, and the recs table then joins the log's pairs."""
+    module = list_sums.extension()
+    if module is None or "known" not in stats.sides or sources.interactions is None:
+        return ranked
+    try:
+        log = sources.interactions.frame.select("user", "item").collect()
+    except READ_ERRORS:  # reported where the recs table reads the log
+        return ranked
+    threads = kernel_core.threads(ranked.height)
+    flags = list_walk.known_flags(module, ranked, log, threads)
+    return ranked if flags is None else ranked.with_columns(flags)
+
+
 def _reads_recs(stats: Stats) -> bool:
     """Whether a metric asked for the recs table (beyond accuracy: side_columns.py)."""
     return bool(stats.recs.aggregations or stats.sums or stats.pair_cutoffs)
@@ -367,7 +383,7 @@ def _compiled(
     if tables.ranked is not None and _reads_recs(stats):
         recs_depth = stats.recs_depth(conventions.max_depth)
         indexed = index_truth(truth.frame, conventions)
-        ranked = tables.ranked.lazy()
+        ranked = _with_known(tables.ranked, stats, sources).lazy()
         recs = recs_aggregates(ranked, stats, sources, indexed, conventions, recs_depth)
         frame = frame.join(recs, on="user", how="left")
     return Plan(

@@ -145,7 +145,8 @@ def recs_aggregates(
         items = items.drop("log_rows", "log_users").rename({"count": "popularity"})
         recs = recs.join(items, on="item", how="left")
         recs = recs.join(totals, how="cross")
-    if "known" in sides:
+    if "known" in sides and "known" not in recs.collect_schema().names():
+        # (the compiled core's ranked rows carry it where the walk looked it up)
         assert log is not None
         known = log.frame.select(_KEY).unique().with_columns(known=pl.lit(True))
         recs = recs.join(known, on=_KEY, how="left")
