@@ -62,11 +62,6 @@ static int need(Py_buffer *b, Py_ssize_t items, Py_ssize_t size, const char *nam
 /* the position (0-based, within the user's rows) where cutoff k is read */
 static int64_t read_at(int64_t k, int64_t rows) { return (k < rows ? k : rows) - 1; }
 
-static int by_value(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* the row read at the walk's position p (order: NULL, the rows as they are) */
 #define AT(order, p) ((order) ? (order)[p] : (p))
 
@@ -597,35 +592,46 @@ static void *category_pairs_part(void *arg) {
 }
 
 
-/* each user's logged items sorted (few: an insertion sort), then each row's item looked
- * up among them */
+/* each user's logged items in a small open-addressing table (stamped with the user: never
+ * cleared), then each row's item looked up in it */
 static void *known_part(void *arg) {
     PairPart *P = arg;
     const PairJob *J = P->job;
-    for (int64_t u = P->u0; u < P->u1; u++) {
-        int64_t *logged = J->log_items + J->log_off[u], n = J->log_off[u + 1] - J->log_off[u];
-        if (n > 32) {
-            qsort(logged, (size_t)n, sizeof(int64_t), by_value);
-        } else {
-            for (int64_t i = 1; i < n; i++) {
-                int64_t v = logged[i], j = i;
-                for (; j > 0 && logged[j - 1] > v; j--)
-                    logged[j] = logged[j - 1];
-                logged[j] = v;
-            }
+    int64_t most = 0;
+    for (int64_t u = P->u0; u < P->u1; u++)
+        most = J->log_off[u + 1] - J->log_off[u] > most ? J->log_off[u + 1] - J->log_off[u] : most;
+    int bits = 4;
+    while (((int64_t)1 << bits) < 2 * most)
+        bits++;
+    int64_t *key = malloc(sizeof(int64_t) * ((size_t)1 << bits));
+    int64_t *stamp = malloc(sizeof(int64_t) * ((size_t)1 << bits));
+    P->status = key && stamp ? 0 : -1;
+    for (int64_t h = 0; h < ((int64_t)1 << bits) && !P->status; h++)
+        stamp[h] = -1;
+    for (int64_t u = P->u0; u < P->u1 && !P->status; u++) {
+        const int64_t *logged = J->log_items + J->log_off[u];
+        int64_t n = J->log_off[u + 1] - J->log_off[u];
+        int fit = 4; /* the user's table: at least twice its items */
+        while (((int64_t)1 << fit) < 2 * n)
+            fit++;
+        uint64_t mask = ((uint64_t)1 << fit) - 1;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t h = ((uint64_t)logged[i] * 0x9E3779B97F4A7C15ULL) >> (64 - fit);
+            while (stamp[h] == u && key[h] != logged[i])
+                h = (h + 1) & mask;
+            stamp[h] = u;
+            key[h] = logged[i];
         }
         for (int64_t r = J->off[u]; r < J->off[u + 1]; r++) {
-            int64_t lo = 0, hi = n, item = J->items[r];
-            while (lo < hi) {
-                int64_t mid = lo + (hi - lo) / 2;
-                if (logged[mid] < item)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            J->flags[r] = lo < n && logged[lo] == item;
+            int64_t item = J->items[r];
+            uint64_t h = ((uint64_t)item * 0x9E3779B97F4A7C15ULL) >> (64 - fit);
+            while (stamp[h] == u && key[h] != item)
+                h = (h + 1) & mask;
+            J->flags[r] = stamp[h] == u;
         }
     }
+    free(key);
+    free(stamp);
     return NULL;
 }
 

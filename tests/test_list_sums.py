@@ -486,13 +486,13 @@ def test_the_walks_order_and_users(ids: list[Any]) -> None:
 def test_each_ranked_rows_known_flag(users: list[int], dtype: pl.DataType) -> None:
     """known_flags: True where the log holds the row's (user, item), missing otherwise,
     as the join with the log's pairs gives it: users without a log row, log rows of users
-    not ranked, repeated log rows, items whose text and number orders differ, a user
-    with more than 32 logged items (sorted otherwise)."""
+    not ranked, repeated log rows, items whose text and number orders differ, users
+    with 40 and 60 logged items (each user's table grows with its log)."""
     module = list_sums.extension()
     rng = random.Random(5)
     items = [9, 10, 100, 1000, 7, *range(200, 260)]
     ranked_rows = [(u, i) for u in users for i in rng.sample(items, rng.choice([1, 5, 20]))]
-    counts = [40, 0, 3, 60, 10]  # the first user's log sorted by qsort (over 32 items)
+    counts = [40, 0, 3, 60, 10]  # logs from none to more than the smallest table holds
     log_rows = [
         (u, rng.choice(items)) for u, n in zip([*users, 55], counts, strict=False) for _ in range(n)
     ]
