@@ -50,6 +50,7 @@ from receval_cli.evaluation.plan import (
     guard_ranges,
     item_exposure,
     per_user_frame,
+    same_exposure,
 )
 from receval_cli.evaluation.rating import (
     calibration_table,
@@ -136,9 +137,12 @@ def bucket_partial(
         groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in (predictions, truth)]
     if listed:
         groups["recommended"] = [plan.recommended_items()]
+    exposure_state = None  # the state that is the report's exposure already, if any
     if items:
         depth = exposure_depth((*user_specs, *global_specs))
-        groups["exposure"] = [item_exposure(plan.lists, depth)]
+        exposure_state = same_exposure(states, depth)
+        if exposure_state is None:
+            groups["exposure"] = [item_exposure(plan.lists, depth)]
     groups["states"] = [query for _, query in states.values()]
     groups["pairs"] = []
     if pair_specs:
@@ -191,6 +195,8 @@ def bucket_partial(
     partial.states = {name: [table] for name, table in zip(states, found["states"], strict=True)}
     partial.recommended = found["recommended"]
     partial.exposure = found["exposure"]
+    if exposure_state is not None:
+        partial.exposure = list(partial.states[exposure_state])
     partial.pairs = pair_partial(found["pairs"], pair_specs) if pair_specs else None
     partial.unknown = found["unknown"][0] if found["unknown"] else None
     partial.digest = {k: int(v or 0) for k, v in found["digest"][0].row(0, named=True).items()}

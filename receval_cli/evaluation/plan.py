@@ -32,7 +32,8 @@ from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input, failing_input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import Universe
+from receval_cli.metrics.exposure import exposure as exposure_state
+from receval_cli.metrics.registry import State, Universe
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
 from receval_cli.wording import setting
@@ -412,6 +413,14 @@ def item_exposure(lists: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
     top = pl.col("items") if k is None else pl.col("items").list.head(k)
     items = lists.select(top.alias("item")).explode("item").drop_nulls()
     return items.group_by("item").agg(pl.len().cast(pl.Int64).alias("lists"))
+
+
+def same_exposure(states: Mapping[str, tuple[State, pl.LazyFrame]], k: int | None) -> str | None:
+    """The state among `states` that is item_exposure at k (metrics/exposure.py's exposure
+    state: the same counts), so that the report reads it instead of counting again; None
+    where the run builds none."""
+    name = exposure_state(k, {}).name
+    return name if name in states else None
 
 
 def with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
