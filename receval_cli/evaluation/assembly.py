@@ -123,7 +123,9 @@ def bucket_partial(
     deepening = (*global_specs, *list_specs)
     plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening, engine)
     users = plan.frame if plan.users is None else plan.users
-    states = state_queries(global_specs, conventions, StateInputs(plan.lists, plan.items, users))
+    states = state_queries(
+        global_specs, conventions, StateInputs(plan.lists, plan.items, users, ranked=plan.placed)
+    )
     # the report describes the recommended items and their exposure with a
     # beyond-accuracy metric or a catalog
     items = bool(global_specs or plan.recs_sides) or sources.catalog is not None

@@ -144,6 +144,9 @@ class Plan:
     # (user, in_truth, list_length) where the core has them apart from the metrics (else
     # `frame` gives them): what the global metrics' states read of the users
     users: pl.LazyFrame | None = None
+    # (user, item, rank, length): the lists' items one per row, where the core has them
+    # at hand (StateInputs.ranked; else the states explode `lists`)
+    placed: pl.LazyFrame | None = None
 
     def recommended_items(self) -> pl.LazyFrame:
         """The distinct items in the (capped) lists."""
@@ -278,6 +281,14 @@ def ranked_lists(ranked: pl.DataFrame, per_user: pl.DataFrame) -> pl.LazyFrame:
     return items.join(counts, on="user", how="left").cache()
 
 
+def placed_rows(ranked: pl.DataFrame, lists: pl.LazyFrame) -> pl.LazyFrame:
+    """(user, item, rank, length): the compiled core's ranked rows, which are the lists'
+    items one per row (ranked_lists), each with its list's length."""
+    lengths = lists.select("user", pl.col("items").list.len().alias("length"))
+    rows = ranked.lazy().select("user", "item", "rank")
+    return rows.join(lengths, on="user", how="left").cache()
+
+
 def _with_known(ranked: pl.DataFrame, stats: Stats, sources: Sources) -> pl.DataFrame:
     """The compiled core's ranked rows with `known` (the log holds the row's pair) where a
     metric reads it, looked up by the compiled walk (list_walk.known_flags); as they are
@@ -396,6 +407,7 @@ def _compiled(
         set(stats.sides),
         recommended=tables.recommended.lazy(),
         users=tables.per_user.lazy().select("user", *_user_facts(conventions)),
+        placed=None if tables.ranked is None else placed_rows(tables.ranked, lists),
     )
 
 

@@ -22,18 +22,19 @@ import polars as pl
 
 from receval_cli.errors import InputError
 from receval_cli.metrics.registry import Params, State, StateInputs, Universe, register_global
-from receval_cli.metrics.stats import cutoff_label, depth
+from receval_cli.metrics.stats import cutoff_label
 
 
-def _top(k: int | None) -> pl.Expr:
-    return pl.col("items").list.head(depth(k))
+def _in_top(inputs: StateInputs, k: int | None) -> pl.LazyFrame:
+    """The lists' items in their top k, one per row (StateInputs.placed)."""
+    placed = inputs.placed()
+    return placed if k is None else placed.filter(pl.col("rank") <= k)
 
 
 def exposure(k: int | None, p: Params) -> State:
     def build(inputs: StateInputs) -> pl.LazyFrame:
         by = inputs.by
-        items = inputs.lists.select(*by, _top(k).alias("item")).explode("item")
-        items = items.drop_nulls("item")
+        items = _in_top(inputs, k)
         return items.group_by(*by, "item").agg(pl.len().cast(pl.Int64).alias("lists"))
 
     return State(f"exposure@{cutoff_label(k)}", ("item",), build)
@@ -41,14 +42,13 @@ def exposure(k: int | None, p: Params) -> State:
 
 def lengths(k: int | None, p: Params) -> State:
     def build(inputs: StateInputs) -> pl.LazyFrame:
-        top = _top(k)
         by = inputs.by
-        items = (
-            inputs.lists.select(*by, top.list.len().alias("length"), top.alias("item"))
-            .filter(pl.col("length") > 0)
-            .explode("item")
-        )
-        return items.group_by(*by, "length", "item").agg(pl.len().cast(pl.Int64).alias("lists"))
+        length = pl.col("length").cast(pl.UInt32)  # the length of the list's top k
+        if k is not None:
+            length = pl.min_horizontal(length, pl.lit(k, pl.UInt32))
+        items = _in_top(inputs, k)
+        counted = items.group_by(*by, length.alias("length"), "item")
+        return counted.agg(pl.len().cast(pl.Int64).alias("lists"))
 
     return State(f"lengths@{cutoff_label(k)}", ("length", "item"), build)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -27,7 +27,7 @@ class StateInputs:
     """What a global metric's partial state is built from (one machine, or one partition).
 
     lists     one row per user of the predictions: `items`, the ranked list (capped at the
-              deepest cutoff asked)
+              deepest cutoff asked); `placed()`: the same, one row per item
     items     the deduped predictions (user, item), whole lists
     users     the per-user table (in_truth, list_length)
     """
@@ -38,6 +38,27 @@ class StateInputs:
     # columns of all three that the state is built per, as if each group were alone (the
     # segments of a bucket, evaluation/segment_split.py); they lead the state's rows
     by: tuple[str, ...] = ()
+    # (*by, item, rank, length): the lists' items one per row, where the core has them at
+    # hand (the compiled core's ranked rows); else `placed` explodes the lists
+    ranked: pl.LazyFrame | None = None
+    _placed: list[pl.LazyFrame] = field(default_factory=list, compare=False, repr=False)
+
+    def placed(self) -> pl.LazyFrame:
+        """(*by, item, rank, length): each list's items, one per row: its rank in the list
+        (1, 2, ...) and the list's length, both within the lists' cap; empty lists hold
+        none. `ranked`, or the lists exploded once for every state that reads them."""
+        if self.ranked is not None:
+            return self.ranked
+        if not self._placed:
+            items = pl.col("items")
+            rows = self.lists.select(
+                *self.by,
+                items.alias("item"),
+                pl.int_ranges(1, items.list.len() + 1, dtype=pl.UInt32).alias("rank"),
+                items.list.len().alias("length"),
+            )
+            self._placed.append(rows.explode("item", "rank").drop_nulls("item").cache())
+        return self._placed[0]
 
 
 @dataclass(frozen=True)
