@@ -157,6 +157,25 @@ static PyObject *users_at(PyObject *self, PyObject *args) {
 
 #define PLACES_SPAN_PER_ITEM 8 /* a table of at most 8 slots per catalog item (or 2^20) */
 
+/* The range of the ids v[0 .. n) (*low, *high) and a table's slots over it (high - low + 1,
+ * in unsigned arithmetic: ids far apart overflow no signed value); 0 for no ids, and -1
+ * where the table would be too wide: more than PLACES_SPAN_PER_ITEM slots for each of
+ * `count` distinct ids (and 2^20). */
+static int64_t table_span(const int64_t *v, int64_t n, int64_t count, int64_t *low,
+                          int64_t *high) {
+    *low = 0;
+    *high = -1;
+    for (int64_t c = 0; c < n; c++) {
+        *low = c == 0 || v[c] < *low ? v[c] : *low;
+        *high = c == 0 || v[c] > *high ? v[c] : *high;
+    }
+    uint64_t span = n ? (uint64_t)*high - (uint64_t)*low + 1 : 0;
+    uint64_t room = (uint64_t)count * PLACES_SPAN_PER_ITEM;
+    if (n && span == 0) /* the whole int64 range: 2^64 slots */
+        return -1;
+    return span > (room > ((uint64_t)1 << 20) ? room : ((uint64_t)1 << 20)) ? -1 : (int64_t)span;
+}
+
 static PyObject *places(PyObject *self, PyObject *args) {
     Py_buffer items, catalog, out;
     (void)self;
@@ -166,22 +185,16 @@ static PyObject *places(PyObject *self, PyObject *args) {
     int ok = need(&out, n, 8, "out") == 0, found = 1;
     if (ok) {
         const int64_t *it = items.buf, *cat = catalog.buf;
-        int64_t *place = out.buf, low = 0, high = -1;
-        for (int64_t c = 0; c < m; c++) {
-            low = c == 0 || cat[c] < low ? cat[c] : low;
-            high = c == 0 || cat[c] > high ? cat[c] : high;
-        }
-        /* the span in unsigned arithmetic: ids far apart overflow no signed value */
-        uint64_t span = m ? (uint64_t)high - (uint64_t)low + 1 : 0;
-        uint64_t room = (uint64_t)m * PLACES_SPAN_PER_ITEM;
-        if (m && span > (room > ((uint64_t)1 << 20) ? room : ((uint64_t)1 << 20)))
+        int64_t *place = out.buf, low, high;
+        int64_t span = table_span(cat, m, m, &low, &high);
+        if (span < 0)
             found = -1;
         int64_t *table = found == 1 && m ? malloc(sizeof(int64_t) * (size_t)span) : NULL;
         if (found == 1 && m && !table) {
             found = -2;
         } else if (found == 1) {
             Py_BEGIN_ALLOW_THREADS;
-            for (uint64_t v = 0; v < span; v++)
+            for (int64_t v = 0; v < span; v++)
                 table[v] = -1;
             for (int64_t c = 0; c < m && found == 1; c++) {
                 uint64_t slot = (uint64_t)cat[c] - (uint64_t)low;
@@ -649,15 +662,11 @@ static PyObject *known(PyObject *self, PyObject *args) {
     int64_t *off = NULL, *slot = NULL, *log_off = NULL, *logged = NULL;
     if (ok) {
         const int64_t *id = users.buf, *log_id = log_users.buf;
-        int64_t runs = 0, low = 0, high = -1;
-        for (int64_t r = 0; r < n; r++) {
+        int64_t runs = 0, low, high;
+        for (int64_t r = 0; r < n; r++)
             runs += r == 0 || id[r] != id[r - 1];
-            low = r == 0 || id[r] < low ? id[r] : low;
-            high = r == 0 || id[r] > high ? id[r] : high;
-        }
-        uint64_t span = n ? (uint64_t)high - (uint64_t)low + 1 : 0;
-        uint64_t room = (uint64_t)runs * PLACES_SPAN_PER_ITEM;
-        if (n && span > (room > ((uint64_t)1 << 20) ? room : ((uint64_t)1 << 20)))
+        int64_t span = table_span(id, n, runs, &low, &high);
+        if (span < 0)
             found = -1;
         if (found == 1) {
             off = malloc(sizeof(int64_t) * (size_t)(runs + 1));
@@ -669,7 +678,7 @@ static PyObject *known(PyObject *self, PyObject *args) {
         }
         if (found == 1) {
             Py_BEGIN_ALLOW_THREADS;
-            for (uint64_t v = 0; v < span; v++)
+            for (int64_t v = 0; v < span; v++)
                 slot[v] = -1;
             int64_t u = -1;
             for (int64_t r = 0; r < n && found == 1; r++) {

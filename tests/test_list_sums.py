@@ -416,6 +416,7 @@ def naive_places(items: list[Any], catalog: list[Any]) -> list[int] | None:
     [
         ([100, 9, 10, -3, 0, 55], pl.Int64),  # a table over -3 .. 100
         ([10**12, 9, 10, -(10**15)], pl.Int64),  # too wide for a table: the join
+        ([-(2**63), 2**63 - 1, 0], pl.Int64),  # the whole int64 range: the join
         ([2**64 - 1, 2**63, 9, 10], pl.UInt64),  # above int64: by their bits
         ([9, 10, 100], pl.Int16),
         (["9", "10", "100"], pl.String),  # text ids: the join
@@ -529,6 +530,7 @@ def test_known_flags_it_does_not_take() -> None:
     assert flags([1, 1, 2], [1]) is not None
     assert flags([1, 2, 1], [1]) is None
     assert flags([0, 10**12], [0]) is None
+    assert flags([-(2**63), 2**63 - 1], [0]) is None
     assert flags(["a", "b"], ["a"], pl.String) is None
     ranked = pl.DataFrame({"user": [1], "item": [1]})
     log = pl.DataFrame({"user": pl.Series([1], dtype=pl.Int32), "item": [1]})

@@ -44,7 +44,8 @@ def _places(module: ModuleType, rows: pl.DataFrame, catalog: pl.DataFrame) -> An
     import numpy as np
 
     items, known = rows.get_column("item"), catalog.get_column("item")
-    if items.dtype.is_integer() and known.dtype.is_integer():
+    whole = not (items.null_count() or known.null_count())
+    if whole and items.dtype.is_integer() and known.dtype.is_integer():
         index = np.empty(rows.height, dtype=np.int64)
         found = module.places(_int64_bits(items), _int64_bits(known), index)
         if found >= 0:
@@ -61,7 +62,8 @@ def _places(module: ModuleType, rows: pl.DataFrame, catalog: pl.DataFrame) -> An
 
 
 def _int64_bits(column: pl.Series) -> Any:
-    """An integer column's values as int64 (UInt64 by its bits: equal ids, equal bits)."""
+    """An integer column's values (none missing) as int64 (UInt64 by its bits: equal ids,
+    equal bits)."""
     import numpy as np
 
     values = column.to_numpy()
