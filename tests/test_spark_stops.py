@@ -210,7 +210,9 @@ def test_a_lost_worker_stops_the_run(master: Master, tmp_path: Path) -> None:
         )
     try:
         _wait_for(log, "Successfully registered with master", worker, 120)
-        config = _case(tmp_path / "run", stall_timeout=5, users=20_000)
+        # tasks long enough to be seen running (the progress line comes every few seconds;
+        # 20,000 users' tasks could all start and end between two of them)
+        config = _case(tmp_path / "run", stall_timeout=5, users=150_000)
         process = _start(config, master)
         _read_until(process, re.compile(r"INFO Spark: stage .*, [1-9]\d* running"))
         os.killpg(worker.pid, signal.SIGKILL)  # the worker and the executor it started
