@@ -32,7 +32,8 @@ def validate_command(
     verbose: console.VerboseOption = False,
 ) -> None:
     """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
-    from receval_cli.analysis.validate import render_health, validate_config
+    from receval_cli.analysis.validate import validate_config
+    from receval_cli.analysis.validate_tables import render_health
     from receval_cli.config.loading import load_config
     from receval_cli.inputs.change_watch import input_files, watching
 
