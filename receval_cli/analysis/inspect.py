@@ -24,7 +24,7 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.engines.run_plan import plan_reading
 from receval_cli.errors import InputError, InternalError, UsageError, did_you_mean
 from receval_cli.evaluation.assembly import evaluate_aligned
-from receval_cli.evaluation.plan import EVALUATED
+from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     index_truth,

@@ -29,7 +29,7 @@ from rich.text import Text
 from receval_cli.analysis.inspect import Inspection
 from receval_cli.console import shown
 from receval_cli.escaping import printable
-from receval_cli.evaluation.plan import EVALUATED
+from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.report.table import format_value
 
 MISSED_SHOWN = 10  # the panel lists this many missed items; the JSON lists them all

@@ -30,12 +30,9 @@ from receval_cli.evaluation.global_metrics import (
     require_universe,
     universe_of,
 )
+from receval_cli.evaluation.item_exposure import exposure_depth
 from receval_cli.evaluation.item_facts import item_facts
-from receval_cli.evaluation.plan import (
-    exposure_depth,
-    max_depth,
-    per_user_frame,
-)
+from receval_cli.evaluation.plan import max_depth, per_user_frame
 from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import lookup

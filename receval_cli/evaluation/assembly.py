@@ -33,7 +33,9 @@ from receval_cli.evaluation.global_metrics import (
     state_queries,
     universe_of,
 )
+from receval_cli.evaluation.item_exposure import exposure_depth, item_exposure, same_exposure
 from receval_cli.evaluation.item_facts import ItemFacts, item_facts
+from receval_cli.evaluation.metric_users import guard_ranges
 from receval_cli.evaluation.numpy_ahead import import_numpy_meanwhile
 from receval_cli.evaluation.partial import (
     ROLES,
@@ -42,16 +44,7 @@ from receval_cli.evaluation.partial import (
     per_user_rows,
     table_partial,
 )
-from receval_cli.evaluation.plan import (
-    PREDICTION_CHECKS,
-    TRUTH_CHECKS,
-    diagnose,
-    exposure_depth,
-    guard_ranges,
-    item_exposure,
-    per_user_frame,
-    same_exposure,
-)
+from receval_cli.evaluation.plan import PREDICTION_CHECKS, TRUTH_CHECKS, diagnose, per_user_frame
 from receval_cli.evaluation.rating import (
     calibration_table,
     finish_pairs,

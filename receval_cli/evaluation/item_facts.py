@@ -27,7 +27,8 @@ from receval_cli.evaluation.global_metrics import (
     outside_universe,
     require_universe,
 )
-from receval_cli.evaluation.plan import metric_exprs, with_universe
+from receval_cli.evaluation.item_exposure import with_universe
+from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.side_columns import item_popularity, raise_unknown_features
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources

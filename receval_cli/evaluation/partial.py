@@ -18,7 +18,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.evaluation.item_facts import ItemFacts, ItemTables, distinct_items
-from receval_cli.evaluation.plan import USER_TALLY, counted_expr, metric_users
+from receval_cli.evaluation.metric_users import USER_TALLY, counted_expr, metric_users
 from receval_cli.evaluation.rating import PairPartial, compact_pairs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.checks import DuplicatesFound
@@ -59,7 +59,7 @@ class Partial:
     rows: dict[str, dict[str, int]]  # per input: raw_rows (and raw_users, list layouts)
     checks: dict[str, dict[str, int]]  # per input: null / NaN / inf counts
     duplicates: dict[str, DuplicatesFound]  # per input, when some pair repeats
-    tally: dict[str, int]  # users by status (plan.USER_TALLY)
+    tally: dict[str, int]  # users by status (metric_users.USER_TALLY)
     samples: dict[str, list[Any]]  # per input: its smallest user ids (messages)
     totals: dict[str, MetricTotal]  # per per-user metric
     states: dict[str, list[pl.DataFrame]]  # per global metric state

@@ -1,11 +1,12 @@
 """Run the registry over the prepared data: every metric at every cutoff in one pass.
-Over 400 lines: still several jobs (issue #36 item 2: the per-user plan, the item
-exposure, the metric users, the range guards, the diagnosis), to be split."""
+Over 400 lines: one job, the per-user plan by either core (the polars core's query, or
+the compiled core's tables where it takes the run, with the lists and rows the global
+states and the recs table read). The report's item exposure is in
+evaluation/item_exposure.py, who each mean counts and each mean's range in
+evaluation/metric_users.py."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,9 +15,10 @@ import polars as pl
 from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.errors import InputError, InternalError, RecEvalError
+from receval_cli.errors import InputError, RecEvalError
 from receval_cli.evaluation import kernel_core, list_sums, list_walk
 from receval_cli.evaluation.global_metrics import recommended_items
+from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.evaluation.numpy_ahead import import_numpy_meanwhile
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
@@ -32,13 +34,9 @@ from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input, failing_input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.exposure import exposure as exposure_state
-from receval_cli.metrics.registry import State, Universe
-from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.stats import Stats
 from receval_cli.wording import setting
 
-EVALUATED = "evaluated"
 PREDICTION_CHECKS = "predictions:"
 TRUTH_CHECKS = "truth:"
 
@@ -413,109 +411,6 @@ def _compiled(
 
 def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
     return length if limit is None else pl.min_horizontal(length, pl.lit(limit, pl.UInt32))
-
-
-def exposure_depth(specs: tuple[MetricSpec, ...]) -> int | None:
-    """The cutoff of the report's item exposure: the metrics' largest (None: whole lists)."""
-    return max((s.k for s in specs if s.k is not None), default=None)
-
-
-def item_exposure(lists: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
-    """Each item of the lists and how many lists hold it in their top k."""
-    top = pl.col("items") if k is None else pl.col("items").list.head(k)
-    items = lists.select(top.alias("item")).explode("item").drop_nulls()
-    return items.group_by("item").agg(pl.len().cast(pl.Int64).alias("lists"))
-
-
-def same_exposure(states: Mapping[str, tuple[State, pl.LazyFrame]], k: int | None) -> str | None:
-    """The state among `states` that is item_exposure at k (metrics/exposure.py's exposure
-    state: the same counts), so that the report reads it instead of counting again; None
-    where the run builds none."""
-    name = exposure_state(k, {}).name
-    return name if name in states else None
-
-
-def with_universe(exposure: pl.DataFrame, universe: Universe) -> pl.DataFrame:
-    """The exposures, flagged in or out of the universe, with its unrecommended items (0)."""
-    if universe.items is None:
-        return exposure.with_columns(in_universe=pl.lit(None, pl.Boolean)).sort("item")
-    inside = universe.items.select("item", in_universe=pl.lit(True))
-    joined = exposure.join(inside, on="item", how="full", coalesce=True)
-    filled = [pl.col("lists").fill_null(0), pl.col("in_universe").fill_null(False)]
-    return joined.with_columns(filled).sort("item")
-
-
-def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
-    """The users one metric averages over: in the ground truth, and not skipped by its
-    users_without_relevant / users_without_recommendations parameters (a metric that does
-    not read relevance has no users_without_relevant: MetricDef.reads_relevance)."""
-    kept = pl.col("in_truth")
-    if params.get("users_without_relevant") == "skip":
-        kept = kept & (pl.col("n_relevant") > 0)
-    if params["users_without_recommendations"] == "skip":
-        kept = kept & (pl.col("list_length") > 0)
-    return kept
-
-
-def counted_expr(spec: MetricSpec, conventions: Conventions) -> pl.Expr:
-    """True for the users in this metric's mean (kept by its user rules, and defined)."""
-    name = str(spec)
-    kept = metric_users(conventions.metric_params(spec)) & pl.col(name).is_not_null()
-    return kept.alias(name)
-
-
-# the users by status, as aggregations over a per-user table (or one segment's part of it)
-USER_TALLY = {
-    "in_ground_truth": pl.col("in_truth").sum(),
-    "in_predictions": (pl.col("list_length") > 0).sum(),
-    "in_both": (pl.col("in_truth") & (pl.col("list_length") > 0)).sum(),
-    "evaluated": (pl.col("status") == EVALUATED).sum(),
-    "zero_recs": ((pl.col("status") == EVALUATED) & (pl.col("list_length") == 0)).sum(),
-    "zero_relevant": ((pl.col("status") == EVALUATED) & (pl.col("n_relevant") == 0)).sum(),
-    "skipped_no_relevant": (pl.col("status") == "no_relevant").sum(),
-    "skipped_no_recs": (pl.col("status") == "no_recommendations").sum(),
-    "only_in_predictions": (pl.col("status") == "only_in_predictions").sum(),
-}
-
-
-def guard_ranges(
-    metrics: dict[str, float | None], specs: tuple[MetricSpec, ...], conventions: Conventions
-) -> None:
-    """Every value within its metric's range; an overflow the inputs caused is an input
-    error (exit 2), anything else impossible a bug (exit 3). No value (None) is in range."""
-    for spec in specs:
-        value = metrics[str(spec)]
-        if value is None:
-            continue
-        definition = lookup(spec.name)
-        lower, upper = definition.lower_bound, definition.upper_bound
-        gain = conventions.metric_params(spec).get("gain")
-        if not math.isfinite(value) and gain == "exponential":
-            fix = "Keep the grades at most 1023, or use gain=linear."
-            raise InputError(
-                f"{spec} is {value}: with gain=exponential a grade g gains 2^g - 1, which "
-                f"overflows 64-bit floats for a grade above 1023. {fix}",
-                key=str(spec),
-                found=str(value),
-                fix=fix,
-            )
-        if math.isinf(value) and (upper is None or lower is None):
-            fix = "Scale the scores or grades down, then run again."
-            raise InputError(
-                f"{spec} is {value}: its sums overflow 64-bit floats, so the inputs hold "
-                f"values too large to square or add (about 1e154 or more, or a huge gain). {fix}",
-                key=str(spec),
-                found=str(value),
-                fix=fix,
-            )
-        below = lower is not None and value < lower
-        if math.isnan(value) or below or (upper is not None and value > upper + 1e-9):
-            raise InternalError(
-                f"internal error: {spec} = {value}, outside its range [{lower}, {upper}]. This "
-                "is a bug in receval; please report it with the config and a data sample.",
-                key=str(spec),
-                found=str(value),
-            )
 
 
 def diagnose(error: BaseException, *inputs: Input) -> InputError:

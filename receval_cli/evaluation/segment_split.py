@@ -31,8 +31,8 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.evaluation.global_metrics import state_queries
+from receval_cli.evaluation.metric_users import USER_TALLY, counted_expr, metric_users
 from receval_cli.evaluation.partial import SAMPLES, MetricTotal, Partial
-from receval_cli.evaluation.plan import USER_TALLY, counted_expr, metric_users
 from receval_cli.evaluation.rating import bucket_pairs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from receval_cli.evaluation.plan import exposure_depth
+from receval_cli.evaluation.item_exposure import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import GEOMETRIC_FLOOR
 from receval_cli.results.report import Report
