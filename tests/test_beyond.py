@@ -28,7 +28,8 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.model import PredictionColumns, TruthColumns
 from receval_cli.evaluation.global_metrics import global_values, state_queries
 from receval_cli.evaluation.plan import per_user_frame
-from receval_cli.inputs.readers import align_ids, map_ground_truth, map_predictions
+from receval_cli.inputs.id_alignment import align_ids
+from receval_cli.inputs.readers import map_ground_truth, map_predictions
 from receval_cli.metrics import MetricSpec, resolve
 from receval_cli.metrics.registry import StateInputs, Universe, merge_states
 

@@ -44,8 +44,8 @@ from receval_cli.evaluation import kernel_core, unknown_items
 from receval_cli.evaluation.assembly import bucket_partial
 from receval_cli.evaluation.partial import Partial
 from receval_cli.evaluation.plan import metric_exprs
+from receval_cli.inputs.id_alignment import align_ids
 from receval_cli.inputs.optional import Sources
-from receval_cli.inputs.readers import align_ids
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import REGISTRY, resolve
 

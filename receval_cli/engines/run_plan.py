@@ -30,8 +30,9 @@ from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.global_metrics import require_named
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys, segments_of
+from receval_cli.inputs.id_alignment import align_ids
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
-from receval_cli.inputs.readers import Input, align_ids, read_ground_truth, read_predictions
+from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.inputs.segments import segments_input, user_attributes
 from receval_cli.report.comparability import (
     conventions_differ,

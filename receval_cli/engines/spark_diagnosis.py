@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from receval_cli.config.loading import is_remote
 from receval_cli.errors import InputError
-from receval_cli.inputs.readers import Input, failing_input, format_of_name
+from receval_cli.inputs.readers import Input, failing_input
+from receval_cli.inputs.scanning import format_of_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -23,14 +23,8 @@ import polars as pl
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
 from receval_cli.engines.spark_diagnosis import UriInputs
 from receval_cli.errors import InputError, RecEvalError
-from receval_cli.inputs.readers import (
-    Input,
-    csv_separator,
-    failing_input,
-    format_of_name,
-    map_ground_truth,
-    map_predictions,
-)
+from receval_cli.inputs.readers import Input, failing_input, map_ground_truth, map_predictions
+from receval_cli.inputs.scanning import csv_separator, format_of_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
@@ -71,7 +65,7 @@ def refuse_unreadable(fmt: str, path: Path | str, role: str) -> None:
 
 def format_of(location: str, given: str | None) -> str:
     """A table's or URI's format: the given one, else its name's extension (as a local
-    file's: inputs/readers.format_of_name), else Parquet (a folder of Parquet files, a
+    file's: inputs/scanning.format_of_name), else Parquet (a folder of Parquet files, a
     table)."""
     if given is not None:
         return given

@@ -67,8 +67,9 @@ from receval_cli.inputs.checks import (
     totals,
 )
 from receval_cli.inputs.diagnosis import READ_ERRORS
+from receval_cli.inputs.id_alignment import align_ids
 from receval_cli.inputs.optional import Sources, check_sources
-from receval_cli.inputs.readers import Input, align_ids
+from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import (
     StateInputs,

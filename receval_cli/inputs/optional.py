@@ -30,20 +30,17 @@ from receval_cli.inputs.checks import (
     find_duplicates,
     raise_for,
 )
+from receval_cli.inputs.column_checks import check_id, id_expr, require_column
 from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
 from receval_cli.inputs.readers import (
     Input,
-    check_id,
-    detect_format,
     failing_input,
-    id_expr,
     list_items,
     read_predictions,
-    require_column,
-    scan,
     user_column,
     with_row,
 )
+from receval_cli.inputs.scanning import detect_format, scan
 
 FEATURES = ("category", "tags", "embedding")
 

@@ -23,7 +23,8 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import SegmentsConfig
 from receval_cli.errors import InputError
 from receval_cli.inputs.diagnosis import READ_ERRORS, check_header_encoding, read_failure
-from receval_cli.inputs.readers import Input, detect_format, read_ground_truth, scan
+from receval_cli.inputs.readers import Input, read_ground_truth
+from receval_cli.inputs.scanning import detect_format, scan
 from receval_cli.wording import setting
 
 

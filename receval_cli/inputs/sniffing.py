@@ -19,7 +19,7 @@ import polars as pl
 from receval_cli.config.model import FileFormat
 from receval_cli.errors import InputError
 from receval_cli.inputs.diagnosis import check_header_encoding
-from receval_cli.inputs.readers import detect_format, not_a_file, scan
+from receval_cli.inputs.scanning import detect_format, not_a_file, scan
 from receval_cli.wording import setting
 
 SAMPLE_ROWS = 1000
