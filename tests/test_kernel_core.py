@@ -41,7 +41,7 @@ from receval_cli.config.presets import PRESETS
 from receval_cli.engines.run_plan import streams_in_batches
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.evaluation import kernel_core, unknown_items
-from receval_cli.evaluation.assembly import bucket_partial
+from receval_cli.evaluation.assembly import BucketTask, bucket_partial
 from receval_cli.evaluation.partial import Partial
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.inputs.id_alignment import align_ids
@@ -79,9 +79,8 @@ def partial(
     align_ids(predictions, truth)
     parsed = tuple(resolve(MetricSpec.parse(s)) for s in specs)
     _, reference = unknown_items.reference_of(truth, Sources())
-    return bucket_partial(
-        predictions, truth, parsed, conventions, engine=engine, keep="all", reference=reference
-    )
+    task = BucketTask(engine=engine, keep="all", reference=reference)
+    return bucket_partial(predictions, truth, parsed, conventions, task=task)
 
 
 def both(

@@ -23,7 +23,7 @@ from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import UnknownItemsConfig
 from receval_cli.engines.run_plan import ModelInputs, RunPlan, plan_run
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import FinishContext, bucket_partial, raise_checks
+from receval_cli.evaluation.assembly import BucketTask, FinishContext, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
 from receval_cli.evaluation.global_metrics import (
     outside_universe,
@@ -137,12 +137,7 @@ def _check_model(
     extra = [truth.frame.select("item").unique(), truth.frame.group_by("rel").len().sort("rel")]
     for source in profiled:
         extra += _profile(source)
-    partial = bucket_partial(
-        predictions,
-        truth,
-        (),
-        conventions,
-        sources,
+    task = BucketTask(
         engine,
         check_unknown=True,
         count_rows="raw",
@@ -151,6 +146,7 @@ def _check_model(
         extra=tuple(extra),
         reference=reference[1],
     )
+    partial = bucket_partial(predictions, truth, (), conventions, sources, task)
     run = FinishContext(predictions, truth, loaded.specs, conventions, sources, reference)
     tables = partial.item_tables()
     checks = item_facts(tables, loaded.specs, conventions, sources, universe, None, False)

@@ -21,7 +21,13 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import FinishContext, PerUserSpool, bucket_partial, finish
+from receval_cli.evaluation.assembly import (
+    BucketTask,
+    FinishContext,
+    PerUserSpool,
+    bucket_partial,
+    finish,
+)
 from receval_cli.evaluation.partial import merge
 from receval_cli.evaluation.plan import catalog_size_metrics, metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
@@ -141,18 +147,14 @@ def evaluate_partitioned(
         mine_p = dataclasses.replace(predictions, frame=predictions.frame.filter(mine))
         mine_t = dataclasses.replace(truth, frame=truth.frame.filter(mine))
         with console.stage(f"partition {bucket + 1}/{partitions}: read, rank, join, metrics"):
-            partial = bucket_partial(
-                mine_p,
-                mine_t,
-                loaded.specs,
-                conventions,
-                sources,
+            task = BucketTask(
                 engine,
                 check,
                 count_rows="raw" if bucket == 0 else "none",  # the raw scans: whole files
                 keep="rows" if spool is not None else "none",
                 segments=None if keys is None else keys[0],
             )
+            partial = bucket_partial(mine_p, mine_t, loaded.specs, conventions, sources, task)
         if spool is not None and partial.per_user is not None:
             spool.add(partial.per_user)
             partial.per_user = None

@@ -63,7 +63,13 @@ from receval_cli.engines.spark_sources import (
 )
 from receval_cli.engines.spark_watch import restore_sigint, watching
 from receval_cli.errors import UsageError
-from receval_cli.evaluation.assembly import FinishContext, PerUserSpool, bucket_partial, finish
+from receval_cli.evaluation.assembly import (
+    BucketTask,
+    FinishContext,
+    PerUserSpool,
+    bucket_partial,
+    finish,
+)
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.partial import Partial, compact, empty_partial, merge
 from receval_cli.evaluation.plan import metric_exprs
@@ -304,10 +310,8 @@ def evaluate_bucket(
         )
         keys = SegmentKeys(values, by)
     check = bool(shipped.get("unknown_items", True))
-    keep = "rows" if keep_rows else "none"
-    return bucket_partial(
-        p, t, specs, conventions, sources, "in-memory", check, "bucket", keep, segments=keys
-    )
+    task = BucketTask("in-memory", check, "bucket", "rows" if keep_rows else "none", segments=keys)
+    return bucket_partial(p, t, specs, conventions, sources, task)
 
 
 def _bucket_of(buckets: int) -> Column:

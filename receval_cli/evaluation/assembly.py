@@ -20,7 +20,7 @@ import dataclasses
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -80,24 +80,13 @@ from receval_cli.metrics.registry import (
 from receval_cli.results.report import Report
 from receval_cli.wording import setting
 
+CountRows = Literal["raw", "bucket", "none"]
+Keep = Literal["none", "rows", "all"]
 
-def bucket_partial(
-    predictions: Input,
-    truth: Input,
-    specs: tuple[MetricSpec, ...],
-    conventions: Conventions,
-    sources: Sources | None = None,
-    engine: Any = "auto",
-    check_unknown: bool = True,
-    count_rows: str = "raw",
-    keep: str = "none",
-    list_specs: tuple[MetricSpec, ...] = (),
-    extra: tuple[pl.LazyFrame, ...] = (),
-    reference: pl.LazyFrame | None = None,
-    segments: SegmentKeys | None = None,
-) -> Partial:
-    """One bucket's Partial: the per-user, global and rating metrics of its users (`specs`
-    may hold click metrics too: they are left to the caller), its checks and its counts.
+
+@dataclass(frozen=True)
+class BucketTask:
+    """What a bucket_partial call computes beside the metrics, and how.
 
     `count_rows`: "raw" counts the files' rows (the raw scans: the whole files, so only
     one bucket of a run does it), "bucket" the bucket's mapped rows, "none" nothing.
@@ -110,11 +99,34 @@ def bucket_partial(
     (`Partial.segments`, evaluation/segment_split.py) and its kept per-user rows carry
     their values.
     """
+
+    engine: Any = "auto"
+    check_unknown: bool = True
+    count_rows: CountRows = "raw"
+    keep: Keep = "none"
+    list_specs: tuple[MetricSpec, ...] = ()
+    extra: tuple[pl.LazyFrame, ...] = ()
+    reference: pl.LazyFrame | None = None
+    segments: SegmentKeys | None = None
+
+
+def bucket_partial(
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    sources: Sources | None = None,
+    task: BucketTask = BucketTask(),
+) -> Partial:
+    """One bucket's Partial: the per-user, global and rating metrics of its users (`specs`
+    may hold click metrics too: they are left to the caller), its checks and its counts,
+    and what `task` asks beside them."""
+    engine, segments = task.engine, task.segments
     sources = sources or Sources()
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
-    deepening = (*global_specs, *list_specs)
+    deepening = (*global_specs, *task.list_specs)
     plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening, engine)
     users = plan.frame if plan.users is None else plan.users
     states = state_queries(
@@ -124,12 +136,12 @@ def bucket_partial(
     # beyond-accuracy metric or a catalog
     items = bool(global_specs or plan.recs_sides) or sources.catalog is not None
     featured = bool(plan.recs_sides & {"category", "tags", "embedding"})
-    listed = check_unknown or items or (featured and sources.catalog is not None)
+    listed = task.check_unknown or items or (featured and sources.catalog is not None)
     # every query of the bucket, by what it is for; collected together in one pass
     groups: dict[str, list[pl.LazyFrame]] = {"rows": [], "recommended": [], "exposure": []}
-    if count_rows == "raw":
+    if task.count_rows == "raw":
         groups["rows"] = [raw_rows(predictions), raw_rows(truth)]
-    elif count_rows == "bucket":
+    elif task.count_rows == "bucket":
         groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in (predictions, truth)]
     if listed:
         groups["recommended"] = [plan.recommended_items()]
@@ -145,11 +157,11 @@ def bucket_partial(
         joined = pair_join(predictions, truth, pair_specs, conventions)
         groups["pairs"] = pair_queries(joined, pair_specs, conventions)
     groups["unknown"] = []
-    if reference is not None:
+    if task.reference is not None:
         recommended = plan.recommended_items()
-        groups["unknown"] = [unknown_items.unknown_query(recommended, reference)]
+        groups["unknown"] = [unknown_items.unknown_query(recommended, task.reference)]
     groups["digest"] = [truth_digest(truth)]
-    groups["extra"] = list(extra)
+    groups["extra"] = list(task.extra)
     # what the segments' global and rating metrics are computed from, split by segment
     segment_tables: dict[str, pl.LazyFrame] = {}
     if segments is not None and global_specs:
@@ -181,7 +193,7 @@ def bucket_partial(
         role: {k: int(v) for k, v in table.row(0, named=True).items()}
         for role, table in zip(ROLES, found["rows"], strict=False)
     }
-    partial = table_partial(per_user, user_specs, conventions, keep)
+    partial = table_partial(per_user, user_specs, conventions, task.keep)
     partial.rows = rows
     partial.checks = {
         "predictions": _counts(apart.get(PREDICTION_CHECKS, per_user), PREDICTION_CHECKS),
@@ -200,7 +212,7 @@ def bucket_partial(
     if segments is not None:
         split = dict(zip(segment_tables, found["segments"], strict=True))
         partial.segments = segment_partials(
-            per_user, segments, split, predictions, truth, specs, conventions, keep == "all"
+            per_user, segments, split, predictions, truth, specs, conventions, task.keep == "all"
         )
         if partial.per_user is not None:
             partial.per_user = with_values(partial.per_user, segments)
@@ -564,12 +576,7 @@ def evaluate_aligned(
     """evaluate_inputs on inputs whose ids are aligned and whose optional inputs are
     checked already (the run planner's, engines/run_plan.py): not scanned for that again."""
     reference = unknown_items.reference_of(truth, sources) if check_unknown else None
-    partial = bucket_partial(
-        predictions,
-        truth,
-        specs,
-        conventions,
-        sources,
+    task = BucketTask(
         engine,
         check_unknown,
         "raw",
@@ -577,6 +584,7 @@ def evaluate_aligned(
         reference=None if reference is None else reference[1],
         segments=None if segments is None else segments[0],
     )
+    partial = bucket_partial(predictions, truth, specs, conventions, sources, task)
     run = FinishContext(predictions, truth, specs, conventions, sources, reference)
     if segments is not None:
         run.segment_keys, run.segments = segments
