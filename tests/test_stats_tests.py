@@ -1,4 +1,4 @@
-"""receval_cli.analysis.statistics against scipy (a dev-only dependency), hand-computed values,
+"""receval_cli.analysis.significance against scipy (a dev-only dependency), hand-computed values,
 explicit loop implementations, and coverage by simulation. Every random input is seeded.
 """
 
@@ -12,7 +12,7 @@ import pytest
 from lazy_modules import lazy
 from numpy.typing import NDArray
 
-from receval_cli.analysis.statistics import (
+from receval_cli.analysis.significance import (
     Floats,
     _norm_ppf,
     bonferroni,

@@ -2,7 +2,7 @@
 
 A per-user metric is a mean (or, for the num_* counts, a sum) over its users, so its
 uncertainty comes from which users happened to be sampled: the bootstrap resamples users
-with replacement (all metrics with the same resample, vectorised: analysis/statistics.py), the
+with replacement (all metrics with the same resample, vectorised: analysis/significance.py), the
 normal method uses mean +- z sd / sqrt(n).
 
 A comparison of a model with the baseline pairs their per-user values over the users both
@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from receval_cli.analysis import statistics as stats_tests
+from receval_cli.analysis import significance as stats_tests
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.metrics import MetricDef, MetricSpec, lookup
 from receval_cli.metrics.registry import is_geometric

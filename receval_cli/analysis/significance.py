@@ -1,4 +1,4 @@
-"""Statistics for comparing recommender models user by user: numpy only, no scipy.
+"""Significance for comparing recommender models user by user: numpy only, no scipy.
 Over 400 lines: one job, numpy-only statistics (bootstraps, intervals, paired tests,
 corrections); the normal, t and beta functions written out in place of scipy's take most
 of it.
