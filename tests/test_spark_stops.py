@@ -210,13 +210,17 @@ def test_a_lost_worker_stops_the_run(master: Master, tmp_path: Path) -> None:
         )
     try:
         _wait_for(log, "Successfully registered with master", worker, 120)
-        # tasks long enough to be seen running (the progress line comes every few seconds;
-        # 20,000 users' tasks could all start and end between two of them)
-        config = _case(tmp_path / "run", stall_timeout=5, users=150_000)
+        # the buckets' stage under way (several tasks, not all done): its tasks take
+        # seconds on 150,000 users (on 20,000 they could all start and end between two
+        # progress lines, which come every few seconds and seldom catch a task running);
+        # a stall timeout longer than a busy machine's slowest step before the tasks run
+        # (5 s was once reached there, before any task started)
+        config = _case(tmp_path / "run", stall_timeout=20, users=150_000)
         process = _start(config, master)
-        _read_until(process, re.compile(r"INFO Spark: stage .*, [1-9]\d* running"))
+        under_way = r"INFO Spark: stage \d+: \d+ of ([2-9]|\d{2,}) tasks done"
+        _read_until(process, re.compile(under_way))
         os.killpg(worker.pid, signal.SIGKILL)  # the worker and the executor it started
-        code, lines, _ = _finish(process, 5 + 60)
+        code, lines, _ = _finish(process, 20 + 60)
     finally:
         _stop(worker)
     assert code == 2, lines
