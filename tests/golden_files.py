@@ -40,3 +40,22 @@ def load(library: str, dataset: str) -> tuple[dict[str, Any], pl.DataFrame, pl.D
     """The library's golden JSON for `dataset`, and that dataset's predictions and truth."""
     golden = json.loads((GOLDEN / library / f"{dataset}.json").read_text())
     return (golden, *frames(dataset))
+
+
+def golden(library: str, name: str) -> dict[str, Any]:
+    """A peer library's golden file: golden/<library>/<name>.json."""
+    data: dict[str, Any] = json.loads((GOLDEN / library / f"{name}.json").read_text())
+    return data
+
+
+def per_user_by_text(report: Any, metric: str) -> dict[str, float]:
+    """receval's per-user values by user id as text (the golden files' keys)."""
+    assert report.per_user is not None
+    return {str(u): v for u, v in report.per_user.select("user", metric).iter_rows()}
+
+
+def users_averaged(report: Any, metric: str) -> int:
+    """How many users receval's mean of `metric` is over."""
+    users = report.users
+    count: int = users.get("evaluated_per_metric", {}).get(metric, users["evaluated"])
+    return count

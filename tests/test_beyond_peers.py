@@ -14,12 +14,12 @@ instead. No peer library is run here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import golden_files
 import polars as pl
 import pytest
 
@@ -60,10 +60,7 @@ METRICS = (
 LOG_UNIVERSE_METRICS = tuple(f"catalog_coverage@{k}" for k in CUTOFFS)
 
 
-@cache
-def golden(library: str, name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((GOLDEN / library / f"{name}.json").read_text())
-    return data
+golden = cache(golden_files.golden)
 
 
 @cache
@@ -117,9 +114,7 @@ def per_user(report: Report, metric: str) -> dict[str, float]:
     return dict(rows)
 
 
-def users_averaged(report: Report, metric: str) -> int:
-    count: int = report.users.get("evaluated_per_metric", {}).get(metric, report.users["evaluated"])
-    return count
+users_averaged = golden_files.users_averaged
 
 
 def top_k(dataset: str, k: int) -> pl.DataFrame:

@@ -11,9 +11,7 @@ integer ids (pl.Int64). Jurity is never run here.
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import golden_files
@@ -22,7 +20,6 @@ import pytest
 import receval_cli
 from receval_cli.results.report import Report
 
-GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
 DATASETS = golden_files.DATASETS
 METRICS = ("auc",)  # compared with Jurity (tests/test_registry_coverage.py reads them)
@@ -30,8 +27,7 @@ METRICS = ("auc",)  # compared with Jurity (tests/test_registry_coverage.py read
 
 @cache
 def golden(dataset: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((GOLDEN / "jurity" / f"auc_{dataset}.json").read_text())
-    return data
+    return golden_files.golden("jurity", f"auc_{dataset}")
 
 
 @cache

@@ -16,9 +16,7 @@ same by both: those users' values are compared.
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import golden_files
@@ -28,7 +26,6 @@ import pytest
 import receval_cli
 from receval_cli.results.report import Report
 
-GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
 CUTOFFS = (1, 3, 5, 10, 30)
 TIEFREE = ("tiefree", "tiefree_int")
@@ -40,8 +37,7 @@ PAIRS = {f"{j}@{k}": f"{r}@{k}" for j, r in METRICS.items() for k in CUTOFFS}
 
 @cache
 def golden(dataset: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((GOLDEN / "jurity" / f"{dataset}.json").read_text())
-    return data
+    return golden_files.golden("jurity", dataset)
 
 
 @cache
@@ -61,16 +57,8 @@ def receval(dataset: str) -> Report:
     )
 
 
-def per_user(report: Report, metric: str) -> dict[str, float]:
-    """receval's values by user id as text (the golden files' keys)."""
-    assert report.per_user is not None
-    return {str(u): v for u, v in report.per_user.select("user", metric).iter_rows()}
-
-
-def users_averaged(report: Report, metric: str) -> int:
-    """How many users receval's mean of `metric` is over."""
-    count: int = report.users.get("evaluated_per_metric", {}).get(metric, report.users["evaluated"])
-    return count
+per_user = golden_files.per_user_by_text
+users_averaged = golden_files.users_averaged
 
 
 def test_golden_files_are_jurity_2_1_0_on_pandas_2() -> None:

@@ -20,11 +20,9 @@ users whose R-precision is 0 (see test_r_precision_mean_differs).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import golden_files
@@ -35,7 +33,6 @@ import receval_cli
 from receval_cli.metrics import MetricSpec
 from receval_cli.results.report import Report
 
-GOLDEN = Path(__file__).parent / "golden"
 TOL = 1e-9
 DATASETS = golden_files.DATASETS
 CUTOFFS = (1, 3, 5, 10, 30)
@@ -62,8 +59,7 @@ def receval_metric(call: str) -> str | None:
 
 @cache
 def golden(dataset: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((GOLDEN / "recommenders" / f"{dataset}.json").read_text())
-    return data
+    return golden_files.golden("recommenders", dataset)
 
 
 def pairs(dataset: str) -> dict[str, str]:
@@ -84,16 +80,8 @@ def receval(dataset: str) -> Report:
     )
 
 
-def per_user(report: Report, metric: str) -> dict[str, float]:
-    """receval's values by user id as text (the golden files' keys)."""
-    assert report.per_user is not None
-    return {str(u): v for u, v in report.per_user.select("user", metric).iter_rows()}
-
-
-def users_averaged(report: Report, metric: str) -> int:
-    """How many users receval's mean of `metric` is over."""
-    count: int = report.users.get("evaluated_per_metric", {}).get(metric, report.users["evaluated"])
-    return count
+per_user = golden_files.per_user_by_text
+users_averaged = golden_files.users_averaged
 
 
 CASES = [(d, call) for d in DATASETS for call in pairs(d)]
