@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -41,24 +42,23 @@ class StateInputs:
     # (*by, item, rank, length): the lists' items one per row, where the core has them at
     # hand (the compiled core's ranked rows); else `placed` explodes the lists
     ranked: pl.LazyFrame | None = None
-    _placed: list[pl.LazyFrame] = field(default_factory=list, compare=False, repr=False)
 
     def placed(self) -> pl.LazyFrame:
         """(*by, item, rank, length): each list's items, one per row: its rank in the list
         (1, 2, ...) and the list's length, both within the lists' cap; empty lists hold
         none. `ranked`, or the lists exploded once for every state that reads them."""
-        if self.ranked is not None:
-            return self.ranked
-        if not self._placed:
-            items = pl.col("items")
-            rows = self.lists.select(
-                *self.by,
-                items.alias("item"),
-                pl.int_ranges(1, items.list.len() + 1, dtype=pl.UInt32).alias("rank"),
-                items.list.len().alias("length"),
-            )
-            self._placed.append(rows.explode("item", "rank").drop_nulls("item").cache())
-        return self._placed[0]
+        return self._exploded if self.ranked is None else self.ranked
+
+    @cached_property
+    def _exploded(self) -> pl.LazyFrame:
+        items = pl.col("items")
+        rows = self.lists.select(
+            *self.by,
+            items.alias("item"),
+            pl.int_ranges(1, items.list.len() + 1, dtype=pl.UInt32).alias("rank"),
+            items.list.len().alias("length"),
+        )
+        return rows.explode("item", "rank").drop_nulls("item").cache()
 
 
 @dataclass(frozen=True)
