@@ -105,6 +105,14 @@ def arrived() -> Interrupted | None:
     return Interrupted(_stopping[0]) if _stopping else None
 
 
+def is_error(error: BaseException) -> bool:
+    """An error, as against a way to end the run (SystemExit, a stop): an Exception, or
+    polars' panic (pyo3's PanicException derives from BaseException alone, so `except
+    Exception` lets it pass: a Ctrl-C inside a polars call while the report was written
+    once left the program that way, exit 1 and a traceback)."""
+    return isinstance(error, Exception) or _is_panic(error)
+
+
 def stop_behind(error: BaseException) -> Interrupted | None:
     """The stop an error stands for: Ctrl-C's KeyboardInterrupt raised in a callback
     polars made from Rust comes back as polars' panic (PanicException, its text naming
@@ -116,11 +124,15 @@ def stop_behind(error: BaseException) -> Interrupted | None:
         if isinstance(seen, Interrupted):
             return interrupted(seen.signum)
         if isinstance(seen, KeyboardInterrupt) or (
-            type(seen).__name__ == "PanicException" and "KeyboardInterrupt" in str(seen)
+            _is_panic(seen) and "KeyboardInterrupt" in str(seen)
         ):
             return interrupted(signal.SIGINT)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _is_panic(error: BaseException) -> bool:
+    return type(error).__name__ == "PanicException"
 
 
 def interrupted(signum: int) -> Interrupted:

@@ -114,6 +114,10 @@ def fork() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.STOPPING)
     held, stage = _relay(native_read, stage_read)
     _, status = os.waitpid(child, 0)
+    # the child is done: nothing left to pass a stop on to. Python's teardown puts the
+    # default action back on handled signals, so a late Ctrl-C would kill this process
+    # (-SIGINT, no line) after a complete run
+    signals.ignore_from_now()
     sys.exit(_conclude(status, held, stage, _oom_kills() > kills_before))
 
 

@@ -66,7 +66,9 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
             if error.errno != errno.ENOSPC:
                 raise console.fail(unexpected(error), EXIT_INTERNAL) from None
             raise console.fail(stdout_failed(error), EXIT_BAD_INPUT) from None
-        except Exception as error:  # a bug: one line and exit 3, never a traceback or 1
+        except BaseException as error:  # a bug: one line and exit 3, never a traceback or 1
+            if not signals.is_error(error):  # SystemExit, a stop: theirs to end the run
+                raise
             stop = signals.stop_behind(error)  # or a stop that came back wrapped
             if stop is not None:
                 raise stop from None

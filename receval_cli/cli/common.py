@@ -170,7 +170,7 @@ class Command(OptionOrder, UnsetWithoutPydantic, PlainHelp, TyperCommand):
     """A command whose help shows plain metavars and that keeps its options' order."""
 
 
-def unexpected(error: Exception) -> str:
+def unexpected(error: BaseException) -> str:
     """An exception receval did not expect, as one line for the user and the bug report."""
     text = " ".join(str(error).split())
     if len(text) > 300:

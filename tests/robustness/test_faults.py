@@ -195,6 +195,86 @@ def test_a_stop_that_a_query_turns_into_an_error_is_a_stop(tmp_path: Path) -> No
     assert not out.exists()
 
 
+# a Ctrl-C inside a polars call while the report is written: polars hands the
+# KeyboardInterrupt back as its panic, a BaseException that `except Exception` lets pass
+# (CI once saw exit 1 and a traceback through report/render.py)
+REPORT_PANIC_DRIVER = """
+import os, signal, sys, time
+import polars as pl
+import receval_cli.report.render as rendering
+from receval_cli.cli.app import main
+
+real = rendering.render
+WHAT = sys.argv.pop(1)
+
+def render(*args, **kwargs):
+    if WHAT == "stop":
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # Python's handler raises KeyboardInterrupt here
+        except KeyboardInterrupt as error:
+            raise pl.exceptions.PanicException(f"python callback raised {error!r}") from None
+    raise pl.exceptions.PanicException("index out of bounds")
+
+rendering.render = render
+sys.argv = ["receval", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_stop_polars_wraps_while_the_report_is_written_is_a_stop(tmp_path: Path) -> None:
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    process = receval("stop", "run", config, "--output", out, driver=REPORT_PANIC_DRIVER)
+    code, stderr = finish(process)
+    assert_interrupted(code, stderr, signal.SIGINT, NOTHING_WRITTEN)
+    assert not out.exists()
+
+
+def test_a_panic_while_the_report_is_written_is_an_internal_error(tmp_path: Path) -> None:
+    """The same panic without a stop behind it: a bug, exit 3 and one line."""
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    process = receval("bug", "run", config, "--output", out, driver=REPORT_PANIC_DRIVER)
+    code, stderr = finish(process)
+    assert code == 3, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.startswith("error: internal error: PanicException: index out of bounds."), stderr
+    assert not out.exists()
+
+
+# a Ctrl-C that reaches the watching process (supervisor.py) once the child is done
+LATE_STOP_DRIVER = """
+import signal, sys
+from receval_cli import supervisor
+
+real = supervisor._conclude
+
+def conclude(*args):
+    code = real(*args)
+    signal.raise_signal(signal.SIGINT)
+    sys.stderr.write(f"SIGINT here: {signal.getsignal(signal.SIGINT)!r}\\n")
+    return code
+
+supervisor._conclude = conclude
+sys.argv = ["receval", *sys.argv[1:]]
+from receval_cli.launch import main
+main()
+"""
+
+
+def test_a_stop_after_the_run_is_done_changes_nothing(tmp_path: Path) -> None:
+    """Once the child has exited, the watcher ignores stops: Python's teardown puts the
+    default action back on a handled signal, and a SIGINT then killed the watcher (no
+    line, -SIGINT) after a complete run, seen on a loaded machine at 400 ms."""
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    code, stderr = finish(receval("run", config, "-q", "--output", out, driver=LATE_STOP_DRIVER))
+    assert code == 0, stderr
+    assert stderr == "SIGINT here: <Handlers.SIG_IGN: 1>\n"
+    assert json.loads(out.read_text(encoding="utf-8"))["models"]
+
+
 # SIGTERM while polars calls back into Python from Rust (it builds its default cast options
 # while it scans a Parquet file): the handler runs inside the query
 CALLBACK_DRIVER = """
