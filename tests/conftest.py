@@ -73,17 +73,34 @@ def _the_checkout_stays_clean() -> Iterator[None]:
     )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# --- the quick tests stay quick -------------------------------------------------------
+# `uv run pytest` (no -m) skips the tests marked slow or spark, to stay within about 3
+# minutes on 2 cores; .ci/run runs them with `-m`. They are skipped, not deselected, so
+# that every test is collected (`pytest --collect-only` lists them all). A test that takes
+# longer than QUICK_SECONDS without the mark is named at the end of the run, so that it
+# gets the mark (no test fails for its time).
+LEFT_OUT_OF_THE_QUICK_RUN = ("slow", "spark")
+QUICK_SECONDS = 4.0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "spark_installed" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    if _marks_chosen(config):
+        return
+    for item in items:
+        left_out = [m for m in LEFT_OUT_OF_THE_QUICK_RUN if item.get_closest_marker(m)]
+        if left_out:
+            reason = f"marked {left_out[0]}: run with -m {left_out[0]} (as .ci/run does)"
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
-# --- the quick tests stay quick -------------------------------------------------------
-# `uv run pytest` leaves out the tests marked slow (pyproject.toml's addopts) to stay
-# within about 3 minutes on 2 cores; a test that takes longer than this without the mark
-# is named at the end of the run, so that it gets the mark (no test fails for its time).
-QUICK_SECONDS = 4.0
+def _marks_chosen(config: pytest.Config) -> bool:
+    """A -m was given (on the command line or in PYTEST_ADDOPTS), even -m "" (every test,
+    whatever its marks: tests/process_isolation.py runs a node that way)."""
+    words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    return bool(config.option.markexpr) or any(str(word).startswith("-m") for word in words)
 
 
 def pytest_xdist_auto_num_workers(config: Any) -> int:

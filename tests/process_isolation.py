@@ -209,7 +209,7 @@ def _fork_run(item: pytest.Function, arguments: dict[str, Any]) -> None:
 
 
 def _pytest_run(item: pytest.Function) -> None:
-    # -m "": the node runs whatever its marks (addopts leave slow and spark tests out);
+    # -m "": the node runs whatever its marks (without -m, slow and spark tests are skipped);
     # -n 0: in this one process (addopts spread tests over workers)
     command = [sys.executable, "-m", "pytest", item.nodeid, "-q", "-p", "no:cacheprovider"]
     command += ["-m", "", "-n", "0"]
