@@ -12,13 +12,16 @@ from __future__ import annotations
 import datetime
 import json
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import polars as pl
 import pytest
 from cli_helpers import assert_user_error, invoke, write, write_config
 
 import receval_cli
+from receval_cli.evaluation import fingerprints
+from receval_cli.inputs.readers import Input
 
 TRUTH = pl.DataFrame(
     {
@@ -132,6 +135,50 @@ def test_a_repeated_row_changes_the_hash(tmp_path: Path) -> None:
         config.write_text(text, encoding="utf-8")
     hashes = {truth_block(run_json(c))["content_hash"] for c in (a, b)}
     assert len(hashes) == 2
+
+
+def digest(user: pl.Series, item: pl.Series) -> str | None:
+    """The content hash of truth rows with these ids (grade 1.0 each)."""
+    frame = pl.DataFrame({"user": user, "item": item, "rel": [1.0] * len(user)})
+    found = fingerprints.truth_digest(cast(Input, SimpleNamespace(frame=frame.lazy())))
+    return fingerprints.digest_text(found.collect().row(0, named=True))
+
+
+BIG = 2**63 + 5  # beyond int64: UInt64 ids
+
+
+@pytest.mark.parametrize(
+    ("numbers", "texts"),
+    [
+        (pl.Series([9, 10, 100, -5, 0]), pl.Series(["9", "10", "100", "-5", "0"])),
+        (pl.Series([-(2**63), 2**63 - 1]), pl.Series([str(-(2**63)), str(2**63 - 1)])),
+        (pl.Series([BIG, 7], dtype=pl.UInt64), pl.Series([str(BIG), "7"])),
+        (pl.Series([9, 10], dtype=pl.Int32), pl.Series(["9", "10"])),
+        (pl.Series([9, BIG], dtype=pl.Int128), pl.Series(["9", str(BIG)])),
+    ],
+)
+def test_an_integer_id_and_its_text_hash_alike(numbers: pl.Series, texts: pl.Series) -> None:
+    as_int64 = numbers.cast(pl.Int64, strict=False)
+    items = pl.Series(["u1"] * len(numbers))
+    reference = digest(numbers, items)
+    assert digest(texts, items) == reference
+    assert digest(items, numbers) == digest(items, texts)  # the item column alike
+    if as_int64.null_count() == 0:  # every id fits int64: its Int64 column hashes alike
+        assert digest(as_int64, items) == reference
+
+
+@pytest.mark.parametrize("text", ["09", "+9", "9.0", " 9", "-0"])
+def test_an_id_that_only_reads_as_a_number_is_text(text: str) -> None:
+    """Not an int64's plain decimal text: hashed as text, so it differs from 9 (or 0)."""
+    number = 0 if text == "-0" else 9
+    items = pl.Series(["a"])
+    assert digest(pl.Series([text]), items) != digest(pl.Series([number]), items)
+
+
+def test_the_hash_tells_ids_apart_by_column() -> None:
+    """(user 1, item 2) is not (user 2, item 1); text "u1" is not the number 1."""
+    assert digest(pl.Series([1]), pl.Series([2])) != digest(pl.Series([2]), pl.Series([1]))
+    assert digest(pl.Series(["u1"]), pl.Series([2])) != digest(pl.Series([1]), pl.Series([2]))
 
 
 def test_api_frames_are_fingerprinted_without_file_facts() -> None:

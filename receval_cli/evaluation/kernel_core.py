@@ -506,39 +506,45 @@ def _discount_table(kind: int, length: int) -> Any:
 
 
 def _per_user(out: dict[str, Any], wanted: Requests) -> pl.DataFrame:
-    """The polars core's per-user columns (their types and nulls) from the kernel's."""
-    flags = pl.Series(out["flags"])
-    in_predictions = (flags & 1) > 0
-    in_truth = (flags & 2) > 0
-    with_hits = (flags & 4) > 0
+    """The polars core's per-user columns (their types and nulls) from the kernel's: the
+    raw arrays as one frame, then one query that types them and nulls what no user has."""
+    raw: dict[str, Any] = {
+        "user": out["user"],
+        "flags": out["flags"],
+        "n_relevant": out["n_relevant"],
+        "truth_items": out["truth_items"],
+        "list_rows": out["list_rows"],
+    }
+    for position in range(len(wanted.stats)):
+        raw[f"stat {position}"] = out["stats"][position]
+        raw[f"valid {position}"] = out["valid"][position]
+    flags = pl.col("flags")
+    in_predictions, in_truth, with_hits = (flags & 1) > 0, (flags & 2) > 0, (flags & 4) > 0
 
-    def where(mask: pl.Series, values: Any, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
-        series = pl.Series(values).cast(dtype)
-        return pl.select(pl.when(mask).then(series)).to_series()
+    def where(mask: pl.Expr, column: str, dtype: Any, name: str) -> pl.Expr:
+        return pl.when(mask).then(pl.col(column).cast(dtype)).alias(name)
 
-    def zeros(mask: pl.Series) -> pl.Series:
-        return where(mask, pl.zeros(len(mask), pl.UInt32, eager=True), pl.UInt32)
+    def zeros(mask: pl.Expr, name: str) -> pl.Expr:
+        return pl.when(mask).then(pl.lit(0, pl.UInt32)).alias(name)
 
-    columns: dict[str, pl.Series] = {"user": pl.Series(out["user"])}
-    columns["n_relevant"] = where(in_truth, out["n_relevant"], pl.UInt32)
+    columns = [pl.col("user"), where(in_truth, "n_relevant", pl.UInt32, "n_relevant")]
     # each truth user's running ideal DCGs: its truth rows' slice (the rows are grouped
     # by user in the users' order), null for the users with no truth
-    lengths = pl.Series(out["truth_items"])
+    lengths = pl.col("truth_items")
     starts = lengths.cum_sum() - lengths
     for position, (name, _, _) in enumerate(wanted.ideal):
-        values = pl.Series(out["ideal"][position])
-        whole = pl.lit(values).implode().list.slice(pl.lit(starts), pl.lit(lengths))
-        columns[name] = pl.select(pl.when(pl.lit(in_truth)).then(whole).alias(name)).to_series()
-    columns["truth_items"] = where(in_truth, out["truth_items"], pl.UInt32)
-    for expr in check_exprs("truth:", "rel"):
-        columns[expr.meta.output_name()] = zeros(in_truth)
-    columns["truth_distinct"] = where(in_truth, out["truth_items"], pl.UInt32)
-    columns["list_rows"] = where(in_predictions, out["list_rows"], pl.UInt32)
-    for expr in check_exprs("predictions:", "score"):
-        columns[expr.meta.output_name()] = zeros(in_predictions)
-    columns["list_distinct"] = where(in_predictions, out["list_rows"], pl.UInt32)
+        whole = pl.lit(pl.Series(out["ideal"][position])).implode().list.slice(starts, lengths)
+        columns.append(pl.when(in_truth).then(whole).alias(name))
+    columns.append(where(in_truth, "truth_items", pl.UInt32, "truth_items"))
+    columns += [zeros(in_truth, e.meta.output_name()) for e in check_exprs("truth:", "rel")]
+    columns.append(where(in_truth, "truth_items", pl.UInt32, "truth_distinct"))
+    columns.append(where(in_predictions, "list_rows", pl.UInt32, "list_rows"))
+    columns += [
+        zeros(in_predictions, e.meta.output_name()) for e in check_exprs("predictions:", "score")
+    ]
+    columns.append(where(in_predictions, "list_rows", pl.UInt32, "list_distinct"))
     for position, request in enumerate(wanted.stats):
-        valid = with_hits & (pl.Series(out["valid"][position]) > 0)
+        valid = with_hits & (pl.col(f"valid {position}") > 0)
         dtype = pl.UInt32 if request.kind in (HITS, HITS_R) else pl.Float64
-        columns[request.name] = where(valid, out["stats"][position], dtype)
-    return pl.DataFrame(columns)
+        columns.append(where(valid, f"stat {position}", dtype, request.name))
+    return pl.DataFrame(raw).select(columns)
