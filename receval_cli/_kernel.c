@@ -3,8 +3,8 @@
  * (receval_cli/metrics/stats.py; the Python side is receval_cli/evaluation/kernel_core.py).
  *
  * Both inputs come grouped by user, ascending (int64 ids). For each user of either input,
- * in user order: its list is ranked by (score descending, tie-break) with a stable merge
- * sort; its ground truth is ordered by item (for binary-search look-ups); the ranked list
+ * in user order: its list is ranked by (score descending, tie-break), a total order (see
+ * DEFINE_SORT); its ground truth is ordered by item (for binary-search look-ups); the ranked list
  * is walked once down to the deepest cutoff, adding each statistic's terms in rank order
  * (the polars core's running sums), and each statistic is read at its cutoffs.
  *
@@ -44,11 +44,32 @@ typedef struct {
     int64_t kind, k, gain, disc;
 } Request;
 
+/* a prediction row to rank: its score, and its place in the list (ties: break_ties) */
+typedef struct {
+    uint64_t score; /* the score's bits, comparable as unsigned integers (comparable) */
+    int64_t at;     /* the row's place in the list */
+} Ranked;
+
+/* an unsigned integer in the order of the doubles (no NaN): -0.0 as 0.0 */
+static inline uint64_t comparable(double score) {
+    double x = score + 0.0;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (bits >> 63) ? ~bits : bits | (1ULL << 63);
+}
+
+/* a truth row ordered by item: the item, its position */
+typedef struct {
+    int64_t item, at;
+} ByItem;
+
 typedef struct {
     double *grade;   /* per ranked position: the item's grade, NAN when not in the truth */
     uint8_t *rel;    /* per ranked position: relevant */
-    int64_t *idx, *tmp, *t_items, *t_pos;
-    double *gains;
+    Ranked *ranked, *ranked_tmp;
+    ByItem *by_item, *by_item_tmp;
+    int64_t *t_items, *t_pos;
+    double *gains, *gains_tmp;
     int64_t *stamp, *slots; /* the duplicate finder's table */
     int64_t size, slot_size, generation;
 } Scratch;
@@ -65,8 +86,11 @@ static int grow(Scratch *s, int64_t need) {
     s->field = p;
     GROW(grade, double)
     GROW(rel, uint8_t)
-    GROW(idx, int64_t)
-    GROW(tmp, int64_t)
+    GROW(ranked, Ranked)
+    GROW(ranked_tmp, Ranked)
+    GROW(by_item, ByItem)
+    GROW(by_item_tmp, ByItem)
+    GROW(gains_tmp, double)
     GROW(t_items, int64_t)
     GROW(t_pos, int64_t)
     GROW(gains, double)
@@ -91,8 +115,11 @@ static int grow(Scratch *s, int64_t need) {
 static void release(Scratch *s) {
     free(s->grade);
     free(s->rel);
-    free(s->idx);
-    free(s->tmp);
+    free(s->ranked);
+    free(s->ranked_tmp);
+    free(s->by_item);
+    free(s->by_item_tmp);
+    free(s->gains_tmp);
     free(s->t_items);
     free(s->t_pos);
     free(s->gains);
@@ -118,46 +145,83 @@ static int repeats(Scratch *s, const int64_t *items, int64_t m) {
     return 0;
 }
 
-/* A stable bottom-up merge sort of positions 0..n-1 of a user's rows. mode 0: score
- * descending, then the tie-break; 1: item ascending; 2: value descending. Returns the
- * buffer holding the order (idx or tmp). */
-static int64_t *order(int64_t *idx, int64_t *tmp, int64_t n, const double *value,
-                      const int64_t *item, int mode, int tie) {
-    for (int64_t j = 0; j < n; j++)
-        idx[j] = j;
-    for (int64_t width = 1; width < n; width *= 2) {
-        for (int64_t lo = 0; lo < n; lo += 2 * width) {
-            int64_t mid = lo + width < n ? lo + width : n;
-            int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            int64_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) {
-                int64_t ia = idx[a], ib = idx[b];
-                int b_first;
-                if (mode == 0) {
-                    double va = value[ia], vb = value[ib];
-                    if (vb != va || tie == TIE_INPUT)
-                        b_first = vb > va;
-                    else if (tie == TIE_ITEM_DESC)
-                        b_first = item[ib] > item[ia];
-                    else
-                        b_first = item[ib] < item[ia];
-                } else if (mode == 1) {
-                    b_first = item[ib] < item[ia];
-                } else {
-                    b_first = value[ib] > value[ia];
-                }
-                tmp[o++] = b_first ? idx[b++] : idx[a++];
-            }
-            while (a < mid)
-                tmp[o++] = idx[a++];
-            while (b < hi)
-                tmp[o++] = idx[b++];
-        }
-        int64_t *swap = idx;
-        idx = tmp;
-        tmp = swap;
+/* Sorts of a user's rows by a strict total order, so that any correct sort gives the one
+ * order the polars core's stable sort gives: a list by (score descending, then its
+ * tie-break key descending: the keys are unique within a list, repeated items having
+ * been refused before); the truth by item ascending (a repeated item is found next to
+ * its twin after the sort and refused); gains descending (equal gains are the same
+ * number, so their order changes no sum). Insertion sort on runs of SORT_RUN, then
+ * bottom-up merges between the array and `tmp`; returns the buffer holding the result.
+ * -0.0 and 0.0 compare equal, as in the polars core; NaN scores never reach here. */
+enum { SORT_RUN = 16 };
+
+#define DEFINE_SORT(NAME, T, BEFORE)                                                       \
+    static T *NAME(T *a, T *tmp, int64_t n) {                                              \
+        for (int64_t lo = 0; lo < n; lo += SORT_RUN) {                                     \
+            int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;                            \
+            for (int64_t i = lo + 1; i < hi; i++) {                                        \
+                T x = a[i];                                                                \
+                int64_t j = i;                                                             \
+                while (j > lo && BEFORE(x, a[j - 1])) {                                    \
+                    a[j] = a[j - 1];                                                       \
+                    j--;                                                                   \
+                }                                                                          \
+                a[j] = x;                                                                  \
+            }                                                                              \
+        }                                                                                  \
+        for (int64_t width = SORT_RUN; width < n; width *= 2) {                            \
+            for (int64_t lo = 0; lo < n; lo += 2 * width) {                                \
+                int64_t mid = lo + width < n ? lo + width : n;                             \
+                int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;                      \
+                int64_t x = lo, y = mid, o = lo;                                           \
+                while (x < mid && y < hi) {                                                \
+                    int take = BEFORE(a[y], a[x]);                                         \
+                    const T *from = take ? &a[y] : &a[x];                                  \
+                    tmp[o++] = *from;                                                      \
+                    y += take;                                                             \
+                    x += !take;                                                            \
+                }                                                                          \
+                while (x < mid)                                                            \
+                    tmp[o++] = a[x++];                                                     \
+                while (y < hi)                                                             \
+                    tmp[o++] = a[y++];                                                     \
+            }                                                                              \
+            T *swap = a;                                                                   \
+            a = tmp;                                                                       \
+            tmp = swap;                                                                    \
+        }                                                                                  \
+        return a;                                                                          \
     }
-    return idx;
+
+#define RANKED_BEFORE(p, q) ((p).score > (q).score)
+#define ITEM_BEFORE(p, q) ((p).item < (q).item)
+#define GAIN_BEFORE(p, q) ((p) > (q))
+DEFINE_SORT(sort_ranked, Ranked, RANKED_BEFORE)
+DEFINE_SORT(sort_by_item, ByItem, ITEM_BEFORE)
+DEFINE_SORT(sort_gains, double, GAIN_BEFORE)
+
+/* The tie-break inside each run of equal scores of a list sorted by score: items
+ * descending or ascending, or the input order (the rows' places ascending). Runs are
+ * short (ties are few), so an insertion sort. */
+static void break_ties(Ranked *o, int64_t m, const int64_t *items, int tie) {
+    for (int64_t lo = 0, hi; lo < m; lo = hi) {
+        for (hi = lo + 1; hi < m && o[hi].score == o[lo].score;)
+            hi++;
+        for (int64_t r = lo + 1; r < hi; r++) {
+            Ranked x = o[r];
+            int64_t q = r;
+            for (; q > lo; q--) {
+                int64_t a = x.at, b = o[q - 1].at;
+                int before = tie == TIE_ITEM_DESC  ? items[a] > items[b]
+                             : tie == TIE_ITEM_ASC ? items[a] < items[b]
+                                                   : a < b;
+                if (!before)
+                    break;
+                o[q] = o[q - 1];
+            }
+            o[q] = x;
+        }
+    }
 }
 
 /* gain(rel) of metrics/stats.py for a grade in the truth (never null here) */
@@ -243,9 +307,11 @@ static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t 
         uint8_t flags = (m > 0 ? 1 : 0) | (tl > 0 ? 2 : 0);
         int64_t n_relevant = 0;
         /* the truth by item: look-ups, and repeated items side by side */
-        const int64_t *order_t = order(s.idx, s.tmp, tl, NULL, J->t_items + t, 1, 0);
+        for (int64_t p = 0; p < tl; p++)
+            s.by_item[p] = (ByItem){J->t_items[t + p], p};
+        const ByItem *order_t = sort_by_item(s.by_item, s.by_item_tmp, tl);
         for (int64_t p = 0; p < tl; p++) {
-            s.t_pos[p] = t + order_t[p];
+            s.t_pos[p] = t + order_t[p].at;
             s.t_items[p] = J->t_items[s.t_pos[p]];
             if (p > 0 && s.t_items[p] == s.t_items[p - 1]) {
                 status = 6;
@@ -265,11 +331,11 @@ static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t 
                 double g = gain_of(J->t_rel[t + p], J->t_relevant[t + p], kind);
                 s.gains[p] = g < 0.0 ? 0.0 : g;
             }
-            const int64_t *o = order(s.idx, s.tmp, tl, s.gains, NULL, 2, 0);
+            const double *sorted = sort_gains(s.gains, s.gains_tmp, tl);
             double *out = J->out_ideal + q * J->tn + t;
             double acc = 0.0;
             for (int64_t p = 0; p < tl; p++) {
-                double term = s.gains[o[p]] * disc[p + 1];
+                double term = sorted[p] * disc[p + 1];
                 acc = p == 0 ? term : acc + term;
                 out[p] = acc;
             }
@@ -277,21 +343,24 @@ static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t 
         /* the ranked list, and each ranked item's grade */
         int64_t kept = m < depth ? m : depth, hits_rows = 0;
         if (m > 0) {
-            const int64_t *o = order(s.idx, s.tmp, m, J->scores + i, J->items + i, 0, J->tie);
+            for (int64_t j = 0; j < m; j++) {
+                s.ranked[j] = (Ranked){comparable(J->scores[i + j]), j};
+            }
+            Ranked *o = sort_ranked(s.ranked, s.ranked_tmp, m);
+            break_ties(o, m, J->items + i, J->tie);
             for (int64_t r = 0; r < kept; r++) {
-                int64_t row = i + o[r], item = J->items[row], lo = 0, hi = tl;
+                int64_t row = i + o[r].at, item = J->items[row], lo = 0;
                 J->in_top[row] = 1;
                 if (J->top_rank) {
                     J->top_rank[i + r] = (uint32_t)(r + 1);
                     J->top_row[i + r] = row;
                 }
                 uint8_t *top_relevant = J->top_rank ? J->top_relevant + i + r : NULL;
-                while (lo < hi) {
-                    int64_t mid = (lo + hi) >> 1;
-                    if (s.t_items[mid] < item)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
+                if (tl > 0) { /* the first truth item not below it: a branchless search */
+                    const int64_t *base = s.t_items;
+                    for (int64_t len = tl; len > 1; len -= len >> 1)
+                        base = base[len >> 1] < item ? base + (len >> 1) : base;
+                    lo = (base - s.t_items) + (*base < item);
                 }
                 if (lo < tl && s.t_items[lo] == item) {
                     s.grade[r] = J->t_rel[s.t_pos[lo]];

@@ -262,6 +262,49 @@ def test_every_shape_and_engine_gives_the_polars_cores_bits(
     assert_same(compiled, reference)
 
 
+# scores the kernel's sort compares by their bits (_kernel.c, comparable): both zeros,
+# negatives, infinities, neighbours one ulp apart, the extremes; heavily tied
+EVERY_SIGN = [
+    0.0, -0.0, -0.0, 0.0, -1.5, -1.5, 1.5, -1e-300, 1e-300, 5e-324, -5e-324,
+    float("inf"), float("-inf"), float("inf"), 1.7976931348623157e308,
+    -1.7976931348623157e308, 0.1, float(np.nextafter(0.1, 1.0)), float(np.nextafter(0.1, 0.0)),
+    -0.1, 2.0, 2.0, 2.0,
+]  # fmt: skip
+
+
+def every_sign(seed: int) -> tuple[pl.DataFrame, ...]:
+    """data() with scores drawn from EVERY_SIGN, and users with lists of 17 to 300 items
+    (the sort's insertion runs are 16 long, then merges), a third of them graded."""
+    rng = random.Random(seed)
+    predictions, truth = data(seed=seed)
+    scores = [rng.choice(EVERY_SIGN) for _ in range(predictions.height)]
+    long = [
+        (user, item, rng.choice(EVERY_SIGN))
+        for user, length in ((5, 17), (6, 33), (7, 300))
+        for item in rng.sample(range(1, 400), length)
+    ]
+    graded = [(user, item, rng.choice(GRADES)) for user, item, _ in long[::3]]
+    return (
+        pl.concat(
+            [
+                predictions.with_columns(score=pl.Series(scores)),
+                pl.DataFrame(long, schema=["user", "item", "score"], orient="row"),
+            ]
+        ),
+        pl.concat([truth, pl.DataFrame(graded, schema=truth.columns, orient="row")]),
+    )
+
+
+@pytest.mark.parametrize("tie_break", ["item_desc", "item_asc", "input_order", "item_text_asc"])
+def test_scores_of_every_sign_rank_as_in_the_polars_core(
+    monkeypatch: pytest.MonkeyPatch, tie_break: str
+) -> None:
+    conventions = Conventions(relevance_threshold=1.0, tie_break=tie_break)
+    compiled, reference, runs = both(monkeypatch, every_sign(21), CLASSIC, conventions)
+    assert runs == 1
+    assert_same(compiled, reference)
+
+
 @pytest.mark.own_process
 @pytest.mark.parametrize(
     "change",
