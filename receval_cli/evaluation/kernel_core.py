@@ -222,16 +222,21 @@ class _Kernel:
         ).reshape(-1, 2)
         self.disc_len = 0
         self.discounts = np.zeros(0, dtype=np.float64)
+        self.ungrouped = False  # the last call's rows were not grouped by user
+        self.row_capacity = 0
+        self.row_buffers: dict[str, Any] = {}
 
     def run(self, arrays: dict[str, Any]) -> dict[str, Any] | None:
         """The kernel's per-user outputs for these users (None: an input the polars core
-        must see: a NaN, a repeated (user, item), rows not grouped by user)."""
+        must see: a NaN, a repeated (user, item), rows not grouped by user: `ungrouped`
+        then says which). The per-row outputs are views of buffers the next call reuses."""
         import numpy as np
 
         module = self.module
         status, n_out, longest, largest = module.scan(
             arrays["users"], arrays["t_users"], arrays["scores"], arrays["t_rel"]
         )
+        self.ungrouped = status == 1
         if status:
             return None
         needed = max(min(longest, self.depth), largest) + 1
@@ -240,7 +245,8 @@ class _Kernel:
             tables = [_discount_table(kind, self.disc_len) for kind in self.slot]
             self.discounts = np.concatenate(tables)
         n_req, n_ideal, tn = len(self.requests), len(self.ideal), len(arrays["t_users"])
-        out = {
+        rows = self._row_buffers(len(arrays["users"]))
+        out = rows | {
             "user": np.empty(n_out, dtype=np.int64),
             "list_rows": np.empty(n_out, dtype=np.int64),
             "truth_items": np.empty(n_out, dtype=np.int64),
@@ -249,10 +255,6 @@ class _Kernel:
             "stats": np.empty((n_req, n_out), dtype=np.float64),
             "valid": np.empty((n_req, n_out), dtype=np.uint8),
             "ideal": np.empty((n_ideal, tn), dtype=np.float64),
-            "in_top": np.zeros(len(arrays["users"]), dtype=np.uint8),
-            "top_rank": np.zeros(len(arrays["users"]) if self.ranks else 0, dtype=np.uint32),
-            "top_row": np.full(len(arrays["users"]) if self.ranks else 0, -1, dtype=np.int64),
-            "top_relevant": np.zeros(len(arrays["users"]) if self.ranks else 0, dtype=np.uint8),
         }
         status = module.evaluate(
             arrays["users"], arrays["items"], arrays["scores"],
@@ -267,6 +269,28 @@ class _Kernel:
         if status == -1:
             raise MemoryError("the compiled core ran out of memory")
         return None if status else out
+
+    def _row_buffers(self, n: int) -> dict[str, Any]:
+        """The per-row outputs for n rows, cleared: views of buffers kept from call to
+        call (a batch's 1M rows would otherwise take new memory each time, which the
+        allocator keeps: the peak grew by about 20 MiB a batch)."""
+        import numpy as np
+
+        kinds: dict[str, tuple[Any, int]] = {"in_top": (np.uint8, 0)}
+        if self.ranks:
+            kinds |= {"top_rank": (np.uint32, 0), "top_row": (np.int64, -1)}
+            kinds |= {"top_relevant": (np.uint8, 0)}
+        if n > self.row_capacity or not self.row_buffers:
+            self.row_capacity = max(n, self.row_capacity + self.row_capacity // 4)
+            self.row_buffers = {
+                name: np.empty(self.row_capacity, dtype) for name, (dtype, _) in kinds.items()
+            }
+        views: dict[str, Any] = {"top_rank": np.zeros(0, np.uint32)}
+        views |= {"top_row": np.zeros(0, np.int64), "top_relevant": np.zeros(0, np.uint8)}
+        for name, (_, fill) in kinds.items():
+            views[name] = self.row_buffers[name][:n]
+            views[name].fill(fill)
+        return views
 
 
 def evaluate(
@@ -290,8 +314,11 @@ def evaluate(
     out = _Kernel(module, wanted, conventions, depth, ranks).run(arrays)
     if out is None:
         return None
-    ranked = _ranked(predictions, out) if ranks else None
-    per_user = _per_user(out, wanted)
+    ranked = None
+    if ranks:
+        places = out["top_row"][out["top_rank"] > 0]
+        ranked = _ranked(predictions.select("user", "item").gather(places), out)
+    per_user = _per_user([_raw(out, wanted)], wanted)
     if "user" in sorted_ids:
         per_user = per_user.with_columns(sorted_ids["user"].gather(per_user.get_column("user")))
     in_top = pl.Series("in_top", out["in_top"]).cast(pl.Boolean)
@@ -304,15 +331,15 @@ def evaluate(
     )
 
 
-def _ranked(predictions: pl.DataFrame, out: dict[str, Any]) -> pl.DataFrame:
+def _ranked(ids: pl.DataFrame, out: dict[str, Any]) -> pl.DataFrame:
     """(user, item, rank, relevant) of the rows ranked within depth, grouped by user in
-    the users' order, each user's in rank order (the kernel's top_row and top_rank);
-    `relevant` as the ground truth says it, null for an item not in it."""
+    the users' order, each user's in rank order: `ids` holds their (user, item), in the
+    places the kernel's top_row names; `relevant` as the ground truth says it, null for
+    an item not in it."""
     kept = out["top_rank"] > 0
-    rows = predictions.select("user", "item").gather(out["top_row"][kept])
     found = pl.Series(out["top_relevant"][kept])
     relevant = pl.when(found < 2).then(found == 1).alias("relevant")
-    return rows.with_columns(pl.Series("rank", out["top_rank"][kept])).with_columns(
+    return ids.with_columns(pl.Series("rank", out["top_rank"][kept])).with_columns(
         pl.select(relevant).to_series()
     )
 
@@ -344,58 +371,52 @@ def evaluate_batches(
     """evaluate, with the predictions read in batches of about BATCH_ROWS rows (polars
     reads the next while the kernel works): memory for a batch, not the whole file. The
     file must be grouped by user, ascending; the rows of a batch's last user wait for the
-    next batch, and each call gets its users' slice of the (whole, sorted) truth, held as
-    arrays alone. Each batch's per-user rows become polars columns at once.
-    UNORDERED where the file is not so grouped (the caller then reads it whole:
-    evaluate); None where it holds what the polars core must see."""
+    next batch (_Rows), and each call gets its users' slice of the (whole, sorted) truth,
+    held as arrays alone. UNORDERED where the file is not so grouped (the caller then
+    reads it whole: evaluate); None where it holds what the polars core must see."""
     import numpy as np
 
     truth = indexed_truth.collect(engine=engine)
     if _has_nulls(truth):
         return None
     truth = _grouped(truth.with_columns(user_key=pl.col("user"), item_key=pl.col("item")))
-    whole = _truth_arrays(truth.rechunk())
+    whole = _truth_arrays(truth)
     del truth  # the arrays hold what the kernel reads
     kernel = _Kernel(module, wanted, conventions, depth, ranks)
-    frames: list[pl.DataFrame] = []
+    raw: list[Raw] = []  # each batch's per-user outputs, typed once at the end (_per_user)
     ranked: list[pl.DataFrame] = []
     found: list[Any] = []
-    carried: pl.DataFrame | None = None
+    rows = _Rows()
     done_truth = 0  # truth rows handed to the kernel so far
     last_user: int | None = None
     batches = ahead(predictions.collect_batches(chunk_size=BATCH_ROWS, engine=engine))
     for batch in itertools.chain(batches, [None]):
-        if batch is not None and _has_nulls(batch):
-            return None
-        frame = (
-            carried if batch is None else batch if carried is None else pl.concat([carried, batch])
-        )
-        carried = None
-        if frame is None or frame.height == 0:
+        if batch is not None:
+            if _has_nulls(batch):
+                return None
+            rows.add(batch)
+        users = rows.arrays["users"]
+        if len(users) == 0:
             continue
-        frame = frame.with_columns(user_key=pl.col("user"), item_key=pl.col("item"))
-        arrays = _arrays(frame)
-        users = arrays["users"]
-        if not (np.diff(users) >= 0).all() or (last_user is not None and users[0] <= last_user):
+        if last_user is not None and users[0] <= last_user:
             return UNORDERED
         # complete users only: the rows of the last user wait for the next batch
         cut = len(users) if batch is None else int(np.searchsorted(users, users[-1], "left"))
-        if batch is not None:
-            carried = frame.slice(cut).drop("user_key", "item_key")
         if cut == 0:
             continue
-        head = {name: values[:cut] for name, values in arrays.items()}
+        head = {name: values[:cut] for name, values in rows.arrays.items()}
         # the truth of the users up to this batch's last complete user
         end = int(np.searchsorted(whole["t_users"], users[cut - 1], "right"))
         part = {name: values[done_truth:end] for name, values in whole.items()}
         out = kernel.run(head | part)
         if out is None:
-            return None
-        found.append(_distinct(module, head["items"], out.pop("in_top")))
+            return UNORDERED if kernel.ungrouped else None
+        found.append(rows.distinct(module, out.pop("in_top"), cut))
         if ranks:
-            ranked.append(_ranked(frame.slice(0, cut), out))
-        frames.append(_per_user(out, wanted))
+            ranked.append(_ranked(pl.DataFrame(rows.ids(out["top_row"])), out))
+        raw.append(_raw(out, wanted))
         done_truth, last_user = end, int(users[cut - 1])
+        rows.keep_from(cut)
     if done_truth < len(whole["t_users"]):  # truth users after the last predicted one
         rest = {name: values[done_truth:] for name, values in whole.items()}
         no_rows = {
@@ -407,13 +428,72 @@ def evaluate_batches(
         if out is None:
             return None
         out.pop("in_top")
-        frames.append(_per_user(out, wanted))
-    if not frames:
+        raw.append(_raw(out, wanted))
+    if not raw:
         return None
-    per_user = pl.concat(frames, rechunk=False)
+    per_user = _per_user(raw, wanted)
     items = pl.Series("item", np.concatenate(found) if found else np.zeros(0, np.int64))
-    rows = pl.concat(ranked) if ranked else pl.DataFrame(schema=_RANKED)
-    return KernelTables(per_user, None, items.unique().to_frame(), rows if ranks else None)
+    ranked_rows = pl.concat(ranked) if ranked else pl.DataFrame(schema=_RANKED)
+    return KernelTables(per_user, None, items.unique().to_frame(), ranked_rows if ranks else None)
+
+
+class _Rows:
+    """The prediction rows the kernel reads next, as arrays kept from batch to batch: the
+    rows of the last user of the batch before (carried), then the new batch's. A batch
+    comes from polars in several chunks, so it is copied once into these arrays (grown
+    when a batch needs more), not into new ones each time: memory the allocator would
+    keep (about 20 MiB more of peak a batch of 1M rows)."""
+
+    COLUMNS = (
+        ("users", "user", "int64"),
+        ("items", "item", "int64"),
+        ("scores", "score", "float64"),
+    )
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.held = 0
+        self.buffers = {name: np.empty(0, dtype) for name, _, dtype in self.COLUMNS}
+        self.arrays: dict[str, Any] = dict(self.buffers)
+        self.found = np.empty(0, np.int64)  # distinct's output
+
+    def add(self, batch: pl.DataFrame) -> None:
+        import numpy as np
+
+        need = self.held + batch.height
+        for name, column, dtype in self.COLUMNS:
+            buffer = self.buffers[name]
+            if need > len(buffer):
+                grown = np.empty(max(need, len(buffer) + len(buffer) // 4), dtype)
+                grown[: self.held] = buffer[: self.held]
+                self.buffers[name] = buffer = grown
+            series = batch.get_column(column).cast(pl.Int64 if dtype == "int64" else pl.Float64)
+            chunks = [chunk.to_numpy() for chunk in series.get_chunks()]
+            np.concatenate(chunks or [np.zeros(0, dtype)], out=buffer[self.held : need])
+            self.arrays[name] = buffer[:need]
+        self.held = need
+
+    def keep_from(self, cut: int) -> None:
+        """Keep the rows from `cut` on (the last user's), at the front."""
+        left = self.held - cut
+        for name, buffer in self.buffers.items():
+            buffer[:left] = buffer[cut : self.held].copy()
+            self.arrays[name] = buffer[:left]
+        self.held = left
+
+    def distinct(self, module: ModuleType, in_top: Any, cut: int) -> Any:
+        """The distinct items of the first `cut` rows within depth (_distinct)."""
+        import numpy as np
+
+        if len(self.found) < cut:
+            self.found = np.empty(len(self.buffers["items"]), np.int64)
+        return _distinct(module, self.arrays["items"][:cut], in_top, self.found[:cut])
+
+    def ids(self, top_row: Any) -> dict[str, Any]:
+        """(user, item) of the ranked rows (top_row's places, -1 for the rest left out)."""
+        kept = top_row[top_row >= 0]
+        return {"user": self.arrays["users"][kept], "item": self.arrays["items"][kept]}
 
 
 def ahead(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
@@ -431,11 +511,13 @@ def _has_nulls(frame: pl.DataFrame) -> bool:
     return any(count for count in frame.null_count().row(0))
 
 
-def _distinct(module: ModuleType, keys: Any, in_top: Any) -> Any:
-    """The distinct keys of the rows within depth (the kernel's hash set: one pass)."""
+def _distinct(module: ModuleType, keys: Any, in_top: Any, found: Any = None) -> Any:
+    """The distinct keys of the rows within depth (the kernel's hash set: one pass), found
+    in `found` (an int64 buffer of len(keys)) or a new array."""
     import numpy as np
 
-    found = np.empty(len(keys), dtype=np.int64)
+    if found is None:
+        found = np.empty(len(keys), dtype=np.int64)
     count = module.distinct(keys, in_top, found)
     if count < 0:
         raise MemoryError("the compiled core ran out of memory")
@@ -505,10 +587,17 @@ def _discount_table(kind: int, length: int) -> Any:
     return table.to_numpy().astype("float64", copy=False)
 
 
-def _per_user(out: dict[str, Any], wanted: Requests) -> pl.DataFrame:
-    """The polars core's per-user columns (their types and nulls) from the kernel's: the
-    raw arrays as one frame, then one query that types them and nulls what no user has."""
-    raw: dict[str, Any] = {
+@dataclass
+class Raw:
+    """One call's per-user outputs as the kernel wrote them (a frame of the numbers, and
+    each ideal DCG's values over the call's truth rows), before _per_user types them."""
+
+    frame: pl.DataFrame
+    ideal: list[Any]
+
+
+def _raw(out: dict[str, Any], wanted: Requests) -> Raw:
+    columns: dict[str, Any] = {
         "user": out["user"],
         "flags": out["flags"],
         "n_relevant": out["n_relevant"],
@@ -516,8 +605,19 @@ def _per_user(out: dict[str, Any], wanted: Requests) -> pl.DataFrame:
         "list_rows": out["list_rows"],
     }
     for position in range(len(wanted.stats)):
-        raw[f"stat {position}"] = out["stats"][position]
-        raw[f"valid {position}"] = out["valid"][position]
+        columns[f"stat {position}"] = out["stats"][position]
+        columns[f"valid {position}"] = out["valid"][position]
+    return Raw(pl.DataFrame(columns), [out["ideal"][q] for q in range(len(wanted.ideal))])
+
+
+def _per_user(raw: list[Raw], wanted: Requests) -> pl.DataFrame:
+    """The polars core's per-user columns (their types and nulls) from the kernel's
+    outputs, in one query over all of them (the raw numbers take a third of the typed
+    table's memory: a batch's typed table is never held beside the others). The users
+    come in ascending order, and the user column says so (the plan's sort by user is then
+    free)."""
+    import numpy as np
+
     flags = pl.col("flags")
     in_predictions, in_truth, with_hits = (flags & 1) > 0, (flags & 2) > 0, (flags & 4) > 0
 
@@ -533,7 +633,8 @@ def _per_user(out: dict[str, Any], wanted: Requests) -> pl.DataFrame:
     lengths = pl.col("truth_items")
     starts = lengths.cum_sum() - lengths
     for position, (name, _, _) in enumerate(wanted.ideal):
-        whole = pl.lit(pl.Series(out["ideal"][position])).implode().list.slice(starts, lengths)
+        values = pl.Series(np.concatenate([part.ideal[position] for part in raw]))
+        whole = pl.lit(values).implode().list.slice(starts, lengths)
         columns.append(pl.when(in_truth).then(whole).alias(name))
     columns.append(where(in_truth, "truth_items", pl.UInt32, "truth_items"))
     columns += [zeros(in_truth, e.meta.output_name()) for e in check_exprs("truth:", "rel")]
@@ -547,4 +648,9 @@ def _per_user(out: dict[str, Any], wanted: Requests) -> pl.DataFrame:
         valid = with_hits & (pl.col(f"valid {position}") > 0)
         dtype = pl.UInt32 if request.kind in (HITS, HITS_R) else pl.Float64
         columns.append(where(valid, f"stat {position}", dtype, request.name))
-    return pl.DataFrame(raw).select(columns)
+    frame = pl.concat([part.frame for part in raw])
+    raw.clear()  # the batches' numbers: freed as the typed table is made
+    typed = frame.select(columns)
+    if typed.get_column("user").is_sorted():
+        typed = typed.with_columns(pl.col("user").set_sorted())
+    return typed
