@@ -6,6 +6,7 @@ is the same one a cluster applies to the states of its partitions.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import polars as pl
@@ -38,7 +39,10 @@ def _global_metric(spec: MetricSpec) -> GlobalMetric:
 def state_queries(
     specs: tuple[MetricSpec, ...], conventions: Conventions, inputs: StateInputs
 ) -> dict[str, tuple[State, pl.LazyFrame]]:
-    """Each distinct state the specs need, with its lazy query."""
+    """Each distinct state the specs need, with its lazy query (the states at the specs'
+    cutoffs count from one grouping: StateInputs.top_counts)."""
+    cutoffs = tuple(sorted({spec.k for spec in specs if spec.k is not None}))
+    inputs = dataclasses.replace(inputs, cutoffs=cutoffs)
     queries: dict[str, tuple[State, pl.LazyFrame]] = {}
     for spec in specs:
         state = _global_metric(spec).state(spec.k, conventions.metric_params(spec))

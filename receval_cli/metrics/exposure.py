@@ -34,6 +34,9 @@ def _in_top(inputs: StateInputs, k: int | None) -> pl.LazyFrame:
 def exposure(k: int | None, p: Params) -> State:
     def build(inputs: StateInputs) -> pl.LazyFrame:
         by = inputs.by
+        counts = inputs.top_counts(k)
+        if counts is not None:
+            return counts.group_by(*by, "item").agg(pl.col("lists").sum())
         items = _in_top(inputs, k)
         return items.group_by(*by, "item").agg(pl.len().cast(pl.Int64).alias("lists"))
 
@@ -46,6 +49,9 @@ def lengths(k: int | None, p: Params) -> State:
         length = pl.col("length").cast(pl.UInt32)  # the length of the list's top k
         if k is not None:
             length = pl.min_horizontal(length, pl.lit(k, pl.UInt32))
+        counts = inputs.top_counts(k)
+        if counts is not None:
+            return counts.group_by(*by, length.alias("length"), "item").agg(pl.col("lists").sum())
         items = _in_top(inputs, k)
         counted = items.group_by(*by, length.alias("length"), "item")
         return counted.agg(pl.len().cast(pl.Int64).alias("lists"))

@@ -42,6 +42,30 @@ class StateInputs:
     # (*by, item, rank, length): the lists' items one per row, where the core has them at
     # hand (the compiled core's ranked rows); else `placed` explodes the lists
     ranked: pl.LazyFrame | None = None
+    # the finite cutoffs of the run's global metrics, ascending: the states at these
+    # depths count from one grouping of the placed rows (top_counts)
+    cutoffs: tuple[int, ...] = ()
+
+    def top_counts(self, k: int | None) -> pl.LazyFrame | None:
+        """(*by, length, item, lists): per list length, how many lists hold each item
+        within their top k; None where k is not one of `cutoffs`. From one grouping of
+        the placed rows by (*by, length, item, band), a row's band being how many cutoffs
+        its rank is past, shared by every depth: one pass over the rows, not one a state."""
+        if k is not None and k not in self.cutoffs:
+            return None
+        counted = self._counted
+        if k is not None:
+            counted = counted.filter(pl.col("band") <= self.cutoffs.index(k))
+        return counted.drop("band")
+
+    @cached_property
+    def _counted(self) -> pl.LazyFrame:
+        rank = pl.col("rank")
+        band = pl.sum_horizontal([(rank > c).cast(pl.UInt8) for c in self.cutoffs] or [0])
+        keys = [*map(pl.col, self.by), pl.col("length").cast(pl.UInt32), pl.col("item")]
+        keys.append(band.alias("band"))
+        counted = self.placed().group_by(*keys).agg(pl.len().cast(pl.Int64).alias("lists"))
+        return counted.cache()
 
     def placed(self) -> pl.LazyFrame:
         """(*by, item, rank, length): each list's items, one per row: its rank in the list
