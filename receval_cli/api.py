@@ -1,4 +1,5 @@
-"""The Python API for notebooks and scripts: `receval_cli.evaluate`.
+"""The Python API for notebooks and scripts: `receval.evaluate` (`import receval`:
+receval/__init__.py), also `receval_cli.evaluate`.
 
 Each input is a path (read by the same readers as `receval run`, the format from the
 extension) or a frame (polars DataFrame/LazyFrame, or pandas DataFrame); the result is
@@ -14,7 +15,10 @@ the model's Report (the CLI report's `models.model` block; `Report.to_dict()` gi
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,9 +36,10 @@ from receval_cli.config.model import (
     UnknownItemsConfig,
 )
 from receval_cli.config.validation_errors import validation_config_error
-from receval_cli.errors import UsageError
+from receval_cli.errors import RecEvalError, UsageError, did_you_mean
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
+from receval_cli.inputs.diagnosis import READ_ERRORS
 from receval_cli.inputs.optional import (
     Sources,
     map_catalog,
@@ -45,15 +50,45 @@ from receval_cli.inputs.optional import (
 from receval_cli.inputs.pandas_frames import from_pandas
 from receval_cli.inputs.readers import Input, map_ground_truth, map_predictions, read_ground_truth
 from receval_cli.inputs.readers import read_predictions as read_prediction_file
+from receval_cli.inputs.sniffing import (
+    SAMPLE_ROWS,
+    Guess,
+    Sniffed,
+    guess_ground_truth,
+    guess_predictions,
+    sniff,
+)
 from receval_cli.results.report import Report
 from receval_cli.wording import audience
 
 M = TypeVar("M", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def keywords_checked(function: F) -> F:
+    """A misspelt keyword argument names the nearest one (`metric=` -> Did you mean
+    'metrics'?), where Python's own TypeError names only the misspelling."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        unknown = [name for name in kwargs if name not in signature.parameters]
+        if unknown:
+            near = did_you_mean(unknown[0], signature.parameters)
+            raise TypeError(
+                f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}."
+                f"{near or ' Its arguments: ' + ', '.join(signature.parameters) + '.'}"
+            )
+        return function(*args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
 
 # a path, or a table in memory
 Data = str | os.PathLike[str] | pl.DataFrame | pl.LazyFrame | Any
 
 
+@keywords_checked
 def evaluate(
     predictions: Data,
     ground_truth: Data,
@@ -92,6 +127,10 @@ def evaluate(
         specs = metric_specs(entries, ks, "evaluate()")
         settings = {"preset": conventions} if isinstance(conventions, str) else conventions
         chosen = _validated(Conventions, dict(settings or {}), "conventions")
+        predictions, ground_truth = _frame_or_path(predictions, ground_truth)
+        prediction_columns, truth_columns = guessed_columns(
+            predictions, ground_truth, prediction_columns, truth_columns
+        )
         given = {
             "predictions": (predictions, prediction_columns),
             "ground_truth": (ground_truth, truth_columns),
@@ -113,9 +152,12 @@ def evaluate(
             inputs["predictions"], inputs["ground_truth"], specs, chosen, sources=sources
         )
         report, _ = unknown_items.checked(report, UnknownItemsConfig())  # the warning; no gate
+        import receval_cli.report.html  # noqa: F401 (the Report's view in a notebook)
+
         return report
 
 
+@keywords_checked
 def relstrings(
     predictions: Data,
     ground_truth: Data,
@@ -146,6 +188,10 @@ def relstrings(
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
             fix = "give a positive integer, e.g. length=10 (trec_eval's relstring.10)."
             raise UsageError(f"length is {length!r}; {fix}", key="length", found=length, fix=fix)
+        predictions, ground_truth = _frame_or_path(predictions, ground_truth)
+        prediction_columns, truth_columns = guessed_columns(
+            predictions, ground_truth, prediction_columns, truth_columns
+        )
         given = _input(predictions, "predictions", prediction_columns, list_separator)
         truth = _input(ground_truth, "ground_truth", truth_columns, list_separator)
         return compute(given, truth, chosen, length)
@@ -173,6 +219,76 @@ _READERS: dict[str, tuple[type[Any], Callable[..., Input], Callable[..., Input]]
         ),
     ),
 }
+
+
+def guessed_columns(
+    predictions: Data,
+    ground_truth: Data,
+    prediction_columns: Mapping[str, str] | None,
+    truth_columns: Mapping[str, str] | None,
+) -> tuple[Mapping[str, str] | None, Mapping[str, str] | None]:
+    """The column mappings, each one not given guessed as `receval init` guesses a
+    config's (inputs/sniffing.py: `user_id`, `item_id`, `rating`, ...). A guess that is
+    not the usual names (user, item, score, relevance) is told by a warning, with what to
+    check; the usual names need no mapping and get none. An input that cannot be read
+    (or a guess that finds no column for a role) gets no guess: reading it then raises
+    the error that says why."""
+    if prediction_columns is None:
+        found = _guess(predictions, "predictions", {})
+        prediction_columns = None if found is None else _told(found, "prediction_columns")
+    if truth_columns is None:  # the truth's guess prefers the predictions' names
+        names = {"user": "user", "item": "item", **(prediction_columns or {})}
+        found = _guess(ground_truth, "ground truth", names)
+        truth_columns = None if found is None else _told(found, "truth_columns")
+    return prediction_columns, truth_columns
+
+
+def _guess(data: Data, role: str, names: Mapping[str, str]) -> Guess | None:
+    """init's guess of one input's columns (`names`: the predictions', for the truth)."""
+    sniffed = _sniffed(data, role)
+    if sniffed is None:
+        return None
+    try:
+        if role == "predictions":
+            return guess_predictions(sniffed)
+        return guess_ground_truth(sniffed, Guess(sniffed, "score", dict(names)))
+    except RecEvalError:  # no column for a role: the reader's own error says so
+        return None
+
+
+def _sniffed(data: Data, role: str) -> Sniffed | None:
+    """A file's or a frame's schema and first rows, as `receval init` reads them (None
+    where they cannot be read)."""
+    try:
+        if not isinstance(data, pl.LazyFrame):
+            return sniff(Path(str(data)).expanduser(), role)
+        sample = data.head(SAMPLE_ROWS).collect()
+    except (RecEvalError, *READ_ERRORS):
+        return None
+    return Sniffed(role, Path(f"<{role} frame>"), "parquet", False, None, sample.schema, sample)
+
+
+def _frame_or_path(predictions: Data, ground_truth: Data) -> tuple[Data, Data]:
+    """Each input as a LazyFrame (a pandas frame converted once), or its path."""
+    found = []
+    for data, role in ((predictions, "predictions"), (ground_truth, "ground_truth")):
+        frame = _as_lazy(data, role)
+        found.append(data if frame is None else frame)
+    return found[0], found[1]
+
+
+def _told(guess: Guess, argument: str) -> Mapping[str, str] | None:
+    """The guessed mapping (None where it is the usual names), warned about."""
+    if all(role == column for role, column in guess.columns.items()):
+        return None
+    chosen = ", ".join(f"{role} <- {column}" for role, column in guess.columns.items())
+    notes = "".join(f" Check: {note}" for note in guess.notes)
+    mapping = ", ".join(f"{role!r}: {column!r}" for role, column in guess.columns.items())
+    warnings.warn(
+        f"{argument} guessed: {chosen}.{notes} Give {argument}={{{mapping}}} to choose them.",
+        stacklevel=5,  # the caller of evaluate() or relstrings()
+    )
+    return dict(guess.columns)
 
 
 def _entry(metric: str | Mapping[str, Any]) -> str | dict[str, Any]:

@@ -92,11 +92,11 @@ def test_config_example_is_valid(tmp_path: Path) -> None:
 
 
 def python_examples() -> list[str]:
-    return [b for b in code_blocks("python", page("python-api.md")) if "receval_cli.evaluate" in b]
+    return [b for b in code_blocks("python", page("python-api.md")) if "receval.evaluate" in b]
 
 
 def test_python_example_runs_and_prints_what_it_says() -> None:
-    example = next(b for b in python_examples() if "receval_cli.evaluate" in b)
+    example = next(b for b in python_examples() if "receval.evaluate" in b)
     namespace: dict[str, object] = {}
     exec(example, namespace)  # the page's own code
     report = namespace["report"]

@@ -43,7 +43,7 @@ from receval_cli.report.page_numbers import (
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import confidence_line, users_line
 from receval_cli.results.gates import GateResult
-from receval_cli.results.report import Report, RunReport
+from receval_cli.results.report import HTML_VIEW, Report, RunReport
 
 _MARKS = {"win": " ▲", "loss": " ▼"}
 
@@ -75,6 +75,17 @@ def render_html(result: RunReport) -> str:
         for key, title, content in shown
     )
     return standalone_page(page.title, result.version, f"{page.verdict()}<nav>{nav}</nav>\n", body)
+
+
+def report_tables_html(report: Report) -> str:
+    """One model's metrics table and users line, as the HTML report shows them: a Report's
+    view in a notebook (Report._repr_html_)."""
+    page = _Page(RunReport({"model": report}, [], {}, report.conventions))
+    line = f"<p>{html_text(users_line(report.users))}</p>\n"
+    return f'<div class="receval-report">\n{page.metrics()}{line}</div>\n'
+
+
+HTML_VIEW[:] = [report_tables_html]  # a Report in a notebook (Report._repr_html_)
 
 
 class _Page:

@@ -6,6 +6,7 @@ Values are never rounded in the Report; only the table rounds, when printing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,45 @@ class Report:
     unknown_items: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        """A line: the metrics (the first few) and the users evaluated; to_dict() and
+        to_polars() hold the rest."""
+        shown = [f"{name}={_short(value)}" for name, value in list(self.metrics.items())[:4]]
+        if len(self.metrics) > len(shown):
+            shown.append(f"... {len(self.metrics) - len(shown)} more")
+        users = self.users.get("evaluated")
+        return f"Report({', '.join(shown)}; {users} user{'' if users == 1 else 's'} evaluated)"
+
+    def to_polars(self) -> pl.DataFrame:
+        """One row per metric: `metric`, `value` (null where it has none), and `low` and
+        `high` where the report holds confidence intervals."""
+        table = pl.DataFrame(
+            {"metric": list(self.metrics), "value": list(self.metrics.values())},
+            schema={"metric": pl.String, "value": pl.Float64},
+        )
+        intervals = (self.confidence or {}).get("intervals")
+        if intervals:
+            bounds = [intervals.get(name) or [None, None] for name in self.metrics]
+            table = table.with_columns(
+                pl.Series("low", [b[0] for b in bounds], pl.Float64),
+                pl.Series("high", [b[1] for b in bounds], pl.Float64),
+            )
+        return table
+
+    def to_pandas(self) -> Any:
+        """to_polars() as a pandas DataFrame (needs pandas installed)."""
+        import importlib.util
+
+        if importlib.util.find_spec("pandas") is None:  # polars converts with it
+            fix = "install pandas (pip install pandas), or use to_polars()"
+            raise ImportError(f"Report.to_pandas() needs pandas; {fix}.")
+        return self.to_polars().to_pandas()
+
+    def _repr_html_(self) -> str | None:
+        """The HTML report's metrics table and users line, which a notebook shows (None,
+        and the notebook shows repr(), where the HTML report is not loaded: HTML_VIEW)."""
+        return HTML_VIEW[0](self) if HTML_VIEW else None
+
     def to_dict(self) -> dict[str, Any]:
         """The model's block of the JSON report (`models.NAME`)."""
         blocks = {"pairs": self.pairs, "logged": self.logged, "items": self.items}
@@ -87,6 +127,15 @@ class Report:
         for name, reason in self.segments_skipped.items():
             found[name] = {"users": 0, "not_evaluated": reason}
         return found
+
+
+# how a notebook shows a Report: report/html.py puts its renderer here when it loads (the
+# results cannot import the report layer above them), and the API loads it
+HTML_VIEW: list[Callable[[Report], str]] = []
+
+
+def _short(value: float | None) -> str:
+    return "None" if value is None else f"{value:.4g}"
 
 
 @dataclass(frozen=True)

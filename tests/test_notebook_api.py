@@ -1,0 +1,227 @@
+"""`import receval` and the notebook conveniences (#37 item 2): the package under the
+distribution's name, the Report's tables and HTML, misspelt keywords, guessed columns,
+and the README's and docs/python-api.md's Python examples run as written."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import receval
+import receval_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PREDICTIONS = pl.DataFrame(
+    {
+        "user": [9, 9, 9, 10, 10, 100],
+        "item": [10, 100, 9, 9, 10, 1000],
+        "score": [0.9, 0.8, 0.8, 0.5, 0.4, 0.3],
+    }
+)
+TRUTH = pl.DataFrame(
+    {"user": [9, 9, 10, 100], "item": [100, 9, 10, 7], "relevance": [2.0, 1.0, 1.0, 3.0]}
+)
+METRICS = ["ndcg@2", "precision@1", "map", "recall@3", "mrr", "hit_rate@1"]
+
+
+def test_import_receval_is_the_api() -> None:
+    assert receval.evaluate is receval_cli.evaluate
+    assert receval.relstrings is receval_cli.relstrings
+    assert receval.Report is receval_cli.results.report.Report
+    assert issubclass(receval.InputError, receval.RecEvalError)
+    assert receval.__version__ == receval_cli.__version__
+    assert set(receval.__all__) <= set(dir(receval))
+    with pytest.raises(AttributeError, match="no attribute 'evalute'"):
+        receval.evalute  # noqa: B018
+
+
+def test_import_receval_loads_nothing_heavy() -> None:
+    """The names come on first use: importing the package alone loads no polars."""
+    code = "import sys, receval; print('polars' in sys.modules, 'receval_cli.api' in sys.modules)"
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert found.stdout.split() == ["False", "False"]
+
+
+def test_both_packages_are_typed() -> None:
+    """PEP 561 markers, shipped as package data."""
+    for package in ("receval", "receval_cli"):
+        assert (ROOT / package / "py.typed").is_file()
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'receval = ["py.typed"]' in pyproject
+    assert '"receval"]' in pyproject  # found by setuptools
+
+
+def report() -> receval.Report:
+    return receval.evaluate(PREDICTIONS, TRUTH, METRICS)
+
+
+def test_the_report_is_one_short_line() -> None:
+    text = repr(report())
+    assert len(text) < 200
+    assert text.startswith("Report(ndcg@2=")
+    assert "... 2 more" in text
+    assert text.endswith("; 3 users evaluated)")
+
+
+def test_to_polars_and_to_pandas_hold_every_metric() -> None:
+    found = report()
+    table = found.to_polars()
+    assert table.columns == ["metric", "value"]
+    assert dict(table.iter_rows()) == found.metrics
+    frame = found.to_pandas()
+    assert dict(zip(frame["metric"], frame["value"], strict=True)) == found.metrics
+
+
+def test_to_polars_has_the_intervals_where_the_report_holds_them() -> None:
+    found = report()
+    intervals = {name: [value - 0.1, value + 0.1] for name, value in found.metrics.items() if value}
+    with_them = dataclasses.replace(found, confidence={"intervals": intervals})
+    table = with_them.to_polars()
+    assert table.columns == ["metric", "value", "low", "high"]
+    for metric, value, low, high in table.iter_rows():
+        if metric in intervals:
+            assert [low, high] == intervals[metric]
+        else:
+            assert (low, high) == (None, None), value
+
+
+def test_a_notebook_shows_the_html_reports_tables() -> None:
+    found = report()
+    html = found._repr_html_()
+    assert html.count("<table>") == 1
+    for metric, value in found.metrics.items():
+        assert f"<code>{metric}</code>" in html
+        assert f'title="{value!r}"' in html
+    assert "<p>users: 3 evaluated</p>" in html  # the users line
+
+
+@pytest.mark.parametrize(
+    ("function", "wrong", "near"),
+    [
+        (receval.evaluate, "metric", "metrics"),
+        (receval.evaluate, "cutofs", "cutoffs"),
+        (receval.evaluate, "prediction_column", "prediction_columns"),
+        (receval.relstrings, "lenght", "length"),
+    ],
+)
+def test_a_misspelt_keyword_names_the_nearest(function: Any, wrong: str, near: str) -> None:
+    arguments: dict[str, Any] = {wrong: 1}
+    if function is receval.evaluate and wrong != "metric":
+        arguments["metrics"] = ["mrr"]
+    with pytest.raises(
+        TypeError, match=rf"unexpected keyword argument '{wrong}'\. Did you mean '{near}'\?"
+    ):
+        function(PREDICTIONS, TRUTH, **arguments)
+
+
+def test_a_keyword_nothing_like_any_lists_them_all() -> None:
+    with pytest.raises(TypeError, match="Its arguments: predictions, ground_truth, metrics, "):
+        receval.evaluate(PREDICTIONS, TRUTH, ["mrr"], zzz=1)
+
+
+RENAMED = {"user": "user_id", "item": "item_id", "score": "prediction"}
+
+
+def renamed() -> tuple[pl.DataFrame, pl.DataFrame]:
+    predictions = PREDICTIONS.rename(RENAMED)
+    truth = TRUTH.rename({"user": "user_id", "item": "item_id", "relevance": "rating"})
+    return predictions, truth
+
+
+def test_columns_are_guessed_as_init_guesses_them() -> None:
+    """user_id, item_id, prediction and rating: the values of the usual names, and a
+    warning for each input that says what was chosen and how to choose it."""
+    predictions, truth = renamed()
+    with pytest.warns(UserWarning, match="columns guessed") as seen:
+        guessed = receval.evaluate(predictions, truth, METRICS)
+    assert guessed.metrics == report().metrics
+    assert {w.filename for w in seen} == {__file__}  # the caller's line, not receval's
+    texts = [str(w.message) for w in seen]
+    assert texts[0].startswith(
+        "prediction_columns guessed: user <- user_id, item <- item_id, score <- prediction."
+    )
+    assert texts[0].endswith(
+        "Give prediction_columns={'user': 'user_id', 'item': 'item_id', 'score': 'prediction'} "
+        "to choose them."
+    )
+    assert texts[1].startswith(
+        "truth_columns guessed: user <- user_id, item <- item_id, relevance <- rating."
+    )
+    assert "Check: grades from 1 to 3" in texts[1]
+
+
+def test_columns_are_guessed_from_a_file_and_a_pandas_frame(tmp_path: Path) -> None:
+    predictions, truth = renamed()
+    path = tmp_path / "truth.parquet"
+    truth.write_parquet(path)
+    with pytest.warns(UserWarning, match="columns guessed") as seen:
+        found = receval.evaluate(predictions.to_pandas(), path, METRICS)
+    assert [str(w.message).split(":")[0] for w in seen] == [
+        "prediction_columns guessed",
+        "truth_columns guessed",
+    ]
+    assert found.metrics == report().metrics
+
+
+def test_the_usual_names_or_a_mapping_given_are_not_guessed() -> None:
+    predictions, truth = renamed()
+    mapping = {"user": "user_id", "item": "item_id", "relevance": "rating"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails
+        assert receval.evaluate(PREDICTIONS, TRUTH, METRICS).metrics == report().metrics
+        given = receval.evaluate(
+            predictions, truth, METRICS, prediction_columns=RENAMED, truth_columns=mapping
+        )
+    assert given.metrics == report().metrics
+
+
+def test_the_truths_guess_prefers_the_predictions_names() -> None:
+    """A truth with both `user_id` and `uid`: the predictions' choice wins."""
+    predictions, truth = renamed()
+    truth = truth.with_columns(uid=pl.lit(1))
+    with pytest.warns(UserWarning, match="columns guessed") as seen:
+        receval.evaluate(predictions, truth, METRICS)
+    assert "user <- user_id" in str(seen[1].message)
+
+
+def test_an_input_that_cannot_be_read_gets_the_readers_error(tmp_path: Path) -> None:
+    with pytest.raises(receval.InputError, match="Check the path given as predictions"):
+        receval.evaluate(tmp_path / "missing.csv", TRUTH, METRICS)
+
+
+def python_blocks(path: Path, after: str | None = None) -> list[str]:
+    """The ```python blocks of a Markdown file (from the heading `after` on)."""
+    text = path.read_text(encoding="utf-8")
+    if after is not None:
+        text = text[text.index(after) :]
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_the_readmes_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's Python block, from the checkout's root (its paths are the sample
+    data's), and the line its comment shows. (docs/python-api.md's blocks: test_docs.py.)"""
+    blocks = python_blocks(ROOT / "README.md", "### In Python: `import receval`")
+    assert blocks
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the guesses the README tells of
+        for block in blocks:
+            exec(compile(block, "README.md example", "exec"), namespace)
+    found = namespace["report"]
+    assert isinstance(found, receval.Report)
+    line = repr(found)
+    assert line.startswith("Report(ndcg@5=0.5526, ndcg@10=0.5348, precision@5=0.516, ")
+    assert line.endswith("; 200 users evaluated)")
+    assert namespace["table"].height == 6
