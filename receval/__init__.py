@@ -8,8 +8,9 @@
     {'precision@2': 0.5, 'mrr': 0.5}
 
 The same objects as `receval_cli`'s (the package the `receval` command runs from, which
-stays importable): `evaluate` and `relstrings` (receval_cli/api.py), the `Report` they
-return (receval_cli/results/report.py), and the errors they raise (receval_cli/errors.py).
+stays importable): `evaluate`, `relstrings` and `run` (receval_cli/api.py), the `Report`
+and `RunReport` they return (receval_cli/results/report.py), and the errors they raise
+(receval_cli/errors.py).
 Each is imported on first use, so `import receval` itself loads nothing.
 """
 
@@ -20,22 +21,26 @@ __all__ = [
     "InputError",
     "RecEvalError",
     "Report",
+    "RunReport",
     "UsageError",
     "__version__",
     "evaluate",
     "relstrings",
+    "run",
 ]
 
 if TYPE_CHECKING:
-    from receval_cli.api import evaluate, relstrings
+    from receval_cli.api import evaluate, relstrings, run
     from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError
-    from receval_cli.results.report import Report
+    from receval_cli.results.report import Report, RunReport
     from receval_cli.version import __version__
 
 _HOMES = {
     "evaluate": "receval_cli.api",
     "relstrings": "receval_cli.api",
+    "run": "receval_cli.api",
     "Report": "receval_cli.results.report",
+    "RunReport": "receval_cli.results.report",
     "RecEvalError": "receval_cli.errors",
     "ConfigError": "receval_cli.errors",
     "InputError": "receval_cli.errors",

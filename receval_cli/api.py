@@ -58,7 +58,7 @@ from receval_cli.inputs.sniffing import (
     guess_predictions,
     sniff,
 )
-from receval_cli.results.report import Report
+from receval_cli.results.report import Report, RunReport
 from receval_cli.wording import audience
 
 M = TypeVar("M", bound=BaseModel)
@@ -195,6 +195,33 @@ def relstrings(
         given = _input(predictions, "predictions", prediction_columns, list_separator)
         truth = _input(ground_truth, "ground_truth", truth_columns, list_separator)
         return compute(given, truth, chosen, length)
+
+
+@keywords_checked
+def run(
+    config: Mapping[str, Any] | str | os.PathLike[str], *, preset: str | None = None
+) -> RunReport:
+    """Run a config as `receval run CONFIG` does (every model, intervals, comparisons
+    with a baseline, segments, gates: the same planner and numbers) and return the run's
+    RunReport, writing nothing (no outputs, no history): a config file's path, or the
+    config as a mapping of the YAML's keys (its relative paths read from the working
+    directory). `preset` replaces the config's conventions.preset, as --preset does.
+    Problems raise receval's own errors with the CLI's messages, naming the config's keys.
+
+    >>> result = run({"predictions": {"path": "p.csv"}, ...})  # doctest: +SKIP
+    >>> result.passed, result.to_polars()  # doctest: +SKIP
+    """
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.loading import config_from_mapping, load_config
+
+    if isinstance(config, Mapping):
+        loaded = config_from_mapping(dict(config), Path.cwd() / "<config>", preset)
+    else:
+        loaded = load_config(Path(config).expanduser(), preset)
+    result = evaluate_config(loaded)
+    import receval_cli.report.html  # noqa: F401 (the reports' view in a notebook)
+
+    return result
 
 
 # each input: its config model, its file reader, and its mapping of a frame's columns

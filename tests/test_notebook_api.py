@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from cli_helpers import run_json
 
 import receval
 import receval_cli
@@ -225,3 +226,84 @@ def test_the_readmes_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) ->
     assert line.startswith("Report(ndcg@5=0.5526, ndcg@10=0.5348, precision@5=0.516, ")
     assert line.endswith("; 200 users evaluated)")
     assert namespace["table"].height == 6
+
+
+# --- receval.run: a config as `receval run` runs it ------------------------------------
+
+COMPARE = ROOT / "configs" / "compare.yaml"
+
+
+def without_timing(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in ("elapsed_seconds", "run")}
+
+
+def test_run_gives_the_clis_report() -> None:
+    """Two models, bootstrap intervals, paired tests and gates: the same JSON as the CLI
+    (every value, the comparisons' p-values, the gates), writing nothing."""
+    result = receval.run(COMPARE)
+    assert isinstance(result, receval.RunReport)
+    assert without_timing(result.to_dict()) == without_timing(run_json(COMPARE))
+
+
+def test_run_takes_the_config_as_a_mapping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The YAML's keys; relative paths from the working directory; --preset's override."""
+    monkeypatch.chdir(ROOT)
+    config = {
+        "predictions": {
+            "path": "sample_data/predictions.csv",
+            "columns": {"user": "user_id", "item": "item_id"},
+        },
+        "ground_truth": {
+            "path": "sample_data/ground_truth.parquet",
+            "columns": {"user": "user_id", "item": "item_id", "relevance": "rating"},
+        },
+        "metrics": ["ndcg@10", "map@10"],
+        "gates": {"ndcg@10": {"min": 0.99}},
+    }
+    result = receval.run(config)
+    assert not result.passed
+    assert repr(result) == "RunReport(models model; gates 1 failed)"
+    direct = receval.evaluate(
+        "sample_data/predictions.csv",
+        "sample_data/ground_truth.parquet",
+        ["ndcg@10", "map@10"],
+        prediction_columns={"user": "user_id", "item": "item_id"},
+        truth_columns={"user": "user_id", "item": "item_id", "relevance": "rating"},
+    )
+    assert result.models["model"].metrics == direct.metrics
+    trec = receval.run(config, preset="trec_eval")
+    assert trec.conventions["preset"] == "trec_eval"
+    assert config["metrics"] == ["ndcg@10", "map@10"]  # the mapping is not changed
+
+
+def test_a_runs_tables() -> None:
+    result = receval.run(COMPARE)
+    table = result.to_polars()
+    assert table.columns == ["model", "metric", "value", "low", "high"]
+    assert table.height == 12
+    for name, report in result.models.items():
+        mine = table.filter(pl.col("model") == name)
+        assert dict(mine.select("metric", "value").iter_rows()) == report.metrics
+    assert result.to_pandas().shape == (12, 5)
+    html = result._repr_html_()
+    assert html is not None
+    assert "<th>popular</th>" in html  # a column per model
+    assert html.count("<table>") >= 3  # metrics, gates, comparisons
+
+
+def test_a_bad_config_names_its_key() -> None:
+    with pytest.raises(receval.ConfigError, match="metrics"):
+        receval.run({"predictions": {"path": "p.csv"}, "ground_truth": {"path": "t.csv"}})
+    with pytest.raises(TypeError, match="Did you mean 'preset'"):
+        receval.run(COMPARE, presets="trec_eval")
+
+
+def test_the_documented_run_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/python-api.md's `receval.run` block, from the checkout's root."""
+    (block,) = [b for b in python_blocks(ROOT / "docs" / "python-api.md") if "receval.run(" in b]
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, Any] = {"receval": receval}
+    exec(compile(block, "docs/python-api.md example", "exec"), namespace)
+    result = namespace["result"]
+    assert result.passed  # as the block's comment says
+    assert result.to_polars().columns == ["model", "metric", "value", "low", "high"]

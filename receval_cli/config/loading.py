@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import (
     ValidationError,
@@ -70,7 +71,13 @@ def load_config(path: Path, preset: str | None = None) -> LoadedConfig:
     `preset` (from the command line) replaces the config's conventions.preset; the other
     conventions the config gives still override single settings of the preset.
     """
-    raw = read_yaml(path)
+    return config_from_mapping(read_yaml(path), path, preset)
+
+
+def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> LoadedConfig:
+    """load_config's validation and expansion of a config already read (the Python API's
+    `receval.run` gives a mapping): `path` names it in messages, and relative paths are
+    read from its folder."""
     if not isinstance(raw, dict):
         found = "an empty file" if raw is None else f"a {type(raw).__name__}"
         fix = "Start from configs/quickstart.yaml."

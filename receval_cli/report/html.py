@@ -43,7 +43,7 @@ from receval_cli.report.page_numbers import (
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import confidence_line, users_line
 from receval_cli.results.gates import GateResult
-from receval_cli.results.report import HTML_VIEW, Report, RunReport
+from receval_cli.results.report import HTML_VIEW, RUN_HTML_VIEW, Report, RunReport
 
 _MARKS = {"win": " ▲", "loss": " ▼"}
 
@@ -85,7 +85,16 @@ def report_tables_html(report: Report) -> str:
     return f'<div class="receval-report">\n{page.metrics()}{line}</div>\n'
 
 
+def run_tables_html(result: RunReport) -> str:
+    """A run's metrics table (a column per model), its gates and its comparisons, as the
+    HTML report shows them: a RunReport's view in a notebook."""
+    page = _Page(result)
+    parts = [page.metrics(), page.gates(), page.comparisons()]
+    return '<div class="receval-report">\n' + "".join(p for p in parts if p) + "</div>\n"
+
+
 HTML_VIEW[:] = [report_tables_html]  # a Report in a notebook (Report._repr_html_)
+RUN_HTML_VIEW[:] = [run_tables_html]
 
 
 class _Page:

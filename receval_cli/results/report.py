@@ -90,12 +90,7 @@ class Report:
 
     def to_pandas(self) -> Any:
         """to_polars() as a pandas DataFrame (needs pandas installed)."""
-        import importlib.util
-
-        if importlib.util.find_spec("pandas") is None:  # polars converts with it
-            fix = "install pandas (pip install pandas), or use to_polars()"
-            raise ImportError(f"Report.to_pandas() needs pandas; {fix}.")
-        return self.to_polars().to_pandas()
+        return _pandas(self.to_polars(), "Report")
 
     def _repr_html_(self) -> str | None:
         """The HTML report's metrics table and users line, which a notebook shows (None,
@@ -132,6 +127,16 @@ class Report:
 # how a notebook shows a Report: report/html.py puts its renderer here when it loads (the
 # results cannot import the report layer above them), and the API loads it
 HTML_VIEW: list[Callable[[Report], str]] = []
+RUN_HTML_VIEW: list[Callable[[RunReport], str]] = []
+
+
+def _pandas(table: pl.DataFrame, owner: str) -> Any:
+    import importlib.util
+
+    if importlib.util.find_spec("pandas") is None:  # polars converts with it
+        fix = "install pandas (pip install pandas), or use to_polars()"
+        raise ImportError(f"{owner}.to_pandas() needs pandas; {fix}.")
+    return table.to_pandas()
 
 
 def _short(value: float | None) -> str:
@@ -208,6 +213,34 @@ class RunReport:
             *self.run_warnings,
             *(w for report in self.models.values() for w in report.warnings),
         ]
+
+    def __repr__(self) -> str:
+        """A line: the models, the gates' verdict, the comparisons; to_polars() and
+        to_dict() hold the rest."""
+        parts = [f"models {', '.join(self.models)}"]
+        if self.gates:
+            failed = sum(not g.passed for g in self.gates)
+            parts.append(f"gates {'passed' if not failed else f'{failed} failed'}")
+        if self.comparison is not None:
+            parts.append(f"{len(self.comparisons)} comparisons")
+        return f"RunReport({'; '.join(parts)})"
+
+    def to_polars(self) -> pl.DataFrame:
+        """One row per model and metric: `model`, then each model's Report.to_polars()
+        columns (`metric`, `value`, and `low`, `high` with intervals)."""
+        tables = [
+            report.to_polars().select(pl.lit(name).alias("model"), pl.all())
+            for name, report in self.models.items()
+        ]
+        return pl.concat(tables, how="diagonal_relaxed")
+
+    def to_pandas(self) -> Any:
+        """to_polars() as a pandas DataFrame (needs pandas installed)."""
+        return _pandas(self.to_polars(), "RunReport")
+
+    def _repr_html_(self) -> str | None:
+        """The HTML report's metrics, gates and comparisons tables (see HTML_VIEW)."""
+        return RUN_HTML_VIEW[0](self) if RUN_HTML_VIEW else None
 
     def to_dict(self) -> dict[str, Any]:
         comparisons = None
