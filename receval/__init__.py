@@ -8,9 +8,9 @@
     {'precision@2': 0.5, 'mrr': 0.5}
 
 The same objects as `receval_cli`'s (the package the `receval` command runs from, which
-stays importable): `evaluate`, `relstrings` and `run` (receval_cli/api.py), the `Report`
-and `RunReport` they return (receval_cli/results/report.py), and the errors they raise
-(receval_cli/errors.py).
+stays importable): `evaluate`, `relstrings`, `run` and `compare` (receval_cli/api.py),
+the `Report`, `RunReport` and `ReportComparison` they return (receval_cli/results/report.py,
+receval_cli/report/report_comparison.py), and the errors they raise (receval_cli/errors.py).
 Each is imported on first use, so `import receval` itself loads nothing.
 """
 
@@ -21,17 +21,20 @@ __all__ = [
     "InputError",
     "RecEvalError",
     "Report",
+    "ReportComparison",
     "RunReport",
     "UsageError",
     "__version__",
+    "compare",
     "evaluate",
     "relstrings",
     "run",
 ]
 
 if TYPE_CHECKING:
-    from receval_cli.api import evaluate, relstrings, run
+    from receval_cli.api import compare, evaluate, relstrings, run
     from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError
+    from receval_cli.report.report_comparison import ReportComparison
     from receval_cli.results.report import Report, RunReport
     from receval_cli.version import __version__
 
@@ -39,6 +42,8 @@ _HOMES = {
     "evaluate": "receval_cli.api",
     "relstrings": "receval_cli.api",
     "run": "receval_cli.api",
+    "compare": "receval_cli.api",
+    "ReportComparison": "receval_cli.report.report_comparison",
     "Report": "receval_cli.results.report",
     "RunReport": "receval_cli.results.report",
     "RecEvalError": "receval_cli.errors",

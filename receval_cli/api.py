@@ -21,7 +21,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 from pydantic import BaseModel, ValidationError
@@ -59,6 +59,9 @@ from receval_cli.inputs.sniffing import (
     sniff,
 )
 from receval_cli.results.report import Report, RunReport
+
+if TYPE_CHECKING:
+    from receval_cli.report.report_comparison import ReportComparison
 from receval_cli.wording import audience
 
 M = TypeVar("M", bound=BaseModel)
@@ -222,6 +225,23 @@ def run(
     import receval_cli.report.html  # noqa: F401 (the reports' view in a notebook)
 
     return result
+
+
+@keywords_checked
+def compare(
+    *reports: str | os.PathLike[str],
+    baseline: str | None = None,
+    metrics: Iterable[str] = (),
+    allow_different_conventions: bool = False,
+) -> ReportComparison:
+    """`receval compare`: saved JSON reports (`receval run --format json --output PATH`)
+    side by side, each value's delta against the `baseline` column (default: the first);
+    `metrics` keeps those only. Reports of other conventions are refused unless
+    `allow_different_conventions`. Nothing is evaluated again."""
+    from receval_cli.report.report_comparison import compare_reports
+
+    paths = [Path(report).expanduser() for report in reports]
+    return compare_reports(paths, baseline, list(metrics), allow_different_conventions)
 
 
 # each input: its config model, its file reader, and its mapping of a frame's columns

@@ -5,6 +5,7 @@ and the README's and docs/python-api.md's Python examples run as written."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import run_json
+from cli_helpers import invoke, run_json
 
 import receval
 import receval_cli
@@ -307,3 +308,41 @@ def test_the_documented_run_example_runs_as_written(monkeypatch: pytest.MonkeyPa
     result = namespace["result"]
     assert result.passed  # as the block's comment says
     assert result.to_polars().columns == ["model", "metric", "value", "low", "high"]
+
+
+# --- receval.compare: saved reports side by side ---------------------------------------
+
+
+def test_compare_gives_the_clis_comparison(tmp_path: Path) -> None:
+    saved = []
+    for config in (ROOT / "configs" / "quickstart.yaml", COMPARE):
+        path = tmp_path / f"{config.stem}.json"
+        result = invoke("run", config, "-q", "--format", "json", "--output", path)
+        assert result.exit_code == 0, result.stderr
+        saved.append(path)
+    found = receval.compare(*saved, metrics=["ndcg@10", "map@10"])
+    cli = invoke(
+        "compare", *saved, "--metric", "ndcg@10", "--metric", "map@10", "--format", "json"
+    )  # fmt: skip
+    assert cli.exit_code == 0, cli.stderr
+    assert found.to_dict() == json.loads(cli.stdout)
+    assert repr(found) == (
+        "ReportComparison(2 metrics; columns quickstart, compare:popular, compare:model; "
+        "baseline quickstart)"
+    )
+    table = found.to_polars()
+    assert table.height == 6
+    row = table.filter(pl.col("column") == "compare:popular", pl.col("metric") == "ndcg@10")
+    cell = found.metrics["ndcg@10"]["compare:popular"]
+    assert cell is not None
+    assert row.row(0)[2:] == (cell.value, cell.low, cell.high, cell.delta, cell.relative_delta)
+    assert "<table" in found._repr_html_()
+    assert found.to_pandas().shape == (6, 7)
+    other = tmp_path / "trec.json"
+    config = ROOT / "configs" / "quickstart.yaml"
+    result = invoke("run", config, "-q", "--preset", "trec_eval", "--output", other)
+    assert result.exit_code == 0, result.stderr
+    with pytest.raises(receval.RecEvalError, match="conventions"):
+        receval.compare(saved[0], other)  # refused as the CLI refuses it
+    both = receval.compare(saved[0], other, allow_different_conventions=True)
+    assert both.conventions_differ

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from receval_cli.errors import UsageError, did_you_mean
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.metrics import MetricSpec, lookup
@@ -81,6 +83,42 @@ class ReportComparison:
     def has_intervals(self) -> bool:
         cells = [c for row in self.metrics.values() for c in row.values() if c is not None]
         return any(c.interval is not None for c in cells)
+
+    def __repr__(self) -> str:
+        count = len(self.metrics)
+        columns = ", ".join(self.columns)
+        return (
+            f"ReportComparison({count} metric{'' if count == 1 else 's'}; columns {columns}; "
+            f"baseline {self.baseline})"
+        )
+
+    def to_polars(self) -> pl.DataFrame:
+        """One row per metric and column: `metric`, `column`, `value`, `low`, `high`,
+        `delta` and `relative_delta` (against the baseline column); no row where a
+        column lacks the metric."""
+        rows = [
+            {"metric": metric, "column": name, **cell.to_dict()}
+            for metric, row in self.metrics.items()
+            for name, cell in row.items()
+            if cell is not None
+        ]
+        schema = {"metric": pl.String, "column": pl.String} | dict.fromkeys(
+            ("value", "low", "high", "delta", "relative_delta"), pl.Float64
+        )
+        return pl.DataFrame(rows, schema=schema)
+
+    def to_pandas(self) -> Any:
+        """to_polars() as a pandas DataFrame (needs pandas installed)."""
+        import importlib.util
+
+        if importlib.util.find_spec("pandas") is None:
+            fix = "install pandas (pip install pandas), or use to_polars()"
+            raise ImportError(f"ReportComparison.to_pandas() needs pandas; {fix}.")
+        return self.to_polars().to_pandas()
+
+    def _repr_html_(self) -> str:
+        """to_polars()'s table, as a notebook shows a polars DataFrame."""
+        return str(self.to_polars()._repr_html_())
 
     def to_dict(self) -> dict[str, Any]:
         return {
