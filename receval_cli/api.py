@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,10 +35,10 @@ from receval_cli.config.model import (
     UnknownItemsConfig,
 )
 from receval_cli.config.validation_errors import validation_config_error
-from receval_cli.errors import RecEvalError, UsageError, did_you_mean
+from receval_cli.errors import UsageError, did_you_mean
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
-from receval_cli.inputs.diagnosis import READ_ERRORS
+from receval_cli.inputs.column_guess import guessed_columns
 from receval_cli.inputs.optional import (
     Sources,
     map_catalog,
@@ -50,14 +49,7 @@ from receval_cli.inputs.optional import (
 from receval_cli.inputs.pandas_frames import from_pandas
 from receval_cli.inputs.readers import Input, map_ground_truth, map_predictions, read_ground_truth
 from receval_cli.inputs.readers import read_predictions as read_prediction_file
-from receval_cli.inputs.sniffing import (
-    SAMPLE_ROWS,
-    Guess,
-    Sniffed,
-    guess_ground_truth,
-    guess_predictions,
-    sniff,
-)
+from receval_cli.inputs.scanning import FRAME_PREFIX, frames_given
 from receval_cli.results.report import Report, RunReport
 
 if TYPE_CHECKING:
@@ -208,23 +200,51 @@ def run(
     with a baseline, segments, gates: the same planner and numbers) and return the run's
     RunReport, writing nothing (no outputs, no history): a config file's path, or the
     config as a mapping of the YAML's keys (its relative paths read from the working
-    directory). `preset` replaces the config's conventions.preset, as --preset does.
-    Problems raise receval's own errors with the CLI's messages, naming the config's keys.
-
-    >>> result = run({"predictions": {"path": "p.csv"}, ...})  # doctest: +SKIP
-    >>> result.passed, result.to_polars()  # doctest: +SKIP
-    """
+    directory), in which any input's path may be a frame instead (polars or pandas: a
+    model's predictions, the ground truth, the catalog, ...). `preset` replaces the
+    config's conventions.preset, as --preset does. Problems raise receval's own errors
+    with the CLI's messages, naming the config's keys."""
     from receval_cli.analysis.runs import evaluate_config
     from receval_cli.config.loading import config_from_mapping, load_config
 
+    frames: dict[str, pl.LazyFrame] = {}
     if isinstance(config, Mapping):
-        loaded = config_from_mapping(dict(config), Path.cwd() / "<config>", preset)
+        raw = _frames_named(config, (), frames)
+        loaded = config_from_mapping(raw, Path.cwd() / "<config>", preset)
     else:
         loaded = load_config(Path(config).expanduser(), preset)
-    result = evaluate_config(loaded)
+    if frames and loaded.config.engine == "spark":
+        fix = "write them to files (or Spark tables) and name those, or choose another engine"
+        raise UsageError(
+            f"engine: spark reads files and tables, not frames in memory ({', '.join(frames)}); "
+            f"{fix}.",
+            key="engine",
+            found="spark",
+            fix=fix,
+        )
+    with frames_given(frames):
+        result = evaluate_config(loaded)
     import receval_cli.report.html  # noqa: F401 (the reports' view in a notebook)
 
     return result
+
+
+def _frames_named(data: Any, keys: tuple[str, ...], frames: dict[str, pl.LazyFrame]) -> Any:
+    """The config mapping with each frame in it replaced by a path "frame:KEYS" (its keys,
+    dotted), the frame kept in `frames` under that path (inputs/scanning.frames_given)."""
+    if isinstance(data, Mapping):
+        return {key: _frames_named(value, (*keys, str(key)), frames) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_frames_named(value, (*keys, str(i)), frames) for i, value in enumerate(data)]
+    if isinstance(data, pl.DataFrame | pl.LazyFrame) or _is_pandas(data):
+        name = f"{FRAME_PREFIX}{'.'.join(keys)}"
+        frames[name] = (
+            data.lazy()
+            if isinstance(data, pl.DataFrame | pl.LazyFrame)
+            else (from_pandas(data, ".".join(keys)))
+        )
+        return name
+    return data
 
 
 @keywords_checked
@@ -268,53 +288,6 @@ _READERS: dict[str, tuple[type[Any], Callable[..., Input], Callable[..., Input]]
 }
 
 
-def guessed_columns(
-    predictions: Data,
-    ground_truth: Data,
-    prediction_columns: Mapping[str, str] | None,
-    truth_columns: Mapping[str, str] | None,
-) -> tuple[Mapping[str, str] | None, Mapping[str, str] | None]:
-    """The column mappings, each one not given guessed as `receval init` guesses a
-    config's (inputs/sniffing.py: `user_id`, `item_id`, `rating`, ...). A guess that is
-    not the usual names (user, item, score, relevance) is told by a warning, with what to
-    check; the usual names need no mapping and get none. An input that cannot be read
-    (or a guess that finds no column for a role) gets no guess: reading it then raises
-    the error that says why."""
-    if prediction_columns is None:
-        found = _guess(predictions, "predictions", {})
-        prediction_columns = None if found is None else _told(found, "prediction_columns")
-    if truth_columns is None:  # the truth's guess prefers the predictions' names
-        names = {"user": "user", "item": "item", **(prediction_columns or {})}
-        found = _guess(ground_truth, "ground truth", names)
-        truth_columns = None if found is None else _told(found, "truth_columns")
-    return prediction_columns, truth_columns
-
-
-def _guess(data: Data, role: str, names: Mapping[str, str]) -> Guess | None:
-    """init's guess of one input's columns (`names`: the predictions', for the truth)."""
-    sniffed = _sniffed(data, role)
-    if sniffed is None:
-        return None
-    try:
-        if role == "predictions":
-            return guess_predictions(sniffed)
-        return guess_ground_truth(sniffed, Guess(sniffed, "score", dict(names)))
-    except RecEvalError:  # no column for a role: the reader's own error says so
-        return None
-
-
-def _sniffed(data: Data, role: str) -> Sniffed | None:
-    """A file's or a frame's schema and first rows, as `receval init` reads them (None
-    where they cannot be read)."""
-    try:
-        if not isinstance(data, pl.LazyFrame):
-            return sniff(Path(str(data)).expanduser(), role)
-        sample = data.head(SAMPLE_ROWS).collect()
-    except (RecEvalError, *READ_ERRORS):
-        return None
-    return Sniffed(role, Path(f"<{role} frame>"), "parquet", False, None, sample.schema, sample)
-
-
 def _frame_or_path(predictions: Data, ground_truth: Data) -> tuple[Data, Data]:
     """Each input as a LazyFrame (a pandas frame converted once), or its path."""
     found = []
@@ -322,20 +295,6 @@ def _frame_or_path(predictions: Data, ground_truth: Data) -> tuple[Data, Data]:
         frame = _as_lazy(data, role)
         found.append(data if frame is None else frame)
     return found[0], found[1]
-
-
-def _told(guess: Guess, argument: str) -> Mapping[str, str] | None:
-    """The guessed mapping (None where it is the usual names), warned about."""
-    if all(role == column for role, column in guess.columns.items()):
-        return None
-    chosen = ", ".join(f"{role} <- {column}" for role, column in guess.columns.items())
-    notes = "".join(f" Check: {note}" for note in guess.notes)
-    mapping = ", ".join(f"{role!r}: {column!r}" for role, column in guess.columns.items())
-    warnings.warn(
-        f"{argument} guessed: {chosen}.{notes} Give {argument}={{{mapping}}} to choose them.",
-        stacklevel=5,  # the caller of evaluate() or relstrings()
-    )
-    return dict(guess.columns)
 
 
 def _entry(metric: str | Mapping[str, Any]) -> str | dict[str, Any]:
@@ -372,9 +331,13 @@ def _as_lazy(data: Data, role: str) -> pl.LazyFrame | None:
         return data.lazy()
     if isinstance(data, str | os.PathLike):
         return None
-    if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
+    if _is_pandas(data):
         return from_pandas(data, role)
     fix = "give a path (str or Path), a polars DataFrame or LazyFrame, or a pandas DataFrame."
     raise UsageError(
         f"an input is a {type(data).__name__}; {fix}", found=type(data).__name__, fix=fix
     )
+
+
+def _is_pandas(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")

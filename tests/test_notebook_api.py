@@ -301,7 +301,8 @@ def test_a_bad_config_names_its_key() -> None:
 
 def test_the_documented_run_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/python-api.md's `receval.run` block, from the checkout's root."""
-    (block,) = [b for b in python_blocks(ROOT / "docs" / "python-api.md") if "receval.run(" in b]
+    blocks = python_blocks(ROOT / "docs" / "python-api.md")
+    (block,) = [b for b in blocks if 'receval.run("configs/compare.yaml")' in b]
     monkeypatch.chdir(ROOT)
     namespace: dict[str, Any] = {"receval": receval}
     exec(compile(block, "docs/python-api.md example", "exec"), namespace)
@@ -346,3 +347,58 @@ def test_compare_gives_the_clis_comparison(tmp_path: Path) -> None:
         receval.compare(saved[0], other)  # refused as the CLI refuses it
     both = receval.compare(saved[0], other, allow_different_conventions=True)
     assert both.conventions_differ
+
+
+def frames_config(folder: Path) -> dict[str, Any]:
+    """configs/segments.yaml (two models, segments, intervals, paired tests, gates) with
+    every input a frame: polars, pandas and lazy, all read from the sample files."""
+    sample = ROOT / "sample_data"
+    return {
+        "predictions": {
+            "columns": {"user": "user_id", "item": "item_id", "score": "score"},
+            "models": {
+                "popular": pl.read_csv(sample / "popular_predictions.csv"),
+                "model": pl.read_csv(sample / "predictions.csv").to_pandas(),
+            },
+        },
+        "ground_truth": {
+            "path": pl.scan_parquet(sample / "ground_truth.parquet"),
+            "columns": {"user": "user_id", "item": "item_id", "relevance": "rating"},
+        },
+        "segments": {"path": pl.read_csv(sample / "users.csv"), "columns": {"user": "user_id"}},
+        "segment_by": ["country", "new_user"],
+        "cutoffs": [10],
+        "metrics": ["ndcg", "recall", "mrr"],
+        "conventions": {"relevance_threshold": 4},
+        "confidence": {"level": 0.95, "method": "bootstrap", "resamples": 200, "seed": 7},
+        "comparison": {"baseline": "popular", "test": "t", "correction": "holm"},
+        "gates": {
+            "ndcg@10": {"min": 0.3},
+            "recall@10": {"min": 0.3, "segment": "country=FR"},
+        },
+    }
+
+
+def test_run_reads_frames_in_place_of_files(tmp_path: Path) -> None:
+    """The same run from frames and from the files: every value, interval, segment,
+    comparison and gate equal; the inputs' blocks name the frames."""
+    from_frames = receval.run(frames_config(tmp_path)).to_dict()
+    config = (ROOT / "configs" / "segments.yaml").read_text(encoding="utf-8")
+    config = config.replace("resamples: 1000", "resamples: 200")
+    path = tmp_path / "segments.yaml"
+    path.write_text(config.replace("../sample_data/", f"{ROOT / 'sample_data'}/"), encoding="utf-8")
+    from_files = run_json(path)
+    for name, model in from_files["models"].items():
+        mine = from_frames["models"][name]
+        for block in ("metrics", "confidence", "segments", "users"):
+            assert mine[block] == model[block], (name, block)
+        assert mine["inputs"]["predictions"]["path"] == f"frame:predictions.models.{name}"
+        assert mine["inputs"]["predictions"]["format"] == "frame"
+    assert from_frames["comparisons"] == from_files["comparisons"]
+    assert from_frames["gates"] == from_files["gates"]
+
+
+def test_frames_and_engine_spark_are_refused() -> None:
+    config = frames_config(ROOT) | {"engine": "spark"}
+    with pytest.raises(receval.UsageError, match="engine: spark reads files and tables"):
+        receval.run(config)

@@ -46,6 +46,8 @@ class LoadedConfig:
                 found=path,
                 fix=fix,
             )
+        if path.startswith("frame:"):  # a frame given in its place (inputs/scanning.py)
+            return Path(path)
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else self.path.parent / candidate
 

@@ -6,12 +6,15 @@ canonical integer). evaluation's readers (inputs/readers.py) map the scanned col
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
@@ -42,12 +45,40 @@ EXTENSIONS: dict[str, FileFormat] = {
     ".qrels": "trec",
 }
 _COMPRESSION = (".gz", ".zst")
+# frames given in place of files (the Python API's receval.run): a config path
+# "frame:NAME" is read from the frames in place (frames_given), not from disk
+FRAME_PREFIX = "frame:"
+_FRAMES: ContextVar[Mapping[str, pl.LazyFrame] | None] = ContextVar("receval_frames", default=None)
+ReadFormat = FileFormat | Literal["frame"]
+
+
+@contextlib.contextmanager
+def frames_given(frames: Mapping[str, pl.LazyFrame]) -> Iterator[None]:
+    """While inside: each "frame:NAME" path reads frames["frame:NAME"]."""
+    token = _FRAMES.set(frames)
+    try:
+        yield
+    finally:
+        _FRAMES.reset(token)
+
+
+def given_frame(path: Path) -> pl.LazyFrame | None:
+    """The frame given for this path (frames_given), or None for a file."""
+    frames = _FRAMES.get()
+    if frames is None or not path.name.startswith(FRAME_PREFIX):
+        return None
+    return frames.get(path.name)
+
+
 _CSV_SCHEMA_ROWS = 10_000
 
 
-def detect_format(path: Path, given: FileFormat | None, role: str) -> FileFormat:
+def detect_format(path: Path, given: FileFormat | None, role: str) -> ReadFormat:
     """The given format, else the extension's, else TREC when the content looks like it;
-    a folder of Parquet files (as Spark writes them) is Parquet."""
+    a folder of Parquet files (as Spark writes them) is Parquet; a frame given in place
+    of the file (frames_given) is "frame"."""
+    if given_frame(path) is not None:
+        return "frame"
     _check_file(path, role)
     if path.is_dir():
         if given not in (None, "parquet"):
@@ -163,7 +194,7 @@ def config_key(role: str) -> str:
 
 def scan(
     path: Path,
-    fmt: FileFormat,
+    fmt: ReadFormat,
     separator: str | None,
     role: str,
     text_columns: tuple[str | None, ...] = (),
@@ -178,6 +209,9 @@ def scan(
     here, naming the line; so is a Parquet page that fails the checksum its header
     records (every part of a folder is checked: `parquet_pages.check_pages`).
     """
+    frame = given_frame(path)
+    if frame is not None:
+        return frame
     _check_file(path, role)
     sep = csv_separator(fmt, separator)
     if fmt in ("csv", "tsv") and (len(sep.encode()) != 1 or sep in '\n\r"'):

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import polars as pl
 
-from receval_cli.config.model import FileFormat
 from receval_cli.errors import InputError
 from receval_cli.inputs.diagnosis import check_header_encoding
-from receval_cli.inputs.scanning import detect_format, not_a_file, scan
+from receval_cli.inputs.scanning import ReadFormat, detect_format, not_a_file, scan
 from receval_cli.wording import setting
 
 SAMPLE_ROWS = 1000
@@ -67,7 +66,7 @@ class Sniffed:
 
     role: str
     path: Path
-    format: FileFormat
+    format: ReadFormat
     format_from_content: bool
     separator: str | None
     schema: pl.Schema
@@ -97,7 +96,7 @@ def _check_file(path: Path, role: str) -> None:
         raise InputError(f"{role} file {path} is empty (0 bytes). {fix}", path=path, fix=fix)
 
 
-def _format(path: Path, role: str) -> tuple[FileFormat, bool]:
+def _format(path: Path, role: str) -> tuple[ReadFormat, bool]:
     """The format (from the extension, else TREC by content) and whether content told it."""
     try:
         fmt = detect_format(path, None, role)
@@ -117,7 +116,7 @@ def _format(path: Path, role: str) -> tuple[FileFormat, bool]:
     return fmt, fmt == "trec" and path.suffix.lower() not in (".run", ".qrels")
 
 
-def _read(path: Path, fmt: FileFormat, separator: str | None, role: str) -> pl.LazyFrame:
+def _read(path: Path, fmt: ReadFormat, separator: str | None, role: str) -> pl.LazyFrame:
     try:
         return scan(path, fmt, separator, role)
     except InputError as error:
