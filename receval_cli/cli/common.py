@@ -207,6 +207,16 @@ AllowDifferentConventions = Annotated[
         "exit 2: their deltas mix the conventions' effect with the models').",
     ),
 ]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Set a config key for this run: KEY=VALUE, the key dotted as in the config, "
+        "the value YAML (repeat it), e.g. --set predictions.path=today.parquet --set "
+        "conventions.relevance_threshold=4. ${NAME} in the config reads an environment "
+        "variable.",
+    ),
+]
 AppendOption = Annotated[
     bool,
     typer.Option(

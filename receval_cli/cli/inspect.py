@@ -10,6 +10,7 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import INSPECTED_USERS, InspectFormat
+from receval_cli.cli.common import SetOption
 from receval_cli.errors import RecEvalError
 
 
@@ -40,6 +41,7 @@ def inspect_command(
         InspectFormat, typer.Option("--format", "-f", help="table (panels) or json.")
     ] = InspectFormat.table,
     no_color: console.NoColorOption = False,
+    settings: SetOption = None,
 ) -> None:
     """Show a few users' history, top-k recommendations (hits marked), the relevant items
     missed, and their per-user metrics."""
@@ -50,7 +52,7 @@ def inspect_command(
 
     console.configure(no_color=no_color)
     try:
-        loaded = load_config(config)
+        loaded = load_config(config, settings=settings or ())
         with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
             inspection = inspect_config(loaded, model, users, user, k, seed, history)
     except RecEvalError as error:

@@ -14,6 +14,7 @@ from receval_cli.cli.common import (
     AllowDifferentConventions,
     AppendOption,
     OutputOption,
+    SetOption,
     fail,
     option_order,
 )
@@ -143,6 +144,7 @@ def run(
             "--tag", help="A KEY=VALUE tag for this run (repeat it), e.g. model_version=3."
         ),
     ] = None,
+    settings: SetOption = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
     from receval_cli.report.render import run_table
@@ -154,6 +156,7 @@ def run(
         allowed = [f.value for f in Format]
         outputs, given = pair_outputs(option_order(ctx), formats, output or [], allowed)
         request = _Request(config, given, outputs, append, per_user, quiet, history)
+        request = dataclasses.replace(request, settings=tuple(settings or ()))
         with console.live_stages():
             spark = _spark_settings(spark_master, spark_conf or [])
             request = dataclasses.replace(request, label=RunLabel(label, parse_tags(tag or [])))
@@ -204,6 +207,7 @@ class _Request:
     quiet: bool
     history: Path | None = None  # --history
     label: RunLabel | None = None  # --label and --tag
+    settings: tuple[str, ...] = ()  # --set
 
 
 def _run(
@@ -235,7 +239,7 @@ def _run(
     from receval_cli.report.writing import Content, check_destination, frame_writer, write_outputs
 
     with console.stage("config"):
-        loaded = load_config(request.config, preset)
+        loaded = load_config(request.config, preset, request.settings)
         if engine is not None:
             chosen_engine = loaded.config.model_copy(update={"engine": engine.value})
             loaded = dataclasses.replace(loaded, config=chosen_engine)

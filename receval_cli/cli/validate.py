@@ -11,6 +11,7 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import ValidateFormat
+from receval_cli.cli.common import SetOption
 from receval_cli.errors import RecEvalError
 
 
@@ -30,6 +31,7 @@ def validate_command(
     ] = None,
     no_color: console.NoColorOption = False,
     verbose: console.VerboseOption = False,
+    settings: SetOption = None,
 ) -> None:
     """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
     from receval_cli.analysis.validate import validate_config
@@ -39,7 +41,7 @@ def validate_command(
 
     console.configure(no_color=no_color, verbose=verbose)
     try:
-        loaded = load_config(config, preset)
+        loaded = load_config(config, preset, settings or ())
         with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
             health = validate_config(loaded, baseline_report)
     except RecEvalError as error:

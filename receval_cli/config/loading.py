@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import (
 
 from receval_cli.config.metric_lists import canonical_gates, expand_metrics
 from receval_cli.config.model import Config, Gate
+from receval_cli.config.overrides import apply_settings, expand_variables
 from receval_cli.config.validation_errors import validation_config_error
 from receval_cli.config.yaml_file import found_value, read_yaml
 from receval_cli.errors import ConfigError, InputError
@@ -67,13 +69,20 @@ def is_remote(path: str) -> bool:
     return path.startswith("table:") or _SCHEME.match(path) is not None
 
 
-def load_config(path: Path, preset: str | None = None) -> LoadedConfig:
+def load_config(
+    path: Path, preset: str | None = None, settings: Iterable[str] = ()
+) -> LoadedConfig:
     """Read, validate and expand a config file; every problem raises ConfigError.
 
     `preset` (from the command line) replaces the config's conventions.preset; the other
     conventions the config gives still override single settings of the preset.
+    `settings`: --set's KEY=VALUE, each set in the config before it is validated
+    (config/overrides.py).
     """
-    return config_from_mapping(read_yaml(path), path, preset)
+    raw = read_yaml(path)
+    if settings and isinstance(raw, dict):
+        raw = apply_settings(raw, settings, path)
+    return config_from_mapping(raw, path, preset)
 
 
 def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> LoadedConfig:
@@ -101,6 +110,7 @@ def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> Load
                 found=found_value(conventions),
             )
         raw["conventions"] = {**conventions, "preset": preset}
+    raw = expand_variables(raw, path)  # ${NAME}: the environment's variables
     try:
         config = Config.model_validate(raw)
     except ValidationError as error:
