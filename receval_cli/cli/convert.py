@@ -1,4 +1,5 @@
-"""`receval convert`: a predictions file written as a TREC run."""
+"""`receval convert`: a predictions file written as a TREC run, or a ground-truth file
+as TREC qrels (--qrels)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,38 @@ if TYPE_CHECKING:
 
 
 def convert(
-    source: Annotated[Path, typer.Argument(help="A predictions file (CSV, Parquet, JSONL, ...).")],
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A predictions file (CSV, Parquet, JSONL, ...), or with --qrels "
+            "a ground-truth file."
+        ),
+    ],
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", help="The TREC run to write; - for standard output."),
+        typer.Option(
+            "--output", "-o", help="The TREC run (or qrels) to write; - for standard output."
+        ),
     ],
+    qrels: Annotated[
+        bool,
+        typer.Option(
+            "--qrels",
+            help="SOURCE is a ground truth: write TREC qrels (`query 0 docno grade`) from "
+            "--user, --item and --relevance (or --items and --relevances).",
+        ),
+    ] = False,
+    relevance: Annotated[
+        str | None,
+        typer.Option(
+            help="--qrels: the grade column (default: relevance if the file has one, "
+            "else every listed item has grade 1)."
+        ),
+    ] = None,
+    relevances: Annotated[
+        str | None,
+        typer.Option(help="--qrels: with --items, a list column of grades."),
+    ] = None,
     file_format: Annotated[
         str | None, typer.Option("--format", help="csv, tsv, parquet, jsonl or trec.")
     ] = None,
@@ -45,7 +73,8 @@ def convert(
     ] = "item_desc",
     tag: Annotated[str, typer.Option(help="The run tag (last field).")] = "receval",
 ) -> None:
-    """Write a predictions file as a TREC run (`query Q0 doc rank score tag`)."""
+    """Write a predictions file as a TREC run (`query Q0 doc rank score tag`), or with
+    --qrels a ground-truth file as TREC qrels (`query 0 doc grade`)."""
     from pydantic import ValidationError
 
     from receval_cli.config.conventions import Conventions
@@ -54,6 +83,17 @@ def convert(
     from receval_cli.inputs.readers import read_predictions
     from receval_cli.report.writing import check_destination, write_outputs
 
+    if qrels:
+        runs_only = {"--score": score is not None, "--rank": rank is not None}
+        runs_only |= {"--tie-break": tie_break != "item_desc", "--tag": tag != "receval"}
+        columns = {"user": user, "item": item, "items": items}
+        columns |= {"relevance": relevance, "relevances": relevances}
+        _convert_qrels(source, output, file_format, separator, columns, runs_only)
+        return
+    if relevance is not None or relevances is not None:
+        name = "--relevance" if relevance is not None else "--relevances"
+        fix = "add --qrels to write a ground truth as qrels, or leave it out."
+        raise fail(UsageError(f"{name} is for --qrels only; {fix}", key=name, fix=fix))
     try:
         with audience("convert"):  # messages name the options, not config keys
             config = PredictionsConfig.model_validate(
@@ -85,6 +125,52 @@ def convert(
         raise fail(error) from None
     users = run.get_column("user").n_unique()
     console.note(f"wrote {run.height} lines for {users} users to {destination.name}")
+
+
+def _convert_qrels(
+    source: Path,
+    output: Path,
+    file_format: str | None,
+    separator: str | None,
+    columns: dict[str, str | None],
+    runs_only: dict[str, bool],
+) -> None:
+    """`convert --qrels`: the ground truth read as `receval run` reads one, written as
+    qrels (inputs/convert.py, trec_qrels)."""
+    from pydantic import ValidationError
+
+    from receval_cli.config.model import GroundTruthConfig
+    from receval_cli.inputs.convert import trec_qrels, write_trec_run
+    from receval_cli.inputs.readers import read_ground_truth
+    from receval_cli.report.writing import check_destination, write_outputs
+
+    try:
+        for name, value in runs_only.items():
+            if value:
+                fix = f"leave {name} out: qrels have no scores, ranks or tag."
+                raise UsageError(f"{name} is for runs, not --qrels; {fix}", key=name, fix=fix)
+        with audience("convert"):  # messages name the options, not config keys
+            given = {key: value for key, value in columns.items() if value is not None}
+            config = GroundTruthConfig.model_validate(
+                {"path": str(source), "format": file_format, "separator": separator}
+                | {"columns": given}
+            )
+            destination = Destination(None if is_stdout(output) else output, "trec")
+            guard([output], {source: "SOURCE file"})
+            if destination.path is not None:
+                check_destination(destination.path)
+            found, notes = trec_qrels(read_ground_truth(config, source))
+            text = io.StringIO()
+            write_trec_run(found, text)
+            write_outputs({destination: text.getvalue()})
+    except ValidationError as error:
+        raise fail(_option_error(error)) from None
+    except RecEvalError as error:
+        raise fail(error) from None
+    for note in notes:
+        console.warn(note)
+    users = found.get_column("user").n_unique()
+    console.note(f"wrote {found.height} lines for {users} users to {destination.name}")
 
 
 def _option_error(error: ValidationError) -> UsageError:

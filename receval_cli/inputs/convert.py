@@ -1,4 +1,5 @@
-"""Write any supported predictions file as a TREC run (`user Q0 item rank score tag`).
+"""Write any supported predictions file as a TREC run (`user Q0 item rank score tag`),
+and any ground-truth file as TREC qrels (`user 0 item grade`).
 
 The run lists each user's items in receval's ranking order (the tie-break convention
 decides equal scores). trec_eval ranks by the score column, then by the docno as text,
@@ -103,7 +104,54 @@ def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
     )
 
 
-def _refuse_blanks(grouped: pl.DataFrame, source: Input) -> None:
+def trec_qrels(source: Input) -> tuple[pl.DataFrame, list[str]]:
+    """The ground truth as TREC qrels: user, 0, item, grade, sorted by user then item, a
+    user's grades in the file's order otherwise (the frame); and what to tell the user
+    (a grade trec_eval reads otherwise). Grades are written as integers where every one
+    is whole, as written otherwise; the input checks run first (nulls, NaN, infinite
+    grades, repeated pairs)."""
+    lists = source.frame.group_by("user").agg(
+        pl.col("item"),
+        pl.col("rel"),
+        pl.col("item").n_unique().alias("distinct"),
+        pl.len().alias("rows"),
+        *check_exprs(_CHECKS, "rel"),
+    )
+    try:
+        grouped, rows = pl.collect_all([lists, raw_rows(source)])
+    except pl.exceptions.PolarsError as error:
+        first = str(error).strip().splitlines()[0]
+        raise InputError(
+            f"{source.role} file {source.path} could not be read: {first}",
+            path=source.path,
+            found=first,
+        ) from None
+    raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
+    if (grouped["rows"] != grouped["distinct"]).any():
+        raise duplicates_error(source, "truth_duplicates", find_duplicates(source.frame))
+    _refuse_blanks(grouped, source, "qrels")
+    qrels = grouped.select("user", "item", "rel").explode(["item", "rel"]).sort("user", "item")
+    grades = qrels.get_column("rel")
+    whole = bool((grades == grades.floor()).all())
+    notes = []
+    if not whole:
+        example = grades.filter(grades != grades.floor()).head(1).item()
+        notes.append(
+            f"the qrels hold fractional grades (e.g. {example!r}): trec_eval reads a grade as "
+            "an integer (atol: 2.5 is 2), as receval's trec_eval preset does "
+            "(fractional_grades: truncate)."
+        )
+    grade = pl.col("rel").cast(pl.Int64) if whole else pl.col("rel")
+    frame = qrels.select(
+        pl.col("user").cast(pl.String),
+        pl.lit("0").alias("iteration"),
+        pl.col("item").cast(pl.String),
+        grade.alias("relevance"),
+    )
+    return frame, notes
+
+
+def _refuse_blanks(grouped: pl.DataFrame, source: Input, kind: str = "run") -> None:
     """TREC fields are separated by white space, so an id may not contain any."""
     for column in ("user", "item"):
         values = grouped.get_column(column)
@@ -115,7 +163,7 @@ def _refuse_blanks(grouped: pl.DataFrame, source: Input) -> None:
             fix = "Change those ids first."
             raise InputError(
                 f"{source.role} file {source.path}: the {column} id {example!r} is empty or "
-                f"holds white space, which a TREC run cannot carry. {fix}",
+                f"holds white space, which a TREC {kind} cannot carry. {fix}",
                 path=source.path,
                 found={column: example},
                 fix=fix,
