@@ -30,6 +30,7 @@ class Format(StrEnum):
     junit = "junit"
     html = "html"
     github = "github"
+    latex = "latex"
 
 
 class CompareFormat(StrEnum):

@@ -265,6 +265,24 @@ def _html(text: str, state: str, gate: dict[str, Any]) -> None:
     assert word in text
 
 
+def _latex(text: str, state: str, gate: dict[str, Any]) -> None:
+    comments = [line for line in text.splitlines() if line.startswith("% ")]
+    verdict = {
+        "passed": "% gate passed: ",
+        "failed": "% gate failed: ",
+        "null": "% gate failed: ",
+        "waived": "% gate waived: ",
+    }[state]
+    assert any(line.startswith(verdict) for line in comments), comments
+    word = {"passed": "1 gate passed", "failed": "1 of 1 gate failed", "waived": "1 gate waived"}
+    told = f"% gates: {word[state if state != 'null' else 'failed']}"
+    assert any(line.startswith(told) for line in comments), comments
+    if state == "null":
+        assert "no value" in text
+    assert "\\begin{tabular}" in text  # the table, still
+    assert "\\bottomrule" in text
+
+
 def _json(text: str, state: str, gate: dict[str, Any]) -> None:
     assert ("waived" in gate) == (state == "waived")
 
@@ -277,6 +295,7 @@ CHECKS: dict[str, Callable[[str, str, dict[str, Any]], None]] = {
     "junit": _junit,
     "github": _github,
     "html": _html,
+    "latex": _latex,
 }
 
 

@@ -33,6 +33,7 @@ def looks_like(fmt: str, text: str) -> bool:
         "table": lambda: "┃ metric" in text and "precision@1" in text,
         "html": lambda: "<html" in text.lower(),
         "github": lambda: text.splitlines()[-1].startswith("receval: 2 metrics"),
+        "latex": lambda: "\\begin{tabular}" in text and "\\texttt{precision@1}" in text,
     }
     assert set(checks) == set(FORMATS), "a new format needs its check here"
     return checks[fmt]()

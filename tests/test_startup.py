@@ -91,7 +91,10 @@ def test_help_imports_nothing_heavy(command: str | None) -> None:
     [
         ("receval ru", ["run"]),
         ("receval run --fo", ["--format"]),
-        ("receval run --format ", ["table", "json", "markdown", "csv", "junit", "html", "github"]),
+        (
+            "receval run --format ",
+            ["table", "json", "markdown", "csv", "junit", "html", "github", "latex"],
+        ),
         ("receval run config.yaml -o a.json --fo", ["--format"]),  # typed values: not coerced
     ],
 )

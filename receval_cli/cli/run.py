@@ -49,7 +49,8 @@ def run(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown, csv, junit, html or github (workflow annotations); "
+            help="table, json, markdown, csv, junit, html, github (workflow annotations) or "
+            "latex (a table for a paper); "
             "default: the --output file's extension, else the config's output.format. "
             "Given several times, each names the format of the --output after it.",
         ),

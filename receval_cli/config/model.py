@@ -29,7 +29,7 @@ from receval_cli.errors import did_you_mean
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
 Engine = Literal["auto", "in_memory", "streaming", "gpu", "spark"]
-OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html", "github"]
+OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html", "github", "latex"]
 
 
 class _Strict(BaseModel):
@@ -335,7 +335,7 @@ class Gate(_Strict):
 
 class OutputConfig(_Strict):
     format: OutputFormat = "table"
-    """table, json, markdown, csv, junit, html, github."""
+    """table, json, markdown, csv, junit, html, github, latex."""
     path: str | None = None
     """Write the report to this file (relative to the config file's folder)."""
 

@@ -36,6 +36,7 @@ REPORT_EXTENSIONS = {
     ".txt": "table",
     ".html": "html",
     ".htm": "html",
+    ".tex": "latex",
 }
 
 # a table's format (the per-user values) from its file's extension

@@ -75,6 +75,10 @@ def render(result: RunReport, fmt: str, width: int = 100) -> str:
         return render_junit(result)
     if fmt == "github":
         return render_github(result)
+    if fmt == "latex":
+        from receval_cli.report.latex import render_latex
+
+        return render_latex(result)
     if fmt == "html":
         from receval_cli.report.html import render_html  # matplotlib: only for HTML
 
