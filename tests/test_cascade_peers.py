@@ -124,7 +124,7 @@ def test_agrees_with_ir_measures(dataset: str) -> None:
             truth,
             [spec],
             conventions={
-                "preset": "trec_eval",
+                "preset": "pytrec_eval",
                 **ALL_USERS,
                 "tie_break": tie_break,
                 "relevance_threshold": threshold,

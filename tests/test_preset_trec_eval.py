@@ -1,4 +1,5 @@
-"""The trec_eval preset against pytrec_eval (live) on the shared golden data (#16 item 9).
+"""The pytrec_eval preset (trec_eval's conventions, scores as floats as trec_eval 9 kept
+them) against pytrec_eval (live) on the shared golden data (#16 item 9; #37 item 3).
 
 tests/golden/make_data.py writes the data every preset is checked on: string and integer
 ids (9, 10, 100, 1000: text order is not number order), many ties (one decimal) and
@@ -10,7 +11,7 @@ pytrec_eval is fed what trec_eval itself would read from files of these rows:
          integer grades only; trec_eval reads a qrels file's grade with atol(), so "2.5"
          is 2, "-1" is -1 and "0.5" is 0: int() truncates the same way.
   run    {user: {item: score}} with every prediction; ids as text (trec_eval's docnos).
-receval reads the same files under `preset: trec_eval`, integer ids as pl.Int64, grades as
+receval reads the same files under `preset: pytrec_eval`, integer ids as pl.Int64, grades as
 numbers (pl.Float64), and must give pytrec_eval's per-query values and means to 1e-9.
 """
 
@@ -57,7 +58,7 @@ def receval(dataset: str) -> Any:
         predictions,
         truth,
         sorted(set(PAIRS.values())),
-        conventions={"preset": "trec_eval"},
+        conventions={"preset": "pytrec_eval"},
         truth_columns={"relevance": "relevance"},
     )
 

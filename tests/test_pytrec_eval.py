@@ -49,7 +49,7 @@ TREC_CONVENTIONS = {
 
 def test_the_preset_holds_these_conventions() -> None:
     """What the agreement below relies on, spelled out (the tests run the preset itself)."""
-    assert Conventions(preset="trec_eval").model_dump().items() >= TREC_CONVENTIONS.items()
+    assert Conventions(preset="pytrec_eval").model_dump().items() >= TREC_CONVENTIONS.items()
 
 
 # trec_eval measure (with its _k suffix) -> receval metric
@@ -109,7 +109,7 @@ def receval_report(
         predictions,
         truth,
         metrics,
-        conventions={"preset": "trec_eval", "relevance_threshold": level},
+        conventions={"preset": "pytrec_eval", "relevance_threshold": level},
         truth_columns={"user": "user", "item": "item", "relevance": "rel"},
     )
 
@@ -143,7 +143,8 @@ def test_trec_eval_breaks_ties_by_docno_descending() -> None:
 
 
 def test_trec_eval_ties_scores_equal_in_single_precision() -> None:
-    """trec_eval keeps scores as C floats: 0.1 and 0.1 + 1e-9 tie, then d9 beats d10."""
+    """pytrec_eval (trec_eval 9 inside) keeps scores as C floats: 0.1 and 0.1 + 1e-9 tie,
+    then d9 beats d10."""
     qrels = {"q": {"d10": 1}}
     run = {"q": {"d9": 0.1, "d10": 0.1 + 1e-9}}
     trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
@@ -152,8 +153,13 @@ def test_trec_eval_ties_scores_equal_in_single_precision() -> None:
         {"user": ["q", "q"], "item": ["d9", "d10"], "score": [0.1, 0.1 + 1e-9]}
     )
     truth = pl.DataFrame({"user": ["q"], "item": ["d10"]})
-    preset = receval_cli.evaluate(predictions, truth, ["mrr"], conventions={"preset": "trec_eval"})
+    preset = receval_cli.evaluate(
+        predictions, truth, ["mrr"], conventions={"preset": "pytrec_eval"}
+    )
     assert preset.metrics["mrr"] == 1 / 2
+    # trec_eval 10.0 keeps doubles (tests/conformance/trec_eval_scores): no tie there
+    trec_eval_10 = receval_cli.evaluate(predictions, truth, ["mrr"], conventions="trec_eval")
+    assert trec_eval_10.metrics["mrr"] == 1.0
     exact = receval_cli.evaluate(predictions, truth, ["mrr"])  # float64: d10 scores higher
     assert exact.metrics["mrr"] == 1.0
 

@@ -61,7 +61,7 @@ def receval_report(qrels: dict[str, Any], run: dict[str, Any]) -> Any:
         predictions,
         truth,
         SPECS,
-        conventions={"preset": "trec_eval"},
+        conventions={"preset": "pytrec_eval"},
         truth_columns={"user": "user", "item": "item", "relevance": "rel"},
     )
 

@@ -250,7 +250,7 @@ def test_everything_the_tests_import_is_declared_in_core_or_dev() -> None:
     pyspark, which the Spark tests import through their fixture, comes from an extra."""
     declared = {_requirement_name(r) for r in PYPROJECT["project"]["dependencies"]}
     declared |= {_requirement_name(r) for r in PYPROJECT["dependency-groups"]["dev"]}
-    local = {p.stem for p in (ROOT / "tests").rglob("*.py")} | {"receval_cli", "tests"}
+    local = {p.stem for p in (ROOT / "tests").rglob("*.py")} | {"receval_cli", "receval", "tests"}
     distributions = importlib.metadata.packages_distributions()
     missing = []
     for module in sorted(_imported_modules() - local - set(sys.stdlib_module_names)):

@@ -30,6 +30,7 @@ CONVENTION_CHOICES: dict[str, list[Any]] = {
     "preset": [
         None,
         "trec_eval",
+        "pytrec_eval",
         "ranx",
         "replay",
         "jurity",

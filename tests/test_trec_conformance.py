@@ -21,7 +21,8 @@ from receval_cli.analysis.runs import evaluate_config as evaluate
 from receval_cli.config.loading import load_config
 from receval_cli.metrics import MetricSpec
 
-HERE = Path(__file__).parent / "conformance" / "trec_eval"
+# trec_eval/: NIST's own tests; trec_eval_scores/: near ties that only doubles tell apart
+HERE = Path(__file__).parent / "conformance"
 # the README and the pages of docs/, where an exemption list would be written
 DOCS = "\n".join(
     path.read_text(encoding="utf-8")
@@ -106,7 +107,7 @@ NOT_METRICS = {"runid", "num_q"}
 RELSTRING = re.compile(r"relstring(?:_(\d+))?")  # relstring_20: the top 20
 
 # expected file, run, qrels, conventions beside the preset (trec_eval's flags)
-CASES = [
+NIST = [
     ("out.test", "results.test", "qrels.test", {}),
     ("out.test.a", "results.test", "qrels.test", {}),
     ("out.test.aq", "results.test", "qrels.test", {}),
@@ -120,6 +121,15 @@ CASES = [
     ("out.test.aql", "results.test", "qrels.rel_level", {"relevance_threshold": 2}),
     ("out.test.meas_params", "results.test", "qrels.test", {}),
 ]
+NEAR_TIES = [
+    ("out.near_ties.aq", "results.near_ties", "qrels.near_ties", {}),
+    ("out.near_ties.meas_params", "results.near_ties", "qrels.near_ties", {}),
+]
+CASES = [
+    *((f"trec_eval/{e}", f"trec_eval/{r}", f"trec_eval/{q}", x) for e, r, q, x in NIST),
+    *((f"trec_eval_scores/{e}", f"trec_eval_scores/{r}", f"trec_eval_scores/{q}", x)
+      for e, r, q, x in NEAR_TIES),
+]  # fmt: skip
 
 
 def spec_for(measure: str) -> str | None:
@@ -199,7 +209,7 @@ def test_relstring_lines_match(expected: str, run: str, qrels: str, extra: dict[
             ).iter_rows()
         )
         assert f"'{strings[query]}'" == value, (measure, query)
-    if expected in ("out.test.aq", "out.test.aqc", "out.test.aqcM"):
+    if expected in ("trec_eval/out.test.aq", "trec_eval/out.test.aqc", "trec_eval/out.test.aqcM"):
         assert len(lines) == 3
 
 

@@ -159,7 +159,8 @@ class Conventions(BaseModel):
         "float64",
         description=(
             "Scores are compared as read (float64), or rounded to single precision first "
-            "(float32, as trec_eval stores them: scores equal in float32 then tie)."
+            "(float32, as trec_eval 9 and pytrec_eval store them: scores equal in float32 then "
+            "tie; trec_eval 10.0 keeps doubles)."
         ),
     )
     duplicates: PredictionDuplicates = Field(

@@ -9,6 +9,7 @@ line does the same. `metrics` maps receval's metric names to the tool's own meas
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 
@@ -32,10 +33,10 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "trec_eval": Preset(
         name="trec_eval",
-        summary="NIST trec_eval 10 (and pytrec_eval): the reference of IR evaluation.",
+        summary="NIST trec_eval 10.0, the reference of IR evaluation (scores as doubles).",
         checked_against=(
-            "trec_eval 10.0 conformance outputs (tests/conformance/trec_eval), "
-            "pytrec-eval-terrier 0.5.11"
+            "trec_eval 10.0: its own conformance outputs (tests/conformance/trec_eval) and "
+            "its outputs on near ties (tests/conformance/trec_eval_scores)"
         ),
         conventions={
             "relevance_threshold": 1,
@@ -49,7 +50,7 @@ PRESETS: dict[str, Preset] = {
             "gain_below_threshold": "grade",
             "fractional_grades": "truncate",
             "discount": "log2",
-            "score_precision": "float32",
+            "score_precision": "float64",
             "duplicates": "error",
             "truth_duplicates": "error",
             "max_depth": None,
@@ -111,11 +112,16 @@ PRESETS: dict[str, Preset] = {
             "Tied scores break by docno compared as text in descending byte order, as "
             "trec_eval does, whatever the ids' type (tie_break item_text_desc: item 9 "
             "before 10 before 100, also for integer ids in CSV or Parquet).",
-            "Scores are rounded to float32 before ranking, as trec_eval keeps them.",
+            "Scores are compared as doubles, as trec_eval 10.0 keeps them (0.5 and "
+            "0.500000001 do not tie); trec_eval 9 and pytrec_eval kept floats: the "
+            "pytrec_eval preset.",
             "Grades are read as integers, as trec_eval's atol reads qrels: 2.5 counts as 2 "
             "and 0.5 as 0 (fractional_grades: truncate).",
             "A negative grade (qrels relevance -1) marks an item in the pool but unjudged: "
             "bpref, infap, unj and num_nonrel_judged_ret treat it as trec_eval does.",
+            "With users_without_recommendations: zero (-c) a user without a run is scored on "
+            "an empty list; trec_eval 10.0 scores utility_a,b,c,d and rbp_resid_p=P on a "
+            "one-document bogus ranking there (docs/conventions.md), receval does not.",
         ),
     ),
     "ranx": Preset(
@@ -426,3 +432,21 @@ PRESETS: dict[str, Preset] = {
         ),
     ),
 }
+# pytrec_eval bundles trec_eval 9.0, which kept a run's scores as floats: trec_eval's
+# conventions but for that one
+PRESETS["pytrec_eval"] = dataclasses.replace(
+    PRESETS["trec_eval"],
+    name="pytrec_eval",
+    summary="pytrec_eval (pytrec-eval-terrier 0.5.11: trec_eval 9.0 inside, scores as floats).",
+    checked_against=(
+        "pytrec-eval-terrier 0.5.11, live and from its golden files (tests/test_pytrec_eval.py, "
+        "tests/test_pytrec_eval_points.py, tests/golden/pytrec_eval/)"
+    ),
+    conventions={**PRESETS["trec_eval"].conventions, "score_precision": "float32"},
+    notes=(
+        *(n for n in PRESETS["trec_eval"].notes if not n.startswith("Scores are compared")),
+        "Scores are rounded to float32 before ranking, as trec_eval 9 keeps them: 0.5 and "
+        "0.500000001 tie, then break by docno (the trec_eval preset compares doubles, as "
+        "trec_eval 10.0 does).",
+    ),
+)
