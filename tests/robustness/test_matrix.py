@@ -312,7 +312,8 @@ BAD = [
     Bad(
         "config-preset-a-list",
         f"{CONFIG}: the config is not valid:\n  conventions: unknown preset '['trec_eval']'; "
-        "choose one of jurity, ranx, recommenders, rectools, replay, trec_eval. Did you mean "
+        "choose one of jurity, pytrec_eval, ranx, recommenders, rectools, replay, trec_eval. "
+        "Did you mean "
         "'trec_eval'?",
         config={"conventions": {"preset": ["trec_eval"]}},
     ),
