@@ -217,7 +217,7 @@ def _run_report(
             else str(compared.baseline_report)
         ),
         elapsed_seconds=time.perf_counter() - started.clock,
-        run_warnings=list(warnings or []),
+        run_warnings=[*loaded.notes, *(warnings or [])],
         run=run_info(started.at, config, conventions, started.label),
     )
     report = finite_report(report)  # every float finite or null, whatever the format

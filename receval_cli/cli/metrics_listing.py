@@ -23,7 +23,7 @@ from receval_cli.choices import ListingFormat
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.presets import PRESETS
 from receval_cli.escaping import markdown_text
-from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, lookup
+from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, SpecSyntaxError, lookup
 from receval_cli.metrics.peer_names import PEER_MEASURES
 from receval_cli.metrics.registry import Param
 from receval_cli.metrics.spec import ParamValue
@@ -122,7 +122,7 @@ def _range_text(lower: float | None, upper: float | None) -> str:
 
 def metric_detail(name: str) -> RenderableType:
     """One metric in full: definition, docstring, parameters, and each preset's settings."""
-    definition = lookup(name)
+    definition = named(name)
     doc = inspect.getdoc(definition.function) or ""
     upper = _range_text(definition.lower_bound, definition.upper_bound)
     head = Text()
@@ -251,7 +251,7 @@ def metric_listing(fmt: ListingFormat, name: str | None = None) -> str:
     the one NAME (or an alias) names. JSON: `{"metrics": [entry, ...]}`, or the entry
     alone for NAME. Markdown: a GFM table, one row per metric. SpecError for an unknown
     NAME; ValueError for the table format (rich renders it: metric_table, metric_detail)."""
-    definitions = list(REGISTRY.values()) if name is None else [lookup(name)]
+    definitions = list(REGISTRY.values()) if name is None else [named(name)]
     entries = [metric_entry(d) for d in definitions]
     if fmt is ListingFormat.json:
         document = {"metrics": entries} if name is None else entries[0]
@@ -329,3 +329,12 @@ def _cutoff_text(definition: MetricDef) -> str:
     if definition.needs_cutoff:
         return "name@k (required)"
     return "name@k, or none for the whole list" if definition.takes_cutoff else "none"
+
+
+def named(name: str) -> MetricDef:
+    """The metric a name means as a config's metric list reads it (case-blind, a cutoff
+    or parameters allowed: `AP`, `nDCG@10`), so `receval metrics` explains what runs."""
+    try:
+        return lookup(MetricSpec.parse(name).name)
+    except SpecSyntaxError:
+        return lookup(name)

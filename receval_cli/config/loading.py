@@ -12,7 +12,7 @@ from pydantic import (
     ValidationError,
 )
 
-from receval_cli.config.metric_lists import canonical_gates, expand_metrics
+from receval_cli.config.metric_lists import canonical_gates, expand_metrics, spelling_notes
 from receval_cli.config.model import Config, Gate
 from receval_cli.config.overrides import apply_settings, expand_variables
 from receval_cli.config.validation_errors import validation_config_error
@@ -29,6 +29,8 @@ class LoadedConfig:
     path: Path
     specs: tuple[MetricSpec, ...]
     gates: dict[str, Gate]
+    # what the run's report warns of the config itself (a metric in another tool's spelling)
+    notes: tuple[str, ...] = ()
 
     def resolve_path(self, path: str) -> Path:
         """A local path, resolved against the config's folder. A Spark table or a URI has
@@ -116,4 +118,5 @@ def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> Load
     except ValidationError as error:
         raise validation_config_error(path, error) from None
     specs = expand_metrics(path, config)
-    return LoadedConfig(config, path, specs, canonical_gates(path, config, specs))
+    gates = canonical_gates(path, config, specs)
+    return LoadedConfig(config, path, specs, gates, spelling_notes(config.metrics))

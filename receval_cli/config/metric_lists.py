@@ -9,6 +9,7 @@ from receval_cli.config.model import Config, Gate
 from receval_cli.config.yaml_file import found_value
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
+from receval_cli.metrics.peer_names import spelling_note
 from receval_cli.metrics.registry import value_count
 
 _ENTRY_KEYS = ("name", "k", "cutoffs")
@@ -22,6 +23,13 @@ def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
         specs += tuple(s for s in PR_CURVE if s not in specs)
     check_work(path, config, specs)
     return specs
+
+
+def spelling_notes(entries: list[str | dict[str, Any]]) -> tuple[str, ...]:
+    """A note for each metric written in another tool's spelling (metrics/peer_names.py:
+    ir_measures' `AP@10`, read as receval's map@10 under the run's conventions)."""
+    written = [e if isinstance(e, str) else str(e.get("name", "")) for e in entries]
+    return tuple(note for text in written if (note := spelling_note(text)) is not None)
 
 
 MAX_RESAMPLED_VALUES = 20_000_000  # resamples x metric values (the bootstrap holds 16 bytes each)

@@ -51,3 +51,52 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
     "gini": {"RecBole": "GiniIndex@k"},
     "dcg": {"ranx": "dcg@k"},
 }
+
+
+# ir_measures writes its measures in mixed case (nDCG@10, AP@100, RR); receval reads metric
+# names case-blind, so those names are receval's own metrics under the run's conventions,
+# which are not ir_measures' (its AP@10 is trec_eval's map_cut_10: |R| as the denominator,
+# ties broken by docno). ir_measures runs pytrec_eval for these, hence the preset named.
+_IR_MEASURES_PRESET = "pytrec_eval"
+
+
+def _ir_measures_spellings() -> dict[str, str]:
+    """ir_measures' measure name (as it writes it: `nDCG`, `AP`) -> receval's metric."""
+    found = {}
+    for metric, tools in PEER_MEASURES.items():
+        written = tools.get("ir_measures")
+        if written is not None:
+            name = written.replace("(", "@").replace(" ", "@").split("@")[0]
+            if name != name.lower():
+                found[name] = metric
+    return found
+
+
+IR_MEASURES_SPELLINGS = _ir_measures_spellings()
+
+
+def spelling_note(written: str) -> str | None:
+    """A note for a metric written in ir_measures' spelling (`AP@10`: not receval's own
+    lower case), which receval reads as its own metric; None for any other name."""
+    name = written.replace("(", "@").split("@")[0].strip()
+    metric = IR_MEASURES_SPELLINGS.get(name)
+    if metric is None:
+        return None
+    how = f"set conventions.preset: {_IR_MEASURES_PRESET}"
+    if "(" in PEER_MEASURES[metric]["ir_measures"]:  # parameters beside the conventions
+        how += f" and the parameters `receval metrics {metric}` lists"
+    return (
+        f"metrics: '{written}' is ir_measures' spelling of {metric}; receval reads it as its "
+        f"own {metric} under this run's conventions, which are not ir_measures' (it runs "
+        f"trec_eval through pytrec_eval). To reproduce ir_measures, {how}."
+    )
+
+
+def unknown_spelling(name: str) -> str | None:
+    """For a metric name receval does not know: the receval metric an ir_measures name
+    (compared case-blind: `P` for precision) means, or None."""
+    by_lower = {written.lower(): metric for written, metric in IR_MEASURES_SPELLINGS.items()}
+    metric = by_lower.get(name.lower())
+    if metric is None or metric == name.lower():
+        return None
+    return metric

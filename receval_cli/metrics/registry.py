@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from receval_cli.errors import did_you_mean
+from receval_cli.metrics.peer_names import unknown_spelling
 from receval_cli.metrics.spec import MetricSpec, ParamValue
 from receval_cli.metrics.stats import Stats, parse_gains
 
@@ -484,8 +485,15 @@ def lookup(name: str) -> MetricDef:
     canonical = _ALIASES.get(name, name)
     if canonical not in REGISTRY:
         known = sorted([*REGISTRY, *_ALIASES])
+        peer = unknown_spelling(name)
+        hint = (
+            f" '{name}' is ir_measures' name for receval's {peer}: write {peer} (with "
+            "conventions.preset: pytrec_eval for ir_measures' numbers)."
+            if peer is not None
+            else did_you_mean(name, known)
+        )
         raise SpecError(
-            f"unknown metric '{name}'.{did_you_mean(name, known)} Known metrics: "
+            f"unknown metric '{name}'.{hint} Known metrics: "
             f"{', '.join(sorted(REGISTRY))} (run `receval metrics` for their definitions)"
         )
     return REGISTRY[canonical]
