@@ -67,26 +67,11 @@ def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
     text_ids = source.frame.collect_schema()["item"] == pl.String
     trec_order = tie_break == "item_text_desc" or (tie_break == "item_desc" and text_ids)
     keep_scores = by == "score" and trec_order
-    lists = source.frame.group_by("user").agg(
+    columns = (
         sorted_by_rank(pl.col("item"), by, tie_break).alias("item"),
         sorted_by_rank(pl.col(by), by, tie_break).alias("value"),
-        pl.col("item").n_unique().alias("distinct"),
-        pl.len().alias("rows"),
-        *check_exprs(_CHECKS, by),
     )
-    try:
-        grouped, rows = pl.collect_all([lists, raw_rows(source)])
-    except pl.exceptions.PolarsError as error:
-        first = str(error).strip().splitlines()[0]
-        raise InputError(
-            f"{source.role} file {source.path} could not be read: {first}",
-            path=source.path,
-            found=first,
-        ) from None
-    raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
-    if (grouped["rows"] != grouped["distinct"]).any():
-        raise duplicates_error(source, "duplicates", find_duplicates(source.frame))
-    _refuse_blanks(grouped, source)
+    grouped = _checked_lists(source, columns, by, "duplicates", "run")
     positions = pl.int_ranges(1, pl.col("item").list.len() + 1, dtype=pl.UInt32)
     exploded = (
         grouped.sort("user")
@@ -110,26 +95,9 @@ def trec_qrels(source: Input) -> tuple[pl.DataFrame, list[str]]:
     (a grade trec_eval reads otherwise). Grades are written as integers where every one
     is whole, as written otherwise; the input checks run first (nulls, NaN, infinite
     grades, repeated pairs)."""
-    lists = source.frame.group_by("user").agg(
-        pl.col("item"),
-        pl.col("rel"),
-        pl.col("item").n_unique().alias("distinct"),
-        pl.len().alias("rows"),
-        *check_exprs(_CHECKS, "rel"),
+    grouped = _checked_lists(
+        source, (pl.col("item"), pl.col("rel")), "rel", "truth_duplicates", "qrels"
     )
-    try:
-        grouped, rows = pl.collect_all([lists, raw_rows(source)])
-    except pl.exceptions.PolarsError as error:
-        first = str(error).strip().splitlines()[0]
-        raise InputError(
-            f"{source.role} file {source.path} could not be read: {first}",
-            path=source.path,
-            found=first,
-        ) from None
-    raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
-    if (grouped["rows"] != grouped["distinct"]).any():
-        raise duplicates_error(source, "truth_duplicates", find_duplicates(source.frame))
-    _refuse_blanks(grouped, source, "qrels")
     qrels = grouped.select("user", "item", "rel").explode(["item", "rel"]).sort("user", "item")
     grades = qrels.get_column("rel")
     whole = bool((grades == grades.floor()).all())
@@ -149,6 +117,34 @@ def trec_qrels(source: Input) -> tuple[pl.DataFrame, list[str]]:
         grade.alias("relevance"),
     )
     return frame, notes
+
+
+def _checked_lists(
+    source: Input, columns: tuple[pl.Expr, ...], value: str, policy: str, kind: str
+) -> pl.DataFrame:
+    """Each user's `columns` as lists, once the input checks pass: the file readable,
+    rows, no null or NaN (nor an infinite grade), no repeated (user, item) (`policy`: the
+    convention that would say which row counts), no id a TREC `kind` cannot carry."""
+    lists = source.frame.group_by("user").agg(
+        *columns,
+        pl.col("item").n_unique().alias("distinct"),
+        pl.len().alias("rows"),
+        *check_exprs(_CHECKS, value),
+    )
+    try:
+        grouped, rows = pl.collect_all([lists, raw_rows(source)])
+    except pl.exceptions.PolarsError as error:
+        first = str(error).strip().splitlines()[0]
+        raise InputError(
+            f"{source.role} file {source.path} could not be read: {first}",
+            path=source.path,
+            found=first,
+        ) from None
+    raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
+    if (grouped["rows"] != grouped["distinct"]).any():
+        raise duplicates_error(source, policy, find_duplicates(source.frame))
+    _refuse_blanks(grouped, source, kind)
+    return grouped
 
 
 def _refuse_blanks(grouped: pl.DataFrame, source: Input, kind: str = "run") -> None:
