@@ -4,8 +4,9 @@ as TREC qrels (--qrels)."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -23,7 +24,10 @@ from receval_cli.report.destinations import (
 from receval_cli.wording import audience
 
 if TYPE_CHECKING:
+    import polars as pl
     from pydantic import ValidationError
+
+C = TypeVar("C")  # what a conversion's options are read into
 
 
 def convert(
@@ -75,91 +79,68 @@ def convert(
 ) -> None:
     """Write a predictions file as a TREC run (`query Q0 doc rank score tag`), or with
     --qrels a ground-truth file as TREC qrels (`query 0 doc grade`)."""
-    from pydantic import ValidationError
-
     from receval_cli.config.conventions import Conventions
-    from receval_cli.config.model import PredictionsConfig
-    from receval_cli.inputs.convert import trec_run, write_trec_run
-    from receval_cli.inputs.readers import read_predictions
-    from receval_cli.report.writing import check_destination, write_outputs
+    from receval_cli.config.model import GroundTruthConfig, PredictionsConfig
+    from receval_cli.inputs.convert import trec_qrels, trec_run
+    from receval_cli.inputs.readers import read_ground_truth, read_predictions
 
+    file = {"path": str(source), "format": file_format, "separator": separator}
     if qrels:
         runs_only = {"--score": score is not None, "--rank": rank is not None}
         runs_only |= {"--tie-break": tie_break != "item_desc", "--tag": tag != "receval"}
         columns = {"user": user, "item": item, "items": items}
         columns |= {"relevance": relevance, "relevances": relevances}
-        _convert_qrels(source, output, file_format, separator, columns, runs_only)
+
+        def qrels_config() -> GroundTruthConfig:
+            for name, value in runs_only.items():
+                if value:
+                    fix = f"leave {name} out: qrels have no scores, ranks or tag."
+                    raise UsageError(f"{name} is for runs, not --qrels; {fix}", key=name, fix=fix)
+            given = {key: value for key, value in columns.items() if value is not None}
+            return GroundTruthConfig.model_validate(file | {"columns": given})
+
+        _write_trec(
+            source, output, qrels_config, lambda c: trec_qrels(read_ground_truth(c, source))
+        )
         return
     if relevance is not None or relevances is not None:
         name = "--relevance" if relevance is not None else "--relevances"
         fix = "add --qrels to write a ground truth as qrels, or leave it out."
         raise fail(UsageError(f"{name} is for --qrels only; {fix}", key=name, fix=fix))
-    try:
-        with audience("convert"):  # messages name the options, not config keys
-            config = PredictionsConfig.model_validate(
-                {
-                    "path": str(source),
-                    "format": file_format,
-                    "separator": separator,
-                    "columns": {
-                        "user": user,
-                        "item": item,
-                        "score": score,
-                        "rank": rank,
-                        "items": items,
-                    },
-                }
-            )
-            tie = Conventions.model_validate({"tie_break": tie_break}).tie_break
-            destination = Destination(None if is_stdout(output) else output, "trec")
-            guard([output], {source: "SOURCE file"})
-            if destination.path is not None:
-                check_destination(destination.path)
-            run = trec_run(read_predictions(config, source), tie, tag)
-            text = io.StringIO()
-            write_trec_run(run, text)
-            write_outputs({destination: text.getvalue()})
-    except ValidationError as error:
-        raise fail(_option_error(error)) from None
-    except RecEvalError as error:
-        raise fail(error) from None
-    users = run.get_column("user").n_unique()
-    console.note(f"wrote {run.height} lines for {users} users to {destination.name}")
+    columns = {"user": user, "item": item, "score": score, "rank": rank, "items": items}
+
+    def run_config() -> tuple[PredictionsConfig, str]:
+        config = PredictionsConfig.model_validate(file | {"columns": columns})
+        return config, Conventions.model_validate({"tie_break": tie_break}).tie_break
+
+    def run_lines(chosen: tuple[PredictionsConfig, str]) -> tuple[pl.DataFrame, list[str]]:
+        return trec_run(read_predictions(chosen[0], source), chosen[1], tag), []
+
+    _write_trec(source, output, run_config, run_lines)
 
 
-def _convert_qrels(
+def _write_trec(
     source: Path,
     output: Path,
-    file_format: str | None,
-    separator: str | None,
-    columns: dict[str, str | None],
-    runs_only: dict[str, bool],
+    parse: Callable[[], C],
+    lines: Callable[[C], tuple[pl.DataFrame, list[str]]],
 ) -> None:
-    """`convert --qrels`: the ground truth read as `receval run` reads one, written as
-    qrels (inputs/convert.py, trec_qrels)."""
+    """Both conversions: the options read (`parse`), the destination checked, the file
+    read and its TREC lines made (`lines`: the frame, and what to tell the user),
+    written atomically; an error names the option or the file (exit 2)."""
     from pydantic import ValidationError
 
-    from receval_cli.config.model import GroundTruthConfig
-    from receval_cli.inputs.convert import trec_qrels, write_trec_run
-    from receval_cli.inputs.readers import read_ground_truth
+    from receval_cli.inputs.convert import write_trec_run
     from receval_cli.report.writing import check_destination, write_outputs
 
     try:
-        for name, value in runs_only.items():
-            if value:
-                fix = f"leave {name} out: qrels have no scores, ranks or tag."
-                raise UsageError(f"{name} is for runs, not --qrels; {fix}", key=name, fix=fix)
         with audience("convert"):  # messages name the options, not config keys
-            given = {key: value for key, value in columns.items() if value is not None}
-            config = GroundTruthConfig.model_validate(
-                {"path": str(source), "format": file_format, "separator": separator}
-                | {"columns": given}
-            )
+            chosen = parse()
             destination = Destination(None if is_stdout(output) else output, "trec")
             guard([output], {source: "SOURCE file"})
             if destination.path is not None:
                 check_destination(destination.path)
-            found, notes = trec_qrels(read_ground_truth(config, source))
+            found, notes = lines(chosen)
             text = io.StringIO()
             write_trec_run(found, text)
             write_outputs({destination: text.getvalue()})
