@@ -236,15 +236,12 @@ def _frames_named(data: Any, keys: tuple[str, ...], frames: dict[str, pl.LazyFra
         return {key: _frames_named(value, (*keys, str(key)), frames) for key, value in data.items()}
     if isinstance(data, list):
         return [_frames_named(value, (*keys, str(i)), frames) for i, value in enumerate(data)]
-    if isinstance(data, pl.DataFrame | pl.LazyFrame) or _is_pandas(data):
-        name = f"{FRAME_PREFIX}{'.'.join(keys)}"
-        frames[name] = (
-            data.lazy()
-            if isinstance(data, pl.DataFrame | pl.LazyFrame)
-            else (from_pandas(data, ".".join(keys)))
-        )
-        return name
-    return data
+    frame = _frame(data, ".".join(keys))
+    if frame is None:
+        return data
+    name = f"{FRAME_PREFIX}{'.'.join(keys)}"
+    frames[name] = frame
+    return name
 
 
 @keywords_checked
@@ -325,19 +322,21 @@ def _input(data: Data, role: str, columns: Mapping[str, str] | None, separator: 
 
 def _as_lazy(data: Data, role: str) -> pl.LazyFrame | None:
     """The data as a LazyFrame, or None for a path."""
-    if isinstance(data, pl.LazyFrame):
-        return data
-    if isinstance(data, pl.DataFrame):
-        return data.lazy()
-    if isinstance(data, str | os.PathLike):
-        return None
-    if _is_pandas(data):
-        return from_pandas(data, role)
+    frame = _frame(data, role)
+    if frame is not None or isinstance(data, str | os.PathLike):
+        return frame
     fix = "give a path (str or Path), a polars DataFrame or LazyFrame, or a pandas DataFrame."
     raise UsageError(
         f"an input is a {type(data).__name__}; {fix}", found=type(data).__name__, fix=fix
     )
 
 
-def _is_pandas(data: Any) -> bool:
-    return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
+def _frame(data: Any, role: str) -> pl.LazyFrame | None:
+    """A polars or pandas frame as a LazyFrame; None for anything else."""
+    if isinstance(data, pl.LazyFrame):
+        return data
+    if isinstance(data, pl.DataFrame):
+        return data.lazy()
+    if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
+        return from_pandas(data, role)
+    return None

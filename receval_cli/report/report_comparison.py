@@ -28,6 +28,7 @@ from receval_cli.report.comparability import (
     truths_warning,
 )
 from receval_cli.report.saved_report import read_saved_report
+from receval_cli.results.report import pandas_of
 
 
 @dataclass(frozen=True)
@@ -109,12 +110,7 @@ class ReportComparison:
 
     def to_pandas(self) -> Any:
         """to_polars() as a pandas DataFrame (needs pandas installed)."""
-        import importlib.util
-
-        if importlib.util.find_spec("pandas") is None:
-            fix = "install pandas (pip install pandas), or use to_polars()"
-            raise ImportError(f"ReportComparison.to_pandas() needs pandas; {fix}.")
-        return self.to_polars().to_pandas()
+        return pandas_of(self.to_polars(), "ReportComparison")
 
     def _repr_html_(self) -> str:
         """to_polars()'s table, as a notebook shows a polars DataFrame."""

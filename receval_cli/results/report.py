@@ -90,7 +90,7 @@ class Report:
 
     def to_pandas(self) -> Any:
         """to_polars() as a pandas DataFrame (needs pandas installed)."""
-        return _pandas(self.to_polars(), "Report")
+        return pandas_of(self.to_polars(), "Report")
 
     def _repr_html_(self) -> str | None:
         """The HTML report's metrics table and users line, which a notebook shows (None,
@@ -130,7 +130,9 @@ HTML_VIEW: list[Callable[[Report], str]] = []
 RUN_HTML_VIEW: list[Callable[[RunReport], str]] = []
 
 
-def _pandas(table: pl.DataFrame, owner: str) -> Any:
+def pandas_of(table: pl.DataFrame, owner: str) -> Any:
+    """`table` as a pandas DataFrame for `owner`.to_pandas(), or an ImportError that says
+    what to install."""
     import importlib.util
 
     if importlib.util.find_spec("pandas") is None:  # polars converts with it
@@ -236,7 +238,7 @@ class RunReport:
 
     def to_pandas(self) -> Any:
         """to_polars() as a pandas DataFrame (needs pandas installed)."""
-        return _pandas(self.to_polars(), "RunReport")
+        return pandas_of(self.to_polars(), "RunReport")
 
     def _repr_html_(self) -> str | None:
         """The HTML report's metrics, gates and comparisons tables (see HTML_VIEW)."""
