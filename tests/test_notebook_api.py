@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import invoke, run_json
+from test_engine_parity import POLARS_ENGINES
 
 import receval
 import receval_cli
@@ -402,3 +403,31 @@ def test_frames_and_engine_spark_are_refused() -> None:
     config = frames_config(ROOT) | {"engine": "spark"}
     with pytest.raises(receval.UsageError, match="engine: spark reads files and tables"):
         receval.run(config)
+
+
+@pytest.mark.parametrize("settings", list(POLARS_ENGINES.values()), ids=list(POLARS_ENGINES))
+def test_frames_run_on_every_polars_engine(tmp_path: Path, settings: dict[str, Any]) -> None:
+    """Frames in place of files, on each polars engine and partitioning (engine parity's
+    own list): the same report as the auto engine's, never an internal error."""
+    blocks = ("metrics", "confidence", "segments", "users")
+    reference = receval.run(frames_config(tmp_path)).to_dict()
+    found = receval.run(frames_config(tmp_path) | settings).to_dict()
+    for name, model in reference["models"].items():
+        assert {b: found["models"][name][b] for b in blocks} == {b: model[b] for b in blocks}
+    assert found["comparisons"] == reference["comparisons"]
+
+
+@pytest.mark.parametrize("make", [report, lambda: receval.run(COMPARE)])
+def test_to_pandas_without_pandas_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, make: Any
+) -> None:
+    import importlib.util
+
+    found = make()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pandas" else real(name, *a)
+    )
+    owner = type(found).__name__
+    with pytest.raises(ImportError, match=rf"{owner}\.to_pandas\(\) needs pandas; install pandas"):
+        found.to_pandas()
