@@ -26,7 +26,8 @@ from numpy.typing import NDArray
 
 from receval_cli.analysis import significance as stats_tests
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
-from receval_cli.metrics import MetricDef, MetricSpec, lookup
+from receval_cli.metrics import MetricDef, lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.registry import is_geometric
 from receval_cli.results.comparison import Comparison
 from receval_cli.results.report import Report
@@ -43,7 +44,7 @@ def _per_user(report: Report) -> list[str]:
     return [
         name
         for name in report.metrics
-        if name in report.counted.columns and not is_geometric(MetricSpec.parse(name))
+        if name in report.counted.columns and not is_geometric(spec_of(name))
     ]
 
 
@@ -63,7 +64,7 @@ def _matrix(report: Report, names: list[str]) -> tuple[pl.Series, Floats]:
 
 
 def _definition(name: str) -> MetricDef:
-    return lookup(MetricSpec.parse(name).name)
+    return lookup(spec_of(name).name)
 
 
 def _summed(names: list[str]) -> np.ndarray[Any, np.dtype[np.bool_]]:

@@ -20,6 +20,7 @@ import polars as pl
 from receval_cli import console
 from receval_cli.analysis.gates import check_gates, check_history, check_relative
 from receval_cli.config.loading import LoadedConfig
+from receval_cli.config.metric_groups import stated
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.engines.partitions import evaluate_partitioned
 from receval_cli.engines.run_plan import RunPlan, history_path, plan_run
@@ -27,9 +28,11 @@ from receval_cli.errors import ConfigError, InputError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_aligned
 from receval_cli.evaluation.fingerprints import truth_identity
+from receval_cli.evaluation.metric_groups import merged_report
 from receval_cli.evaluation.plan import resolved_config
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.report.comparability import truths_warning
 from receval_cli.report.finite import finite_report
 from receval_cli.results.gates import GateResult
@@ -98,7 +101,23 @@ def evaluate_model(
     """Model `name`'s Report on the plan's engine: one pass, partitions or Spark; with
     `keep_rows`, a partitioned engine keeps the per-user rows, and the Report its
     per-user values, as a single pass has them (intervals, comparisons and the HTML
-    report's distributions read them)."""
+    report's distributions read them). Metrics that need other conventions than the
+    config's (tools' names) are evaluated in passes of their own and assembled into one
+    Report (evaluation/metric_groups.py)."""
+    passes = plan.loaded.passes()
+    parts = [
+        _evaluate_pass(dataclasses.replace(plan, loaded=loaded), name, keep_rows, keys)
+        for loaded in passes
+    ]
+    return merged_report(parts, plan.loaded.specs)
+
+
+def _evaluate_pass(
+    plan: RunPlan,
+    name: str,
+    keep_rows: bool,
+    keys: tuple[SegmentKeys, list[Segment]] | None,
+) -> Report:
     engine = plan.engine
     if engine.spark:
         from receval_cli.engines.spark import evaluate_planned
@@ -202,6 +221,9 @@ def _run_report(
         gates += _history_gates(loaded, reports, compared, past)
     config = resolved_config(loaded)
     conventions = loaded.config.conventions.model_dump()
+    by_metric = stated(loaded.specs, loaded.config.conventions)
+    if by_metric:  # tools' names: each with its tool's conventions
+        conventions["by_metric"] = by_metric
     report = RunReport(
         models=reports,
         gates=gates,
@@ -279,7 +301,7 @@ def _gates(
                     found="no_significant_drop",
                     fix=fix,
                 )
-            higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+            higher = lookup(spec_of(metric).name).higher_is_better
             results += check_relative(metric, gate, model, comparison.to_dict(), higher)
     return warned, results
 
@@ -299,7 +321,7 @@ def _history_gates(
     results = []
     for metric, gate in wanted.items():
         assert gate.history is not None
-        higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+        higher = lookup(spec_of(metric).name).higher_is_better
         for name, report in reports.items():
             if gate.model not in (None, name) or (name == baseline and gate.model is None):
                 continue
@@ -317,7 +339,7 @@ def _best(reports: dict[str, Report]) -> dict[str, list[str]]:
     best: dict[str, list[str]] = {}
     first = next(iter(reports.values()))
     for metric in first.metrics:
-        higher = lookup(MetricSpec.parse(metric).name).higher_is_better
+        higher = lookup(spec_of(metric).name).higher_is_better
         values = {n: r.metrics[metric] for n, r in reports.items()}
         valued = [v for v in values.values() if v is not None]  # no value: never best
         if not valued:

@@ -24,6 +24,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.presets import PRESETS
 from receval_cli.escaping import markdown_text
 from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, SpecSyntaxError, lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.peer_names import PEER_MEASURES
 from receval_cli.metrics.registry import Param
 from receval_cli.metrics.spec import ParamValue
@@ -335,6 +336,6 @@ def named(name: str) -> MetricDef:
     """The metric a name means as a config's metric list reads it (case-blind, a cutoff
     or parameters allowed: `AP`, `nDCG@10`), so `receval metrics` explains what runs."""
     try:
-        return lookup(MetricSpec.parse(name).name)
+        return lookup(spec_of(name).name)
     except SpecSyntaxError:
         return lookup(name)

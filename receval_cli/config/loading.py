@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from pydantic import (
     ValidationError,
 )
 
-from receval_cli.config.metric_lists import canonical_gates, expand_metrics, spelling_notes
+from receval_cli.config.metric_groups import MetricGroup, metric_groups
+from receval_cli.config.metric_lists import canonical_gates, expand_metrics
 from receval_cli.config.model import Config, Gate
 from receval_cli.config.overrides import apply_settings, expand_variables
 from receval_cli.config.validation_errors import validation_config_error
@@ -31,6 +33,24 @@ class LoadedConfig:
     gates: dict[str, Gate]
     # what the run's report warns of the config itself (a metric in another tool's spelling)
     notes: tuple[str, ...] = ()
+    # metrics that need other conventions than the config's (tools' names: P_10 ranks as
+    # trec_eval does), grouped, one pass each; empty: one pass under config.conventions
+    groups: tuple[MetricGroup, ...] = ()
+
+    def passes(self) -> tuple[LoadedConfig, ...]:
+        """The config once per group of metrics (its specs and conventions), the first under
+        the config's conventions; the config alone when one pass computes everything."""
+        if not self.groups:
+            return (self,)
+        return tuple(
+            dataclasses.replace(
+                self,
+                config=self.config.model_copy(update={"conventions": group.conventions}),
+                specs=group.specs,
+                groups=(),
+            )
+            for group in self.groups
+        )
 
     def resolve_path(self, path: str) -> Path:
         """A local path, resolved against the config's folder. A Spark table or a URI has
@@ -119,4 +139,8 @@ def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> Load
         raise validation_config_error(path, error) from None
     specs = expand_metrics(path, config)
     gates = canonical_gates(path, config, specs)
-    return LoadedConfig(config, path, specs, gates, spelling_notes(config.metrics))
+    groups = metric_groups(config.conventions, specs)
+    if len(groups) == 1:  # one pass: under its conventions (a tool's, for a tool's names)
+        config = config.model_copy(update={"conventions": groups[0].conventions})
+        groups = ()
+    return LoadedConfig(config, path, specs, gates, groups=groups)

@@ -9,7 +9,7 @@ from receval_cli.config.model import Config, Gate
 from receval_cli.config.yaml_file import found_value
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
-from receval_cli.metrics.peer_names import spelling_note
+from receval_cli.metrics.dialects import is_tools_own, tool_measures
 from receval_cli.metrics.registry import value_count
 
 _ENTRY_KEYS = ("name", "k", "cutoffs")
@@ -23,13 +23,6 @@ def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
         specs += tuple(s for s in PR_CURVE if s not in specs)
     check_work(path, config, specs)
     return specs
-
-
-def spelling_notes(entries: list[str | dict[str, Any]]) -> tuple[str, ...]:
-    """A note for each metric written in another tool's spelling (metrics/peer_names.py:
-    ir_measures' `AP@10`, read as receval's map@10 under the run's conventions)."""
-    written = [e if isinstance(e, str) else str(e.get("name", "")) for e in entries]
-    return tuple(note for text in written if (note := spelling_note(text)) is not None)
 
 
 MAX_RESAMPLED_VALUES = 20_000_000  # resamples x metric values (the bootstrap holds 16 bytes each)
@@ -91,10 +84,13 @@ def metric_specs(
     specs: dict[MetricSpec, None] = {}  # in order, each once
     asked = 0
     parts: set[str] = set()  # what counted more than once (recall levels, ...)
+    language = spoken_tool(entries)
     for index, entry in enumerate(entries):
         key = f"metrics[{index}]"
         try:
-            expanded = _entry_specs(entry, cutoffs)
+            expanded = _tool_specs(entry, language)
+            if expanded is None:
+                expanded = _entry_specs(entry, cutoffs)
             asked += len(expanded)
             if asked > MAX_METRIC_VALUES:
                 raise _too_many(entries, cutoffs, where, path, parts)
@@ -152,6 +148,52 @@ def _too_many_parts(
         found=f"{count:,} {listed}",
         fix=fix,
     )
+
+
+def _written(entry: object) -> str:
+    return str(entry.get("name", "")) if isinstance(entry, dict) else str(entry)
+
+
+def spoken_tool(entries: list[str | dict[str, Any]]) -> str | None:
+    """The one tool whose language the metric list speaks: every name written in a tool's
+    notation is that tool's, and every other name is one that tool also reads (`map`,
+    `bpref`: then that tool's too, metrics/dialects.py). None otherwise."""
+    tools: set[str] = set()
+    for entry in entries:
+        text = _written(entry)
+        try:
+            if is_tools_own(text):
+                tools.update(m.tool for m in tool_measures(text) or ())
+            elif tool_measures(text) is None:
+                return None  # receval's own name
+        except SpecSyntaxError:
+            continue  # reported with its entry
+    return next(iter(tools)) if len(tools) == 1 else None
+
+
+def _tool_specs(entry: str | dict[str, Any], language: str | None) -> list[MetricSpec] | None:
+    """The specs of a name in a tool's notation (None: receval's own name). A tool's name
+    holds its parameters and cutoffs: a mapping gives it none."""
+    text = _written(entry)
+    if is_tools_own(text):
+        measures = tool_measures(text, language)
+        if measures is None:  # another tool's own name in a list that speaks `language`
+            measures = tool_measures(text)
+    elif language is not None:
+        measures = tool_measures(text, language)
+    else:
+        return None
+    if measures is None:
+        return None
+    if isinstance(entry, dict) and set(entry) != {"name"}:
+        others = ", ".join(sorted(set(entry) - {"name"}))
+        raise SpecSyntaxError(
+            f"'{text}' is {measures[0].tool}'s measure, whose parameters and cutoff are "
+            f"written in its name as {measures[0].tool} writes them; drop {others}, or "
+            "write the receval metric `receval metrics "
+            f"{text}` names with its parameters"
+        )
+    return [m.spec for m in measures]
 
 
 def _entry_specs(entry: str | dict[str, Any], cutoffs: list[int] | None) -> list[MetricSpec]:
@@ -216,7 +258,7 @@ def canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -
     gates: dict[str, Gate] = {}
     for metric, gate in config.gates.items():
         try:
-            canonical = str(resolve(MetricSpec.parse(metric)))
+            canonical = metric if metric in names else str(resolve(MetricSpec.parse(metric)))
         except (SpecError, SpecSyntaxError):
             canonical = metric
         if canonical not in names:

@@ -531,14 +531,14 @@ def _run_buckets(
     merged Partial and its size as received (bytes of JSON)."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    spec_texts = [str(s) for s in specs]
+    spec_fields = [(s.name, s.k, s.params, s.label, s.tool) for s in specs]
     settings = conventions.to_wire()
     keep_rows = spool is not None
 
     def run(key: tuple[Any, ...], p: pa.Table, t: pa.Table) -> pa.Table:
         from receval_cli.metrics import resolve
 
-        parsed = tuple(resolve(MetricSpec.parse(text)) for text in spec_texts)
+        parsed = tuple(resolve(MetricSpec(*fields)) for fields in spec_fields)
         rules = Conventions.from_wire(settings)
         found = evaluate_bucket(
             pl.from_arrow(p).drop("bucket"),  # type: ignore[union-attr]
@@ -563,7 +563,7 @@ def _run_buckets(
     def merge_all(batches: Iterator[Any]) -> Iterator[Any]:
         from receval_cli.metrics import resolve
 
-        parsed = tuple(resolve(MetricSpec.parse(text)) for text in spec_texts)
+        parsed = tuple(resolve(MetricSpec(*fields)) for fields in spec_fields)
         rules = Conventions.from_wire(settings)
         yield from merge_partials(batches, parsed, rules, finishing)
 

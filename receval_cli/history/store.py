@@ -23,7 +23,8 @@ import polars as pl
 
 from receval_cli import console
 from receval_cli.errors import InputError, UsageError
-from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics import lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.results.report import Report, RunReport
 
 TAGS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
@@ -105,7 +106,7 @@ def history_rows(result: RunReport) -> pl.DataFrame:
 
 
 def _higher_is_better(metric: str) -> bool:
-    return lookup(MetricSpec.parse(metric).name).higher_is_better
+    return lookup(spec_of(metric).name).higher_is_better
 
 
 def _bounds(gate: dict[str, Any] | None, model: str, segment: str | None) -> dict[str, Any]:

@@ -53,13 +53,9 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
 }
 
 
-# ir_measures writes its measures in mixed case (nDCG@10, AP@100, RR); receval reads metric
-# names case-blind, so those names are receval's own metrics under the run's conventions,
-# which are not ir_measures' (its AP@10 is trec_eval's map_cut_10: |R| as the denominator,
-# ties broken by docno). ir_measures runs pytrec_eval for these, hence the preset named.
-_IR_MEASURES_PRESET = "pytrec_eval"
-
-
+# ir_measures writes its measures in mixed case (nDCG@10, AP@100, RR): a config reads those
+# names as ir_measures' (metrics/dialects.py); in lower case (p@10) they are receval's, and
+# an unknown one is answered with the receval metric it means.
 def _ir_measures_spellings() -> dict[str, str]:
     """ir_measures' measure name (as it writes it: `nDCG`, `AP`) -> receval's metric."""
     found = {}
@@ -73,23 +69,6 @@ def _ir_measures_spellings() -> dict[str, str]:
 
 
 IR_MEASURES_SPELLINGS = _ir_measures_spellings()
-
-
-def spelling_note(written: str) -> str | None:
-    """A note for a metric written in ir_measures' spelling (`AP@10`: not receval's own
-    lower case), which receval reads as its own metric; None for any other name."""
-    name = written.replace("(", "@").split("@")[0].strip()
-    metric = IR_MEASURES_SPELLINGS.get(name)
-    if metric is None:
-        return None
-    how = f"set conventions.preset: {_IR_MEASURES_PRESET}"
-    if "(" in PEER_MEASURES[metric]["ir_measures"]:  # parameters beside the conventions
-        how += f" and the parameters `receval metrics {metric}` lists"
-    return (
-        f"metrics: '{written}' is ir_measures' spelling of {metric}; receval reads it as its "
-        f"own {metric} under this run's conventions, which are not ir_measures' (it runs "
-        f"trec_eval through pytrec_eval). To reproduce ir_measures, {how}."
-    )
 
 
 def unknown_spelling(name: str) -> str | None:

@@ -476,7 +476,9 @@ def register_pairs(
 
 def no_value_warning(metric: str) -> str:
     """The run's warning for a metric (a spec's text) whose value is null."""
-    definition = lookup(MetricSpec.parse(metric).name)
+    from receval_cli.metrics.dialects import spec_of  # it reads this registry
+
+    definition = lookup(spec_of(metric).name)
     why = definition.no_value or "it is undefined on these inputs"
     return f"{metric} has no value (null): {why}. A gate on it fails."
 
@@ -526,7 +528,7 @@ def resolve(spec: MetricSpec) -> MetricSpec:
         raise SpecError(
             f"'{spec}': {definition.name} needs the parameter '{missing[0]}', e.g. {example}"
         )
-    return MetricSpec(definition.name, spec.k, spec.params)
+    return MetricSpec(definition.name, spec.k, spec.params, spec.label, spec.tool)
 
 
 def value_count(spec: MetricSpec) -> tuple[int, tuple[str, ...]]:

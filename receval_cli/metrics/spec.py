@@ -46,11 +46,15 @@ def format_value(value: ParamValue) -> str:
 
 @dataclass(frozen=True, order=True)
 class MetricSpec:
-    """One metric at one cutoff with explicit parameters (sorted by name)."""
+    """One metric at one cutoff with explicit parameters (sorted by name). A name in
+    another tool's notation (metrics/dialects.py) sets `tool` and `label`, its name there
+    (trec_eval's `P_10`), which is then the spec's text and the report's key."""
 
     name: str
     k: int | None = None
     params: tuple[tuple[str, ParamValue], ...] = ()
+    label: str = ""
+    tool: str = ""
 
     def __post_init__(self) -> None:
         if self.k is not None and self.k <= 0:
@@ -78,6 +82,8 @@ class MetricSpec:
         return dict(self.params)
 
     def __str__(self) -> str:
+        if self.label:
+            return self.label
         text = self.name if self.k is None else f"{self.name}@{self.k}"
         if self.params:
             text += "(" + ",".join(f"{n}={format_value(v)}" for n, v in self.params) + ")"

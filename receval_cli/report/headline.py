@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from receval_cli.escaping import html_text
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.report.html_gates import tally
 from receval_cli.report.metric_kinds import ACCURACY, BEYOND, kind_of
 from receval_cli.report.table import users_line
@@ -161,9 +162,9 @@ def _baseline_changes(result: RunReport) -> list[Change]:
 
 
 def _worse(comparison: Any) -> bool:
-    from receval_cli.metrics import MetricSpec, lookup
+    from receval_cli.metrics import lookup
 
-    higher = lookup(MetricSpec.parse(comparison.metric).name).higher_is_better
+    higher = lookup(spec_of(comparison.metric).name).higher_is_better
     difference = float(comparison.difference)
     return difference < 0 if higher else difference > 0
 

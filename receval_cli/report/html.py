@@ -21,6 +21,7 @@ import polars as pl
 
 from receval_cli.escaping import html_text
 from receval_cli.metrics import MetricSpec
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.exposure import gini_of_histogram
 from receval_cli.metrics.registry import is_geometric
 from receval_cli.report import plots
@@ -263,7 +264,7 @@ class _Page:
     def curves(self) -> str:
         families: dict[str, list[tuple[int, str]]] = {}
         for metric in self.first.metrics:
-            spec = MetricSpec.parse(metric)
+            spec = spec_of(metric)
             if spec.k is not None:
                 family = str(MetricSpec(spec.name, None, spec.params))
                 families.setdefault(family, []).append((spec.k, metric))
@@ -295,7 +296,7 @@ class _Page:
         true` adds the 11 standard ones): the mean at each level, models as lines."""
         families: dict[str, list[tuple[float, str]]] = {}
         for metric in self.first.metrics:
-            spec = MetricSpec.parse(metric)
+            spec = spec_of(metric)
             if spec.name != "iprec_at_recall":
                 continue
             params = spec.param_dict()
@@ -351,7 +352,7 @@ class _Page:
             if all(v in (0.0, 1.0) for series in by_model.values() for v in series):
                 binary.append(metric)  # 0 or 1 per user: the mean says it all
                 continue
-            geometric = is_geometric(MetricSpec.parse(metric))
+            geometric = is_geometric(spec_of(metric))
             means = {name: users_mean(series, geometric) for name, series in by_model.items()}
             svg = plots.histogram_figure(metric, by_model, self._prefix(), means)
             summaries = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from receval_cli.escaping import html_text
-from receval_cli.metrics import MetricSpec
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.report import plots
 from receval_cli.report.html_parts import NONE, number_html, table_html
 from receval_cli.report.metric_kinds import family_of, split_kinds
@@ -54,7 +54,7 @@ def comparisons_table(result: RunReport) -> str:
 
 
 def _row_label(comparison: Comparison, several: bool) -> str:
-    k = MetricSpec.parse(comparison.metric).k
+    k = spec_of(comparison.metric).k
     cutoff = f"@{k}" if k is not None else comparison.metric
     return f"{comparison.model} {cutoff}" if several else cutoff
 
@@ -83,7 +83,7 @@ def difference_figures(result: RunReport, figure: Figure, prefix: Callable[[], s
         for family in members:
             rows = sorted(
                 families[family],
-                key=lambda c: (c.model, MetricSpec.parse(c.metric).k or 0),
+                key=lambda c: (c.model, spec_of(c.metric).k or 0),
             )
             points = [
                 (_row_label(c, several), c.difference or 0.0, c.low, c.high, c.verdict)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.registry import MetricDef
 
 _BEYOND_FAMILIES = ("receval_cli.metrics.beyond", "receval_cli.metrics.exposure")
@@ -21,7 +22,7 @@ BEYOND = "beyond-accuracy"
 
 def definition(metric: str) -> MetricDef:
     """The registry's entry of a report's metric name (e.g. ndcg@10, novelty@10(items=new))."""
-    return lookup(MetricSpec.parse(metric).name)
+    return lookup(spec_of(metric).name)
 
 
 def is_beyond_accuracy(metric: str) -> bool:
@@ -44,6 +45,6 @@ def split_kinds(metrics: Iterable[str]) -> dict[str, list[str]]:
 
 def family_of(metric: str) -> str:
     """The metric's family: its name and parameters, whatever the cutoff (ndcg@k)."""
-    spec = MetricSpec.parse(metric)
+    spec = spec_of(metric)
     params = str(MetricSpec(spec.name, None, spec.params)).removeprefix(spec.name)
     return f"{spec.name}@k{params}" if spec.k is not None else str(spec)

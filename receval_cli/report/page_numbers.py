@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from receval_cli.evaluation.item_exposure import exposure_depth
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.registry import GEOMETRIC_FLOOR
 from receval_cli.results.report import Report
 
@@ -20,10 +21,10 @@ def representatives(metrics: list[str], gated: set[str]) -> dict[str, str]:
     gate names (`gated`), else the deepest one; in the order of the metrics."""
     chosen: dict[str, str] = {}
     for metric in metrics:
-        spec = MetricSpec.parse(metric)
+        spec = spec_of(metric)
         family = str(MetricSpec(spec.name, None, spec.params))
         current = chosen.get(family)
-        deeper = current is not None and (MetricSpec.parse(current).k or 0) < (spec.k or 0)
+        deeper = current is not None and (spec_of(current).k or 0) < (spec.k or 0)
         if current is None or (current not in gated and (metric in gated or deeper)):
             chosen[family] = metric
     return chosen
@@ -33,7 +34,7 @@ def siblings(metrics: Iterable[str], family: str, metric: str) -> str:
     """The family's other cutoffs among `metrics`, as text (e.g. "also @5, @20")."""
     others = []
     for name in metrics:
-        spec = MetricSpec.parse(name)
+        spec = spec_of(name)
         if name != metric and str(MetricSpec(spec.name, None, spec.params)) == family:
             others.append(f"@{spec.k}")
     return f"also {', '.join(others)}" if others else ""
@@ -42,9 +43,7 @@ def siblings(metrics: Iterable[str], family: str, metric: str) -> str:
 def lists_depth(metrics: Iterable[str], max_depth: int | None) -> str:
     """How deep the lists behind the exposure go: top-K, or the whole lists."""
     specs = tuple(
-        spec
-        for spec in map(MetricSpec.parse, metrics)
-        if lookup(spec.name).scope in ("user", "global")
+        spec for spec in map(spec_of, metrics) if lookup(spec.name).scope in ("user", "global")
     )
     deepest = exposure_depth(specs)
     if max_depth is not None:
@@ -62,7 +61,7 @@ def segment_bar(
 
 
 def family_label(family: str) -> str:
-    spec = MetricSpec.parse(family)
+    spec = spec_of(family)
     params = str(spec).removeprefix(spec.name)
     return f"{spec.name}@k{params}"
 

@@ -20,7 +20,8 @@ import polars as pl
 
 from receval_cli.errors import UsageError, did_you_mean
 from receval_cli.evaluation.fingerprints import truth_identity
-from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics import lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.report.comparability import (
     conventions_differ,
     conventions_error,
@@ -253,7 +254,7 @@ def _row(metric: str, columns: list[Column], baseline: Column) -> dict[str, Cell
 def higher_is_better(metric: str) -> bool:
     """The metric's direction from the registry; a name it does not know: higher."""
     try:
-        return lookup(MetricSpec.parse(metric).name).higher_is_better
+        return lookup(spec_of(metric).name).higher_is_better
     except ValueError:  # not a spec, or not a known metric
         return True
 

@@ -63,16 +63,32 @@ def one_model_table(result: RunReport) -> RenderableType:
     return Group(*parts)
 
 
+def by_metric_lines(conventions: dict[str, Any]) -> list[str]:
+    """One line per tool and its conventions: the metrics written in that tool's names,
+    and where its conventions differ from the run's (config/metric_groups.py: stated)."""
+    lines: dict[str, list[str]] = {}
+    for name, about in (conventions.get("by_metric") or {}).items():
+        differs = ", ".join(
+            f"{k}={'none' if v is None else v}" for k, v in about["differs"].items()
+        )
+        tool = about["tool"]
+        head = f"{tool}{chr(39) if tool.endswith('s') else chr(39) + 's'} conventions"
+        head += f" (preset {about['preset']})"
+        lines.setdefault(f"{head}{': ' + differs if differs else ''}", []).append(name)
+    return [f"{', '.join(names)}: {text}" for text, names in lines.items()]
+
+
 def footer(
     conventions: dict[str, Any], gates: list[GateResult], warnings: list[str]
 ) -> list[RenderableType]:
     """The conventions in force, then every warning, every failed gate and every waived
     gate."""
-    settings = {k: v for k, v in conventions.items() if k != "preset"}
+    settings = {k: v for k, v in conventions.items() if k not in ("preset", "by_metric")}
     listed = ", ".join(f"{k}={'none' if v is None else v}" for k, v in settings.items())
     preset = conventions.get("preset")
     heading = f"conventions (preset {preset})" if preset else "conventions"
     parts: list[RenderableType] = [shown(f"{heading}: {listed}", style="dim")]
+    parts += [shown(line, style="dim") for line in by_metric_lines(conventions)]
     parts += [shown(f"warning: {warning}", style="yellow") for warning in warnings]
     for gate in gates:
         if gate.state == "failed":

@@ -1,0 +1,100 @@
+"""Which conventions each metric runs under: the config's, or its tool's for a name written
+in a tool's notation (metrics/dialects.py: trec_eval's `P_10` ranks as trec_eval does).
+
+The metrics are grouped by the conventions they need; a run evaluates each group in its
+own pass and assembles one report (evaluation/metric_groups.py), so a config may mix
+receval's names with trec_eval's, ir_measures' and ranx's, each meaning what it means.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from receval_cli.config.conventions import Conventions
+from receval_cli.metrics import REGISTRY, MetricSpec
+from receval_cli.metrics.dialects import ToolMeasure, measure_of
+
+# how the inputs are read, not what a metric means: a tool's measure keeps the config's
+CARRIED = ("duplicates", "truth_duplicates")
+
+
+@dataclass(frozen=True)
+class MetricGroup:
+    """Metrics that share their conventions: one pass of the run."""
+
+    conventions: Conventions
+    specs: tuple[MetricSpec, ...]
+
+
+def tool_conventions(config: Conventions, measure: ToolMeasure) -> Conventions:
+    """The conventions a tool's measure runs under: its tool's preset and the settings the
+    measure itself changes (ir_measures' rel=2, ranx's -l2). Where the config's preset is
+    that tool's, the settings written beside it apply too (trec_eval's -c, -M, -l); else
+    only how the inputs are read (CARRIED) comes from the config."""
+    if config.preset == measure.preset:
+        written = {key: getattr(config, key) for key in config.given}
+    else:
+        written = {key: getattr(config, key) for key in CARRIED if key in config.given}
+    return Conventions.model_validate({"preset": measure.preset, **written, **measure.settings})
+
+
+def _key(conventions: Conventions) -> str:
+    return json.dumps(conventions.to_wire(), sort_keys=True)
+
+
+def metric_groups(config: Conventions, specs: tuple[MetricSpec, ...]) -> tuple[MetricGroup, ...]:
+    """The specs grouped by their conventions, in the order of their first metric; the
+    config's own conventions first where its own names are listed."""
+    groups: dict[str, tuple[Conventions, list[MetricSpec]]] = {}
+    own = _key(config)
+    if any(measure_of(s) is None for s in specs):
+        groups[own] = (config, [])
+    for spec in specs:
+        measure = measure_of(spec)
+        conventions = config if measure is None else tool_conventions(config, measure)
+        key = _key(conventions)
+        groups.setdefault(key, (conventions, []))[1].append(spec)
+    return tuple(MetricGroup(c, tuple(s)) for c, s in groups.values())
+
+
+def stated(specs: tuple[MetricSpec, ...], run: Conventions) -> dict[str, Any]:
+    """The report's statement of each tool measure's conventions (the `by_metric` block):
+    its tool, the receval metric, the preset, and where it differs from the run's
+    conventions: the ranking's settings and the metric's own parameters."""
+    block = {}
+    for spec in specs:
+        measure = measure_of(spec)
+        if measure is None:
+            continue
+        own = tool_conventions(run, measure)
+        plain = MetricSpec(spec.name, spec.k, spec.params)
+        mine, theirs = own.model_dump(), run.model_dump()
+        differs = {
+            key: value
+            for key, value in mine.items()
+            if key not in _PER_METRIC and key != "preset" and value != theirs[key]
+        }
+        run_params = run.metric_params(plain)
+        differs |= {
+            key: value
+            for key, value in own.metric_params(spec).items()
+            if run_params.get(key) != value and key not in spec.param_dict()
+        }
+        block[str(spec)] = {
+            "tool": measure.tool,
+            "metric": str(plain),
+            "preset": measure.preset,
+            "differs": differs,
+        }
+    return block
+
+
+# the conventions that are a metric's parameters (stated per metric, where it takes them)
+_PER_METRIC = frozenset(
+    param.convention
+    for definition in REGISTRY.values()
+    for param in definition.all_params()
+    if param.convention is not None
+)

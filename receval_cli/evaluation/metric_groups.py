@@ -1,0 +1,134 @@
+"""One model's Report from several passes: a config whose metrics need different
+conventions (tools' names beside receval's, config/metric_groups.py) is evaluated once
+per group of metrics, on any engine, and the passes' Reports are assembled here into one,
+as if one pass had computed every metric.
+
+The first pass (the config's own conventions) gives everything that is not a metric: the
+users block, the inputs, the item tables. The others add their metrics, their per-user
+values (joined on the user) and, where a metric counts other users than the first pass's,
+that count under `users.evaluated_per_metric`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import polars as pl
+
+from receval_cli.metrics import MetricSpec
+from receval_cli.results.report import Report
+
+
+def merged_report(parts: list[Report], specs: tuple[MetricSpec, ...]) -> Report:
+    """The passes' Reports (the first under the config's own conventions) as one, its
+    metrics in the config's order."""
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    order = {str(s): i for i, s in enumerate(specs)}
+    metrics: dict[str, float | None] = {}
+    for part in parts:
+        metrics.update(part.metrics)
+    ranked = sorted(metrics, key=lambda name: order.get(name, len(order)))
+    segments = {
+        name: merged_report([p.segments[name] for p in parts if name in p.segments], specs)
+        for name in first.segments
+    }
+    firsts: dict[str, Any] = {
+        name: next((v for p in parts if (v := getattr(p, name)) is not None), None)
+        for name in _FIRST_GIVEN
+    }
+    skipped: dict[str, str] = {}
+    for part in parts:
+        skipped.update(part.segments_skipped)
+    return dataclasses.replace(
+        first,
+        metrics={name: metrics[name] for name in ranked},
+        users=_users(parts),
+        per_user=_joined([p.per_user for p in parts], fill=None),
+        counted=_joined([p.counted for p in parts], fill=False),
+        per_user_rows=_joined_lazy([p.per_user_rows for p in parts]),
+        per_user_files=[p.per_user_files for p in parts],
+        segments=segments,
+        segments_skipped={k: v for k, v in skipped.items() if k not in segments},
+        warnings=list(dict.fromkeys(w for p in parts for w in p.warnings)),
+        **firsts,
+    )
+
+
+# what only some passes compute (the rating, click and beyond-accuracy blocks): the first
+# pass that has it
+_FIRST_GIVEN = (
+    "pairs",
+    "calibration",
+    "logged",
+    "weights",
+    "items",
+    "exposure",
+    "popularity_bias",
+    "unknown_items",
+)
+
+
+def _users(parts: list[Report]) -> dict[str, Any]:
+    """The first pass's users block; a metric of another pass whose mean counts other
+    users than the first pass's evaluated ones joins `evaluated_per_metric`."""
+    first = parts[0]
+    block = dict(first.users)
+    per_metric = dict(block.get("evaluated_per_metric", {}))
+    for part in parts[1:]:
+        own = part.users.get("evaluated_per_metric", {})
+        for name in part.metrics:
+            count = own.get(name, part.users["evaluated"])
+            if count != block["evaluated"] and name in _counted_names(part):
+                per_metric[name] = count
+    if per_metric:
+        block["evaluated_per_metric"] = per_metric
+    return block
+
+
+def _counted_names(part: Report) -> set[str]:
+    """The metrics with a per-user mean (the others count no users)."""
+    if part.counted is not None:
+        return set(part.counted.columns) - {"user"}
+    return set(part.users.get("evaluated_per_metric", {})) | set(part.metrics)
+
+
+def _joined(frames: list[pl.DataFrame | None], fill: bool | None) -> pl.DataFrame | None:
+    """The per-user frames joined on the user: the first's columns, then each other's
+    metric columns; a user only another pass holds gets its status from that pass."""
+    if any(frame is None for frame in frames):
+        return None
+    joined = frames[0]
+    assert joined is not None
+    for frame in frames[1:]:
+        assert frame is not None
+        added = [c for c in frame.columns if c not in joined.columns]
+        right = frame.select("user", *added, *(["status"] if "status" in frame.columns else []))
+        if "status" in right.columns:
+            right = right.rename({"status": "_status"})
+        joined = joined.join(right, on="user", how="full", coalesce=True, maintain_order="left")
+        if "_status" in joined.columns:
+            joined = joined.with_columns(pl.col("status").fill_null(pl.col("_status")))
+            joined = joined.drop("_status")
+        if fill is not None:
+            joined = joined.with_columns(pl.col(added).fill_null(fill))
+    return joined
+
+
+def _joined_lazy(frames: list[pl.LazyFrame | None]) -> pl.LazyFrame | None:
+    """The partitioned engines' per-user rows, joined as _joined joins the frames, sorted
+    by user as each pass's are."""
+    if any(frame is None for frame in frames):
+        return None
+    joined = frames[0]
+    assert joined is not None
+    names = set(joined.collect_schema().names())
+    for frame in frames[1:]:
+        assert frame is not None
+        added = [c for c in frame.collect_schema().names() if c not in names]
+        names.update(added)
+        right = frame.select("user", *added)
+        joined = joined.join(right, on="user", how="full", coalesce=True)
+    return joined.sort("user")
