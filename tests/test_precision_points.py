@@ -135,7 +135,7 @@ def test_a_geometric_mean_has_no_interval_or_test() -> None:
     [
         "num_rel(mean=geometric)",  # a sum has no mean
         "rprec_mult",  # the multiplier is required
-        "iprec_at_recall",  # the level is required
+        "iprec_at_recall(mean=geometric)",  # the level is required (bare: trec_eval's name)
         "iprec_at_recall(level=1.5)",
         "iprec_avg(levels=1)",
         "iprec_avg(levels=0.5;x)",

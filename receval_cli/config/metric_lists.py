@@ -9,7 +9,7 @@ from receval_cli.config.model import Config, Gate
 from receval_cli.config.yaml_file import found_value
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
-from receval_cli.metrics.dialects import is_tools_own, tool_measures
+from receval_cli.metrics.dialects import TOOLS, is_tools_own, readers, tool_measures
 from receval_cli.metrics.registry import value_count
 
 _ENTRY_KEYS = ("name", "k", "cutoffs")
@@ -156,19 +156,23 @@ def _written(entry: object) -> str:
 
 def spoken_tool(entries: list[str | dict[str, Any]]) -> str | None:
     """The one tool whose language the metric list speaks: every name written in a tool's
-    notation is that tool's, and every other name is one that tool also reads (`map`,
-    `bpref`: then that tool's too, metrics/dialects.py). None otherwise."""
-    tools: set[str] = set()
+    notation is that tool's (infAP, which trec_eval and ir_measures both write, is either),
+    and every other name is one that tool also reads (`map`, `bpref`: then that tool's too,
+    metrics/dialects.py). None otherwise."""
+    tools: set[str] | None = None
     for entry in entries:
         text = _written(entry)
         try:
             if is_tools_own(text):
-                tools.update(m.tool for m in tool_measures(text) or ())
+                found = set(readers(text)) or {m.tool for m in tool_measures(text) or ()}
+                tools = found if tools is None else tools & found
             elif tool_measures(text) is None:
                 return None  # receval's own name
         except SpecSyntaxError:
             continue  # reported with its entry
-    return next(iter(tools)) if len(tools) == 1 else None
+    if not tools:
+        return None
+    return next(tool for tool in TOOLS if tool in tools)
 
 
 def _tool_specs(entry: str | dict[str, Any], language: str | None) -> list[MetricSpec] | None:

@@ -474,13 +474,25 @@ def register_pairs(
     return add
 
 
-def no_value_warning(metric: str) -> str:
-    """The run's warning for a metric (a spec's text) whose value is null."""
-    from receval_cli.metrics.dialects import spec_of  # it reads this registry
-
-    definition = lookup(spec_of(metric).name)
+def no_value_warning(spec: MetricSpec) -> str:
+    """The run's warning for a metric whose value is null."""
+    definition, metric = lookup(spec.name), str(spec)
     why = definition.no_value or "it is undefined on these inputs"
     return f"{metric} has no value (null): {why}. A gate on it fails."
+
+
+# other tools' measure names, as a config writes them (metrics/dialects.py fills it:
+# this registry cannot import what reads it): did-you-mean searches them too
+OTHER_NAMES: list[str] = []
+
+
+def _tool_name_hint(name: str) -> str:
+    """Did-you-mean among other tools' measure names (names are read lower case here)."""
+    lowered = {example.lower(): example for example in OTHER_NAMES}
+    hint = did_you_mean(name, lowered)
+    for low, example in lowered.items():
+        hint = hint.replace(f"'{low}'", f"'{example}'")
+    return hint
 
 
 def lookup(name: str) -> MetricDef:
@@ -489,10 +501,10 @@ def lookup(name: str) -> MetricDef:
         known = sorted([*REGISTRY, *_ALIASES])
         peer = unknown_spelling(name)
         hint = (
-            f" '{name}' is ir_measures' name for receval's {peer}: write {peer} (with "
-            "conventions.preset: pytrec_eval for ir_measures' numbers)."
+            f" '{name}' is ir_measures' name for receval's {peer}: write {peer}, or "
+            "ir_measures' own spelling for its numbers."
             if peer is not None
-            else did_you_mean(name, known)
+            else did_you_mean(name, known) or _tool_name_hint(name)
         )
         raise SpecError(
             f"unknown metric '{name}'.{hint} Known metrics: "

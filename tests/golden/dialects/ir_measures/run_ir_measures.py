@@ -30,14 +30,63 @@ import ir_measures
 HERE = Path(__file__).parent
 DATA = HERE.parent.parent / "data"
 
-MEASURES = (
-    "P@1 P@3 P@5 P@10 P@30 P(rel=2)@5 R@5 R@10 R@30 R(rel=2)@10 nDCG@1 nDCG@5 nDCG@10 nDCG@30 "
-    "nDCG AP@5 AP@10 AP AP(rel=2)@10 RR RR(rel=2) RR@5 RR@10 Rprec Rprec(rel=2) Bpref infAP "
-    "Success@1 Success@5 Success@10 IPrec@0.0 IPrec@0.1 IPrec@0.5 IPrec@1.0 SetP SetR SetF "
-    "SetF(beta=0.5) SetAP NumRel NumRet NumRelRet NumQ Judged@5 Judged@10 Judged ERR@5 ERR@10 "
-    "ERR@30 nDCG(dcg='exp-log2')@10 nERR_IA@5 nERR_IA@10 RBP(rel=1) RBP(p=0.5,rel=2) "
-    "P(judged_only=True)@5"
-).split()
+MEASURES = [
+    "P@1",
+    "P@3",
+    "P@5",
+    "P@10",
+    "P@30",
+    "P(rel=2)@5",
+    "R@5",
+    "R@10",
+    "R@30",
+    "R(rel=2)@10",
+    "nDCG@1",
+    "nDCG@5",
+    "nDCG@10",
+    "nDCG@30",
+    "nDCG",
+    "AP@5",
+    "AP@10",
+    "AP",
+    "AP(rel=2)@10",
+    "RR",
+    "RR(rel=2)",
+    "RR@5",
+    "RR@10",
+    "Rprec",
+    "Rprec(rel=2)",
+    "Bpref",
+    "infAP",
+    "Success@1",
+    "Success@5",
+    "Success@10",
+    "IPrec@0.0",
+    "IPrec@0.1",
+    "IPrec@0.5",
+    "IPrec@1.0",
+    "SetP",
+    "SetR",
+    "SetF",
+    "SetF(beta=0.5)",
+    "SetAP",
+    "NumRel",
+    "NumRet",
+    "NumRelRet",
+    "NumQ",
+    "Judged@5",
+    "Judged@10",
+    "Judged",
+    "ERR@5",
+    "ERR@10",
+    "ERR@30",
+    "nDCG(dcg='exp-log2')@10",
+    "nERR_IA@5",
+    "nERR_IA@10",
+    "RBP(rel=1)",
+    "RBP(p=0.5,rel=2)",
+    "P(judged_only=True)@5",
+]
 GDEVAL = {"ERR@5", "ERR@10", "ERR@30", "nDCG(dcg='exp-log2')@10"}
 FED = (
     "Qrel(user, item, int(grade)) for every truth row (grade truncated toward zero: "
@@ -89,7 +138,7 @@ def run_dataset(dataset: str) -> dict:
                     raise ValueError(f"query {metric.query_id!r} reported twice")
                 per_user[metric.query_id] = float(metric.value)
             (mean,) = ir_measures.calc_aggregate([measure], qrels, run).values()
-        except Exception as error:  # noqa: BLE001 - recorded, not fatal
+        except Exception as error:
             unsupported[text] = f"{type(error).__name__}: {error}"
             continue
         key = str(measure)
@@ -116,7 +165,13 @@ def main() -> None:
         result = run_dataset(dataset)
         path = HERE / f"{dataset}.json"
         path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(path.name, len(result["metrics"]), "measures,", "unsupported:", sorted(result["unsupported"]))
+        print(
+            path.name,
+            len(result["metrics"]),
+            "measures,",
+            "unsupported:",
+            sorted(result["unsupported"]),
+        )
 
 
 if __name__ == "__main__":
