@@ -81,3 +81,8 @@ def folder_fix(section: str) -> str:
     if _AUDIENCE.get() == "api":
         return f"Give a file as {section}."
     return f"Point {setting(section, 'path')} at a file."
+
+
+def possessive(name: str) -> str:
+    """trec_eval's, ir_measures'."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"

@@ -21,13 +21,15 @@ from rich.text import Text
 
 from receval_cli.choices import ListingFormat
 from receval_cli.config.conventions import Conventions
+from receval_cli.config.metric_groups import stated
 from receval_cli.config.presets import PRESETS
 from receval_cli.escaping import markdown_text
 from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, SpecSyntaxError, lookup
-from receval_cli.metrics.dialects import spec_of
+from receval_cli.metrics.dialects import is_tools_own, spec_of, tool_measures
 from receval_cli.metrics.peer_names import PEER_MEASURES
 from receval_cli.metrics.registry import Param
 from receval_cli.metrics.spec import ParamValue
+from receval_cli.wording import possessive
 
 
 def direction(definition: MetricDef) -> str:
@@ -121,8 +123,42 @@ def _range_text(lower: float | None, upper: float | None) -> str:
     return f"[{low}, {high}]"
 
 
+def tool_names(name: str) -> dict[str, Any]:
+    """For another tool's measure name (P_10, nDCG@10, ranx:ndcg@10): what each measure it
+    names is in receval (config/metric_groups.py's statement, against the defaults)."""
+    try:
+        measures = tool_measures(name) if is_tools_own(name) else None
+    except SpecSyntaxError:
+        measures = None
+    if not measures:
+        return {}
+    return stated(tuple(m.spec for m in measures), Conventions())
+
+
+def _tool_text(about: dict[str, Any]) -> Text:
+    text = Text()
+    for written, entry in about.items():
+        differs = ", ".join(f"{k}={v}" for k, v in entry["differs"].items())
+        text.append(f"{written}", style="bold")
+        tool = possessive(entry["tool"])
+        text.append(
+            f" is {tool} measure"
+            + (f" ({entry['provider']} computes it there)" if entry.get("provider") else "")
+            + f": receval's {entry['metric']} under {tool} conventions (preset "
+            f"{entry['preset']})"
+            + (f", which differ from the defaults in {differs}" if differs else "")
+            + ".\n"
+        )
+    return text
+
+
 def metric_detail(name: str) -> RenderableType:
-    """One metric in full: definition, docstring, parameters, and each preset's settings."""
+    """One metric in full: definition, docstring, parameters, and each preset's settings;
+    for another tool's name, first what it means here."""
+    about = tool_names(name)
+    if about:
+        found = Group(_tool_text(about), metric_detail(next(iter(about.values()))["metric"]))
+        return found
     definition = named(name)
     doc = inspect.getdoc(definition.function) or ""
     upper = _range_text(definition.lower_bound, definition.upper_bound)
@@ -255,7 +291,10 @@ def metric_listing(fmt: ListingFormat, name: str | None = None) -> str:
     definitions = list(REGISTRY.values()) if name is None else [named(name)]
     entries = [metric_entry(d) for d in definitions]
     if fmt is ListingFormat.json:
-        document = {"metrics": entries} if name is None else entries[0]
+        about = tool_names(name) if name is not None else {}
+        document: Any = {"metrics": entries} if name is None else entries[0]
+        if about:  # another tool's name: what each measure it names is here
+            document = {**document, "as_written": about}
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
     if fmt is ListingFormat.markdown:
         return markdown_table(entries)
@@ -334,7 +373,11 @@ def _cutoff_text(definition: MetricDef) -> str:
 
 def named(name: str) -> MetricDef:
     """The metric a name means as a config's metric list reads it (case-blind, a cutoff
-    or parameters allowed: `AP`, `nDCG@10`), so `receval metrics` explains what runs."""
+    or parameters allowed: `map`, `ndcg@10`; another tool's name: P_10, nDCG@10, or P,
+    trec_eval's P_5 ... P_1000), so `receval metrics` explains what runs."""
+    about = tool_names(name)
+    if about:
+        return lookup(spec_of(next(iter(about))).name)
     try:
         return lookup(spec_of(name).name)
     except SpecSyntaxError:

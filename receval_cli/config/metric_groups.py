@@ -88,6 +88,8 @@ def stated(specs: tuple[MetricSpec, ...], run: Conventions) -> dict[str, Any]:
             "preset": measure.preset,
             "differs": differs,
         }
+        if measure.source:  # ir_measures: which of its providers computes it
+            block[str(spec)]["provider"] = measure.source
     return block
 
 

@@ -16,6 +16,7 @@ from receval_cli.console import shown
 from receval_cli.escaping import printable
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
+from receval_cli.wording import possessive
 
 
 def one_model_table(result: RunReport) -> RenderableType:
@@ -71,9 +72,7 @@ def by_metric_lines(conventions: dict[str, Any]) -> list[str]:
         differs = ", ".join(
             f"{k}={'none' if v is None else v}" for k, v in about["differs"].items()
         )
-        tool = about["tool"]
-        head = f"{tool}{chr(39) if tool.endswith('s') else chr(39) + 's'} conventions"
-        head += f" (preset {about['preset']})"
+        head = f"{possessive(about['tool'])} conventions (preset {about['preset']})"
         lines.setdefault(f"{head}{': ' + differs if differs else ''}", []).append(name)
     return [f"{', '.join(names)}: {text}" for text, names in lines.items()]
 
