@@ -186,7 +186,69 @@ def test_what_ir_measures_computes_and_receval_does_not_is_refused(tmp_path: Pat
     for measure, says in [
         ("NumQ", "unknown metric"),
         ("P(judged_only=True)@5", "receval reproduces P without 'judged_only'"),
-        ("RBP(p=0.8)", "ir_measures computes RBP with cwl_eval, which needs rel"),
+        ("RBP(p=0.8)@10", "receval reproduces ir_measures' RBP without a cutoff"),
     ]:
         result = invoke("run", hand_case(tmp_path, metrics=[measure]))
         assert_user_error(result, says)
+
+
+# -- ranx ------------------------------------------------------------------------------------
+
+
+def ranx_golden(dataset: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (HERE / "ranx" / f"{dataset}.json").read_text(encoding="utf-8")
+    )
+    assert data["library"] == "ranx"
+    assert data["version"] == "0.3.21"
+    return data
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_ranx_names_give_ranx_numbers(tmp_path: Path, dataset: str) -> None:
+    """Every ranx metric name, with cutoffs and -l2, as ranx:NAME. ranx's order of tied
+    scores in lists longer than 15 follows no rule (its numba sort): those users are left
+    out, and so are the means they are part of."""
+    data = ranx_golden(dataset)
+    assert not data["unsupported"]
+    names = [name for name in data["metrics"] if not name.startswith("bpref")]  # refused below
+    csv = golden_files.GOLDEN / "data"
+    report = run(
+        tmp_path,
+        {
+            "predictions": {"path": str(csv / f"{dataset}_predictions.csv")},
+            "ground_truth": {
+                "path": str(csv / f"{dataset}_truth.csv"),
+                "columns": {"relevance": "relevance"},
+            },
+            "metrics": [f"ranx:{name}" for name in names],
+        },
+    )
+    rows = per_user(report)
+    unruly = set(data["users_beyond_tie_limit"])
+    compared = 0
+    for name in names:
+        values = data["metrics"][name]
+        key = f"ranx:{name}"
+        for user, want in values["per_user"].items():
+            if user in unruly:
+                continue
+            got = rows[user][key]
+            assert math.isclose(got, want, rel_tol=0, abs_tol=TOLERANCE), (key, user, got, want)
+            compared += 1
+        if not unruly:
+            mean = report.metrics[key]
+            assert math.isclose(mean, values["mean"], rel_tol=0, abs_tol=TOLERANCE), (key, mean)
+    assert compared > 5000
+
+
+def test_ranx_bpref_is_refused_saying_why(tmp_path: Path) -> None:
+    """ranx's evaluate gives bpref values that depend on its thread count (its golden file
+    records them, and bpref_per_query what its per-query function gives): refused."""
+    from cli_helpers import assert_user_error, hand_case, invoke
+
+    data = ranx_golden("tiefree_int")
+    per_query = data["bpref_per_query"]["bpref"]
+    assert any(v is None for v in per_query.values())  # the ZeroDivisionError ranx hides
+    result = invoke("run", hand_case(tmp_path, metrics=["ranx:bpref@10"]))
+    assert_user_error(result, "ranx 0.3.21's bpref is not reproducible")

@@ -9,7 +9,6 @@ text, is compared as text).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import receval_cli
 from receval_cli.analysis.runs import evaluate_config as evaluate
 from receval_cli.config.loading import load_config
 from receval_cli.metrics import MetricSpec
+from receval_cli.metrics.tool_trec_eval import TREC_EVAL_NAMES
 
 # trec_eval/: NIST's own tests; trec_eval_scores/: near ties that only doubles tell apart
 HERE = Path(__file__).parent / "conformance"
@@ -33,74 +33,9 @@ DOCS = "\n".join(
 )
 
 
-def _number(text: str) -> str:
-    """A trec_eval parameter as receval writes it (0.20 -> 0.2, .25 -> 0.25, 2 -> 2)."""
-    value = float(text)
-    return str(int(value)) if value.is_integer() and "." not in text else repr(value)
-
-
-def _set_f(beta_squared: str) -> str:
-    """trec_eval's set_F.x weighs recall x times precision: (x+1)PR / (xP + R), receval's
-    F_beta with beta^2 = x."""
-    x = float(beta_squared)
-    return "set_f1" if x == 1.0 else f"set_fbeta(beta={x**0.5!r})"
-
-
-# trec_eval measure name (as its outputs print it, parameters included) -> receval spec
-_PATTERNS: list[tuple[re.Pattern[str], Callable[[str], str]]] = [
-    (re.compile(r"P_(\d+)"), "precision@{}".format),
-    (re.compile(r"recall_(\d+)"), "recall@{}".format),
-    (re.compile(r"ndcg_cut_(\d+)"), "ndcg@{}".format),
-    (re.compile(r"map_cut_(\d+)"), "map@{}".format),
-    (re.compile(r"success_(\d+)"), "hit_rate@{}".format),
-    (re.compile(r"relative_P_(\d+)"), "relative_precision@{}".format),
-    (re.compile(r"(ndcg)"), "ndcg".format),
-    (re.compile(r"(map)"), "map".format),
-    (re.compile(r"(gm_map)"), "map(mean=geometric)".format),
-    (re.compile(r"(recip_rank)"), "mrr".format),
-    (re.compile(r"(Rprec)"), "r_precision".format),
-    (re.compile(r"Rprec_mult_([\d.]+)"), lambda m: f"rprec_mult(multiplier={_number(m)})"),
-    (re.compile(r"iprec_at_recall_([\d.]+)"), lambda m: f"iprec_at_recall(level={_number(m)})"),
-    (re.compile(r"(11pt_avg)"), "iprec_avg".format),
-    (
-        re.compile(r"11pt_avg_([\d.,]+)"),
-        lambda m: "iprec_avg(levels=" + ";".join(_number(x) for x in m.split(",")) + ")",
-    ),
-    (re.compile(r"(set_map)"), "set_map".format),
-    (re.compile(r"(set_P)"), "set_precision".format),
-    (re.compile(r"(set_recall)"), "set_recall".format),
-    (re.compile(r"(set_relative_P)"), "relative_precision".format),
-    (re.compile(r"(set_F)"), lambda _: "set_f1"),
-    (re.compile(r"set_F_([\d.]+)"), _set_f),
-    (re.compile(r"(utility)"), "utility".format),
-    (
-        re.compile(r"utility_([-\d.]+,[-\d.]+,[-\d.]+,[-\d.]+)"),
-        lambda m: (
-            "utility("
-            + ",".join(f"{n}={_number(x)}" for n, x in zip("abcd", m.split(","), strict=True))
-            + ")"
-        ),
-    ),
-    (re.compile(r"(num_rel)"), "num_rel".format),
-    (re.compile(r"(num_ret)"), "num_ret".format),
-    (re.compile(r"(num_rel_ret)"), "num_rel_ret".format),
-    (re.compile(r"(bpref)"), "bpref".format),
-    (re.compile(r"(gm_bpref)"), "bpref(mean=geometric)".format),
-    (re.compile(r"(infAP)"), "infap".format),
-    (re.compile(r"unj_(\d+)"), "unj@{}".format),
-    (re.compile(r"(num_nonrel_judged_ret)"), "num_nonrel_judged_ret".format),
-    (re.compile(r"(G)"), "g".format),
-    (re.compile(r"(binG)"), "bing".format),
-    (re.compile(r"(ndcg_rel)"), "ndcg_rel".format),
-    (re.compile(r"(Rndcg)"), "rndcg".format),
-    (re.compile(r"(rbp)"), "rbp".format),
-    (re.compile(r"(rbp_resid)"), "rbp_resid".format),
-    # trec_eval's gain map ndcg.1=3,2=9,4=4.5 (printed ndcg_1=3,2=9,4=4.5)
-    (
-        re.compile(r"ndcg_((?:\d+=[-\d.]+,?)+)"),
-        lambda m: "ndcg(gains=" + m.replace("=", ":").replace(",", ";") + ")",
-    ),
-]
+# trec_eval measure name (as its outputs print it, parameters included) -> receval spec: the
+# package's own table, which a config's trec_eval names read (metrics/tool_trec_eval.py)
+_PATTERNS = TREC_EVAL_NAMES
 COUNTS = {"num_rel", "num_ret", "num_rel_ret", "num_nonrel_judged_ret"}
 # the run's name; the number of queries; the per-query relevance string (checked apart)
 NOT_METRICS = {"runid", "num_q"}

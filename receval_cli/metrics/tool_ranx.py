@@ -23,18 +23,26 @@ RANX_NAMES: dict[str, str] = {
     "dcg_burges": "dcg(gain=exponential)",
     "ndcg": "ndcg",
     "ndcg_burges": "ndcg(gain=exponential)",
-    "bpref": "bpref",
     "rbp": "rbp",
 }
-_RANX = re.compile(r"(?P<name>[a-z_\-]+?)(?:(?P<sep>[@.])(?P<k>\d+))?(?:-l(?P<level>\d+))?")
+_RANX = re.compile(r"(?P<name>[a-z][a-z0-9_\-]*?)(?:(?P<sep>[@.])(?P<k>\d+))?(?:-l(?P<level>\d+))?")
 
 
 def ranx_measures(text: str) -> list[ToolMeasure] | None:
     """ranx:NAME[@k][-lN]: its `evaluate` syntax (rbp's persistence as rbp.95 or rbp@95)."""
     match = _RANX.fullmatch(text)
+    if match is not None and match["name"] == "bpref":
+        raise DialectError(
+            "ranx 0.3.21's bpref is not reproducible: a query without a relevant judgment "
+            "raises inside its parallel loop, which leaves 0 for it and for every later query "
+            "of that thread (the values change with the thread count); write bpref, "
+            "trec_eval's, which ranx's follows where it does not fail"
+        )
     if match is None or match["name"] not in RANX_NAMES:
         return None
     name, k, level = match["name"], match["k"], match["level"]
+    if name == "r-precision":
+        k = None  # ranx's r-precision reads no cutoff (r_precision.py: R is the cutoff)
     base = MetricSpec.parse(RANX_NAMES[name])
     params = dict(base.params)
     cutoff = None

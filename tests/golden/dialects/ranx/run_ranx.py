@@ -14,7 +14,13 @@ re-sorts the Run in place, so reusing one Run would re-sort already sorted lists
 lists of more than 15 items with tied scores that can change the order). The script also
 evaluates all names in one call on one fresh Run and reports any per-user difference.
 
-Must run with PYTHONHASHSEED=0 (ranx hashes item ids with Python's string hash).
+Must run with PYTHONHASHSEED=0 (ranx hashes item ids with Python's string hash). Sets
+NUMBA_NUM_THREADS=1 before importing ranx: ranx's bpref raises ZeroDivisionError inside its
+parallel loop for queries without a relevant judgment, numba drops the exception and the rest
+of that thread's share of the queries keeps 0.0, so bpref depends on the thread count (every
+other metric was checked to equal ranx's per-query function, whatever the threads). With one
+thread: every query from the first raising one on (in ranx's order) gets 0.0. The per-query
+values of ranx's own _bpref are written too, under "bpref_per_query" (null where it raises).
 Writes tests/golden/dialects/ranx/<dataset>.json (json.dumps(indent=1, sort_keys=True)).
 """
 
@@ -29,21 +35,35 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from ranx import Qrels, Run, evaluate
+os.environ["NUMBA_NUM_THREADS"] = "1"  # before numba is imported: see the docstring
+
+import numba  # noqa: E402
+from ranx import Qrels, Run, evaluate  # noqa: E402
+from ranx.meta.evaluate import extract_metric_and_params  # noqa: E402
+from ranx.metrics.bpref import _bpref  # noqa: E402
 
 HERE = Path(__file__).parent
 DATA = HERE.parent.parent / "data"
 DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
 LIMIT = 15  # numba's argsort keeps input order on ties only in lists of at most 15 items
 BASES = (
-    "hits", "hit_rate", "precision", "recall", "f1", "r-precision", "mrr", "map",
-    "dcg", "dcg_burges", "ndcg", "ndcg_burges", "bpref",
+    "hits",
+    "hit_rate",
+    "precision",
+    "recall",
+    "f1",
+    "r-precision",
+    "mrr",
+    "map",
+    "dcg",
+    "dcg_burges",
+    "ndcg",
+    "ndcg_burges",
+    "bpref",
 )
 CUTOFFS = (1, 3, 5, 10, 30)  # 30: beyond every list (the longest has 24 items)
 NAMES = [
-    name
-    for m in BASES
-    for name in (m, *(f"{m}@{k}" for k in CUTOFFS), f"{m}@5-l2", f"{m}-l2")
+    name for m in BASES for name in (m, *(f"{m}@{k}" for k in CUTOFFS), f"{m}@5-l2", f"{m}-l2")
 ] + ["rbp.5", "rbp.8", "rbp.95", "rbp.8-l2"]
 
 
@@ -86,7 +106,9 @@ def run_dataset(name: str) -> tuple[dict, list[str]]:
             "per_user": {u: float(run.scores[metric][u]) for u in users},
         }
     if users is None:  # every name failed: ranx's order is still that of a comparable run
-        users = list(Run.from_dict(run_dict).make_comparable(Qrels.from_dict(qrels_dict)).get_query_ids())
+        users = list(
+            Run.from_dict(run_dict).make_comparable(Qrels.from_dict(qrels_dict)).get_query_ids()
+        )
     assert sorted(users) == sorted(qrels_dict), "ranx evaluates the qrels users"
 
     tied = {u for u, s in run_dict.items() if len(set(s.values())) < len(s)}
@@ -106,6 +128,24 @@ def run_dataset(name: str) -> tuple[dict, list[str]]:
             a, b = float(together_run.scores[m][u]), metrics[m]["per_user"][u]
             if not same(a, b):
                 diffs.append(f"{m} {u} {a!r} vs {b!r}")
+
+    # ranx's own per-query bpref (ranx.metrics.bpref._bpref), outside the parallel loop.
+    qrels_t = Qrels.from_dict(qrels_dict)
+    run_t = Run.from_dict(run_dict).make_comparable(qrels_t)
+    assert list(run_t.get_query_ids()) == users
+    tq, tr = qrels_t.to_typed_list(), run_t.to_typed_list()
+    bpref_per_query: dict[str, dict[str, float | None]] = {}
+    for metric in NAMES:
+        m, _, rel_lvl = extract_metric_and_params(metric)
+        if m != "bpref":
+            continue
+        values: dict[str, float | None] = {}
+        for i, u in enumerate(users):
+            try:
+                values[u] = float(_bpref(tq[i], tr[i], rel_lvl))
+            except ZeroDivisionError:
+                values[u] = None
+        bpref_per_query[metric] = values
 
     result = {
         "library": "ranx",
@@ -127,6 +167,15 @@ def run_dataset(name: str) -> tuple[dict, list[str]]:
         "users_beyond_tie_limit": beyond,
         "metrics": metrics,
         "unsupported": unsupported,
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "bpref_per_query": bpref_per_query,
+        "bpref_note": (
+            "metrics['bpref*'] is what ranx.evaluate returns: its parallel loop silently drops "
+            "the ZeroDivisionError of a query without a relevant judgment and, with one numba "
+            "thread, leaves 0.0 for that query and every later one; bpref_per_query is ranx's "
+            "_bpref called per query (null: ZeroDivisionError). NaN: no judged non-relevant "
+            "document and a relevant one retrieved (0/0)."
+        ),
     }
     return result, diffs
 
@@ -139,9 +188,7 @@ def main() -> None:
         path = HERE / f"{name}.json"
         path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
         json.loads(path.read_text())
-        nan = sum(
-            math.isnan(v) for m in result["metrics"].values() for v in m["per_user"].values()
-        )
+        nan = sum(math.isnan(v) for m in result["metrics"].values() for v in m["per_user"].values())
         print(
             f"{name}: {len(result['users'])} users, {len(result['metrics'])} metrics, "
             f"unsupported {sorted(result['unsupported'])}, NaN per-user values {nan}, "
