@@ -37,10 +37,10 @@ from pathlib import Path
 
 os.environ["NUMBA_NUM_THREADS"] = "1"  # before numba is imported: see the docstring
 
-import numba  # noqa: E402
-from ranx import Qrels, Run, evaluate  # noqa: E402
-from ranx.meta.evaluate import extract_metric_and_params  # noqa: E402
-from ranx.metrics.bpref import _bpref  # noqa: E402
+import numba
+from ranx import Qrels, Run, evaluate
+from ranx.meta.evaluate import extract_metric_and_params
+from ranx.metrics.bpref import _bpref
 
 HERE = Path(__file__).parent
 DATA = HERE.parent.parent / "data"
