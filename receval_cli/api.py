@@ -15,6 +15,7 @@ the model's Report (the CLI report's `models.model` block; `Report.to_dict()` gi
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -26,6 +27,7 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from receval_cli.config.conventions import Conventions
+from receval_cli.config.metric_groups import metric_groups, stated
 from receval_cli.config.metric_lists import metric_specs
 from receval_cli.config.model import (
     CatalogConfig,
@@ -38,6 +40,7 @@ from receval_cli.config.validation_errors import validation_config_error
 from receval_cli.errors import UsageError, did_you_mean
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_inputs
+from receval_cli.evaluation.metric_groups import merged_report
 from receval_cli.inputs.column_guess import guessed_columns
 from receval_cli.inputs.optional import (
     Sources,
@@ -143,9 +146,23 @@ def evaluate(
             interactions=inputs.get("interactions"),
             baseline=inputs.get("baseline"),
         )
-        report = evaluate_inputs(
-            inputs["predictions"], inputs["ground_truth"], specs, chosen, sources=sources
-        )
+        groups = metric_groups(chosen, specs)  # tools' names: a pass per conventions
+        parts = [
+            evaluate_inputs(
+                inputs["predictions"],
+                inputs["ground_truth"],
+                group.specs,
+                group.conventions,
+                sources=sources,
+            )
+            for group in groups
+        ]
+        report = merged_report(parts, specs)
+        by_metric = stated(specs, groups[0].conventions)
+        if by_metric:
+            report = dataclasses.replace(
+                report, conventions={**report.conventions, "by_metric": by_metric}
+            )
         report, _ = unknown_items.checked(report, UnknownItemsConfig())  # the warning; no gate
         import receval_cli.report.html  # noqa: F401 (the Report's view in a notebook)
 

@@ -248,3 +248,19 @@ def test_the_html_and_markdown_reports_name_the_tools(tmp_path: Path) -> None:
         assert result.exit_code == 0, (fmt, result.stderr)
         assert "P_5" in result.stdout.replace("\\_", "_"), fmt  # LaTeX escapes _
     yaml.safe_dump({})  # the module reads YAML configs through write_config
+
+
+def test_the_python_api_and_inspect_read_tools_names_as_the_run_does(tmp_path: Path) -> None:
+    import receval
+
+    predictions, truth = golden_files.frames("ties_int")
+    report = receval.evaluate(predictions, truth, MIXED, truth_columns={"relevance": "relevance"})
+    ran = run(tmp_path, config_for("ties_int", MIXED)).models["model"]
+    assert report.metrics == ran.metrics
+    assert set(report.conventions["by_metric"]) == set(ran.metrics) - {"ndcg@10", "precision@5"}
+    path = write_config(tmp_path, config_for("ties_int", MIXED), name="inspect.yaml")
+    shown = invoke("inspect", path, "--user", "3308", "--format", "json")
+    assert shown.exit_code == 0, shown.stderr
+    (user,) = json.loads(shown.stdout)["users"]
+    for name, value in user["metrics"].items():
+        assert value == ran.per_user.filter(ran.per_user["user"] == 3308)[name].item(), name

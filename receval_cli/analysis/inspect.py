@@ -24,6 +24,7 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.engines.run_plan import plan_reading
 from receval_cli.errors import InputError, InternalError, UsageError, did_you_mean
 from receval_cli.evaluation.assembly import evaluate_aligned
+from receval_cli.evaluation.metric_groups import merged_report
 from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
@@ -81,10 +82,21 @@ def inspect_config(
     conventions = loaded.config.conventions
     specs = tuple(s for s in loaded.specs if lookup(s.name).scope == "user")
     engine = found.engine
-    # the whole files: the users' statuses, the input checks, and every user's values
-    report = evaluate_aligned(
-        predictions, truth, specs, conventions, sources=sources, engine=engine, check_unknown=False
-    )
+    # the whole files: the users' statuses, the input checks, and every user's values (one
+    # pass per group of metrics with their own conventions: tools' names)
+    parts = [
+        evaluate_aligned(
+            predictions,
+            truth,
+            tuple(s for s in part.specs if s in specs),
+            part.config.conventions,
+            sources=sources,
+            engine=engine,
+            check_unknown=False,
+        )
+        for part in loaded.passes()
+    ]
+    report = merged_report(parts, specs)
     if report.per_user_rows is None:  # a single pass keeps them
         raise InternalError("internal error: inspect's pass kept no per-user rows.")
     per_user = report.per_user_rows.collect()
