@@ -38,6 +38,7 @@ DEFAULT_CONVENTIONS: dict[str, Any] = {
     "tie_break": "item_desc",
     "users_without_recommendations": "zero",
     "users_without_relevant": "skip",
+    "prediction_only_users": "skip",
     "precision_denominator": "k",
     "ap_denominator": "min_k_relevant",
     "ideal_dcg": "at_k",

@@ -29,7 +29,8 @@ DATASETS = ("str", "int")
 CUTOFFS = (1, 3, 5, 10, 30)
 # users RecTools counts, as receval's user parameters: its interactions' users (relevant
 # rows only) for the ranking metrics, the lists' users for the list metrics
-ON_LISTS = "users_without_recommendations=skip"  # (they read no relevance: every user)
+# (they read no relevance: every user of the lists, those only in the predictions too)
+ON_LISTS = "prediction_only_users=evaluate,users_without_recommendations=skip"
 # RecTools metric (with its arguments) -> receval spec, {k} the cutoff
 RECTOOLS_TO_RECEVAL = {
     "MAP@{k}": "map@{k}(denominator=relevant)",
@@ -45,7 +46,8 @@ RECTOOLS_TO_RECEVAL = {
     "Intersection@{k}": f"intersection@{{k}}({ON_LISTS})",
     "Intersection@{k}(ref_k=5)": f"intersection@{{k}}(baseline_k=5,{ON_LISTS})",
 }
-GLOBAL = {"CoveredUsers@{k}": "user_coverage"}  # one value: the mean of RecTools' per user
+# one value: the mean of RecTools' per user (its users: those with a relevant row)
+GLOBAL = {"CoveredUsers@{k}": "user_coverage(users=relevant)"}
 # under the rectools preset: its measures as plain specs (the preset sets the rest)
 PRESET_TO_RECEVAL = {
     "Precision@{k}": "precision@{k}",
@@ -114,7 +116,7 @@ def assert_agrees(data: dict[str, Any], report: Any, table: dict[str, str]) -> i
 @pytest.fixture(scope="module", params=DATASETS)
 def run(request: pytest.FixtureRequest) -> tuple[dict[str, Any], Any]:
     ids = request.param
-    specs = [*pairs().values(), "user_coverage"]
+    specs = [*pairs().values(), "user_coverage(users=relevant)"]
     conventions = {"relevance_threshold": 1, "tie_break": "item_desc"}
     return golden(ids), evaluate(ids, specs, conventions)
 
@@ -149,7 +151,7 @@ def test_covered_users_is_user_coverage(run: tuple[dict[str, Any], Any]) -> None
     data, report = run
     for k in CUTOFFS:  # ranks start at 1, so every k covers the same users
         assert math.isclose(
-            report.metrics["user_coverage"],
+            report.metrics["user_coverage(users=relevant)"],
             data["metrics"][f"CoveredUsers@{k}"]["mean"],
             abs_tol=TOL,
         )

@@ -38,6 +38,8 @@ CONVENTION_CHOICES: dict[str, list[Any]] = {
         "rectools",
     ],  # keys beside win
     "max_depth": [None, None, 1, 2, 3],
+    # the reference's metrics all read relevance: either value must give their numbers
+    "prediction_only_users": ["skip", "evaluate"],
     "relevance_threshold": [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0],
     "tie_break": ["item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order"],
     "users_without_recommendations": ["zero", "skip"],

@@ -25,6 +25,7 @@ from receval_cli.metrics.spec import MetricSpec, ParamValue
 
 TieBreak = Literal["item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order"]
 MissingPolicy = Literal["zero", "skip"]
+PredictionOnly = Literal["skip", "evaluate"]
 PrecisionDenominator = Literal["k", "list_length"]
 ApDenominator = Literal["relevant", "min_k_relevant", "hits", "k"]
 IdealDcg = Literal["at_k", "all_relevant", "k_positions"]
@@ -98,6 +99,16 @@ class Conventions(BaseModel):
         description=(
             "Users in the ground truth with no item at or above relevance_threshold: skip "
             "(left out of the mean) or zero (kept; a ratio with a 0 denominator counts 0)."
+        ),
+    )
+    prediction_only_users: PredictionOnly = Field(
+        "skip",
+        description=(
+            "Users in the predictions but not in the ground truth, for the metrics that "
+            "read no relevance (diversity, novelty, sufficient_reco, intersection, ...): "
+            "skip (not evaluated) or evaluate (averaged with the others, as RecTools, "
+            "Jurity and MS Recommenders average over every user of the recommendations). "
+            "A metric that reads relevance never counts them."
         ),
     )
     precision_denominator: PrecisionDenominator = Field(

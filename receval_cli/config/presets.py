@@ -43,6 +43,7 @@ PRESETS: dict[str, Preset] = {
             "tie_break": "item_text_desc",
             "users_without_recommendations": "skip",
             "users_without_relevant": "zero",
+            "prediction_only_users": "skip",  # no metric of trec_eval reads no relevance
             "precision_denominator": "k",
             "ap_denominator": "relevant",
             "ideal_dcg": "at_k",
@@ -133,6 +134,7 @@ PRESETS: dict[str, Preset] = {
             "tie_break": "input_order",
             "users_without_recommendations": "zero",
             "users_without_relevant": "zero",
+            "prediction_only_users": "skip",
             "precision_denominator": "k",
             "ap_denominator": "relevant",
             "ideal_dcg": "at_k",
@@ -195,6 +197,7 @@ PRESETS: dict[str, Preset] = {
             "tie_break": "item_desc",
             "users_without_recommendations": "zero",
             "users_without_relevant": "skip",
+            "prediction_only_users": "skip",  # Surprisal, Novelty: over the truth's users
             "precision_denominator": "k",
             "ap_denominator": "min_k_relevant",
             "ideal_dcg": "at_k",
@@ -249,6 +252,7 @@ PRESETS: dict[str, Preset] = {
             "tie_break": "item_desc",  # Jurity's order of equal scores is an unstable sort's
             "users_without_recommendations": "zero",  # Recall, NDCG; Precision, MAP: per_metric
             "users_without_relevant": "skip",
+            "prediction_only_users": "evaluate",  # IntraListDiversity: every reco user
             "precision_denominator": "list_length",
             "ap_denominator": "min_k_relevant",
             "ideal_dcg": "all_relevant",
@@ -307,6 +311,7 @@ PRESETS: dict[str, Preset] = {
             "tie_break": "input_order",
             "users_without_recommendations": "skip",  # ndcg: zero (per_metric)
             "users_without_relevant": "skip",
+            "prediction_only_users": "evaluate",  # novelty, diversity: over every recommended list
             "precision_denominator": "k",
             "ap_denominator": "min_k_relevant",  # map_at_k; `map` is denominator=relevant
             "ideal_dcg": "at_k",
@@ -375,6 +380,7 @@ PRESETS: dict[str, Preset] = {
             "tie_break": "item_desc",  # RecTools reads ranks: give them to rank as it was fed
             "users_without_recommendations": "zero",  # list metrics: skip (per_metric)
             "users_without_relevant": "skip",  # its users are the interactions' users
+            "prediction_only_users": "evaluate",  # SufficientReco, Intersection: reco's
             "precision_denominator": "k",  # also Accuracy's and MCC's k predicted positives
             "ap_denominator": "relevant",  # MAP(k); divide_by_k=True: denominator=k
             "ideal_dcg": "k_positions",  # NDCG(k); divide_by_achievable=True: ideal=at_k
@@ -395,6 +401,7 @@ PRESETS: dict[str, Preset] = {
         per_metric={
             "sufficient_reco": {"users_without_recommendations": "skip"},
             "intersection": {"users_without_recommendations": "skip"},
+            "user_coverage": {"users": "relevant"},  # CoveredUsers: the interactions' users
         },
         metrics={
             "precision@k": "Precision(k)",
@@ -415,15 +422,15 @@ PRESETS: dict[str, Preset] = {
             "sufficient_reco@k(measure=share)": "SufficientReco(k, deep=True)",
             "intersection@k": "Intersection(k) (the baseline file as ref_reco)",
             "intersection@k(baseline_k=N)": "Intersection(k, ref_k=N)",
-            "user_coverage": "CoveredUsers(k)",
+            "user_coverage(users=relevant)": "CoveredUsers(k)",
         },
         notes=(
             "RecTools' interactions are all positive: it is fed the truth rows with "
             "relevance >= relevance_threshold, and its ranking metrics average over their "
             "users (a user without recommendations counting 0).",
-            "SufficientReco and Intersection average over the users of the recommendations: "
-            "here the users with a list among the ground truth's (receval evaluates no user "
-            "outside it).",
+            "SufficientReco and Intersection average over every user of the recommendations, "
+            "users absent from the ground truth included (prediction_only_users: evaluate); "
+            "CoveredUsers over the users with a relevant row (user_coverage's users=relevant).",
             "RecTools reads ranks, not scores: with a rank column receval ranks as it does; "
             "with scores, equal scores are ordered by item, descending.",
             "NDCG(k) divides by the DCG of k relevant items whatever the user's ground truth "

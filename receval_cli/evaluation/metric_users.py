@@ -18,10 +18,14 @@ EVALUATED = "evaluated"  # the status of a user in the means
 
 
 def metric_users(params: Mapping[str, ParamValue]) -> pl.Expr:
-    """The users one metric averages over: in the ground truth, and not skipped by its
-    users_without_relevant / users_without_recommendations parameters (a metric that does
-    not read relevance has no users_without_relevant: MetricDef.reads_relevance)."""
+    """The users one metric averages over: in the ground truth (or, for a metric that
+    reads no relevance with prediction_only_users=evaluate, in either file), and not
+    skipped by its users_without_relevant / users_without_recommendations parameters (a
+    metric that does not read relevance has no users_without_relevant, one that does no
+    prediction_only_users: MetricDef.reads_relevance)."""
     kept = pl.col("in_truth")
+    if params.get("prediction_only_users") == "evaluate":
+        kept = kept | (pl.col("list_length") > 0)
     if params.get("users_without_relevant") == "skip":
         kept = kept & (pl.col("n_relevant") > 0)
     if params["users_without_recommendations"] == "skip":

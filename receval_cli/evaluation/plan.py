@@ -404,7 +404,11 @@ def _compiled(
         rows.select("user", "item"),
         set(stats.sides),
         recommended=tables.recommended.lazy(),
-        users=tables.per_user.lazy().select("user", *_user_facts(conventions)),
+        users=tables.per_user.lazy().select(
+            "user",
+            *_user_facts(conventions),
+            *(["n_relevant"] if "n_relevant" in tables.per_user.columns else []),
+        ),
         placed=None if tables.ranked is None else placed_rows(tables.ranked, lists),
     )
 

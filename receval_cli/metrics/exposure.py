@@ -21,7 +21,14 @@ from fractions import Fraction
 import polars as pl
 
 from receval_cli.errors import InputError
-from receval_cli.metrics.registry import Params, State, StateInputs, Universe, register_global
+from receval_cli.metrics.registry import (
+    Param,
+    Params,
+    State,
+    StateInputs,
+    Universe,
+    register_global,
+)
 from receval_cli.metrics.stats import cutoff_label
 
 
@@ -67,9 +74,22 @@ def predicted(k: int | None, p: Params) -> State:
     return State("predicted", ("item",), build)
 
 
+USERS = Param(
+    "users",
+    "the users counted: every user of the ground truth (truth), or those with a relevant "
+    "item (relevant: RecTools' CoveredUsers, whose interactions are the relevant rows)",
+    choices=("truth", "relevant"),
+    default="truth",
+)
+
+
 def truth_users(k: int | None, p: Params) -> State:
+    relevant_only = p["users"] == "relevant"
+
     def build(inputs: StateInputs) -> pl.LazyFrame:
         in_truth = pl.col("in_truth")
+        if relevant_only:  # (a user of the ground truth has its count of relevant items)
+            in_truth = in_truth & (pl.col("n_relevant").fill_null(0) > 0)
         counts = (
             in_truth.sum().cast(pl.Int64).alias("truth_users"),
             (in_truth & (pl.col("list_length") > 0)).sum().cast(pl.Int64).alias("covered"),
@@ -78,7 +98,7 @@ def truth_users(k: int | None, p: Params) -> State:
             return inputs.users.group_by(*inputs.by).agg(*counts)
         return inputs.users.select(*counts)
 
-    return State("user_coverage", (), build)
+    return State(f"user_coverage[{p['users']}]", (), build)
 
 
 def _universe_items(universe: Universe) -> pl.DataFrame:
@@ -124,12 +144,15 @@ def prediction_coverage(state: pl.DataFrame, universe: Universe, k: int | None, 
 @register_global(
     "user_coverage",
     summary="Share of the ground truth's users who receive a non-empty list.",
-    formula="|{u in truth : |L_u| > 0}| / |users in truth|",
+    formula="|{u in truth : |L_u| > 0}| / |users in truth|   (users=relevant: those with a "
+    "relevant item)",
     state=truth_users,
     takes_cutoff=False,
+    params=(USERS,),
 )
 def user_coverage(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float:
-    """Example: 4 users in the ground truth, 3 of them with recommendations: 3/4."""
+    """Example: 4 users in the ground truth, 3 of them with recommendations: 3/4. With
+    users=relevant, a user whose ground truth holds no relevant item is not counted."""
     row = state.row(0, named=True)
     return int(row["covered"]) / int(row["truth_users"]) if row["truth_users"] else 0.0
 

@@ -281,9 +281,8 @@ class MetricDef:
         means) how the users' values are averaged."""
         if self.scope != "user":
             return self.params
-        users = [
-            p for p in USER_PARAMS if self.reads_relevance or p.name != "users_without_relevant"
-        ]
+        relevance = "users_without_relevant" if self.reads_relevance else "prediction_only_users"
+        users = [p for p in USER_PARAMS if p.name in ("users_without_recommendations", relevance)]
         return (*self.params, *users, *((MEAN,) if self.aggregate == "mean" else ()))
 
 
@@ -299,6 +298,12 @@ USER_PARAMS = (
         "skip: left out of this metric's mean; zero: kept",
         choices=("zero", "skip"),
         convention="users_without_relevant",
+    ),
+    Param(
+        "prediction_only_users",
+        "skip: users only in the predictions are left out; evaluate: averaged with the others",
+        choices=("skip", "evaluate"),
+        convention="prediction_only_users",
     ),
 )
 

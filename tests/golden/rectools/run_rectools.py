@@ -5,11 +5,15 @@ not scores: each list (and each baseline list) is ranked here by score descendin
 item descending in the id's own order (text for `str`, numbers for `int`): receval's
 tie_break item_desc, so tied scores are ranked as receval ranks them.
 
-Users, as RecTools counts them: the interactions' users for the ranking, classification
-and AUC metrics (the truth rows with relevance >= 1: RecTools' interactions are all
-positive), every truth user for CoveredUsers, and the recommendations' users for
-SufficientReco and Intersection, which are given only the lists of truth users (receval
-evaluates no user outside the ground truth).
+Inputs, as a RecTools user gives them: `interactions` are the truth rows with relevance
+>= 1 (RecTools' interactions are all positive) for the ranking, classification and AUC
+metrics and for CoveredUsers; SufficientReco and Intersection get the whole
+recommendations table (every user of the predictions, those absent from the ground truth
+included), and Intersection's `ref_reco` is the whole baseline file.
+
+Users, as RecTools counts them: the interactions' users (those with a relevant row) for the
+ranking, classification and AUC metrics and for CoveredUsers; the recommendations' users
+for SufficientReco and Intersection. Every user RecTools reports is recorded per user.
 """
 
 from __future__ import annotations
@@ -78,8 +82,6 @@ def main(ids: str) -> None:
     interactions = truth[truth["relevance"] >= 1][[Columns.User, Columns.Item]]
     catalog = read("catalog", ids)["item"].to_numpy()
     reference = ranked(read("baseline", ids))
-    truth_users = set(truth[Columns.User])
-    reco_of_truth_users = reco[reco[Columns.User].isin(truth_users)]
 
     metrics: dict[str, object] = {}
     for k in CUTOFFS:
@@ -107,11 +109,11 @@ def main(ids: str) -> None:
         if isinstance(metric, (Accuracy, MCC)):
             values = metric.calc_per_user(reco, interactions, catalog)
         elif isinstance(metric, SufficientReco):
-            values = metric.calc_per_user(reco_of_truth_users)
-        elif isinstance(metric, CoveredUsers):
-            values = metric.calc_per_user(reco, truth[[Columns.User, Columns.Item]])
+            values = metric.calc_per_user(reco)
         elif isinstance(metric, Intersection):
-            values = metric.calc_per_user(reco_of_truth_users, reference)
+            values = metric.calc_per_user(reco, reference)
+        elif isinstance(metric, CoveredUsers):  # the users with a relevant row
+            values = metric.calc_per_user(reco, interactions)
         else:
             values = metric.calc_per_user(reco, interactions)
         values = values.sort_index()
