@@ -156,3 +156,32 @@ def test_every_polars_engine_averages_over_the_same_users(
         assert report.metrics[metric] == pytest.approx(value, abs=1e-12), metric
         assert report.users["evaluated_per_metric"][metric] == 3, metric
     assert report.metrics["serendipity@3"] == pytest.approx(1 / 6, abs=1e-12)
+
+
+@pytest.mark.parametrize("preset", ["jurity", "recommenders", "rectools"])
+def test_a_user_only_in_the_predictions_counts_under_the_list_libraries(preset: str) -> None:
+    """Those libraries' list metrics read the recommendations alone: a user with a list
+    and no ground-truth row counts too (prediction_only_users: evaluate). u4: a b e,
+    intra-list diversity (ab same, ae, be) 2/3; novelty (1 + 2 + 4) / 3 = 7/3."""
+    extra = pl.DataFrame({"user": ["u4"] * 3, "item": ["a", "b", "e"], "score": [0.9, 0.8, 0.7]})
+    report = receval_cli.evaluate(
+        pl.concat([PREDICTIONS, extra]),
+        TRUTH,
+        ["intra_list_diversity@3", "novelty@3", "recall@3"],
+        conventions={"preset": preset},
+        catalog=CATALOG,
+        catalog_columns={"item": "item", "category": "category"},
+        interactions=LOG,
+    )
+    diversity = (2 / 3 + 2 / 3 + 1 + 2 / 3) / 4
+    assert report.metrics["intra_list_diversity@3"] == pytest.approx(diversity, abs=1e-12)
+    assert report.metrics["novelty@3"] == pytest.approx((2 + 8 / 3 + 10 / 3 + 7 / 3) / 4)
+    assert report.metrics["recall@3"] == pytest.approx(1.0, abs=1e-12)  # u1 and u2 only
+    plain = receval_cli.evaluate(
+        pl.concat([PREDICTIONS, extra]),
+        TRUTH,
+        ["intra_list_diversity@3"],
+        catalog=CATALOG,
+        catalog_columns={"item": "item", "category": "category"},
+    )
+    assert plain.metrics["intra_list_diversity@3"] == pytest.approx((2 / 3 + 2 / 3 + 1) / 3)
