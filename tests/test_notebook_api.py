@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import golden_files
 import polars as pl
 import pytest
 from cli_helpers import invoke, run_json
@@ -431,3 +432,39 @@ def test_to_pandas_without_pandas_says_what_to_install(
     owner = type(found).__name__
     with pytest.raises(ImportError, match=rf"{owner}\.to_pandas\(\) needs pandas; install pandas"):
         found.to_pandas()
+
+
+def test_the_typed_blocks_name_every_key_a_report_holds(tmp_path: Path) -> None:
+    """Report.users, .inputs and .conventions are TypedDicts (results/blocks.py): every key
+    a run's report holds is declared there, and the required ones are always present,
+    whatever the engine (a partitioned run adds inputs.engine) and with tools' names."""
+    from receval_cli.results.blocks import (
+        ConventionsBlock,
+        InputBlock,
+        ToolMeasureBlock,
+        UserReasons,
+        UsersBlock,
+    )
+
+    predictions, truth = golden_files.frames("ties_int")
+    for extra in ({}, {"partitions": 3}):
+        config = {
+            "predictions": {"path": predictions},
+            "ground_truth": {"path": truth, "columns": {"relevance": "relevance"}},
+            "metrics": ["ndcg@10", "P_5", "novelty@5"],
+            "interactions": {"path": truth},
+            **extra,
+        }
+        run = receval.run(config)
+        report = run.models["model"]
+        users = report.users
+        assert UsersBlock.__required_keys__ <= set(users) <= set(UsersBlock.__annotations__)
+        for reason in ("counted_as_zero", "skipped"):
+            assert set(users[reason]) == set(UserReasons.__annotations__)  # type: ignore[literal-required]
+        for block in report.inputs.values():
+            assert set(block) <= set(InputBlock.__annotations__), set(block)
+        assert set(report.conventions) <= set(ConventionsBlock.__annotations__)
+        assert set(run.conventions) <= set(ConventionsBlock.__annotations__)
+        for about in run.conventions["by_metric"].values():
+            assert ToolMeasureBlock.__required_keys__ <= set(about)
+            assert set(about) <= set(ToolMeasureBlock.__annotations__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -35,6 +35,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.dialects import spec_of
 from receval_cli.report.comparability import truths_warning
 from receval_cli.report.finite import finite_report
+from receval_cli.results.blocks import ConventionsBlock
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
 from receval_cli.results.run_info import RunLabel, run_info, start_time
@@ -220,7 +221,7 @@ def _run_report(
         past = read_store(store)
         gates += _history_gates(loaded, reports, compared, past)
     config = resolved_config(loaded)
-    conventions = loaded.config.conventions.model_dump()
+    conventions = cast(ConventionsBlock, loaded.config.conventions.model_dump())
     by_metric = stated(loaded.specs, loaded.config.conventions)
     if by_metric:  # tools' names: each with its tool's conventions
         conventions["by_metric"] = by_metric

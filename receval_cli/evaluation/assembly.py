@@ -20,7 +20,7 @@ import dataclasses
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import polars as pl
 
@@ -77,6 +77,7 @@ from receval_cli.metrics.registry import (
     finish_mean,
     no_value_warning,
 )
+from receval_cli.results.blocks import ConventionsBlock, InputBlock, UsersBlock
 from receval_cli.results.report import Report
 from receval_cli.wording import setting
 
@@ -267,7 +268,7 @@ class FinishContext:
         return self.universe
 
 
-def raise_checks(merged: Partial, run: FinishContext, facts: ItemFacts) -> dict[str, Any]:
+def raise_checks(merged: Partial, run: FinishContext, facts: ItemFacts) -> UsersBlock:
     """Raise the first failed check, in a fixed order: the inputs' rows (empty files, list
     layouts, nulls, NaN), duplicates, the users, then the items' (the universe, the items
     the catalog does not describe: `facts`). Returns the report's `users` block."""
@@ -328,7 +329,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
     unknown = None
     if run.reference is not None and facts.unknown is not None:
         unknown = unknown_items.describe(facts.unknown, run.reference[0])
-    inputs: dict[str, dict[str, Any]] = {
+    inputs: dict[str, InputBlock] = {
         "predictions": fingerprints.describe(
             run.predictions, _row_count(merged, "predictions"), users.get("in_predictions")
         ),
@@ -342,7 +343,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         inputs["ground_truth"]["content_hash"] = content_hash
         inputs["ground_truth"]["hash_method"] = fingerprints.HASH_METHOD
     if run.engine is not None:
-        inputs["engine"] = run.engine
+        inputs["engine"] = cast(InputBlock, run.engine)
     # the --per-user table: null where a user is not in a metric's mean (never a 0 that
     # averaging the column would count)
     per_user = None
@@ -351,7 +352,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         per_user = with_values(rows.collect(), run.segment_keys)
     report = Report(
         metrics=metrics,
-        conventions=conventions.model_dump(),
+        conventions=cast(ConventionsBlock, conventions.model_dump()),
         inputs=inputs,
         users=users,
         per_user=per_user,
@@ -436,7 +437,7 @@ def _row_count(merged: Partial, role: str) -> int | None:
     return None if counts is None else counts["raw_rows"]
 
 
-def users_block(merged: Partial, run: FinishContext, ranking: bool) -> dict[str, Any]:
+def users_block(merged: Partial, run: FinishContext, ranking: bool) -> UsersBlock:
     """The report's `users` block from the tally; `ranking`: per-user metrics are asked,
     so some user must count."""
     counts = merged.tally
@@ -479,7 +480,7 @@ def users_block(merged: Partial, run: FinishContext, ranking: bool) -> dict[str,
             },
             fix=fix,
         )
-    block: dict[str, Any] = {
+    block: UsersBlock = {
         "in_ground_truth": counts["in_ground_truth"],
         "in_predictions": counts["in_predictions"],
         "in_both": counts["in_both"],

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
 from receval_cli.inputs.parquet_pages import page_checksums
 from receval_cli.inputs.readers import Input
+from receval_cli.results.blocks import InputBlock
 
 HASH_METHOD = f"polars {pl.__version__} row hash (integer ids as integers), summed"
 _HALF = 2**32
@@ -70,14 +71,14 @@ def digest_text(counts: dict[str, int]) -> str | None:
     return f"{total:016x}"
 
 
-def describe(source: Input, rows: int | None, users: int | None) -> dict[str, Any]:
+def describe(source: Input, rows: int | None, users: int | None) -> InputBlock:
     """The input's block of the report: how it was read (Input.describe), its resolved
     path, its size and modification time when it is a local file, its rows and users."""
-    block: dict[str, Any] = {**source.describe()}
+    block = cast(InputBlock, {**source.describe()})
     facts = _file_facts(source.path) if source.format not in ("frame", "spark") else {}
     if facts:
         block["path"] = str(source.path.resolve())
-    block.update(facts)
+    block.update(cast(InputBlock, facts))
     if facts and source.format == "parquet":
         block["page_checksums"] = page_checksums(source.path)
     if rows is not None:

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from receval_cli.metrics import MetricSpec
+from receval_cli.results.blocks import UsersBlock
 from receval_cli.results.report import Report
 
 
@@ -71,14 +72,14 @@ _FIRST_GIVEN = (
 )
 
 
-def _users(parts: list[Report]) -> dict[str, Any]:
+def _users(parts: list[Report]) -> UsersBlock:
     """The first pass's users block; a metric of another pass whose mean counts other
     users than the first pass's evaluated ones joins `evaluated_per_metric`."""
     first = parts[0]
-    block = dict(first.users)
+    block = first.users.copy()
     per_metric = dict(block.get("evaluated_per_metric", {}))
     for part in parts[1:]:
-        own = part.users.get("evaluated_per_metric", {})
+        own: dict[str, int] = part.users.get("evaluated_per_metric", {})
         for name in part.metrics:
             count = own.get(name, part.users["evaluated"])
             if count != block["evaluated"] and name in _counted_names(part):

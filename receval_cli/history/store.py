@@ -25,6 +25,7 @@ from receval_cli import console
 from receval_cli.errors import InputError, UsageError
 from receval_cli.metrics import lookup
 from receval_cli.metrics.dialects import spec_of
+from receval_cli.results.blocks import InputBlock
 from receval_cli.results.report import Report, RunReport
 
 TAGS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
@@ -117,8 +118,8 @@ def _bounds(gate: dict[str, Any] | None, model: str, segment: str | None) -> dic
 
 
 def _inputs(report: Report) -> dict[str, Any]:
-    predictions = report.inputs.get("predictions") or {}
-    truth = report.inputs.get("ground_truth") or {}
+    predictions: InputBlock = report.inputs.get("predictions") or {}
+    truth: InputBlock = report.inputs.get("ground_truth") or {}
     return {
         "predictions_path": _text(predictions.get("path")),
         "predictions_size_bytes": predictions.get("size_bytes"),

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from receval_cli.console import shown
 from receval_cli.escaping import printable
+from receval_cli.results.blocks import ConventionsBlock, UsersBlock
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
 from receval_cli.wording import possessive
@@ -64,7 +65,7 @@ def one_model_table(result: RunReport) -> RenderableType:
     return Group(*parts)
 
 
-def by_metric_lines(conventions: dict[str, Any]) -> list[str]:
+def by_metric_lines(conventions: ConventionsBlock) -> list[str]:
     """One line per tool and its conventions: the metrics written in that tool's names,
     and where its conventions differ from the run's (config/metric_groups.py: stated)."""
     lines: dict[str, list[str]] = {}
@@ -78,7 +79,7 @@ def by_metric_lines(conventions: dict[str, Any]) -> list[str]:
 
 
 def footer(
-    conventions: dict[str, Any], gates: list[GateResult], warnings: list[str]
+    conventions: ConventionsBlock, gates: list[GateResult], warnings: list[str]
 ) -> list[RenderableType]:
     """The conventions in force, then every warning, every failed gate and every waived
     gate."""
@@ -172,7 +173,7 @@ def confidence_line(confidence: dict[str, Any]) -> str:
     return f"±: half-width of the {confidence['level']:.0%} confidence interval ({how})"
 
 
-def users_line(users: dict[str, Any]) -> str:
+def users_line(users: UsersBlock) -> str:
     line = f"users: {users['evaluated']} evaluated"
     zeros = users["counted_as_zero"]
     if zeros["no_recommendations"]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from receval_cli.results.blocks import ConventionsBlock, InputBlock, UsersBlock
 from receval_cli.results.gates import GateResult
 from receval_cli.version import __version__
 
@@ -28,9 +29,9 @@ class Report:
 
     # null (None) where a metric has no value: auc or gauc with one class of pairs only
     metrics: dict[str, float | None]
-    conventions: dict[str, Any]
-    inputs: dict[str, dict[str, Any]]
-    users: dict[str, Any]
+    conventions: ConventionsBlock
+    inputs: dict[str, InputBlock]
+    users: UsersBlock
     # user, status, each per-user metric: null where the user is not in that metric's mean
     # (the --per-user table of a one-bucket run; None for partitioned engines)
     per_user: pl.DataFrame | None = field(default=None, repr=False)
@@ -155,7 +156,7 @@ class RunReport:
     models: dict[str, Report]
     gates: list[GateResult]
     config: dict[str, Any]
-    conventions: dict[str, Any]
+    conventions: ConventionsBlock
     best: dict[str, list[str]] = field(default_factory=dict)
     baseline: str | None = None
     comparisons: list[Comparison] = field(default_factory=list)

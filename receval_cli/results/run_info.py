@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,7 +86,7 @@ def start_time() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
-def config_hash(config: dict[str, Any], conventions: dict[str, Any]) -> str:
+def config_hash(config: dict[str, Any], conventions: Mapping[str, Any]) -> str:
     hashed = {k: v for k, v in config.items() if k not in _NOT_HASHED}
     text = json.dumps(
         {"config": hashed, "conventions": conventions},
@@ -99,7 +100,7 @@ def config_hash(config: dict[str, Any], conventions: dict[str, Any]) -> str:
 def run_info(
     started_at: datetime.datetime,
     config: dict[str, Any],
-    conventions: dict[str, Any],
+    conventions: Mapping[str, Any],
     label: RunLabel | None = None,
 ) -> RunInfo:
     label = label or RunLabel()
