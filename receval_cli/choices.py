@@ -75,3 +75,19 @@ class ListingFormat(StrEnum):
 
 
 INSPECTED_USERS = 3  # `receval inspect` samples this many users by default
+
+
+class PairedTest(StrEnum):
+    """`receval compare --test`: the paired test over users (config comparison.test)."""
+
+    t = "t"
+    wilcoxon = "wilcoxon"
+    permutation = "permutation"
+
+
+class Correction(StrEnum):
+    """`receval compare --correction`: the multiple-comparison correction."""
+
+    holm = "holm"
+    bonferroni = "bonferroni"
+    none = "none"

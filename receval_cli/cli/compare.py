@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.choices import CompareFormat
+from receval_cli.choices import CompareFormat, Correction, PairedTest
 from receval_cli.cli.common import AllowDifferentConventions, AppendOption, fail, option_order
 from receval_cli.cli.output_pairs import NamedOutput, one_output
 from receval_cli.errors import (
@@ -72,8 +72,26 @@ def compare(
         ),
     ] = False,
     allow_different_conventions: AllowDifferentConventions = False,
+    test: Annotated[
+        PairedTest,
+        typer.Option(
+            "--test",
+            help="Where the reports hold per-user values (receval run --with-per-user): the "
+            "paired test of each column against the baseline, user by user.",
+        ),
+    ] = PairedTest.t,
+    correction: Annotated[
+        Correction,
+        typer.Option("--correction", help="Multiple-comparison correction of the p-values."),
+    ] = Correction.holm,
+    level: Annotated[
+        float,
+        typer.Option("--level", min=0.5, max=0.999999, help="1 - the significance level."),
+    ] = 0.95,
 ) -> None:
     """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""
+    from receval_cli.analysis.saved_tests import with_paired_tests
+    from receval_cli.config.model import ComparisonConfig
     from receval_cli.report.report_comparison import compare_reports, comparison_warnings
     from receval_cli.report.report_comparison_render import comparison_table, render_comparison
     from receval_cli.report.writing import write_outputs
@@ -86,6 +104,8 @@ def compare(
         comparison = compare_reports(
             reports or [], baseline, metric or [], allow_different_conventions
         )
+        settings = ComparisonConfig(test=test.value, correction=correction.value, level=level)
+        comparison = with_paired_tests(comparison, settings)
         if destination.path is not None or destination.format != CompareFormat.table:
             rendered = render_comparison(comparison, CompareFormat(destination.format))
             write_outputs({destination: rendered})

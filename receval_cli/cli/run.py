@@ -65,6 +65,14 @@ def run(
             ".csv, .tsv or .jsonl.",
         ),
     ] = None,
+    with_per_user: Annotated[
+        bool,
+        typer.Option(
+            "--with-per-user",
+            help="The JSON report also holds every per-user value, so that `receval compare` "
+            "can test the differences between saved reports user by user.",
+        ),
+    ] = False,
     quiet: Annotated[
         bool,
         typer.Option(
@@ -157,7 +165,9 @@ def run(
         allowed = [f.value for f in Format]
         outputs, given = pair_outputs(option_order(ctx), formats, output or [], allowed)
         request = _Request(config, given, outputs, append, per_user, quiet, history)
-        request = dataclasses.replace(request, settings=tuple(settings or ()))
+        request = dataclasses.replace(
+            request, settings=tuple(settings or ()), with_per_user=with_per_user
+        )
         with console.live_stages():
             spark = _spark_settings(spark_master, spark_conf or [])
             request = dataclasses.replace(request, label=RunLabel(label, parse_tags(tag or [])))
@@ -209,6 +219,7 @@ class _Request:
     history: Path | None = None  # --history
     label: RunLabel | None = None  # --label and --tag
     settings: tuple[str, ...] = ()  # --set
+    with_per_user: bool = False  # --with-per-user: the JSON report holds the per-user values
 
 
 def _run(
@@ -293,10 +304,14 @@ def _run(
             confidence,
             baseline_report,
             # the HTML report draws the per-user distributions: a partitioned run keeps them
-            per_user is not None or any(d.format == "html" for d in destinations),
+            per_user is not None
+            or request.with_per_user
+            or any(d.format == "html" for d in destinations),
             allow_different_conventions,
             request.label,
         )
+    if request.with_per_user:
+        report = dataclasses.replace(report, per_user_in_json=True)
     with console.stage("report"):
         contents: dict[Destination, Content] = {}
         if per_user is not None:

@@ -28,7 +28,8 @@ from receval_cli.report.comparability import (
     describe_differences,
     truths_warning,
 )
-from receval_cli.report.saved_report import read_saved_report
+from receval_cli.report.saved_report import SavedPerUser, read_saved_report
+from receval_cli.results.comparison import Comparison
 from receval_cli.results.report import pandas_of
 
 
@@ -42,6 +43,8 @@ class Column:
     intervals: dict[str, tuple[float, float]]
     conventions: dict[str, Any] | None
     truth: dict[str, Any] | None = None  # fingerprints.truth_identity of its report
+    # (user, each per-user metric: null where not in its mean), where the report holds them
+    per_user: pl.DataFrame | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,13 @@ class ReportComparison:
     best: dict[str, list[str]] = field(default_factory=dict)
     conventions_differ: dict[str, dict[str, Any]] = field(default_factory=dict)
     truths_differ: str | None = None  # the warning when the ground truths differ
+    # each column's per-user values, where its report holds them (--with-per-user)
+    per_user: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    # the paired tests of each column against the baseline, user by user (analysis/
+    # saved_tests.py), and their settings (test, correction, level); none: no tests
+    tests: list[Comparison] = field(default_factory=list)
+    test: dict[str, Any] | None = None
+    untested: list[str] = field(default_factory=list)  # columns without per-user values
 
     @property
     def has_intervals(self) -> bool:
@@ -129,6 +139,11 @@ class ReportComparison:
             },
             "best": self.best,
             "conventions_differ": self.conventions_differ,
+            **(
+                {"tests": {**self.test, "results": [c.to_dict() for c in self.tests]}}
+                if self.test is not None
+                else {}
+            ),
             "warnings": comparison_warnings(self),
         }
 
@@ -168,6 +183,7 @@ def compare_reports(
         best={metric: best_columns(metric, row) for metric, row in rows.items()},
         conventions_differ=differ,
         truths_differ=truths_warning({c.name: c.truth for c in columns}),
+        per_user={c.name: c.per_user for c in columns if c.per_user is not None},
     )
 
 
@@ -183,9 +199,21 @@ def load_columns(path: Path) -> list[Column]:
             dict(block.confidence.intervals) if block.confidence is not None else {},
             saved.conventions,
             truth_identity(block.inputs),
+            None if block.per_user is None else _per_user_frame(block.per_user),
         )
         for name, block in saved.blocks().items()
     ]
+
+
+def _per_user_frame(block: SavedPerUser) -> pl.DataFrame:
+    """A saved report's per-user values as a table: user, then each metric (Float64)."""
+    users: list[Any] = block.users
+    if not all(isinstance(u, int) for u in users):
+        users = [str(u) for u in users]  # ids of one type, whatever the JSON held
+    columns = {
+        name: pl.Series(name, values, dtype=pl.Float64) for name, values in block.values.items()
+    }
+    return pl.DataFrame({"user": users, **columns})
 
 
 def unique_names(columns: list[Column]) -> list[Column]:
@@ -284,4 +312,16 @@ def comparison_warnings(comparison: ReportComparison) -> list[str]:
         )
     if comparison.truths_differ is not None:
         found.append(comparison.truths_differ)
+    waiting = [n for n in comparison.columns if n in comparison.per_user]
+    if comparison.test is not None and comparison.untested:
+        found.append(
+            f"{', '.join(comparison.untested)}: no per-user values in the report, so not "
+            "tested against the baseline; write them with `receval run --with-per-user`."
+        )
+    elif comparison.test is None and waiting and comparison.baseline not in comparison.per_user:
+        found.append(
+            f"no paired tests: the baseline {comparison.baseline}'s report holds no per-user "
+            f"values (the reports of {', '.join(waiting)} hold them); write it with `receval "
+            "run --with-per-user`, or choose one of those as --baseline."
+        )
     return found

@@ -17,6 +17,7 @@ from receval_cli.console import plain_text, shown
 from receval_cli.escaping import csv_cell, markdown_code, markdown_text
 from receval_cli.report.report_comparison import Cell, ReportComparison, comparison_warnings
 from receval_cli.report.table import format_value
+from receval_cli.results.comparison import Comparison
 
 _MISSING = "—"
 
@@ -55,9 +56,43 @@ def comparison_table(comparison: ReportComparison) -> RenderableType:
     parts: list[RenderableType] = [grid, shown(baseline_line(comparison, "* best"))]
     if comparison.has_intervals:
         parts.append(Text("±: half-width of the confidence interval saved in the report"))
+    if comparison.tests:
+        parts.append(_tests_table(comparison))
     for warning in comparison_warnings(comparison):
         parts.append(shown(f"warning: {warning}", style="bold yellow"))
     return Group(*parts)
+
+
+def tests_title(comparison: ReportComparison) -> str:
+    """What the paired tests are: the test, the correction and the level."""
+    assert comparison.test is not None
+    test = comparison.test
+    return (
+        f"paired tests against {comparison.baseline}, user by user ({test['test']}, "
+        f"{test['correction']} correction, level {test['level']:g})"
+    )
+
+
+def test_cells(test: Comparison) -> list[str]:
+    """column, metric, difference [low, high], users, p (adjusted), verdict."""
+    difference = "" if test.difference is None else f"{test.difference:+.4f}"
+    if test.low is not None and test.high is not None:
+        difference += f" [{test.low:+.4f}, {test.high:+.4f}]"
+    p = "" if test.p_adjusted is None else f"{test.p_adjusted:.3g}"
+    users = "" if test.users is None else str(test.users)
+    return [test.model, test.metric, difference, users, p, test.verdict]
+
+
+_TEST_HEADERS = ("column", "metric", "difference [interval]", "users", "p (adjusted)", "verdict")
+
+
+def _tests_table(comparison: ReportComparison) -> Table:
+    grid = Table(title=shown(tests_title(comparison)), title_justify="left")
+    for header in _TEST_HEADERS:
+        grid.add_column(header, no_wrap=True)
+    for test in comparison.tests:
+        grid.add_row(*(shown(cell) for cell in test_cells(test)))
+    return grid
 
 
 def _table_cell(cell: Cell | None, best: bool) -> Text:
@@ -93,6 +128,13 @@ def render_markdown(comparison: ReportComparison) -> str:
         cells = [_markdown_cell(row[name], name in best) for name in names]
         lines.append(f"| {markdown_code(metric)} | " + " | ".join(cells) + " |")
     lines += ["", markdown_text(baseline_line(comparison, "bold: best")) + "."]
+    if comparison.tests:
+        lines += ["", f"### {markdown_text(tests_title(comparison))}", ""]
+        lines += ["| " + " | ".join(_TEST_HEADERS) + " |", "|---|---|---:|---:|---:|---|"]
+        for test in comparison.tests:
+            cells = test_cells(test)
+            cells[:2] = [markdown_text(cells[0]), markdown_code(cells[1])]
+            lines.append("| " + " | ".join(cells) + " |")
     for warning in comparison_warnings(comparison):
         lines += ["", f"> **warning: {markdown_text(warning)}**"]
     return "\n".join(lines) + "\n"
@@ -109,20 +151,42 @@ def _markdown_cell(cell: Cell | None, best: bool) -> str:
     return text
 
 
-_CSV_FIELDS = ("column", "metric", "value", "low", "high", "delta", "relative_delta")
+_CSV_FIELDS = (
+    "column",
+    "metric",
+    "value",
+    "low",
+    "high",
+    "delta",
+    "relative_delta",
+    "users",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+)
 
 
 def render_csv(comparison: ReportComparison) -> str:
     """Long format: one line per (column, metric) that has a value; values unrounded,
-    empty where there is no interval or no delta (the baseline's own lines)."""
+    empty where there is no interval or no delta (the baseline's own lines), and the
+    paired test's users, p-values and verdict where one was run."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(_CSV_FIELDS), lineterminator="\n")
     writer.writeheader()
+    tests = {(t.model, t.metric): t for t in comparison.tests}
     for name in comparison.columns:
         for metric, row in comparison.metrics.items():
             cell = row[name]
             if cell is None:
                 continue
-            values = {"column": name, "metric": metric, **cell.to_dict()}
+            values: dict[str, object] = {"column": name, "metric": metric, **cell.to_dict()}
+            test = tests.get((name, metric))
+            if test is not None:  # the paired test's, where one was run
+                values.update(
+                    users=test.users,
+                    p_value=test.p_value,
+                    p_adjusted=test.p_adjusted,
+                    verdict=test.verdict,
+                )
             writer.writerow({k: "" if v is None else csv_cell(v) for k, v in values.items()})
     return buffer.getvalue()

@@ -27,13 +27,35 @@ class SavedConfidence(BaseModel):
     intervals: dict[str, tuple[FiniteNumber, FiniteNumber]] = {}
 
 
+class SavedPerUser(BaseModel):
+    """A saved report's per-user values (`receval run --with-per-user`): the users, and
+    each per-user metric's values in their order (null: not in its mean)."""
+
+    model_config = ConfigDict(extra="ignore")
+    users: list[Annotated[int, Field(strict=True)] | str]
+    values: dict[str, list[FiniteNumber | None]]
+
+    @model_validator(mode="after")
+    def _one_value_per_user(self) -> SavedPerUser:
+        for name, values in self.values.items():
+            if len(values) != len(self.users):
+                raise ValueError(
+                    f"values.{name} holds {len(values)} values for {len(self.users)} users"
+                )
+        if len(set(self.users)) != len(self.users):
+            raise ValueError("a user is listed twice in users")
+        return self
+
+
 class SavedModel(BaseModel):
-    """One model's part of a saved report: its metric values and intervals."""
+    """One model's part of a saved report: its metric values and intervals, and its
+    per-user values where the report holds them."""
 
     model_config = ConfigDict(extra="ignore")
     metrics: dict[str, FiniteNumber | None]  # null: no value (auc with one class)
     confidence: SavedConfidence | None = None
     inputs: dict[str, Any] | None = None  # the fingerprints (the ground truth's hash)
+    per_user: SavedPerUser | None = None
 
 
 class SavedReport(BaseModel):

@@ -98,10 +98,13 @@ class Report:
         and the notebook shows repr(), where the HTML report is not loaded: HTML_VIEW)."""
         return HTML_VIEW[0](self) if HTML_VIEW else None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The model's block of the JSON report (`models.NAME`)."""
+    def to_dict(self, per_user: bool = False) -> dict[str, Any]:
+        """The model's block of the JSON report (`models.NAME`); with `per_user`, its
+        per-user values too (per_user_block)."""
         blocks = {"pairs": self.pairs, "logged": self.logged, "items": self.items}
         blocks["unknown_items"] = self.unknown_items
+        if per_user:
+            blocks["per_user"] = self.per_user_block()
         return {
             "metrics": self.metrics,
             **({"confidence": self.confidence} if self.confidence is not None else {}),
@@ -111,6 +114,18 @@ class Report:
                 {"segments": self.segments_dict()} if self.segments or self.segments_skipped else {}
             ),
             "inputs": self.inputs,
+        }
+
+    def per_user_block(self) -> dict[str, Any] | None:
+        """Every per-user metric's value per user, null where the user is not in its mean:
+        `{"users": [...], "values": {metric: [...]}}` (`receval run --with-per-user`), which
+        `receval compare` tests user by user; None without per-user values."""
+        if self.per_user is None:
+            return None
+        names = [name for name in self.metrics if name in self.per_user.columns]
+        return {
+            "users": self.per_user.get_column("user").to_list(),
+            "values": {name: self.per_user.get_column(name).to_list() for name in names},
         }
 
     def segments_dict(self) -> dict[str, Any]:
@@ -170,6 +185,8 @@ class RunReport:
     # with a history store: each model's metrics against the store's recent runs
     # (history/trends.py, recent_changes)
     history: dict[str, Any] | None = None
+    # the JSON report holds each model's per-user values (`receval run --with-per-user`)
+    per_user_in_json: bool = False
 
     @property
     def passed(self) -> bool:
@@ -259,7 +276,9 @@ class RunReport:
         return {
             "receval_version": self.version,
             **({"run": self.run.to_dict()} if self.run is not None else {}),
-            "models": {name: report.to_dict() for name, report in self.models.items()},
+            "models": {
+                name: report.to_dict(self.per_user_in_json) for name, report in self.models.items()
+            },
             "best": self.best,
             **({"comparisons": comparisons} if comparisons is not None else {}),
             **({"history": self.history} if self.history is not None else {}),
