@@ -247,6 +247,8 @@ def test_the_html_and_markdown_reports_name_the_tools(tmp_path: Path) -> None:
         result = invoke("run", path, "-q", "--format", fmt)
         assert result.exit_code == 0, (fmt, result.stderr)
         assert "P_5" in result.stdout.replace("\\_", "_"), fmt  # LaTeX escapes _
+        if fmt == "html":  # the conventions section names each tool's
+            assert "P_5: trec_eval&#x27;s conventions (preset trec_eval)" in result.stdout
     yaml.safe_dump({})  # the module reads YAML configs through write_config
 
 
@@ -264,3 +266,20 @@ def test_the_python_api_and_inspect_read_tools_names_as_the_run_does(tmp_path: P
     (user,) = json.loads(shown.stdout)["users"]
     for name, value in user["metrics"].items():
         assert value == ran.per_user.filter(ran.per_user["user"] == 3308)[name].item(), name
+
+
+def test_a_tool_spelling_its_tool_refuses_is_receval_s_and_the_run_says_so(
+    tmp_path: Path,
+) -> None:
+    """RBP(p=0.8) is no ir_measures measure (its RBP needs rel), and receval reads it as its
+    own rbp(p=0.8): keyed so, with a warning naming why."""
+    path = write_config(tmp_path, config_for("ties_int", ["RBP(p=0.8)", "ndcg@10"]))
+    result = invoke("run", path, "-q", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert list(data["models"]["model"]["metrics"]) == ["rbp(p=0.8)", "ndcg@10"]
+    assert (
+        "metrics: 'RBP(p=0.8)' is read as receval's rbp(p=0.8); as ir_measures' name it is "
+        "refused: ir_measures computes RBP with cwl_eval, which needs rel, e.g. "
+        "RBP(p=0.8,rel=1)."
+    ) in data["warnings"]

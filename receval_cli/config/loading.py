@@ -14,7 +14,7 @@ from pydantic import (
 )
 
 from receval_cli.config.metric_groups import MetricGroup, metric_groups
-from receval_cli.config.metric_lists import canonical_gates, expand_metrics
+from receval_cli.config.metric_lists import canonical_gates, expand_metrics, fallback_notes
 from receval_cli.config.model import Config, Gate
 from receval_cli.config.overrides import apply_settings, expand_variables
 from receval_cli.config.validation_errors import validation_config_error
@@ -143,4 +143,4 @@ def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> Load
     if len(groups) == 1:  # one pass: under its conventions (a tool's, for a tool's names)
         config = config.model_copy(update={"conventions": groups[0].conventions})
         groups = ()
-    return LoadedConfig(config, path, specs, gates, groups=groups)
+    return LoadedConfig(config, path, specs, gates, fallback_notes(config.metrics), groups)

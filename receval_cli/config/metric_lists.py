@@ -9,7 +9,13 @@ from receval_cli.config.model import Config, Gate
 from receval_cli.config.yaml_file import found_value
 from receval_cli.errors import ConfigError, did_you_mean
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, resolve
-from receval_cli.metrics.dialects import TOOLS, is_tools_own, readers, tool_measures
+from receval_cli.metrics.dialects import (
+    TOOLS,
+    is_tools_own,
+    readers,
+    tool_measures,
+    tool_refusal,
+)
 from receval_cli.metrics.registry import value_count
 
 _ENTRY_KEYS = ("name", "k", "cutoffs")
@@ -148,6 +154,20 @@ def _too_many_parts(
         found=f"{count:,} {listed}",
         fix=fix,
     )
+
+
+def fallback_notes(entries: list[str | dict[str, Any]]) -> tuple[str, ...]:
+    """A note for each name written in a tool's case that the tool refuses and receval
+    reads as its own (RBP(p=0.8): receval's rbp(p=0.8)), so the run says whose it is."""
+    notes = []
+    for entry in entries:
+        text = _written(entry)
+        why = tool_refusal(text)
+        if why is not None:
+            notes.append(
+                f"metrics: '{text}' is read as receval's {resolve(MetricSpec.parse(text))}; {why}."
+            )
+    return tuple(notes)
 
 
 def _written(entry: object) -> str:

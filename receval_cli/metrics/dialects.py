@@ -34,6 +34,7 @@ from receval_cli.metrics.tool_trec_eval import (
     TREC_EVAL_NAMES,
     trec_eval_measures,
 )
+from receval_cli.wording import possessive
 
 TOOLS = ("trec_eval", "ir_measures", "ranx")
 __all__ = ["DialectError", "ToolMeasure"]
@@ -65,6 +66,21 @@ def tool_measures(text: str, tool: str | None = None) -> tuple[ToolMeasure, ...]
         found = _READERS[name](text)
         if found is not None:
             return tuple(found)
+    return None
+
+
+def tool_refusal(text: str) -> str | None:
+    """Why a tool refuses a name written in its case (RBP(p=0.8): ir_measures' RBP needs
+    rel) that receval then reads as its own (rbp(p=0.8)); None for any other name."""
+    base = re.split(r"[@(.]", text, maxsplit=1)[0]
+    if base == base.lower() or not receval_knows(text):
+        return None
+    for tool in TOOLS:
+        try:
+            tool_measures(text, tool)
+        except SpecSyntaxError as error:
+            why = str(error).removeprefix(f"'{text}': ")
+            return f"as {possessive(tool)} name it is refused: {why}"
     return None
 
 

@@ -42,7 +42,7 @@ from receval_cli.report.page_numbers import (
     users_mean,
 )
 from receval_cli.report.per_user_table import per_user_values
-from receval_cli.report.table import confidence_line, users_line
+from receval_cli.report.table import by_metric_lines, confidence_line, users_line
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import HTML_VIEW, RUN_HTML_VIEW, Report, RunReport
 
@@ -620,8 +620,12 @@ class _Page:
         rows = [
             f"<tr><td><code>{html_text(key)}</code></td><td>{html_text(_plain(value))}</td></tr>"
             for key, value in self.result.conventions.items()
+            if key != "by_metric"
         ]
         table = table_html("<th>convention</th><th>value</th>", rows)
+        tools = by_metric_lines(self.result.conventions)  # other tools' names, each tool's
+        if tools:
+            table += "".join(f"<p>{html_text(line)}</p>\n" for line in tools)
         return _folded(f"Every convention of the run ({len(rows)})", table)
 
     def inputs(self) -> str:
