@@ -216,6 +216,7 @@ def test_models_intervals_segments_and_gates_on_mixed_names(tmp_path: Path) -> N
         ("RBP(p=0.8)@10", "receval reproduces ir_measures' RBP without a cutoff"),
         ("p_10", "Did you mean 'P@10'?"),
         ("nDCG(gains=1)@10", "receval reproduces nDCG without 'gains'"),
+        ("nDCG(rel=2)@10", "ir_measures' nDCG takes no 'rel' (its parameters: dcg, gains,"),
     ],
 )
 def test_a_tool_name_written_wrong_is_refused(tmp_path: Path, metric: Any, says: str) -> None:

@@ -67,6 +67,30 @@ IR_MEASURES: dict[str, _IrMeasure] = {
     ),
     "RBP": _IrMeasure("rbp(gain=binary)", "cwl_eval", _CWL, ("rel", "p"), "none"),
 }
+# each measure's own parameters in ir_measures 0.4.3 (measures/*.py: SUPPORTED_PARAMS),
+# beside the cutoff
+IR_MEASURES_PARAMS: dict[str, tuple[str, ...]] = {
+    "P": ("rel", "judged_only"),
+    "R": ("rel", "judged_only"),
+    "nDCG": ("dcg", "gains", "judged_only"),
+    "AP": ("rel", "judged_only"),
+    "RR": ("rel", "judged_only"),
+    "Rprec": ("rel", "judged_only"),
+    "Bpref": ("rel",),
+    "infAP": ("rel",),
+    "Success": ("rel", "judged_only"),
+    "IPrec": ("rel", "judged_only"),
+    "SetP": ("rel", "relative", "judged_only"),
+    "SetR": ("rel",),
+    "SetF": ("rel", "beta", "judged_only"),
+    "SetAP": ("rel", "judged_only"),
+    "NumRel": ("rel",),
+    "NumRet": ("rel",),
+    "Judged": (),
+    "ERR": (),
+    "nERR_IA": ("rel", "judged_only"),
+    "RBP": ("p", "rel"),
+}
 # ir_measures' other names for the same measures (written with the ir_measures: prefix
 # only: unprefixed, MAP or NDCG would change what an upper-case receval name means)
 IR_MEASURES_ALIASES = {
@@ -122,6 +146,11 @@ def _ir_measure(
     name: str, measure: _IrMeasure, params: dict[str, str], at: str | None, text: str
 ) -> ToolMeasure:
     for key in params:
+        if key not in IR_MEASURES_PARAMS[name]:
+            theirs = ", ".join(IR_MEASURES_PARAMS[name]) or "none"
+            raise DialectError(
+                f"'{text}': ir_measures' {name} takes no '{key}' (its parameters: {theirs})"
+            )
         if key not in measure.params:
             takes = ", ".join(measure.params) or "none"
             raise DialectError(
