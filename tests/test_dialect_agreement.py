@@ -139,21 +139,17 @@ GDEVAL = {"ERR@5", "ERR@10", "ERR@30", "nDCG(dcg='exp-log2')@10"}
 SUMS = {"NumRel", "NumRet", "NumRet(rel=1)"}
 
 
-def ir_measures_golden(dataset: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(
-        (HERE / "ir_measures" / f"{dataset}.json").read_text(encoding="utf-8")
-    )
-    assert data["library"] == "ir_measures"
-    assert data["version"] == "0.4.3"
+def tool_golden(tool: str, version: str, dataset: str) -> dict[str, Any]:
+    """A tool's golden file of a dataset, checked to be that tool's, at that version."""
+    data: dict[str, Any] = json.loads((HERE / tool / f"{dataset}.json").read_text("utf-8"))
+    assert (data["library"], data["version"]) == (tool, version)
     return data
 
 
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_ir_measures_names_give_ir_measures_numbers(tmp_path: Path, dataset: str) -> None:
-    data = ir_measures_golden(dataset)
-    measures = [m for m in data["metrics"] if m not in NOT_REPRODUCED]
+def on_csv(tmp_path: Path, dataset: str, metrics: list[str]) -> Any:
+    """The metrics, as written, on a dataset's CSV files (no preset, no convention)."""
     csv = golden_files.GOLDEN / "data"
-    report = run(
+    return run(
         tmp_path,
         {
             "predictions": {"path": str(csv / f"{dataset}_predictions.csv")},
@@ -161,9 +157,16 @@ def test_ir_measures_names_give_ir_measures_numbers(tmp_path: Path, dataset: str
                 "path": str(csv / f"{dataset}_truth.csv"),
                 "columns": {"relevance": "relevance"},
             },
-            "metrics": measures,
+            "metrics": metrics,
         },
     )
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_ir_measures_names_give_ir_measures_numbers(tmp_path: Path, dataset: str) -> None:
+    data = tool_golden("ir_measures", "0.4.3", dataset)
+    measures = [m for m in data["metrics"] if m not in NOT_REPRODUCED]
+    report = on_csv(tmp_path, dataset, measures)
     rows = per_user(report)
     compared = 0
     for measure in measures:
@@ -195,35 +198,15 @@ def test_what_ir_measures_computes_and_receval_does_not_is_refused(tmp_path: Pat
 # -- ranx ------------------------------------------------------------------------------------
 
 
-def ranx_golden(dataset: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(
-        (HERE / "ranx" / f"{dataset}.json").read_text(encoding="utf-8")
-    )
-    assert data["library"] == "ranx"
-    assert data["version"] == "0.3.21"
-    return data
-
-
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_ranx_names_give_ranx_numbers(tmp_path: Path, dataset: str) -> None:
     """Every ranx metric name, with cutoffs and -l2, as ranx:NAME. ranx's order of tied
     scores in lists longer than 15 follows no rule (its numba sort): those users are left
     out, and so are the means they are part of."""
-    data = ranx_golden(dataset)
+    data = tool_golden("ranx", "0.3.21", dataset)
     assert not data["unsupported"]
     names = [name for name in data["metrics"] if not name.startswith("bpref")]  # refused below
-    csv = golden_files.GOLDEN / "data"
-    report = run(
-        tmp_path,
-        {
-            "predictions": {"path": str(csv / f"{dataset}_predictions.csv")},
-            "ground_truth": {
-                "path": str(csv / f"{dataset}_truth.csv"),
-                "columns": {"relevance": "relevance"},
-            },
-            "metrics": [f"ranx:{name}" for name in names],
-        },
-    )
+    report = on_csv(tmp_path, dataset, [f"ranx:{name}" for name in names])
     rows = per_user(report)
     unruly = set(data["users_beyond_tie_limit"])
     compared = 0
@@ -247,7 +230,7 @@ def test_ranx_bpref_is_refused_saying_why(tmp_path: Path) -> None:
     records them, and bpref_per_query what its per-query function gives): refused."""
     from cli_helpers import assert_user_error, hand_case, invoke
 
-    data = ranx_golden("tiefree_int")
+    data = tool_golden("ranx", "0.3.21", "tiefree_int")
     per_query = data["bpref_per_query"]["bpref"]
     assert any(v is None for v in per_query.values())  # the ZeroDivisionError ranx hides
     result = invoke("run", hand_case(tmp_path, metrics=["ranx:bpref@10"]))
