@@ -13,6 +13,9 @@ run's stage, the moment before outputs are written: `check`). Either exception u
 through the atomic writes of `report/writing.py`, which delete their temporary files: no
 partial output file is left.
 
+A stop that lands while Python runs a finalizer, where an exception cannot be raised, is
+kept for the next checkpoint in the same way (`_on_unraisable`).
+
 Only the first stop counts: a second one (the same signal from the terminal and from the
 watching process, supervisor.py, which passes on what it gets; another signal; a second
 Ctrl-C) is ignored while the first unwinds. A signal the process was started with ignored
@@ -142,6 +145,19 @@ def interrupted(signum: int) -> Interrupted:
     return Interrupted(_stopping[0])
 
 
+def _on_unraisable(info: sys.UnraisableHookArgs) -> None:
+    """A stop raised while Python ran a finalizer (a `__del__`, a weakref callback: Python
+    cannot raise there) would be "ignored" with a traceback, and the command would run
+    on: it is kept instead, as a stop inside a polars query is, for the next checkpoint to
+    raise (`check`: a stage's end, the moment before outputs are written). Anything else
+    goes to Python's own hook."""
+    if isinstance(info.exc_value, KeyboardInterrupt | Interrupted) and _stopping:
+        _deferred[:] = _stopping[:1]
+        _stopping.clear()
+        return
+    sys.__unraisablehook__(info)
+
+
 def install() -> None:
     """Give SIGINT, SIGTERM and SIGHUP the stop handler from now on, except one the
     process was started with ignored (in the main thread only: elsewhere Python cannot
@@ -149,6 +165,7 @@ def install() -> None:
     would remove polars' hook: see the module's docstring). Nothing is imported before the
     handler is in place (threading takes a while to load: a Ctrl-C in it would be a
     traceback)."""
+    sys.unraisablehook = _on_unraisable
     for signum in STOPPING:
         current = signal.getsignal(signum)
         if current == signal.SIG_IGN or (
