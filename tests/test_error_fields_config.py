@@ -118,7 +118,10 @@ def test_a_config_that_is_not_utf8(tmp_path: Path) -> None:
     ("section", "valid"),
     [
         ("confidence", "level, method, resamples, seed"),
-        ("comparison", "baseline, correction, level, resamples, seed, test"),
+        (
+            "comparison",
+            "baseline, correction, level, power, resamples, seed, target_difference, test",
+        ),
         ("unknown_items", "check, max, warn"),
         ("catalog", "columns, format, list_separator, path, separator"),
     ],

@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from receval_cli.analysis import power
 from receval_cli.analysis import significance as stats_tests
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.metrics import MetricDef, lookup
@@ -224,6 +225,7 @@ def compare_with_baseline(
                     low=float(found[(name, "low")][j]),
                     high=float(found[(name, "high")][j]),
                     p_value=_p_value(column, cfg) if column.size else 1.0,
+                    **_power(column, scale, cfg),
                 )
             rows.append(row)
     p = np.array([r["p_value"] for r in rows if "p_value" in r], dtype=np.float64)
@@ -235,6 +237,22 @@ def compare_with_baseline(
             row["verdict"] = _verdict(row, alpha)
         results.append(Comparison(alpha=alpha, **row))
     return results, blocks_found
+
+
+def _power(differences: Floats, scale: float, cfg: ComparisonConfig) -> dict[str, Any]:
+    """The comparison's minimum detectable difference at the configured power (in the
+    metric's unit: a sum's scales with its users), and for a mean the users its target
+    difference needs (analysis/power.py)."""
+    n = int(differences.size)
+    if n < 2:
+        return {}
+    alpha = 1.0 - cfg.level
+    sd = float(np.std(differences, ddof=1))
+    detectable = power.detectable_difference(sd, n, alpha, cfg.power)
+    found: dict[str, Any] = {"detectable": None if detectable is None else detectable * scale}
+    if cfg.target_difference is not None and scale == 1.0:
+        found["users_needed"] = power.users_needed(cfg.target_difference, sd, alpha, cfg.power)
+    return found
 
 
 def _correct(p: Floats, correction: str) -> Floats:

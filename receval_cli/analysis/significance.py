@@ -332,7 +332,7 @@ def _betainc(a: float, b: float, x: float, y: float) -> float:
     return math.exp(log_front) * _beta_continued_fraction(a, b, x)
 
 
-def _student_t_two_sided(t: float, df: float) -> float:
+def student_t_two_sided(t: float, df: float) -> float:
     """``P(|T| >= |t|)`` for Student's t with ``df`` degrees of freedom:
     ``I_(df / (df + t^2))(df / 2, 1 / 2)``."""
     if math.isinf(t):
@@ -365,7 +365,7 @@ def paired_t_test(differences: Floats) -> float:
     mean = float(d.mean())
     variance = float(np.sum((d - mean) ** 2)) / (n - 1)
     t = mean / math.sqrt(variance / n)
-    return _student_t_two_sided(t, n - 1.0)
+    return student_t_two_sided(t, n - 1.0)
 
 
 # --------------------------------------------------------------------------------------

@@ -390,6 +390,18 @@ class ComparisonConfig(_Strict):
     )
     seed: int = 0
     """The random seed of the permutation test."""
+    power: float = Field(
+        0.8,
+        gt=0,
+        lt=1,
+        description="The power at which each comparison states its minimum detectable "
+        "difference (the paired t-test's, at the level of one test).",
+    )
+    target_difference: PositiveFloat | None = Field(
+        None,
+        description="A difference to detect: each comparison of a mean also states how many "
+        "users would detect it with that power (the differences' spread as measured).",
+    )
 
 
 class UnknownItemsConfig(_Strict):

@@ -42,6 +42,7 @@ from receval_cli.report.page_numbers import (
     users_mean,
 )
 from receval_cli.report.per_user_table import per_user_values
+from receval_cli.report.power_text import POWER_HEADERS, power_cells, power_heading, powered
 from receval_cli.report.table import by_metric_lines, confidence_line, users_line
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import HTML_VIEW, RUN_HTML_VIEW, Report, RunReport
@@ -258,6 +259,14 @@ class _Page:
         how = f"Every model against {against}: {result.test_method()}, level {c['level']:g}."
         parts.append(f"<p>{html_text(how)}</p>\n")
         parts.append(difference_figures(result, self._figure, self._prefix))
+        if powered(result):
+            rows = [
+                "<tr>" + "".join(f"<td>{html_text(cell)}</td>" for cell in power_cells(c)) + "</tr>"
+                for c in powered(result)
+            ]
+            head = "".join(f"<th>{html_text(h)}</th>" for h in POWER_HEADERS)
+            parts.append(f"<h3>{html_text(power_heading(result).capitalize())}</h3>\n")
+            parts.append(table_html(head, rows))
         parts.append(comparisons_table(result))
         return "".join(parts)
 

@@ -23,6 +23,10 @@ class Comparison:
     p_adjusted: float | None = None
     verdict: str = "untested"  # win, loss, tie, or untested (no per-user values)
     alpha: float = 0.05
+    # power (analysis/power.py): the smallest difference the paired t-test detects with
+    # the configured power over these users, and the users a target difference needs
+    detectable: float | None = None
+    users_needed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -38,4 +42,6 @@ class Comparison:
             "p_adjusted": self.p_adjusted,
             "verdict": self.verdict,
             "alpha": self.alpha,
+            "detectable": self.detectable,
+            "users_needed": self.users_needed,
         }
