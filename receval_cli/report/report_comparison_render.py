@@ -80,10 +80,19 @@ def test_cells(test: Comparison) -> list[str]:
         difference += f" [{test.low:+.4f}, {test.high:+.4f}]"
     p = "" if test.p_adjusted is None else f"{test.p_adjusted:.3g}"
     users = "" if test.users is None else str(test.users)
-    return [test.model, test.metric, difference, users, p, test.verdict]
+    detectable = "" if test.detectable is None else f"{test.detectable:.4g}"
+    return [test.model, test.metric, difference, users, p, test.verdict, detectable]
 
 
-_TEST_HEADERS = ("column", "metric", "difference [interval]", "users", "p (adjusted)", "verdict")
+_TEST_HEADERS = (
+    "column",
+    "metric",
+    "difference [interval]",
+    "users",
+    "p (adjusted)",
+    "verdict",
+    "detectable (power 0.8)",
+)
 
 
 def _tests_table(comparison: ReportComparison) -> Table:
@@ -130,7 +139,7 @@ def render_markdown(comparison: ReportComparison) -> str:
     lines += ["", markdown_text(baseline_line(comparison, "bold: best")) + "."]
     if comparison.tests:
         lines += ["", f"### {markdown_text(tests_title(comparison))}", ""]
-        lines += ["| " + " | ".join(_TEST_HEADERS) + " |", "|---|---|---:|---:|---:|---|"]
+        lines += ["| " + " | ".join(_TEST_HEADERS) + " |", "|---|---|---:|---:|---:|---|---:|"]
         for test in comparison.tests:
             cells = test_cells(test)
             cells[:2] = [markdown_text(cells[0]), markdown_code(cells[1])]
