@@ -1,5 +1,7 @@
-"""Power (#38 item 2): each comparison's minimum detectable difference and the users a
-target difference needs, for the paired t-test (analysis/power.py).
+"""Power (#38 item 2) and the per-user outcomes and effect sizes of comparisons (#38 item
+8, its second part): each comparison's minimum detectable difference and the users a
+target difference needs, for the paired t-test; wins, ties and losses per user; Cohen's d
+with its exact interval (analysis/power.py, analysis/intervals.py).
 
 Checked against scipy: its noncentral t distribution gives the power at the detectable
 difference (the configured power, to 1e-9) and at the users needed (the power reached
@@ -137,12 +139,12 @@ def test_a_run_states_each_comparison_s_power(tmp_path: Path) -> None:
 
 def test_every_format_shows_the_power(tmp_path: Path) -> None:
     config = two_models(tmp_path, {"target_difference": 0.01})
-    heading = "the smallest difference each comparison detects with power 0.8"
+    heading = "the smallest difference detected with power 0.8 (the paired t-test"
     for fmt, shown in (
         ("table", heading),
-        ("markdown", "| model | metric | users | detectable difference | users needed |"),
-        ("html", "the smallest difference each comparison detects with power 0.8"),
-        ("csv", "detectable,users_needed"),
+        ("markdown", "| wins/ties/losses | Cohen's d [interval] | detectable difference |"),
+        ("html", "Per-user outcomes, effect sizes and power"),
+        ("csv", "detectable,users_needed,wins,ties,losses"),
     ):
         result = invoke("run", config, *(["-q"] if fmt != "table" else []), "--format", fmt)
         assert result.exit_code == 0, (fmt, result.stderr)
@@ -160,3 +162,56 @@ def test_a_power_outside_its_range_is_refused(
     tmp_path: Path, comparison: dict[str, Any], key: str
 ) -> None:
     assert_user_error(invoke("run", two_models(tmp_path, comparison)), key)
+
+
+def test_the_effect_size_interval_is_the_noncentral_t_s(tmp_path: Path) -> None:
+    """Cohen's d of paired differences (mean / sd) and its exact interval (Steiger and
+    Fouladi): the noncentralities at which the observed t is the 97.5% and 2.5% quantile of
+    the noncentral t, found here by scipy's root finder on scipy's distribution."""
+    optimize = pytest.importorskip("scipy.optimize")
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for n in (3, 12, 80, 2_000):
+        d = rng.normal(0.2, 1.0, n)
+        mean, sd = float(d.mean()), float(d.std(ddof=1))
+        found = power.effect_size_interval(mean, sd, n, 0.95)
+        assert found is not None
+        observed, nu = mean / (sd / math.sqrt(n)), n - 1
+
+        def at(probability: float, observed: float = observed, nu: int = nu) -> float:
+            return optimize.brentq(
+                lambda lam: nct_cdf(observed, nu, lam) - probability, -60, 60, xtol=1e-14
+            ) / math.sqrt(nu + 1)
+
+        assert math.isclose(found[0], at(0.975), abs_tol=1e-9), n
+        assert math.isclose(found[1], at(0.025), abs_tol=1e-9), n
+    assert power.effect_size_interval(0.5, 0.0, 10, 0.95) is None  # no spread to scale by
+
+
+def test_wins_ties_losses_and_effect_size_by_hand(tmp_path: Path) -> None:
+    """Three users; the baseline's precision@1 is 1, 0, 0 and the other model's 0, 1, 1
+    (their top items swapped): the other wins on two users and loses on one; the
+    differences -1, 1, 1 have mean 1/3 and sd sqrt(4/3): d = 1/3 / sqrt(4/3) = 0.2887."""
+    truth = tmp_path / "t.csv"
+    truth.write_text("user,item\n1,a\n2,b\n3,b\n", encoding="utf-8")
+    base = tmp_path / "base.csv"
+    base.write_text("user,item,score\n1,a,2\n1,b,1\n2,a,2\n2,b,1\n3,a,2\n3,b,1\n", "utf-8")
+    other = tmp_path / "other.csv"
+    other.write_text("user,item,score\n1,a,1\n1,b,2\n2,a,1\n2,b,2\n3,a,1\n3,b,2\n", "utf-8")
+    config = write_config(
+        tmp_path,
+        {
+            "predictions": {"models": {"base": str(base), "other": str(other)}},
+            "ground_truth": {"path": str(truth)},
+            "metrics": ["precision@1"],
+        },
+    )
+    result = invoke("run", config, "-q", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    (row,) = json.loads(result.stdout)["comparisons"]["results"]
+    assert (row["wins"], row["ties"], row["losses"]) == (2, 0, 1)
+    assert math.isclose(row["effect_size"], (1 / 3) / math.sqrt(4 / 3), rel_tol=1e-12)
+    assert row["effect_low"] < row["effect_size"] < row["effect_high"]
+    csv = invoke("run", config, "-q", "--format", "csv").stdout.splitlines()
+    assert "wins,ties,losses,effect_size,effect_low,effect_high" in csv[0]

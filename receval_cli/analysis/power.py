@@ -155,3 +155,38 @@ def users_needed(difference: float, sd: float, alpha: float, target: float) -> i
         else:
             low = middle
     return high if high > 2 or not enough(2) else 2
+
+
+def effect_size_interval(
+    mean: float, sd: float, n: int, level: float
+) -> tuple[float, float] | None:
+    """Cohen's d of paired differences (d_z = mean / sd) and its exact confidence interval
+    at `level` (Steiger and Fouladi): the noncentralities at which the observed t is the
+    interval's upper and lower quantile of the noncentral t, over sqrt(n). None below 2
+    users or for a zero sd (every difference equal: no spread to scale by)."""
+    if n < 2 or sd == 0:
+        return None
+    nu = n - 1.0
+    observed = mean / (sd / math.sqrt(n))
+    tail = (1.0 - level) / 2.0
+
+    def solve(probability: float) -> float:
+        """The noncentrality lambda with P(T <= observed; lambda) = probability: the
+        CDF falls as lambda grows (bisection)."""
+        low, high = observed - 10.0, observed + 10.0
+        while noncentral_t_cdf(observed, nu, low) < probability:
+            low -= 10.0 + abs(low)
+        while noncentral_t_cdf(observed, nu, high) > probability:
+            high += 10.0 + abs(high)
+        for _ in range(200):
+            middle = 0.5 * (low + high)
+            if noncentral_t_cdf(observed, nu, middle) > probability:
+                low = middle
+            else:
+                high = middle
+            if high - low <= 1e-12 * max(1.0, abs(high)):
+                break
+        return 0.5 * (low + high)
+
+    root = math.sqrt(n)
+    return solve(1.0 - tail) / root, solve(tail) / root

@@ -25,6 +25,12 @@ from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.exposure import gini_of_histogram
 from receval_cli.metrics.registry import is_geometric
 from receval_cli.report import plots
+from receval_cli.report.comparison_detail import (
+    DETAIL_HEADERS,
+    detail_cells,
+    detail_heading,
+    detailed,
+)
 from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
 from receval_cli.report.html_gates import gate_cells, gates_table, tally
@@ -42,7 +48,6 @@ from receval_cli.report.page_numbers import (
     users_mean,
 )
 from receval_cli.report.per_user_table import per_user_values
-from receval_cli.report.power_text import POWER_HEADERS, power_cells, power_heading, powered
 from receval_cli.report.table import by_metric_lines, confidence_line, users_line
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import HTML_VIEW, RUN_HTML_VIEW, Report, RunReport
@@ -259,13 +264,16 @@ class _Page:
         how = f"Every model against {against}: {result.test_method()}, level {c['level']:g}."
         parts.append(f"<p>{html_text(how)}</p>\n")
         parts.append(difference_figures(result, self._figure, self._prefix))
-        if powered(result):
+        if detailed(result):
             rows = [
-                "<tr>" + "".join(f"<td>{html_text(cell)}</td>" for cell in power_cells(c)) + "</tr>"
-                for c in powered(result)
+                "<tr>"
+                + "".join(f"<td>{html_text(cell)}</td>" for cell in detail_cells(c))
+                + "</tr>"
+                for c in detailed(result)
             ]
-            head = "".join(f"<th>{html_text(h)}</th>" for h in POWER_HEADERS)
-            parts.append(f"<h3>{html_text(power_heading(result).capitalize())}</h3>\n")
+            head = "".join(f"<th>{html_text(h)}</th>" for h in DETAIL_HEADERS)
+            parts.append("<h3>Per-user outcomes, effect sizes and power</h3>\n")
+            parts.append(f"<p>{html_text(detail_heading(result).capitalize())}.</p>\n")
             parts.append(table_html(head, rows))
         parts.append(comparisons_table(result))
         return "".join(parts)

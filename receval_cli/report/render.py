@@ -30,7 +30,12 @@ from receval_cli.escaping import (
     markdown_text,
     xml_text,
 )
-from receval_cli.report.power_text import POWER_HEADERS, power_cells, power_heading, powered
+from receval_cli.report.comparison_detail import (
+    DETAIL_FIELDS,
+    detail_markdown,
+    detail_table,
+    detailed,
+)
 from receval_cli.report.table import (
     confidence_line,
     footer,
@@ -137,13 +142,8 @@ def models_table(result: RunReport) -> RenderableType:
                 f"▲/▼ significant win/loss at level {c['level']:g}"
             )
         )
-        if powered(result):
-            grid = Table(title=shown(power_heading(result)), title_justify="left")
-            for header in POWER_HEADERS:
-                grid.add_column(header, no_wrap=True)
-            for comparison in powered(result):
-                grid.add_row(*(shown(cell) for cell in power_cells(comparison)))
-            parts.append(grid)
+        if detailed(result):
+            parts.append(detail_table(result))
     parts += footer(result.conventions, result.gates, result.warnings)
     return Group(*parts)
 
@@ -163,8 +163,10 @@ def _rows(result: RunReport) -> list[dict[str, object]]:
                 difference=None if comparison is None else comparison.difference,
                 p_adjusted=None if comparison is None else comparison.p_adjusted,
                 verdict=None if comparison is None else comparison.verdict,
-                detectable=None if comparison is None else comparison.detectable,
-                users_needed=None if comparison is None else comparison.users_needed,
+                **{
+                    key: None if comparison is None else getattr(comparison, key)
+                    for key in DETAIL_FIELDS
+                },
             )
             rows.append(row)
     return rows
@@ -225,8 +227,7 @@ _CSV_FIELDS = (
     "difference",
     "p_adjusted",
     "verdict",
-    "detectable",
-    "users_needed",
+    *DETAIL_FIELDS,
     "gate",
 )
 
@@ -281,13 +282,7 @@ def render_markdown(result: RunReport) -> str:
                 "win/loss "
                 f"({result.test_method()}, level {c['level']:g}).",
             ]
-            if powered(result):
-                lines += ["", f"### {markdown_text(power_heading(result))}", ""]
-                lines += ["| " + " | ".join(POWER_HEADERS) + " |", "|---|---|---:|---:|---:|"]
-                for comparison in powered(result):
-                    cells = power_cells(comparison)
-                    cells[:2] = [markdown_text(cells[0]), markdown_code(cells[1])]
-                    lines.append("| " + " | ".join(cells) + " |")
+            lines += detail_markdown(result)
     if result.warnings:
         lines += ["", "### Warnings", ""]
         lines += [f"- ⚠️ {markdown_text(warning)}" for warning in result.warnings]

@@ -27,6 +27,14 @@ class Comparison:
     # the configured power over these users, and the users a target difference needs
     detectable: float | None = None
     users_needed: int | None = None
+    # per user: how many the model beats the baseline on, ties, and loses (by the metric's
+    # direction); Cohen's d of the paired differences (mean / sd) and its interval
+    wins: int | None = None
+    ties: int | None = None
+    losses: int | None = None
+    effect_size: float | None = None
+    effect_low: float | None = None
+    effect_high: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,4 +52,10 @@ class Comparison:
             "alpha": self.alpha,
             "detectable": self.detectable,
             "users_needed": self.users_needed,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "effect_size": self.effect_size,
+            "effect_low": self.effect_low,
+            "effect_high": self.effect_high,
         }
