@@ -132,8 +132,8 @@ def test_no_match_gives_no_value_and_no_sample_size() -> None:
     )
     assert report.metrics == {"ctr": None, "ctr(estimator=ips)": 0.0, "ctr(estimator=dr)": 0.4}
     assert report.warnings[0] == (
-        "ctr has no value (null): matching: no recommendation is in the log, so no click was "
-        "matched (the report's logged block counts them). A gate on it fails."
+        "ctr has no value (null): matching and snips: no recommendation is in the log, so no "
+        "click was matched (the report's logged block counts them). A gate on it fails."
     )
     assert report.logged is not None
     assert report.logged["effective_sample_size"]["ctr(estimator=ips)"] is None
@@ -211,3 +211,97 @@ def test_auc_at_k_agrees_with_jurity(dataset: str) -> None:
     for entry in golden["metrics"].values():
         got = report.metrics[f"auc@{entry['k']}"]
         assert got == pytest.approx(entry["auc"], abs=1e-9), entry["k"]
+
+
+# the Open Bandit Pipeline's estimators (tests/golden/obp/, obp 0.5.7) -> receval's ctr spec
+OBP_TO_RECEVAL = {
+    "ipw": "ctr(estimator=ips)",
+    "snipw": "ctr(estimator=snips)",
+    "dm": "ctr(estimator=dm)",
+    "dr": "ctr(estimator=dr)",
+    "switch-dr_2": "ctr(estimator=switch_dr,switch=2)",
+    "switch-dr_5": "ctr(estimator=switch_dr,switch=5)",
+    "switch-dr_1000": "ctr(estimator=switch_dr,switch=1000)",
+    "ipw_clip_5": "ctr(estimator=ips,max_weight=5)",
+    "dr_clip_5": "ctr(estimator=dr,max_weight=5)",
+}
+
+
+@pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
+def test_agrees_with_the_open_bandit_pipeline(dataset: str) -> None:
+    """IPS, SNIPS, DM, DR, Switch-DR and the clipped ones, at every cutoff, and each one's
+    variance (its round rewards' over n), against obp's own estimators (its golden files:
+    each recommendation a round, the logged action the recommended item when matched)."""
+    name = "logged_int" if dataset.endswith("_int") else "logged"
+    golden = json.loads((GOLDEN / "obp" / f"{name}.json").read_text())
+    assert (golden["library"], golden["version"]) == ("obp", "0.5.7")
+    recommendations, log = logged_data(dataset, True)
+    specs = [
+        spec.replace("ctr(", f"ctr@{k}(") if k is not None else spec
+        for spec in OBP_TO_RECEVAL.values()
+        for k in golden["cutoffs"]
+    ]
+    report = receval_cli.evaluate(recommendations, log, specs, truth_columns={"relevance": "click"})
+    assert report.logged is not None
+    compared = 0
+    for theirs, ours in OBP_TO_RECEVAL.items():
+        for k in golden["cutoffs"]:
+            want = golden["estimates"][theirs if k is None else f"{theirs}@{k}"]
+            key = ours if k is None else ours.replace("ctr(", f"ctr@{k}(")
+            assert report.metrics[key] == pytest.approx(want["value"], rel=0, abs=1e-12), key
+            variance = report.logged["variance"][key]
+            assert variance == pytest.approx(want["variance"], rel=1e-9, abs=0), key
+            compared += 1
+    assert compared == len(OBP_TO_RECEVAL) * len(golden["cutoffs"])
+
+
+def test_the_new_estimators_by_hand() -> None:
+    """The docstring's example: a (score 0.5, click 1, propensity 0.5), b (score 0.2, not
+    logged): snips 1, dm 0.35, switch_dr at 1.5 (a's weight 2 above it) dm's 0.35, at 2
+    (inclusive) dr's 0.85."""
+    recommendations = pl.DataFrame({"user": ["u", "u"], "item": ["a", "b"], "score": [0.5, 0.2]})
+    log = pl.DataFrame({"user": ["u"], "item": ["a"], "click": [1], "propensity": [0.5]})
+    specs = [
+        "ctr(estimator=snips)",
+        "ctr(estimator=dm)",
+        "ctr(estimator=switch_dr,switch=1.5)",
+        "ctr(estimator=switch_dr,switch=2)",
+        "ctr@1(estimator=dm)",
+    ]
+    report = receval_cli.evaluate(recommendations, log, specs, truth_columns={"relevance": "click"})
+    assert report.metrics == pytest.approx(
+        {
+            "ctr(estimator=snips)": 1.0,
+            "ctr(estimator=dm)": 0.35,
+            "ctr(estimator=switch_dr,switch=1.5)": 0.35,
+            "ctr(estimator=switch_dr,switch=2)": 0.85,
+            "ctr@1(estimator=dm)": 0.5,
+        },
+        abs=1e-15,
+    )
+    assert report.logged is not None
+    # dm's terms 0.5 and 0.2: variance (0.045) / 2
+    assert report.logged["variance"]["ctr(estimator=dm)"] == pytest.approx(0.0225, abs=1e-15)
+
+
+def test_every_format_states_the_variance(tmp_path: Path) -> None:
+    recommendations, log = logged_data("tiefree", True)
+    recommendations.write_csv(tmp_path / "p.csv")
+    log.write_csv(tmp_path / "log.csv")
+    config = write_config(
+        tmp_path,
+        {
+            "predictions": {"path": "p.csv"},
+            "ground_truth": {"path": "log.csv", "columns": {"relevance": "click"}},
+            "metrics": ["ctr(estimator=snips)", "ctr(estimator=switch_dr,switch=5)"],
+        },
+    )
+    for fmt, shown in (
+        ("table", "variance of each estimate: ctr(estimator=snips)"),
+        ("markdown", "Variance of each estimate: ctr\\(estimator=snips\\)"),
+        ("html", "<th>variance</th>"),
+        ("json", '"variance": {'),
+    ):
+        result = invoke("run", config, *(["-q"] if fmt != "table" else []), "--format", fmt)
+        assert result.exit_code == 0, (fmt, result.stderr)
+        assert shown in " ".join(result.stdout.split()), fmt

@@ -23,7 +23,7 @@ from receval_cli.evaluation.prepare import (
 )
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.ctr import effective_sample_size, in_top
+from receval_cli.metrics.ctr import effective_sample_size, in_top, variance
 from receval_cli.metrics.stats import Stats
 from receval_cli.wording import setting
 
@@ -148,13 +148,14 @@ def logged_metrics(
         how="left",
     )
     matched = pl.col("click").is_not_null()
-    exprs, ess = [], []
+    exprs, ess, variances = [], [], []
     for spec in specs:
         params = conventions.metric_params(spec)
         exprs.append(lookup(spec.name).expr(Stats(), spec.k, params).alias(str(spec)))
         ess.append(effective_sample_size(params, matched & in_top(spec.k)).alias(str(spec)))
+        variances.append(variance(spec.k, params).alias(str(spec)))
     inverse = (1.0 / pl.col("propensity")).round_sig_figs(3).alias("weight")
-    values, counts, sample_sizes, weights = pl.collect_all(
+    values, counts, sample_sizes, weights, spreads = pl.collect_all(
         [
             joined.sort(_KEY).select(exprs),
             joined.select(pl.len().alias("recommendations"), matched.sum().alias("matched")),
@@ -163,6 +164,7 @@ def logged_metrics(
             .group_by(inverse)
             .agg(recommendations=pl.len().cast(pl.Int64))
             .sort("weight"),
+            joined.sort(_KEY).select(variances),
         ]
     )
     described = {
@@ -174,6 +176,11 @@ def logged_metrics(
         "effective_sample_size": {
             name: (None if value is None else float(value))
             for name, value in sample_sizes.row(0, named=True).items()
+        },
+        # each estimate's variance: its round terms' over their number (metrics/ctr.py)
+        "variance": {
+            name: (None if value is None else float(value))
+            for name, value in spreads.row(0, named=True).items()
         },
     }
     found = values.row(0, named=True).items()

@@ -8,9 +8,18 @@ log. With w = 1/propensity (clipped at max_weight when given), over the n recomm
 (ctr@k: each user's first k, ranked by score then the tie_break convention, as Jurity's
 CTR(k=...) keeps each user's top k by score; ctr: every recommendation, up to max_depth):
 
-    matching  mean click over the matched recommendations
-    ips       (1/n) sum over recommendations of [matched] click * w
-    dr        (1/n) sum over recommendations of r^ + [matched] (click - r^) * w
+    matching   mean click over the matched recommendations
+    ips        (1/n) sum over recommendations of [matched] click * w
+    snips      sum of [matched] click * w / sum of [matched] w (self-normalized IPS)
+    dm         (1/n) sum of r^ (the direct method: the predicted reward alone)
+    dr         (1/n) sum over recommendations of r^ + [matched] (click - r^) * w
+    switch_dr  dr, the correction kept where w <= switch only (Switch-DR; switch unset: dr)
+
+as the Open Bandit Pipeline defines them (IPW, SNIPW, DM, DR, SwitchDR with lambda_ the
+switch; its clipping lambda_ is max_weight), each recommendation a round whose logged
+action is the recommended item when matched (tests/golden/obp/). Each estimate is the
+mean of its rounds' terms (snips': click * w / mean(w)); its variance, the variance of
+those terms over n (ddof 1), is in the report's `logged.variance`.
 """
 
 from __future__ import annotations
@@ -22,9 +31,17 @@ from receval_cli.metrics.stats import Stats, ordered_mean, ordered_sum
 
 ESTIMATOR = Param(
     "estimator",
-    "matching, ips (inverse propensity scoring) or dr (doubly robust)",
-    choices=("matching", "ips", "dr"),
+    "matching, ips (inverse propensity scoring), snips (self-normalized ips), dm (direct "
+    "method), dr (doubly robust) or switch_dr (dr where w <= switch, dm elsewhere)",
+    choices=("matching", "ips", "snips", "dm", "dr", "switch_dr"),
     default="matching",
+)
+SWITCH = Param(
+    "switch",
+    "switch_dr: keep dr's correction where the inverse propensity is at most this (> 0); "
+    "none: everywhere (dr)",
+    positive_number=True,
+    optional=True,
 )
 MAX_WEIGHT = Param(
     "max_weight",
@@ -78,37 +95,72 @@ def weight(p: Params) -> pl.Expr:
     return inverse
 
 
-@register(
-    "ctr",
-    summary="Click-through rate of the recommendations, estimated from logged clicks.",
-    formula="matching: mean click of matched; ips: mean [matched] click/p; "
-    "dr: mean r^ + [matched] (click - r^)/p",
-    params=(ESTIMATOR, MAX_WEIGHT),
-    scope="logged",
-    upper_bound=None,
-    lower_bound=None,
-    no_value="matching: no recommendation is in the log, so no click was matched (the "
-    "report's logged block counts them)",
-)
-def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Jurity's CTR estimators (seed 004). Example: recommendations a (score 0.5, logged
-    click 1, propensity 0.5) and b (score 0.2, not logged): matching 1, ips (1/0.5 + 0)/2 = 1,
-    dr (0.5 + (1 - 0.5)/0.5 + 0.2) / 2 = 0.85; ctr@1 keeps a alone: 1, 2 and 1.5.
-
-    With k, each user's first k recommendations count (score descending, equal scores in
-    the tie_break convention's order: deterministic, where Jurity's sort is not); n is
-    then the number of those. No matched recommendation: matching has no value (null, as
-    Jurity's None); ips and dr are then 0 and the mean predicted reward.
-    """
+def round_terms(k: int | None, p: Params) -> pl.Expr:
+    """Each counted recommendation's term (its round's reward estimate): the estimate is
+    their mean, its variance their variance over their number. matching: the matched
+    clicks alone; snips: click * w / mean(w), w 0 where unmatched."""
     click = pl.col("click")
     w = weight(p)
     top = in_top(k)
     estimator = p["estimator"]
     if estimator == "matching":
-        return ordered_mean(click.filter(_matched & top))  # null when nothing matched
+        return click.filter(_matched & top)
     clicked = _matched & (click != 0)  # a click of 0 adds 0, however large its weight
-    if estimator == "ips":
-        return _mean(pl.when(clicked).then(click * w).otherwise(0.0).filter(top))
+    if estimator in ("ips", "snips"):
+        terms = pl.when(clicked).then(click * w).otherwise(0.0).filter(top)
+        if estimator == "ips":
+            return terms
+        weights = pl.when(_matched).then(w).otherwise(0.0).filter(top)
+        return terms / weights.mean()
     score = pl.col("score")
-    estimate = score + pl.when(_matched).then((click - score) * w).otherwise(0.0)
-    return _mean(estimate.filter(top))
+    if estimator == "dm":
+        return score.filter(top)
+    corrected = _matched
+    if estimator == "switch_dr" and "switch" in p:
+        corrected = _matched & (w <= float(p["switch"]))
+    return (score + pl.when(corrected).then((click - score) * w).otherwise(0.0)).filter(top)
+
+
+@register(
+    "ctr",
+    summary="Click-through rate of the recommendations, estimated from logged clicks.",
+    formula="matching: mean click of matched; ips: mean [matched] click/p; snips: "
+    "sum [matched] click/p / sum [matched] 1/p; dm: mean r^; dr: mean r^ + [matched] "
+    "(click - r^)/p; switch_dr: dr's correction where 1/p <= switch",
+    params=(ESTIMATOR, MAX_WEIGHT, SWITCH),
+    scope="logged",
+    upper_bound=None,
+    lower_bound=None,
+    no_value="matching and snips: no recommendation is in the log, so no click was matched "
+    "(the report's logged block counts them)",
+)
+def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """Jurity's CTR estimators (seed 004) and the Open Bandit Pipeline's. Example:
+    recommendations a (score 0.5, logged click 1, propensity 0.5) and b (score 0.2, not
+    logged): matching 1, ips (1/0.5 + 0)/2 = 1, snips (1/0.5) / (1/0.5) = 1, dm
+    (0.5 + 0.2)/2 = 0.35, dr (0.5 + (1 - 0.5)/0.5 + 0.2) / 2 = 0.85, switch_dr with
+    switch 1.5 (a's weight 2 is above it) = dm's 0.35; ctr@1 keeps a alone: 1, 2, 1, 0.5
+    and 1.5.
+
+    With k, each user's first k recommendations count (score descending, equal scores in
+    the tie_break convention's order: deterministic, where Jurity's sort is not); n is
+    then the number of those. No matched recommendation: matching and snips have no value
+    (null, as Jurity's None); ips and dr are then 0 and the mean predicted reward.
+    """
+    estimator = p["estimator"]
+    if estimator == "matching":
+        return ordered_mean(round_terms(k, p))  # null when nothing matched
+    if estimator == "snips":
+        top, w = in_top(k), weight(p)
+        clicked = pl.when(_matched & (pl.col("click") != 0)).then(pl.col("click") * w)
+        weights = ordered_sum(pl.when(_matched).then(w).otherwise(0.0).filter(top))
+        ratio = ordered_sum(clicked.otherwise(0.0).filter(top)) / weights
+        return pl.when(weights > 0).then(ratio)  # null when nothing matched
+    return _mean(round_terms(k, p))
+
+
+def variance(k: int | None, p: Params) -> pl.Expr:
+    """The estimate's variance: its round terms' variance (ddof 1) over their number, as
+    the Open Bandit Pipeline's round rewards give it; null below two terms."""
+    terms = round_terms(k, p)
+    return pl.when(terms.count() > 1).then(terms.var(ddof=1) / terms.count())

@@ -462,10 +462,12 @@ class _Page:
                     *([html_text(name)] if self.several else []),
                     f"<code>{html_text(metric)}</code>",
                 ]
+                variance = (logged.get("variance") or {}).get(metric)
                 cells += [number_html(logged.get("matched")), number_html(size)]
+                cells.append(number_html(variance))
                 rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         head = ("<th>model</th>" if self.several else "") + (
-            "<th>estimate</th><th>matched</th><th>effective sample size</th>"
+            "<th>estimate</th><th>matched</th><th>effective sample size</th><th>variance</th>"
         )
         figure = self._figure(
             "weights",

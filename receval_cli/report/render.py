@@ -45,6 +45,7 @@ from receval_cli.report.table import (
     one_model_table,
     segment_tables,
     users_line,
+    variance_line,
 )
 from receval_cli.results.gates import GateResult, summary
 from receval_cli.results.report import RunReport
@@ -255,6 +256,8 @@ def render_markdown(result: RunReport) -> str:
             shown_value = format_value(value, intervals.get(metric))
             lines.append(f"| {markdown_code(metric)} | {shown_value} |")
         lines += ["", f"Users: {users_line(alone.users).removeprefix('users: ')}."]
+        if alone.logged is not None and variance_line(alone.logged):
+            lines += ["", markdown_text(variance_line(alone.logged).capitalize()) + "."]
     else:
         names = list(result.models)
         header = " | ".join(markdown_text(n) for n in names)

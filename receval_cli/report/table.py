@@ -56,6 +56,9 @@ def one_model_table(result: RunReport) -> RenderableType:
                 f"{logged['propensity']})"
             )
         )
+        line = variance_line(logged)
+        if line:
+            parts.append(shown(line))
     if report.items is not None:
         parts.append(Text(_items_line(report.items)))
     parts += segment_tables(report)
@@ -63,6 +66,15 @@ def one_model_table(result: RunReport) -> RenderableType:
         parts.append(Text(confidence_line(report.confidence)))
     parts += footer(result.conventions, result.gates, result.warnings)
     return Group(*parts)
+
+
+def variance_line(logged: dict[str, Any]) -> str:
+    """Each ctr estimate's variance (its round terms' over their number), "" without any."""
+    found = {k: v for k, v in (logged.get("variance") or {}).items() if v is not None}
+    if not found:
+        return ""
+    listed = ", ".join(f"{name} {value:.3g}" for name, value in found.items())
+    return f"variance of each estimate: {listed}"
 
 
 def by_metric_lines(conventions: ConventionsBlock) -> list[str]:
