@@ -120,7 +120,7 @@ def test_a_config_that_is_not_utf8(tmp_path: Path) -> None:
         ("confidence", "level, method, resamples, seed"),
         (
             "comparison",
-            "baseline, correction, level, power, resamples, seed, target_difference, test",
+            "baseline, correction, level, lists, power, resamples, seed, target_difference, test",
         ),
         ("unknown_items", "check, max, warn"),
         ("catalog", "columns, format, list_separator, path, separator"),

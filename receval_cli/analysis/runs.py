@@ -41,7 +41,7 @@ from receval_cli.results.report import Report, RunReport
 from receval_cli.results.run_info import RunLabel, run_info, start_time
 
 if TYPE_CHECKING:
-    from receval_cli.results.comparison import Comparison
+    from receval_cli.results.comparison import Comparison, ListComparison
 
 
 def evaluate_config(
@@ -89,7 +89,13 @@ def evaluate_config(
         name: dataclasses.replace(report, confidence=intervals[name])
         for name, report in reports.items()
     }
-    compared = Compared(plan.baseline, comparisons, plan.comparison, baseline_report)
+    lists = []
+    if plan.comparison.lists:
+        from receval_cli.analysis.list_comparison import compare_lists
+
+        with console.stage("list comparisons"):
+            lists = compare_lists(plan)
+    compared = Compared(plan.baseline, comparisons, plan.comparison, baseline_report, lists)
     return _run_report(loaded, reports, started, compared, warnings)
 
 
@@ -201,6 +207,7 @@ class Compared:
     comparisons: list[Comparison]
     settings: ComparisonConfig
     baseline_report: Path | None
+    lists: list[ListComparison] = dataclasses.field(default_factory=list)  # comparison.lists
 
 
 def _run_report(
@@ -233,6 +240,7 @@ def _run_report(
         best=_best(reports),
         baseline=None if compared is None else compared.baseline,
         comparisons=[] if compared is None else compared.comparisons,
+        list_comparisons=[] if compared is None else compared.lists,
         comparison=None if compared is None else compared.settings.model_dump(exclude={"baseline"}),
         baseline_report=(
             None

@@ -21,6 +21,7 @@ from pydantic import (
     PositiveFloat,
     PositiveInt,
     Tag,
+    field_validator,
     model_validator,
 )
 
@@ -402,6 +403,21 @@ class ComparisonConfig(_Strict):
         description="A difference to detect: each comparison of a mean also states how many "
         "users would detect it with that power (the differences' spread as measured).",
     )
+    lists: list[str] = Field(
+        default_factory=list,
+        description="How alike each model's lists are to the baseline model's, averaged "
+        "over the users with a list in both: jaccard@k, rbo@k(p=0.9), kendall_tau@k "
+        "(metrics/list_similarity.py).",
+    )
+
+    @field_validator("lists")
+    @classmethod
+    def _list_measures(cls, lists: list[str]) -> list[str]:
+        from receval_cli.metrics.list_similarity import list_measure
+
+        for text in lists:
+            list_measure(text)  # a ValueError that quotes the entry and says what to write
+        return lists
 
 
 class UnknownItemsConfig(_Strict):

@@ -219,6 +219,8 @@ def plan_run(
     engine = _engine(loaded, models)
     if engine.partitioned:
         check_engine(loaded, engine)
+    if settings.lists and (engine.spark or baseline_report is not None):
+        _refuse_list_comparison(loaded, engine, baseline_report)
     return RunPlan(
         loaded=loaded,
         engine=engine,
@@ -228,6 +230,28 @@ def plan_run(
         comparison=settings,
         saved=saved,
         warnings=warnings,
+    )
+
+
+def _refuse_list_comparison(
+    loaded: LoadedConfig, engine: EngineChoice, baseline_report: Path | None
+) -> None:
+    """comparison.lists reads the models' lists with polars, the baseline model's too: not
+    on Spark, nor against a saved report (which holds no lists)."""
+    key = "comparison.lists"
+    if engine.spark:
+        fix = "Run it on a polars engine (engine: auto), or drop comparison.lists."
+        why = "engine: spark reads the predictions in Spark"
+    else:
+        fix = "Give the baseline's predictions as a model of the config instead."
+        why = f"a saved report ({baseline_report}) holds metric values, not lists"
+    raise ConfigError(
+        f"{loaded.path}: {key}: the models' lists are compared with the baseline model's, "
+        f"read by polars; {why}. {fix}",
+        path=loaded.path,
+        key=key,
+        found=list(loaded.config.comparison.lists) if loaded.config.comparison else [],
+        fix=fix,
     )
 
 

@@ -9,6 +9,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.inputs.list_order import sorted_by_rank, tie_order
+from receval_cli.inputs.readers import Input
 
 _KEY = ["user", "item"]
 
@@ -113,3 +114,12 @@ def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
 def join_hits(ranked: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:
     """The recommended items that are in the ground truth: the only rows that can score."""
     return ranked.join(truth, on=_KEY, how="inner")
+
+
+def model_lists(predictions: Input, conventions: Conventions, depth: int | None) -> pl.LazyFrame:
+    """(user, items): each user's list in rank order, as the evaluation ranks it (score
+    precision, duplicates, tie_break), the top `depth` (None: all)."""
+    by = predictions.value_column
+    scored = with_score_precision(predictions.frame, by, conventions.score_precision)
+    deduped = dedupe_predictions(scored, by, conventions.duplicates)
+    return rank_lists(deduped, by, conventions.tie_break, depth, []).select("user", "items")

@@ -1,6 +1,7 @@
 """The comparisons in detail, as every format states them: per user, the wins, ties and
 losses; Cohen's d with its interval; and the power (analysis/power.py): the smallest
-difference each comparison detects, and the users a target difference needs."""
+difference each comparison detects, and the users a target difference needs. And how
+alike the models' lists are to the baseline's (comparison.lists)."""
 
 from __future__ import annotations
 
@@ -90,4 +91,39 @@ def detail_markdown(result: RunReport) -> list[str]:
         cells = detail_cells(comparison)
         cells[:2] = [markdown_text(cells[0]), markdown_code(cells[1])]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+LIST_HEADERS = ("model", "measure", "mean", "users")
+LISTS_HEADING = (
+    "lists against the baseline's, user by user (the mean over the users with a list in "
+    "both files and a value)"
+)
+
+
+def list_cells(result: RunReport) -> list[list[str]]:
+    """model, measure, mean, users: one row per list comparison."""
+    return [
+        [c.model, c.measure, "" if c.value is None else f"{c.value:.4f}", f"{c.users:,}"]
+        for c in result.list_comparisons
+    ]
+
+
+def lists_table(result: RunReport) -> Table:
+    grid = Table(title=shown(LISTS_HEADING), title_justify="left")
+    for header in LIST_HEADERS:
+        grid.add_column(header, no_wrap=True)
+    for row in list_cells(result):
+        grid.add_row(*(shown(cell) for cell in row))
+    return grid
+
+
+def lists_markdown(result: RunReport) -> list[str]:
+    """The Markdown report's lines of the list comparisons (none without them)."""
+    if not result.list_comparisons:
+        return []
+    lines = ["", f"### {markdown_text(LISTS_HEADING)}", ""]
+    lines += ["| " + " | ".join(LIST_HEADERS) + " |", "|---|---|---:|---:|"]
+    for row in list_cells(result):
+        lines.append(f"| {markdown_text(row[0])} | {markdown_code(row[1])} | {row[2]} | {row[3]} |")
     return lines

@@ -27,9 +27,12 @@ from receval_cli.metrics.registry import is_geometric
 from receval_cli.report import plots
 from receval_cli.report.comparison_detail import (
     DETAIL_HEADERS,
+    LIST_HEADERS,
+    LISTS_HEADING,
     detail_cells,
     detail_heading,
     detailed,
+    list_cells,
 )
 from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
@@ -274,6 +277,14 @@ class _Page:
             head = "".join(f"<th>{html_text(h)}</th>" for h in DETAIL_HEADERS)
             parts.append("<h3>Per-user outcomes, effect sizes and power</h3>\n")
             parts.append(f"<p>{html_text(detail_heading(result).capitalize())}.</p>\n")
+            parts.append(table_html(head, rows))
+        if result.list_comparisons:
+            rows = [
+                "<tr>" + "".join(f"<td>{html_text(x)}</td>" for x in row) + "</tr>"
+                for row in list_cells(result)
+            ]
+            head = "".join(f"<th>{html_text(h)}</th>" for h in LIST_HEADERS)
+            parts.append(f"<h3>{html_text(LISTS_HEADING.capitalize())}</h3>\n")
             parts.append(table_html(head, rows))
         parts.append(comparisons_table(result))
         return "".join(parts)

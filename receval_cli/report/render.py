@@ -35,6 +35,8 @@ from receval_cli.report.comparison_detail import (
     detail_markdown,
     detail_table,
     detailed,
+    lists_markdown,
+    lists_table,
 )
 from receval_cli.report.table import (
     confidence_line,
@@ -145,6 +147,8 @@ def models_table(result: RunReport) -> RenderableType:
         )
         if detailed(result):
             parts.append(detail_table(result))
+        if result.list_comparisons:
+            parts.append(lists_table(result))
     parts += footer(result.conventions, result.gates, result.warnings)
     return Group(*parts)
 
@@ -285,7 +289,7 @@ def render_markdown(result: RunReport) -> str:
                 "win/loss "
                 f"({result.test_method()}, level {c['level']:g}).",
             ]
-            lines += detail_markdown(result)
+            lines += detail_markdown(result) + lists_markdown(result)
     if result.warnings:
         lines += ["", "### Warnings", ""]
         lines += [f"- ⚠️ {markdown_text(warning)}" for warning in result.warnings]

@@ -59,3 +59,22 @@ class Comparison:
             "effect_low": self.effect_low,
             "effect_high": self.effect_high,
         }
+
+
+@dataclass(frozen=True)
+class ListComparison:
+    """How alike a model's lists are to the baseline model's (comparison.lists): one list
+    measure's mean over the users with a list in both files and a value."""
+
+    model: str
+    measure: str  # e.g. rbo@10(p=0.9)
+    value: float | None  # None: no user with a value
+    users: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "measure": self.measure,
+            "value": self.value,
+            "users": self.users,
+        }

@@ -17,7 +17,7 @@ from receval_cli.results.gates import GateResult
 from receval_cli.version import __version__
 
 if TYPE_CHECKING:
-    from receval_cli.results.comparison import Comparison
+    from receval_cli.results.comparison import Comparison, ListComparison
     from receval_cli.results.run_info import RunInfo
 
 
@@ -176,6 +176,8 @@ class RunReport:
     baseline: str | None = None
     comparisons: list[Comparison] = field(default_factory=list)
     comparison: dict[str, Any] | None = None  # the comparison settings (test, correction, ...)
+    # comparison.lists: how alike each model's lists are to the baseline's
+    list_comparisons: list[ListComparison] = field(default_factory=list)
     baseline_report: str | None = None  # the saved report compared with, if any
     elapsed_seconds: float = 0.0
     version: str = __version__
@@ -272,6 +274,11 @@ class RunReport:
                 "baseline": self.baseline,
                 "baseline_report": self.baseline_report,
                 "results": [c.to_dict() for c in self.comparisons],
+                **(
+                    {"lists": [c.to_dict() for c in self.list_comparisons]}
+                    if self.list_comparisons
+                    else {}
+                ),
             }
         return {
             "receval_version": self.version,
