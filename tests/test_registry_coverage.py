@@ -205,6 +205,18 @@ REFERENCES = (
         ("test_agrees_with_jurity",),
         lambda m: m.ESTIMATORS,
     ),
+    Reference(
+        "Open Bandit Pipeline 0.5.7 estimators (golden)",
+        "test_ctr",
+        ("test_agrees_with_the_open_bandit_pipeline",),
+        lambda m: m.OBP_TO_RECEVAL.values(),
+    ),
+    Reference(
+        "Krichene and Rendle's construction with scipy's distributions",
+        "test_sampled",
+        ("test_the_estimator_is_the_paper_s", "test_a_run_on_candidate_lists"),
+        lambda m: m.CHECKED_SPECS,
+    ),
 )
 
 # metric -> why no independent reference checks it (a non-empty reason)

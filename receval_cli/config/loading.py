@@ -14,7 +14,12 @@ from pydantic import (
 )
 
 from receval_cli.config.metric_groups import MetricGroup, metric_groups
-from receval_cli.config.metric_lists import canonical_gates, expand_metrics, fallback_notes
+from receval_cli.config.metric_lists import (
+    canonical_gates,
+    expand_metrics,
+    fallback_notes,
+    sampled_notes,
+)
 from receval_cli.config.model import Config, Gate
 from receval_cli.config.overrides import apply_settings, expand_variables
 from receval_cli.config.validation_errors import validation_config_error
@@ -143,4 +148,5 @@ def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> Load
     if len(groups) == 1:  # one pass: under its conventions (a tool's, for a tool's names)
         config = config.model_copy(update={"conventions": groups[0].conventions})
         groups = ()
-    return LoadedConfig(config, path, specs, gates, fallback_notes(config.metrics), groups)
+    notes = fallback_notes(config.metrics) + sampled_notes(specs)
+    return LoadedConfig(config, path, specs, gates, notes, groups)

@@ -156,6 +156,21 @@ def _too_many_parts(
     )
 
 
+def sampled_notes(specs: tuple[MetricSpec, ...]) -> tuple[str, ...]:
+    """With corrected@k asked, the warning that names the sampled metrics' bias."""
+    corrected = [str(s) for s in specs if s.name == "corrected"]
+    if not corrected:
+        return ()
+    others = [str(s) for s in specs if s.name != "corrected"]
+    plain = f" ({', '.join(others)})" if others else ""
+    return (
+        f"metrics: the ranking metrics on sampled candidate lists{plain} rank each relevant "
+        "item among a few sampled negatives and overstate the same metrics over the whole "
+        "catalog, which they may even order differently (Krichene and Rendle, KDD 2020); "
+        f"{', '.join(corrected)} estimates the full metric.",
+    )
+
+
 def fallback_notes(entries: list[str | dict[str, Any]]) -> tuple[str, ...]:
     """A note for each name written in a tool's case that the tool refuses and receval
     reads as its own (RBP(p=0.8): receval's rbp(p=0.8)), so the run says whose it is."""
