@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -139,6 +140,56 @@ def test_a_run_on_candidate_lists(tmp_path: Path) -> None:
         shown = invoke("run", config, *(["-q"] if fmt != "table" else []), "--format", fmt)
         assert shown.exit_code == 0, (fmt, shown.stderr)
         assert "corrected@10(items=500,negatives=4)" in shown.stdout, fmt
+
+
+def candidate_lists(folder: Path, users: int = 60, m: int = 9) -> dict[str, Any]:
+    """Sampled evaluation's inputs: each user's relevant item among m negatives, tied
+    scores among them, integer ids; a few users with a list of another length (no value)."""
+    rng = np.random.default_rng(3)
+    rows, truth = ["user,item,score"], ["user,item"]
+    for user in range(1, users + 1):
+        items = rng.choice(np.arange(1, 400), m + 1 - (user % 13 == 0), replace=False)
+        for item in items:
+            rows.append(f"{user},{item},{rng.choice([0.1, 0.5, 0.9, rng.random()])}")
+        truth.append(f"{user},{items[0]}")
+    write(folder / "candidates.csv", "\n".join(rows) + "\n")
+    write(folder / "truth.csv", "\n".join(truth) + "\n")
+    return {
+        "predictions": {"path": str(folder / "candidates.csv")},
+        "ground_truth": {"path": str(folder / "truth.csv")},
+        "metrics": [
+            f"corrected@5(items=400,negatives={m})",
+            f"corrected(metric=mrr,items=400,negatives={m},estimator=cls)",
+            f"corrected@3(metric=hit_rate,items=400,negatives={m},sampling=with_replacement)",
+            "ndcg@5",
+        ],
+    }
+
+
+def run_on(folder: Path, config: dict[str, Any], name: str) -> Any:
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.loading import load_config
+
+    return evaluate_config(load_config(write_config(folder, config, name=name)), per_user=True)
+
+
+@pytest.mark.parametrize("engine", ["streaming", "partitions 3", "partitions 7"])
+def test_every_engine_agrees(tmp_path: Path, engine: str) -> None:
+    from test_engine_parity import POLARS_ENGINES
+
+    config = candidate_lists(tmp_path)
+    expected = run_on(tmp_path, {**config, "engine": "in_memory"}, "one.yaml").models["model"]
+    found = run_on(tmp_path, {**config, **POLARS_ENGINES[engine]}, "e.yaml").models["model"]
+    assert found.metrics == expected.metrics
+    assert found.users == expected.users
+
+
+@pytest.mark.spark
+def test_spark_agrees(tmp_path: Path) -> None:
+    config = candidate_lists(tmp_path)
+    expected = run_on(tmp_path, {**config, "engine": "in_memory"}, "one.yaml").models["model"]
+    found = run_on(tmp_path, {**config, "engine": "spark"}, "s.yaml").models["model"]
+    assert found.metrics == expected.metrics
 
 
 def test_a_sample_as_large_as_the_catalog_is_refused(tmp_path: Path) -> None:

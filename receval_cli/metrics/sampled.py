@@ -183,12 +183,14 @@ def _whole(value: object, name: str) -> int:
     params=(FULL_METRIC, NEGATIVES, ITEMS, CORRECTION, GAMMA, SAMPLING),
     upper_bound=None,
     lower_bound=None,
+    no_value="no user's list holds negatives + 1 candidates with one relevant item among "
+    "them (sampled evaluation's lists)",
 )
 def corrected(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Krichene and Rendle (KDD 2020), section 5. Example: m = n - 1 (every negative
     sampled) leaves the ranking whole, r̃ = r, and cls gives back M itself: x(r̃) =
     1/log2(r̃ + 1) for ndcg. With m = 100 of n = 10,000 items a relevant item at sampled
-    rank 1 is still at an expected true rank near 50: its corrected ndcg@10 is far below
+    rank 1 is still at an expected true rank near n / m = 100: its corrected ndcg@10 is far below
     the sampled 1. Needs each user's m + 1 candidates and one relevant item among them;
     other users have no value. The estimate is unbiased only on average over users, and
     may leave [0, 1] for one user."""
@@ -204,7 +206,7 @@ def corrected(s: Stats, k: int | None, p: Params) -> pl.Expr:
     replace = p["sampling"] == "with_replacement"
     x = correction(str(p["metric"]), k, m, n, str(p["estimator"]), float(p["gamma"]), replace)
     rr = s.reciprocal_rank(None)
-    rank = (1.0 / rr).round(0).cast(pl.Int64)
+    rank = pl.when(rr > 0).then((1.0 / rr).round(0)).cast(pl.Int64, strict=False)
     value = rank.replace_strict(
         list(range(1, m + 2)), list(x), default=None, return_dtype=pl.Float64
     )
