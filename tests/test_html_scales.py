@@ -344,9 +344,9 @@ def test_metrics_tables_keep_beyond_accuracy_apart(three: tuple[str, Any]) -> No
 
 
 def test_the_page_folds_what_is_there_to_look_up(three: tuple[str, Any]) -> None:
-    """The config, conventions, inputs and the full comparisons table are closed
-    <details>: the page opens on the summary, the tables and the figures; a metric's
-    cell is two lines."""
+    """The config, conventions, inputs, the full comparisons table and the comparisons'
+    per-user detail are closed <details>: the page opens on the summary, the tables and
+    the figures; a metric's cell is two lines."""
     page, report = three
     for key in ("config", "conventions", "inputs"):
         body = section(page, key)
@@ -357,7 +357,7 @@ def test_the_page_folds_what_is_there_to_look_up(three: tuple[str, Any]) -> None
     assert json.loads(inside)["metrics"] == report["config"]["metrics"]  # the whole config
     assert "<pre>" not in page.replace(config, "")
     comparisons = section(page, "comparisons")
-    assert comparisons.count("<details>") == 1
+    assert comparisons.count("<details>") == 2  # every comparison; their per-user detail
     # a metric's cell: the value, then its interval and difference on one line
     cells = re.findall(r'<td class="num[^"]*">(.*?)</td>', section(page, "metrics"))
     assert cells

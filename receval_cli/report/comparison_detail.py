@@ -12,18 +12,6 @@ from receval_cli.escaping import markdown_code, markdown_text
 from receval_cli.results.comparison import Comparison
 from receval_cli.results.report import RunReport
 
-# the fields of a comparison's detail in the JSON and CSV, beside its verdict
-DETAIL_FIELDS = (
-    "detectable",
-    "users_needed",
-    "wins",
-    "ties",
-    "losses",
-    "effect_size",
-    "effect_low",
-    "effect_high",
-)
-
 
 def detailed(result: RunReport) -> list[Comparison]:
     """The comparisons tested on per-user values (the others have no detail)."""

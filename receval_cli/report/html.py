@@ -267,26 +267,23 @@ class _Page:
         how = f"Every model against {against}: {result.test_method()}, level {c['level']:g}."
         parts.append(f"<p>{html_text(how)}</p>\n")
         parts.append(difference_figures(result, self._figure, self._prefix))
+        parts.append(comparisons_table(result))
         if detailed(result):
             rows = [
-                "<tr>"
-                + "".join(f"<td>{html_text(cell)}</td>" for cell in detail_cells(c))
-                + "</tr>"
+                "<tr>" + "".join(f"<td>{html_text(x)}</td>" for x in detail_cells(c)) + "</tr>"
                 for c in detailed(result)
             ]
             head = "".join(f"<th>{html_text(h)}</th>" for h in DETAIL_HEADERS)
-            parts.append("<h3>Per-user outcomes, effect sizes and power</h3>\n")
-            parts.append(f"<p>{html_text(detail_heading(result).capitalize())}.</p>\n")
-            parts.append(table_html(head, rows))
+            summary = "Per-user outcomes, effect sizes and power"
+            about = f"<p>{html_text(detail_heading(result).capitalize())}.</p>\n"
+            parts.append(_folded(summary, about + table_html(head, rows)))
         if result.list_comparisons:
             rows = [
                 "<tr>" + "".join(f"<td>{html_text(x)}</td>" for x in row) + "</tr>"
                 for row in list_cells(result)
             ]
             head = "".join(f"<th>{html_text(h)}</th>" for h in LIST_HEADERS)
-            parts.append(f"<h3>{html_text(LISTS_HEADING.capitalize())}</h3>\n")
-            parts.append(table_html(head, rows))
-        parts.append(comparisons_table(result))
+            parts.append(_folded(LISTS_HEADING.capitalize(), table_html(head, rows)))
         return "".join(parts)
 
     def curves(self) -> str:

@@ -31,7 +31,6 @@ from receval_cli.escaping import (
     xml_text,
 )
 from receval_cli.report.comparison_detail import (
-    DETAIL_FIELDS,
     detail_markdown,
     detail_table,
     detailed,
@@ -168,10 +167,6 @@ def _rows(result: RunReport) -> list[dict[str, object]]:
                 difference=None if comparison is None else comparison.difference,
                 p_adjusted=None if comparison is None else comparison.p_adjusted,
                 verdict=None if comparison is None else comparison.verdict,
-                **{
-                    key: None if comparison is None else getattr(comparison, key)
-                    for key in DETAIL_FIELDS
-                },
             )
             rows.append(row)
     return rows
@@ -232,7 +227,6 @@ _CSV_FIELDS = (
     "difference",
     "p_adjusted",
     "verdict",
-    *DETAIL_FIELDS,
     "gate",
 )
 

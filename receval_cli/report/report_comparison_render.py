@@ -160,42 +160,22 @@ def _markdown_cell(cell: Cell | None, best: bool) -> str:
     return text
 
 
-_CSV_FIELDS = (
-    "column",
-    "metric",
-    "value",
-    "low",
-    "high",
-    "delta",
-    "relative_delta",
-    "users",
-    "p_value",
-    "p_adjusted",
-    "verdict",
-)
+_CSV_FIELDS = ("column", "metric", "value", "low", "high", "delta", "relative_delta")
 
 
 def render_csv(comparison: ReportComparison) -> str:
     """Long format: one line per (column, metric) that has a value; values unrounded,
-    empty where there is no interval or no delta (the baseline's own lines), and the
-    paired test's users, p-values and verdict where one was run."""
+    empty where there is no interval or no delta (the baseline's own lines). The paired
+    tests are in the other formats: the CSV's columns stay, so that appending to an
+    earlier CSV keeps one header."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(_CSV_FIELDS), lineterminator="\n")
     writer.writeheader()
-    tests = {(t.model, t.metric): t for t in comparison.tests}
     for name in comparison.columns:
         for metric, row in comparison.metrics.items():
             cell = row[name]
             if cell is None:
                 continue
             values: dict[str, object] = {"column": name, "metric": metric, **cell.to_dict()}
-            test = tests.get((name, metric))
-            if test is not None:  # the paired test's, where one was run
-                values.update(
-                    users=test.users,
-                    p_value=test.p_value,
-                    p_adjusted=test.p_adjusted,
-                    verdict=test.verdict,
-                )
             writer.writerow({k: "" if v is None else csv_cell(v) for k, v in values.items()})
     return buffer.getvalue()
