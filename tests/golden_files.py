@@ -59,3 +59,23 @@ def users_averaged(report: Any, metric: str) -> int:
     users = report.users
     count: int = users.get("evaluated_per_metric", {}).get(metric, users["evaluated"])
     return count
+
+
+def two_models(metrics: list[str], **extra: Any) -> dict[str, Any]:
+    """A config of two models on the shared integer-id data: `base` (ties_int, tied
+    scores) and `other` (tiefree_int), against ties_int's graded truth."""
+    data = GOLDEN / "data"
+    return {
+        "predictions": {
+            "models": {
+                "base": str(data / "ties_int_predictions.csv"),
+                "other": str(data / "tiefree_int_predictions.csv"),
+            }
+        },
+        "ground_truth": {
+            "path": str(data / "ties_int_truth.csv"),
+            "columns": {"relevance": "relevance"},
+        },
+        "metrics": metrics,
+        **extra,
+    }

@@ -93,24 +93,8 @@ def ranked(path: Path) -> dict[int, list[int]]:
 
 
 def two_models(tmp_path: Path, lists: list[str], **extra: Any) -> Path:
-    return write_config(
-        tmp_path,
-        {
-            "predictions": {
-                "models": {
-                    "base": str(DATA / "ties_int_predictions.csv"),
-                    "other": str(DATA / "tiefree_int_predictions.csv"),
-                }
-            },
-            "ground_truth": {
-                "path": str(DATA / "ties_int_truth.csv"),
-                "columns": {"relevance": "relevance"},
-            },
-            "metrics": ["ndcg@10"],
-            "comparison": {"lists": lists},
-            **extra,
-        },
-    )
+    config = golden_files.two_models(["ndcg@10"], comparison={"lists": lists}, **extra)
+    return write_config(tmp_path, config)
 
 
 def test_a_run_compares_the_models_lists(tmp_path: Path) -> None:

@@ -88,23 +88,8 @@ def test_the_users_needed_are_the_fewest_that_reach_the_power(difference: float,
 
 
 def two_models(tmp_path: Path, comparison: dict[str, Any]) -> Path:
-    return write_config(
-        tmp_path,
-        {
-            "predictions": {
-                "models": {
-                    "base": str(DATA / "ties_int_predictions.csv"),
-                    "other": str(DATA / "tiefree_int_predictions.csv"),
-                }
-            },
-            "ground_truth": {
-                "path": str(DATA / "ties_int_truth.csv"),
-                "columns": {"relevance": "relevance"},
-            },
-            "metrics": ["ndcg@10", "P_5", "num_rel_ret", "entropy@5"],
-            "comparison": comparison,
-        },
-    )
+    metrics = ["ndcg@10", "P_5", "num_rel_ret", "entropy@5"]
+    return write_config(tmp_path, golden_files.two_models(metrics, comparison=comparison))
 
 
 def test_a_run_states_each_comparison_s_power(tmp_path: Path) -> None:

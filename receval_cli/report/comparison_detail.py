@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from receval_cli.console import shown
 from receval_cli.escaping import markdown_code, markdown_text
+from receval_cli.report.table import titled_table
 from receval_cli.results.comparison import Comparison
 from receval_cli.results.report import RunReport
 
@@ -61,12 +61,8 @@ DETAIL_HEADERS = (
 
 def detail_table(result: RunReport) -> Table:
     """The terminal's table of the detailed comparisons."""
-    grid = Table(title=shown(detail_heading(result)), title_justify="left")
-    for header in DETAIL_HEADERS:
-        grid.add_column(header, no_wrap=True)
-    for comparison in detailed(result):
-        grid.add_row(*(shown(cell) for cell in detail_cells(comparison)))
-    return grid
+    rows = [detail_cells(comparison) for comparison in detailed(result)]
+    return titled_table(detail_heading(result), DETAIL_HEADERS, rows)
 
 
 def detail_markdown(result: RunReport) -> list[str]:
@@ -98,12 +94,7 @@ def list_cells(result: RunReport) -> list[list[str]]:
 
 
 def lists_table(result: RunReport) -> Table:
-    grid = Table(title=shown(LISTS_HEADING), title_justify="left")
-    for header in LIST_HEADERS:
-        grid.add_column(header, no_wrap=True)
-    for row in list_cells(result):
-        grid.add_row(*(shown(cell) for cell in row))
-    return grid
+    return titled_table(LISTS_HEADING, LIST_HEADERS, list_cells(result))
 
 
 def lists_markdown(result: RunReport) -> list[str]:

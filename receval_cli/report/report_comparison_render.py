@@ -16,7 +16,7 @@ from receval_cli.choices import CompareFormat
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import csv_cell, markdown_code, markdown_text
 from receval_cli.report.report_comparison import Cell, ReportComparison, comparison_warnings
-from receval_cli.report.table import format_value
+from receval_cli.report.table import format_value, titled_table
 from receval_cli.results.comparison import Comparison
 
 _MISSING = "—"
@@ -96,12 +96,8 @@ _TEST_HEADERS = (
 
 
 def _tests_table(comparison: ReportComparison) -> Table:
-    grid = Table(title=shown(tests_title(comparison)), title_justify="left")
-    for header in _TEST_HEADERS:
-        grid.add_column(header, no_wrap=True)
-    for test in comparison.tests:
-        grid.add_row(*(shown(cell) for cell in test_cells(test)))
-    return grid
+    rows = [test_cells(test) for test in comparison.tests]
+    return titled_table(tests_title(comparison), _TEST_HEADERS, rows)
 
 
 def _table_cell(cell: Cell | None, best: bool) -> Text:

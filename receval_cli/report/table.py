@@ -68,6 +68,16 @@ def one_model_table(result: RunReport) -> RenderableType:
     return Group(*parts)
 
 
+def titled_table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> Table:
+    """A table of text cells under a title, its columns never wrapped."""
+    grid = Table(title=shown(title), title_justify="left")
+    for header in headers:
+        grid.add_column(header, no_wrap=True)
+    for row in rows:
+        grid.add_row(*(shown(cell) for cell in row))
+    return grid
+
+
 def variance_line(logged: dict[str, Any]) -> str:
     """Each ctr estimate's variance (its round terms' over their number), "" without any."""
     found = {k: v for k, v in (logged.get("variance") or {}).items() if v is not None}
