@@ -16,7 +16,8 @@ from typing import Any
 
 import polars as pl
 
-from receval_cli.metrics import MetricSpec
+from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.results.blocks import UsersBlock
 from receval_cli.results.report import Report
 
@@ -47,9 +48,9 @@ def merged_report(parts: list[Report], specs: tuple[MetricSpec, ...]) -> Report:
         first,
         metrics={name: metrics[name] for name in ranked},
         users=_users(parts),
-        per_user=_joined([p.per_user for p in parts], fill=None),
-        counted=_joined([p.counted for p in parts], fill=False),
-        per_user_rows=_joined_lazy([p.per_user_rows for p in parts]),
+        per_user=_joined_frames([p.per_user for p in parts], fill=None),
+        counted=_joined_frames([p.counted for p in parts], fill=False),
+        per_user_rows=_joined_rows([p.per_user_rows for p in parts]),
         per_user_files=[p.per_user_files for p in parts],
         segments=segments,
         segments_skipped={k: v for k, v in skipped.items() if k not in segments},
@@ -90,27 +91,24 @@ def _users(parts: list[Report]) -> UsersBlock:
 
 
 def _counted_names(part: Report) -> set[str]:
-    """The metrics with a per-user mean (the others count no users)."""
-    if part.counted is not None:
-        return set(part.counted.columns) - {"user"}
-    return set(part.users.get("evaluated_per_metric", {})) | set(part.metrics)
+    """The metrics with a per-user mean (the global, pair and logged ones count no users)."""
+    return {name for name in part.metrics if lookup(spec_of(name).name).scope == "user"}
 
 
-def _joined(frames: list[pl.DataFrame | None], fill: bool | None) -> pl.DataFrame | None:
-    """The per-user frames joined on the user: the first's columns, then each other's
-    metric columns; a user only another pass holds gets its status from that pass."""
-    if any(frame is None for frame in frames):
-        return None
+def _joined(frames: list[pl.LazyFrame], fill: bool | None) -> pl.LazyFrame:
+    """Per-user tables joined on the user, in the first's order: the first's columns, then
+    each other's metric columns (null, or `fill`, for a user it lacks); a user only
+    another pass holds gets its status from that pass."""
     joined = frames[0]
-    assert joined is not None
+    names = joined.collect_schema().names()
     for frame in frames[1:]:
-        assert frame is not None
-        added = [c for c in frame.columns if c not in joined.columns]
-        right = frame.select("user", *added, *(["status"] if "status" in frame.columns else []))
-        if "status" in right.columns:
-            right = right.rename({"status": "_status"})
+        theirs = frame.collect_schema().names()
+        added = [c for c in theirs if c not in names]
+        names = [*names, *added]
+        status = ["status"] if "status" in theirs and "status" in names else []
+        right = frame.select("user", *added, *(pl.col(c).alias(f"_{c}") for c in status))
         joined = joined.join(right, on="user", how="full", coalesce=True, maintain_order="left")
-        if "_status" in joined.columns:
+        if status:
             joined = joined.with_columns(pl.col("status").fill_null(pl.col("_status")))
             joined = joined.drop("_status")
         if fill is not None:
@@ -118,18 +116,15 @@ def _joined(frames: list[pl.DataFrame | None], fill: bool | None) -> pl.DataFram
     return joined
 
 
-def _joined_lazy(frames: list[pl.LazyFrame | None]) -> pl.LazyFrame | None:
-    """The partitioned engines' per-user rows, joined as _joined joins the frames, sorted
-    by user as each pass's are."""
+def _joined_frames(frames: list[pl.DataFrame | None], fill: bool | None) -> pl.DataFrame | None:
+    """_joined over in-memory tables (None where a pass kept none)."""
     if any(frame is None for frame in frames):
         return None
-    joined = frames[0]
-    assert joined is not None
-    names = set(joined.collect_schema().names())
-    for frame in frames[1:]:
-        assert frame is not None
-        added = [c for c in frame.collect_schema().names() if c not in names]
-        names.update(added)
-        right = frame.select("user", *added)
-        joined = joined.join(right, on="user", how="full", coalesce=True)
-    return joined.sort("user")
+    return _joined([frame.lazy() for frame in frames if frame is not None], fill).collect()
+
+
+def _joined_rows(frames: list[pl.LazyFrame | None]) -> pl.LazyFrame | None:
+    """_joined over the --per-user rows, sorted by user as each pass's are."""
+    if any(frame is None for frame in frames):
+        return None
+    return _joined([frame for frame in frames if frame is not None], None).sort("user")
