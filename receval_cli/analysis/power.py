@@ -154,7 +154,7 @@ def users_needed(difference: float, sd: float, alpha: float, target: float) -> i
             high = middle
         else:
             low = middle
-    return high if high > 2 or not enough(2) else 2
+    return high
 
 
 def effect_size_interval(

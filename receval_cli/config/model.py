@@ -27,6 +27,7 @@ from pydantic import (
 
 from receval_cli.config.conventions import Conventions, SettingError
 from receval_cli.errors import did_you_mean
+from receval_cli.metrics.list_similarity import list_measure
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
 Engine = Literal["auto", "in_memory", "streaming", "gpu", "spark"]
@@ -413,8 +414,6 @@ class ComparisonConfig(_Strict):
     @field_validator("lists")
     @classmethod
     def _list_measures(cls, lists: list[str]) -> list[str]:
-        from receval_cli.metrics.list_similarity import list_measure
-
         for text in lists:
             list_measure(text)  # a ValueError that quotes the entry and says what to write
         return lists

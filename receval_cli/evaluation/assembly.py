@@ -367,7 +367,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         exposure=facts.exposure,
         popularity_bias=facts.popularity_bias,
         unknown_items=unknown,
-        warnings=[no_value_warning(s) for s in run.specs if metrics.get(str(s), 0) is None],
+        warnings=[no_value_warning(s) for s in run.specs if metrics[str(s)] is None],
     )
     if not run.segments:
         return report

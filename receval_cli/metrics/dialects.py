@@ -57,8 +57,8 @@ def tool_measures(text: str, tool: str | None = None) -> tuple[ToolMeasure, ...]
         found = found or _READERS[prefix](rest)
         if found is None:
             raise DialectError(f"'{rest}' is not a {prefix} measure")
-        if prefix != "ranx":  # ranx's names keep the prefix: they are receval's too
-            found = [_prefixed(m, prefix) for m in found] if text != rest else found
+        if prefix != "ranx":  # keyed as written (ranx's names are labelled with it already)
+            found = [_prefixed(m, prefix) for m in found]
         return tuple(found)
     for name in (tool,) if tool is not None else tuple(_READERS):
         if name == "ranx":
@@ -72,8 +72,7 @@ def tool_measures(text: str, tool: str | None = None) -> tuple[ToolMeasure, ...]
 def tool_refusal(text: str) -> str | None:
     """Why a tool refuses a name written in its case (RBP(p=0.8): ir_measures' RBP needs
     rel) that receval then reads as its own (rbp(p=0.8)); None for any other name."""
-    base = re.split(r"[@(.]", text, maxsplit=1)[0]
-    if base == base.lower() or not receval_knows(text):
+    if not _in_a_tool_s_case(text) or not receval_knows(text):
         return None
     for tool in TOOLS:
         try:
@@ -106,6 +105,13 @@ def _prefixed(measure: ToolMeasure, prefix: str) -> ToolMeasure:
     return ToolMeasure(measure.tool, label, spec, measure.preset, measure.settings, measure.source)
 
 
+def _in_a_tool_s_case(text: str) -> bool:
+    """Whether the name (before its cutoff or parameters) has a capital: receval writes its
+    names in lower case, trec_eval and ir_measures do not always (P_10, nDCG@10)."""
+    base = re.split(r"[@(.]", text, maxsplit=1)[0]
+    return base != base.lower()
+
+
 def receval_knows(text: str) -> bool:
     """Whether receval reads `text` as one of its own metrics (names are case-blind)."""
     try:
@@ -128,8 +134,7 @@ def is_tools_own(text: str) -> bool:
             return False
     except SpecSyntaxError:
         return not receval_knows(text)
-    base = re.split(r"[@(.]", text, maxsplit=1)[0]
-    return base != base.lower() or not receval_knows(text)
+    return _in_a_tool_s_case(text) or not receval_knows(text)
 
 
 def measure_of(spec: MetricSpec) -> ToolMeasure | None:

@@ -161,7 +161,7 @@ def _ir_measure(
         raise DialectError(f"'{text}': ir_measures' {name} needs a cutoff, e.g. {name}@10")
     if name == "RR" and at is not None:  # pytrec_eval's takes no cutoff: msmarco's does
         measure = _IrMeasure("mrr@{k}", "msmarco", _DOCNO_ASC, cutoff="optional")
-    if measure.cutoff in ("none",) and at is not None:
+    if measure.cutoff == "none" and at is not None:
         raise DialectError(f"'{text}': receval reproduces ir_measures' {name} without a cutoff")
     if measure.cutoff == "level" and at is None:
         raise DialectError(f"'{text}': ir_measures' {name} needs a recall level, e.g. {name}@0.1")
@@ -190,7 +190,7 @@ def _ir_measure(
                 f"'{text}': receval reproduces ir_measures' nDCG with dcg=log2, and "
                 "dcg=exp-log2 with a cutoff (gdeval's)"
             )
-        template = template.replace("@", "@") + "(gain=exponential)"
+        template += "(gain=exponential)"
         settings = dict(_GDEVAL)
     if name == "SetP" and params.get("relative", "False") == "True":
         template = "relative_precision"
