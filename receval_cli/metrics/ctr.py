@@ -95,26 +95,35 @@ def weight(p: Params) -> pl.Expr:
     return inverse
 
 
+def _ips_terms(k: int | None, p: Params) -> pl.Expr:
+    """Each counted recommendation's [matched] click * w (a click of 0 adds 0, however
+    large its weight)."""
+    clicked = _matched & (pl.col("click") != 0)
+    return pl.when(clicked).then(pl.col("click") * weight(p)).otherwise(0.0).filter(in_top(k))
+
+
+def _weights(k: int | None, p: Params) -> pl.Expr:
+    """Each counted recommendation's weight, 0 where it is not matched."""
+    return pl.when(_matched).then(weight(p)).otherwise(0.0).filter(in_top(k))
+
+
 def round_terms(k: int | None, p: Params) -> pl.Expr:
     """Each counted recommendation's term (its round's reward estimate): the estimate is
     their mean, its variance their variance over their number. matching: the matched
     clicks alone; snips: click * w / mean(w), w 0 where unmatched."""
     click = pl.col("click")
-    w = weight(p)
     top = in_top(k)
     estimator = p["estimator"]
     if estimator == "matching":
         return click.filter(_matched & top)
-    clicked = _matched & (click != 0)  # a click of 0 adds 0, however large its weight
-    if estimator in ("ips", "snips"):
-        terms = pl.when(clicked).then(click * w).otherwise(0.0).filter(top)
-        if estimator == "ips":
-            return terms
-        weights = pl.when(_matched).then(w).otherwise(0.0).filter(top)
-        return terms / weights.mean()
+    if estimator == "ips":
+        return _ips_terms(k, p)
+    if estimator == "snips":
+        return _ips_terms(k, p) / _weights(k, p).mean()
     score = pl.col("score")
     if estimator == "dm":
         return score.filter(top)
+    w = weight(p)
     corrected = _matched
     if estimator == "switch_dr" and "switch" in p:
         corrected = _matched & (w <= float(p["switch"]))
@@ -151,10 +160,8 @@ def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
     if estimator == "matching":
         return ordered_mean(round_terms(k, p))  # null when nothing matched
     if estimator == "snips":
-        top, w = in_top(k), weight(p)
-        clicked = pl.when(_matched & (pl.col("click") != 0)).then(pl.col("click") * w)
-        weights = ordered_sum(pl.when(_matched).then(w).otherwise(0.0).filter(top))
-        ratio = ordered_sum(clicked.otherwise(0.0).filter(top)) / weights
+        weights = ordered_sum(_weights(k, p))
+        ratio = ordered_sum(_ips_terms(k, p)) / weights
         return pl.when(weights > 0).then(ratio)  # null when nothing matched
     return _mean(round_terms(k, p))
 
