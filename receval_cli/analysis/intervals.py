@@ -225,8 +225,7 @@ def compare_with_baseline(
                     low=float(found[(name, "low")][j]),
                     high=float(found[(name, "high")][j]),
                     p_value=_p_value(column, cfg) if column.size else 1.0,
-                    **_power(column, scale, cfg),
-                    **_outcomes(column, metric, cfg.level),
+                    **_detail(column, metric, scale, cfg),
                 )
             rows.append(row)
     p = np.array([r["p_value"] for r in rows if "p_value" in r], dtype=np.float64)
@@ -240,39 +239,32 @@ def compare_with_baseline(
     return results, blocks_found
 
 
-def _power(differences: Floats, scale: float, cfg: ComparisonConfig) -> dict[str, Any]:
-    """The comparison's minimum detectable difference at the configured power (in the
-    metric's unit: a sum's scales with its users), and for a mean the users its target
-    difference needs (analysis/power.py)."""
-    n = int(differences.size)
-    if n < 2:
-        return {}
-    alpha = 1.0 - cfg.level
-    sd = float(np.std(differences, ddof=1))
-    detectable = power.detectable_difference(sd, n, alpha, cfg.power)
-    found: dict[str, Any] = {"detectable": None if detectable is None else detectable * scale}
-    if cfg.target_difference is not None and scale == 1.0:
-        found["users_needed"] = power.users_needed(cfg.target_difference, sd, alpha, cfg.power)
-    return found
-
-
-def _outcomes(differences: Floats, metric: str, level: float) -> dict[str, Any]:
+def _detail(
+    differences: Floats, metric: str, scale: float, cfg: ComparisonConfig
+) -> dict[str, Any]:
     """Per user: wins, ties and losses of the model against the baseline (by the metric's
-    direction), and Cohen's d of the differences with its exact interval at `level`."""
+    direction); Cohen's d of the differences with its exact interval at the comparison's
+    level; the minimum detectable difference at the configured power (in the metric's
+    unit: a sum's scales with its users) and, for a mean, the users its target difference
+    needs (analysis/power.py)."""
     higher = _definition(metric).higher_is_better
-    better = differences > 0 if higher else differences < 0
-    worse = differences < 0 if higher else differences > 0
     found: dict[str, Any] = {
-        "wins": int(np.sum(better)),
+        "wins": int(np.sum(differences > 0 if higher else differences < 0)),
         "ties": int(np.sum(differences == 0)),
-        "losses": int(np.sum(worse)),
+        "losses": int(np.sum(differences < 0 if higher else differences > 0)),
     }
     n = int(differences.size)
-    if n >= 2:
-        mean, sd = float(differences.mean()), float(np.std(differences, ddof=1))
-        interval = power.effect_size_interval(mean, sd, n, level)
-        if interval is not None:
-            found.update(effect_size=mean / sd, effect_low=interval[0], effect_high=interval[1])
+    if n < 2:
+        return found
+    alpha = 1.0 - cfg.level
+    mean, sd = float(differences.mean()), float(np.std(differences, ddof=1))
+    interval = power.effect_size_interval(mean, sd, n, cfg.level)
+    if interval is not None:
+        found.update(effect_size=mean / sd, effect_low=interval[0], effect_high=interval[1])
+    detectable = power.detectable_difference(sd, n, alpha, cfg.power)
+    found["detectable"] = None if detectable is None else detectable * scale
+    if cfg.target_difference is not None and scale == 1.0:
+        found["users_needed"] = power.users_needed(cfg.target_difference, sd, alpha, cfg.power)
     return found
 
 
