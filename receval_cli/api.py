@@ -27,7 +27,7 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.metric_groups import metric_groups, stated
+from receval_cli.config.metric_groups import conventions_block, metric_groups
 from receval_cli.config.metric_lists import metric_specs
 from receval_cli.config.model import (
     CatalogConfig,
@@ -157,12 +157,8 @@ def evaluate(
             )
             for group in groups
         ]
-        report = merged_report(parts, specs)
-        by_metric = stated(specs, groups[0].conventions)
-        if by_metric:
-            report = dataclasses.replace(
-                report, conventions={**report.conventions, "by_metric": by_metric}
-            )
+        block = conventions_block(groups[0].conventions, specs)
+        report = dataclasses.replace(merged_report(parts, specs), conventions=block)
         report, _ = unknown_items.checked(report, UnknownItemsConfig())  # the warning; no gate
         import receval_cli.report.html  # noqa: F401 (the Report's view in a notebook)
 

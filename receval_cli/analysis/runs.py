@@ -13,14 +13,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from receval_cli import console
 from receval_cli.analysis.gates import check_gates, check_history, check_relative
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.config.metric_groups import stated
+from receval_cli.config.metric_groups import conventions_block
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.engines.partitions import evaluate_partitioned
 from receval_cli.engines.run_plan import RunPlan, history_path, plan_run
@@ -35,7 +35,6 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.dialects import spec_of
 from receval_cli.report.comparability import truths_warning
 from receval_cli.report.finite import finite_report
-from receval_cli.results.blocks import ConventionsBlock
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
 from receval_cli.results.run_info import RunLabel, run_info, start_time
@@ -228,10 +227,7 @@ def _run_report(
         past = read_store(store)
         gates += _history_gates(loaded, reports, compared, past)
     config = resolved_config(loaded)
-    conventions = cast(ConventionsBlock, loaded.config.conventions.model_dump())
-    by_metric = stated(loaded.specs, loaded.config.conventions)
-    if by_metric:  # tools' names: each with its tool's conventions
-        conventions["by_metric"] = by_metric
+    conventions = conventions_block(loaded.config.conventions, loaded.specs)
     report = RunReport(
         models=reports,
         gates=gates,

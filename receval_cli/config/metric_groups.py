@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.metrics import REGISTRY, MetricSpec
 from receval_cli.metrics.dialects import ToolMeasure, measure_of
+from receval_cli.results.blocks import ConventionsBlock, ToolMeasureBlock
 
 # how the inputs are read, not what a metric means: a tool's measure keeps the config's
 CARRIED = ("duplicates", "truth_duplicates")
@@ -59,11 +60,21 @@ def metric_groups(config: Conventions, specs: tuple[MetricSpec, ...]) -> tuple[M
     return tuple(MetricGroup(c, tuple(s)) for c, s in groups.values())
 
 
-def stated(specs: tuple[MetricSpec, ...], run: Conventions) -> dict[str, Any]:
+def conventions_block(run: Conventions, specs: tuple[MetricSpec, ...]) -> ConventionsBlock:
+    """A report's `conventions`: the run's, and where tools' names are among the specs,
+    each one's under `by_metric` (stated)."""
+    block = cast(ConventionsBlock, run.model_dump())
+    by_metric = stated(specs, run)
+    if by_metric:
+        block["by_metric"] = by_metric
+    return block
+
+
+def stated(specs: tuple[MetricSpec, ...], run: Conventions) -> dict[str, ToolMeasureBlock]:
     """The report's statement of each tool measure's conventions (the `by_metric` block):
     its tool, the receval metric, the preset, and where it differs from the run's
     conventions: the ranking's settings and the metric's own parameters."""
-    block = {}
+    block: dict[str, ToolMeasureBlock] = {}
     for spec in specs:
         measure = measure_of(spec)
         if measure is None:
