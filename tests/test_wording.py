@@ -72,7 +72,7 @@ def json_object(text: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def test_an_error_carries_what_it_is_about(tmp_path: Path) -> None:
+def test_a_failure_carries_what_it_is_about(tmp_path: Path) -> None:
     """The file, the column, the key, what was found and the fix, as fields: on the JSON
     error line of `--log-format json`, and as `error.fields` in the Python API."""
     named = {"path": "predictions.csv", "columns": {"score": "pts"}}
