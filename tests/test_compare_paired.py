@@ -147,3 +147,26 @@ def test_a_damaged_per_user_block_is_refused(tmp_path: Path) -> None:
     damaged.write_text(json.dumps(data))
     result = invoke("compare", base, damaged)
     assert_user_error(result, "damaged.json", "per_user")
+
+
+@pytest.mark.parametrize("engine", [{"partitions": 3}, {"engine": "streaming", "partitions": 7}])
+def test_the_saved_per_user_values_are_the_same_on_a_partitioned_engine(
+    tmp_path: Path, engine: dict[str, Any]
+) -> None:
+    """--with-per-user on partitions and on one pass: the same users and values (the
+    partitioned run keeps its rows for them), so compare tests alike."""
+
+    def values(config: dict[str, Any], name: str) -> dict[Any, dict[str, Any]]:
+        path = write_config(tmp_path, config, name=name)
+        result = invoke("run", path, "-q", "--format", "json", "--with-per-user")
+        assert result.exit_code == 0, result.stderr
+        block = json.loads(result.stdout)["models"]["model"]["per_user"]
+        return {
+            user: {metric: column[i] for metric, column in block["values"].items()}
+            for i, user in enumerate(block["users"])
+        }
+
+    one = values(config("ties_int_predictions.csv"), "one.yaml")
+    found = values(config("ties_int_predictions.csv", **engine), "parts.yaml")
+    assert found == one
+    assert len(one) > 60

@@ -100,3 +100,21 @@ def test_each_preset_sets_it_as_its_tool_does() -> None:
         "recommenders": "evaluate",
         "rectools": "evaluate",
     }
+
+
+def test_user_coverage_over_the_users_with_a_relevant_item(tmp_path: Path) -> None:
+    """RecTools' CoveredUsers: u1 (relevant, a list), u2 (only a grade-0 row, a list),
+    u3 (relevant, no list). users=truth: 2 of 3 have a list; users=relevant: u1 and u3
+    count, u1 alone has a list: 1/2."""
+    write(tmp_path / "p.csv", "user,item,score\n1,10,0.9\n2,10,0.5\n")
+    write(tmp_path / "t.csv", "user,item,relevance\n1,10,1\n2,9,0\n3,10,2\n")
+    config = {
+        "predictions": {"path": "p.csv"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "relevance"}},
+        "metrics": ["user_coverage", "user_coverage(users=relevant)"],
+    }
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.loading import load_config
+
+    report = evaluate_config(load_config(write_config(tmp_path, config))).models["model"]
+    assert report.metrics == {"user_coverage": 2 / 3, "user_coverage(users=relevant)": 0.5}

@@ -204,3 +204,17 @@ def test_a_sample_as_large_as_the_catalog_is_refused(tmp_path: Path) -> None:
         },
     )
     assert_user_error(invoke("run", config), "negatives (100) must be fewer than")
+
+
+def test_a_fractional_count_of_negatives_is_refused(tmp_path: Path) -> None:
+    write(tmp_path / "p.csv", "user,item,score\n1,9,1\n")
+    write(tmp_path / "t.csv", "user,item\n1,9\n")
+    config = write_config(
+        tmp_path,
+        {
+            "predictions": {"path": "p.csv"},
+            "ground_truth": {"path": "t.csv"},
+            "metrics": ["corrected@10(items=100,negatives=2.5)"],
+        },
+    )
+    assert_user_error(invoke("run", config), "negatives is 2.5; it must be a whole number")
