@@ -192,29 +192,18 @@ def test_spark_agrees(tmp_path: Path) -> None:
     assert found.metrics == expected.metrics
 
 
-def test_a_sample_as_large_as_the_catalog_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("corrected@10(items=100,negatives=100)", "negatives (100) must be fewer than"),
+        ("corrected@10(items=100,negatives=2.5)", "negatives is 2.5; it must be a whole number"),
+    ],
+)
+def test_impossible_counts_are_refused(tmp_path: Path, spec: str, says: str) -> None:
     write(tmp_path / "p.csv", "user,item,score\n1,9,1\n")
     write(tmp_path / "t.csv", "user,item\n1,9\n")
     config = write_config(
         tmp_path,
-        {
-            "predictions": {"path": "p.csv"},
-            "ground_truth": {"path": "t.csv"},
-            "metrics": ["corrected@10(items=100,negatives=100)"],
-        },
+        {"predictions": {"path": "p.csv"}, "ground_truth": {"path": "t.csv"}, "metrics": [spec]},
     )
-    assert_user_error(invoke("run", config), "negatives (100) must be fewer than")
-
-
-def test_a_fractional_count_of_negatives_is_refused(tmp_path: Path) -> None:
-    write(tmp_path / "p.csv", "user,item,score\n1,9,1\n")
-    write(tmp_path / "t.csv", "user,item\n1,9\n")
-    config = write_config(
-        tmp_path,
-        {
-            "predictions": {"path": "p.csv"},
-            "ground_truth": {"path": "t.csv"},
-            "metrics": ["corrected@10(items=100,negatives=2.5)"],
-        },
-    )
-    assert_user_error(invoke("run", config), "negatives is 2.5; it must be a whole number")
+    assert_user_error(invoke("run", config), says)
