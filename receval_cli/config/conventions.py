@@ -23,7 +23,9 @@ from receval_cli.errors import did_you_mean
 from receval_cli.metrics.registry import resolved_params
 from receval_cli.metrics.spec import MetricSpec, ParamValue
 
-TieBreak = Literal["item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order"]
+TieBreak = Literal[
+    "item_desc", "item_asc", "item_text_desc", "item_text_asc", "input_order", "expected"
+]
 MissingPolicy = Literal["zero", "skip"]
 PredictionOnly = Literal["skip", "evaluate"]
 PrecisionDenominator = Literal["k", "list_length"]
@@ -84,7 +86,10 @@ class Conventions(BaseModel):
             "Order of items with equal score (or equal rank) after score descending: "
             "item_desc or item_asc (the item id in its own order: integers as numbers), "
             "item_text_desc (the id as text whatever its type, so 9 before 10 before 100: "
-            "trec_eval's rule) or item_text_asc, or input_order (file order)."
+            "trec_eval's rule) or item_text_asc, or input_order (file order); or expected: "
+            "each metric's expected value over every order of the tied items (McSherry "
+            "and Najork, ECIR 2008), for the metrics that have one in closed form (the "
+            "others are refused by name)."
         ),
     )
     users_without_recommendations: MissingPolicy = Field(

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import cast
 
 from receval_cli.config.conventions import Conventions
+from receval_cli.errors import ConfigError
 from receval_cli.metrics import REGISTRY, MetricSpec
 from receval_cli.metrics.dialects import ToolMeasure, measure_of
+from receval_cli.metrics.tie_expectation import order_dependent
 from receval_cli.results.blocks import ConventionsBlock, ToolMeasureBlock
 
 # how the inputs are read, not what a metric means: a tool's measure keeps the config's
@@ -57,7 +59,37 @@ def metric_groups(config: Conventions, specs: tuple[MetricSpec, ...]) -> tuple[M
         conventions = config if measure is None else tool_conventions(config, measure)
         key = _key(conventions)
         groups.setdefault(key, (conventions, []))[1].append(spec)
+    for conventions, group in groups.values():
+        refuse_order_dependent(conventions, group)
     return tuple(MetricGroup(c, tuple(s)) for c, s in groups.values())
+
+
+def refuse_order_dependent(conventions: Conventions, specs: list[MetricSpec]) -> None:
+    """Under tie_break expected, refuse by name the metrics whose expected value over the
+    orders of tied items has no closed form (metrics/tie_expectation.py), before anything
+    is read."""
+    if conventions.tie_break != "expected":
+        return
+    found = {}
+    for spec in specs:
+        why = order_dependent(spec, conventions.metric_params(spec))
+        if why is not None:
+            found[str(spec)] = why
+    if not found:
+        return
+    named = ", ".join(f"{metric} ({why})" for metric, why in list(found.items())[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    fix = (
+        "Evaluate them in a second config with another tie_break (item_desc, item_asc, ...), "
+        "or leave them out; `receval metrics NAME` says what tie_break expected computes."
+    )
+    raise ConfigError(
+        "conventions.tie_break is expected (each metric's mean over every order of the tied "
+        f"items), which has no closed form for: {named}{more}. {fix}",
+        key="conventions.tie_break",
+        found=list(found),
+        fix=fix,
+    )
 
 
 def conventions_block(run: Conventions, specs: tuple[MetricSpec, ...]) -> ConventionsBlock:

@@ -495,6 +495,12 @@ def users_block(merged: Partial, run: FinishContext, ranking: bool) -> UsersBloc
         },
         "only_in_predictions": counts["only_in_predictions"],
     }
+    if "tied_positions" in counts:
+        block["ties"] = {
+            "tied_positions": counts["tied_positions"],
+            "tied_groups": counts["tied_groups"],
+            "users_with_ties": counts["users_with_ties"],
+        }
     differing = {
         name: total.counted
         for name, total in merged.totals.items()

@@ -52,6 +52,19 @@ USER_TALLY = {
     "skipped_no_recs": (pl.col("status") == "no_recommendations").sum(),
     "only_in_predictions": (pl.col("status") == "only_in_predictions").sum(),
 }
+# under tie_break expected: the positions within the cutoffs whose item shares its score
+# (or rank) with another item of its list, the ties among them, the users with one
+TIE_TALLY = {
+    "tied_positions": pl.col("tied_positions").sum(),
+    "tied_groups": pl.col("tied_groups").sum(),
+    "users_with_ties": (pl.col("tied_positions") > 0).sum(),
+}
+
+
+def user_tally(columns: list[str]) -> dict[str, pl.Expr]:
+    """What a per-user table with these columns tallies: USER_TALLY, and TIE_TALLY where
+    the lists kept their ties (tie_break expected)."""
+    return {**USER_TALLY, **(TIE_TALLY if "tied_positions" in columns else {})}
 
 
 def guard_ranges(

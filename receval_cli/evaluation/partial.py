@@ -18,7 +18,12 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.evaluation.item_facts import ItemFacts, ItemTables, distinct_items
-from receval_cli.evaluation.metric_users import USER_TALLY, counted_expr, metric_users
+from receval_cli.evaluation.metric_users import (
+    USER_TALLY,
+    counted_expr,
+    metric_users,
+    user_tally,
+)
 from receval_cli.evaluation.rating import PairPartial, compact_pairs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.checks import DuplicatesFound
@@ -143,7 +148,10 @@ def table_partial(
         rows={},
         checks={"predictions": {}, "truth": {}},
         duplicates={},
-        tally={k: int(v) for k, v in per_user.select(**USER_TALLY).row(0, named=True).items()},
+        tally={
+            k: int(v)
+            for k, v in per_user.select(**user_tally(per_user.columns)).row(0, named=True).items()
+        },
         samples={
             "predictions": _smallest(per_user, pl.col("list_length") > 0),
             "truth": _smallest(per_user, pl.col("in_truth")),

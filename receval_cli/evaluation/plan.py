@@ -35,6 +35,7 @@ from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input, failing_input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.stats import Stats
+from receval_cli.metrics.tie_expectation import ExpectedStats
 from receval_cli.wording import setting
 
 PREDICTION_CHECKS = "predictions:"
@@ -52,7 +53,11 @@ def metric_exprs(
     the checks, not the expressions, are then of use.
     """
     sources = sources or Sources()
-    stats = Stats(tuple(sources.features()), sources.embedding_dims)
+    stats = (
+        ExpectedStats(tuple(sources.features()), sources.embedding_dims, conventions.max_depth)
+        if conventions.tie_break == "expected"
+        else Stats(tuple(sources.features()), sources.embedding_dims)
+    )
     exprs = {}
     for spec in specs:
         params = conventions.metric_params(spec)
@@ -215,12 +220,14 @@ def per_user_frame(
             found=predictions.layout,
             fix=fix,
         )
+    ties = stats.expected_ties  # tie_break expected: the lists keep their ties
     lists = rank_lists(
         deduped,
         by,
         conventions.tie_break,
         depth,
         [*list_checks, *stats.lists.aggregations.values()],
+        ties=ties,
     ).cache()  # ranked once, whatever reads it (the metrics, the items, the states)
     indexed = index_truth(truth.frame, conventions)
     truth_checks = _checked(
@@ -231,9 +238,10 @@ def per_user_frame(
         .group_by("user")
         .agg(*stats.truth.aggregations.values(), pl.len().alias("truth_items"), *truth_checks)
     )
-    frame = truth_stats.join(lists.drop("items"), on="user", how="full", coalesce=True)
+    per_list = lists.drop("items", *(["keys"] if ties else []))
+    frame = truth_stats.join(per_list, on="user", how="full", coalesce=True)
     if stats.hits.aggregations:
-        hits = join_hits(ranked_items(lists), indexed)
+        hits = join_hits(ranked_items(lists, ties), indexed)
         on_hits = set(stats.truth_columns_on_hits)
         if stats.needs_n_relevant_on_hits:
             on_hits.add("n_relevant")

@@ -31,7 +31,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.evaluation.global_metrics import state_queries
-from receval_cli.evaluation.metric_users import USER_TALLY, counted_expr, metric_users
+from receval_cli.evaluation.metric_users import counted_expr, metric_users, user_tally
 from receval_cli.evaluation.partial import SAMPLES, MetricTotal, Partial
 from receval_cli.evaluation.rating import bucket_pairs
 from receval_cli.inputs.readers import Input
@@ -166,8 +166,9 @@ def _grouped_partials(
     """table_partial of each segment's users, by segment code, for the segments with users."""
     keyed = per_user.with_columns(codes)
     names = [str(spec) for spec in user_specs]
+    tally = user_tally(per_user.columns)
     grouped = keyed.group_by(_CODE).agg(
-        *(v.alias(k) for k, v in USER_TALLY.items()),
+        *(v.alias(k) for k, v in tally.items()),
         pl.col("user").filter(pl.col("list_length") > 0).bottom_k(SAMPLES).alias(":predictions"),
         pl.col("user").filter(pl.col("in_truth")).bottom_k(SAMPLES).alias(":truth"),
         *(
@@ -194,7 +195,7 @@ def _grouped_partials(
             rows={},
             checks={"predictions": {}, "truth": {}},
             duplicates={},
-            tally={k: int(row[k]) for k in USER_TALLY},
+            tally={k: int(row[k]) for k in tally},
             samples={"predictions": sorted(row[":predictions"]), "truth": sorted(row[":truth"])},
             totals={
                 n: MetricTotal(sums[n][code], int(row[n]), int(row[f"{n}:users"])) for n in names

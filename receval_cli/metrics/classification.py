@@ -62,6 +62,7 @@ def _f_beta(s: Stats, k: int | None, p: Params, beta: float) -> pl.Expr:
 
 @register(
     "set_precision",
+    ties="expected",
     summary="Share of the retrieved items that are relevant.",
     formula="|retrieved ∩ R| / |retrieved|",
     params=(RETRIEVE, THRESHOLD),
@@ -74,6 +75,7 @@ def set_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "set_recall",
+    ties="expected",
     summary="Share of the relevant items that are retrieved.",
     formula="|retrieved ∩ R| / |R|",
     params=(RETRIEVE, THRESHOLD),
@@ -85,6 +87,7 @@ def set_recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "set_f1",
+    ties="expected",
     summary="Harmonic mean of set precision and set recall.",
     formula="2 P R / (P + R)",
     params=(RETRIEVE, THRESHOLD),
@@ -96,6 +99,7 @@ def set_f1(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "set_fbeta",
+    ties="expected",
     summary="Weighted harmonic mean of set precision and set recall.",
     formula="(1 + beta^2) P R / (beta^2 P + R)",
     params=(RETRIEVE, THRESHOLD, BETA),

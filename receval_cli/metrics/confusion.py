@@ -87,6 +87,7 @@ def mcc(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "fall_out",
+    ties="expected",
     summary="Share of the list's non-relevant items that are in the top k.",
     formula="(min(k, n) - hits@k) / (n - hits@all), n the list length",
     params=(NO_NEGATIVES,),

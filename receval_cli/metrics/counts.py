@@ -11,6 +11,7 @@ from receval_cli.metrics.stats import Stats
 
 @register(
     "num_ret",
+    ties="order_free",
     summary="Items recommended (after max_depth), summed over users.",
     formula="sum over users of the list length",
     takes_cutoff=False,
@@ -24,6 +25,7 @@ def num_ret(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "num_rel",
+    ties="order_free",
     summary="Relevant items in the ground truth, summed over users.",
     formula="sum over users of |R|",
     takes_cutoff=False,
@@ -37,6 +39,7 @@ def num_rel(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "num_rel_ret",
+    ties="expected",
     summary="Relevant items recommended, summed over users.",
     formula="sum over users of hits@all",
     takes_cutoff=False,

@@ -132,6 +132,7 @@ def round_terms(k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "ctr",
+    ties="whole_list",
     summary="Click-through rate of the recommendations, estimated from logged clicks.",
     formula="matching: mean click of matched; ips: mean [matched] click/p; snips: "
     "sum [matched] click/p / sum [matched] 1/p; dm: mean r^; dr: mean r^ + [matched] "

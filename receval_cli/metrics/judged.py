@@ -101,6 +101,7 @@ def infap(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "unj",
+    ties="expected",
     summary="Share of the top k that is unjudged (trec_eval's unj, a coverage red flag).",
     formula="(min(k, list length) - judged@k) / k",
 )
@@ -117,6 +118,7 @@ def unj(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "judged",
+    ties="expected",
     summary="Share of the top k that is judged (ir_measures' Judged@k).",
     formula="judged@k / k   (denominator=list_length: judged@k / min(k, list length))",
     params=(PRECISION_DENOMINATOR, NEGATIVE_GRADES),
@@ -138,6 +140,7 @@ def judged(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "num_nonrel_judged_ret",
+    ties="expected",
     summary="Judged non-relevant items recommended, summed over users.",
     formula="sum over users of the judged non-relevant items in the whole list",
     takes_cutoff=False,

@@ -18,6 +18,7 @@ MEASURE = Param(
 
 @register(
     "sufficient_reco",
+    ties="order_free",
     summary="Whether the list fills its top k (or the share of the k positions it fills).",
     formula="[n >= k]   (measure=share: min(k, n) / k), n the list length",
     params=(MEASURE,),

@@ -146,6 +146,7 @@ def utility(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "relative_precision",
+    ties="expected",
     summary="Precision at k over the best possible at k, min(k, |R|) (trec_eval relative_P).",
     formula="hits@k / min(k, |R|)   (no cutoff: hits / min(list length, |R|), set_relative_P)",
     aliases=("relative_p",),
@@ -163,6 +164,7 @@ def relative_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "rprec_mult",
+    ties="expected",
     summary="Precision at a multiple of |R| (trec_eval Rprec_mult).",
     formula="hits@c / c,  c = floor(multiplier * |R| + 0.9)",
     takes_cutoff=False,

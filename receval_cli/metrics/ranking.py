@@ -11,7 +11,14 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, register
-from receval_cli.metrics.stats import Stats, f_beta, gain_kind, per_user_constant, safe_div
+from receval_cli.metrics.stats import (
+    OrderDependent,
+    Stats,
+    f_beta,
+    gain_kind,
+    per_user_constant,
+    safe_div,
+)
 
 GAIN = Param(
     "gain",
@@ -76,6 +83,7 @@ def metric_gain_kind(p: Params) -> str:
 
 @register(
     "precision",
+    ties="expected",
     summary="Share of the top k that is relevant.",
     formula="hits@k / k   (denominator=list_length: hits@k / min(k, list length))",
     params=(PRECISION_DENOMINATOR,),
@@ -92,6 +100,7 @@ def precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "recall",
+    ties="expected",
     summary="Share of the relevant items found in the top k.",
     formula="hits@k / |R|",
 )
@@ -106,6 +115,7 @@ def _f_beta(s: Stats, k: int | None, p: Params, beta: float) -> pl.Expr:
 
 @register(
     "f1",
+    ties="expected",
     summary="Harmonic mean of precision@k and recall@k, per user.",
     formula="2 * P@k * R@k / (P@k + R@k)",
     params=(PRECISION_DENOMINATOR,),
@@ -117,6 +127,7 @@ def f1(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "fbeta",
+    ties="expected",
     summary="Weighted harmonic mean of precision@k and recall@k, per user.",
     formula="(1 + beta^2) * P@k * R@k / (beta^2 * P@k + R@k)",
     params=(PRECISION_DENOMINATOR, BETA),
@@ -130,17 +141,20 @@ def fbeta(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "hit_rate",
+    ties="expected",
     summary="1 when any relevant item is in the top k, else 0.",
     formula="[hits@k > 0]",
     aliases=("success", "hr"),
 )
 def hit_rate(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """HR@k = 1 if hits@k > 0 else 0 (trec_eval's success_k)."""
-    return (s.hits_at(k) > 0).cast(pl.Float64)
+    """HR@k = 1 if hits@k > 0 else 0 (trec_eval's success_k); under tie_break expected,
+    the chance that a relevant item is in the top k."""
+    return s.any_hit(k)
 
 
 @register(
     "hits",
+    ties="expected",
     summary="Relevant items in the top k (a count per user, averaged: ranx's hits).",
     formula="hits@k",
     upper_bound=None,
@@ -155,6 +169,7 @@ def hits(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "mrr",
+    ties="expected",
     summary="Reciprocal rank of the first relevant item in the top k (0 if none).",
     formula="1 / rank of the first relevant item within the top k",
     aliases=("rr", "recip_rank"),
@@ -166,6 +181,7 @@ def mrr(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "map",
+    ties="expected",
     summary="Average precision at the relevant items of the top k, per user (mean = MAP).",
     formula="sum over relevant i <= k of P@i / denominator   (|R|, min(k, |R|), hits@k or k)",
     params=(AP_DENOMINATOR,),
@@ -183,6 +199,8 @@ def average_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
     if by == "relevant":
         denominator = s.n_relevant()
     elif by == "hits":
+        if s.expected_ties:  # a ratio of two counts that move together
+            raise OrderDependent("AP divided by hits@k: a ratio of two counts that move together")
         denominator = s.hits_at(k)
     elif by == "k":
         denominator = per_user_constant(k) if k is not None else s.retrieved(None)
@@ -193,6 +211,7 @@ def average_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "r_precision",
+    ties="expected",
     summary="Precision at rank |R|, the user's number of relevant items.",
     formula="hits@|R| / |R|",
     takes_cutoff=False,
@@ -205,6 +224,7 @@ def r_precision(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "cg",
+    ties="expected",
     summary="Cumulative gain: the sum of the gains of the top k items.",
     formula="sum_{i<=k} gain(rel_i)",
     params=(GAIN, BELOW_THRESHOLD, GAINS),
@@ -217,6 +237,7 @@ def cg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "dcg",
+    ties="expected",
     summary="Discounted cumulative gain of the top k.",
     formula="sum_{i<=k} gain(rel_i) * discount(i)",
     params=(GAIN, BELOW_THRESHOLD, GAINS, DISCOUNT),
@@ -229,6 +250,7 @@ def dcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "idcg",
+    ties="order_free",
     summary="DCG of the ideal ranking (ground truth by relevance, descending).",
     formula="DCG@k of the ideal list (all_relevant: uncut; k_positions: k best grades)",
     params=(GAIN, BELOW_THRESHOLD, GAINS, DISCOUNT, IDEAL),
@@ -256,6 +278,7 @@ def idcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
 
 @register(
     "ndcg",
+    ties="expected",
     summary="DCG@k normalised by the ideal DCG.",
     formula="DCG@k / IDCG@k   (0 when IDCG is 0)",
     params=(GAIN, BELOW_THRESHOLD, GAINS, DISCOUNT, IDEAL),

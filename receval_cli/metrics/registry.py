@@ -256,6 +256,10 @@ class MetricDef:
     # users_without_relevant rule does not apply to it, so it averages over every user
     # with a list whatever the ground truth holds (as the peer libraries' such measures)
     reads_relevance: bool = True
+    # under tie_break expected (metrics/tie_expectation.py): "expected", its expected value
+    # over the orders of tied items in closed form; "order_free", its value does not depend
+    # on the order; "whole_list", order-free without a cutoff; "order": refused there
+    ties: str = "order"
 
     @property
     def function(self) -> Callable[..., object]:
@@ -358,11 +362,13 @@ def register(
     no_value: str | None = None,
     needs_cutoff: bool = False,
     reads_relevance: bool = True,
+    ties: str = "order",
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
     `no_value`: when its value can be null, why (the warning's words); `needs_cutoff`:
     name@k only; `reads_relevance`: False when the metric never reads relevance
-    (users_without_relevant then does not apply to it)."""
+    (users_without_relevant then does not apply to it); `ties`: what tie_break expected
+    computes of it (MetricDef.ties)."""
 
     def add(compute: Compute) -> Compute:
         _add(
@@ -382,6 +388,7 @@ def register(
                 no_value=no_value,
                 needs_cutoff=needs_cutoff,
                 reads_relevance=reads_relevance,
+                ties=ties,
             )
         )
         return compute
@@ -426,6 +433,7 @@ def register_global(
                 aggregate="global",
                 scope="global",
                 global_metric=global_metric,
+                ties="whole_list",
             )
         )
         return finish
@@ -472,6 +480,7 @@ def register_pairs(
                 lower_bound=lower_bound,
                 pairs=PairMetric(sums, finish, table),
                 no_value=no_value,
+                ties="whole_list",
             )
         )
         return finish

@@ -249,12 +249,21 @@ SIDES = (
 )
 
 
+class OrderDependent(ValueError):
+    """Under tie_break expected: the metric, as asked, has no closed-form expected value
+    over the orders of tied items (metrics/tie_expectation.py)."""
+
+
 class Stats:
     """Collects the per-user statistics metrics ask for, by table.
 
     `features` are the item features the catalog carries, `embedding_dims` the length of
-    its embeddings (0 without them).
+    its embeddings (0 without them). Under tie_break expected, ExpectedStats
+    (metrics/tie_expectation.py) gives each statistic's expected value over the orders of
+    tied items instead.
     """
+
+    expected_ties = False
 
     def __init__(self, features: tuple[str, ...] = (), embedding_dims: int = 0) -> None:
         self.truth = Table()
@@ -423,6 +432,10 @@ class Stats:
         return self.hits.agg(
             f"hits@{cutoff_label(k)}", (_relevant & (_rank <= depth(k))).sum()
         ).fill_null(0)
+
+    def any_hit(self, k: int | None) -> pl.Expr:
+        """1.0 when a relevant item is in the top k, else 0.0."""
+        return (self.hits_at(k) > 0).cast(pl.Float64)
 
     def hits_at_r(self) -> pl.Expr:
         """Relevant items in the top |R| positions."""

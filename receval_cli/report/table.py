@@ -212,6 +212,13 @@ def users_line(users: UsersBlock) -> str:
         line += "; skipped: " + ", ".join(reasons)
     if users["only_in_predictions"]:
         line += f"; {users['only_in_predictions']} only in predictions (not evaluated)"
+    ties = users.get("ties")
+    if ties is not None:
+        line += (
+            f"; tie_break expected: {ties['tied_positions']} tied positions in "
+            f"{ties['tied_groups']} ties ({ties['users_with_ties']} users), each metric "
+            "averaged over every order of them"
+        )
     return line
 
 

@@ -13,6 +13,16 @@ class UserReasons(TypedDict):
     no_relevant: int
 
 
+class TiesBlock(TypedDict):
+    """Under tie_break expected: the positions within the deepest cutoff whose item shares
+    its score (or rank) with another item of its list, the ties they make, the users with
+    one; the metrics are averaged over every order of those items."""
+
+    tied_positions: int
+    tied_groups: int
+    users_with_ties: int
+
+
 class UsersBlock(TypedDict):
     """Who was evaluated: the ground truth's users against the predictions'."""
 
@@ -25,6 +35,8 @@ class UsersBlock(TypedDict):
     only_in_predictions: int
     # a metric whose mean counts other users than `evaluated` (its own user rules)
     evaluated_per_metric: NotRequired[dict[str, int]]
+    # tie_break expected: the tied positions within the cutoffs (metric_users.TIE_TALLY)
+    ties: NotRequired[TiesBlock]
 
 
 class InputBlock(TypedDict, total=False):
