@@ -29,6 +29,7 @@ from receval_cli.metrics.dialects import is_tools_own, spec_of, tool_measures
 from receval_cli.metrics.peer_names import PEER_MEASURES
 from receval_cli.metrics.registry import Param
 from receval_cli.metrics.spec import ParamValue
+from receval_cli.metrics.tie_expectation import TIES_TEXT
 from receval_cli.wording import possessive
 
 
@@ -179,7 +180,8 @@ def metric_detail(name: str) -> RenderableType:
         head.append(f"report value: {definition.aggregate} over the users\n")
     if definition.aliases:
         head.append(f"aliases: {', '.join(definition.aliases)}\n")
-    head.append(f"cutoff: {_cutoff_text(definition)}\n\n")
+    head.append(f"cutoff: {_cutoff_text(definition)}\n")
+    head.append(f"ties: {TIES_TEXT[definition.ties]}\n\n")
     head.append(doc + "\n")
     params = Table(title="parameters", title_justify="left")
     params.add_column("name", no_wrap=True)

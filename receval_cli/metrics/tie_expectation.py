@@ -62,6 +62,15 @@ EXPECTED = "expected"  # its expected value over the tied orders, in closed form
 ORDER_FREE = "order_free"  # its value does not depend on the order of the list
 WHOLE_LIST = "whole_list"  # a global or pair metric: order-free without a cutoff
 
+# what `receval metrics NAME` says of each kind
+TIES_TEXT = {
+    EXPECTED: "tie_break expected gives its mean over every order of tied items (closed form)",
+    ORDER_FREE: "its value does not depend on the order of tied items",
+    WHOLE_LIST: "without a cutoff its value does not depend on the order of tied items; "
+    "tie_break expected refuses it at a cutoff",
+    "order": "its value depends on the order of tied items: tie_break expected refuses it",
+}
+
 
 def order_dependent(spec: MetricSpec, params: Mapping[str, ParamValue]) -> str | None:
     """Why tie_break expected cannot compute `spec` (None: it can): the metric's value
