@@ -139,6 +139,14 @@ def test_what_cannot_be_compared_is_refused(tmp_path: Path) -> None:
         "comparison.lists",
         "engine: spark",
     )
+    assert_user_error(
+        invoke(
+            "run",
+            two_models(tmp_path, ["rbo@10(p=0.9)"], conventions={"tie_break": "expected"}),
+        ),
+        "comparison.lists",
+        "tie_break expected",
+    )
     saved = tmp_path / "saved.json"
     one = write_config(
         tmp_path,

@@ -219,7 +219,8 @@ def plan_run(
     engine = _engine(loaded, models)
     if engine.partitioned:
         check_engine(loaded, engine)
-    if settings.lists and (engine.spark or baseline_report is not None):
+    expected_ties = loaded.config.conventions.tie_break == "expected"
+    if settings.lists and (engine.spark or baseline_report is not None or expected_ties):
         _refuse_list_comparison(loaded, engine, baseline_report)
     return RunPlan(
         loaded=loaded,
@@ -237,9 +238,16 @@ def _refuse_list_comparison(
     loaded: LoadedConfig, engine: EngineChoice, baseline_report: Path | None
 ) -> None:
     """comparison.lists reads the models' lists with polars, the baseline model's too: not
-    on Spark, nor against a saved report (which holds no lists)."""
+    on Spark, nor against a saved report (which holds no lists), nor under tie_break
+    expected (the lists' order among tied items is not one order then)."""
     key = "comparison.lists"
-    if engine.spark:
+    if loaded.config.conventions.tie_break == "expected":
+        fix = "Compare the lists in a second config with another tie_break (item_desc, ...)."
+        why = (
+            "conventions.tie_break expected averages the metrics over every order of tied "
+            "items, and rbo, jaccard@k and kendall_tau read one order"
+        )
+    elif engine.spark:
         fix = "Run it on a polars engine (engine: auto), or drop comparison.lists."
         why = "engine: spark reads the predictions in Spark"
     else:
