@@ -14,7 +14,9 @@ Definitions (for one user; positions i are 1-based):
     ranked list   items by score descending (rank ascending); equal values ordered by the
                   tie_break: item_desc / item_asc (ids compared in their own type),
                   item_text_desc / item_text_asc (ids compared as text: str(id), so 9
-                  after 10 ascending) or input_order (file order)
+                  after 10 ascending) or input_order (file order); or expected: each
+                  metric is the mean of its values over every order of the tied items
+                  (every permutation of each run of equal values, enumerated)
     R             truth items with grade >= relevance_threshold
     hits@k        items of R among the first k of the list (k = None: the whole list)
     gain(g)       0 for a missing or negative grade; linear: g; exponential: 2^g - 1
@@ -25,6 +27,7 @@ Definitions (for one user; positions i are 1-based):
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import struct
@@ -192,6 +195,17 @@ def rank_list(entries: list[tuple[Any, float, int]], layout: str, tie_break: str
     return [entry[0] for entry in ordered]
 
 
+def every_order(entries: list[tuple[Any, float, int]], layout: str) -> list[list[Any]]:
+    """Every order of a user's list among its tied items: best value first, each run of
+    equal values in each of its permutations."""
+    ordered = sorted(entries, key=lambda e: -e[1] if layout == "score" else e[1])
+    runs = [[e[0] for e in run] for _, run in itertools.groupby(ordered, key=lambda e: e[1])]
+    return [
+        [item for part in parts for item in part]
+        for parts in itertools.product(*(itertools.permutations(run) for run in runs))
+    ]
+
+
 def dedupe_predictions(
     rows: Sequence[tuple[Any, Any, float]], layout: str, policy: str
 ) -> dict[Any, list[tuple[Any, float, int]]]:
@@ -346,10 +360,15 @@ def evaluate(
         grades = {u: {i: float(int(g)) for i, g in judged.items()} for u, judged in grades.items()}
     threshold = float(conv["relevance_threshold"])
     depth = conv["max_depth"]  # only the first max_depth items of a list count
-    ranked = {
-        user: rank_list(entries, layout, conv["tie_break"])[:depth]
+    expected = conv["tie_break"] == "expected"
+    orders = {
+        user: every_order(entries, layout)
+        if expected
+        else [rank_list(entries, layout, conv["tie_break"])]
         for user, entries in lists.items()
     }
+    orders = {user: [order[:depth] for order in found] for user, found in orders.items()}
+    ranked = {user: found[0] for user, found in orders.items()}
 
     specs = []
     for text in metrics:
@@ -382,8 +401,12 @@ def evaluate(
             status[user] = "no_recommendations"
         else:
             status[user] = "evaluated"
+        found = orders.get(user, [[]])
         per_user[user] = {
-            text: user_metric(name, k, params, user_list, grades[user], threshold)
+            text: math.fsum(
+                user_metric(name, k, params, order, grades[user], threshold) for order in found
+            )
+            / len(found)
             for text, name, k, params in specs
         }
 
