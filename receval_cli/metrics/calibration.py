@@ -71,6 +71,8 @@ def genre_feature(s: Stats) -> str:
     upper_bound=None,
     higher_is_better=False,
     reads_relevance=False,
+    no_value="no evaluated user has an item with a genre (catalog tags or category) in the "
+    "interactions log",
 )
 def miscalibration(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs `interactions` (the history H(u): the user's distinct logged items) and a
