@@ -35,6 +35,7 @@ category: user 1 history {9 r, 10 r, 11 o}: p(r) = 2/3, p(o) = 1/3; top 3 {9 r, 
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -187,8 +188,8 @@ def test_metrics_command_shows_it() -> None:
     assert result.exit_code == 0, result.stderr
     text = " ".join(result.stdout.split())
     assert "Steck" in text
-    assert "alpha" in text and "weights" in text and "feature" in text
-    assert "reciprocal" in text
+    for word in ("alpha", "weights", "feature", "reciprocal"):
+        assert word in text
 
 
 # ------------------------------------------------------------------ errors
@@ -337,7 +338,9 @@ def receval_per_user(data: dict[str, Any], specs: list[str]) -> pl.DataFrame | N
             interactions=pl.DataFrame(log, schema=ids, orient="row"),
         )
     except InputError as error:
-        assert "is undefined for every evaluated user: no evaluated user has an item" in str(error)
+        said = str(error)
+        if "is undefined for every evaluated user: no evaluated user has an item" not in said:
+            raise
         return None
     assert report.per_user is not None
     return report.per_user
@@ -404,7 +407,7 @@ def test_bounds_and_alpha(data: dict[str, Any]) -> None:
             continue
         for alpha, value in zip(alphas, row, strict=True):
             assert 0.0 <= value <= math.log(1 / alpha) + 1e-12
-        assert all(a >= b - 1e-12 for a, b in zip(row, row[1:], strict=False))
+        assert all(a >= b - 1e-12 for a, b in itertools.pairwise(row))
 
 
 @settings(max_examples=30, deadline=None)
