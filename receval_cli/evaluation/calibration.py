@@ -16,7 +16,10 @@ C_KL = ln(1 / alpha), the largest value (nothing of the user's interests is list
 Every float sum is taken in a fixed order, so a user's value is the same bits on every
 engine and in every bucket: a genre's history mass adds its items' shares in ascending
 order, its list mass in rank order, the divergence its genres' terms in the genres' text
-order (ordered_sum: a running sum's last value).
+order (ordered_sum: a running sum's last value). Every division's divisor is made a
+full column first (stats.row_constant): a table joined to a one-row table (a bucket with
+one user) holds a broadcast column, which polars divides by as a product with its
+reciprocal (3 / 10 = 0.30000000000000004), and the last bits would follow the bucket.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from receval_cli.metrics.stats import (
     cutoff_label,
     depth,
     ordered_sum,
+    row_constant,
 )
 
 _rank = pl.col("rank")
@@ -70,7 +74,8 @@ def history_distribution(
     sized = rows.group_by("user").agg(pl.col("item").n_unique().cast(pl.Float64).alias("held"))
     mass = rows.group_by("user", "genre").agg(ordered_sum(_share.sort()).alias("mass"))
     joined = mass.join(sized, on="user", how="inner")
-    return joined.select("user", "genre", (pl.col("mass") / pl.col("held")).alias("p"))
+    mass = pl.col("mass")
+    return joined.select("user", "genre", (mass / row_constant(pl.col("held"), mass)).alias("p"))
 
 
 def _in_rank_order(values: pl.Expr, k: int | None) -> pl.Expr:
@@ -100,8 +105,9 @@ def list_distribution(
     shares = []
     for k in cutoffs:
         label = cutoff_label(k)
-        total = pl.col(f"total@{label}")
-        shares.append(pl.when(total > 0).then(pl.col(f"mass@{label}") / total).alias(f"q@{label}"))
+        total, mass = pl.col(f"total@{label}"), pl.col(f"mass@{label}")
+        share = mass / row_constant(total, mass)
+        shares.append(pl.when(total > 0).then(share).alias(f"q@{label}"))
     return joined.select("user", "genre", *shares)
 
 
@@ -128,7 +134,7 @@ def calibration_table(
             listed = pl.col(f"q@{cutoff_label(k)}").fill_null(0.0)
             p_g = pl.col("p")
             smoothed = (1.0 - alpha) * listed + alpha * p_g
-            term = p_g * (p_g / smoothed).log()
+            term = p_g * (p_g / row_constant(smoothed, p_g)).log()
             # the genres' terms in the genres' order; rounding can leave -1e-17 for equal
             # distributions, where the divergence is 0 (it is never below 0: Gibbs)
             total = ordered_sum(term.sort_by("genre")).clip(lower_bound=0.0)
