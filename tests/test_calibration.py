@@ -273,6 +273,8 @@ def naive_miscalibration(
     return divergence
 
 
+# the specs test_agrees_with_the_naive_formula checks (tests/test_registry_coverage.py)
+NAIVE_METRICS = ("miscalibration@k(feature=tags|category,alpha=A,weights=W)",)
 ITEMS = [9, 10, 100, 11, 12, 13, 14, 15]
 USERS = [9, 10, 100, 7]
 
