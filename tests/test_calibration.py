@@ -45,8 +45,11 @@ import pytest
 from cli_helpers import assert_user_error, invoke, run_json, write, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_engine_parity import ENGINES, check_engine, registry_data
 
 import receval_cli
+from receval_cli.config.conventions import Conventions
+from receval_cli.engines.spark import evaluate_bucket
 from receval_cli.errors import InputError
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import SpecError, resolve
@@ -447,3 +450,76 @@ def test_zero_when_the_list_repeats_the_history(
     )
     value = report.metrics[f"miscalibration(alpha={alpha})"]
     assert value == pytest.approx(0.0, abs=1e-12)
+
+
+# ------------------------------------------------------------------ engines
+
+
+def _registry_specs(folder: Path) -> dict[str, Any]:
+    """The engine matrix's data and its miscalibration specs (every parameter value)."""
+    config = registry_data(folder, seed=11)["graded"]
+    config["metrics"] = [s for s in config["metrics"] if s.startswith("miscalibration")]
+    assert len(config["metrics"]) >= 8
+    return config
+
+
+def test_every_polars_engine_gives_the_same_bits(tmp_path: Path) -> None:
+    """The engine matrix (tests/test_engine_parity.py) on miscalibration alone: in memory,
+    streaming, partitions: 3 and 7, auto; the JSON report and the per-user file."""
+    config = _registry_specs(tmp_path)
+    for engine, chosen in ENGINES.items():
+        ran, refused = check_engine(tmp_path, "graded", config, engine, chosen)
+        assert (ran, refused) == (len(config["metrics"]), 0), engine
+
+
+@pytest.mark.spark
+def test_spark_gives_the_same_bits(spark: Any, tmp_path: Path) -> None:
+    """Spark with 5 and 16 buckets (16: a bucket holds one user's list) gives the in-memory
+    files bit for bit: each bucket receives the catalog rows of its users' logged items."""
+    config = _registry_specs(tmp_path)
+    check_engine(tmp_path, "graded", config, "in_memory", ENGINES["in_memory"])
+    for buckets in (5, 16):
+        chosen = {"engine": "spark", "partitions": buckets}
+        ran, _ = check_engine(tmp_path, "graded", config, f"spark {buckets}", chosen)
+        assert ran == len(config["metrics"])
+
+
+def test_a_bucket_with_one_list_divides_truly() -> None:
+    """A Spark bucket whose predictions hold one user (its ground truth two): the list's
+    total weight joined from a one-row table was a broadcast column, and polars divided by
+    it as a product with its reciprocal (3/10 became 3 * 0.1 = 0.30000000000000004). The
+    value must be the naive formula's to the bit: p = (a .2, b .2, c .4, d .2), q = (a .2,
+    b .2, c .3, d .3)."""
+    genres = dict(zip(range(1, 16), "cccdddaabbabcdc", strict=True))
+    predictions = pl.DataFrame(
+        {"user": [100] * 10, "item": list(range(1, 11)), "score": [1 - i / 100 for i in range(10)]}
+    )
+    parts = {
+        "truth": pl.DataFrame({"user": [100, 9], "item": [1, 2], "rel": [1.0, 1.0]}),
+        "known": pl.DataFrame({"user": [100] * 5 + [9], "item": [11, 12, 13, 14, 15, 11]}),
+        "catalog": pl.DataFrame({"item": list(genres), "category": list(genres.values())}),
+    }
+    truth = pl.concat(
+        [frame.with_columns(kind=pl.lit(kind)) for kind, frame in parts.items()],
+        how="diagonal_relaxed",
+    ).with_columns(
+        pl.lit(None, pl.Int64).alias(c)
+        for c in ("count", "holders", "popular_rank", "log_rows", "log_users")
+    )
+    shipped = {
+        "interactions": True,
+        "popularity_columns": [],
+        "log_totals": [6, 2],
+        "catalog_columns": {"item": "item", "category": "category"},
+        "embedding_dims": 0,
+    }
+    spec = MetricSpec.parse("miscalibration@10")
+    part = evaluate_bucket(predictions, truth, "score", (spec,), Conventions(), shipped, True)
+    assert part.per_user is not None
+    got = part.per_user.filter(pl.col("user") == 100)["miscalibration@10"][0]
+    history = [11, 12, 13, 14, 15]
+    expected = naive_miscalibration(
+        history, list(range(1, 11)), {i: [g] for i, g in genres.items()}, 10, 0.01
+    )
+    assert expected is not None
+    assert float.hex(got) == float.hex(expected)

@@ -69,13 +69,13 @@ def history_distribution(
 ) -> pl.LazyFrame:
     """(user, genre, p): the genre distribution of each user's distinct logged items with a
     genre, for the users of `users` (a bucket's) only."""
-    held = log.select("user", "item").unique().join(users, on="user", how="semi")
-    rows = held.join(genres, on="item", how="inner")
+    logged = log.select("user", "item").unique().join(users, on="user", how="semi")
+    rows = logged.join(genres, on="item", how="inner")
     sized = rows.group_by("user").agg(pl.col("item").n_unique().cast(pl.Float64).alias("held"))
     mass = rows.group_by("user", "genre").agg(ordered_sum(_share.sort()).alias("mass"))
     joined = mass.join(sized, on="user", how="inner")
-    mass = pl.col("mass")
-    return joined.select("user", "genre", (mass / row_constant(pl.col("held"), mass)).alias("p"))
+    share = pl.col("mass") / row_constant(pl.col("held"), pl.col("mass"))
+    return joined.select("user", "genre", share.alias("p"))
 
 
 def _in_rank_order(values: pl.Expr, k: int | None) -> pl.Expr:
@@ -105,8 +105,8 @@ def list_distribution(
     shares = []
     for k in cutoffs:
         label = cutoff_label(k)
-        total, mass = pl.col(f"total@{label}"), pl.col(f"mass@{label}")
-        share = mass / row_constant(total, mass)
+        total, listed = pl.col(f"total@{label}"), pl.col(f"mass@{label}")
+        share = listed / row_constant(total, listed)
         shares.append(pl.when(total > 0).then(share).alias(f"q@{label}"))
     return joined.select("user", "genre", *shares)
 
