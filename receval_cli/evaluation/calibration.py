@@ -4,12 +4,13 @@ and Steck's miscalibration between them.
 
     p(g|u) = sum over i in H(u) of p(g|i) / |H(u)|          (the history, the log's items)
     q(g|u) = sum over i in L@k of w(r(i)) p(g|i) / sum over i in L@k of w(r(i))
-    C_KL   = sum over g with p(g|u) > 0 of p(g|u) ln(p(g|u) / ((1 - alpha) q(g|u) + alpha p(g|u)))
+    C_KL   = sum over g with p(g|u) > 0 of p(g|u) ln(p(g|u) / q~(g|u)),
+             q~ = (1 - alpha) q + alpha p
 
 p(g|i) is the item's genre distribution: 1/|tags(i)| for each of its tags, or 1 for its
-category. Items without a genre (no tag, no category, absent from the catalog) carry no
-mass and are left out of both sums, numerators and denominators (H(u) and L@k are then
-the items with a genre). A user without such an item in the log has no p: no row here,
+category. Items without a genre (no tag, or absent from the catalog) carry no mass and are
+left out of both sums, numerators and denominators (H(u) and L@k are then the items with
+a genre). A user without such an item in the log has no p: no row here,
 so no value. A user whose list holds none (an empty list) has q = 0 everywhere:
 C_KL = ln(1 / alpha), the largest value (nothing of the user's interests is listed).
 

@@ -79,7 +79,7 @@ def miscalibration(s: Stats, k: int | None, p: Params) -> pl.Expr:
     `catalog` with tags or a category. p(g|u) = sum over i in H(u) of p(g|i) / |H(u)| and
     q(g|u) = sum over i in L@k of w(r(i)) p(g|i) / sum of w(r(i)), with p(g|i) =
     1/|tags(i)| for each tag of i (or 1 for its category); items without a genre (no tag,
-    no category, not in the catalog's rows for the log) count in neither. Lower is
+    or a logged item the catalog lacks) count in neither. Lower is
     better: 0 when the list's genre mix is the history's, ln(1 / alpha) (4.6 for alpha =
     0.01) when the list holds none of the history's genres, or no item with a genre (an
     empty list: users_without_recommendations=skip leaves those out). A user with no item
