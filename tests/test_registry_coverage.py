@@ -212,6 +212,12 @@ REFERENCES = (
         lambda m: m.OBP_TO_RECEVAL.values(),
     ),
     Reference(
+        "Steck's miscalibration written naively (tests/test_calibration.py)",
+        "test_calibration",
+        ("test_agrees_with_the_naive_formula",),
+        lambda m: m.NAIVE_METRICS,
+    ),
+    Reference(
         "Krichene and Rendle's construction with scipy's distributions",
         "test_sampled",
         ("test_the_estimator_is_the_paper_s", "test_a_run_on_candidate_lists"),

@@ -266,7 +266,8 @@ def evaluate_bucket(
     `truth` holds the bucket's ground truth (kind "truth") and, with the optional inputs
     (engines/spark_sources.py), its users' logged items (kind "known"), their baseline
     lists (kind "baseline", the score or rank in `value`), and the catalog rows and item
-    popularity (kinds "catalog", "popularity") of the items the bucket recommends; with
+    popularity (kinds "catalog", "popularity") of the items the bucket recommends (and, for
+    miscalibration, the catalog rows of its users' logged items); with
     segment_by, its users' segment values (kind "segment", engines/spark_segments.py).
     `shipped` says which of those the run has, with the catalog's columns and embedding
     length: a few small values."""
@@ -341,12 +342,16 @@ def _bucket_rows(
     right = truth.select(_bucket_of(buckets), "*", F.lit("truth").alias("kind"), value)
     shipped: dict[str, Any] = {}
     recommended = left.select("bucket", "item").distinct()
+    described = recommended  # the items whose catalog rows a bucket receives
     parts = []
     if side.interactions is not None:
         shipped["interactions"] = True
         known = side.interactions.select("user", "item").distinct()
         parts.append(known.select(_bucket_of(buckets), "*", F.lit("known").alias("kind")))
         stats, _ = metric_exprs(user_specs, conventions, side.sources)
+        if stats.calibration:  # the genres of its users' logged items too (miscalibration)
+            logged = known.select(_bucket_of(buckets), "item")
+            described = recommended.unionByName(logged).distinct()
         id_type = pl.Int64() if id_types["item"] == "bigint" else pl.String()
         popularity, added = popularity_rows(
             spark_item_popularity(side.interactions, conventions),
@@ -371,7 +376,7 @@ def _bucket_rows(
     if side.catalog is not None and side.sources.catalog is not None:
         shipped["catalog_columns"] = side.sources.catalog.columns
         shipped["embedding_dims"] = side.sources.embedding_dims
-        parts.append(recommended.join(side.catalog, on="item").withColumn("kind", F.lit("catalog")))
+        parts.append(described.join(side.catalog, on="item").withColumn("kind", F.lit("catalog")))
     if segments is not None:
         shipped["segment_by"] = list(segments.by)
         rows = segments.rows.select(_bucket_of(buckets), "*", F.lit("segment").alias("kind"))

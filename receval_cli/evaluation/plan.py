@@ -313,7 +313,7 @@ def _with_known(ranked: pl.DataFrame, stats: Stats, sources: Sources) -> pl.Data
 
 def _reads_recs(stats: Stats) -> bool:
     """Whether a metric asked for the recs table (beyond accuracy: side_columns.py)."""
-    return bool(stats.recs.aggregations or stats.sums or stats.pair_cutoffs)
+    return bool(stats.recs.aggregations or stats.sums or stats.pair_cutoffs or stats.calibration)
 
 
 def _finished(

@@ -18,6 +18,7 @@ import polars as pl
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation import list_sums, list_walk
+from receval_cli.evaluation.calibration import calibration_table
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
@@ -39,6 +40,7 @@ NEEDS = {
     "baseline": "baseline or interactions",
     "cooccurrence": "interactions",
     "history_similarity": "interactions",
+    "history_genres": "interactions",
 }
 
 
@@ -46,7 +48,7 @@ def missing_input(side: str, sources: Sources) -> str | None:
     """The input a side column needs, when it is not given (else None)."""
     if side == "relevant":
         return None
-    if side in ("popularity", "known", "cooccurrence", "history_similarity"):
+    if side in ("popularity", "known", "cooccurrence", "history_similarity", "history_genres"):
         return None if sources.names("interactions") else NEEDS[side]
     if side == "baseline":
         given = sources.names("baseline") or sources.names("interactions")
@@ -180,9 +182,19 @@ def recs_aggregates(
     tables[0:0] = list_sums.walked_tables(recs, stats, units, described, pairs)
     if stats.recs.aggregations:
         tables.insert(0, recs.group_by("user").agg(list(stats.recs.aggregations.values())))
-    per_user = tables[0]
-    for table in tables[1:]:
-        per_user = per_user.join(table, on="user", how="left")
+    per_user: pl.LazyFrame | None = None
+    for table in tables:
+        per_user = table if per_user is None else per_user.join(table, on="user", how="left")
+    if stats.calibration:
+        # every user of the bucket with a genre in the log, with a list or without one
+        assert log is not None  # metric_exprs refuses the metric without it
+        assert catalog is not None
+        present = pl.concat([truth.select("user"), ranked.select("user")]).unique()
+        table = calibration_table(recs, log.frame, catalog.frame, present, stats.calibration)
+        if per_user is None:
+            return table
+        return per_user.join(table, on="user", how="full", coalesce=True)
+    assert per_user is not None  # plan reads the recs table only when a metric asks
     return per_user
 
 

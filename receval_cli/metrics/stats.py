@@ -246,7 +246,18 @@ SIDES = (
     "embedding",
     "cooccurrence",
     "history_similarity",
+    "history_genres",
 )
+
+# a calibration metric's (catalog feature, rank weights): its per-user table
+# (evaluation/calibration.py) is built once for each, at every cutoff and alpha asked
+CalibrationRequest = tuple[str, str]
+
+
+def calibration_column(request: CalibrationRequest, k: int | None, alpha: float) -> str:
+    """The per-user column of miscalibration for one request, cutoff and alpha."""
+    feature, weights = request
+    return f"miscalibration[{feature},{weights},{alpha!r}]@{cutoff_label(k)}"
 
 
 class OrderDependent(ValueError):
@@ -287,6 +298,8 @@ class Stats:
         self.sum_cutoffs: dict[str, set[int | None]] = {}
         # per feature (category, tags): the cutoffs similar_pairs is read at
         self.pair_cutoffs: dict[str, set[int | None]] = {}
+        # per (feature, rank weights): the (cutoff, alpha) pairs miscalibration is read at
+        self.calibration: dict[CalibrationRequest, set[tuple[int | None, float]]] = {}
         self.needs_n_relevant_on_hits = False
         self.truth_columns_on_hits: set[str] = set()  # per-user truth aggregations (truth_on_hits)
         self.list_columns_on_hits: set[str] = set()
@@ -388,6 +401,16 @@ class Stats:
         self.recs_cutoffs.add(k)
         self.pair_cutoffs.setdefault(feature, set()).add(k)
         return pl.col(f"similar_pairs[{feature}]@{cutoff_label(k)}").fill_null(0)
+
+    def miscalibration(self, feature: str, weights: str, alpha: float, k: int | None) -> pl.Expr:
+        """Steck's C_KL between the genre distribution of the user's items in the
+        interactions log and that of the top k (evaluation/calibration.py); null for a
+        user with no item with a genre in the log."""
+        self.side(feature)
+        self.side("history_genres")
+        self.recs_cutoffs.add(k)
+        self.calibration.setdefault((feature, weights), set()).add((k, alpha))
+        return pl.col(calibration_column((feature, weights), k, alpha))
 
     def n_relevant(self) -> pl.Expr:
         """Relevant items in the ground truth (|R|)."""
