@@ -41,7 +41,7 @@ def propensity_checks() -> list[pl.Expr]:
     finite = _value.filter(_value.is_finite())
     return [
         (_value.is_null() | ~_value.is_finite()).sum().alias("propensity_missing"),
-        ((_value <= 0) | (_value > 1)).sum().alias("propensity_outside"),
+        (_value.is_finite() & ((_value <= 0) | (_value > 1))).sum().alias("propensity_outside"),
         finite.min().alias("propensity_lowest"),
         finite.max().alias("propensity_highest"),
     ]
