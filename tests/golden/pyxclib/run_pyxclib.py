@@ -66,7 +66,12 @@ def make_data() -> tuple[list, list, list, list]:
             for item in listed:
                 predictions.append((user, item, rng.choice([0.2, 0.5, 0.5, 0.8])))  # ties
     # the log: skewed popularity (items 9, 10, 100 and the first few most often)
-    log = sorted({(rng.choice(users + [500, 501]), rng.choice(items[: rng.choice([3, 8, 30])])) for _ in range(260)})
+    log = sorted(
+        {
+            (rng.choice([*users, 500, 501]), rng.choice(items[: rng.choice([3, 8, 30])]))
+            for _ in range(260)
+        }
+    )
     # the catalog: every item but 38 and 39 (relevant items it lacks count p = 1)
     catalog = [(item, rng.choice([0.05, 0.2, 0.25, 0.5, 1.0])) for item in items if item < 38]
     return predictions, truth, log, catalog
@@ -78,7 +83,12 @@ def main() -> None:
     write("truth.csv", "user,item,relevance", truth)
     write("log.csv", "user,item", log)
     write("catalog.csv", "item,propensity", catalog)
-    ids = sorted({r[1] for r in predictions} | {r[1] for r in truth} | {r[1] for r in log} | {r[0] for r in catalog})
+    ids = sorted(
+        {r[1] for r in predictions}
+        | {r[1] for r in truth}
+        | {r[1] for r in log}
+        | {r[0] for r in catalog}
+    )
     column = {item: j for j, item in enumerate(ids)}
     labels = len(ids)
     evaluated = sorted({u for u, _, g in truth if g >= 1})
@@ -114,7 +124,9 @@ def main() -> None:
         "a": A,
         "b": B,
         "evaluated": evaluated,
-        "weights": {s: dict(zip(map(str, ids), map(float, w), strict=True)) for s, w in weights.items()},
+        "weights": {
+            s: dict(zip(map(str, ids), map(float, w), strict=True)) for s, w in weights.items()
+        },
         "per_user": {},
         "dataset": {},
     }
@@ -124,7 +136,7 @@ def main() -> None:
             for user in evaluated:
                 i = row[user]
                 x, t = indices[i : i + 1], y[i : i + 1]
-                idx, labels_t, ps_idx, inv_t = xc._setup_metric(x, t, inv, k=k, sorted=True)
+                idx, labels_t, _ps_idx, inv_t = xc._setup_metric(x, t, inv, k=k, sorted=True)
                 flags = xc._eval_flags(idx, labels_t, inv_t)
                 total = int(labels_t.sum())
                 n = np.cumsum(1 / np.log2(np.arange(1, max(total, k) + 1) + 1))[[total - 1]]
