@@ -107,7 +107,8 @@ def _scored(
     summary="Propensity-scored precision@k (Jain et al. KDD 2016; pyxclib's psprecision): "
     "relevant items in the top k weighted by 1/propensity.",
     formula="(1/k) sum over l in L@k ∩ R of 1/p_l; normalize=ideal: divided by the same over "
-    "R's k items of largest 1/p_l",
+    "R's k items of largest 1/p_l. p_l = 1 / (1 + C (N_l + B)^-A), C = (ln N - 1)(B + 1)^A "
+    "(propensity=model: N the log's users, N_l item l's), or the catalog's",
     params=(PROPENSITY, A, B, NORMALIZE),
     upper_bound=None,
     needs_cutoff=True,
@@ -129,7 +130,7 @@ def psp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "psdcg",
     summary="Propensity-scored DCG@k (Jain et al. KDD 2016): binary gains weighted by "
     "1/propensity, log2 discount.",
-    formula="sum over ranks r <= k with l_r in R of 1/p_{l_r} / log2(r + 1)",
+    formula="sum over ranks r <= k with l_r in R of 1/p_{l_r} / log2(r + 1), p_l as psp's",
     params=(PROPENSITY, A, B),
     upper_bound=None,
 )
