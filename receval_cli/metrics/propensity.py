@@ -114,11 +114,18 @@ def _scored(
     needs_cutoff=True,
 )
 def psp(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Needs `interactions` (propensity=model) or a catalog propensity column
-    (propensity=catalog); see the module docstring for the propensity model. An empty list,
-    or a user without relevant items, scores 0. Example (normalize=none, k=2): items a, b
-    relevant with p = 0.5 and 0.25, the list [a, x]: (1/2)(1/0.5) = 1; normalize=ideal
-    divides by (1/2)(1/0.25 + 1/0.5) = 3: 1/3."""
+    """Source: Jain, Prabhu and Varma, KDD 2016; pyxclib's psprecision. Binary relevance.
+    propensity=model (needs `interactions`): Jain et al.'s model as pyxclib's
+    compute_inv_propesity computes it, N the log's distinct users, N_l the distinct users
+    with item l (0 when absent from the log). propensity=catalog: the catalog's
+    `propensity` column (catalog.columns.propensity, each value in (0, 1]); an item the
+    catalog does not list counts p = 1. normalize=none is the paper's psP@k (it can exceed
+    1). normalize=ideal divides by the user's best value, so it lies in [0, 1]: pyxclib
+    and the Extreme Classification Repository divide the dataset's means instead (mean
+    psP@k / mean psP*@k), which is the mean of normalize=none over the mean of the same on
+    the best lists (docs/metrics.md). An empty list, or a user without relevant items,
+    scores 0. Example (normalize=none, k=2): a, b relevant with p = 0.5 and 0.25, the list
+    [a, x]: (1/2)(1/0.5) = 1; normalize=ideal divides by (1/2)(1/0.25 + 1/0.5) = 3: 1/3."""
     found, best = _scored(s, k, p, None)
     if p["normalize"] == "ideal":
         return safe_div(found, best)
@@ -135,8 +142,9 @@ def psp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     upper_bound=None,
 )
 def psdcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Needs `interactions` (propensity=model) or a catalog propensity column
-    (propensity=catalog). Example: a relevant item with p = 0.5 at rank 3: 2 / log2(4) = 1."""
+    """Source: Jain, Prabhu and Varma, KDD 2016. The propensities as psp's (`receval
+    metrics psp`): propensity=model needs `interactions`, propensity=catalog the catalog's
+    propensity column. Example: a relevant item with p = 0.5 at rank 3: 2 / log2(4) = 1."""
     return _scored(s, k, p, "log2")[0]
 
 
@@ -150,11 +158,12 @@ def psdcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     upper_bound=None,
 )
 def psndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
-    """Needs `interactions` (propensity=model) or a catalog propensity column
-    (propensity=catalog). normalize=none is the paper's psnDCG@k, which can exceed 1;
+    """Source: Jain, Prabhu and Varma, KDD 2016; pyxclib's psndcg. The propensities as
+    psp's (`receval metrics psp`). normalize=none is the paper's psnDCG@k, which can exceed 1;
     normalize=ideal lies in [0, 1] and is 1 for a list whose top k is R's items by 1/p_l
-    descending. A user without relevant items scores 0. Example: R = {a (p = 0.5), b
-    (p = 0.25)}, the list [a, b], k = 2: psDCG = 2 + 4/log2(3); ideal: 4 + 2/log2(3)."""
+    descending (pyxclib divides the dataset's means instead: see psp). A user without
+    relevant items scores 0. Example: R = {a (p = 0.5), b (p = 0.25)}, the list [a, b],
+    k = 2: psDCG = 2 + 4/log2(3); ideal: 4 + 2/log2(3)."""
     found, best = _scored(s, k, p, "log2")
     if p["normalize"] == "ideal":
         return safe_div(found, best)
