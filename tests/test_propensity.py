@@ -79,6 +79,9 @@ def test_per_user_values_agree_with_pyxclib(tmp_path: Path, golden: dict[str, An
     evaluated = found.filter(pl.col("status") == "evaluated")
     assert sorted(evaluated["user"].to_list()) == golden["evaluated"]
     assert found.filter(pl.col("status") == "only_in_predictions").height > 0
+    assert found.filter(pl.col("status") == "no_relevant").height > 0  # grade-0 rows only
+    empty = found.filter(pl.col("user").is_in([100, 201, 219]))  # only in the ground truth
+    assert empty["status"].to_list() == ["evaluated"] * 3
     checked = 0
     for source, k in cases:
         expected = golden["per_user"][f"{source}@{k}"]
@@ -93,28 +96,45 @@ def test_per_user_values_agree_with_pyxclib(tmp_path: Path, golden: dict[str, An
     assert checked > 100  # most cases score: the agreement is not on zeros alone
 
 
+def test_users_without_relevant_items_score_zero(tmp_path: Path, golden: dict[str, Any]) -> None:
+    """users_without_relevant=zero keeps them: every value 0 (pyxclib's rows without
+    labels add 0 to both of its means)."""
+    metrics = [*specs_for("model", 3).values(), "psdcg@3"]
+    config = {**golden_config(metrics=metrics), "conventions": {"users_without_relevant": "zero"}}
+    found = per_user(tmp_path, config)
+    none = found.filter(pl.col("user").is_in([202, 208, 210, 215, 221, 226, 229]))
+    assert none.height == 7
+    assert none["status"].to_list() == ["evaluated"] * 7
+    for spec in metrics:
+        assert none[spec].to_list() == [0.0] * 7, spec
+
+
 def test_dataset_ratios_agree_with_pyxclib(tmp_path: Path, golden: dict[str, Any]) -> None:
     """pyxclib (and the Extreme Classification Repository) report the ratio of the means
     over the users: mean psP@k / mean psP*@k. receval's normalize=none means, on the
     predictions and on pyxclib's best lists (oracle_*.csv), give it."""
-    for source in ("model", "catalog"):
-        for k in (1, 3, 5):
-            specs = specs_for(source, k)
-            metrics = [specs["psp_none"], specs["psndcg_none"]]
-            mine = per_user(tmp_path, golden_config(metrics=metrics), "mine")
-            oracle = f"oracle_{source}_{k}.csv"
-            best = per_user(tmp_path, golden_config(oracle, metrics), "best")
-            users = mine.filter(pl.col("status") == "evaluated")["user"]
-            best = best.filter(pl.col("user").is_in(users.implode()))
-            assert best.height == len(users)
-            expected = golden["dataset"][f"{source}@{k}"]
-            for key, spec in (("psp", specs["psp_none"]), ("psndcg", specs["psndcg_none"])):
-                ratio = mine[spec].sum() / best[spec].sum()
-                assert ratio == pytest.approx(expected[key], rel=TOLERANCE[key]), (spec, k)
-            # on its best list every user with a relevant item scores 1
-            ideal = per_user(tmp_path, golden_config(oracle, [f"psp@{k}(propensity={source})"]))
-            scores = ideal.filter(pl.col("status") == "evaluated")[f"psp@{k}(propensity={source})"]
-            assert scores.to_list() == [1.0] * len(scores)
+    cases = [(source, k) for source in ("model", "catalog") for k in (1, 3, 5)]
+    wanted = {
+        case: [
+            specs_for(*case)["psp_none"],
+            specs_for(*case)["psndcg_none"],
+            specs_for(*case)["psp"],
+        ]
+        for case in cases
+    }
+    every = [spec for specs in wanted.values() for spec in specs]
+    mine = per_user(tmp_path, golden_config(metrics=every), "mine")
+    users = mine.filter(pl.col("status") == "evaluated")["user"]
+    for (source, k), specs in wanted.items():
+        best = per_user(tmp_path, golden_config(f"oracle_{source}_{k}.csv", specs), "best")
+        best = best.filter(pl.col("user").is_in(users.implode()))
+        assert best.height == len(users)
+        expected = golden["dataset"][f"{source}@{k}"]
+        for key, spec in (("psp", specs[0]), ("psndcg", specs[1])):
+            ratio = mine[spec].sum() / best[spec].sum()
+            assert ratio == pytest.approx(expected[key], rel=TOLERANCE[key]), (spec, k)
+        # on its best list every user with a relevant item scores 1
+        assert best[specs[2]].to_list() == [1.0] * len(users)
 
 
 HAND = {
