@@ -354,3 +354,18 @@ def test_spark_gives_the_same_bits(spark: Any, tmp_path: Path, golden: dict[str,
     expected = engine_files(tmp_path, {"engine": "in_memory"})
     for buckets in (3, 40):
         assert engine_files(tmp_path, {"engine": "spark", "partitions": buckets}).equals(expected)
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("psp@5(a=0)", ["'a'", "positive number"]),
+        ("psp@5(a=101)", ["'a'", "at most 100"]),
+        ("psndcg@5(b=1001)", ["'b'", "at most 1000"]),
+        ("psndcg@5(normalize=max)", ["'normalize'", "ideal, none"]),
+        ("psdcg@5(propensity=log)", ["'propensity'", "model, catalog"]),
+    ],
+)
+def test_bad_parameters_are_named(tmp_path: Path, spec: str, words: list[str]) -> None:
+    config = hand_config(tmp_path, [spec])
+    assert_user_error(invoke("run", write_config(tmp_path, config)), *words)

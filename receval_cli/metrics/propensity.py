@@ -51,12 +51,14 @@ A = Param(
     "the model's A (propensity=model): 0.55, or 0.5 for Wikipedia, 0.6 for Amazon",
     default=0.55,
     positive_number=True,
+    largest=100.0,  # with b <= 1000, (b + 1)^a stays below 1e301
 )
 B = Param(
     "b",
     "the model's B (propensity=model): 1.5, or 0.4 for Wikipedia, 2.6 for Amazon",
     default=1.5,
     positive_number=True,
+    largest=1000.0,
 )
 NORMALIZE = Param(
     "normalize",
