@@ -64,6 +64,16 @@ def specs_for(source: str, k: int) -> dict[str, str]:
     }
 
 
+# what the agreement tests below check (read by tests/test_registry_coverage.py)
+PYXCLIB_SPECS = [spec for source in ("model", "catalog") for spec in specs_for(source, 3).values()]
+NAIVE_SPECS = [
+    f"{name}@{k}(propensity={source})"
+    for name in ("psp", "psdcg", "psndcg")
+    for source in ("model", "catalog")
+    for k in (1, 2, 4, 10)
+] + ["psdcg(propensity=model)", "psndcg(normalize=none,propensity=catalog)"]
+
+
 # pyxclib's _ndcg keeps its values in float32 (np.zeros(..., dtype=np.float32)): psndcg
 # agrees to float32's precision; psprecision is float64 throughout
 TOLERANCE = {"psp": 1e-12, "psp_none": 1e-12, "psndcg": 1e-6, "psndcg_none": 1e-6}
@@ -135,6 +145,51 @@ def test_dataset_ratios_agree_with_pyxclib(tmp_path: Path, golden: dict[str, Any
             assert ratio == pytest.approx(expected[key], rel=TOLERANCE[key]), (spec, k)
         # on its best list every user with a relevant item scores 1
         assert best[specs[2]].to_list() == [1.0] * len(users)
+
+
+def naive(spec: str, ranked: list[int], relevant: set[int], weight: dict[int, float]) -> float:
+    """The paper's formulas, written out (no cutoff: the whole list, and the ideal over
+    every relevant item, as ndcg's)."""
+    parsed = MetricSpec.parse(spec)
+    k = parsed.k if parsed.k is not None else len(ranked) + len(relevant) + 1
+    top = ranked[:k]
+    gains = [weight[i] if i in relevant else 0.0 for i in top]
+    best = sorted((weight[i] for i in relevant), reverse=True)[:k]
+    normalize = parsed.param_dict().get("normalize", "ideal")
+    if parsed.name == "psp":
+        value, ideal = sum(gains) / k, sum(best) / k
+    else:
+        value = sum(g / math.log2(r + 2) for r, g in enumerate(gains))
+        ideal = sum(g / math.log2(r + 2) for r, g in enumerate(best))
+        if parsed.name == "psdcg":
+            return value
+        if normalize == "none":
+            ideal = sum(1 / math.log2(r + 2) for r in range(min(k, len(relevant))))
+    if normalize == "none" and parsed.name == "psp":
+        return value
+    return value / ideal if ideal else 0.0
+
+
+def test_agrees_with_the_paper_s_formulas(tmp_path: Path, golden: dict[str, Any]) -> None:
+    """Every evaluated user's value against the formulas written out, with pyxclib's
+    weights (golden.json), the lists ranked by score then item id descending."""
+    found = per_user(tmp_path, golden_config(metrics=NAIVE_SPECS))
+    predictions = pl.read_csv(tmp_path / "predictions.csv")
+    truth = pl.read_csv(tmp_path / "truth.csv")
+    for user in golden["evaluated"]:
+        mine = predictions.filter(pl.col("user") == user).sort(
+            ["score", "item"], descending=[True, True]
+        )
+        ranked = mine["item"].to_list()
+        relevant = set(truth.filter((pl.col("user") == user) & (pl.col("relevance") >= 1))["item"])
+        row = found.filter(pl.col("user") == user).row(0, named=True)
+        for spec in NAIVE_SPECS:
+            source = MetricSpec.parse(spec).param_dict()["propensity"]
+            weight = {int(i): w for i, w in golden["weights"][str(source)].items()}
+            assert row[spec] == pytest.approx(naive(spec, ranked, relevant, weight), rel=1e-12), (
+                spec,
+                user,
+            )
 
 
 HAND = {
@@ -230,6 +285,11 @@ def test_with_every_propensity_one_they_are_precision_and_ndcg(tmp_path: Path) -
             (f"psdcg@{k}(propensity=catalog)", f"dcg@{k}(gain=binary)"),
             (f"psp@{k}(propensity=catalog)", f"hits@{k}"),
         ]
+    pairs += [  # the whole list: the ideal over every relevant item, as ndcg's
+        ("psndcg(propensity=catalog)", "ndcg(gain=binary)"),
+        ("psndcg(propensity=catalog,normalize=none)", "ndcg(gain=binary)"),
+        ("psdcg(propensity=catalog)", "dcg(gain=binary)"),
+    ]
     config["metrics"] = list(dict.fromkeys(m for pair in pairs for m in pair))
     found = per_user(tmp_path, config).sort("user")
     assert found["user"].to_list() == [1, 2, 3, 4]
