@@ -414,6 +414,11 @@ def test_spark_gives_the_same_bits(spark: Any, tmp_path: Path, golden: dict[str,
     expected = engine_files(tmp_path, {"engine": "in_memory"})
     for buckets in (3, 40):
         assert engine_files(tmp_path, {"engine": "spark", "partitions": buckets}).equals(expected)
+    # the catalog's checks run on Spark's executors: a bad propensity is named there too
+    write(tmp_path / "catalog.csv", "item,propensity\n9,0.5\n10,1.25\n100,0.2\n")
+    config = {**golden_config(metrics=["psp@3(propensity=catalog)"]), "engine": "spark"}
+    result = invoke("run", write_config(tmp_path, config, "bad.yaml"))
+    assert_user_error(result, "catalog.csv", "'propensity'", "outside (0, 1]", "1.25")
 
 
 @pytest.mark.parametrize(
