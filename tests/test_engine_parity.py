@@ -423,9 +423,14 @@ def registry_data(folder: Path, seed: int) -> dict[str, dict[str, Any]]:
     vectors[2] = vectors[1]
     vectors[4] = [-v for v in vectors[3]]
     tags = [rng.sample(["t1", "t2", "t3", "t4", "t5"], rng.choice([0, 1, 2, 3])) for _ in items]
+    # propensities for psp, psdcg, psndcg (propensity=catalog), from a generator of their
+    # own (the draws above and below stay as they were)
+    drawn = random.Random(seed + 2)
+    propensity = [drawn.choice([0.05, 0.1, 0.25, 0.5, 1.0]) for _ in items]
     catalog.with_columns(
         tags=pl.Series(tags, dtype=pl.List(pl.String)),
         embedding=pl.Series(vectors, dtype=pl.List(pl.Float64)),
+        propensity=pl.Series(propensity),
     ).write_parquet(folder / "catalog.parquet")
     users = pl.read_csv(folder / "truth.csv")["user"].unique().sort().to_list()
     baseline = [
@@ -449,7 +454,12 @@ def registry_data(folder: Path, seed: int) -> dict[str, dict[str, Any]]:
         **config,
         "catalog": {
             "path": "catalog.parquet",
-            "columns": {"category": "category", "tags": "tags", "embedding": "embedding"},
+            "columns": {
+                "category": "category",
+                "tags": "tags",
+                "embedding": "embedding",
+                "propensity": "propensity",
+            },
         },
         "baseline": {"path": "baseline.csv"},
         "conventions": CONVENTIONS,

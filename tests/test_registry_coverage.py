@@ -223,6 +223,18 @@ REFERENCES = (
         ("test_the_estimator_is_the_paper_s", "test_a_run_on_candidate_lists"),
         lambda m: m.CHECKED_SPECS,
     ),
+    Reference(
+        "pyxclib's psprecision, psndcg, compute_inv_propesity (golden)",
+        "test_propensity",
+        ("test_per_user_values_agree_with_pyxclib", "test_dataset_ratios_agree_with_pyxclib"),
+        lambda m: m.PYXCLIB_SPECS,
+    ),
+    Reference(
+        "Jain et al.'s formulas written out, with pyxclib's weights",
+        "test_propensity",
+        ("test_agrees_with_the_paper_s_formulas",),
+        lambda m: m.NAIVE_SPECS,
+    ),
 )
 
 # metric -> why no independent reference checks it (a non-empty reason)

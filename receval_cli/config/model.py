@@ -203,6 +203,11 @@ class CatalogColumns(_Strict):
         None, description="A vector of numbers per item (cosine distance)."
     )
     title: str | None = Field(None, description="A display name (not used by metrics).")
+    propensity: str | None = Field(
+        None,
+        description="The item's propensity p in (0, 1], the chance a relevant item is "
+        "observed (psp, psdcg, psndcg with propensity=catalog).",
+    )
 
 
 class CatalogConfig(_FileConfig):

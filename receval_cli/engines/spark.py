@@ -296,7 +296,9 @@ def evaluate_bucket(
         sources.baseline = _input("baseline", value, lists)
     if kinds is not None and shipped.get("catalog_columns"):
         columns = shipped["catalog_columns"]
-        features = [c for c in ("category", "tags", "embedding", "title") if c in columns]
+        features = [
+            c for c in ("category", "tags", "embedding", "title", "propensity") if c in columns
+        ]
         catalog = truth.filter(kinds == "catalog").select("item", *features).lazy()
         sources.catalog = Input(
             "catalog", Path("spark:catalog"), "spark", "catalog", columns, catalog, catalog
@@ -342,16 +344,19 @@ def _bucket_rows(
     right = truth.select(_bucket_of(buckets), "*", F.lit("truth").alias("kind"), value)
     shipped: dict[str, Any] = {}
     recommended = left.select("bucket", "item").distinct()
+    stats, _ = metric_exprs(user_specs, conventions, side.sources)
+    if stats.ideal_terms:  # the propensity metrics' ideal values weigh the truth's items too
+        truth_items = right.select("bucket", "item")
+        recommended = recommended.unionByName(truth_items).distinct()
     described = recommended  # the items whose catalog rows a bucket receives
     parts = []
     if side.interactions is not None:
         shipped["interactions"] = True
         known = side.interactions.select("user", "item").distinct()
         parts.append(known.select(_bucket_of(buckets), "*", F.lit("known").alias("kind")))
-        stats, _ = metric_exprs(user_specs, conventions, side.sources)
         if stats.calibration:  # the genres of its users' logged items too (miscalibration)
             logged = known.select(_bucket_of(buckets), "item")
-            described = recommended.unionByName(logged).distinct()
+            described = described.unionByName(logged).distinct()
         id_type = pl.Int64() if id_types["item"] == "bigint" else pl.String()
         popularity, added = popularity_rows(
             spark_item_popularity(side.interactions, conventions),

@@ -150,6 +150,8 @@ def _canonical_catalog(frame: SparkFrame, source: Input, config: CatalogConfig) 
         selected.append(F.transform(vector, _as_number).alias("embedding"))
     if "title" in cols:
         selected.append(F.col(cols["title"]).cast("string").alias("title"))
+    if "propensity" in cols:  # numbers: map_catalog checked the column's type
+        selected.append(F.col(cols["propensity"]).cast("double").alias("propensity"))
     return frame.select(*selected)
 
 

@@ -9,6 +9,10 @@ columns the metrics ask for (see metrics/stats.py), aggregated per user.
     history_similarity  the item's mean co-occurrence similarity to the user's log items
     relevant    the item is relevant in the ground truth
     category, tags, embedding (as unit_0 .. unit_{d-1}): catalog features
+    propensity  the catalog's propensity of the item (metrics/propensity.py)
+
+The propensity metrics' ideal values come from the ground truth's relevant items with the
+same side columns (evaluation/ideal_sums.py), one more per-user table.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
-from receval_cli.evaluation import list_sums, list_walk
+from receval_cli.evaluation import ideal_sums, list_sums, list_walk
 from receval_cli.evaluation.calibration import calibration_table
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
@@ -48,6 +52,11 @@ def missing_input(side: str, sources: Sources) -> str | None:
     """The input a side column needs, when it is not given (else None)."""
     if side == "relevant":
         return None
+    if side == "propensity":  # a catalog column, not a feature the metrics compare by
+        catalog = sources.catalog
+        if "catalog" in sources.elsewhere or (catalog is not None and side in catalog.columns):
+            return None
+        return setting("catalog", "columns", side)
     if side in ("popularity", "known", "cooccurrence", "history_similarity", "history_genres"):
         return None if sources.names("interactions") else NEEDS[side]
     if side == "baseline":
@@ -129,6 +138,7 @@ def recs_aggregates(
             continue
         assert catalog is not None  # metric_exprs refuses the metric without it
         pairs[feature] = (cutoffs, category_pairs if feature == "category" else tag_pairs)
+    weighed: tuple[pl.LazyFrame | None, pl.LazyFrame | None] = (None, None)  # ideal_sums'
     if "popularity" in sides or ("baseline" in sides and sources.baseline is None):
         popular = sources.popularity
         if popular is None:
@@ -147,6 +157,7 @@ def recs_aggregates(
         items = items.drop("log_rows", "log_users").rename({"count": "popularity"})
         recs = recs.join(items, on="item", how="left")
         recs = recs.join(totals, how="cross")
+        weighed = (items, totals)
     if "known" in sides and "known" not in recs.collect_schema().names():
         # (the compiled core's ranked rows carry it where the walk looked it up)
         assert log is not None
@@ -172,6 +183,11 @@ def recs_aggregates(
     if "category" in sides and catalog is not None and _reads(stats, "category"):
         # (intra-list diversity by category reads the catalog in its pairs table alone)
         recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
+    if "propensity" in sides and catalog is not None:
+        recs = recs.join(catalog.frame.select("item", "propensity"), on="item", how="left")
+    if stats.ideal_terms:
+        described = None if catalog is None else catalog.frame
+        tables.append(ideal_sums.ideal_table(truth, stats, *weighed, described))
     recs = stats.recs.with_rows(recs)
     # the sums in rank order and the catalog features' pairs: every user of the recs
     # table has a row, so they come first (or after the counts)

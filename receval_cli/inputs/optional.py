@@ -32,6 +32,11 @@ from receval_cli.inputs.checks import (
 )
 from receval_cli.inputs.column_checks import check_id, id_expr, require_column
 from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
+from receval_cli.inputs.propensities import (
+    propensity_checks,
+    propensity_column,
+    raise_for_propensities,
+)
 from receval_cli.inputs.readers import (
     Input,
     failing_input,
@@ -143,6 +148,10 @@ def map_catalog(raw: pl.LazyFrame, config: CatalogConfig, path: Path, fmt: str) 
         vector = vector.list.eval(pl.element().cast(pl.Float64, strict=False))
         selected["embedding"] = vector
         mapping["embedding"] = cols.embedding
+    if cols.propensity is not None:
+        require_column(schema, cols.propensity, role, path, "propensity")
+        selected["propensity"] = propensity_column(schema, cols.propensity, path)
+        mapping["propensity"] = cols.propensity
     if cols.title is not None:
         require_column(schema, cols.title, role, path, "title")
         selected["title"] = pl.col(cols.title).cast(pl.String)
@@ -218,8 +227,8 @@ class SourceChecks:
         return cls(data["found"], data["repeated_items"], found)
 
 
-_SMALLEST = ("shortest",)
-_LARGEST = ("longest",)
+_SMALLEST = ("shortest", "propensity_lowest")
+_LARGEST = ("longest", "propensity_highest")
 _EXAMPLES = 3
 
 
@@ -237,6 +246,8 @@ def check_query(source: Input) -> pl.LazyFrame:
         exprs.append((pl.len() - pl.col("item").n_unique()).alias("repeated"))
         if "category" in source.columns:
             exprs.append(pl.col("category").null_count().alias("category"))
+        if "propensity" in source.columns:
+            exprs += propensity_checks()
         if "embedding" in source.columns:
             vector = pl.col("embedding")
             exprs += [
@@ -342,6 +353,8 @@ def _raise_for(source: Input, found: dict[str, Any], examples: list[Any]) -> Non
             found={"rows": found["repeated"], "examples": examples},
             fix=fix,
         )
+    if "propensity" in source.columns:
+        raise_for_propensities(source, found)
     if "embedding" not in source.columns:
         return
     column = source.columns["embedding"]

@@ -247,6 +247,7 @@ SIDES = (
     "cooccurrence",
     "history_similarity",
     "history_genres",
+    "propensity",
 )
 
 # a calibration metric's (catalog feature, rank weights): its per-user table
@@ -304,6 +305,10 @@ class Stats:
         self.truth_columns_on_hits: set[str] = set()  # per-user truth aggregations (truth_on_hits)
         self.list_columns_on_hits: set[str] = set()
         self.truth.agg("n_relevant", _relevant.sum())
+        # the best sums over the relevant ground-truth items (ideal_sum): each name's
+        # per-row weight and discount, and the cutoffs it is read at
+        self.ideal_terms: dict[str, tuple[pl.Expr, str | None]] = {}
+        self.ideal_cutoffs: dict[str, set[int | None]] = {}
 
     def side(self, name: str) -> pl.Expr:
         """A side column of the recs table; the evaluation joins it in (see SIDES)."""
@@ -390,6 +395,19 @@ class Stats:
         self.sums.setdefault(name, term)
         self.sum_cutoffs.setdefault(name, set()).add(k)
         return pl.col(f"sum[{name}]@{cutoff_label(k)}").fill_null(0.0)
+
+    def ideal_sum(
+        self, name: str, weight: pl.Expr, discount_kind: str | None, k: int | None
+    ) -> pl.Expr:
+        """The largest sum over k positions of `weight` times discount(position) (none:
+        1) that the user's relevant ground-truth items can reach: their weights sorted
+        descending, each times its position's discount, added in that order (0 without
+        relevant items). `weight`: an expression of the ground-truth rows joined with the
+        side columns (popularity, propensity) as the recs table has them. Computed per
+        user from the ground truth (evaluation/ideal_sums.py)."""
+        self.ideal_terms.setdefault(name, (weight, discount_kind))
+        self.ideal_cutoffs.setdefault(name, set()).add(k)
+        return pl.col(f"ideal[{name}]@{cutoff_label(k)}").fill_null(0.0)
 
     def similar_pairs(self, feature: str, k: int | None) -> pl.Expr:
         """The sum over the pairs of items in the top k of their similarity by a catalog

@@ -1,0 +1,73 @@
+"""The catalog's propensity column (catalog.columns.propensity): each item's propensity
+p in (0, 1], the chance that a relevant item is observed, read by the propensity-scored
+metrics (metrics/propensity.py). A value outside (0, 1], missing or not a number is an
+error naming the file, the column and a bad value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from receval_cli.errors import InputError
+from receval_cli.inputs.readers import Input
+
+_value = pl.col("propensity")
+FIX = (
+    "Give every item a propensity p with 0 < p <= 1 (the chance it is observed), or leave "
+    "the item out of the catalog (it then counts p = 1)."
+)
+
+
+def propensity_column(schema: pl.Schema, column: str, path: Path) -> pl.Expr:
+    """The column as 64-bit floats; a column of another type than numbers is an error."""
+    dtype = schema[column]
+    if not dtype.is_numeric():
+        raise InputError(
+            f"catalog file {path}: column '{column}' (catalog.columns.propensity) holds "
+            f"{dtype} values, not numbers. {FIX}",
+            path=path,
+            column=column,
+            found=str(dtype),
+            fix=FIX,
+        )
+    return pl.col(column).cast(pl.Float64)
+
+
+def propensity_checks() -> list[pl.Expr]:
+    """check_query's counts: the missing or non-finite values, those outside (0, 1], and
+    the lowest and highest finite values (named by the error)."""
+    finite = _value.filter(_value.is_finite())
+    return [
+        (_value.is_null() | ~_value.is_finite()).sum().alias("propensity_missing"),
+        (_value.is_finite() & ((_value <= 0) | (_value > 1))).sum().alias("propensity_outside"),
+        finite.min().alias("propensity_lowest"),
+        finite.max().alias("propensity_highest"),
+    ]
+
+
+def raise_for_propensities(source: Input, found: dict[str, Any]) -> None:
+    """The error for the first failed check of the propensity column."""
+    column = source.columns["propensity"]
+    where = f"catalog file {source.path}: column '{column}' (catalog.columns.propensity)"
+    outside = found.get("propensity_outside") or 0
+    if outside:
+        lowest, highest = found["propensity_lowest"], found["propensity_highest"]
+        bad = lowest if lowest is not None and lowest <= 0 else highest
+        raise InputError(
+            f"{where} has {outside} value(s) outside (0, 1], e.g. {bad!r}. {FIX}",
+            path=source.path,
+            column=column,
+            found={"outside": outside, "example": bad},
+            fix=FIX,
+        )
+    missing = found.get("propensity_missing") or 0
+    if missing:
+        raise InputError(
+            f"{where} has {missing} missing, NaN or infinite value(s). {FIX}",
+            path=source.path,
+            column=column,
+            found={"missing": missing},
+            fix=FIX,
+        )
