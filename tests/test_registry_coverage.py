@@ -217,6 +217,12 @@ REFERENCES = (
         ("test_the_estimator_is_the_paper_s", "test_a_run_on_candidate_lists"),
         lambda m: m.CHECKED_SPECS,
     ),
+    Reference(
+        "Elliot's RSP and REO, and Singh and Joachims' exposure (tests/fairness_reference.py)",
+        "test_fairness",
+        ("test_agrees_with_elliots_definitions",),
+        lambda m: m.case_specs(),
+    ),
 )
 
 # metric -> why no independent reference checks it (a non-empty reason)

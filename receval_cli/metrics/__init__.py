@@ -14,6 +14,7 @@ from receval_cli.metrics import rating as rating
 from receval_cli.metrics import ctr as ctr
 from receval_cli.metrics import beyond as beyond
 from receval_cli.metrics import exposure as exposure
+from receval_cli.metrics import fairness as fairness
 from receval_cli.metrics import sampled as sampled
 from receval_cli.metrics.registry import REGISTRY, MetricDef, SpecError, lookup, resolve
 from receval_cli.metrics.spec import MetricSpec, SpecSyntaxError

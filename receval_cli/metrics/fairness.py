@@ -1,0 +1,350 @@
+"""Item-fairness metrics: how evenly the top-k lists treat groups of items.
+
+The item groups are the catalog's `category` (groups=category; items without one, or not
+in the catalog, belong to no group) or the interactions log's short head and long tail
+(groups=popularity, Elliot's ItemPopularity split: the log's items by their number of
+distinct users, descending, ties by the tie_break convention; the head takes items until
+their users add up to pop_ratio of the log's distinct (user, item) pairs, the item that
+crosses the bar included; every other log item is the tail).
+
+Two mergeable states (registry.State), over the users with a non-empty list (the users
+Elliot iterates: those of the recommendations):
+
+    fair_ranked@k   (group, rank): placed, the (user, item of g) pairs at that rank of a
+                    top-k list; hits, those whose item is relevant to the user
+    fair_pool       (group): size, sum over users of |g|; known, sum of |g ∩ log_u|;
+                    relevant, sum of |g ∩ rel_u \\ log_u|
+
+Each metric is std over groups / mean over groups (population std, numpy's np.std) of a
+per-group probability: lower is fairer, 0 when every group gets the same. A group whose
+denominator is 0 has no probability and is left out (Elliot gives nan); when no group
+is left, or every probability is 0, the metric has no value (null, with a warning).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from receval_cli.errors import InputError
+from receval_cli.metrics.registry import (
+    Param,
+    Params,
+    State,
+    StateInputs,
+    Universe,
+    register_global,
+)
+from receval_cli.metrics.stats import cutoff_label
+
+GROUPS = Param(
+    "groups",
+    "the item groups: popularity (the log's short head and long tail, Elliot's "
+    "ItemPopularity) or category (the catalog's category column)",
+    choices=("popularity", "category"),
+    default="popularity",
+)
+POP_RATIO = Param(
+    "pop_ratio",
+    "groups=popularity: the short head's share of the log's distinct (user, item) pairs "
+    "(Elliot's pop_ratio)",
+    default=0.8,
+    share=True,
+)
+FAIR_PARAMS = (GROUPS, POP_RATIO)
+# the metrics that group the items over the whole log or catalog (engine: spark refuses
+# them: its buckets see their own users' interactions and items' catalog rows only)
+ITEM_GROUP_METRICS = ("rsp", "reo", "exposure_disparity")
+
+
+def require_item_groups(groups: Mapping[str, object], category: bool, log: bool) -> None:
+    """The item-group metrics (`groups`: each spec's text and its groups parameter) have
+    their groups' input in the config (`category`: the catalog has a category column;
+    `log`: an interactions log): checked before any row is read."""
+    lacking = [spec for spec, g in groups.items() if g == "category" and not category]
+    if lacking:
+        fix = "Add a catalog with a category column (catalog.columns.category)."
+        raise InputError(
+            f"{', '.join(lacking)} group(s) the items by the catalog's category, and the "
+            f"config gives no catalog category. {fix}",
+            key="catalog.columns.category",
+            found=lacking,
+            fix=fix,
+        )
+    lacking = [spec for spec, g in groups.items() if g == "popularity" and not log]
+    if lacking:
+        fix = "Add interactions.path (the training log), or use groups=category."
+        raise InputError(
+            f"{', '.join(lacking)} split(s) the items into the interactions log's short "
+            f"head and long tail (groups=popularity), and the config gives no log. {fix}",
+            key="interactions.path",
+            found=lacking,
+            fix=fix,
+        )
+
+
+def _group_label(p: Params) -> str:
+    if p["groups"] == "category":
+        return "category"
+    return f"popularity,{p['pop_ratio']}"
+
+
+def item_groups(inputs: StateInputs, p: Params, name: str) -> pl.LazyFrame:
+    """(item, group): each grouped item's group, from the catalog or the whole log."""
+    sides = inputs.sides
+    if p["groups"] == "category":
+        if sides.catalog is None or "category" not in sides.catalog.collect_schema():
+            fix = "Add a catalog with a category column (catalog.columns.category)."
+            raise InputError(
+                f"{name} groups the items by the catalog's category, and the config gives "
+                f"no catalog category. {fix}",
+                key="catalog.columns.category",
+                found=None,
+                fix=fix,
+            )
+        frame = sides.catalog.select("item", pl.col("category").alias("group"))
+        return frame.drop_nulls("group").unique("item", keep="first")
+    if sides.popularity is None:
+        fix = "Add interactions.path (the training log), or use groups=category."
+        raise InputError(
+            f"{name} splits the items into the log's short head and long tail, and the "
+            f"config gives no interactions log. {fix}",
+            key="interactions.path",
+            found=None,
+            fix=fix,
+        )
+    return popularity_groups(sides.popularity, float(p["pop_ratio"]))
+
+
+def popularity_groups(popularity: pl.LazyFrame, pop_ratio: float) -> pl.LazyFrame:
+    """(item, group): "head" for the log's most popular items (StateSides.popularity's
+    order) while the users counted before the item are under pop_ratio of the distinct
+    (user, item) pairs, "tail" for the others (Elliot's get_short_head)."""
+    ranked = popularity.sort("place")
+    before = pl.col("users").cum_sum() - pl.col("users")
+    bar = pl.col("users").sum().cast(pl.Float64) * pop_ratio
+    head = before.cast(pl.Float64) < bar
+    label = pl.when(head).then(pl.lit("head")).otherwise(pl.lit("tail"))
+    return ranked.select("item", label.alias("group"))
+
+
+def _listed_users(inputs: StateInputs) -> pl.LazyFrame:
+    """(*by, user): the users with a non-empty list."""
+    lists = inputs.lists.filter(pl.col("items").list.len() > 0)
+    return lists.select(*inputs.by, "user")
+
+
+def _relevant_pairs(inputs: StateInputs, name: str) -> pl.LazyFrame:
+    """(user, item): the ground truth's relevant pairs."""
+    truth = inputs.sides.truth
+    if truth is None:
+        raise InputError(f"{name} needs the ground truth, which this engine does not pass on.")
+    return truth.filter(pl.col("relevant")).select("user", "item").unique()
+
+
+def _ranked_rows(inputs: StateInputs, k: int | None, p: Params, name: str) -> pl.LazyFrame:
+    """(*by, group, rank, placed, hits): the top-k pairs per group and rank."""
+    by = inputs.by
+    items = pl.col("items")
+    rows = inputs.lists.select(
+        *by,
+        "user",
+        items.alias("item"),
+        pl.int_ranges(1, items.list.len() + 1, dtype=pl.UInt32).alias("rank"),
+    ).explode("item", "rank")
+    rows = rows.drop_nulls("item")
+    if k is not None:
+        rows = rows.filter(pl.col("rank") <= k)
+    grouped = rows.join(item_groups(inputs, p, name), on="item", how="inner")
+    relevant = _relevant_pairs(inputs, name).with_columns(pl.lit(True).alias("hit"))
+    marked = grouped.join(relevant, on=["user", "item"], how="left")
+    return marked.group_by(*by, "group", "rank").agg(
+        pl.len().cast(pl.Int64).alias("placed"),
+        pl.col("hit").fill_null(False).sum().cast(pl.Int64).alias("hits"),
+    )
+
+
+def _pool_rows(inputs: StateInputs, p: Params, name: str) -> pl.LazyFrame:
+    """(*by, group, size, known, relevant): the groups' pairs over the listed users."""
+    by = inputs.by
+    groups = item_groups(inputs, p, name)
+    users = _listed_users(inputs)
+    counted = users.group_by(*by).agg(pl.len().cast(pl.Int64).alias("users"))
+    if not by:
+        counted = users.select(pl.len().cast(pl.Int64).alias("users"))
+    sizes = groups.group_by("group").agg(pl.len().cast(pl.Int64).alias("items"))
+    base = counted.join(sizes, how="cross").select(
+        *by, "group", (pl.col("users") * pl.col("items")).alias("size")
+    )
+    relevant = users.join(_relevant_pairs(inputs, name), on="user", how="inner")
+    log = inputs.sides.log
+    if log is None:  # no log: no user knows an item
+        known = base.select(*by, "group", pl.lit(0, pl.Int64).alias("known"))
+    else:
+        known_pairs = log.select("user", "item").unique()
+        mine = users.join(known_pairs, on="user", how="inner").join(groups, on="item")
+        known = mine.group_by(*by, "group").agg(pl.len().cast(pl.Int64).alias("known"))
+        relevant = relevant.join(known_pairs, on=["user", "item"], how="anti")
+    grouped = relevant.join(groups, on="item").group_by(*by, "group")
+    relevant = grouped.agg(pl.len().cast(pl.Int64).alias("relevant"))
+    keys = [*by, "group"]
+    joined = base.join(known, on=keys, how="left").join(relevant, on=keys, how="left")
+    return joined.with_columns(pl.col("known", "relevant").fill_null(0))
+
+
+_COUNTS = ("placed", "hits", "size", "known", "relevant")
+
+
+def fairness_state(k: int | None, p: Params) -> State:
+    """One state for the three metrics: the ranked rows (rank 1, 2, ...) and the pool's
+    rows (rank 0), each with the other's counts 0, so they merge as one table."""
+    name = f"fairness@{cutoff_label(k)}[{_group_label(p)}]"
+
+    def build(inputs: StateInputs) -> pl.LazyFrame:
+        by = inputs.by
+        zero = pl.lit(0, pl.Int64)
+        ranked = _ranked_rows(inputs, k, p, name).with_columns(
+            zero.alias("size"), zero.alias("known"), zero.alias("relevant")
+        )
+        pool = _pool_rows(inputs, p, name).with_columns(
+            pl.lit(0, pl.UInt32).alias("rank"), zero.alias("placed"), zero.alias("hits")
+        )
+        columns = [*by, pl.col("group").cast(pl.String), pl.col("rank").cast(pl.UInt32)]
+        columns += [pl.col(c).cast(pl.Int64) for c in _COUNTS]
+        return pl.concat([ranked.select(columns), pool.select(columns)])
+
+    return State(name, ("group", "rank"), build)
+
+
+def _split(state: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The merged state's ranked rows and pool rows (rank 0)."""
+    return state.filter(pl.col("rank") > 0), state.filter(pl.col("rank") == 0)
+
+
+def spread(shares: dict[str, float]) -> float | None:
+    """std / mean of the groups' values (population std, as numpy's np.std); None when
+    no group has a value or every value is 0 (0 / 0)."""
+    values = [shares[g] for g in sorted(shares)]
+    mean = math.fsum(values) / len(values) if values else 0.0
+    if mean == 0:
+        return None
+    if min(values) == max(values):
+        return 0.0  # exactly (the rounded mean may differ from the equal values)
+    variance = math.fsum((v - mean) ** 2 for v in values) / len(values)
+    return math.sqrt(variance) / mean
+
+
+NO_VALUE = (
+    "no item group has a non-zero probability (no grouped item recommended, or for reo "
+    "no relevant grouped item found), so std / mean over the groups is 0 / 0"
+)
+
+
+def ratios(
+    numerators: pl.DataFrame, denominators: pl.DataFrame, num: str, den: str
+) -> dict[str, float]:
+    """Per group with a non-zero denominator: its numerator / denominator."""
+    tops = dict(numerators.group_by("group").agg(pl.col(num).sum()).iter_rows())
+    out: dict[str, float] = {}
+    for group, total in denominators.select("group", den).iter_rows():
+        if total > 0:
+            out[str(group)] = int(tops.get(group, 0)) / int(total)
+    return out
+
+
+def rsp_probabilities(ranked: pl.DataFrame, pool: pl.DataFrame) -> dict[str, float]:
+    """P(R@k | g): the group's recommended pairs / its pairs outside the users' logs."""
+    unseen = pool.select("group", (pl.col("size") - pl.col("known")).alias("unseen"))
+    return ratios(ranked, unseen, "placed", "unseen")
+
+
+def reo_probabilities(ranked: pl.DataFrame, pool: pl.DataFrame) -> dict[str, float]:
+    """P(R@k | g, y=1): the group's relevant recommended pairs / its relevant pairs
+    outside the users' logs."""
+    return ratios(ranked, pool, "hits", "relevant")
+
+
+def exposure_means(ranked: pl.DataFrame, pool: pl.DataFrame) -> dict[str, float]:
+    """Per group: its position-weighted exposure sum 1/log2(1+rank) over its placed pairs
+    (added in rank order), divided by the group's (user, item) pairs."""
+    sizes = dict(pool.select("group", "size").iter_rows())
+    out = {}
+    for group, size in sizes.items():
+        rows = ranked.filter(pl.col("group") == group).sort("rank")
+        weights: Sequence[float] = [
+            int(n) / math.log2(1 + int(r)) for r, n in rows.select("rank", "placed").iter_rows()
+        ]
+        if size > 0:
+            out[str(group)] = math.fsum(weights) / int(size)
+    return out
+
+
+@register_global(
+    "rsp",
+    summary="Ranking-based statistical parity of item groups: std / mean over groups of the "
+    "chance that a group's unseen item is in a top-k list (Zhu et al. SIGIR 2020; Elliot's "
+    "RSP).",
+    formula="std_g P(R@k|g) / mean_g P(R@k|g), P(R@k|g) = sum_u |L_u@k ∩ g| / sum_u |g \\ log_u|",
+    state=fairness_state,
+    params=FAIR_PARAMS,
+    upper_bound=None,
+    higher_is_better=False,
+    no_value=NO_VALUE,
+)
+def rsp(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float | None:
+    """Elliot's RSP (elliot/evaluation/metrics/fairness/rsp/rsp.py, and PopRSP for
+    groups=popularity): over the users with a non-empty list, the numerator counts every
+    top-k item of the group, the denominator the group's items not in the user's log.
+    Example: two groups, P = 2/8 and 1/8: std 1/16, mean 3/16, RSP 1/3."""
+    ranked, pool = _split(state)
+    return spread(rsp_probabilities(ranked, pool))
+
+
+@register_global(
+    "reo",
+    summary="Ranking-based equal opportunity of item groups: std / mean over groups of the "
+    "chance that a group's relevant item is in the top k (Zhu et al. SIGIR 2020; Elliot's "
+    "REO).",
+    formula="std_g P(R@k|g,y=1) / mean_g P(R@k|g,y=1), P(R@k|g,y=1) = sum_u |L_u@k ∩ g ∩ "
+    "rel_u| / sum_u |g ∩ rel_u \\ log_u|",
+    state=fairness_state,
+    params=FAIR_PARAMS,
+    upper_bound=None,
+    higher_is_better=False,
+    no_value=NO_VALUE,
+)
+def reo(state: pl.DataFrame, universe: Universe, k: int | None, p: Params) -> float | None:
+    """Elliot's REO (elliot/evaluation/metrics/fairness/reo/reo.py, and PopREO): the
+    numerator counts the relevant top-k items of the group (in the log or not, as
+    Elliot), the denominator the user's relevant items of the group not in its log.
+    Example: two groups with 2 of 4 and 1 of 4 relevant items found: P = 1/2, 1/4, REO
+    1/3."""
+    ranked, pool = _split(state)
+    return spread(reo_probabilities(ranked, pool))
+
+
+@register_global(
+    "exposure_disparity",
+    summary="Disparity of exposure between item groups: std / mean over groups of the mean "
+    "position-weighted exposure 1/log2(1+rank) of a group's items (Singh and Joachims, KDD "
+    "2018: demographic parity of exposure).",
+    formula="std_g E_g / mean_g E_g, E_g = sum_u sum_{i in L_u@k ∩ g} 1/log2(1+rank_u(i)) / "
+    "(|users| |g|)",
+    state=fairness_state,
+    params=FAIR_PARAMS,
+    upper_bound=None,
+    higher_is_better=False,
+    no_value=NO_VALUE,
+)
+def exposure_disparity(
+    state: pl.DataFrame, universe: Universe, k: int | None, p: Params
+) -> float | None:
+    """0 when every group's items receive the same exposure on average (Singh and
+    Joachims' demographic parity constraint, Exposure(G0)/|G0| = Exposure(G1)/|G1|),
+    over the users with a non-empty list. Example: one user, groups a = {1, 2} and b =
+    {3, 4}, list [1, 3]: E_a = 1/2, E_b = (1/log2 3)/2, disparity (1 - 1/log2 3) / (1 +
+    1/log2 3) = 0.2263."""
+    ranked, pool = _split(state)
+    return spread(exposure_means(ranked, pool))
