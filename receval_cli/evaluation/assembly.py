@@ -378,6 +378,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         items=facts.items,
         exposure=facts.exposure,
         popularity_bias=facts.popularity_bias,
+        fairness_states=facts.fairness_states,
         unknown_items=unknown,
         warnings=[no_value_warning(s) for s in run.specs if metrics[str(s)] is None],
     )

@@ -13,7 +13,7 @@ Elliot iterates: those of the recommendations):
     fair_ranked@k   (group, rank): placed, the (user, item of g) pairs at that rank of a
                     top-k list; hits, those whose item is relevant to the user
     fair_pool       (group): size, sum over users of |g|; known, sum of |g ∩ log_u|;
-                    relevant, sum of |g ∩ rel_u \\ log_u|
+                    relevant, sum of |g ∩ rel_u \\ log_u|; users, the users counted
 
 Each metric is std over groups / mean over groups (population std, numpy's np.std) of a
 per-group probability: lower is fairer, 0 when every group gets the same. A group whose
@@ -176,7 +176,7 @@ def _pool_rows(inputs: StateInputs, p: Params, name: str) -> pl.LazyFrame:
         counted = users.select(pl.len().cast(pl.Int64).alias("users"))
     sizes = groups.group_by("group").agg(pl.len().cast(pl.Int64).alias("items"))
     base = counted.join(sizes, how="cross").select(
-        *by, "group", (pl.col("users") * pl.col("items")).alias("size")
+        *by, "group", (pl.col("users") * pl.col("items")).alias("size"), "users"
     )
     relevant = users.join(_relevant_pairs(inputs, name), on="user", how="inner")
     log = inputs.sides.log
@@ -194,19 +194,20 @@ def _pool_rows(inputs: StateInputs, p: Params, name: str) -> pl.LazyFrame:
     return joined.with_columns(pl.col("known", "relevant").fill_null(0))
 
 
-_COUNTS = ("placed", "hits", "size", "known", "relevant")
+_COUNTS = ("placed", "hits", "size", "known", "relevant", "users")
+FAIRNESS_STATE = "fairness@"  # how the state's name begins (item_facts keeps these states)
 
 
 def fairness_state(k: int | None, p: Params) -> State:
     """One state for the three metrics: the ranked rows (rank 1, 2, ...) and the pool's
     rows (rank 0), each with the other's counts 0, so they merge as one table."""
-    name = f"fairness@{cutoff_label(k)}[{_group_label(p)}]"
+    name = f"{FAIRNESS_STATE}{cutoff_label(k)}[{_group_label(p)}]"
 
     def build(inputs: StateInputs) -> pl.LazyFrame:
         by = inputs.by
         zero = pl.lit(0, pl.Int64)
         ranked = _ranked_rows(inputs, k, p, name).with_columns(
-            zero.alias("size"), zero.alias("known"), zero.alias("relevant")
+            zero.alias("size"), zero.alias("known"), zero.alias("relevant"), zero.alias("users")
         )
         pool = _pool_rows(inputs, p, name).with_columns(
             pl.lit(0, pl.UInt32).alias("rank"), zero.alias("placed"), zero.alias("hits")

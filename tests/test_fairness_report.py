@@ -1,0 +1,105 @@
+"""The `fairness` report block (analysis/fairness.py): per item group and per segment.
+
+Hand-computed on the two-user case of test_fairness.py; the segments' Welch intervals
+against the stdlib's statistics; RecList's miss-rate equality difference transcribed
+from its EvalRS code (examples/evalrs_2023.py: mean over the slices of |mr_slice - mr|,
+there negated)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cli_helpers import assert_user_error, invoke, run_json, write, write_config
+from test_fairness import hand_config
+
+from receval_cli.analysis.fairness import welch
+
+INV_LOG2_3 = 1 / math.log2(3)
+
+
+def fairness_config(folder: Path, **fairness: Any) -> Path:
+    config = hand_config(folder, ["ndcg@2"])
+    write(folder / "segments.csv", "user,band\n10,x\n100,x\n9,y\n")
+    loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
+    loaded |= {
+        "segments": {"path": "segments.csv"},
+        "segment_by": ["band"],
+        "fairness": {"k": 2, "groups": "category", "metrics": ["recall"], **fairness},
+    }
+    return write_config(folder, loaded)
+
+
+def test_item_groups_by_hand(tmp_path: Path) -> None:
+    """k=2, lists 10: [10, 100], 9: [100, 9]; a = {9, 10}, b = {100, 11}. a: 2 slots,
+    P = 2/3, user 9's 10 relevant and not found; b: 2 slots, P = 1/2, 2 relevant (100 of
+    user 10, 11 of user 9), 100 found; exposure a = 1 + 1/log2 3 = b."""
+    block = run_json(fairness_config(tmp_path))["models"]["model"]["fairness"]
+    assert block["items"]["disparity"] == {
+        "rsp@2(groups=category)": pytest.approx(1 / 7),
+        "reo@2(groups=category)": 1.0,
+        "exposure_disparity@2(groups=category)": 0.0,
+    }
+    a, b = block["items"]["groups"]
+    assert a == {
+        "group": "a",
+        "items": 2,
+        "slots": 2,
+        "recommended": pytest.approx(2 / 3),
+        "relevant": 1,
+        "found": 0,
+        "recall": 0.0,
+        "item_share": 0.5,
+        "slot_share": 0.5,
+        "exposure_share": 0.5,
+    }
+    assert (b["group"], b["recommended"], b["relevant"], b["found"], b["recall"]) == (
+        "b",
+        0.5,
+        2,
+        1,
+        0.5,
+    )
+
+
+def test_segments_by_hand(tmp_path: Path) -> None:
+    """hit_rate@2: user 10 finds 100 (1), user 9 nothing (0), user 100 has no list (0,
+    counted: users_without_recommendations=zero). x = {10, 100}: 1/2; y = {9}: 0; all
+    users 1/3. Miss rates 1/2, 1, overall 2/3: RecList's MRED (|1/2 - 2/3| + |1 -
+    2/3|) / 2 = 1/4. y's gap 1/2 has no interval (one user)."""
+    block = run_json(fairness_config(tmp_path))["models"]["model"]["fairness"]
+    hits = block["segments"]["band"]["hit_rate@2"]
+    assert (hits["best"], hits["worst"], hits["max_min"]) == ("band=x", "band=y", 0.5)
+    assert hits["segments"]["band=x"] == {
+        "value": 0.5,
+        "users": 2,
+        "gap": 0.0,
+        "interval": None,
+        "miss_rate": 0.5,
+    }
+    assert hits["segments"]["band=y"]["miss_rate"] == 1.0
+    assert hits["miss_rate"] == pytest.approx(2 / 3)
+    assert hits["miss_rate_equality_difference"] == pytest.approx(0.25)
+    assert set(block["segments"]["band"]) == {"hit_rate@2", "recall@2"}
+
+
+def test_welch_interval_against_the_stdlib() -> None:
+    first, second = [1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0]
+    gap = statistics.fmean(first) - statistics.fmean(second)
+    error = math.sqrt(
+        statistics.variance(first) / len(first) + statistics.variance(second) / len(second)
+    )
+    z = statistics.NormalDist().inv_cdf(0.975)
+    assert welch(first, second, gap, 0.95) == pytest.approx([gap - z * error, gap + z * error])
+    assert welch(first, [1.0], gap, 0.95) is None  # one value: no variance
+
+
+def test_a_bad_fairness_metric_is_refused(tmp_path: Path) -> None:
+    config = fairness_config(tmp_path, metrics=["recal"])
+    assert_user_error(invoke("run", config), "fairness.metrics[0]", "recal", "recall")
+    config = fairness_config(tmp_path, metrics=["gini"])
+    assert_user_error(invoke("run", config), "fairness.metrics[0]", "not a per-user metric")
