@@ -218,7 +218,10 @@ def test_no_value_when_nothing_is_found(tmp_path: Path) -> None:
     assert any("reo@1(groups=category) has no value" in w for w in report["warnings"])
 
 
-@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=8), st.floats(0.01, 100.0))
+@given(
+    st.lists(st.one_of(st.just(0.0), st.floats(1e-9, 1.0)), min_size=1, max_size=8),
+    st.floats(0.01, 100.0),
+)
 @settings(max_examples=200, deadline=None)
 def test_spread_bounds_and_scale(values: list[float], scale: float) -> None:
     """std / mean over n groups lies in [0, sqrt(n - 1)] (non-negative values), does not

@@ -141,8 +141,11 @@ def compared(
     the largest gap, and for hit_rate the miss rates and RecList's MRED."""
     name = str(spec)
     higher = lookup(spec.name).higher_is_better
-    valued = {s: p.metrics.get(name) for s, p in parts.items()}
-    valued = {s: v for s, v in valued.items() if v is not None}
+    valued: dict[str, float] = {}
+    for segment, part in parts.items():
+        value = part.metrics.get(name)
+        if value is not None:
+            valued[segment] = value
     if not valued:
         return {"segments": {}}
     best = (max if higher else min)(valued, key=lambda s: valued[s])
