@@ -103,3 +103,35 @@ def test_a_bad_fairness_metric_is_refused(tmp_path: Path) -> None:
     assert_user_error(invoke("run", config), "fairness.metrics[0]", "recal", "recall")
     config = fairness_config(tmp_path, metrics=["gini"])
     assert_user_error(invoke("run", config), "fairness.metrics[0]", "not a per-user metric")
+
+
+def test_every_format_shows_the_block(tmp_path: Path) -> None:
+    """Table, Markdown and HTML show the item groups and the segments' gaps."""
+    config = fairness_config(tmp_path)
+    table = invoke("run", config)
+    assert table.exit_code == 0, table.stderr
+    assert "fairness: item groups (k=2, groups=category)" in table.stdout
+    assert "fairness: segments by band" in table.stdout
+    assert "RecList's miss-rate equality difference 0.2500" in table.stdout
+    markdown = invoke("run", config, "--format", "markdown")
+    assert "### fairness: item groups" in markdown.stdout
+    assert "| `a` | 2 | 0.5000 |" in markdown.stdout.replace("\\.", ".")
+    page = tmp_path / "report.html"
+    html = invoke("run", config, "--format", "html", "-o", page)
+    assert html.exit_code == 0, html.stderr
+    text = page.read_text(encoding="utf-8")
+    assert '<section id="fairness">' in text
+    assert "<code>band=y</code>" not in text  # segments are values, metrics are code
+    assert "<td><code>hit_rate@2</code></td>" in text
+    assert "rsp@2(groups=category) = 0.1429 (lower is fairer)" in text
+
+
+@pytest.mark.parametrize("engine", [{"partitions": 3}, {"engine": "streaming"}])
+def test_the_block_is_the_same_on_other_engines(tmp_path: Path, engine: dict[str, Any]) -> None:
+    """The item groups and segments' gaps of a partitioned or streaming run equal the
+    in-memory run's (the per-user values are read back from the buckets' rows)."""
+    config = fairness_config(tmp_path)
+    expected = run_json(config)["models"]["model"]["fairness"]
+    loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
+    other = write_config(tmp_path, {**loaded, **engine}, "other.yaml")
+    assert run_json(other)["models"]["model"]["fairness"] == expected
