@@ -135,3 +135,26 @@ def test_the_block_is_the_same_on_other_engines(tmp_path: Path, engine: dict[str
     loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
     other = write_config(tmp_path, {**loaded, **engine}, "other.yaml")
     assert run_json(other)["models"]["model"]["fairness"] == expected
+
+
+def test_the_bundled_config_runs() -> None:
+    """configs/fairness.yaml: the item groups by genre and the countries' gaps."""
+    config = Path(__file__).resolve().parent.parent / "configs" / "fairness.yaml"
+    block = run_json(config)["models"]["model"]["fairness"]
+    groups = [g["group"] for g in block["items"]["groups"]]
+    assert groups == sorted(groups)
+    assert len(groups) > 1
+    assert set(block["segments"]["country"]) == {"hit_rate@10", "recall@10", "ndcg@10"}
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [("rsp", "Zhu et al. SIGIR 2020"), ("reo", "Elliot's"), ("exposure_disparity", "Singh")],
+)
+def test_receval_metrics_lists_each_with_its_source(name: str, source: str) -> None:
+    """`receval metrics` has a row for the metric, `receval metrics NAME` its source."""
+    listing = invoke("metrics")
+    assert listing.exit_code == 0
+    assert f"│ {name}@k " in listing.stdout
+    detail = invoke("metrics", name)
+    assert source in " ".join(detail.stdout.split())
