@@ -9,6 +9,7 @@ interactions and catalog items without a category; hand-computed cases; properti
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -273,3 +274,54 @@ def test_spark_refuses_the_item_group_metrics(tmp_path: Path) -> None:
     """engine: spark is refused before a session starts, naming the metrics."""
     config = hand_config(tmp_path, ["ndcg@2", "rsp@2", "reo@2(groups=category)"], engine="spark")
     assert_user_error(invoke("run", config), "engine: spark", "rsp@2", "reo@2(groups=category)")
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "elliot"
+
+
+def golden_config(folder: Path, seed: int, metrics: list[str], **extra: Any) -> Path:
+    data = GOLDEN / f"data_{seed}"
+    config = {
+        "predictions": {"path": str(data / "predictions.csv")},
+        "ground_truth": {"path": str(data / "truth.csv"), "columns": {"relevance": "grade"}},
+        "interactions": {"path": str(data / "log.csv")},
+        "catalog": {"path": str(data / "catalog.csv"), "columns": {"category": "category"}},
+        "metrics": metrics,
+        **extra,
+    }
+    return write_config(folder, config)
+
+
+def golden_spec(metric: str, grouping: str, k: int) -> str:
+    if grouping == "category":
+        return f"{metric}@{k}(groups=category)"
+    return f"{metric}@{k}(pop_ratio={grouping.split(',')[1]})"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_agrees_with_elliots_own_code(tmp_path: Path, seed: int) -> None:
+    """rsp and reo equal Elliot's RSP and REO run on the same data (tests/golden/elliot:
+    its NOTES.md says how), by category and by its popularity short head at two
+    pop_ratios, at k = 3 and 10; and the fairness block's per-group P(R@k | g) and
+    P(R@k | g, y=1) equal Elliot's per-cluster ProbToBeRanked."""
+    golden = json.loads((GOLDEN / "elliot.json").read_text(encoding="utf-8"))
+    mine = {key: value for key, value in golden.items() if key.startswith(f"{seed}|")}
+    specs = {}
+    for key in mine:
+        _, grouping, k, metric = key.split("|")
+        specs[key] = golden_spec(metric, grouping, int(k))
+    report = run_json(golden_config(tmp_path, seed, list(specs.values())))
+    values = report["models"]["model"]["metrics"]
+    for key, spec in specs.items():
+        assert values[spec] == pytest.approx(mine[key]["value"], rel=1e-12), key
+    for grouping, k in (("category", 10), ("popularity,0.8", 3), ("popularity,0.5", 10)):
+        groups = grouping.split(",")[0]
+        fairness: dict[str, Any] = {"k": k, "groups": groups}
+        if groups == "popularity":
+            fairness["pop_ratio"] = float(grouping.split(",")[1])
+        config = golden_config(tmp_path, seed, ["ndcg@3"], fairness=fairness)
+        rows = run_json(config)["models"]["model"]["fairness"]["items"]["groups"]
+        for column, metric in (("recommended", "rsp"), ("recall", "reo")):
+            expected = mine[f"{seed}|{grouping}|{k}|{metric}"]["per_group"]
+            got = {row["group"]: row[column] for row in rows}
+            assert got == pytest.approx(expected, rel=1e-12), (grouping, k, metric)
