@@ -26,7 +26,7 @@ from receval_cli.config.loading import load_config
 from receval_cli.engines.partitions import needs_whole_log
 from receval_cli.evaluation.plan import catalog_size_metrics
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.fairness import ITEM_GROUP_METRICS
+from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS
 from receval_cli.metrics.registry import REGISTRY, MetricDef, Param, resolve
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.results.report import Report

@@ -31,10 +31,10 @@ from receval_cli.evaluation.segment_split import segment_value
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.fairness import (
     exposure_means,
-    fairness_state,
     reo_probabilities,
     rsp_probabilities,
 )
+from receval_cli.metrics.fairness_state import fairness_state
 from receval_cli.results.report import Report
 
 

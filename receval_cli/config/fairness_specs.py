@@ -11,7 +11,7 @@ from pathlib import Path
 from receval_cli.config.model import FairnessConfig
 from receval_cli.errors import ConfigError
 from receval_cli.metrics import MetricSpec, SpecError, SpecSyntaxError, lookup, resolve
-from receval_cli.metrics.fairness import GROUPS, ITEM_GROUP_METRICS, POP_RATIO
+from receval_cli.metrics.fairness_state import GROUPS, ITEM_GROUP_METRICS, POP_RATIO
 from receval_cli.metrics.spec import ParamValue
 
 

@@ -34,7 +34,7 @@ from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.fairness import ITEM_GROUP_METRICS
+from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS
 from receval_cli.results.report import Report
 
 if TYPE_CHECKING:

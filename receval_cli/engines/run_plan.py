@@ -34,7 +34,7 @@ from receval_cli.inputs.id_alignment import align_ids
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.inputs.segments import segments_input, user_attributes
-from receval_cli.metrics.fairness import ITEM_GROUP_METRICS, require_item_groups
+from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS, require_item_groups
 from receval_cli.report.comparability import (
     conventions_differ,
     conventions_error,

@@ -33,7 +33,7 @@ from receval_cli.evaluation.side_columns import item_popularity, raise_unknown_f
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.fairness import FAIRNESS_STATE
+from receval_cli.metrics.fairness_state import FAIRNESS_STATE
 from receval_cli.metrics.registry import State, Universe, merge_states
 
 FEATURES = {"category", "tags", "embedding"}
