@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import yaml
 from cli_helpers import assert_user_error, invoke, run_json, write, write_config
-from test_fairness import hand_config
+from test_fairness import drawn, hand_config, reference_inputs, write_inputs
 
 from receval_cli.analysis.fairness import welch
 
-INV_LOG2_3 = 1 / math.log2(3)
+Z95 = statistics.NormalDist().inv_cdf(0.975)
 
 
 def fairness_config(folder: Path, **fairness: Any) -> Path:
@@ -37,7 +37,9 @@ def fairness_config(folder: Path, **fairness: Any) -> Path:
 def test_item_groups_by_hand(tmp_path: Path) -> None:
     """k=2, lists 10: [10, 100], 9: [100, 9]; a = {9, 10}, b = {100, 11}. a: 2 slots,
     P = 2/3, user 9's 10 relevant and not found; b: 2 slots, P = 1/2, 2 relevant (100 of
-    user 10, 11 of user 9), 100 found; exposure a = 1 + 1/log2 3 = b."""
+    user 10, 11 of user 9), 100 found; exposure a = 1 + 1/log2 3 = b. a's interval: the
+    users' (placed, unseen) are (1, 1) and (1, 2): residuals 1 - 2/3 and 1 - 4/3, so
+    sd = sqrt((2/9) 2 / (1 x 3^2)) = 2/9."""
     block = run_json(fairness_config(tmp_path))["models"]["model"]["fairness"]
     assert block["items"]["disparity"] == {
         "rsp@2(groups=category)": pytest.approx(1 / 7),
@@ -53,6 +55,8 @@ def test_item_groups_by_hand(tmp_path: Path) -> None:
         "relevant": 1,
         "found": 0,
         "recall": 0.0,
+        "recommended_interval": pytest.approx([2 / 3 - Z95 * 2 / 9, 2 / 3 + Z95 * 2 / 9]),
+        "recall_interval": [0.0, 0.0],
         "item_share": 0.5,
         "slot_share": 0.5,
         "exposure_share": 0.5,
@@ -158,3 +162,43 @@ def test_receval_metrics_lists_each_with_its_source(name: str, source: str) -> N
     assert f"│ {name}@k " in listing.stdout
     detail = invoke("metrics", name)
     assert source in " ".join(detail.stdout.split())
+
+
+def naive_ratio_interval(pairs: list[tuple[int, int]], level: float) -> list[float]:
+    """The delta method's interval of sum a / sum b over the users' (a, b), written from
+    Deng et al. (KDD 2018) with the stdlib: Var(R) = Var(a - R b) / (n mean(b)^2)."""
+    n = len(pairs)
+    ratio = sum(a for a, _ in pairs) / sum(b for _, b in pairs)
+    residuals = [a - ratio * b for a, b in pairs]
+    error = math.sqrt(
+        statistics.variance(residuals) / (n * statistics.fmean(b for _, b in pairs) ** 2)
+    )
+    z = statistics.NormalDist().inv_cdf(0.5 + level / 2)
+    return [ratio - z * error, ratio + z * error]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_group_intervals_agree_with_a_naive_per_user_computation(tmp_path: Path, seed: int) -> None:
+    """The per-group intervals equal the delta method applied to each user's (top-k items
+    of the group, items of the group outside the log) and (relevant ones found, relevant
+    outside the log), the users being those with a list."""
+    data = drawn(seed)
+    config = write_inputs(tmp_path, data, ["ndcg@5"])
+    loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
+    loaded["fairness"] = {"k": 5, "groups": "category", "level": 0.9}
+    rows = run_json(write_config(tmp_path, loaded))["models"]["model"]["fairness"]["items"][
+        "groups"
+    ]
+    inputs = reference_inputs(data)
+    recs, train, relevant = inputs["recs"], inputs["train"], inputs["relevant"]
+    for row in rows:
+        members = inputs["category"][row["group"]]
+        rsp_pairs, reo_pairs = [], []
+        for user, ranked in recs.items():
+            top = set(ranked[:5]) & members
+            known = train.get(user, set())
+            mine = relevant.get(user, set())
+            rsp_pairs.append((len(top), len(members - known)))
+            reo_pairs.append((len(top & mine), len((members & mine) - known)))
+        assert row["recommended_interval"] == pytest.approx(naive_ratio_interval(rsp_pairs, 0.9))
+        assert row["recall_interval"] == pytest.approx(naive_ratio_interval(reo_pairs, 0.9))

@@ -5,7 +5,8 @@ items     per item group (metrics/fairness.py's groups, at k): its items and the
           exposure 1/log2(1 + rank) (Singh and Joachims), P(R@k | g) (RSP's: the chance
           that an item of g the user has not interacted with is recommended), and its
           relevant pairs outside the users' logs with the share of them found in the top k
-          (P(R@k | g, y=1), REO's: the group's recall); with rsp, reo and
+          (P(R@k | g, y=1), REO's: the group's recall), each ratio with its interval
+          over users (ratio_interval: the delta method); with rsp, reo and
           exposure_disparity, the disparities over these groups.
 segments  per segment_by attribute and per compared per-user metric: each segment's
           value and users, its gap to the best segment with a Welch interval (the
@@ -34,7 +35,13 @@ from receval_cli.metrics.fairness import (
     reo_probabilities,
     rsp_probabilities,
 )
-from receval_cli.metrics.fairness_state import fairness_state
+from receval_cli.metrics.fairness_state import (
+    POOL,
+    RANKED,
+    REO_USERS,
+    RSP_USERS,
+    fairness_state,
+)
 from receval_cli.results.report import Report
 
 
@@ -61,13 +68,15 @@ def item_block(report: Report, fairness: FairnessConfig) -> dict[str, Any] | Non
     specs = item_group_specs(fairness)
     return {
         "disparity": {str(s): report.metrics.get(str(s)) for s in specs},
-        "groups": group_rows(state),
+        "groups": group_rows(state, fairness.level),
     }
 
 
-def group_rows(state: pl.DataFrame) -> list[dict[str, Any]]:
-    """One row per item group of the merged fairness state, in the groups' order."""
-    ranked, pool = state.filter(pl.col("rank") > 0), state.filter(pl.col("rank") == 0)
+def group_rows(state: pl.DataFrame, level: float) -> list[dict[str, Any]]:
+    """One row per item group of the merged fairness state, in the groups' order; the
+    ratios' intervals at `level` (ratio_interval)."""
+    kind = pl.col("kind")
+    ranked, pool = state.filter(kind == RANKED), state.filter(kind == POOL)
     recommended = rsp_probabilities(ranked, pool)
     found = reo_probabilities(ranked, pool)
     exposure = exposure_means(ranked, pool)
@@ -77,6 +86,7 @@ def group_rows(state: pl.DataFrame) -> list[dict[str, Any]]:
     for group, size, relevant, users in (
         pool.sort("group").select("group", "size", "relevant", "users").iter_rows()
     ):
+        mine = state.filter(pl.col("group") == group)
         items = int(size) // int(users) if users else None
         weighted = exposure.get(str(group), 0.0) * int(size)  # the group's exposure sum
         rows.append(
@@ -86,9 +96,11 @@ def group_rows(state: pl.DataFrame) -> list[dict[str, Any]]:
                 "slots": int(placed.get(group, 0)),
                 "exposure": weighted,
                 "recommended": recommended.get(str(group)),
+                "recommended_interval": ratio_interval(mine.filter(kind == RSP_USERS), level),
                 "relevant": int(relevant),
                 "found": int(hits.get(group, 0)),
                 "recall": found.get(str(group)),
+                "recall_interval": ratio_interval(mine.filter(kind == REO_USERS), level),
             }
         )
     _shares(rows, "items", "item_share")
@@ -97,6 +109,25 @@ def group_rows(state: pl.DataFrame) -> list[dict[str, Any]]:
     for row in rows:
         del row["exposure"]
     return rows
+
+
+def ratio_interval(histogram: pl.DataFrame, level: float) -> list[float] | None:
+    """The interval of a ratio of sums over users, R = sum a_u / sum b_u, by the delta
+    method (the ratio estimator's variance: sum_u (a_u - R b_u)^2 n / ((n - 1) (sum b)^2),
+    Deng et al., "Applying the Delta Method in Metric Analytics", KDD 2018): R +- z sd.
+    `histogram` holds the users' pairs (a, b) and how many users have each (users).
+    None when sum b is 0 or fewer than 2 users count."""
+    pairs = sorted(histogram.select("a", "b", "users").iter_rows())
+    n = sum(int(c) for _, _, c in pairs)
+    total_a = sum(int(a) * int(c) for a, _, c in pairs)
+    total_b = sum(int(b) * int(c) for _, b, c in pairs)
+    if total_b == 0 or n < 2:
+        return None
+    ratio = total_a / total_b
+    squares = math.fsum(int(c) * (int(a) - ratio * int(b)) ** 2 for a, b, c in pairs)
+    deviation = math.sqrt(squares * n / ((n - 1) * total_b**2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    return [ratio - z * deviation, ratio + z * deviation]
 
 
 def _shares(rows: list[dict[str, Any]], column: str, share: str) -> None:

@@ -17,14 +17,17 @@ import polars as pl
 
 from receval_cli.metrics.fairness_state import (
     FAIR_PARAMS,
+    POOL,
+    RANKED,
     fairness_state,
 )
 from receval_cli.metrics.registry import Params, Universe, register_global
 
 
 def _split(state: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The merged state's ranked rows and pool rows (rank 0)."""
-    return state.filter(pl.col("rank") > 0), state.filter(pl.col("rank") == 0)
+    """The merged state's ranked rows and pool rows."""
+    kind = pl.col("kind")
+    return state.filter(kind == RANKED), state.filter(kind == POOL)
 
 
 def spread(shares: dict[str, float]) -> float | None:

@@ -138,12 +138,12 @@ def _relevant_pairs(inputs: StateInputs, name: str) -> pl.LazyFrame:
     return truth.filter(pl.col("relevant")).select("user", "item").unique()
 
 
-def _ranked_rows(inputs: StateInputs, k: int | None, p: Params, name: str) -> pl.LazyFrame:
-    """(*by, group, rank, placed, hits): the top-k pairs per group and rank."""
-    by = inputs.by
+def _marked(inputs: StateInputs, k: int | None, groups: pl.LazyFrame, name: str) -> pl.LazyFrame:
+    """(*by, user, item, group, rank, hit): the lists' grouped items in their top k, hit
+    when the item is relevant to the user."""
     items = pl.col("items")
     rows = inputs.lists.select(
-        *by,
+        *inputs.by,
         "user",
         items.alias("item"),
         pl.int_ranges(1, items.list.len() + 1, dtype=pl.UInt32).alias("rank"),
@@ -151,63 +151,127 @@ def _ranked_rows(inputs: StateInputs, k: int | None, p: Params, name: str) -> pl
     rows = rows.drop_nulls("item")
     if k is not None:
         rows = rows.filter(pl.col("rank") <= k)
-    grouped = rows.join(item_groups(inputs, p, name), on="item", how="inner")
+    grouped = rows.join(groups, on="item", how="inner")
     relevant = _relevant_pairs(inputs, name).with_columns(pl.lit(True).alias("hit"))
     marked = grouped.join(relevant, on=["user", "item"], how="left")
-    return marked.group_by(*by, "group", "rank").agg(
-        pl.len().cast(pl.Int64).alias("placed"),
-        pl.col("hit").fill_null(False).sum().cast(pl.Int64).alias("hits"),
-    )
+    return marked.with_columns(pl.col("hit").fill_null(False))
 
 
-def _pool_rows(inputs: StateInputs, p: Params, name: str) -> pl.LazyFrame:
-    """(*by, group, size, known, relevant): the groups' pairs over the listed users."""
+def _per_user(
+    inputs: StateInputs, marked: pl.LazyFrame, groups: pl.LazyFrame, name: str
+) -> pl.LazyFrame:
+    """(*by, user, group, placed, hits, known, relevant): per listed user and group with
+    one of them non-zero, its top-k items of the group, those relevant, its logged items
+    of the group, and its relevant items of the group outside its log."""
     by = inputs.by
-    groups = item_groups(inputs, p, name)
+    keys = [*by, "user", "group"]
     users = _listed_users(inputs)
-    counted = users.group_by(*by).agg(pl.len().cast(pl.Int64).alias("users"))
-    if not by:
-        counted = users.select(pl.len().cast(pl.Int64).alias("users"))
-    sizes = groups.group_by("group").agg(pl.len().cast(pl.Int64).alias("items"))
-    base = counted.join(sizes, how="cross").select(
-        *by, "group", (pl.col("users") * pl.col("items")).alias("size"), "users"
+    top = marked.group_by(*keys).agg(
+        pl.len().cast(pl.Int64).alias("placed"), pl.col("hit").sum().cast(pl.Int64).alias("hits")
     )
     relevant = users.join(_relevant_pairs(inputs, name), on="user", how="inner")
     log = inputs.sides.log
-    if log is None:  # no log: no user knows an item
-        known = base.select(*by, "group", pl.lit(0, pl.Int64).alias("known"))
-    else:
+    parts = [top]
+    if log is not None:
         known_pairs = log.select("user", "item").unique()
         mine = users.join(known_pairs, on="user", how="inner").join(groups, on="item")
-        known = mine.group_by(*by, "group").agg(pl.len().cast(pl.Int64).alias("known"))
+        parts.append(mine.group_by(*keys).agg(pl.len().cast(pl.Int64).alias("known")))
         relevant = relevant.join(known_pairs, on=["user", "item"], how="anti")
-    grouped = relevant.join(groups, on="item").group_by(*by, "group")
-    relevant = grouped.agg(pl.len().cast(pl.Int64).alias("relevant"))
-    keys = [*by, "group"]
-    joined = base.join(known, on=keys, how="left").join(relevant, on=keys, how="left")
-    return joined.with_columns(pl.col("known", "relevant").fill_null(0))
+    found = relevant.join(groups, on="item").group_by(*keys)
+    parts.append(found.agg(pl.len().cast(pl.Int64).alias("relevant")))
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = joined.join(part, on=keys, how="full", coalesce=True)
+    counts = ("placed", "hits", "known", "relevant")
+    missing = [pl.lit(0, pl.Int64).alias(c) for c in counts if c not in ("placed", "hits")]
+    if log is None:
+        joined = joined.with_columns(missing[0])
+    return joined.with_columns(pl.col(c).fill_null(0) for c in counts)
 
 
 _COUNTS = ("placed", "hits", "size", "known", "relevant", "users")
+_KEYS = ("kind", "group", "rank", "a", "b")
+RANKED, POOL, RSP_USERS, REO_USERS = 0, 1, 2, 3  # the rows' kinds
 FAIRNESS_STATE = "fairness@"  # how the state's name begins (item_facts keeps these states)
 
 
 def fairness_state(k: int | None, p: Params) -> State:
-    """One state for the three metrics: the ranked rows (rank 1, 2, ...) and the pool's
-    rows (rank 0), each with the other's counts 0, so they merge as one table."""
+    """One state for the three metrics and the report's per-group intervals: rows of four
+    kinds (the module's docstring), each with the others' counts 0, one table to merge."""
     name = f"{FAIRNESS_STATE}{cutoff_label(k)}[{_group_label(p)}]"
 
     def build(inputs: StateInputs) -> pl.LazyFrame:
         by = inputs.by
-        zero = pl.lit(0, pl.Int64)
-        ranked = _ranked_rows(inputs, k, p, name).with_columns(
-            zero.alias("size"), zero.alias("known"), zero.alias("relevant"), zero.alias("users")
+        groups = item_groups(inputs, p, name)
+        marked = _marked(inputs, k, groups, name)
+        per_user = _per_user(inputs, marked, groups, name)
+        users = _listed_users(inputs)
+        counted = users.group_by(*by).agg(pl.len().cast(pl.Int64).alias("users"))
+        if not by:
+            counted = users.select(pl.len().cast(pl.Int64).alias("users"))
+        sizes = groups.group_by("group").agg(pl.len().cast(pl.Int64).alias("items"))
+        base = counted.join(sizes, how="cross")
+        keys = [*by, "group"]
+        totals = per_user.group_by(*keys).agg(
+            pl.col("known", "relevant").sum(), pl.len().cast(pl.Int64).alias("nonzero")
         )
-        pool = _pool_rows(inputs, p, name).with_columns(
-            pl.lit(0, pl.UInt32).alias("rank"), zero.alias("placed"), zero.alias("hits")
+        base = base.join(totals, on=keys, how="left").with_columns(
+            pl.col("known", "relevant", "nonzero").fill_null(0)
         )
-        columns = [*by, pl.col("group").cast(pl.String), pl.col("rank").cast(pl.UInt32)]
-        columns += [pl.col(c).cast(pl.Int64) for c in _COUNTS]
-        return pl.concat([ranked.select(columns), pool.select(columns)])
+        ranked = marked.group_by(*by, "group", "rank").agg(
+            pl.len().cast(pl.Int64).alias("placed"),
+            pl.col("hit").sum().cast(pl.Int64).alias("hits"),
+        )
+        pool = base.select(
+            *by,
+            "group",
+            (pl.col("users") * pl.col("items")).alias("size"),
+            "known",
+            "relevant",
+            "users",
+        )
+        # users without a pair in the group: a = 0, and b = |g| (rsp) or 0 (reo)
+        rest = base.select(*by, "group", "items", (pl.col("users") - pl.col("nonzero")).alias("n"))
+        with_size = per_user.join(sizes, on="group")
+        rsp_users = pl.concat(
+            [
+                with_size.select(*keys, a="placed", b=pl.col("items") - pl.col("known"), n=1),
+                rest.select(*keys, a=0, b="items", n="n"),
+            ],
+            how="diagonal_relaxed",
+        )
+        reo_users = pl.concat(
+            [
+                per_user.select(*keys, a="hits", b="relevant", n=1),
+                rest.select(*keys, a=0, b=0, n="n"),
+            ],
+            how="diagonal_relaxed",
+        )
+        frames = [
+            _rows(ranked, by, RANKED, "placed", "hits"),
+            _rows(pool.with_columns(rank=0), by, POOL, "size", "known", "relevant", "users"),
+        ]
+        for kind, rows in ((RSP_USERS, rsp_users), (REO_USERS, reo_users)):
+            histogram = rows.filter(pl.col("n") > 0).group_by(*keys, "a", "b")
+            counted_pairs = histogram.agg(pl.col("n").sum().alias("users"))
+            frames.append(_rows(counted_pairs.with_columns(rank=0), by, kind, "users"))
+        return pl.concat(frames)
 
-    return State(name, ("group", "rank"), build)
+    return State(name, _KEYS, build)
+
+
+def _rows(frame: pl.LazyFrame, by: tuple[str, ...], kind: int, *counts: str) -> pl.LazyFrame:
+    """The frame's rows in the state's columns: its kind, its keys (a and b 0 where it
+    has none) and its counts (the others 0)."""
+    names = frame.collect_schema().names()
+    keys: list[str | pl.Expr] = [
+        *by,
+        pl.lit(kind, pl.UInt8).alias("kind"),
+        pl.col("group").cast(pl.String),
+        pl.col("rank").cast(pl.UInt32),
+        *(pl.col(c).cast(pl.Int64) if c in names else pl.lit(0, pl.Int64).alias(c) for c in "ab"),
+    ]
+    values = [
+        pl.col(c).cast(pl.Int64) if c in counts else pl.lit(0, pl.Int64).alias(c) for c in _COUNTS
+    ]
+    return frame.select(*keys, *values)

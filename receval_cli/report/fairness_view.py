@@ -48,6 +48,13 @@ def _number(value: Any) -> str:
     return f"{value:.4f}"
 
 
+def _plus_minus(value: float | None, interval: list[float] | None) -> str:
+    """The value, with +- its interval's half-width when it has one."""
+    if value is None or interval is None:
+        return _number(value)
+    return f"{value:.4f} ± {(interval[1] - interval[0]) / 2:.4f}"
+
+
 def _interval(interval: list[float] | None, level: float) -> str:
     if interval is None:
         return "-"
@@ -68,19 +75,11 @@ def fairness_tables(block: dict[str, Any], model: str | None = None) -> list[Fai
         rows = [
             [
                 str(g["group"]),
-                *(
-                    _number(g[c])
-                    for c in (
-                        "items",
-                        "item_share",
-                        "slot_share",
-                        "exposure_share",
-                        "recommended",
-                        "relevant",
-                        "found",
-                        "recall",
-                    )
-                ),
+                *(_number(g[c]) for c in ("items", "item_share", "slot_share", "exposure_share")),
+                _plus_minus(g["recommended"], g.get("recommended_interval")),
+                _number(g["relevant"]),
+                _number(g["found"]),
+                _plus_minus(g["recall"], g.get("recall_interval")),
             ]
             for g in items["groups"]
         ]
@@ -88,6 +87,10 @@ def fairness_tables(block: dict[str, Any], model: str | None = None) -> list[Fai
             f"{name} = {_number(value)} (lower is fairer)"
             for name, value in items["disparity"].items()
         ]
+        notes.append(
+            f"P(recommended) and recall ± the half-width of their {level:.0%} intervals over "
+            "users (the delta method)"
+        )
         found.append(
             FairnessTable(f"{prefix}fairness: item groups ({about})", ITEM_HEADERS, rows, notes)
         )
