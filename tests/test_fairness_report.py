@@ -202,3 +202,26 @@ def test_group_intervals_agree_with_a_naive_per_user_computation(tmp_path: Path,
             reo_pairs.append((len(top & mine), len((members & mine) - known)))
         assert row["recommended_interval"] == pytest.approx(naive_ratio_interval(rsp_pairs, 0.9))
         assert row["recall_interval"] == pytest.approx(naive_ratio_interval(reo_pairs, 0.9))
+
+
+@pytest.mark.parametrize("engine", [{"partitions": 4}, {"engine": "streaming", "partitions": 2}])
+def test_the_block_of_drawn_data_is_the_same_on_other_engines(
+    tmp_path: Path, engine: dict[str, Any]
+) -> None:
+    """On drawn data (ids 9, 10, 100, ties, users on one side only), with segments, the
+    whole fairness block of a partitioned run equals the in-memory run's, bit for bit."""
+    data = drawn(5)
+    config = write_inputs(tmp_path, data, ["ndcg@5"])
+    users = sorted({u for u, _, _ in data["predictions"]} | {u for u, _, _ in data["truth"]})
+    write(tmp_path / "segments.csv", "user,band\n" + "".join(f"{u},{u % 3}\n" for u in users))
+    loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
+    loaded |= {
+        "segments": {"path": "segments.csv"},
+        "segment_by": ["band"],
+        "fairness": {"k": 5, "groups": "popularity", "pop_ratio": 0.6},
+    }
+    expected = run_json(write_config(tmp_path, loaded))["models"]["model"]["fairness"]
+    assert expected["items"]["groups"]
+    assert expected["segments"]["band"]
+    other = write_config(tmp_path, {**loaded, **engine}, "other.yaml")
+    assert run_json(other)["models"]["model"]["fairness"] == expected
