@@ -26,6 +26,7 @@ from receval_cli.config.loading import load_config
 from receval_cli.engines.partitions import needs_whole_log
 from receval_cli.evaluation.plan import catalog_size_metrics
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS
 from receval_cli.metrics.registry import REGISTRY, MetricDef, Param, resolve
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.results.report import Report
@@ -400,6 +401,8 @@ def refusal(engine: dict[str, Any], spec: str) -> str | None:
     name = "engine: spark" if spark else f"partitions: {engine.get('partitions')}"
     if (spark or parts) and lookup(parsed.name).scope == "logged":
         return name  # the click metrics read the whole click log
+    if spark and parsed.name in ITEM_GROUP_METRICS:
+        return "engine: spark"  # item groups over the whole log or catalog
     if spark and needs_whole_log(parsed):
         return name  # co-occurrence: each bucket holds its own users' interactions only
     user = lookup(parsed.name).scope == "user"

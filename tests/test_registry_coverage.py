@@ -235,6 +235,12 @@ REFERENCES = (
         ("test_agrees_with_the_paper_s_formulas",),
         lambda m: m.NAIVE_SPECS,
     ),
+    Reference(
+        "Elliot's RSP and REO, and Singh and Joachims' exposure (tests/fairness_reference.py)",
+        "test_fairness",
+        ("test_agrees_with_elliots_definitions",),
+        lambda m: m.case_specs(),
+    ),
 )
 
 # metric -> why no independent reference checks it (a non-empty reason)

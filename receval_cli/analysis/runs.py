@@ -65,7 +65,13 @@ def evaluate_config(
     for name in plan.models:
         stage = f"model {name}: " if len(plan.models) > 1 else ""
         with console.stage(f"{stage}read, rank, join, metrics"):
-            report = evaluate_model(plan, name, per_user or plan.confidence is not None, keys)
+            fairness = plan.loaded.config.fairness
+            keep = per_user or plan.confidence is not None or fairness is not None
+            report = evaluate_model(plan, name, keep, keys)
+        if fairness is not None:  # its segments' gaps read the per-user values
+            from receval_cli.analysis.fairness import with_fairness
+
+            report = with_fairness(report, fairness, plan.loaded.path)
         # with a comparison, compare_with_baseline() computes every model's intervals in one
         # resampling
         reports[name] = _with_intervals(report, plan)

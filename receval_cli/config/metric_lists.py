@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from receval_cli.config.fairness_specs import fairness_specs
 from receval_cli.config.model import Config, Gate
 from receval_cli.config.yaml_file import found_value
 from receval_cli.errors import ConfigError, did_you_mean
@@ -23,10 +24,12 @@ _ENTRY_KEYS = ("name", "k", "cutoffs")
 
 def expand_metrics(path: Path, config: Config) -> tuple[MetricSpec, ...]:
     """Turn the config's `metrics` list and `cutoffs` into resolved specs; `pr_curve: true`
-    adds the interpolated precision-recall curve's points (PR_CURVE) after them."""
+    adds the interpolated precision-recall curve's points (PR_CURVE) after them, and a
+    `fairness:` block its metrics (config/fairness_specs.py)."""
     specs = metric_specs(config.metrics, config.cutoffs, str(path), path=path)
     if config.pr_curve:
         specs += tuple(s for s in PR_CURVE if s not in specs)
+    specs += tuple(s for s in fairness_specs(path, config.fairness) if s not in specs)
     check_work(path, config, specs)
     return specs
 

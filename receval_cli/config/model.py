@@ -362,6 +362,27 @@ class ConfidenceConfig(_Strict):
     """The random seed (results are reproducible)."""
 
 
+class FairnessConfig(_Strict):
+    """The fairness report: item groups and user segments compared (docs/reports.md)."""
+
+    k: PositiveInt = 10
+    """The cutoff of every fairness measure."""
+    groups: Literal["popularity", "category"] = "popularity"
+    (
+        "The item groups: popularity (the interactions log's short head and long tail) or "
+        "category (the catalog's category column)."
+    )
+    pop_ratio: float = Field(0.8, gt=0, le=1)
+    """groups: popularity: the short head's share of the log's distinct (user, item) pairs."""
+    metrics: list[str] = Field(["recall", "ndcg"], min_length=1)
+    (
+        "The per-user metrics compared between the segment_by segments, at k (hit_rate, "
+        "whose complement is RecList's miss rate, is always compared)."
+    )
+    level: float = Field(0.95, gt=0, lt=1)
+    """The confidence level of the segments' gaps (Welch intervals)."""
+
+
 class SparkConfig(_Strict):
     """engine: spark: the session receval starts (an existing session, as in a notebook or
     under spark-submit, keeps its own settings)."""
@@ -495,6 +516,11 @@ class Config(_Strict):
     """The report's format and file."""
     confidence: ConfidenceConfig | None = None
     """Confidence intervals of the per-user metrics (users resampled)."""
+    fairness: FairnessConfig | None = None
+    (
+        "Add rsp, reo and exposure_disparity at k over the item groups, and report per item "
+        "group and per segment_by segment (the `fairness` block)."
+    )
     comparison: ComparisonConfig | None = None
     """Every model against the baseline model, with paired tests."""
     engine: Engine = Field(

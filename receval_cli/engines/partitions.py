@@ -34,6 +34,7 @@ from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS
 from receval_cli.results.report import Report
 
 if TYPE_CHECKING:
@@ -74,6 +75,17 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
             f"co-occurrence), which needs the whole log. {fix}",
             key=key,
             found=whole_log,
+            fix=fix,
+        )
+    grouping = [str(s) for s in specs if s.name in ITEM_GROUP_METRICS]
+    if grouping and engine == "engine: spark":
+        fix = "Use another engine for them (in_memory, streaming, partitions: N)."
+        raise UsageError(
+            f"engine: spark does not yet run {', '.join(grouping)}: they group the items over "
+            "the whole interactions log or catalog, and each Spark bucket sees only its own "
+            f"users' interactions and the catalog rows of the items it recommends. {fix}",
+            key="engine",
+            found=grouping,
             fix=fix,
         )
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")

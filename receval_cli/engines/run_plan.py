@@ -34,6 +34,7 @@ from receval_cli.inputs.id_alignment import align_ids
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.inputs.segments import segments_input, user_attributes
+from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS, require_item_groups
 from receval_cli.report.comparability import (
     conventions_differ,
     conventions_error,
@@ -202,6 +203,13 @@ def plan_run(
     config = loaded.config
     check_history_gates(loaded)
     require_named(loaded.specs, config.catalog is not None or config.interactions is not None)
+    category = config.catalog is not None and config.catalog.columns.category is not None
+    groups = {
+        str(s): config.conventions.metric_params(s)["groups"]
+        for s in loaded.specs
+        if s.name in ITEM_GROUP_METRICS
+    }
+    require_item_groups(groups, category, config.interactions is not None)
     models = config.model_files()
     comparing = len(models) > 1 or baseline_report is not None
     settings = config.comparison or ComparisonConfig()

@@ -31,6 +31,7 @@ from receval_cli.evaluation.clicks import logged_metrics
 from receval_cli.evaluation.fingerprints import truth_digest
 from receval_cli.evaluation.global_metrics import (
     state_queries,
+    state_sides,
     universe_of,
 )
 from receval_cli.evaluation.item_exposure import exposure_depth, item_exposure, same_exposure
@@ -130,8 +131,11 @@ def bucket_partial(
     deepening = (*global_specs, *task.list_specs)
     plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening, engine)
     users = plan.frame if plan.users is None else plan.users
+    sides = state_sides(truth, sources, conventions)
     states = state_queries(
-        global_specs, conventions, StateInputs(plan.lists, plan.items, users, ranked=plan.placed)
+        global_specs,
+        conventions,
+        StateInputs(plan.lists, plan.items, users, ranked=plan.placed, sides=sides),
     )
     # the report describes the recommended items and their exposure with a
     # beyond-accuracy metric or a catalog
@@ -213,7 +217,15 @@ def bucket_partial(
     if segments is not None:
         split = dict(zip(segment_tables, found["segments"], strict=True))
         partial.segments = segment_partials(
-            per_user, segments, split, predictions, truth, specs, conventions, task.keep == "all"
+            per_user,
+            segments,
+            split,
+            predictions,
+            truth,
+            specs,
+            conventions,
+            task.keep == "all",
+            sides,
         )
         if partial.per_user is not None:
             partial.per_user = with_values(partial.per_user, segments)
@@ -366,6 +378,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         items=facts.items,
         exposure=facts.exposure,
         popularity_bias=facts.popularity_bias,
+        fairness_states=facts.fairness_states,
         unknown_items=unknown,
         warnings=[no_value_warning(s) for s in run.specs if metrics[str(s)] is None],
     )

@@ -13,9 +13,18 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
+from receval_cli.inputs.list_order import tie_order
 from receval_cli.inputs.optional import Sources
+from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.registry import GlobalMetric, State, StateInputs, Universe, merge_states
+from receval_cli.metrics.registry import (
+    GlobalMetric,
+    State,
+    StateInputs,
+    StateSides,
+    Universe,
+    merge_states,
+)
 
 _EXAMPLES = 3
 
@@ -28,6 +37,31 @@ def universe_of(sources: Sources) -> Universe:
         items = sources.interactions.frame.select("item").unique().collect()
         return Universe(items, "interactions log")
     return Universe(None, "none")
+
+
+def state_sides(truth: Input, sources: Sources, conventions: Conventions) -> StateSides:
+    """What the states that read more than the lists get (StateSides): the ground truth
+    with its relevance, the log and the catalog as given."""
+    relevant = pl.col("rel") >= conventions.relevance_threshold
+    log = None if sources.interactions is None else sources.interactions.frame
+    return StateSides(
+        truth=truth.frame.select("user", "item", relevant.alias("relevant")),
+        log=log,
+        popularity=None if log is None else users_popularity(log, conventions.tie_break),
+        catalog=None if sources.catalog is None else sources.catalog.frame,
+    )
+
+
+def users_popularity(log: pl.LazyFrame, tie_break: str) -> pl.LazyFrame:
+    """(item, users, place): the log's items by their distinct users, descending, then
+    the tie-break (input_order: the item's first row); place 1 is the most popular."""
+    pairs = log.group_by("user", "item").agg(pl.col("row").min())
+    per_item = pairs.group_by("item").agg(
+        pl.len().cast(pl.Int64).alias("users"), pl.col("row").min().alias("first_row")
+    )
+    second, descending = tie_order(tie_break, row="first_row")
+    ranked = per_item.sort([pl.col("users"), second], descending=[True, descending])
+    return ranked.select("item", "users").with_row_index("place", offset=1)
 
 
 def _global_metric(spec: MetricSpec) -> GlobalMetric:
@@ -56,9 +90,9 @@ def global_values(
     conventions: Conventions,
     states: dict[str, tuple[State, pl.DataFrame]],
     universe: Universe,
-) -> dict[str, float]:
-    """Each global metric's value from its (merged) state."""
-    values = {}
+) -> dict[str, float | None]:
+    """Each global metric's value from its (merged) state (None: no value, see no_value)."""
+    values: dict[str, float | None] = {}
     for spec in specs:
         params = conventions.metric_params(spec)
         global_metric = _global_metric(spec)

@@ -33,6 +33,7 @@ from receval_cli.evaluation.side_columns import item_popularity, raise_unknown_f
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.fairness_state import FAIRNESS_STATE
 from receval_cli.metrics.registry import State, Universe, merge_states
 
 FEATURES = {"category", "tags", "embedding"}
@@ -63,6 +64,9 @@ class ItemFacts:
     check_error: InputError | None = None
     value_error: InputError | None = None
     popularity_bias: pl.DataFrame | None = None  # see popularity_bias()
+    # the item-fairness states, merged, by state name (metrics/fairness.py): the report's
+    # per-item-group table is read from them
+    fairness_states: dict[str, pl.DataFrame] | None = None
 
     def to_json(self) -> dict[str, Any]:
         def table(frame: pl.DataFrame | None) -> str | None:
@@ -74,6 +78,7 @@ class ItemFacts:
             "unknown": table(self.unknown),
             "exposure": table(self.exposure),
             "popularity_bias": table(self.popularity_bias),
+            "fairness_states": {k: ipc_text(v) for k, v in (self.fairness_states or {}).items()},
             "check_error": _error_json(self.check_error),
             "value_error": _error_json(self.value_error),
         }
@@ -89,6 +94,10 @@ class ItemFacts:
             unknown=table(data["unknown"]),
             exposure=table(data["exposure"]),
             popularity_bias=table(data.get("popularity_bias")),
+            fairness_states={
+                k: from_ipc_text(v) for k, v in data.get("fairness_states", {}).items()
+            }
+            or None,
             check_error=_error_of(data["check_error"]),
             value_error=_error_of(data["value_error"]),
         )
@@ -138,6 +147,8 @@ def item_facts(
     try:
         states = _states(tables, global_specs, conventions)
         facts.values = {**global_values(global_specs, conventions, states, universe)}
+        fairness = {n: t for n, (_, t) in states.items() if n.startswith(FAIRNESS_STATE)}
+        facts.fairness_states = fairness or None
     except InputError as error:
         facts.value_error = error
         return facts

@@ -69,6 +69,7 @@ _FIRST_GIVEN = (
     "items",
     "exposure",
     "popularity_bias",
+    "fairness_states",
     "unknown_items",
 )
 

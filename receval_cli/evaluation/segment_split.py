@@ -37,7 +37,7 @@ from receval_cli.evaluation.rating import bucket_pairs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exact_sum import ExactSum, grouped_exact_sums
-from receval_cli.metrics.registry import StateInputs, mean_term
+from receval_cli.metrics.registry import StateInputs, StateSides, mean_term
 
 NONE = "(none)"  # the null group's value in a segment's name: the users without a value
 _CODE = "segment code"  # each user's segment of one attribute, as a number
@@ -123,6 +123,7 @@ def segment_partials(
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
     keep_all: bool = False,
+    sides: StateSides | None = None,
 ) -> dict[str, Partial]:
     """One Partial per segment with users in this bucket, by segment name: what
     partial.table_partial gives for the segment's users alone, computed for all the
@@ -133,7 +134,8 @@ def segment_partials(
     ("lists", "items": the global metrics' states, built per segment in one query each)
     and its input rows ("predictions", "truth": the rating metrics' pairs, one segment at
     a time), when the run has such metrics. `keep_all` keeps each segment's per-user table
-    (a one-bucket run: intervals need it)."""
+    (a one-bucket run: intervals need it). `sides`: what the states that read the truth,
+    the log or the catalog get (StateSides)."""
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     in_mean = per_user.select("user", *(counted_expr(s, conventions) for s in user_specs))
     values = user_values(per_user, keys)
@@ -149,7 +151,7 @@ def segment_partials(
         )
         if keep_all:
             _keep_tables(partials, per_user, in_mean, codes)
-        _add_states(partials, per_user, codes, tables, specs, conventions)
+        _add_states(partials, per_user, codes, tables, specs, conventions, sides)
         _add_pairs(partials, per_user, codes, tables, predictions, truth, specs, conventions)
         found.update((segments[code], partial) for code, partial in partials.items())
     return found
@@ -225,6 +227,7 @@ def _add_states(
     tables: dict[str, pl.DataFrame],
     specs: tuple[MetricSpec, ...],
     conventions: Conventions,
+    sides: StateSides | None = None,
 ) -> None:
     """Each segment's global-metric states, each state built for every segment in one
     query (StateInputs.by) and split by segment."""
@@ -235,7 +238,9 @@ def _add_states(
     of_user = users.select("user", _CODE)
     lists = tables["lists"].join(of_user, on="user", how="left")
     items = tables["items"].join(of_user, on="user", how="left")
-    inputs = StateInputs(lists.lazy(), items.lazy(), users.lazy(), by=(_CODE,))
+    inputs = StateInputs(
+        lists.lazy(), items.lazy(), users.lazy(), by=(_CODE,), sides=sides or StateSides()
+    )
     states = state_queries(global_specs, conventions, inputs)
     built = pl.collect_all([query for _, query in states.values()])
     for name, table in zip(states, built, strict=True):

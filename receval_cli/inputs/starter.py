@@ -213,6 +213,13 @@ _TEMPLATE_OPTIONAL = f"""
 #   columns: {{user: user}}
 # segment_by: [country]           # report every metric by these attributes
 
+# fairness:                       # item groups and segments compared (RSP, REO, exposure)
+#   k: 10
+#   groups: popularity            # the log's short head and long tail, or category
+#   pop_ratio: 0.8                # popularity: the head's share of the log's pairs
+#   metrics: [recall, ndcg]       # compared between the segment_by segments
+#   level: 0.95
+
 # unknown_items:                  # recommended items unknown to the catalog / log / truth
 #   warn: 0.9                     # warn above this share (a join-key bug shows as ~1)
 #   max: 0.5                      # a gate: exit 1 above this share (default: none)

@@ -15,6 +15,7 @@ from receval_cli.metrics import ctr as ctr
 from receval_cli.metrics import beyond as beyond
 from receval_cli.metrics import calibration as calibration
 from receval_cli.metrics import exposure as exposure
+from receval_cli.metrics import fairness as fairness
 from receval_cli.metrics import sampled as sampled
 from receval_cli.metrics import propensity as propensity
 from receval_cli.metrics.registry import REGISTRY, MetricDef, SpecError, lookup, resolve

@@ -25,6 +25,20 @@ Compute = Callable[[Stats, int | None, Params], pl.Expr]
 
 
 @dataclass(frozen=True)
+class StateSides:
+    """The inputs beside the lists that some states read (metrics/fairness.py), None where
+    not given: the ground truth (user, item, relevant: rel >= relevance_threshold) of the
+    bucket's users, the whole interactions log (user, item, ...), its items by popularity
+    (item, users: distinct, place: 1 = most popular, ties by tie_break) and the whole
+    catalog (item[, category, ...])."""
+
+    truth: pl.LazyFrame | None = None
+    log: pl.LazyFrame | None = None
+    popularity: pl.LazyFrame | None = None
+    catalog: pl.LazyFrame | None = None
+
+
+@dataclass(frozen=True)
 class StateInputs:
     """What a global metric's partial state is built from (one machine, or one partition).
 
@@ -46,6 +60,7 @@ class StateInputs:
     # the finite cutoffs of the run's global metrics, ascending: the states at these
     # depths count from one grouping of the placed rows (top_counts)
     cutoffs: tuple[int, ...] = ()
+    sides: StateSides = StateSides()
 
     def top_counts(self, k: int | None) -> pl.LazyFrame | None:
         """(*by, length, item, lists): per list length, how many lists hold each item
@@ -108,7 +123,7 @@ class Universe:
     source: str
 
 
-Finish = Callable[[pl.DataFrame, Universe, int | None, Params], float]
+Finish = Callable[[pl.DataFrame, Universe, int | None, Params], float | None]
 
 
 @dataclass(frozen=True)
@@ -414,8 +429,10 @@ def register_global(
     upper_bound: float | None = 1.0,
     higher_is_better: bool = True,
     needs_universe: bool = False,
+    no_value: str | None = None,
 ) -> Callable[[Finish], Finish]:
-    """Decorator: register a global metric whose finish step is the decorated function."""
+    """Decorator: register a global metric whose finish step is the decorated function;
+    `no_value`: when the finish step can give None (null in the report), why."""
 
     def add(finish: Finish) -> Finish:
         global_metric = GlobalMetric(state, finish, needs_universe)
@@ -434,6 +451,7 @@ def register_global(
                 scope="global",
                 global_metric=global_metric,
                 ties="whole_list",
+                no_value=no_value,
             )
         )
         return finish

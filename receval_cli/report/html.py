@@ -34,6 +34,7 @@ from receval_cli.report.comparison_detail import (
     detailed,
     list_cells,
 )
+from receval_cli.report.fairness_view import fairness_html
 from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
 from receval_cli.report.html_gates import gate_cells, gates_table, tally
@@ -74,6 +75,7 @@ def render_html(result: RunReport) -> str:
         ("clicks", "Logged clicks: propensity weights", page.clicks()),
         ("exposure", "Item exposure", page.exposure()),
         ("segments", "Segments", page.segments()),
+        ("fairness", "Fairness", fairness_html(result.models)),
         ("conventions", "Conventions", page.conventions()),
         ("inputs", "Inputs", page.inputs()),
         ("config", "Config", _folded_config(result.config)),

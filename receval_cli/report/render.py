@@ -37,6 +37,7 @@ from receval_cli.report.comparison_detail import (
     lists_markdown,
     lists_table,
 )
+from receval_cli.report.fairness_view import fairness_markdown, fairness_renderables
 from receval_cli.report.table import (
     confidence_line,
     footer,
@@ -133,6 +134,8 @@ def models_table(result: RunReport) -> RenderableType:
         parts.append(shown(f"{name}: {users_line(report.users)}"))
     for name, report in result.models.items():
         parts += segment_tables(report, name)
+    for name, report in result.models.items():
+        parts += fairness_renderables(report, name)
     if first.confidence is not None:
         parts.append(Text(confidence_line(first.confidence)))
     if result.comparison is not None:
@@ -284,6 +287,7 @@ def render_markdown(result: RunReport) -> str:
                 f"({result.test_method()}, level {c['level']:g}).",
             ]
             lines += detail_markdown(result) + lists_markdown(result)
+    lines += fairness_markdown(result.models)
     if result.warnings:
         lines += ["", "### Warnings", ""]
         lines += [f"- ⚠️ {markdown_text(warning)}" for warning in result.warnings]

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from receval_cli.console import shown
 from receval_cli.escaping import printable
+from receval_cli.report.fairness_view import fairness_renderables
 from receval_cli.results.blocks import ConventionsBlock, UsersBlock
 from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
@@ -62,6 +63,7 @@ def one_model_table(result: RunReport) -> RenderableType:
     if report.items is not None:
         parts.append(Text(_items_line(report.items)))
     parts += segment_tables(report)
+    parts += fairness_renderables(report)
     if report.confidence is not None:
         parts.append(Text(confidence_line(report.confidence)))
     parts += footer(result.conventions, result.gates, result.warnings)

@@ -60,6 +60,11 @@ class Report:
     # beyond accuracy with an interactions log: (group, items, log_rows, recommendations),
     # the log's items in ten popularity groups (evaluation/item_facts.py, popularity_bias)
     popularity_bias: pl.DataFrame | None = field(default=None, repr=False)
+    # item fairness: the merged states of rsp, reo and exposure_disparity by state name
+    # (metrics/fairness.py), which the fairness block's item-group table is read from
+    fairness_states: dict[str, pl.DataFrame] | None = field(default=None, repr=False)
+    # the config's `fairness:` block: per item group and per segment (analysis/fairness.py)
+    fairness: dict[str, Any] | None = None
     # the recommended items the catalog (or log, or ground truth) lacks: evaluation/unknown_items.py
     unknown_items: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
@@ -103,6 +108,7 @@ class Report:
         per-user values too (per_user_block)."""
         blocks = {"pairs": self.pairs, "logged": self.logged, "items": self.items}
         blocks["unknown_items"] = self.unknown_items
+        blocks["fairness"] = self.fairness
         if per_user:
             blocks["per_user"] = self.per_user_block()
         return {
