@@ -238,7 +238,7 @@ def per_user_frame(
         .group_by("user")
         .agg(*stats.truth.aggregations.values(), pl.len().alias("truth_items"), *truth_checks)
     )
-    per_list = lists.drop("items", *(["keys"] if ties else []))
+    per_list = lists.drop("items", *(["tie_first", "tie_size"] if ties else []))
     frame = truth_stats.join(per_list, on="user", how="full", coalesce=True)
     if stats.hits.aggregations:
         hits = join_hits(ranked_items(lists, ties), indexed)

@@ -79,65 +79,57 @@ def rank_lists(
     Items are ordered by score descending (or rank ascending), then by `tie_break`; the
     order is total, so the ranking depends neither on the engine nor on the row order of
     the file (except for input_order, which uses it on purpose). `extra` aggregations
-    (checks) ride along in the same group_by. `ties` (tie_break expected): each list also
-    keeps its items' `keys` (their scores or ranks) and goes on past max_depth to the end
-    of the tied items at that position (any of them may be there), and the user's
-    `tied_positions` and `tied_groups` within max_depth are counted (tie_counts).
+    (checks) ride along in the same group_by. `ties` (tie_break expected): see tied_lists.
     """
-    ordered = sorted_by_rank(pl.col("item"), by, tie_break)
     if ties:
-        keys = sorted_by_rank(pl.col(by), by, tie_break)
-        kept = _through_ties(keys, by, max_depth)
-        columns = [ordered.filter(kept).alias("items"), keys.filter(kept).alias("keys")]
-        columns += tie_counts(keys, max_depth)
-    else:
-        columns = [(ordered if max_depth is None else ordered.head(max_depth)).alias("items")]
-    return frame.group_by("user").agg(*columns, pl.len().alias("list_rows"), *extra)
-
-
-def _through_ties(keys: pl.Expr, by: str, max_depth: int | None) -> pl.Expr:
-    """Which of a user's ranked items a list capped at max_depth keeps when the items tied
-    at the last position may each be there: every item up to the end of that tie."""
-    if max_depth is None:
-        return pl.repeat(True, pl.len())
-    last = keys.get(max_depth - 1, null_on_oob=True)
-    within = keys >= last if by == "score" else keys <= last
-    return within | last.is_null()
-
-
-def tie_counts(keys: pl.Expr, max_depth: int | None) -> list[pl.Expr]:
-    """Of a user's first max_depth positions (`keys` in rank order): how many hold an item
-    whose score (or rank) another item of the list shares, and how many such ties start
-    there (UInt32 counts)."""
-    tied = keys.is_duplicated()
+        return tied_lists(frame, by, tie_break, max_depth, extra)
+    ordered = sorted_by_rank(pl.col("item"), by, tie_break)
     if max_depth is not None:
-        tied = tied & (pl.int_range(pl.len()) < max_depth)
-    return [
+        ordered = ordered.head(max_depth)
+    return frame.group_by("user").agg(ordered.alias("items"), pl.len().alias("list_rows"), *extra)
+
+
+def tied_lists(
+    frame: pl.LazyFrame, by: str, tie_break: str, max_depth: int | None, extra: list[pl.Expr]
+) -> pl.LazyFrame:
+    """rank_lists for tie_break expected: each list also keeps, item by item, its tie: the
+    first position its tied items (equal scores, or ranks) hold (`tie_first`) and how many
+    they are (`tie_size`); it goes on past max_depth to the end of the tie at that position
+    (any of those items may be there). And the user's `tied_positions` within max_depth
+    (holding an item another item of the list shares its score with) and the ties that
+    start there (`tied_groups`). Row-wise windows, then one group_by."""
+    position = pl.col("position")
+    tie = ["user", by]
+    placed = frame.with_columns(list_positions(by, tie_break).alias("position")).with_columns(
+        position.min().over(tie).alias("tie_first"),
+        pl.len().over(tie).cast(pl.UInt32).alias("tie_size"),
+    )
+    first, size = pl.col("tie_first"), pl.col("tie_size")
+    kept = pl.lit(True) if max_depth is None else first <= max_depth
+    within = pl.lit(True) if max_depth is None else position <= max_depth
+    tied = (size > 1) & within
+    order = position.filter(kept)
+    return placed.group_by("user").agg(
+        pl.col("item").filter(kept).sort_by(order).alias("items"),
+        first.filter(kept).sort_by(order).cast(pl.UInt32).alias("tie_first"),
+        size.filter(kept).sort_by(order).alias("tie_size"),
         tied.sum().cast(pl.UInt32).alias("tied_positions"),
-        keys.filter(tied).n_unique().cast(pl.UInt32).alias("tied_groups"),
-    ]
+        (tied & (position == first)).sum().cast(pl.UInt32).alias("tied_groups"),
+        pl.len().alias("list_rows"),
+        *extra,
+    )
 
 
 def ranked_items(lists: pl.LazyFrame, ties: bool = False) -> pl.LazyFrame:
-    """(user, item, rank) from the per-user ranked lists; with `ties` (lists that keep
-    their `keys`), each row's tie too: `tie_first`, the first rank its tied items hold,
-    and `tie_size`, how many they are (1 for an item no other shares its score with)."""
+    """(user, item, rank) from the per-user ranked lists; with `ties` (tied_lists), each
+    row's tie too: `tie_first`, the first rank its tied items hold, and `tie_size`, how
+    many they are (1 for an item no other shares its score with)."""
     positions = pl.int_ranges(1, pl.col("items").list.len() + 1, dtype=pl.UInt32)
-    columns = ["item", "rank", *(["keys"] if ties else [])]
-    rows = (
+    columns = ["item", "rank", *(["tie_first", "tie_size"] if ties else [])]
+    return (
         lists.select("user", pl.col("items").alias("item"), positions.alias("rank"), *columns[2:])
         .explode(columns)
         .drop_nulls("item")  # an empty list explodes to one null row
-    )
-    if not ties:
-        return rows
-    tie = ["user", "keys"]
-    return rows.select(
-        "user",
-        "item",
-        "rank",
-        pl.col("rank").min().over(tie).alias("tie_first"),
-        pl.len().over(tie).cast(pl.UInt32).alias("tie_size"),
     )
 
 
