@@ -91,15 +91,18 @@ def test_segments_by_hand(tmp_path: Path) -> None:
     assert set(block["segments"]["band"]) == {"hit_rate@2", "recall@2"}
 
 
-def test_welch_interval_against_the_stdlib() -> None:
+def test_welch_interval_is_scipys() -> None:
+    """scipy's Welch t-test interval (ttest_ind, equal_var=False), at two levels."""
+    from scipy import stats
+
     first, second = [1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0]
     gap = statistics.fmean(first) - statistics.fmean(second)
-    error = math.sqrt(
-        statistics.variance(first) / len(first) + statistics.variance(second) / len(second)
-    )
-    z = statistics.NormalDist().inv_cdf(0.975)
-    assert welch(first, second, gap, 0.95) == pytest.approx([gap - z * error, gap + z * error])
+    for level in (0.95, 0.8):
+        want = stats.ttest_ind(first, second, equal_var=False).confidence_interval(level)
+        got = welch(first, second, gap, level)
+        assert got == pytest.approx([want.low, want.high], rel=1e-9)
     assert welch(first, [1.0], gap, 0.95) is None  # one value: no variance
+    assert welch([1.0, 1.0], [0.0, 0.0], 1.0, 0.95) == [1.0, 1.0]  # constant sides
 
 
 def test_a_bad_fairness_metric_is_refused(tmp_path: Path) -> None:

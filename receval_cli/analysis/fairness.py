@@ -10,10 +10,11 @@ items     per item group (metrics/fairness.py's groups, at k): its items and the
           exposure_disparity, the disparities over these groups.
 segments  per segment_by attribute and per compared per-user metric: each segment's
           value and users, its gap to the best segment with a Welch interval (the
-          difference of two independent means, Welch's standard error, the normal
-          quantile), the largest gap (max - min); for hit_rate@k, each segment's miss rate
-          1 - hit_rate and RecList's miss-rate equality difference, the mean over the
-          segments of |miss rate of the segment - miss rate of all users| (RecList's
+          difference of two independent means, Welch's standard error, Student's t at
+          the Welch-Satterthwaite degrees of freedom), the largest gap (max - min); for
+          hit_rate@k, each segment's miss rate 1 - hit_rate and RecList's miss-rate
+          equality difference, the mean over the segments of |miss rate of the
+          segment - miss rate of all users| (RecList's
           EvalRS `miss_rate_equality_difference`, here not negated: lower is fairer).
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from receval_cli.analysis.power import t_quantile
 from receval_cli.config.fairness_specs import item_group_specs, segment_specs
 from receval_cli.config.model import FairnessConfig
 from receval_cli.evaluation.segment_split import segment_value
@@ -213,13 +215,18 @@ def _count(values: list[float] | None) -> int | None:
 def welch(
     first: list[float] | None, second: list[float] | None, gap: float, level: float
 ) -> list[float] | None:
-    """gap +- z sqrt(s1^2 / n1 + s2^2 / n2): the interval of a difference of two
-    independent means (sample variances; None with fewer than 2 values on a side)."""
+    """Welch's interval of a difference of two independent means: gap +- t sqrt(a + b),
+    a = s1^2 / n1, b = s2^2 / n2 (sample variances), t Student's at `level` with the
+    Welch-Satterthwaite degrees of freedom (a + b)^2 / (a^2 / (n1 - 1) + b^2 / (n2 - 1));
+    None with fewer than 2 values on a side, the gap itself when both sides are constant."""
     if first is None or second is None or len(first) < 2 or len(second) < 2:
         return None
-    error = math.sqrt(_variance(first) / len(first) + _variance(second) / len(second))
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    return [gap - z * error, gap + z * error]
+    a, b = _variance(first) / len(first), _variance(second) / len(second)
+    if a + b == 0:
+        return [gap, gap]
+    freedom = (a + b) ** 2 / (a * a / (len(first) - 1) + b * b / (len(second) - 1))
+    error = math.sqrt(a + b) * t_quantile(1.0 - level, freedom)
+    return [gap - error, gap + error]
 
 
 def _variance(values: list[float]) -> float:
