@@ -57,9 +57,9 @@ def golden(tmp_path: Path) -> dict[str, Any]:
 
 def specs_for(source: str, k: int) -> dict[str, str]:
     return {
-        "psp": f"psp@{k}(propensity={source})",
+        "psp": f"psp@{k}(normalize=ideal,propensity={source})",
         "psp_none": f"psp@{k}(normalize=none,propensity={source})",
-        "psndcg": f"psndcg@{k}(propensity={source})",
+        "psndcg": f"psndcg@{k}(normalize=ideal,propensity={source})",
         "psndcg_none": f"psndcg@{k}(normalize=none,propensity={source})",
     }
 
@@ -155,7 +155,7 @@ def naive(spec: str, ranked: list[int], relevant: set[int], weight: dict[int, fl
     top = ranked[:k]
     gains = [weight[i] if i in relevant else 0.0 for i in top]
     best = sorted((weight[i] for i in relevant), reverse=True)[:k]
-    normalize = parsed.param_dict().get("normalize", "ideal")
+    normalize = parsed.param_dict().get("normalize", "none")
     if parsed.name == "psp":
         value, ideal = sum(gains) / k, sum(best) / k
     else:
@@ -218,12 +218,12 @@ def test_hand_computed_catalog_propensities(tmp_path: Path) -> None:
     9 relevant and recommends 10 only; user 4 has no list; user 3 only predictions."""
     metrics = [
         "psp@2(propensity=catalog,normalize=none)",
-        "psp@2(propensity=catalog)",
-        "psp@1(propensity=catalog)",
+        "psp@2(normalize=ideal,propensity=catalog)",
+        "psp@1(normalize=ideal,propensity=catalog)",
         "psdcg@3(propensity=catalog)",
-        "psndcg@3(propensity=catalog)",
+        "psndcg@3(normalize=ideal,propensity=catalog)",
         "psndcg@3(propensity=catalog,normalize=none)",
-        "psndcg(propensity=catalog)",
+        "psndcg(normalize=ideal,propensity=catalog)",
     ]
     found = per_user(tmp_path, hand_config(tmp_path, metrics))
     one = found.filter(pl.col("user") == 1).row(0, named=True)
@@ -251,7 +251,12 @@ def test_hand_computed_model_propensities(tmp_path: Path) -> None:
     def weight(holders: int) -> float:
         return 1 + c * (holders + b) ** -a
 
-    metrics = ["psp@2(normalize=none)", "psdcg@3", "psndcg@3", "psp@2(a=0.5,b=0.4,normalize=none)"]
+    metrics = [
+        "psp@2(normalize=none)",
+        "psdcg@3",
+        "psndcg@3(normalize=ideal)",
+        "psp@2(a=0.5,b=0.4,normalize=none)",
+    ]
     found = per_user(tmp_path, hand_config(tmp_path, metrics))
     one = found.filter(pl.col("user") == 1).row(0, named=True)
     assert one[metrics[0]] == pytest.approx((weight(3) + weight(1)) / 2, rel=1e-14)
@@ -280,13 +285,13 @@ def test_with_every_propensity_one_they_are_precision_and_ndcg(tmp_path: Path) -
     for k in (1, 2, 3, 5):
         pairs += [
             (f"psp@{k}(propensity=catalog,normalize=none)", f"precision@{k}"),
-            (f"psndcg@{k}(propensity=catalog)", f"ndcg@{k}(gain=binary)"),
+            (f"psndcg@{k}(normalize=ideal,propensity=catalog)", f"ndcg@{k}(gain=binary)"),
             (f"psndcg@{k}(propensity=catalog,normalize=none)", f"ndcg@{k}(gain=binary)"),
             (f"psdcg@{k}(propensity=catalog)", f"dcg@{k}(gain=binary)"),
-            (f"psp@{k}(propensity=catalog)", f"hits@{k}"),
+            (f"psp@{k}(normalize=ideal,propensity=catalog)", f"hits@{k}"),
         ]
     pairs += [  # the whole list: the ideal over every relevant item, as ndcg's
-        ("psndcg(propensity=catalog)", "ndcg(gain=binary)"),
+        ("psndcg(normalize=ideal,propensity=catalog)", "ndcg(gain=binary)"),
         ("psndcg(propensity=catalog,normalize=none)", "ndcg(gain=binary)"),
         ("psdcg(propensity=catalog)", "dcg(gain=binary)"),
     ]
@@ -312,9 +317,12 @@ def test_bounds_on_the_golden_data(tmp_path: Path, golden: dict[str, Any]) -> No
     metrics = []
     for source in ("model", "catalog"):
         for k in (1, 2, 3, 5, 10):
-            metrics += [f"psp@{k}(propensity={source})", f"psndcg@{k}(propensity={source})"]
+            metrics += [
+                f"psp@{k}(normalize=ideal,propensity={source})",
+                f"psndcg@{k}(normalize=ideal,propensity={source})",
+            ]
             metrics += [f"psdcg@{k}(propensity={source})"]
-        metrics += [f"psndcg(propensity={source})", f"psdcg(propensity={source})"]
+        metrics += [f"psndcg(normalize=ideal,propensity={source})", f"psdcg(propensity={source})"]
     found = per_user(tmp_path, golden_config(metrics=metrics))
     found = found.filter(pl.col("status") == "evaluated")
     for spec in metrics:
@@ -338,10 +346,12 @@ def test_psp_needs_a_cutoff(tmp_path: Path) -> None:
 
 
 def test_propensity_catalog_needs_the_column(tmp_path: Path) -> None:
-    config = hand_config(tmp_path, ["psp@5(propensity=catalog)"])
+    config = hand_config(tmp_path, ["psp@5(normalize=ideal,propensity=catalog)"])
     config["catalog"] = {"path": "catalog.csv"}
     result = invoke("run", write_config(tmp_path, config))
-    assert_user_error(result, "psp@5(propensity=catalog)", "catalog.columns.propensity")
+    assert_user_error(
+        result, "psp@5(normalize=ideal,propensity=catalog)", "catalog.columns.propensity"
+    )
 
 
 def test_propensity_model_needs_the_log(tmp_path: Path) -> None:
@@ -365,7 +375,7 @@ def test_propensity_model_needs_the_log(tmp_path: Path) -> None:
 def test_bad_propensities_are_named(tmp_path: Path, values: str, words: list[str]) -> None:
     """Exit 2 naming the file, the column and a bad value (or what is wrong), and the fix,
     whether or not a metric reads the column."""
-    config = hand_config(tmp_path, ["psp@5(propensity=catalog)"])
+    config = hand_config(tmp_path, ["psp@5(normalize=ideal,propensity=catalog)"])
     write(tmp_path / "catalog.csv", "item,p\n" + values)
     result = invoke("run", write_config(tmp_path, config))
     stderr = assert_user_error(result, "catalog.csv", "'p'", "catalog.columns.propensity", *words)
@@ -388,7 +398,10 @@ def golden_engine_specs() -> list[str]:
         for k in ("@1", "@5", ""):
             specs += [f"psndcg{k}(propensity={source})", f"psdcg{k}(propensity={source})"]
             specs += [f"psndcg{k}(normalize=none,propensity={source})"]
-        specs += [f"psp@3(propensity={source})", f"psp@3(normalize=none,propensity={source})"]
+        specs += [
+            f"psp@3(normalize=ideal,propensity={source})",
+            f"psp@3(normalize=none,propensity={source})",
+        ]
     return specs
 
 
@@ -416,7 +429,10 @@ def test_spark_gives_the_same_bits(spark: Any, tmp_path: Path, golden: dict[str,
         assert engine_files(tmp_path, {"engine": "spark", "partitions": buckets}).equals(expected)
     # the catalog's checks run on Spark's executors: a bad propensity is named there too
     write(tmp_path / "catalog.csv", "item,propensity\n9,0.5\n10,1.25\n100,0.2\n")
-    config = {**golden_config(metrics=["psp@3(propensity=catalog)"]), "engine": "spark"}
+    config = {
+        **golden_config(metrics=["psp@3(normalize=ideal,propensity=catalog)"]),
+        "engine": "spark",
+    }
     result = invoke("run", write_config(tmp_path, config, "bad.yaml"))
     assert_user_error(result, "catalog.csv", "'propensity'", "outside (0, 1]", "1.25")
 
@@ -424,10 +440,10 @@ def test_spark_gives_the_same_bits(spark: Any, tmp_path: Path, golden: dict[str,
 @pytest.mark.parametrize(
     ("spec", "words"),
     [
-        ("psp@5(a=0)", ["'a'", "positive number"]),
-        ("psp@5(a=101)", ["'a'", "at most 100"]),
-        ("psndcg@5(b=1001)", ["'b'", "at most 1000"]),
-        ("psndcg@5(normalize=max)", ["'normalize'", "ideal, none"]),
+        ("psp@5(normalize=ideal,a=0)", ["'a'", "positive number"]),
+        ("psp@5(normalize=ideal,a=101)", ["'a'", "at most 100"]),
+        ("psndcg@5(normalize=ideal,b=1001)", ["'b'", "at most 1000"]),
+        ("psndcg@5(normalize=max)", ["'normalize'", "none, ideal"]),
         ("psdcg@5(propensity=log)", ["'propensity'", "model, catalog"]),
     ],
 )

@@ -230,6 +230,15 @@ REFERENCES = (
         lambda m: m.PYXCLIB_SPECS,
     ),
     Reference(
+        "napkinXC 0.7.2's psprecision_at_k, psndcg_at_k (golden)",
+        "test_propensity_napkinxc",
+        (
+            "test_the_default_is_napkinxcs_per_instance_mean",
+            "test_napkinxcs_normalized_value_is_the_ratio_of_the_means",
+        ),
+        lambda m: m.SPECS,
+    ),
+    Reference(
         "Jain et al.'s formulas written out, with pyxclib's weights",
         "test_propensity",
         ("test_agrees_with_the_paper_s_formulas",),

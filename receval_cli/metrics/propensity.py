@@ -10,7 +10,9 @@ the paper and pyxclib), ranked list L and cutoff k:
     psDCG@k  = sum over the ranks r <= k whose item l_r is in R of 1/p_l / log2(r + 1)
     psnDCG@k = psDCG@k / sum_{r=1}^{min(k, |R|)} 1/log2(r + 1)          (the paper's)
 
-normalize=ideal (the default) divides psP@k and psDCG@k instead by their best value for
+normalize=none (the default) is the paper's definition, above (napkinXC's and pyxclib's
+functions with normalize=False give its mean). normalize=ideal divides psP@k and psDCG@k
+instead by their best value for
 the user: the same sum over R's items sorted by 1/p_l descending, the first k
 (psP*@k, psDCG*@k), so each lies in [0, 1]. pyxclib (xclib/evaluation/xc_metrics.py:
 psprecision, psndcg) and the Extreme Classification Repository divide the dataset's means
@@ -64,8 +66,8 @@ NORMALIZE = Param(
     "normalize",
     "ideal: divided by the user's best value (R's items sorted by 1/p, the first k), in "
     "[0, 1]; none: the paper's psP@k / psnDCG@k",
-    choices=("ideal", "none"),
-    default="ideal",
+    choices=("none", "ideal"),
+    default="none",
 )
 
 
