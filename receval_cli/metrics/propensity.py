@@ -156,8 +156,8 @@ def psdcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "psndcg",
     summary="Propensity-scored nDCG@k (Jain et al. KDD 2016; pyxclib's psndcg): psDCG@k "
     "normalised.",
-    formula="psDCG@k / psDCG*@k (normalize=ideal: R sorted by 1/p_l, the first k); "
-    "normalize=none: psDCG@k / sum_{r=1}^{min(k,|R|)} 1/log2(r + 1)",
+    formula="psDCG@k / sum_{r=1}^{min(k,|R|)} 1/log2(r + 1); normalize=ideal: psDCG@k / "
+    "psDCG*@k (R sorted by 1/p_l, the first k)",
     params=(PROPENSITY, A, B, NORMALIZE),
     upper_bound=None,
 )

@@ -29,7 +29,9 @@ def main() -> None:
     for user in [9, 10, 100, *range(200, 240)]:
         listed = rng.sample(items, rng.choice([1, 2, 4, 7, 12]))
         for item in listed:
-            predictions.append((user, item, rng.choice([0.1, 0.5, 0.5, 0.9, round(rng.random(), 2)])))
+            predictions.append(
+                (user, item, rng.choice([0.1, 0.5, 0.5, 0.9, round(rng.random(), 2)]))
+            )
         for item in rng.sample(items, rng.choice([1, 2, 3, 6])):
             truth.append((user, item, 1.0))
     users = sorted({u for u, _, _ in predictions})
