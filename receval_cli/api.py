@@ -193,6 +193,15 @@ def relstrings(
     with audience("api"):
         settings = {"preset": conventions} if isinstance(conventions, str) else conventions
         chosen = _validated(Conventions, dict(settings or {}), "conventions")
+        if chosen.tie_break == "expected":  # a relstring is one order's grades
+            fix = "give the order to show: tie_break item_desc, item_text_desc (trec_eval's), ..."
+            raise UsageError(
+                "conventions.tie_break expected averages metrics over every order of tied "
+                f"items; a relstring shows one order. {fix}",
+                key="conventions.tie_break",
+                found="expected",
+                fix=fix,
+            )
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
             fix = "give a positive integer, e.g. length=10 (trec_eval's relstring.10)."
             raise UsageError(f"length is {length!r}; {fix}", key="length", found=length, fix=fix)

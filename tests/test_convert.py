@@ -87,6 +87,10 @@ def test_bad_tie_break_option(tmp_path: Path) -> None:
     write(tmp_path / "p.csv", "user,item,score\nq,a,1.0\n")
     result = invoke("convert", tmp_path / "p.csv", "-o", tmp_path / "p.run", "--tie-break", "x")
     assert_user_error(result, "tie_break", "item_desc")
+    out = tmp_path / "expected.run"
+    result = invoke("convert", tmp_path / "p.csv", "-o", out, "--tie-break", "expected")
+    assert_user_error(result, "--tie-break expected", "a TREC run writes one order")
+    assert not out.exists()
 
 
 def test_missing_output_folder(tmp_path: Path) -> None:

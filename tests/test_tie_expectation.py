@@ -418,3 +418,18 @@ def test_every_tie_aware_metric_agrees_on_spark(spark: Any, tmp_path: Path) -> N
     config = {**graded, "metrics": specs, "conventions": EXPECTED_TIES}
     check_engine(tmp_path, "ties", config, "in_memory", ENGINES["in_memory"])
     check_engine(tmp_path, "ties", config, "spark 5", {"engine": "spark", "partitions": 5})
+
+
+def test_what_shows_one_order_refuses_it() -> None:
+    """A relstring shows one order's grades: tie_break expected has none to show (the TREC
+    run of `receval convert` and comparison.lists refuse it too: test_convert.py,
+    test_list_comparison.py)."""
+    from receval_cli.api import relstrings
+    from receval_cli.errors import UsageError
+
+    with pytest.raises(UsageError, match="a relstring shows one order"):
+        relstrings(
+            frame([(1, 9, 1.0), (1, 10, 1.0)], ["user", "item", "score"]),
+            frame([(1, 9, 1.0)], ["user", "item", "relevance"]),
+            conventions={"tie_break": "expected"},
+        )

@@ -111,6 +111,15 @@ def convert(
 
     def run_config() -> tuple[PredictionsConfig, str]:
         config = PredictionsConfig.model_validate(file | {"columns": columns})
+        if tie_break == "expected":  # a run file holds one order
+            fix = "choose the order the run should hold: item_desc, item_asc, item_text_desc, ..."
+            raise UsageError(
+                "--tie-break expected averages metrics over every order of tied items; a TREC "
+                f"run writes one order. {fix}",
+                key="--tie-break",
+                found=tie_break,
+                fix=fix,
+            )
         return config, Conventions.model_validate({"tie_break": tie_break}).tie_break
 
     def run_lines(chosen: tuple[PredictionsConfig, str]) -> tuple[pl.DataFrame, list[str]]:
