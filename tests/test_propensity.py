@@ -443,7 +443,7 @@ def test_spark_gives_the_same_bits(spark: Any, tmp_path: Path, golden: dict[str,
         ("psp@5(normalize=ideal,a=0)", ["'a'", "positive number"]),
         ("psp@5(normalize=ideal,a=101)", ["'a'", "at most 100"]),
         ("psndcg@5(normalize=ideal,b=1001)", ["'b'", "at most 1000"]),
-        ("psndcg@5(normalize=max)", ["'normalize'", "none, ideal"]),
+        ("psndcg@5(normalize=max)", ["'normalize'", "none, dataset, ideal"]),
         ("psdcg@5(propensity=log)", ["'propensity'", "model, catalog"]),
     ],
 )

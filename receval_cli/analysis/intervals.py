@@ -29,7 +29,7 @@ from receval_cli.analysis import significance as stats_tests
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.metrics import MetricDef, lookup
 from receval_cli.metrics.dialects import spec_of
-from receval_cli.metrics.registry import is_geometric
+from receval_cli.metrics.registry import is_geometric, ratio_of
 from receval_cli.results.comparison import Comparison
 from receval_cli.results.report import Report
 
@@ -39,13 +39,16 @@ Floats = NDArray[np.float64]
 def _per_user(report: Report) -> list[str]:
     """The report's per-user metrics (those with a value per user) whose value is an
     arithmetic mean (or a sum) of those: a geometric mean (mean=geometric) is not the mean
-    these intervals and tests are about, so it gets none, only the difference."""
+    these intervals and tests are about, so it gets none, only the difference; nor does a
+    ratio of sums (registry.Ratio)."""
     if report.counted is None:
         return []
     return [
         name
         for name in report.metrics
-        if name in report.counted.columns and not is_geometric(spec_of(name))
+        if name in report.counted.columns
+        and not is_geometric(spec_of(name))
+        and ratio_of(spec_of(name)) is None  # a ratio of sums: not a mean of the values
     ]
 
 

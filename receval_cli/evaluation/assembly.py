@@ -76,6 +76,7 @@ from receval_cli.metrics.registry import (
     StateInputs,
     Universe,
     finish_mean,
+    finish_ratio,
     no_value_warning,
 )
 from receval_cli.results.blocks import ConventionsBlock, InputBlock, UsersBlock
@@ -551,9 +552,12 @@ def _means(merged: Partial, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
                 fix=fix,
             )
         summed = lookup(spec.name).aggregate == "sum"
-        metrics[name] = (
-            total.total.total() if summed else finish_mean(total.total, total.counted, spec)
-        )
+        if total.over is not None:  # a ratio of sums (registry.Ratio)
+            metrics[name] = finish_ratio(total.total, total.over)
+        elif summed:
+            metrics[name] = total.total.total()
+        else:
+            metrics[name] = finish_mean(total.total, total.counted, spec)
     return metrics
 
 

@@ -29,7 +29,7 @@ from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.checks import DuplicatesFound
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exact_sum import ExactSum, exact_sums
-from receval_cli.metrics.registry import mean_term, merge_states
+from receval_cli.metrics.registry import mean_term, merge_states, over_column, ratio_of
 
 SAMPLES = 3  # user ids named when no user is in both files
 ROLES = ("predictions", "truth")
@@ -43,11 +43,28 @@ class MetricTotal:
     total: ExactSum
     counted: int
     users: int
+    # a ratio spec (registry.Ratio): the exact sum of its denominators over the same users
+    over: ExactSum | None = None
 
     def __add__(self, other: MetricTotal) -> MetricTotal:
+        over = None
+        if self.over is not None or other.over is not None:
+            over = (self.over or ExactSum()) + (other.over or ExactSum())
         return MetricTotal(
-            self.total + other.total, self.counted + other.counted, self.users + other.users
+            self.total + other.total,
+            self.counted + other.counted,
+            self.users + other.users,
+            over,
         )
+
+    def to_json(self) -> list[object]:
+        found = [self.total.to_json(), self.counted, self.users]
+        return found if self.over is None else [*found, self.over.to_json()]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> MetricTotal:
+        over = ExactSum.from_json(data[3]) if len(data) > 3 else None
+        return cls(ExactSum.from_json(data[0]), int(data[1]), int(data[2]), over)
 
 
 @dataclass
@@ -97,7 +114,7 @@ class Partial:
             "duplicates": {k: [d.pairs, d.examples] for k, d in self.duplicates.items()},
             "tally": self.tally,
             "samples": self.samples,
-            "totals": {n: [t.total.to_json(), t.counted, t.users] for n, t in self.totals.items()},
+            "totals": {n: t.to_json() for n, t in self.totals.items()},
             "states": {n: [ipc_text(t) for t in tables] for n, tables in self.states.items()},
             "recommended": [ipc_text(t) for t in self.recommended],
             "exposure": [ipc_text(t) for t in self.exposure],
@@ -118,10 +135,7 @@ class Partial:
             },
             tally=data["tally"],
             samples=data["samples"],
-            totals={
-                n: MetricTotal(ExactSum.from_json(t), int(c), int(u))
-                for n, (t, c, u) in data["totals"].items()
-            },
+            totals={n: MetricTotal.from_json(t) for n, t in data["totals"].items()},
             states={n: [from_ipc_text(t) for t in tables] for n, tables in data["states"].items()},
             recommended=[from_ipc_text(t) for t in data["recommended"]],
             exposure=[from_ipc_text(t) for t in data["exposure"]],
@@ -204,10 +218,19 @@ def _metric_totals(
         pl.when(pl.col(f"{n}:in")).then(mean_term(pl.col(n), s)).otherwise(0.0).alias(n)
         for n, s in zip(names, specs, strict=True)
     )
-    sums = exact_sums([kept_values[name] for name in names])
+    # a ratio spec's denominators, over the same users (registry.Ratio)
+    ratios = [(str(s), over_column(s)) for s in specs if ratio_of(s) is not None]
+    columns: list[pl.Series] = [kept_values[name] for name in names]
+    if ratios:
+        overs_in = pl.concat([per_user.select(o for _, o in ratios), flags], how="horizontal")
+        columns += overs_in.select(
+            pl.when(pl.col(f"{n}:in")).then(pl.col(o)).otherwise(0.0).alias(o) for n, o in ratios
+        ).get_columns()
+    sums = exact_sums(list(columns))
+    overs = dict(zip([n for n, _ in ratios], sums[len(names) :], strict=True))
     return {
-        name: MetricTotal(total, int(in_mean[name].sum()), int(kept[name]))
-        for name, total in zip(names, sums, strict=True)
+        name: MetricTotal(total, int(in_mean[name].sum()), int(kept[name]), overs.get(name))
+        for name, total in zip(names, sums, strict=False)
     }
 
 

@@ -34,6 +34,7 @@ from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input, failing_input
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.registry import over_column, ratio_of
 from receval_cli.metrics.stats import Stats
 from receval_cli.metrics.tie_expectation import ExpectedStats
 from receval_cli.wording import setting
@@ -70,6 +71,10 @@ def metric_exprs(
                 continue
             raise
         exprs[str(spec)] = value.alias(str(spec))
+        ratio = ratio_of(spec)
+        if ratio is not None:  # a ratio of sums: its per-user denominators too
+            over = ratio.denominator(stats, spec.k, params)
+            exprs[over_column(spec)] = over.cast(pl.Float64).alias(over_column(spec))
         if stats.needs_catalog and not sources.names("catalog"):
             fix = "Add a catalog (catalog.path: every item that could be recommended)."
             raise InputError(

@@ -37,7 +37,13 @@ from receval_cli.evaluation.rating import bucket_pairs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exact_sum import ExactSum, grouped_exact_sums
-from receval_cli.metrics.registry import StateInputs, StateSides, mean_term
+from receval_cli.metrics.registry import (
+    StateInputs,
+    StateSides,
+    mean_term,
+    over_column,
+    ratio_of,
+)
 
 NONE = "(none)"  # the null group's value in a segment's name: the users without a value
 _CODE = "segment code"  # each user's segment of one attribute, as a number
@@ -182,6 +188,7 @@ def _grouped_partials(
     in_counts = flags.group_by(_CODE).agg(pl.col(names).sum())
     grouped = grouped.join(in_counts, on=_CODE, how="left")
     sums: dict[str, list[ExactSum]] = {}
+    overs: dict[str, list[ExactSum]] = {}  # a ratio spec's denominators (registry.Ratio)
     if names:
         import numpy as np  # numpy: as for the run's own exact sums
 
@@ -190,6 +197,9 @@ def _grouped_partials(
             kept = per_user.select(mean_term(pl.col(name), spec)).to_series().to_numpy()
             inside = in_mean.get_column(name).to_numpy()
             sums[name] = grouped_exact_sums(np.where(inside, kept, 0.0), group, count)
+            if ratio_of(spec) is not None:
+                over = per_user.get_column(over_column(spec)).to_numpy()
+                overs[name] = grouped_exact_sums(np.where(inside, over, 0.0), group, count)
     partials: dict[int, Partial] = {}
     for row in grouped.iter_rows(named=True):
         code = row[_CODE]
@@ -200,7 +210,13 @@ def _grouped_partials(
             tally={k: int(row[k]) for k in tally},
             samples={"predictions": sorted(row[":predictions"]), "truth": sorted(row[":truth"])},
             totals={
-                n: MetricTotal(sums[n][code], int(row[n]), int(row[f"{n}:users"])) for n in names
+                n: MetricTotal(
+                    sums[n][code],
+                    int(row[n]),
+                    int(row[f"{n}:users"]),
+                    overs[n][code] if n in overs else None,
+                )
+                for n in names
             },
             states={},
             recommended=[],

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.metrics.registry import Param, Params, register
+from receval_cli.metrics.registry import Param, Params, Ratio, register
 from receval_cli.metrics.stats import Stats, discount, per_user_constant, safe_div
 
 PROPENSITY = Param(
@@ -64,9 +64,11 @@ B = Param(
 )
 NORMALIZE = Param(
     "normalize",
-    "ideal: divided by the user's best value (R's items sorted by 1/p, the first k), in "
-    "[0, 1]; none: the paper's psP@k / psnDCG@k",
-    choices=("none", "ideal"),
+    "none: the paper's psP@k / psnDCG@k, averaged over the users; dataset: their sum over "
+    "the sum of the users' best values (pyxclib's and napkinXC's normalised number, the "
+    "Extreme Classification Repository's); ideal: each user's divided by its best value "
+    "(R's items sorted by 1/p, the first k), in [0, 1], averaged",
+    choices=("none", "dataset", "ideal"),
     default="none",
 )
 
@@ -106,16 +108,29 @@ def _scored(
     return found, s.ideal_sum(name, weight, discount_kind, k)
 
 
+def _psp_best(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """psP*@k: the user's best psP@k (normalize=dataset's denominator)."""
+    assert k is not None  # needs_cutoff
+    return _scored(s, k, p, None)[1] / per_user_constant(k)
+
+
+def _psndcg_best(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """psDCG*@k / IDCG@k: the user's best psnDCG@k (normalize=dataset's denominator)."""
+    return safe_div(_scored(s, k, p, "log2")[1], s.idcg(k, "binary", "log2"))
+
+
 @register(
     "psp",
     summary="Propensity-scored precision@k (Jain et al. KDD 2016; pyxclib's psprecision): "
     "relevant items in the top k weighted by 1/propensity.",
-    formula="(1/k) sum over l in L@k ∩ R of 1/p_l; normalize=ideal: divided by the same over "
-    "R's k items of largest 1/p_l. p_l = 1 / (1 + C (N_l + B)^-A), C = (ln N - 1)(B + 1)^A "
-    "(propensity=model: N the log's users, N_l item l's), or the catalog's",
+    formula="(1/k) sum over l in L@k ∩ R of 1/p_l; psP* the same over R's k items of largest "
+    "1/p_l: normalize=dataset: sum_u psP / sum_u psP*, ideal: psP / psP* per user. p_l = 1 / "
+    "(1 + C (N_l + B)^-A), C = (ln N - 1)(B + 1)^A (propensity=model: N the log's users, N_l "
+    "item l's), or the catalog's",
     params=(PROPENSITY, A, B, NORMALIZE),
     upper_bound=None,
     needs_cutoff=True,
+    ratio=Ratio("normalize", "dataset", _psp_best),
 )
 def psp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Source: Jain, Prabhu and Varma, KDD 2016; pyxclib's psprecision. Binary relevance.
@@ -156,16 +171,18 @@ def psdcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "psndcg",
     summary="Propensity-scored nDCG@k (Jain et al. KDD 2016; pyxclib's psndcg): psDCG@k "
     "normalised.",
-    formula="psDCG@k / sum_{r=1}^{min(k,|R|)} 1/log2(r + 1); normalize=ideal: psDCG@k / "
-    "psDCG*@k (R sorted by 1/p_l, the first k)",
+    formula="psDCG@k / sum_{r=1}^{min(k,|R|)} 1/log2(r + 1); psnDCG* the same of R sorted by "
+    "1/p_l: normalize=dataset: sum_u psnDCG / sum_u psnDCG*, ideal: psDCG@k / psDCG*@k per user",
     params=(PROPENSITY, A, B, NORMALIZE),
     upper_bound=None,
+    ratio=Ratio("normalize", "dataset", _psndcg_best),
 )
 def psndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Source: Jain, Prabhu and Varma, KDD 2016; pyxclib's psndcg. The propensities as
     psp's (`receval metrics psp`). normalize=none is the paper's psnDCG@k, which can exceed 1;
     normalize=ideal lies in [0, 1] and is 1 for a list whose top k is R's items by 1/p_l
-    descending (pyxclib divides the dataset's means instead: see psp). A user without
+    descending; normalize=dataset is pyxclib's and napkinXC's ratio of the sums of
+    psnDCG@k and of the best psnDCG@k over the users (see psp). A user without
     relevant items scores 0. Example: R = {a (p = 0.5), b (p = 0.25)}, the list [a, b],
     k = 2: psDCG = 2 + 4/log2(3); ideal: 4 + 2/log2(3)."""
     found, best = _scored(s, k, p, "log2")

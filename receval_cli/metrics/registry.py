@@ -247,6 +247,18 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Ratio:
+    """Where a per-user metric's parameter `param` is `value`, its report value is a ratio
+    of sums over the users in its mean: the sum of their values over the sum of their
+    `denominator`s (pyxclib's and napkinXC's normalised psP@k: mean psP@k / mean psP*@k),
+    not the mean of their values."""
+
+    param: str
+    value: str
+    denominator: Compute
+
+
+@dataclass(frozen=True)
 class MetricDef:
     """Everything receval knows about one metric."""
 
@@ -275,6 +287,7 @@ class MetricDef:
     # over the orders of tied items in closed form; "order_free", its value does not depend
     # on the order; "whole_list", order-free without a cutoff; "order": refused there
     ties: str = "order"
+    ratio: Ratio | None = None  # a ratio of sums for some parameter value (Ratio)
 
     @property
     def function(self) -> Callable[..., object]:
@@ -336,6 +349,33 @@ MEAN = Param(
 )
 
 
+def ratio_of(spec: MetricSpec) -> Ratio | None:
+    """The spec's Ratio where its report value is a ratio of sums (MetricDef.ratio), else
+    None. The Ratio's parameter has a fixed default (no convention): the spec says it."""
+    ratio = lookup(spec.name).ratio
+    if ratio is None:
+        return None
+    param = lookup(spec.name).param(ratio.param)
+    assert param is not None
+    assert param.convention is None  # else the conventions would decide it
+    given = spec.param_dict().get(ratio.param, param.default)
+    return ratio if given == ratio.value else None
+
+
+def over_column(spec: MetricSpec) -> str:
+    """The per-user table's column of a ratio spec's denominators."""
+    return f"{spec}:over"
+
+
+def finish_ratio(total: ExactSum, over: ExactSum) -> float:
+    """A ratio spec's report value: the exact sum of the values over the exact sum of the
+    denominators, rounded once (0 where the denominators sum to 0)."""
+    numerator, denominator = total.fraction(), over.fraction()
+    if numerator is None or denominator is None:
+        return math.nan
+    return 0.0 if denominator == 0 else float(numerator / denominator)
+
+
 def is_geometric(spec: MetricSpec) -> bool:
     """Whether the spec's report value is the geometric mean of its users' values (the mean
     parameter has a fixed default and no convention: the spec's own text says it)."""
@@ -378,6 +418,7 @@ def register(
     needs_cutoff: bool = False,
     reads_relevance: bool = True,
     ties: str = "order",
+    ratio: Ratio | None = None,
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
     `no_value`: when its value can be null, why (the warning's words); `needs_cutoff`:
@@ -404,6 +445,7 @@ def register(
                 needs_cutoff=needs_cutoff,
                 reads_relevance=reads_relevance,
                 ties=ties,
+                ratio=ratio,
             )
         )
         return compute

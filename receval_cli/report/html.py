@@ -23,7 +23,7 @@ from receval_cli.escaping import html_text
 from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.exposure import gini_of_histogram
-from receval_cli.metrics.registry import is_geometric
+from receval_cli.metrics.registry import is_geometric, ratio_of
 from receval_cli.report import plots
 from receval_cli.report.comparison_detail import (
     DETAIL_HEADERS,
@@ -369,6 +369,8 @@ class _Page:
             rows = table.filter(pl.col("model") == name)
             assert report.counted is not None
             for metric in (c for c in report.counted.columns if c != "user"):
+                if ratio_of(spec_of(metric)) is not None:
+                    continue  # a ratio of sums: its users' values do not average to it
                 column = rows.get_column(metric).cast(pl.Float64)
                 values.setdefault(metric, {})[name] = column.filter(column.is_finite()).to_list()
         figures = []
