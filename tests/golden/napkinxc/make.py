@@ -28,13 +28,18 @@ def main() -> None:
     predictions, truth = [], []
     for user in [9, 10, 100, *range(200, 240)]:
         listed = rng.sample(items, rng.choice([1, 2, 4, 7, 12]))
+        if user % 7 == 3:  # a user with relevant items and no list
+            listed = []
         for item in listed:
             predictions.append(
                 (user, item, rng.choice([0.1, 0.5, 0.5, 0.9, round(rng.random(), 2)]))
             )
         for item in rng.sample(items, rng.choice([1, 2, 3, 6])):
             truth.append((user, item, 1.0))
-    users = sorted({u for u, _, _ in predictions})
+    # the users of the ground truth (receval evaluates those), listed or not; a user only
+    # in the predictions is not evaluated, so not handed to napkinXC
+    predictions += [(1000, item, 0.5) for item in items[:3]]
+    users = sorted({u for u, _, _ in truth})
     rankings = []
     for user in users:
         rows = [(i, s) for u, i, s in predictions if u == user]
