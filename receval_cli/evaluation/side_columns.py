@@ -185,29 +185,23 @@ def recs_aggregates(
         recs = recs.join(catalog.frame.select("item", "category"), on="item", how="left")
     if "propensity" in sides and catalog is not None:
         recs = recs.join(catalog.frame.select("item", "propensity"), on="item", how="left")
-    ideal = None  # the users' best sums: every user with a relevant item, listed or not
-    if stats.ideal_terms:
-        described = None if catalog is None else catalog.frame
-        ideal = ideal_sums.ideal_table(truth, stats, *weighed, described)
+    described = None if catalog is None else catalog.frame
+    # the users' best sums: every user with a relevant item, listed or not (a full join)
+    ideal = ideal_sums.ideal_table(truth, stats, *weighed, described) if stats.ideal_terms else None
     recs = stats.recs.with_rows(recs)
     # the sums in rank order and the catalog features' pairs: every user of the recs
     # table has a row, so they come first (or after the counts)
     units = None  # the unit vectors, read by item in the sums (the only ones to read them)
     if "embedding" in sides and catalog is not None:
         units = unit_vectors(catalog, stats.embedding_dims)
-    described = None if catalog is None else catalog.frame
     tables[0:0] = list_sums.walked_tables(recs, stats, units, described, pairs)
     if stats.recs.aggregations:
         tables.insert(0, recs.group_by("user").agg(list(stats.recs.aggregations.values())))
     per_user: pl.LazyFrame | None = None
     for table in tables:
         per_user = table if per_user is None else per_user.join(table, on="user", how="left")
-    if ideal is not None:
-        per_user = (
-            ideal
-            if per_user is None
-            else per_user.join(ideal, on="user", how="full", coalesce=True)
-        )
+    if ideal is not None and per_user is not None:  # (a propensity metric reads both)
+        per_user = per_user.join(ideal, on="user", how="full", coalesce=True)
     if stats.calibration:
         # every user of the bucket with a genre in the log, with a list or without one
         assert log is not None  # metric_exprs refuses the metric without it
