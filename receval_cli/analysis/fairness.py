@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
 
@@ -158,13 +159,12 @@ def segment_block(
     return block
 
 
-def _values(part: Report, name: str) -> list[float] | None:
+def _values(part: Report, name: str) -> pl.Series | None:
     """The segment's per-user values of the metric, where its users count (None when the
     report holds no per-user values)."""
     if part.per_user is None or part.counted is None or name not in part.per_user.columns:
         return None
-    kept = part.per_user.get_column(name).filter(part.counted.get_column(name))
-    return [float(v) for v in kept.to_list()]
+    return part.per_user.get_column(name).filter(part.counted.get_column(name))
 
 
 def compared(
@@ -208,12 +208,15 @@ def compared(
     return result
 
 
-def _count(values: list[float] | None) -> int | None:
+def _count(values: pl.Series | None) -> int | None:
     return None if values is None else len(values)
 
 
 def welch(
-    first: list[float] | None, second: list[float] | None, gap: float, level: float
+    first: Sequence[float] | pl.Series | None,
+    second: Sequence[float] | pl.Series | None,
+    gap: float,
+    level: float,
 ) -> list[float] | None:
     """Welch's interval of a difference of two independent means: gap +- t sqrt(a + b),
     a = s1^2 / n1, b = s2^2 / n2 (sample variances), t Student's at `level` with the
@@ -229,6 +232,8 @@ def welch(
     return [gap - error, gap + error]
 
 
-def _variance(values: list[float]) -> float:
-    mean = math.fsum(values) / len(values)
-    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+def _variance(values: Sequence[float] | pl.Series) -> float:
+    """The sample variance (n - 1), by polars over the users' values."""
+    variance = pl.Series(values, dtype=pl.Float64).var()
+    assert isinstance(variance, float)  # two values or more (welch checks)
+    return variance
