@@ -172,31 +172,37 @@ class ExpectedStats(Stats):
         first_row = pl.when(_relevant).then(_rank).min().over(_TIE)
         return _relevant & (_first == first_tie) & (_rank == first_row)
 
-    def reciprocal_rank(self, k: int | None) -> pl.Expr:
-        r = self._tie_relevant()
-        n = _size
-        # j - 1 = t = 0 .. L - 1, L = min(n - r + 1, K - a + 1): P(X = t + 1) is
-        # P(X > t) * r / (n - t), P(X > t) the product of (n - r - u)/(n - u) over u < t
-        count = pl.min_horizontal(n - r + 1, self._cut(k) - _first + 1).clip(lower_bound=0)
+    def _misses(self, longest: pl.Expr, k: int | None) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+        """For the tie's positions t = 0 .. L - 1 (L = min(longest, K - a + 1)): the list
+        of t, of (n - r - t) / (n - t) (the chance that its (t + 1)-th position misses,
+        given the first t did), and L."""
+        r, n = self._tie_relevant(), _size
+        count = pl.min_horizontal(longest, self._cut(k) - _first + 1).clip(lower_bound=0)
         t = pl.int_ranges(0, count)
         ratio = (n - r - t).cast(pl.List(pl.Float64)) / (n - t).cast(pl.List(pl.Float64))
+        return t, ratio, count
+
+    def _first_tie_total(self, name: str, value: pl.Expr) -> pl.Expr:
+        """The per-user value read on the first tie holding a relevant item."""
+        term = pl.when(self._first_relevant_tie()).then(value).otherwise(0.0)
+        return self._total(name, term)
+
+    def reciprocal_rank(self, k: int | None) -> pl.Expr:
+        # j - 1 = t = 0 .. L - 1, L = min(n - r + 1, K - a + 1): P(X = t + 1) is
+        # P(X > t) * r / (n - t), P(X > t) the product of (n - r - u)/(n - u) over u < t
+        r, n = self._tie_relevant(), _size
+        t, ratio, _ = self._misses(n - r + 1, k)
         survival = ratio.list.eval(pl.element().cum_prod().shift(1).fill_null(1.0))
         chance = survival * r.cast(pl.Float64) / (n - t).cast(pl.List(pl.Float64))
         value = (chance / (_first + t).cast(pl.List(pl.Float64))).list.sum()
-        term = pl.when(self._first_relevant_tie()).then(value).otherwise(0.0)
-        return self._total(f"expected[rr@{cutoff_label(k)}]", term)
+        return self._first_tie_total(f"expected[rr@{cutoff_label(k)}]", value)
 
     def any_hit(self, k: int | None) -> pl.Expr:
         """P(hits@k > 0) = 1 - P(X > K - a + 1) for the first tie holding a relevant item."""
-        r = self._tie_relevant()
-        n = _size
-        count = pl.min_horizontal(n, self._cut(k) - _first + 1).clip(lower_bound=0)
-        t = pl.int_ranges(0, count)
-        ratio = (n - r - t).cast(pl.List(pl.Float64)) / (n - t).cast(pl.List(pl.Float64))
+        _, ratio, count = self._misses(_size, k)
         missed = ratio.list.eval(pl.element().product()).list.first()
         value = pl.when(count > 0).then(1.0 - missed).otherwise(0.0)
-        term = pl.when(self._first_relevant_tie()).then(value).otherwise(0.0)
-        return self._total(f"expected[any_hit@{cutoff_label(k)}]", term)
+        return self._first_tie_total(f"expected[any_hit@{cutoff_label(k)}]", value)
 
     # the statistics without a closed form here: refused by name (order_dependent)
     def _refused(self, what: str) -> OrderDependent:
