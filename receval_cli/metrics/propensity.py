@@ -39,7 +39,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.metrics.registry import Param, Params, Ratio, register
-from receval_cli.metrics.stats import Stats, discount, per_user_constant, safe_div
+from receval_cli.metrics.stats import Stats, discount, per_user_constant, power_of, safe_div
 
 PROPENSITY = Param(
     "propensity",
@@ -73,14 +73,6 @@ NORMALIZE = Param(
 )
 
 
-def _paired_power(base: pl.Expr, exponent: float) -> pl.Expr:
-    """base ** exponent on every row, the same bits however many rows polars evaluates at
-    once (each row paired with a second value, so it never is a one-row scalar: see
-    stats.power)."""
-    paired = pl.concat_list(base.cast(pl.Float64), pl.lit(1.0))
-    return paired.list.eval(pl.element().pow(exponent)).list.first()
-
-
 def inverse_propensity(s: Stats, p: Params) -> tuple[str, pl.Expr]:
     """The weight 1/p_l of an item's row (of the recs table, and of the ground truth's
     relevant rows for the ideal), and its name."""
@@ -92,7 +84,7 @@ def inverse_propensity(s: Stats, p: Params) -> tuple[str, pl.Expr]:
     users = pl.col("log_users").cast(pl.Float64)
     c = (users.log() - 1.0) * (b + 1.0) ** a
     holders = pl.col("holders").fill_null(0).cast(pl.Float64)
-    return f"model,{a!r},{b!r}", 1.0 + c * _paired_power(holders + b, -a)
+    return f"model,{a!r},{b!r}", 1.0 + c * power_of(holders + b, -a)
 
 
 def _scored(

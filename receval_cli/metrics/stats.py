@@ -171,8 +171,20 @@ def power(base: float, exponent: pl.Expr) -> pl.Expr:
     repeated multiplication, which differs from pow in the last bits; an exponent of
     several rows goes through pow. So each row's exponent is paired with a second one
     (0.5) in a list, raised with its pair, and read back."""
-    paired = pl.concat_list(exponent.cast(pl.Float64), pl.lit(0.5))
-    return paired.list.eval(pl.lit(float(base)).pow(pl.element())).list.first()
+    return _paired(exponent, 0.5, pl.lit(float(base)).pow(pl.element()))
+
+
+def power_of(base: pl.Expr, exponent: float) -> pl.Expr:
+    """base ** exponent on every row, the same bits however many rows polars evaluates at
+    once (each row's base paired with a second one, 1.0, as `power` pairs exponents)."""
+    return _paired(base, 1.0, pl.element().pow(exponent))
+
+
+def _paired(value: pl.Expr, partner: float, apply: pl.Expr) -> pl.Expr:
+    """`apply` (of pl.element()) on each row's value, evaluated beside a partner value in
+    a two-element list, so that polars never evaluates it on one row alone."""
+    paired = pl.concat_list(value.cast(pl.Float64), pl.lit(partner))
+    return paired.list.eval(apply).list.first()
 
 
 def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
