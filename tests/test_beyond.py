@@ -254,7 +254,7 @@ def receval_values(data: dict[str, Any], metrics: list[str]) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(datasets())
 def test_agrees_with_the_naive_implementation(data: dict[str, Any]) -> None:
     k, head = data["k"], data["head"]
@@ -309,7 +309,7 @@ def test_agrees_with_the_naive_implementation(data: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(datasets())
 def test_bounds(data: dict[str, Any]) -> None:
     k = data["k"]
@@ -330,7 +330,7 @@ def test_bounds(data: dict[str, Any]) -> None:
     assert 0.0 <= entropy <= math.log2(len(ITEMS)) + 1e-12
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(
     st.lists(st.sampled_from(ITEMS), min_size=2, max_size=6, unique=True),
     st.integers(2, 6),
@@ -347,7 +347,7 @@ def test_same_list_for_everyone_has_no_inter_list_diversity(items: list[str], us
         assert metrics[name] == pytest.approx(0.0, abs=1e-12), name
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(1, 4))
 def test_uniform_exposure_has_gini_0_and_maximal_entropy(rounds: int) -> None:
     # each user gets 2 items, and every catalog item is shown `rounds` times
@@ -376,7 +376,7 @@ def _states(predictions: pl.DataFrame, truth: pl.DataFrame, specs: tuple[MetricS
 
 
 @pytest.mark.slow
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(datasets(), st.integers(2, 4))
 def test_partition_states_merge_to_the_whole(data: dict[str, Any], parts: int) -> None:
     k = data["k"]

@@ -357,7 +357,7 @@ def spec_text(feature: str, data: dict[str, Any], alpha: float | None = None) ->
     return f"miscalibration{at}(feature={feature},alpha={alpha},weights={data['weights']})"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(datasets())
 def test_agrees_with_the_naive_formula(data: dict[str, Any]) -> None:
     ranked = ranked_lists(data)
@@ -394,7 +394,7 @@ def test_agrees_with_the_naive_formula(data: dict[str, Any]) -> None:
                 assert got[user] == pytest.approx(value, rel=1e-9, abs=1e-12), (feature, user)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(datasets())
 def test_bounds_and_alpha(data: dict[str, Any]) -> None:
     """0 <= C <= ln(1 / alpha), and a larger alpha never gives a larger value (q~ moves
@@ -415,7 +415,7 @@ def test_bounds_and_alpha(data: dict[str, Any]) -> None:
         assert all(a >= b - 1e-12 for a, b in itertools.pairwise(row))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(
     st.lists(
         st.lists(st.sampled_from("pqrs"), min_size=1, max_size=3, unique=True),

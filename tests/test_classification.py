@@ -97,7 +97,7 @@ def test_threshold_needs_scores() -> None:
         )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     st.lists(
         st.tuples(

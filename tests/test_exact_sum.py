@@ -28,7 +28,7 @@ def rational(values: list[float]) -> Fraction:
     return sum((Fraction(v) for v in values), Fraction(0))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(FINITE, max_size=60))
 def test_the_sum_is_exact(values: list[float]) -> None:
     """Any finite floats, subnormals and near-overflow values included."""
@@ -37,7 +37,7 @@ def test_the_sum_is_exact(values: list[float]) -> None:
     assert found.fraction() == rational(values)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=60), st.integers(1, 7))
 def test_parts_add_up_to_the_whole_and_the_mean_is_rounded_once(
     values: list[float], parts: int

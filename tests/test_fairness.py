@@ -223,7 +223,7 @@ def test_no_value_when_nothing_is_found(tmp_path: Path) -> None:
     st.lists(st.one_of(st.just(0.0), st.floats(1e-9, 1.0)), min_size=1, max_size=8),
     st.floats(0.01, 100.0),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 def test_spread_bounds_and_scale(values: list[float], scale: float) -> None:
     """std / mean over n groups lies in [0, sqrt(n - 1)] (non-negative values), does not
     change when every value is scaled, and is 0 when the values are equal."""

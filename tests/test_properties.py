@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 import reference
 import yaml
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import Phase, assume, given, settings
 from hypothesis import strategies as st
 from test_reference_agreement import datasets, divided_by_hits, run_receval
 from typer.testing import CliRunner
@@ -25,7 +25,6 @@ from receval_cli.cli.app import app
 from receval_cli.metrics import lookup
 
 TOL = 1e-12
-SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 
 
@@ -79,7 +78,7 @@ def test_reference_bounds_match_the_registry() -> None:
 
 
 @pytest.mark.slow
-@settings(SETTINGS, max_examples=60)
+@settings(max_examples=60)
 @given(datasets())
 def test_values_lie_within_their_bounds(data: dict[str, Any]) -> None:
     assume(not refused(data))
@@ -137,7 +136,7 @@ def perfect_data(draw: st.DrawFn) -> dict[str, Any]:
     return {"truth": truth, "predictions": predictions}
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(max_examples=40)
 @given(
     perfect_data(),
     st.sampled_from(["item_desc", "item_asc", "input_order"]),
@@ -185,7 +184,7 @@ def test_a_perfect_ranking_scores_one(
 
 
 @pytest.mark.slow
-@settings(SETTINGS, max_examples=40)
+@settings(max_examples=40)
 @given(datasets(), st.randoms(use_true_random=False))
 def test_row_order_does_not_matter(data: dict[str, Any], rng: random.Random) -> None:
     """With an item-based tie break and order-free duplicate rules, shuffling is harmless."""
@@ -384,7 +383,7 @@ def cli_metrics(folder: Path, predictions: str, layout: str, truth: str, data: d
 
 
 @pytest.mark.slow
-@settings(SETTINGS, max_examples=12, phases=NO_SHRINK)  # shrinking CLI runs takes minutes
+@settings(max_examples=12, phases=NO_SHRINK)  # shrinking CLI runs takes minutes
 @given(file_data())
 def test_formats_and_layouts_give_the_same_metrics(data: dict[str, Any]) -> None:
     truth = pl.DataFrame(data["truth"], schema=["user", "item", "rel"], orient="row")
@@ -416,7 +415,7 @@ def test_formats_and_layouts_give_the_same_metrics(data: dict[str, Any]) -> None
 
 
 @pytest.mark.slow
-@settings(SETTINGS, max_examples=40)
+@settings(max_examples=40)
 @given(file_data())
 def test_layouts_agree_in_memory(data: dict[str, Any]) -> None:
     """Per-user values, statuses and counts are the same in every layout."""

@@ -118,7 +118,7 @@ def test_rating_metrics_need_scores() -> None:
         receval_cli.evaluate(predictions, truth, ["rmse"], prediction_columns={"rank": "rank"})
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(
         st.tuples(
@@ -228,7 +228,7 @@ def test_auc_without_both_classes_has_no_value() -> None:
     assert "no user has both a clicked and an unclicked pair" in report.warnings[1]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(
         st.tuples(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), st.booleans()),

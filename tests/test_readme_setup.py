@@ -77,6 +77,44 @@ def test_development_section_tests_the_same_way() -> None:
     assert "uv run pytest " in development
 
 
+# A count of tests or packages, a size or a duration in the README goes stale with the next
+# commit (it said "1,888 tests" where 2,287 ran, "2 to 2.3 minutes" and "about 3 min"): the
+# README states none (a fenced block's sample output aside), nor do the command lines of
+# docs/development.md.
+STALE_FIGURE = re.compile(
+    r"\b\d[\d,.]*\s*(?:tests?|packages|[KMG]i?B|min|minutes|s|sec|seconds|hours?)\b"
+)
+
+
+def stale_figures(markdown: str) -> list[str]:
+    """The figures that go stale in a Markdown text, fenced blocks' output left out (a
+    fenced block's comment, after `#`, is prose and counts)."""
+    found = []
+    fenced = False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        text = line.split("#", 1)[1] if fenced and "#" in line else ("" if fenced else line)
+        found += [match.group(0) for match in STALE_FIGURE.finditer(text)]
+    return found
+
+
+def test_the_readme_states_no_figure_that_goes_stale() -> None:
+    development = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    commands = development.split("```bash", 1)[1].split("```", 1)[0]
+    assert stale_figures(README) == []
+    assert stale_figures("```bash" + commands + "```") == []
+
+
+def test_the_stale_figure_check_finds_them() -> None:
+    assert stale_figures(
+        "runs 1,888 tests in 2 to 2.3 minutes, a 252 MB environment of 17 packages\n"
+        "```bash\nuv run pytest   # the quick tests (about 3 min on 2)\n"
+        "│ ndcg@5 │ 0.5526 │ 12 s │\n```\n"
+    ) == ["1,888 tests", "2.3 minutes", "252 MB", "17 packages", "3 min"]
+
+
 @pytest.mark.parametrize("path", MARKDOWN_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_no_install_line_names_an_unpublished_package(path: Path) -> None:
     """receval is not on a package index: install lines take the clone's folder."""

@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 import pytest
 import reference
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import receval_cli
@@ -277,7 +277,7 @@ def assert_agrees(report: Any, expected: reference.ReferenceReport) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(datasets())
 def test_agrees_with_reference(data: dict[str, Any]) -> None:
     if data["conventions"]["tie_break"] == "expected" and divided_by_hits(data):

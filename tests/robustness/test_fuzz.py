@@ -28,7 +28,7 @@ import pytest
 import yaml
 from cli_helpers import assert_no_traceback, invoke
 from helpers import HAND_PARQUET, build, damaged, panicking, parquet_bytes
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from receval_cli.analysis.runs import evaluate_config
@@ -38,12 +38,7 @@ from receval_cli.metrics import REGISTRY
 
 pytestmark = [pytest.mark.own_process, pytest.mark.slow]
 
-SETTINGS = settings(
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = settings(derandomize=True, database=None)
 
 # the hand case as rows, per input: (columns, rows)
 TABLES: dict[str, tuple[list[str], list[list[Any]]]] = {

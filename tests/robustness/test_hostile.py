@@ -27,7 +27,7 @@ from cli_helpers import (
     invoke,
     write,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from receval_cli.choices import CompareFormat, Format, HistoryFormat
@@ -292,12 +292,7 @@ def hostile_configs(draw: st.DrawFn) -> dict[str, Any]:
     return {k: v for k, v in config.items() if v is not None}
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@settings(max_examples=60, derandomize=True)
 @given(config=hostile_configs(), output=HOSTILE_TEXT)
 def test_hostile_values_never_crash_the_cli(
     tmp_path: Path, config: dict[str, Any], output: str
