@@ -76,7 +76,9 @@ def test_a_user_with_a_run_is_scored_as_before(tmp_path: Path) -> None:
 
 def test_without_c_the_user_is_not_evaluated(tmp_path: Path) -> None:
     """The preset's default (no -c): only users in both files count."""
-    got = evaluate(tmp_path, ["utility(a=2,b=-1,c=-1,d=0)"], {"conventions": {"preset": "trec_eval"}})
+    got = evaluate(
+        tmp_path, ["utility(a=2,b=-1,c=-1,d=0)"], {"conventions": {"preset": "trec_eval"}}
+    )
     assert got["m"]["status"] == "no_recommendations"
     assert got["mean"]["utility(a=2,b=-1,c=-1,d=0)"] == 0.0
 
@@ -117,7 +119,6 @@ ENGINES = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("engine", list(ENGINES))
 def test_every_polars_engine_gives_the_placeholder_values(tmp_path: Path, engine: str) -> None:
     got = evaluate(tmp_path, list(MISSING_USER), {**TREC_C, **ENGINES[engine]})

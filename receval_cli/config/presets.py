@@ -26,9 +26,7 @@ class Preset:
     # metric name -> (its parameters that the tool prints in the measure's name, the
     # parameter defaults that differ when any of them is written): the tool treats the
     # measure otherwise under another name (trec_eval's utility_2,-1,0,0)
-    when_named: dict[str, tuple[frozenset[str], dict[str, object]]] = field(
-        default_factory=dict
-    )
+    when_named: dict[str, tuple[frozenset[str], dict[str, object]]] = field(default_factory=dict)
 
     def overrides(
         self, metric: str, given: frozenset[str], written: frozenset[str] = frozenset()

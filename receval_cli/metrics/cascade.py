@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from receval_cli.metrics.precision_points import EMPTY_LIST, NO_LIST
 from receval_cli.metrics.ranking import BELOW_THRESHOLD, GAIN, GAINS, metric_gain_kind
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import (
@@ -41,6 +40,16 @@ SCALE = Param(
     choices=("unit", "none"),
     default="unit",
 )
+EMPTY_LIST = Param(
+    "empty_list",
+    "a user without recommendations (users_without_recommendations: zero) is scored on: "
+    "empty, an empty list; placeholder, a list of one unjudged item (trec_eval 10 -c's "
+    "placeholder ranking, which it keeps for this measure written with parameters)",
+    choices=("empty", "placeholder"),
+    default="empty",
+)
+# a user without recommendations: its list_length is 0 (a user in the predictions has one)
+NO_LIST = pl.col("list_length") == 0
 MAX_GRADE = Param(
     "max_grade",
     "the grade of a certainly satisfying item: R = (2^grade - 1) / 2^max_grade; higher "

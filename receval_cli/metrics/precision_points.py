@@ -17,6 +17,7 @@ import math
 import polars as pl
 
 from receval_cli.errors import ConfigError
+from receval_cli.metrics.cascade import EMPTY_LIST, NO_LIST
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats, per_user_constant, safe_div
 
@@ -49,18 +50,6 @@ COLLECTION = Param(
     "the number of items in the collection (trec_eval's -N, default 0); only d uses it",
     default=0,
 )
-EMPTY_LIST = Param(
-    "empty_list",
-    "a user without recommendations (users_without_recommendations: zero) is scored on: "
-    "empty, an empty list; placeholder, a list of one unjudged item (trec_eval 10 -c's "
-    "placeholder ranking, which it keeps for this measure written with parameters)",
-    choices=("empty", "placeholder"),
-    default="empty",
-)
-
-# a user without recommendations: its list_length is 0 (a user in the predictions has one)
-NO_LIST = pl.col("list_length") == 0
-
 
 
 def _number(p: Params, name: str, metric: str) -> float:
