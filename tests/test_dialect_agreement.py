@@ -6,7 +6,8 @@ side only, lists of 1-24 items), each made by a script in tests/golden/dialects/
 that does not import receval:
 
     trec_eval    NIST trec_eval 10.0 (commit f425365) printing 17 significant digits:
-                 -q -m all_trec, the same with -c, and -m forms with parameters
+                 -q -m all_trec, the same with -c, and -m forms with parameters, with
+                 and without -c
     ir_measures  ir_measures 0.4.3 (pytrec_eval, cwl_eval, pyndeval, judged, msmarco and
                  gdeval inside), every measure receval reproduces
     ranx         ranx 0.3.21, every metric name, with cutoffs and -l2
