@@ -6,7 +6,8 @@ side only, lists of 1-24 items), each made by a script in tests/golden/dialects/
 that does not import receval:
 
     trec_eval    NIST trec_eval 10.0 (commit f425365) printing 17 significant digits:
-                 -q -m all_trec, the same with -c, and -m forms with parameters
+                 -q -m all_trec, the same with -c, and -m forms with parameters, with
+                 and without -c
     ir_measures  ir_measures 0.4.3 (pytrec_eval, cwl_eval, pyndeval, judged, msmarco and
                  gdeval inside), every measure receval reproduces
     ranx         ranx 0.3.21, every metric name, with cutoffs and -l2
@@ -65,6 +66,12 @@ PARAM_FORMS = [
     "unj.3,7",
 ]
 RBP_FORMS = ["rbp.p=0.5", "rbp_resid.p=0.5"]
+# the .paramsc ones: the same under -c, with c != 0 in utility, and rbp's (users without a
+# run are scored on trec_eval's one-document placeholder ranking)
+PARAMS_C_FORMS = [
+    *(f if not f.startswith("utility") else "utility.2,-1,-1,0" for f in PARAM_FORMS),
+    *RBP_FORMS,
+]
 
 
 def trec_eval_lines(name: str) -> list[tuple[str, str, str]]:
@@ -79,8 +86,15 @@ def trec_eval_lines(name: str) -> list[tuple[str, str, str]]:
 TREC_CASES = [
     (dataset, output, forms)
     for dataset in DATASETS
-    for output, forms in (("aq", None), ("aqc", None), ("params", PARAM_FORMS), ("rbp", RBP_FORMS))
+    for output, forms in (
+        ("aq", None),
+        ("aqc", None),
+        ("params", PARAM_FORMS),
+        ("rbp", RBP_FORMS),
+        ("paramsc", PARAMS_C_FORMS),
+    )
 ]
+COMPLETE = ("aqc", "paramsc")  # -c: the whole qrels
 
 
 @pytest.mark.parametrize(
@@ -98,11 +112,11 @@ def test_trec_eval_names_give_trec_eval_numbers(
     config: dict[str, Any] = {
         "predictions": {"path": str(folder / f"{dataset}.run")},
         "ground_truth": {
-            "path": str(folder / f"{dataset}.qrels{'' if output == 'aqc' else '_ret'}")
+            "path": str(folder / f"{dataset}.qrels{'' if output in COMPLETE else '_ret'}")
         },
         "metrics": forms or printed,
     }
-    if output == "aqc":
+    if output in COMPLETE:
         config["conventions"] = {"preset": "trec_eval", "users_without_recommendations": "zero"}
     report = run(tmp_path, config)
     assert set(printed) <= set(report.metrics), sorted(set(printed) - set(report.metrics))

@@ -255,7 +255,8 @@ class Conventions(BaseModel):
         """The spec's parameters: explicit, else its preset's for this metric (unless the
         user wrote that convention), else these conventions, else the fixed default."""
         preset = PRESETS[self.preset] if self.preset else None
-        overrides = preset.overrides(spec.name, self.given) if preset else None
+        written = frozenset(spec.param_dict())
+        overrides = preset.overrides(spec.name, self.given, written) if preset else None
         return resolved_params(spec, self.model_dump(), overrides)
 
     @model_validator(mode="after")

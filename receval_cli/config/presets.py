@@ -23,11 +23,22 @@ class Preset:
     notes: tuple[str, ...] = ()
     # metric name -> parameter defaults that differ for that metric (e.g. which users count)
     per_metric: dict[str, dict[str, object]] = field(default_factory=dict)
+    # metric name -> (its parameters that the tool prints in the measure's name, the
+    # parameter defaults that differ when any of them is written): the tool treats the
+    # measure otherwise under another name (trec_eval's utility_2,-1,0,0)
+    when_named: dict[str, tuple[frozenset[str], dict[str, object]]] = field(default_factory=dict)
 
-    def overrides(self, metric: str, given: frozenset[str]) -> dict[str, object]:
-        """This preset's parameter defaults for `metric`, except for the conventions the
-        user wrote beside the preset (those apply to every metric)."""
-        return {k: v for k, v in self.per_metric.get(metric, {}).items() if k not in given}
+    def overrides(
+        self, metric: str, given: frozenset[str], written: frozenset[str] = frozenset()
+    ) -> dict[str, object]:
+        """This preset's parameter defaults for `metric` written with the parameters
+        `written`, except for the conventions the user wrote beside the preset (those apply
+        to every metric)."""
+        found = dict(self.per_metric.get(metric, {}))
+        named, defaults = self.when_named.get(metric, (frozenset(), {}))
+        if named & written:
+            found.update(defaults)
+        return {k: v for k, v in found.items() if k not in given}
 
 
 PRESETS: dict[str, Preset] = {
@@ -121,9 +132,18 @@ PRESETS: dict[str, Preset] = {
             "A negative grade (qrels relevance -1) marks an item in the pool but unjudged: "
             "bpref, infap, unj and num_nonrel_judged_ret treat it as trec_eval does.",
             "With users_without_recommendations: zero (-c) a user without a run is scored on "
-            "an empty list; trec_eval 10.0 scores utility_a,b,c,d and rbp_resid_p=P on a "
-            "one-document bogus ranking there (docs/conventions.md), receval does not.",
+            "an empty list, as trec_eval 10.0 scores every measure in its default form; "
+            "utility and rbp_resid written with parameters (utility_a,b,c,d, rbp_resid_p=P) "
+            "are scored, as trec_eval 10.0 does, on its one-document placeholder ranking "
+            "(empty_list=placeholder: b + c |R| + d (N - 1 - |R|), and 1).",
         ),
+        # trec_eval 10.0 -c scores a query without results on a one-document placeholder
+        # ranking, then resets the measures "utility" and "rbp_resid" by their printed
+        # name: written with parameters, they print another name and keep its value
+        when_named={
+            "utility": (frozenset("abcd"), {"empty_list": "placeholder"}),
+            "rbp_resid": (frozenset({"p"}), {"empty_list": "placeholder"}),
+        },
     ),
     "ranx": Preset(
         name="ranx",
@@ -450,8 +470,13 @@ PRESETS["pytrec_eval"] = dataclasses.replace(
         "tests/test_pytrec_eval_points.py, tests/golden/pytrec_eval/)"
     ),
     conventions={**PRESETS["trec_eval"].conventions, "score_precision": "float32"},
+    when_named={},  # trec_eval 9 has no placeholder ranking (it came in 10.0)
     notes=(
-        *(n for n in PRESETS["trec_eval"].notes if not n.startswith("Scores are compared")),
+        *(
+            n
+            for n in PRESETS["trec_eval"].notes
+            if not n.startswith(("Scores are compared", "With users_without_recommendations"))
+        ),
         "Scores are rounded to float32 before ranking, as trec_eval 9 keeps them: 0.5 and "
         "0.500000001 tie, then break by docno (the trec_eval preset compares doubles, as "
         "trec_eval 10.0 does).",

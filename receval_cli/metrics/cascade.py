@@ -40,6 +40,16 @@ SCALE = Param(
     choices=("unit", "none"),
     default="unit",
 )
+EMPTY_LIST = Param(
+    "empty_list",
+    "a user without recommendations (users_without_recommendations: zero) is scored on: "
+    "empty, an empty list; placeholder, a list of one unjudged item (trec_eval 10 -c's "
+    "placeholder ranking, which it keeps for this measure written with parameters)",
+    choices=("empty", "placeholder"),
+    default="empty",
+)
+# a user without recommendations: its list_length is 0 (a user in the predictions has one)
+NO_LIST = pl.col("list_length") == 0
 MAX_GRADE = Param(
     "max_grade",
     "the grade of a certainly satisfying item: R = (2^grade - 1) / 2^max_grade; higher "
@@ -123,14 +133,16 @@ def rbp(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "rbp_resid",
     summary="RBP's residual: the weight of the unjudged ranks and of the ranks past the list.",
     formula="p^min(k,N) + (1 - p) * sum over unjudged i <= k of p^(i-1)   (0 if none unjudged)",
-    params=(PERSISTENCE,),
+    params=(PERSISTENCE, EMPTY_LIST),
 )
 def rbp_resid(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """rbp_resid@k (trec_eval m_rbp_resid.c): how much RBP could still rise if every
     unjudged item (not in the ground truth, or of negative grade) and every rank past the
     list were fully relevant: p^n + (1 - p) * sum over unjudged ranks i of p^(i-1),
     n = min(k, N). As trec_eval: 0 when the top k holds no unjudged item (the ranks past
-    the list then do not count). Empty list: 0.
+    the list then do not count). Empty list: 0; with empty_list=placeholder a user without
+    recommendations is scored on one unjudged item, p + (1 - p) * 1 (= 1), as trec_eval 10
+    -c does for rbp_resid written with parameters.
     """
     persistence = _persistence(p)
     n = s.retrieved(k).cast(pl.Float64)
@@ -142,7 +154,10 @@ def rbp_resid(s: Stats, k: int | None, p: Params) -> pl.Expr:
     reached = power(persistence, n)  # p^n
     listed = 1.0 - reached  # (1 - p) * sum over i <= n of p^(i-1)
     value = reached + listed - (1.0 - persistence) * judged
-    return pl.when(n > n_judged.cast(pl.Float64)).then(value).otherwise(0.0)
+    value = pl.when(n > n_judged.cast(pl.Float64)).then(value).otherwise(0.0)
+    if p["empty_list"] == "placeholder":  # trec_eval's cur_p + (1 - p) * sum, one item
+        return pl.when(NO_LIST).then(persistence + (1.0 - persistence)).otherwise(value)
+    return value
 
 
 def _satisfaction(p: Params) -> pl.Expr:

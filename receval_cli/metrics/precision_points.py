@@ -17,6 +17,7 @@ import math
 import polars as pl
 
 from receval_cli.errors import ConfigError
+from receval_cli.metrics.cascade import EMPTY_LIST, NO_LIST
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats, per_user_constant, safe_div
 
@@ -115,7 +116,7 @@ def set_map(s: Stats, k: int | None, p: Params) -> pl.Expr:
     "utility",
     summary="Linear utility of the retrieved set: worth a, b, c, d per contingency cell.",
     formula="a*TP + b*FP + c*FN + d*TN   (TN = collection_size - TP - FP - FN)",
-    params=(UTILITY_A, UTILITY_B, UTILITY_C, UTILITY_D, COLLECTION),
+    params=(UTILITY_A, UTILITY_B, UTILITY_C, UTILITY_D, COLLECTION, EMPTY_LIST),
     upper_bound=None,
     lower_bound=None,
 )
@@ -123,7 +124,9 @@ def utility(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """utility@k = a*TP + b*FP + c*FN + d*TN with TP = hits@k, FP = retrieved@k - TP,
     FN = |R| - TP, TN = collection_size + TP - retrieved@k - |R| (trec_eval's defaults
     a=1, b=-1, c=0, d=0, collection_size 0), added in that order as trec_eval does. An
-    empty list scores c*|R| (trec_eval -c scores a query without results 0: the same with c=0).
+    empty list scores c*|R| + d*(collection_size - |R|); empty_list=placeholder scores a
+    user without recommendations on one unjudged item, b + c*|R| + d*(collection_size - 1
+    - |R|), as trec_eval 10 -c does for utility written with parameters.
 
     Example: 4 retrieved, 1 relevant among them, 3 relevant: 1*1 - 1*3 = -2.
     """
@@ -137,6 +140,8 @@ def utility(s: Stats, k: int | None, p: Params) -> pl.Expr:
         )
     tp = s.hits_at(k).cast(pl.Int64)
     retrieved = s.retrieved(k).cast(pl.Int64)
+    if p["empty_list"] == "placeholder":
+        retrieved = pl.when(NO_LIST).then(pl.lit(1, pl.Int64)).otherwise(retrieved)
     relevant = s.n_relevant().cast(pl.Int64)
     tn = (pl.lit(size, pl.Int64) + tp - retrieved - relevant).cast(pl.Float64)
     cells = (tp, retrieved - tp, relevant - tp)

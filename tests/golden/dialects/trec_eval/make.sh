@@ -60,6 +60,9 @@ python3 "$HERE/to_trec.py" "$DATA" "$HERE" $DATASETS
 PARAMS="-m P.1,3,7 -m ndcg_cut.3,7,23 -m map_cut.3,7 -m success.2,3 -m recall.3,7
  -m iprec_at_recall.0.25,0.75 -m Rprec_mult.0.5,1.5 -m utility.2,-1,0,0
  -m 11pt_avg.0.25,0.5 -m set_F.0.5 -m ndcg.1=3,2=9 -m relative_P.3,7 -m unj.3,7"
+# the same under -c on the whole qrels, with c != 0 in utility (one parameterisation per
+# measure per run) and rbp's pair parameter
+PARAMS_C="${PARAMS/utility.2,-1,0,0/utility.2,-1,-1,0} -m rbp.p=0.5 -m rbp_resid.p=0.5"
 # (rbp.0.5 and rbp_resid.0.5 are refused: "malformed pair parameters in '0.5'"; their
 # parameter is a pair, rbp.p=0.5, printed rbp_p=0.5: the .rbp outputs)
 cd "$HERE"
@@ -69,5 +72,9 @@ for ds in $DATASETS; do
     # shellcheck disable=SC2086
     "$FULL/trec_eval" -q $PARAMS "$ds.qrels_ret" "$ds.run" > "$ds.params"
     "$FULL/trec_eval" -q -m rbp.p=0.5 -m rbp_resid.p=0.5 "$ds.qrels_ret" "$ds.run" > "$ds.rbp"
+    # -c with parameters: the qrels users without a run are scored on trec_eval's
+    # one-document placeholder ranking, and measures written with parameters keep its value
+    # shellcheck disable=SC2086
+    "$FULL/trec_eval" -q -c $PARAMS_C "$ds.qrels" "$ds.run" > "$ds.paramsc"
 done
 echo "written to $HERE"
