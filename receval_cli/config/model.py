@@ -307,6 +307,11 @@ class Gate(_Strict):
     segment: str | None = Field(
         None, description="Gate the metric within one segment, e.g. country=DE."
     )
+    on_null: Literal["fail", "waive"] = Field(
+        "fail",
+        description="When the metric has no value (null): fail (exit 1), whatever a "
+        "history holds; or waive (exit 0, shown as waived).",
+    )
 
     @model_validator(mode="after")
     def _a_bound(self) -> Gate:
