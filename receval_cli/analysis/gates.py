@@ -170,11 +170,11 @@ def warnings_agree(reports: dict[str, Report], gates: Sequence[GateResult]) -> d
     on it fails." as the evaluation words it, "Its gate is waived (on_null: waive)." for a
     model whose gate on that metric (all users) is waived by `on_null: waive`."""
     waived: dict[str, set[str]] = {}
-    only = next(iter(reports)) if len(reports) == 1 else None
     for gate in gates:
         if gate.detail.get("on_null") == "waive" and gate.segment is None:
-            name = gate.model if gate.model is not None else only
-            waived.setdefault(name or "", set()).add(gate.metric)
+            # a gate names no model where there is no comparison: it is each model's
+            for name in reports if gate.model is None else [gate.model]:
+                waived.setdefault(name, set()).add(gate.metric)
     if not waived:
         return reports
     found = {}
