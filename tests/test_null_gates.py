@@ -106,10 +106,15 @@ def test_a_history_gate_on_null_fails_whatever_the_history(tmp_path: Path) -> No
     assert_agreement(texts, "null")
 
 
-def test_a_history_gate_on_null_fails_with_too_few_past_runs(tmp_path: Path) -> None:
-    """One past run with a value, two needed: a value today would be waived; no value
-    today fails."""
-    store = store_of(tmp_path, [HAND])
+@pytest.mark.parametrize(
+    "past", [[ONE_CLASS, ONE_CLASS], [HAND]], ids=["null-in-every-run", "one-valued-run"]
+)
+def test_a_history_gate_on_null_fails_with_too_few_past_runs(
+    tmp_path: Path, past: list[str]
+) -> None:
+    """0 or 1 past run with a value, two needed: a value today would be waived; no value
+    today fails (the JSON alone: the quick suite's check of the report)."""
+    store = store_of(tmp_path, past)
     config = nightly(tmp_path, ONE_CLASS, {"auc": {"max_drop": HISTORY}})
     result = invoke("run", config, "--history", store, "--format", "json")
     assert result.exit_code == 1, result.stderr

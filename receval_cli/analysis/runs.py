@@ -347,8 +347,7 @@ def _history_gates(
             values = past_values(past, name, metric, gate.segment, gate.history.runs)
             label = metric if gate.segment is None else f"{metric} [{gate.segment}]"
             model = name if compared is not None else None
-            history = gate.history
-            found = check_history(label, history, model, value, values, higher, gate.on_null)
+            found = check_history(label, gate.history, model, value, values, higher, gate.on_null)
             results.append(found)
     return results
 
