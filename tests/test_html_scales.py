@@ -278,7 +278,7 @@ def test_a_significance_gate_shows_its_p_value(three: tuple[str, Any]) -> None:
     for result in report["comparisons"]["results"]:
         if result["p_adjusted"] is not None:
             p = result["p_adjusted"]
-            assert f'<span title="{p!r}">{p_written(p)}</span>' in table
+            assert f'<span title="{p!r}" class="whole">{p_written(p)}</span>' in table
 
 
 def test_a_waived_gate_reads_waived(three: tuple[str, Any]) -> None:

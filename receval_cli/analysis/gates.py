@@ -5,16 +5,43 @@ baseline (another model of the run, or a saved report): `max_drop` bounds how mu
 it may be, `max_relative_drop` the same as a share of the baseline's value, and
 `no_significant_drop` fails on a significant loss in the paired comparison. "Worse" is
 lower for most metrics and higher for those where lower is better (mae, gini, ...).
-A gate's result and its wording are in results/gates.py.
+A metric with no value (null) fails its gate, whatever the gate compares with and
+whatever a history holds, unless the gate says `on_null: waive` (then it is waived,
+shown as such). A gate's result and its wording are in results/gates.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from receval_cli.config.model import Gate, HistoryDrop
-from receval_cli.results.gates import GateResult, statistic
+from receval_cli.results.gates import (
+    NULL_FAILS,
+    NULL_WAIVED,
+    NULL_WAIVES,
+    GateResult,
+    statistic,
+)
+from receval_cli.results.report import Report
+
+
+def no_value(
+    label: str,
+    bound: str,
+    threshold: float,
+    model: str | None,
+    on_null: str,
+    detail: dict[str, Any] | None = None,
+) -> GateResult:
+    """The verdict of a gate on a metric with no value: failed, or waived where the gate
+    says `on_null: waive` (detail `on_null` records it)."""
+    found = dict(detail or {})
+    if on_null != "waive":
+        return GateResult(label, bound, threshold, None, model, found)
+    found["on_null"] = "waive"
+    return GateResult(label, bound, threshold, None, model, found, waived=NULL_WAIVED)
 
 
 def check_gates(
@@ -39,8 +66,13 @@ def check_gates(
             label = f"{metric} [{gate.segment}]"
         for bound in ("min", "max"):
             threshold = getattr(gate, bound)
-            if threshold is not None:
-                results.append(GateResult(label, bound, threshold, values[metric], model))
+            if threshold is None:
+                continue
+            value = values[metric]
+            if value is None:
+                results.append(no_value(label, bound, threshold, model, gate.on_null))
+            else:
+                results.append(GateResult(label, bound, threshold, value, model))
     return results
 
 
@@ -65,7 +97,7 @@ def check_relative(
         for bound in ("max_drop", "max_relative_drop"):
             threshold = getattr(gate, bound)
             if threshold is not None:
-                results.append(GateResult(metric, bound, threshold, None, model, detail))
+                results.append(no_value(metric, bound, threshold, model, gate.on_null, detail))
         return results
     base = float(comparison["baseline"])
     worse = drop(float(comparison["value"]), base, higher_is_better)
@@ -99,27 +131,68 @@ def check_history(
     value: float | None,
     past: list[float],
     higher_is_better: bool,
+    on_null: str = "fail",
 ) -> GateResult:
     """A max_drop gate against the history store: today's `value` against the gate's
-    statistic of the `past` values (latest first, at most drop_gate.runs of them)."""
+    statistic of the `past` values (latest first, at most drop_gate.runs of them). No
+    value today fails (or is waived: `on_null`) whatever the past holds; enough past
+    runs or not is asked only of a value. `runs_used` in the detail: how many past
+    runs the reference is of (0 when none was enough; 1 for `last`)."""
     relative = drop_gate.relative is not None
     bound = "history_relative_drop" if relative else "history_drop"
     threshold = drop_gate.relative if drop_gate.relative is not None else drop_gate.absolute
     assert threshold is not None
     detail: dict[str, Any] = {"vs": "history", "stat": drop_gate.stat, "runs": len(past)}
-    detail.update(runs_wanted=drop_gate.runs, runs_needed=drop_gate.needed)
-    if len(past) < drop_gate.needed:
+    detail.update(runs_wanted=drop_gate.runs, runs_needed=drop_gate.needed, runs_used=0)
+    detail["model_value"] = value
+    enough = len(past) >= drop_gate.needed
+    if enough:
+        reference = statistic(past, drop_gate.stat)
+        used = 1 if drop_gate.stat == "last" else len(past)
+        detail.update(reference=reference, runs_used=used)
+    if value is None:
+        return no_value(label, bound, threshold, model, on_null, detail)
+    if not enough:
         found = f"{len(past)} past run{'s' if len(past) != 1 else ''}"
         waived = (
             f"{found} of this metric in the history, {drop_gate.needed} needed to compare "
             "with the recent past"
         )
         return GateResult(label, bound, threshold, None, model, detail, waived=waived)
-    reference = statistic(past, drop_gate.stat)
-    detail.update(reference=reference, model_value=value)
-    if value is None:
-        return GateResult(label, bound, threshold, None, model, detail)
     worse = drop(value, reference, higher_is_better)
     if relative:
         worse = worse / abs(reference) if reference else (0.0 if worse <= 0 else float("inf"))
     return GateResult(label, bound, threshold, worse, model, detail)
+
+
+def warnings_agree(reports: dict[str, Report], gates: Sequence[GateResult]) -> dict[str, Report]:
+    """The reports with each null metric's warning saying what became of its gate: "A gate
+    on it fails." as the evaluation words it, "Its gate is waived (on_null: waive)." for a
+    model whose gate on that metric (all users) is waived by `on_null: waive`."""
+    waived: dict[str, set[str]] = {}
+    for gate in gates:
+        if gate.detail.get("on_null") == "waive" and gate.segment is None:
+            # a gate names no model where there is no comparison: it is each model's
+            for name in reports if gate.model is None else [gate.model]:
+                waived.setdefault(name, set()).add(gate.metric)
+    if not waived:
+        return reports
+    found = {}
+    for name, report in reports.items():
+        metrics = waived.get(name, set())
+        found[name] = dataclasses.replace(
+            report, warnings=[_agreeing(w, name, metrics) for w in report.warnings]
+        )
+    return found
+
+
+def _agreeing(warning: str, name: str, metrics: set[str]) -> str:
+    """`warning` ending NULL_WAIVES where it is the null warning of one of `metrics` for
+    model `name` (a run that compares models prefixes it "model NAME: ")."""
+    if not warning.endswith(NULL_FAILS):
+        return warning
+    for metric in metrics:
+        said = f"{metric} has no value (null)"
+        if warning.startswith(said) or warning.startswith(f"model {name}: {said}"):
+            return warning[: -len(NULL_FAILS)] + NULL_WAIVES
+    return warning

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console
-from receval_cli.analysis.gates import check_gates, check_history, check_relative
+from receval_cli.analysis.gates import (
+    check_gates,
+    check_history,
+    check_relative,
+    warnings_agree,
+)
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.metric_groups import conventions_block
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
@@ -232,6 +237,7 @@ def _run_report(
 
         past = read_store(store)
         gates += _history_gates(loaded, reports, compared, past)
+    reports = warnings_agree(reports, gates)  # a null's warning says its gate's verdict
     config = resolved_config(loaded)
     conventions = conventions_block(loaded.config.conventions, loaded.specs)
     report = RunReport(
@@ -341,7 +347,8 @@ def _history_gates(
             values = past_values(past, name, metric, gate.segment, gate.history.runs)
             label = metric if gate.segment is None else f"{metric} [{gate.segment}]"
             model = name if compared is not None else None
-            results.append(check_history(label, gate.history, model, value, values, higher))
+            found = check_history(label, gate.history, model, value, values, higher, gate.on_null)
+            results.append(found)
     return results
 
 

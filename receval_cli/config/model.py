@@ -250,7 +250,8 @@ class HistoryDrop(_Strict):
     """A drop bounded against the recent past: `{vs: history, runs: 7, stat: median,
     relative: 0.05}` fails when the metric falls more than 5% below the median of the
     same model's (and segment's) last 7 runs in the history store (`history` or
-    --history). With fewer than `min_runs` past runs it passes and says so."""
+    --history). With fewer than `min_runs` past runs it passes and says so (waived); a
+    metric with no value today fails all the same (the gate's `on_null`)."""
 
     vs: Literal["history"]
     """What the drop is measured against: the history store."""
@@ -264,7 +265,9 @@ class HistoryDrop(_Strict):
         None, ge=0, description="The most it may fall, in the metric's units."
     )
     min_runs: PositiveInt | None = Field(
-        None, description="Past runs needed to judge (default: runs); fewer: passes, said."
+        None,
+        description="Past runs needed to judge (default: runs); fewer: waived (a null "
+        "value today still fails).",
     )
 
     @model_validator(mode="after")
@@ -306,6 +309,11 @@ class Gate(_Strict):
     model: str | None = Field(None, description="Gate only this model (default: every one).")
     segment: str | None = Field(
         None, description="Gate the metric within one segment, e.g. country=DE."
+    )
+    on_null: Literal["fail", "waive"] = Field(
+        "fail",
+        description="When the metric has no value (null): fail (exit 1), whatever a "
+        "history holds; or waive (exit 0, shown as waived).",
     )
 
     @model_validator(mode="after")

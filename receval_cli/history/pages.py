@@ -34,6 +34,12 @@ _FLAG_NOTE = (
     "significant drop: the latest run's confidence interval lies entirely on the worse side "
     "of the previous run's (a conservative reading of two intervals)."
 )
+FAILED_MARK = "\u2717"  # ✗: the HTML page's mark of a run that failed a gate
+_FAILED_NOTE = (
+    f"{FAILED_MARK}: a run that failed a gate (receval run exited 1; the store's `passed` "
+    "is false), after the latest run's name in the table and as a red x at the foot of "
+    "each trend plot."
+)
 
 
 def _value(value: float | None, signed: bool = False) -> str:
@@ -210,17 +216,23 @@ def _html(store: Path, found: list[Trend], selection: Selection) -> str:
     for trend in found:
         cells = _columns(trend)
         cells["latest"] = number_html(trend.latest.value)
+        failed_latest = trend.latest.passed is False
+        if failed_latest:
+            cells["run"] += f" {FAILED_MARK}"
         tds = []
         for name in columns:
             worse = (name == "vs previous" and trend.worse(trend.change_previous)) or (
                 name.startswith("vs median") and trend.worse(trend.change_median)
             )
             numeric = name in ("runs", "latest") or name.startswith("vs ")
+            worse = worse or (name == "run" and failed_latest)
             classes = " ".join(c for c in ("num" if numeric else "", "fail" if worse else "") if c)
             text = cells[name] if name == "latest" else html_text(cells[name])
             tds.append(f'<td class="{classes}">{text}</td>' if classes else f"<td>{text}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
     note = f'<p class="note">{html_text(_FLAG_NOTE)}</p>\n' if any(_flag(t) for t in found) else ""
+    if any(p.passed is False for t in found for p in t.points):
+        note += f'<p class="note failed-runs">{html_text(_FAILED_NOTE)}</p>\n'
     figures = []
     groups: dict[tuple[str | None, str], list[Trend]] = {}
     for trend in found:
@@ -248,12 +260,18 @@ def _html(store: Path, found: list[Trend], selection: Selection) -> str:
         if trends[-1].gate_max is not None:
             bounds["max"] = trends[-1].gate_max
         name = metric if segment is None else f"{metric} [{segment}]"
-        svg = plots.trend_figure(name, series, [r[2] for r in runs], bounds, f"fig{number}-")
+        failed_ids = {p.run_id for t in trends for p in t.points if p.passed is False}
+        failed = [i for i, (_, run_id, _) in enumerate(runs) if run_id in failed_ids]
+        labels = [r[2] for r in runs]
+        svg = plots.trend_figure(name, series, labels, bounds, f"fig{number}-", failed)
         caption = f"{html_text(name)} over the last {len(runs)} runs"
         if any(p.low is not None for t in trends for p in t.points):
             caption += "; bands: confidence intervals"
         if bounds:
             caption += "; dashed: the gate's bounds"
+        if failed:
+            names = ", ".join(labels[i] for i in failed)
+            caption += f"; red x ({FAILED_MARK}): failed a gate: {html_text(names)}"
         figures.append(
             f'<figure class="plot" data-kind="trend" data-name="{html_text(name)}">\n{svg}'
             f"<figcaption>{caption}</figcaption>\n</figure>\n"

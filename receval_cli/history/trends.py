@@ -34,6 +34,7 @@ class Point:
     value: float | None
     low: float | None = None
     high: float | None = None
+    passed: bool | None = None  # every gate of the run passed (None: not recorded)
 
     @property
     def name(self) -> str:
@@ -48,6 +49,7 @@ class Point:
             "value": self.value,
             "low": self.low,
             "high": self.high,
+            "passed": self.passed,
         }
 
 
@@ -225,7 +227,15 @@ def _trend(
 ) -> Trend:
     model, segment, metric = key
     points = [
-        Point(r["run_id"], r["started_at"], r["label"], r["value"], r["ci_low"], r["ci_high"])
+        Point(
+            r["run_id"],
+            r["started_at"],
+            r["label"],
+            r["value"],
+            r["ci_low"],
+            r["ci_high"],
+            r.get("passed"),
+        )
         for r in rows
     ]
     shown = points[-selection.last :]

@@ -16,6 +16,7 @@ from receval_cli.errors import did_you_mean
 from receval_cli.metrics.peer_names import unknown_spelling
 from receval_cli.metrics.spec import MetricSpec, ParamValue
 from receval_cli.metrics.stats import Stats, parse_gains
+from receval_cli.results.gates import NULL_FAILS
 
 if TYPE_CHECKING:
     from receval_cli.metrics.exact_sum import ExactSum
@@ -552,7 +553,7 @@ def no_value_warning(spec: MetricSpec) -> str:
     """The run's warning for a metric whose value is null."""
     definition, metric = lookup(spec.name), str(spec)
     why = definition.no_value or "it is undefined on these inputs"
-    return f"{metric} has no value (null): {why}. A gate on it fails."
+    return f"{metric} has no value (null): {why}. {NULL_FAILS}"
 
 
 # other tools' measure names, as a config writes them (metrics/dialects.py fills it:

@@ -4,7 +4,8 @@ gate cells.
 A waived gate (a history gate with too few past runs) is neither passed nor failed: it
 reads "waived: <reason>" and is counted apart. A `no_significant_drop` gate's value is the
 comparison's adjusted p, written as a p-value (3.2e-07, never 0.0000), with no margin: its
-verdict is the test's, not a distance to a bar.
+verdict is the test's, not a distance to a bar. A number is never broken across lines
+(`p = 7.6e-` / `10`): the value cells do not wrap, and a p in a sentence is kept whole.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from receval_cli.escaping import html_text
 from receval_cli.report.html_parts import NONE, number_html, table_html
-from receval_cli.report.pvalues import p_html
+from receval_cli.report.pvalues import p_html, whole_numbers
 from receval_cli.results.gates import STATES, GateResult
 
 
@@ -65,7 +66,7 @@ def gates_table(gates: Sequence[GateResult], several: bool) -> str:
             f"<td>{html_text(gate.requirement)}</td>",
             f'<td class="num">{value}</td>',
             f'<td class="num">{margin}</td>',
-            f"<td>{html_text(detail(gate))}</td>",
+            f"<td>{whole_numbers(html_text(detail(gate)))}</td>",
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     head = "<th>verdict</th>" + ("<th>model</th>" if several else "")

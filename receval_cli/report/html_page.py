@@ -50,7 +50,8 @@ section { margin: 1.5rem 0; }
 table { border-collapse: collapse; background: #fff; font-size: 0.9rem; margin: 0.5rem 0; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.whole { white-space: nowrap; }
 td.best { background: #eef6ff; }
 .pass { color: #1d6b2a; font-weight: 600; }
 .fail { color: #a11d1d; font-weight: 600; }

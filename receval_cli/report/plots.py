@@ -90,6 +90,10 @@ def new_figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Axes]:
     return figure, axes
 
 
+# the legend of the trend plots' marker of a run that failed a gate
+FAILED_RUN = "run failed a gate"
+
+
 def legend(axes: Axes, names: Sequence[str]) -> None:
     if len(names) > 1:
         axes.legend(fontsize=8, frameon=False)
@@ -245,11 +249,14 @@ def trend_figure(
     runs: Sequence[str],
     bounds: Mapping[str, float],
     prefix: str,
+    failed: Sequence[int] = (),
 ) -> str:
     """A metric over the runs (x: the runs in time order, labelled by `runs`), one line
     per model, a band for the intervals, the gates' bounds as dashed lines (`bounds`:
-    {"min": 0.3}). The y axis spans the values (_trend_range) and its label states the
-    span, so a change of 0.003 is never drawn as a full-height climb unannounced."""
+    {"min": 0.3}), a red x at the foot of each run in `failed` (positions: runs that
+    failed a gate), named in the legend. The y axis spans the values (_trend_range) and
+    its label states the span, so a change of 0.003 is never drawn as a full-height
+    climb unannounced."""
     figure, axes = new_figure((6.2, 3.2))
     found: list[float] = list(bounds.values())
     for index, (name, points) in enumerate(series.items()):
@@ -289,7 +296,18 @@ def trend_figure(
     axes.set_xticklabels([label(runs[i]) for i in ticks], rotation=30, ha="right", fontsize=7)
     axes.set_xlim(-0.5, max(len(runs) - 0.5, 0.5))
     axes.set_xlabel("run")
-    legend(axes, list(series))
+    if failed:
+        axes.scatter(
+            list(failed),
+            [0.04] * len(failed),
+            transform=axes.get_xaxis_transform(),  # x: the run; y: the axes' foot
+            marker="x",
+            color="#a11d1d",
+            label=FAILED_RUN,
+        )
+        axes.legend(fontsize=8, frameon=False)
+    else:
+        legend(axes, list(series))
     return to_svg(figure, prefix)
 
 

@@ -25,6 +25,12 @@ HISTORY_BOUNDS = ("history_drop", "history_relative_drop")
 STATES = ("passed", "failed", "waived")
 # what a gate on a metric with no value says (the run's warning says why it has none)
 NO_VALUE = "the metric is undefined on these inputs, see the warning"
+# why a gate on a metric with no value is waived: its config says so (on_null: waive)
+NULL_WAIVED = "the metric has no value (null) and the gate says on_null: waive"
+# what the run's warning of a metric with no value says of its gate: the default, and
+# where the gate waives it (analysis/gates.py rewrites the one for the other)
+NULL_FAILS = "A gate on it fails."
+NULL_WAIVES = "Its gate is waived (on_null: waive)."
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ class GateResult:
     @property
     def requirement(self) -> str:
         """What the gate asks, in words: ">= 0.3", "relative drop <= 2%", "no significant
-        drop (alpha 0.05)", "drop <= 0.01 vs the median of 7 runs"."""
+        drop (alpha 0.05)", "drop <= 0.01 vs the median of the last 7 runs"."""
         return _REQUIREMENTS[self.bound](self)
 
     @property
@@ -102,6 +108,8 @@ class GateResult:
     def waived_briefly(self) -> str:
         """Why it is waived, short: "3 of 7 past runs" (the full reason: `waived`)."""
         detail = self.detail
+        if detail.get("on_null") == "waive":
+            return "no value (on_null: waive)"
         if "runs" in detail and "runs_needed" in detail:
             return f"{detail['runs']} of {detail['runs_needed']} past runs"
         return self.waived or ""
@@ -145,7 +153,7 @@ class GateResult:
             share = " (a share of the reference)" if self.bound == "history_relative_drop" else ""
             text = (
                 f"{self.label} = {d['model_value']:.6g}: drop {self.value:.6g}{share} from "
-                f"the {d['stat']} of the last {d['runs']} runs in the history "
+                f"the {_history_runs(self)} in the history "
                 f"({d['reference']:.6g}), required <= {self.threshold:g}"
             )
         elif self.bound in ("max_drop", "max_relative_drop"):
@@ -191,9 +199,21 @@ def _percent(share: float) -> str:
     return f"{share * 100:g}%"
 
 
-def _history_reference(gate: GateResult) -> str:
+def _history_runs(gate: GateResult) -> str:
+    """The past runs a history gate's reference is of, as many as were used: "median of
+    the last 4 runs", "last run", "median of past runs (none used)"."""
     d = gate.detail
-    return f"vs the {d.get('stat', 'median')} of {d.get('runs_wanted', d.get('runs'))} runs"
+    stat = d.get("stat", "median")
+    used = d.get("runs_used", d.get("runs", 0))
+    if not used:
+        return f"{stat} of past runs (none used)"
+    if stat == "last":
+        return "last run"
+    return f"{stat} of the last {used} run{'s' if used != 1 else ''}"
+
+
+def _history_reference(gate: GateResult) -> str:
+    return f"vs the {_history_runs(gate)}"
 
 
 # every bound kind in BOUNDS, worded: the one place a gate's requirement is written
