@@ -215,7 +215,8 @@ def plan_run(
     settings = config.comparison or ComparisonConfig()
     confidence = confidence or config.confidence
     if comparing and confidence is None:
-        confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
+        # a comparison's intervals need resampling settings: the defaults, at its level
+        confidence = ConfidenceConfig(level=settings.level)
     if not comparing:
         reject_relative_gates(loaded)
     elif baseline_report is None:
