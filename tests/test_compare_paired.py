@@ -82,6 +82,48 @@ def test_compare_tests_as_the_run_compares_its_models(tmp_path: Path, test: str)
     assert results["entropy@5"]["verdict"] == "untested"  # one value over all lists
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"comparison": {"level": 0.9}},  # no confidence block
+        {"comparison": {"level": 0.9}, "confidence": {"level": 0.8}},
+    ],
+)
+def test_the_differences_intervals_are_at_the_comparisons_level_as_compare_draws_them(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    """comparison.level sets the level of the differences' intervals in a run as --level
+    does in compare: the same intervals, to the last bit; a confidence block's level sets
+    only the models' own intervals (without one, they are at the comparison's level)."""
+    models = {
+        "base": str(DATA / "ties_int_predictions.csv"),
+        "other": str(DATA / "tiefree_int_predictions.csv"),
+    }
+    both = write_config(
+        tmp_path,
+        config("ties_int_predictions.csv", predictions={"models": models}, **settings),
+        name="both.yaml",
+    )
+    ran = invoke("run", both, "-q", "--format", "json")
+    assert ran.exit_code == 0, ran.stderr
+    report = json.loads(ran.stdout)
+    expected = {r["metric"]: r for r in report["comparisons"]["results"]}
+    own_level = settings.get("confidence", settings["comparison"])["level"]
+    assert report["models"]["other"]["confidence"]["level"] == own_level
+    saved_paths = [
+        saved(tmp_path, name, Path(path).name, "--with-per-user") for name, path in models.items()
+    ]
+    found = compare_json(*saved_paths, "--level", "0.9")
+    results = {r["metric"]: r for r in found["tests"]["results"]}
+    tested = [m for m, r in expected.items() if "low" in r and r["low"] is not None]
+    assert tested
+    for metric in tested:
+        assert (results[metric]["low"], results[metric]["high"]) == (
+            expected[metric]["low"],
+            expected[metric]["high"],
+        ), metric
+
+
 def test_p_values_agree_with_scipy(tmp_path: Path) -> None:
     scipy_stats = pytest.importorskip("scipy.stats")
     base = saved(tmp_path, "base", "ties_int_predictions.csv", "--with-per-user")

@@ -22,6 +22,7 @@ from test_engine_parity import POLARS_ENGINES
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
+from receval_cli.metrics.dialects import spec_of
 
 DATA = golden_files.GOLDEN / "data"
 # receval's own names, then one of each tool's, and a trec_eval -m form of two
@@ -284,3 +285,50 @@ def test_a_tool_spelling_its_tool_refuses_is_receval_s_and_the_run_says_so(
         "refused: ir_measures computes RBP with cwl_eval, which needs rel, e.g. "
         "RBP(p=0.8,rel=1)."
     ) in data["warnings"]
+
+
+def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
+    tmp_path: Path,
+) -> None:
+    """recip_rank (trec_eval's, and receval's alias of mrr) and bpref in a list that mixes
+    trec_eval's names with receval's: receval's definitions run under the config's
+    conventions, each keyed as written, and a warning for each says so; in a list of
+    trec_eval's names they are trec_eval's, without a word; a gate on mrr gates the
+    metric written recip_rank."""
+    mixed = ["P_5", "ndcg@10", "recip_rank", "bpref"]
+    path = write_config(tmp_path, config_for("ties_int", mixed, gates={"mrr": {"min": 0.0}}))
+    result = invoke("run", path, "-q", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    metrics = data["models"]["model"]["metrics"]
+    assert list(metrics) == mixed
+    own = run(tmp_path, config_for("ties_int", ["mrr", "bpref"]), "own.yaml").models["model"]
+    assert metrics["recip_rank"] == own.metrics["mrr"]
+    assert metrics["bpref"] == own.metrics["bpref"]
+    assert set(data["conventions"]["by_metric"]) == {"P_5"}
+    assert (
+        "metrics: 'recip_rank' names receval's mrr and trec_eval's recip_rank; the list is not "
+        "in one tool's names (P_5, ndcg@10), so it is receval's: mrr ran, under the config's "
+        "conventions, keyed 'recip_rank'. Write trec_eval:recip_rank for trec_eval's."
+    ) in data["warnings"]
+    assert any(w.startswith("metrics: 'bpref' names receval's bpref") for w in data["warnings"])
+    assert [g["metric"] for g in data["gates"]["results"]] == ["recip_rank"]
+    trec = write_config(tmp_path, config_for("ties_int", ["P_5", "recip_rank"]), "trec.yaml")
+    found = json.loads(invoke("run", trec, "-q", "--format", "json").stdout)
+    assert list(found["models"]["model"]["metrics"]) == ["P_5", "recip_rank"]
+    assert found["conventions"]["by_metric"]["recip_rank"]["tool"] == "trec_eval"
+    assert not any("names receval's" in w for w in found["warnings"])
+
+
+def test_a_tool_name_read_as_a_receval_alias_keeps_its_key_alone(tmp_path: Path) -> None:
+    """Without another tool's name, recip_rank is receval's mrr, keyed recip_rank (and
+    at each cutoff, recip_rank@k); receval's own aliases (rr) keep receval's key."""
+    report = run(tmp_path, config_for("ties_int", ["recip_rank", "rr", "ndcg@10"]))
+    metrics = report.models["model"].metrics
+    assert list(metrics) == ["recip_rank", "mrr", "ndcg@10"]
+    assert metrics["recip_rank"] == metrics["mrr"]
+    assert not any("names receval's" in w for w in report.warnings)
+    assert spec_of("recip_rank").name == "mrr"  # what the key is, for intervals and gates
+    assert str(spec_of("recip_rank")) == "recip_rank"
+    cut = run(tmp_path, config_for("ties_int", ["recip_rank"], cutoffs=[1, 5]), "cut.yaml")
+    assert list(cut.models["model"].metrics) == ["recip_rank@1", "recip_rank@5"]

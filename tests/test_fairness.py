@@ -325,3 +325,22 @@ def test_agrees_with_elliots_own_code(tmp_path: Path, seed: int) -> None:
             expected = mine[f"{seed}|{grouping}|{k}|{metric}"]["per_group"]
             got = {row["group"]: row[column] for row in rows}
             assert got == pytest.approx(expected, rel=1e-12), (grouping, k, metric)
+
+
+def test_one_item_group_is_zero_by_construction_and_the_run_says_so(tmp_path: Path) -> None:
+    """Every catalog item in one category: each metric is std / mean over that one group,
+    0 by construction (the formula's value, and Elliot's), with a warning per metric that
+    says so; with two groups whose values are equal (exposure above), no warning."""
+    metrics = [f"{m}@2(groups=category)" for m in ("rsp", "reo", "exposure_disparity")]
+    config = hand_config(tmp_path, metrics)
+    two = run_json(config)
+    assert not any("by construction" in w for w in two["warnings"])
+    write(tmp_path / "catalog.csv", "item,category\n9,a\n10,a\n100,a\n11,a\n")
+    report = run_json(config)
+    assert list(report["models"]["model"]["metrics"].values()) == [0.0, 0.0, 0.0]
+    for metric in metrics:
+        says = (
+            f"{metric} is 0 by construction: one item group (a) has a value, and std / mean "
+            "over one group is 0, so it compares no groups."
+        )
+        assert any(w.startswith(says) for w in report["warnings"]), metric

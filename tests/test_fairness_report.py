@@ -105,6 +105,30 @@ def test_welch_interval_is_scipys() -> None:
     assert welch([1.0, 1.0], [0.0, 0.0], 1.0, 0.95) == [1.0, 1.0]  # constant sides
 
 
+def test_welch_interval_does_not_depend_on_the_order_of_the_values() -> None:
+    """The users' values in any order (as an engine's buckets hand them over) give the
+    same interval, bit for bit: the variances come from exact sums."""
+    import random
+
+    draw = random.Random(7)
+    first = [draw.random() / 3 for _ in range(500)]
+    second = [draw.random() ** 3 for _ in range(300)]
+    want = welch(first, second, 0.1, 0.95)
+    for _ in range(5):
+        draw.shuffle(first)
+        draw.shuffle(second)
+        assert welch(first, second, 0.1, 0.95) == want
+
+
+def test_spark_refuses_the_fairness_block(tmp_path: Path) -> None:
+    """A fairness: block adds the item-group metrics, which engine: spark refuses before a
+    session starts: the block is computed by the other engines only (each identical)."""
+    config = fairness_config(tmp_path)
+    loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
+    spark = write_config(tmp_path, {**loaded, "engine": "spark"}, "spark.yaml")
+    assert_user_error(invoke("run", spark), "engine: spark", "rsp@2(groups=category)")
+
+
 def test_a_bad_fairness_metric_is_refused(tmp_path: Path) -> None:
     config = fairness_config(tmp_path, metrics=["recal"])
     assert_user_error(invoke("run", config), "fairness.metrics[0]", "recal", "recall")
@@ -146,12 +170,35 @@ def test_the_block_is_the_same_on_other_engines(tmp_path: Path, engine: dict[str
 
 def test_the_bundled_config_runs() -> None:
     """configs/fairness.yaml: the item groups by genre and the countries' gaps."""
-    config = Path(__file__).resolve().parent.parent / "configs" / "fairness.yaml"
-    block = run_json(config)["models"]["model"]["fairness"]
+    block = run_json(BUNDLED)["models"]["model"]["fairness"]
     groups = [g["group"] for g in block["items"]["groups"]]
     assert groups == sorted(groups)
     assert len(groups) > 1
     assert set(block["segments"]["country"]) == {"hit_rate@10", "recall@10", "ndcg@10"}
+
+
+BUNDLED = Path(__file__).resolve().parent.parent / "configs" / "fairness.yaml"
+
+
+@pytest.fixture(scope="module")
+def bundled_block() -> dict[str, Any]:
+    block: dict[str, Any] = run_json(BUNDLED)["models"]["model"]["fairness"]
+    return block
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "engine",
+    [["--set", "engine=streaming"], ["--set", "partitions=2"], ["--set", "partitions=3"]],
+)
+def test_the_bundled_configs_block_is_bit_identical_on_every_engine(
+    bundled_block: dict[str, Any], engine: list[str]
+) -> None:
+    """configs/fairness.yaml's whole fairness block (the segments' Welch intervals
+    included: their variances from exact sums, whatever order the users' values come in)
+    is the same, ==, on streaming and partitions 2 and 3 as in memory."""
+    assert bundled_block["segments"]["country"]
+    assert run_json(BUNDLED, *engine)["models"]["model"]["fairness"] == bundled_block
 
 
 @pytest.mark.parametrize(

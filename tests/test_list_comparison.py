@@ -170,3 +170,21 @@ def test_what_cannot_be_compared_is_refused(tmp_path: Path) -> None:
     )
     result = invoke("run", other, "--baseline-report", saved)
     assert_user_error(result, "comparison.lists", "holds metric values, not lists")
+
+
+def test_a_run_of_one_model_refuses_them(tmp_path: Path) -> None:
+    """With one model (and no saved report, which is refused too) there are no lists to
+    compare: refused, by validate as by run, as a gate against the baseline is there."""
+    one = write_config(
+        tmp_path,
+        {
+            "predictions": {"path": str(DATA / "ties_int_predictions.csv")},
+            "ground_truth": {"path": str(DATA / "ties_int_truth.csv")},
+            "metrics": ["ndcg@10"],
+            "comparison": {"lists": ["jaccard@10"]},
+        },
+    )
+    for command in ("run", "validate"):
+        assert_user_error(
+            invoke(command, one), "comparison.lists", "one model", "predictions.models"
+        )

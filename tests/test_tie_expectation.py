@@ -31,12 +31,16 @@ from test_engine_parity import (
     run,
 )
 
+from receval_cli.analysis.runs import evaluate_config
 from receval_cli.api import evaluate
 from receval_cli.config.conventions import Conventions
+from receval_cli.config.loading import load_config
 from receval_cli.errors import ConfigError
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import REGISTRY
 from receval_cli.metrics.tie_expectation import EXPECTED, ORDER_FREE, WHOLE_LIST, order_dependent
+from receval_cli.report.latex import render_latex
+from receval_cli.report.render import render_github, render_junit
 
 EXPECTED_TIES = {**CONVENTIONS, "tie_break": "expected"}
 ITEMS = [9, 10, 100, 1000, 11, 12, 101, 5]
@@ -433,3 +437,21 @@ def test_what_shows_one_order_refuses_it() -> None:
             frame([(1, 9, 1.0)], ["user", "item", "relevance"]),
             conventions={"tie_break": "expected"},
         )
+
+
+def test_the_ties_reach_the_junit_github_and_latex_formats(tmp_path: Path) -> None:
+    """Every format that states the users states the tied positions: JUnit as a property,
+    GitHub as a notice, LaTeX as a comment (the CSV, one row per metric, holds no users
+    block)."""
+    config = parity_data(tmp_path)
+    config = {**config, "metrics": ["ndcg@10"], "conventions": EXPECTED_TIES}
+    result = evaluate_config(load_config(write_config(tmp_path, config, "formats.yaml")))
+    ties = result.models["model"].users["ties"]
+    said = (
+        f"tie_break expected: {ties['tied_positions']} tied positions in "
+        f"{ties['tied_groups']} ties ({ties['users_with_ties']} users)"
+    )
+    assert ties["tied_positions"] > 0
+    assert f'<property name="ties" value="{said}' in render_junit(result)
+    assert f"::notice title=receval ties::{said}" in render_github(result)
+    assert f"% {said}" in render_latex(result)

@@ -33,6 +33,7 @@ from receval_cli.config.fairness_specs import item_group_specs, segment_specs
 from receval_cli.config.model import FairnessConfig
 from receval_cli.evaluation.segment_split import segment_value
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.exact_sum import exact_sum
 from receval_cli.metrics.fairness import (
     exposure_means,
     reo_probabilities,
@@ -233,7 +234,10 @@ def welch(
 
 
 def _variance(values: Sequence[float] | pl.Series) -> float:
-    """The sample variance (n - 1), by polars over the users' values."""
-    variance = pl.Series(values, dtype=pl.Float64).var()
-    assert isinstance(variance, float)  # two values or more (welch checks)
-    return variance
+    """The sample variance (n - 1) of the users' values, from exact sums (the mean, then
+    the squared deviations from it, metrics/exact_sum.py): the same bits whatever order
+    the values come in, so every engine's buckets give the in-memory run's interval."""
+    series = pl.Series(values, dtype=pl.Float64)
+    mean = exact_sum(series).mean(len(series))
+    deviations = series - mean
+    return exact_sum(deviations * deviations).mean(len(series) - 1)

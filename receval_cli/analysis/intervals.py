@@ -75,14 +75,29 @@ def _summed(names: list[str]) -> np.ndarray[Any, np.dtype[np.bool_]]:
     return np.array([_definition(n).aggregate == "sum" for n in names], dtype=np.bool_)
 
 
-def _intervals(values: Floats, summed: np.ndarray[Any, Any], cfg: ConfidenceConfig) -> Floats:
-    """(metrics, 2): the interval of each column's mean (or sum)."""
+def _intervals(
+    values: Floats,
+    summed: np.ndarray[Any, Any],
+    cfg: ConfidenceConfig,
+    levels: Floats | None = None,
+) -> Floats:
+    """(metrics, 2): the interval of each column's mean (or sum), each at its own level
+    (`levels`; default: the confidence's level for every column), from one resampling of
+    the users (a column's interval depends only on the draws and its own values)."""
     counts = np.sum(~np.isnan(values), axis=0).astype(np.float64)
-    if cfg.method == "normal":
-        low, high = stats_tests.normal_interval(values, cfg.level)
-    else:
+    column_levels = np.full(values.shape[1], cfg.level) if levels is None else levels
+    samples = None
+    if cfg.method == "bootstrap":
         samples = stats_tests.bootstrap_means(values, cfg.resamples, cfg.seed)
-        low, high = stats_tests.percentile_interval(samples, cfg.level)
+    low = np.full(values.shape[1], np.nan)
+    high = np.full(values.shape[1], np.nan)
+    for level in np.unique(column_levels):
+        columns = column_levels == level
+        if samples is None:
+            part = stats_tests.normal_interval(values[:, columns], float(level))
+        else:
+            part = stats_tests.percentile_interval(samples[:, columns], float(level))
+        low[columns], high[columns] = part
     scale = np.where(summed, counts, 1.0)
     return np.stack([low * scale, high * scale], axis=1)
 
@@ -161,7 +176,9 @@ def compare_with_baseline(
 
     All the intervals (each model's metrics, each model's differences) come from one
     resampling of the users, aligned across the models: the same draws serve every model
-    and every difference (paired), and are made once.
+    and every difference (paired), and are made once. A model's intervals are at the
+    confidence's level, the differences' at the comparison's (`cfg.level`, as `receval
+    compare --level` draws them).
     """
     alpha = 1.0 - cfg.level
     base_report = models[baseline] if baseline is not None else None
@@ -187,10 +204,12 @@ def compare_with_baseline(
             fixed = [base_metrics[m] for m in tested]  # tested: a value on both sides
             theirs = np.array(fixed, dtype=np.float64)[None, :]
         blocks.append(("differences", name, tested, mine - theirs))
+    levels = [confidence.level if b[0] == "values" else cfg.level for b in blocks]
     bounds = _intervals(
         np.concatenate([b[3] for b in blocks], axis=1),
         np.concatenate([_summed(b[2]) for b in blocks]),
         confidence,
+        np.concatenate([np.full(len(b[2]), lv) for b, lv in zip(blocks, levels, strict=True)]),
     )
     offset = 0
     found: dict[tuple[str, str], Floats] = {}

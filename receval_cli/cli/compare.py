@@ -86,7 +86,12 @@ def compare(
     ] = Correction.holm,
     level: Annotated[
         float,
-        typer.Option("--level", min=0.5, max=0.999999, help="1 - the significance level."),
+        typer.Option(
+            "--level",
+            min=0.5,
+            max=0.999999,
+            help="1 - the significance level, and the level of the differences' intervals.",
+        ),
     ] = 0.95,
 ) -> None:
     """Saved reports side by side, with deltas against a baseline (nothing is re-evaluated)."""

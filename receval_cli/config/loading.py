@@ -18,6 +18,7 @@ from receval_cli.config.metric_lists import (
     canonical_gates,
     expand_metrics,
     fallback_notes,
+    mixed_list_notes,
     sampled_notes,
 )
 from receval_cli.config.model import Config, Gate
@@ -148,5 +149,6 @@ def config_from_mapping(raw: Any, path: Path, preset: str | None = None) -> Load
     if len(groups) == 1:  # one pass: under its conventions (a tool's, for a tool's names)
         config = config.model_copy(update={"conventions": groups[0].conventions})
         groups = ()
-    notes = fallback_notes(config.metrics) + sampled_notes(specs)
+    notes = fallback_notes(config.metrics) + mixed_list_notes(config.metrics)
+    notes += sampled_notes(specs)
     return LoadedConfig(config, path, specs, gates, notes, groups)

@@ -14,10 +14,12 @@ from receval_cli.metrics.dialects import (
     TOOLS,
     is_tools_own,
     readers,
+    receval_knows,
     tool_measures,
     tool_refusal,
 )
 from receval_cli.metrics.registry import value_count
+from receval_cli.wording import possessive
 
 _ENTRY_KEYS = ("name", "k", "cutoffs")
 
@@ -103,8 +105,11 @@ def metric_specs(
             asked += len(expanded)
             if asked > MAX_METRIC_VALUES:
                 raise _too_many(entries, cutoffs, where, path, parts)
+            tool_named = bool(readers(_written(entry)))
             for spec in expanded:
                 resolved = resolve(spec)
+                if tool_named:
+                    resolved = _keyed_as_written(spec, resolved)
                 count, what = value_count(resolved)
                 if count > MAX_METRIC_VALUES:
                     raise _too_many_parts(resolved, count, what, f"{where}: {key}", key, path)
@@ -185,6 +190,50 @@ def fallback_notes(entries: list[str | dict[str, Any]]) -> tuple[str, ...]:
             notes.append(
                 f"metrics: '{text}' is read as receval's {resolve(MetricSpec.parse(text))}; {why}."
             )
+    return tuple(notes)
+
+
+def _keyed_as_written(written: MetricSpec, resolved: MetricSpec) -> MetricSpec:
+    """A tool's name that receval reads as an alias of its own (trec_eval's recip_rank:
+    receval's mrr) keeps the key it was written with, whose definition runs (the report's
+    warnings say whose where the list mixes names, mixed_list_notes)."""
+    if resolved.tool or written.name == resolved.name:
+        return resolved
+    label = str(MetricSpec(written.name, written.k, written.params))
+    return MetricSpec(resolved.name, resolved.k, resolved.params, label)
+
+
+def mixed_list_notes(entries: list[str | dict[str, Any]]) -> tuple[str, ...]:
+    """A note for each name that is both receval's and a tool's (recip_rank, bpref, map) in
+    a list that mixes tools' names with receval's (or several tools'): receval's
+    definition runs, under the config's conventions, and the note says so and how to ask
+    for the tool's."""
+    if spoken_tool(entries) is not None:
+        return ()
+    shared: list[tuple[str, tuple[str, ...]]] = []
+    others: list[str] = []
+    for text in (_written(entry) for entry in entries):
+        try:
+            tools = () if is_tools_own(text) or not receval_knows(text) else readers(text)
+        except SpecSyntaxError:
+            return ()  # reported with its entry
+        if tools:
+            shared.append((text, tools))
+        else:
+            others.append(text)
+    if not shared or not any(is_tools_own(text) for text in others):
+        return ()
+    mixed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+    notes = []
+    for text, tools in shared:
+        metric = resolve(MetricSpec.parse(text)).name
+        theirs = " and ".join(possessive(tool) for tool in tools)
+        notes.append(
+            f"metrics: '{text}' names receval's {metric} and {theirs} {text}; the list is not "
+            f"in one tool's names ({mixed}), so it is receval's: {metric} ran, under "
+            f"the config's conventions, keyed '{text}'. Write {tools[0]}:{text} for "
+            f"{possessive(tools[0])}."
+        )
     return tuple(notes)
 
 
@@ -295,14 +344,20 @@ def _with_cutoffs(spec: MetricSpec, cutoffs: list[int] | None) -> list[MetricSpe
 
 
 def canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -> dict[str, Gate]:
-    """Key every gate by its metric's canonical name (so `ap@10` gates `map@10`)."""
+    """Key every gate by its metric's key in the report (so `ap@10` gates `map@10`, and
+    `mrr` the metric written `recip_rank`)."""
     names = [str(s) for s in specs]
+    # receval's metrics by what they are, keyed as written (recip_rank gated as mrr)
+    written = {MetricSpec(s.name, s.k, s.params): str(s) for s in reversed(specs) if not s.tool}
     gates: dict[str, Gate] = {}
     for metric, gate in config.gates.items():
         try:
-            canonical = metric if metric in names else str(resolve(MetricSpec.parse(metric)))
+            resolved = resolve(MetricSpec.parse(metric))
         except (SpecError, SpecSyntaxError):
-            canonical = metric
+            resolved = None
+        canonical = metric
+        if metric not in names and resolved is not None:
+            canonical = written.get(resolved, str(resolved))
         if canonical not in names:
             key = f"gates.{metric}"
             fix = f"Gate one of: {', '.join(names)}; or add '{metric}' to metrics."

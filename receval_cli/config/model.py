@@ -359,7 +359,7 @@ class ConfidenceConfig(_Strict):
     """Confidence intervals of the per-user-averaged metrics (users resampled)."""
 
     level: float = Field(0.95, gt=0, lt=1)
-    """The interval's confidence level."""
+    """The models' intervals' level (a comparison's differences: comparison.level's)."""
     method: Literal["bootstrap", "normal"] = "bootstrap"
     """bootstrap (users resampled) or normal."""
     resamples: PositiveInt = Field(
@@ -420,7 +420,12 @@ class ComparisonConfig(_Strict):
     """The paired test: t, wilcoxon or permutation."""
     correction: Literal["holm", "bonferroni", "none"] = "holm"
     """Multiple-comparison correction across metrics and models."""
-    level: float = Field(0.95, gt=0, lt=1, description="1 - the significance level.")
+    level: float = Field(
+        0.95,
+        gt=0,
+        lt=1,
+        description="1 - the significance level, and the level of the differences' intervals.",
+    )
     resamples: PositiveInt = Field(
         10_000, le=1_000_000, description="permutation: random sign flips (at most a million)."
     )

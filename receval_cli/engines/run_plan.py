@@ -215,7 +215,8 @@ def plan_run(
     settings = config.comparison or ComparisonConfig()
     confidence = confidence or config.confidence
     if comparing and confidence is None:
-        confidence = ConfidenceConfig()  # a comparison's interval needs resampling settings
+        # a comparison's intervals need resampling settings: the defaults, at its level
+        confidence = ConfidenceConfig(level=settings.level)
     if not comparing:
         reject_relative_gates(loaded)
     elif baseline_report is None:
@@ -228,7 +229,7 @@ def plan_run(
     if engine.partitioned:
         check_engine(loaded, engine)
     expected_ties = loaded.config.conventions.tie_break == "expected"
-    if settings.lists and (engine.spark or baseline_report is not None or expected_ties):
+    if settings.lists and (not comparing or engine.spark or saved is not None or expected_ties):
         _refuse_list_comparison(loaded, engine, baseline_report)
     return RunPlan(
         loaded=loaded,
@@ -246,10 +247,14 @@ def _refuse_list_comparison(
     loaded: LoadedConfig, engine: EngineChoice, baseline_report: Path | None
 ) -> None:
     """comparison.lists reads the models' lists with polars, the baseline model's too: not
-    on Spark, nor against a saved report (which holds no lists), nor under tie_break
-    expected (the lists' order among tied items is not one order then)."""
+    in a run of one model (nothing to compare, as a gate against the baseline there), on
+    Spark, against a saved report (which holds no lists), nor under tie_break expected
+    (the lists' order among tied items is not one order then)."""
     key = "comparison.lists"
-    if loaded.config.conventions.tie_break == "expected":
+    if len(loaded.config.model_files()) == 1 and baseline_report is None:
+        fix = "List several models under predictions.models, or drop comparison.lists."
+        why = "this run has one model, so there are no other lists to compare"
+    elif loaded.config.conventions.tie_break == "expected":
         fix = "Compare the lists in a second config with another tie_break (item_desc, ...)."
         why = (
             "conventions.tie_break expected averages the metrics over every order of tied "

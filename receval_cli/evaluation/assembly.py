@@ -72,6 +72,7 @@ from receval_cli.inputs.id_alignment import align_ids
 from receval_cli.inputs.optional import Sources, check_sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics.fairness import one_group_notes
 from receval_cli.metrics.registry import (
     StateInputs,
     Universe,
@@ -381,7 +382,8 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         popularity_bias=facts.popularity_bias,
         fairness_states=facts.fairness_states,
         unknown_items=unknown,
-        warnings=[no_value_warning(s) for s in run.specs if metrics[str(s)] is None],
+        warnings=[no_value_warning(s) for s in run.specs if metrics[str(s)] is None]
+        + one_group_notes(run.specs, metrics, facts.fairness_states, conventions.metric_params),
     )
     if not run.segments:
         return report

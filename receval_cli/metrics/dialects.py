@@ -151,14 +151,22 @@ def measure_of(spec: MetricSpec) -> ToolMeasure | None:
 def spec_of(key: str) -> MetricSpec:
     """The metric a report's key names, for what the metric is (its name, cutoff and
     direction): a tool's name (P_10) gives its receval metric, labelled; anything else is
-    parsed as receval's (a tool's name receval also knows, `map`, names the same metric)."""
+    parsed as receval's (a tool's name receval also knows, `map`, names the same metric;
+    one it reads as an alias, `recip_rank`, its metric, mrr, labelled with the key)."""
     try:
         found = tool_measures(key) if is_tools_own(key) else None
     except SpecSyntaxError:
         found = None
     if found is not None and len(found) == 1:
         return found[0].spec
-    return MetricSpec.parse(key)
+    parsed = MetricSpec.parse(key)
+    try:
+        resolved = resolve(parsed)
+    except (SpecError, SpecSyntaxError):
+        return parsed
+    if resolved.name == parsed.name:
+        return parsed
+    return MetricSpec(resolved.name, resolved.k, resolved.params, key)
 
 
 def _examples() -> tuple[str, ...]:

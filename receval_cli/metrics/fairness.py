@@ -11,7 +11,7 @@ warning).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -22,6 +22,7 @@ from receval_cli.metrics.fairness_state import (
     fairness_state,
 )
 from receval_cli.metrics.registry import Params, Universe, register_global
+from receval_cli.metrics.spec import MetricSpec
 
 
 def _split(state: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -155,3 +156,41 @@ def exposure_disparity(
     1/log2 3) = 0.2263."""
     ranked, pool = _split(state)
     return spread(exposure_means(ranked, pool))
+
+
+_PROBABILITIES = {
+    "rsp": rsp_probabilities,
+    "reo": reo_probabilities,
+    "exposure_disparity": exposure_means,
+}
+
+
+def one_group_notes(
+    specs: Sequence[MetricSpec],
+    values: Mapping[str, float | None],
+    states: Mapping[str, pl.DataFrame] | None,
+    params_of: Callable[[MetricSpec], Params],
+) -> list[str]:
+    """A warning for each item-fairness metric whose groups come down to one (one group
+    has a probability): std / mean over one value is 0 by construction, so its 0 (the
+    formula's, and Elliot's) compares no groups."""
+    notes = []
+    for spec in specs:
+        probabilities = _PROBABILITIES.get(spec.name)
+        if probabilities is None or values.get(str(spec)) != 0.0:
+            continue
+        table = (states or {}).get(fairness_state(spec.k, params_of(spec)).name)
+        if table is None:
+            continue
+        found = probabilities(*_split(table))
+        if len(found) != 1:
+            continue
+        fix = (
+            "Give the items two groups or more (groups=category: the catalog's category "
+            "column; groups=popularity: a pop_ratio that leaves the log a long tail)."
+        )
+        notes.append(
+            f"{spec} is 0 by construction: one item group ({next(iter(found))}) has a "
+            f"value, and std / mean over one group is 0, so it compares no groups. {fix}"
+        )
+    return notes

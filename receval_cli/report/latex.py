@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from receval_cli.escaping import printable
+from receval_cli.report.table import models_ties
 from receval_cli.results.gates import summary
 from receval_cli.results.report import RunReport
 
@@ -107,5 +108,6 @@ def _comments(result: RunReport) -> list[str]:
                 lines.append(f"% gate failed: {gate.describe()}")
             else:
                 lines.append(f"% gate passed: {gate.describe()}")
+    lines += [f"% {text}" for text in models_ties(result.models)]
     lines += [f"% warning: {warning}" for warning in result.warnings]
     return [" ".join(printable(line).split()) for line in lines]  # one line each

@@ -44,8 +44,10 @@ from receval_cli.report.table import (
     format_value,
     gate_cell,
     gates_by_row,
+    models_ties,
     one_model_table,
     segment_tables,
+    ties_text,
     users_line,
     variance_line,
 )
@@ -333,6 +335,10 @@ def render_junit(result: RunReport) -> str:
         facts += [(f"run_{key}", str(run[key])) for key in ("id", "started_at", "config_hash")]
         facts += [("run_label", run["label"])] if run["label"] is not None else []
         facts += [(f"run_tag_{key}", value) for key, value in run["tags"].items()]
+    for name, report in result.models.items():
+        ties = ties_text(report.users)
+        if ties is not None:
+            facts.append(("ties" if len(result.models) == 1 else f"ties_{name}", ties))
     for name, value in facts:
         value = xml_text(value)
         ElementTree.SubElement(properties, "property", name=name, value=value)
@@ -372,6 +378,8 @@ def render_github(result: RunReport) -> str:
             lines.append(f"::notice title={github_property(title)}::{github_data(text)}")
     for warning in result.warnings:
         lines.append(f"::warning title=receval::{github_data(warning)}")
+    for text in models_ties(result.models):
+        lines.append(f"::notice title=receval ties::{github_data(text)}")
     metrics = next(iter(result.models.values())).metrics
     verdict = summary(result.gates)
     lines.append(f"receval: {len(metrics)} metrics, {verdict}, {len(result.warnings)} warnings")

@@ -6,6 +6,7 @@ Values are never rounded in the Report; only these renderings round, when printi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -214,14 +215,31 @@ def users_line(users: UsersBlock) -> str:
         line += "; skipped: " + ", ".join(reasons)
     if users["only_in_predictions"]:
         line += f"; {users['only_in_predictions']} only in predictions (not evaluated)"
+    found = ties_text(users)
+    return line if found is None else f"{line}; {found}"
+
+
+def ties_text(users: UsersBlock) -> str | None:
+    """The users block's tied positions (tie_break expected), as every format states
+    them; None without the count."""
     ties = users.get("ties")
-    if ties is not None:
-        line += (
-            f"; tie_break expected: {ties['tied_positions']} tied positions in "
-            f"{ties['tied_groups']} ties ({ties['users_with_ties']} users), each metric "
-            "averaged over every order of them"
-        )
-    return line
+    if ties is None:
+        return None
+    return (
+        f"tie_break expected: {ties['tied_positions']} tied positions in "
+        f"{ties['tied_groups']} ties ({ties['users_with_ties']} users), each metric "
+        "averaged over every order of them"
+    )
+
+
+def models_ties(models: Mapping[str, Report]) -> list[str]:
+    """Each model's tied positions (ties_text), its name first where there are several."""
+    found = []
+    for name, report in models.items():
+        text = ties_text(report.users)
+        if text is not None:
+            found.append(text if len(models) == 1 else f"{name}: {text}")
+    return found
 
 
 def _items_line(items: dict[str, Any]) -> str:
