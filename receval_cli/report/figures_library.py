@@ -26,7 +26,10 @@ NO_FIGURES = (
 
 def figures_installed() -> bool:
     """Whether matplotlib, which draws the figures, is installed."""
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):  # an import hook that refuses it, or a stand-in module
+        return False
 
 
 def require_figures(page: str, where: str) -> None:

@@ -157,7 +157,10 @@ def pandas_of(table: pl.DataFrame, owner: str) -> Any:
     what to install (polars converts with pyarrow, which pandas does not bring)."""
     import importlib.util
 
-    missing = [name for name in ("pandas", "pyarrow") if importlib.util.find_spec(name) is None]
+    try:
+        missing = any(importlib.util.find_spec(name) is None for name in ("pandas", "pyarrow"))
+    except (ImportError, ValueError):  # an import hook that refuses one, or a stand-in module
+        missing = True
     if missing:
         fix = "install them (pip install pandas pyarrow), or use to_polars()"
         raise ImportError(f"{owner}.to_pandas() needs pandas and pyarrow; {fix}.")
