@@ -28,7 +28,9 @@ CONFIGS = ROOT / "configs"
 DATA = ROOT / "sample_data"
 BIN = Path(sys.executable).parent
 RECEVAL = str(BIN / "receval") if (BIN / "receval").exists() else shutil.which("receval")
-EXTRA = {name: importlib.util.find_spec(name) is not None for name in ("matplotlib", "pandas", "pyarrow")}
+EXTRA = {
+    name: importlib.util.find_spec(name) is not None for name in ("matplotlib", "pandas", "pyarrow")
+}
 
 failures: list[str] = []
 passed = 0
@@ -105,7 +107,7 @@ def cli_checks(out: Path) -> None:
     expect = {
         "table": "ndcg@10",
         "json": '"models"',
-        "markdown": "| ndcg@10",
+        "markdown": "| `ndcg@10` |",
         "csv": "ndcg@10",
         "junit": "<testsuite",
         "github": "",
@@ -131,7 +133,9 @@ def cli_checks(out: Path) -> None:
     check("run --preset trec_eval", lambda: receval("run", quick, "--preset", "trec_eval", "-q"))
     check(
         "run --set, --label, --tag",
-        lambda: receval("run", quick, "-q", "--set", "cutoffs=[3]", "--label", "x", "--tag", "a=b"),
+        lambda: receval(
+            "run", quick, "-q", "--set", "cutoffs=[5, 10]", "--label", "x", "--tag", "a=b"
+        ),
     )
     check(
         "run --baseline-report",
@@ -193,10 +197,9 @@ def cli_checks(out: Path) -> None:
         a, b = out / "paired_a.json", out / "paired_b.json"
         popular = DATA / "popular_predictions.csv"
         receval("run", quick, "-q", "--with-per-user", "-o", a)
-        receval(
-            "run", quick, "-q", "--with-per-user", "-o", b, "--set", f"predictions.path={popular}"
-        )
-        json_of(receval("compare", a, b, "--test", "t", "--format", "json"))
+        path = f"predictions.path={popular}"  # the popular baseline fails the gates: exit 1
+        receval("run", quick, "-q", "--with-per-user", "-o", b, "--set", path, code=1)
+        has("ndcg@10", receval("compare", a, b, "--test", "t", "--format", "json"))
 
     check("run --with-per-user, compare --test t", compare_paired)
 
@@ -380,7 +383,7 @@ def api_checks(out: Path) -> None:
             path.write_text(json.dumps(report.to_dict()), encoding="utf-8")
         comparison = receval.compare(a, b)
         assert isinstance(comparison, receval.ReportComparison)
-        assert comparison.to_polars().height == 1, comparison.to_polars()
+        assert comparison.to_polars().height == 2, comparison.to_polars()  # a row per column
         assert "<table" in comparison._repr_html_()
         assert comparison.to_dict()
 

@@ -433,7 +433,7 @@ def test_to_pandas_without_pandas_says_what_to_install(
         importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a)
     )
     owner = type(found).__name__
-    said = rf"{owner}\.to_pandas\(\) needs pandas and pyarrow; install them \(pip install pandas pyarrow\)"
+    said = rf"{owner}\.to_pandas\(\) needs pandas and pyarrow; install them \(pip install pandas"
     with pytest.raises(ImportError, match=said):
         found.to_pandas()
 

@@ -296,6 +296,7 @@ class _Page:
 
     def curves(self) -> str:
         from receval_cli.report import plots
+
         families: dict[str, list[tuple[int, str]]] = {}
         for metric in self.first.metrics:
             spec = spec_of(metric)
@@ -365,6 +366,7 @@ class _Page:
 
     def distributions(self) -> str:
         from receval_cli.report import plots
+
         if any(r.per_user is None or r.counted is None for r in self.models.values()):
             return (
                 '<p class="note">This run kept no per-user values, so there is no '
@@ -417,6 +419,7 @@ class _Page:
         """Grouped bars of `metrics` (those in [0, 1]) for each of `reports`, intervals as
         error bars; "" when none of them can be drawn on [0, 1]."""
         from receval_cli.report import plots
+
         unit = [
             m
             for m in metrics
@@ -532,6 +535,7 @@ class _Page:
 
     def exposure(self) -> str:
         from receval_cli.report import plots
+
         exposures: dict[str, list[tuple[int, int]]] = {}
         universes: dict[str, str] = {}
         for name, report in self.models.items():
@@ -617,10 +621,11 @@ class _Page:
         return "".join(parts)
 
     def _segment_multiples(self) -> str:
-        from receval_cli.report import plots
         """Small multiples: for each attribute and each metric family, one small figure
         of the metric in each of the attribute's segments, a bar per model (intervals as
         error bars): the models compared within each segment."""
+        from receval_cli.report import plots
+
         names = list(dict.fromkeys(s for r in self.models.values() for s in r.segments))
         if not names:
             return ""

@@ -62,6 +62,7 @@ def difference_figures(result: RunReport, figure: Figure, prefix: Callable[[], s
     """Per kind (accuracy, beyond accuracy), a grid of one figure per metric family: each
     model's difference at each cutoff, with its interval, on the family's own axis."""
     from receval_cli.report import plots  # matplotlib: the tables above need none
+
     drawn = [c for c in result.comparisons if c.difference is not None]
     if not drawn:
         return ""
