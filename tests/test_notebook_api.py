@@ -418,19 +418,23 @@ def test_frames_run_on_every_polars_engine(tmp_path: Path, settings: dict[str, A
     assert found["comparisons"] == reference["comparisons"]
 
 
+@pytest.mark.parametrize("missing", ["pandas", "pyarrow"])
 @pytest.mark.parametrize("make", [report, lambda: receval.run(COMPARE)])
 def test_to_pandas_without_pandas_says_what_to_install(
-    monkeypatch: pytest.MonkeyPatch, make: Any
+    monkeypatch: pytest.MonkeyPatch, make: Any, missing: str
 ) -> None:
+    """polars converts to pandas with pyarrow, which pandas does not bring: either one
+    missing is said up front, with both to install."""
     import importlib.util
 
     found = make()
     real = importlib.util.find_spec
     monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "pandas" else real(name, *a)
+        importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a)
     )
     owner = type(found).__name__
-    with pytest.raises(ImportError, match=rf"{owner}\.to_pandas\(\) needs pandas; install pandas"):
+    said = rf"{owner}\.to_pandas\(\) needs pandas and pyarrow; install them \(pip install pandas"
+    with pytest.raises(ImportError, match=said):
         found.to_pandas()
 
 

@@ -2,7 +2,9 @@
 
 polars refuses two columns of one name with a bare ValueError, and pyarrow an object
 column that mixes types (1 and 'u2') with ArrowInvalid: each becomes an InputError with
-the CLI's fields (path: the frame, key: the argument, column, found, fix).
+the CLI's fields (path: the frame, key: the argument, column, found, fix). A frame whose
+columns need pyarrow to convert (pandas' text, categories, nullable numbers), where it is
+not installed, is an ImportError that says to install it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ def from_pandas(data: Any, role: str) -> pl.LazyFrame:
         )
     try:
         return pl.from_pandas(data).lazy()
+    except ImportError:  # polars converts a column that is not plain numpy with pyarrow
+        fix = "Install pyarrow (pip install pyarrow), or give a polars DataFrame."
+        raise ImportError(
+            f"{role}: the pandas frame has columns that are not plain numpy ones (text, "
+            f"categories, nullable numbers), which polars converts with pyarrow, not "
+            f"installed. {fix}"
+        ) from None
     # pyarrow raises ArrowInvalid (a ValueError), ArrowTypeError, ArrowNotImplementedError
     except (ValueError, TypeError, NotImplementedError, OverflowError) as error:
         raise _unconvertible(data, role, where, error) from None

@@ -3,12 +3,13 @@ Over 400 lines: one page builder, a method per section of the page; its shell is
 html_page.py, its numbers page_numbers.py, its comparisons and gates html_comparisons.py
 and html_gates.py.
 
-Inline CSS, figures as inline SVG (plots.py), no script, and a Content-Security-Policy
-that forbids every fetch (the shell: html_page.py): the page shows the same offline, in a
-CI artefact or an email. Every string from the data or the config is escaped. The numbers
-the page works out beside the report's own (a histogram's mean, the lists' depth, the
-families' cutoffs drawn) are page_numbers.py's. The same result gives the same bytes
-(the elapsed time is left out).
+Inline CSS, figures as inline SVG (plots.py, imported only where a figure is drawn: the
+notebook views, report_tables_html and run_tables_html, need no matplotlib), no script,
+and a Content-Security-Policy that forbids every fetch (the shell: html_page.py): the page
+shows the same offline, in a CI artefact or an email. Every string from the data or the
+config is escaped. The numbers the page works out beside the report's own (a histogram's
+mean, the lists' depth, the families' cutoffs drawn) are page_numbers.py's. The same
+result gives the same bytes (the elapsed time is left out).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.exposure import gini_of_histogram
 from receval_cli.metrics.registry import is_geometric, ratio_of
-from receval_cli.report import plots
 from receval_cli.report.comparison_detail import (
     DETAIL_HEADERS,
     LIST_HEADERS,
@@ -35,6 +35,7 @@ from receval_cli.report.comparison_detail import (
     list_cells,
 )
 from receval_cli.report.fairness_view import fairness_html
+from receval_cli.report.figures_library import NO_FIGURES, figures_installed
 from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
 from receval_cli.report.html_gates import gate_cells, gates_table, tally
@@ -92,16 +93,19 @@ def render_html(result: RunReport) -> str:
 def report_tables_html(report: Report) -> str:
     """One model's metrics table and users line, as the HTML report shows them: a Report's
     view in a notebook (Report._repr_html_)."""
-    page = _Page(RunReport({"model": report}, [], {}, report.conventions))
+    page = _Page(RunReport({"model": report}, [], {}, report.conventions), draws=False)
     line = f"<p>{html_text(users_line(report.users))}</p>\n"
     return f'<div class="receval-report">\n{page.metrics()}{line}</div>\n'
 
 
 def run_tables_html(result: RunReport) -> str:
     """A run's metrics table (a column per model), its gates and its comparisons, as the
-    HTML report shows them: a RunReport's view in a notebook."""
-    page = _Page(result)
+    HTML report shows them: a RunReport's view in a notebook. Its figures (the models'
+    bars, the differences) need matplotlib: without it, the tables alone and a note."""
+    page = _Page(result, draws=figures_installed())
     parts = [page.metrics(), page.gates(), page.comparisons()]
+    if not page.draws and (page.several or result.comparison is not None):
+        parts.append(f'<p class="note">{html_text(NO_FIGURES)}</p>\n')
     return '<div class="receval-report">\n' + "".join(p for p in parts if p) + "</div>\n"
 
 
@@ -112,8 +116,9 @@ RUN_HTML_VIEW[:] = [run_tables_html]
 class _Page:
     """The page's parts; counts the figures so that each one's SVG ids are its own."""
 
-    def __init__(self, result: RunReport) -> None:
+    def __init__(self, result: RunReport, draws: bool = True) -> None:
         self.result = result
+        self.draws = draws  # the figures too (matplotlib), else the tables alone
         self.models = result.models
         self.several = result.alone is None  # a column (and a name) per model
         self.first = next(iter(self.models.values()))
@@ -208,7 +213,7 @@ class _Page:
             notes.append("Signed: the difference from the baseline; ▲/▼ a significant win/loss.")
         note = f'<p class="note">{html_text(" ".join(notes))}</p>\n' if notes else ""
         figure = ""
-        if self.several:
+        if self.several and self.draws:
             chosen = list(representatives(list(self.first.metrics), self._gated()).values())
             for group, metrics in split_kinds(chosen).items():  # accuracy, then beyond it
                 svg = self._bars(metrics, self.models, self._prefix())
@@ -268,7 +273,8 @@ class _Page:
         against = result.baseline or result.baseline_report or "the baseline"
         how = f"Every model against {against}: {result.test_method()}, level {c['level']:g}."
         parts.append(f"<p>{html_text(how)}</p>\n")
-        parts.append(difference_figures(result, self._figure, self._prefix))
+        if self.draws:
+            parts.append(difference_figures(result, self._figure, self._prefix))
         parts.append(comparisons_table(result))
         if detailed(result):
             rows = [
@@ -289,6 +295,8 @@ class _Page:
         return "".join(parts)
 
     def curves(self) -> str:
+        from receval_cli.report import plots
+
         families: dict[str, list[tuple[int, str]]] = {}
         for metric in self.first.metrics:
             spec = spec_of(metric)
@@ -357,6 +365,8 @@ class _Page:
         return _grid(figures)
 
     def distributions(self) -> str:
+        from receval_cli.report import plots
+
         if any(r.per_user is None or r.counted is None for r in self.models.values()):
             return (
                 '<p class="note">This run kept no per-user values, so there is no '
@@ -408,6 +418,8 @@ class _Page:
     def _bars(self, metrics: list[str], reports: Mapping[str, Report], prefix: str) -> str:
         """Grouped bars of `metrics` (those in [0, 1]) for each of `reports`, intervals as
         error bars; "" when none of them can be drawn on [0, 1]."""
+        from receval_cli.report import plots
+
         unit = [
             m
             for m in metrics
@@ -522,6 +534,8 @@ class _Page:
         return f'<div class="wide">{self._figure("popularity", "popularity", svg, caption)}</div>'
 
     def exposure(self) -> str:
+        from receval_cli.report import plots
+
         exposures: dict[str, list[tuple[int, int]]] = {}
         universes: dict[str, str] = {}
         for name, report in self.models.items():
@@ -610,6 +624,8 @@ class _Page:
         """Small multiples: for each attribute and each metric family, one small figure
         of the metric in each of the attribute's segments, a bar per model (intervals as
         error bars): the models compared within each segment."""
+        from receval_cli.report import plots
+
         names = list(dict.fromkeys(s for r in self.models.values() for s in r.segments))
         if not names:
             return ""

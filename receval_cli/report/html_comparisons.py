@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 from receval_cli.escaping import html_text
 from receval_cli.metrics.dialects import spec_of
-from receval_cli.report import plots
 from receval_cli.report.html_parts import NONE, number_html, table_html
 from receval_cli.report.metric_kinds import family_of, split_kinds
 from receval_cli.report.pvalues import p_html
@@ -62,6 +61,8 @@ def _row_label(comparison: Comparison, several: bool) -> str:
 def difference_figures(result: RunReport, figure: Figure, prefix: Callable[[], str]) -> str:
     """Per kind (accuracy, beyond accuracy), a grid of one figure per metric family: each
     model's difference at each cutoff, with its interval, on the family's own axis."""
+    from receval_cli.report import plots  # matplotlib: the tables above need none
+
     drawn = [c for c in result.comparisons if c.difference is not None]
     if not drawn:
         return ""

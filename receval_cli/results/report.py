@@ -154,12 +154,16 @@ RUN_HTML_VIEW: list[Callable[[RunReport], str]] = []
 
 def pandas_of(table: pl.DataFrame, owner: str) -> Any:
     """`table` as a pandas DataFrame for `owner`.to_pandas(), or an ImportError that says
-    what to install."""
+    what to install (polars converts with pyarrow, which pandas does not bring)."""
     import importlib.util
 
-    if importlib.util.find_spec("pandas") is None:  # polars converts with it
-        fix = "install pandas (pip install pandas), or use to_polars()"
-        raise ImportError(f"{owner}.to_pandas() needs pandas; {fix}.")
+    try:
+        missing = any(importlib.util.find_spec(name) is None for name in ("pandas", "pyarrow"))
+    except (ImportError, ValueError):  # an import hook that refuses one, or a stand-in module
+        missing = True
+    if missing:
+        fix = "install them (pip install pandas pyarrow), or use to_polars()"
+        raise ImportError(f"{owner}.to_pandas() needs pandas and pyarrow; {fix}.")
     return table.to_pandas()
 
 
