@@ -233,15 +233,16 @@ class Param:
                 f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be at most "
                 f"{self.largest:g} (larger values overflow 64-bit floats)"
             )
-        if self.share and (isinstance(value, str) or not 0 < value <= 1):
-            raise SpecError(
-                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a share "
-                "in (0, 1], e.g. 0.2"
+        if self.share and (
+            isinstance(value, str) or not 0 < value <= 1 or (self.below_one and value == 1)
+        ):  # one range said at either end (0 and 1 are both outside a share below one)
+            allowed = (
+                "lie strictly between 0 and 1, e.g. 0.9"
+                if self.below_one
+                else "be a share in (0, 1], e.g. 0.2"
             )
-        if self.below_one and not isinstance(value, str) and value >= 1:
             raise SpecError(
-                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must lie "
-                "strictly between 0 and 1, e.g. 0.9"
+                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must {allowed}"
             )
         return value
 
