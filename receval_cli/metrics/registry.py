@@ -279,6 +279,8 @@ class MetricDef:
     pairs: PairMetric | None = None  # scope "pairs": one value from sums over the pairs
     # when the metric can have no value (null in the report), why: the run's warning says it
     no_value: str | None = None
+    # what to do when no user has a value (else: check the cutoff against the inputs)
+    no_value_fix: str | None = None
     needs_cutoff: bool = False  # name@k only: the whole list has no meaning for it
     # False for a per-user metric that never reads relevance (diversity, novelty, ...): the
     # users_without_relevant rule does not apply to it, so it averages over every user
@@ -416,13 +418,15 @@ def register(
     higher_is_better: bool = True,
     lower_bound: float | None = 0.0,
     no_value: str | None = None,
+    no_value_fix: str | None = None,
     needs_cutoff: bool = False,
     reads_relevance: bool = True,
     ties: str = "order",
     ratio: Ratio | None = None,
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
-    `no_value`: when its value can be null, why (the warning's words); `needs_cutoff`:
+    `no_value`: when its value can be null, why (the warning's words), and `no_value_fix`
+    what to do when no user has one (else: check the cutoff); `needs_cutoff`:
     name@k only; `reads_relevance`: False when the metric never reads relevance
     (users_without_relevant then does not apply to it); `ties`: what tie_break expected
     computes of it (MetricDef.ties)."""
@@ -443,6 +447,7 @@ def register(
                 scope,
                 lower_bound,
                 no_value=no_value,
+                no_value_fix=no_value_fix,
                 needs_cutoff=needs_cutoff,
                 reads_relevance=reads_relevance,
                 ties=ties,
