@@ -465,7 +465,7 @@ def test_spark_s_reason_and_the_fix_join_with_one_period(monkeypatch: pytest.Mon
     )
 
     class Session:
-        class conf:  # noqa: N801 (SparkSession.conf)
+        class conf:  # SparkSession.conf
             @staticmethod
             def get(key: str, default: str) -> str:
                 return default
