@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import hand_case, write_config
+from message_words import assert_plain
 
 from receval_cli.config.loading import load_config
 from receval_cli.errors import ConfigError
@@ -21,7 +22,7 @@ VALID_YAML = (
 def _fields(config: Path) -> tuple[str, dict[str, object]]:
     with pytest.raises(ConfigError) as caught:
         load_config(config)
-    message = str(caught.value)
+    message = assert_plain(str(caught.value))
     fields = caught.value.fields
     for name in ("path", "key", "fix"):
         if name in fields:

@@ -45,6 +45,7 @@ from helpers import (
     panicking,
     parquet_bytes,
 )
+from message_words import assert_plain
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 
@@ -1242,6 +1243,7 @@ def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
     assert result.stdout == ""
     assert result.stderr.replace(str(tmp_path), "{tmp}") == f"error: {case.message}\n"
+    assert_plain(result.stderr)
     if case.earlier:
         assert out.read_bytes() == EARLIER
     elif kept is not None:
