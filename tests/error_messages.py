@@ -5,6 +5,7 @@
   reads a config;
 - the Python API's: every argument of `evaluate`, `relstrings`, `run` and `compare`,
   each given values of the wrong type;
+(an exception that is not receval's is collected as "Traceback: ...", what a user sees);
 - the bad-input matrix's: the exact message of each row of tests/robustness/test_matrix.py
   (which checks that `receval run` prints exactly that).
 """
@@ -94,6 +95,8 @@ def config_messages(folder: Path) -> Iterator[tuple[str, str]]:
                 config_from_mapping(_with(BASE, key, value), folder / "config.yaml")
             except RecEvalError as error:
                 yield f"{'.'.join(key)}={value!r}", str(error)
+            except Exception as error:  # what a user would see: a traceback
+                yield f"{'.'.join(key)}={value!r}", f"Traceback: {type(error).__name__}: {error}"
 
 
 class _Wrong:
@@ -120,8 +123,11 @@ def api_messages(folder: Path) -> Iterator[tuple[str, str]]:
                 reports = given.pop("reports", ())
                 try:
                     getattr(receval, function)(*reports, **given)
-                except (RecEvalError, TypeError) as error:
+                except RecEvalError as error:
                     yield f"{function}({name}={value!r})", str(error)
+                except Exception as error:  # what a user would see: a traceback
+                    escaped = f"Traceback: {type(error).__name__}: {error}"
+                    yield f"{function}({name}={value!r})", escaped
 
 
 def matrix_messages() -> Iterator[tuple[str, str]]:
