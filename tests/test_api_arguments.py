@@ -122,7 +122,7 @@ def test_an_input_of_the_wrong_type_is_named() -> None:
         receval.evaluate(PREDICTIONS, [(1, 2, 0.5)], metrics=["ndcg@2"])
     assert str(caught.value) == (
         "ground_truth is [(1, 2, 0.5)] (a list); give a path (str or Path), a polars "
-        "DataFrame or LazyFrame, or a pandas DataFrame, e.g. ground_truth='predictions.csv'."
+        "DataFrame or LazyFrame, or a pandas DataFrame, e.g. ground_truth='truth.csv'."
     )
 
 

@@ -95,8 +95,15 @@ def _optional(
 
 
 DATA = "a path (str or Path), a polars DataFrame or LazyFrame, or a pandas DataFrame"
-_DATA = Expected(DATA, "'predictions.csv'", _whole(_data))
-_OPTIONAL_DATA = Expected(f"None or {DATA}", "'catalog.jsonl'", _optional(_whole(_data)))
+
+
+def _input(example: str, optional: bool = False) -> Expected:
+    """An input: a path or a frame (None too where it is optional)."""
+    if optional:
+        return Expected(f"None or {DATA}", example, _optional(_whole(_data)))
+    return Expected(DATA, example, _whole(_data))
+
+
 _COLUMNS = Expected(
     "a mapping of receval's column names to the input's (strings)",
     "{'user': 'user_id'}",
@@ -119,8 +126,8 @@ _SEPARATOR = Expected("a string", "'|'", _whole(_text))
 # function's signature has exactly these)
 ARGUMENTS: dict[str, dict[str, Expected]] = {
     "evaluate": {
-        "predictions": _DATA,
-        "ground_truth": _DATA,
+        "predictions": _input("'predictions.csv'"),
+        "ground_truth": _input("'truth.csv'"),
         "metrics": Expected(
             "a metric's name or a list of names (strings) and mappings with parameters",
             "['ndcg@10', {'name': 'recall', 'k': 5}]",
@@ -133,16 +140,16 @@ ARGUMENTS: dict[str, dict[str, Expected]] = {
         "prediction_columns": _COLUMNS,
         "truth_columns": _COLUMNS,
         "list_separator": _SEPARATOR,
-        "catalog": _OPTIONAL_DATA,
+        "catalog": _input("'catalog.jsonl'", optional=True),
         "catalog_columns": _COLUMNS,
-        "interactions": _OPTIONAL_DATA,
+        "interactions": _input("'interactions.csv'", optional=True),
         "interaction_columns": _COLUMNS,
-        "baseline": _OPTIONAL_DATA,
+        "baseline": _input("'popular.csv'", optional=True),
         "baseline_columns": _COLUMNS,
     },
     "relstrings": {
-        "predictions": _DATA,
-        "ground_truth": _DATA,
+        "predictions": _input("'predictions.csv'"),
+        "ground_truth": _input("'truth.csv'"),
         "length": Expected("a positive integer", "10", _whole(_integer)),
         "conventions": _CONVENTIONS,
         "prediction_columns": _COLUMNS,
