@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
+from receval_cli.config.arguments import check_arguments
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.metric_groups import conventions_block, metric_groups
 from receval_cli.config.metric_lists import metric_specs
@@ -65,7 +66,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def keywords_checked(function: F) -> F:
     """A misspelt keyword argument names the nearest one (`metric=` -> Did you mean
-    'metrics'?), where Python's own TypeError names only the misspelling."""
+    'metrics'?), where Python's own TypeError names only the misspelling; an argument of
+    the wrong type is named with what it takes (config/arguments.py)."""
     signature = inspect.signature(function)
 
     @functools.wraps(function)
@@ -77,6 +79,11 @@ def keywords_checked(function: F) -> F:
                 f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}."
                 f"{near or ' Its arguments: ' + ', '.join(signature.parameters) + '.'}"
             )
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:  # a missing argument: Python's own error names it
+            return function(*args, **kwargs)
+        check_arguments(function.__name__, bound.arguments)
         return function(*args, **kwargs)
 
     return call  # type: ignore[return-value]
@@ -270,17 +277,18 @@ def _frames_named(data: Any, keys: tuple[str, ...], frames: dict[str, pl.LazyFra
 def compare(
     *reports: str | os.PathLike[str],
     baseline: str | None = None,
-    metrics: Iterable[str] = (),
+    metrics: str | Iterable[str] = (),
     allow_different_conventions: bool = False,
 ) -> ReportComparison:
     """`receval compare`: saved JSON reports (`receval run --format json --output PATH`)
     side by side, each value's delta against the `baseline` column (default: the first);
-    `metrics` keeps those only. Reports of other conventions are refused unless
-    `allow_different_conventions`. Nothing is evaluated again."""
+    `metrics` (a name or a list of them) keeps those only. Reports of other conventions
+    are refused unless `allow_different_conventions`. Nothing is evaluated again."""
     from receval_cli.report.report_comparison import compare_reports
 
     paths = [Path(report).expanduser() for report in reports]
-    return compare_reports(paths, baseline, list(metrics), allow_different_conventions)
+    kept = [metrics] if isinstance(metrics, str) else list(metrics)
+    return compare_reports(paths, baseline, kept, allow_different_conventions)
 
 
 # each input: its config model, its file reader, and its mapping of a frame's columns

@@ -62,6 +62,11 @@ class UsageError(RecEvalError):
     """The command line asks for something inconsistent."""
 
 
+class ArgumentTypeError(UsageError, TypeError):
+    """A Python API argument of a type the function does not take (a TypeError too, as
+    Python's own would be)."""
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ' Did you mean 'x'?' for the closest choice, or '' when none is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)

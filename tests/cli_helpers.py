@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import Any
 
 import yaml
+from message_words import assert_plain
 from typer.testing import CliRunner, Result
 
 from receval_cli.cli.app import app
@@ -110,7 +111,7 @@ def assert_user_error(result: Result, *words: str) -> str:
     assert stderr.startswith("error: "), stderr
     missing = [w for w in words if w not in stderr]
     assert not missing, f"message lacks {missing}: {stderr!r}"
-    return stderr
+    return assert_plain(stderr)
 
 
 def run_process(

@@ -143,8 +143,8 @@ def test_errors_name_the_arguments(tmp_path: Path, files: tuple[Path, Path]) -> 
     with pytest.raises(UsageError) as kind:
         receval_cli.evaluate([(1, 2, 0.5)], truth, metrics=METRICS)
     assert str(kind.value) == (
-        "an input is a list; give a path (str or Path), a polars DataFrame or LazyFrame, "
-        "or a pandas DataFrame."
+        "predictions is [(1, 2, 0.5)] (a list); give a path (str or Path), a polars "
+        "DataFrame or LazyFrame, or a pandas DataFrame, e.g. predictions='predictions.csv'."
     )
 
 

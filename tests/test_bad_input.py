@@ -6,6 +6,7 @@ is written (an earlier report at the --output path is left as it was).
 from __future__ import annotations
 
 import io
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -502,6 +503,27 @@ def test_non_numeric_relevance_column(tmp_path: Path) -> None:
 def test_float_ids(tmp_path: Path, column: str, content: str) -> None:
     config = with_predictions(tmp_path, "predictions.csv", content)
     fails(config, "predictions.csv", f"column '{column}'", "Float64", "integers or strings")
+
+
+@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.parametrize("column", ["user_id", "item"])
+def test_jsonl_ids_beyond_64_bits_are_to_be_written_as_text(tmp_path: Path, column: str) -> None:
+    """polars reads such a JSON number as a 128-bit integer: the message says what the
+    column holds and to write the ids as text, not "conversion from `i128` to `i64`"."""
+    big = 2**70
+    rows = [{"user_id": 1, "item": 10, "score": 0.5}, {"user_id": 2, "item": 11, "score": 0.4}]
+    rows[1][column] = big
+    lines = "".join(json.dumps(row) + "\n" for row in rows)
+    write(tmp_path / "truth.csv", "user,item\n1,10\n2,11\n")
+    config = with_predictions(tmp_path, "p.jsonl", lines, user="user_id")
+    message = fails(config)
+    path = tmp_path / "p.jsonl"
+    expected = (
+        f"error: predictions file {path}: column '{column}' holds integers beyond 64 bits "
+        f"(1 of 2 values, e.g. {big}), which no id column holds. Write the ids as text "
+        f'(JSON strings: "{big}").\n'
+    )
+    assert message == expected, message
 
 
 def test_float_ids_in_parquet_ground_truth(tmp_path: Path) -> None:

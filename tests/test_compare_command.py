@@ -518,3 +518,29 @@ def test_no_nan_reaches_the_json(tmp_path: Path) -> None:
     bad = write(tmp_path / "nan.json", '{"metrics": {"precision@1": NaN}}')
     assert math.isnan(json.loads(bad.read_text())["metrics"]["precision@1"])
     user_error(tmp_path, a, bad, words=("nan.json", "precision@1", "not a finite number"))
+
+
+@pytest.mark.parametrize(
+    ("content", "key", "count"),
+    [
+        ('{"metrics": {"x": 0.5, "y": ' + "9" * 5000 + "}}", "metrics.y", "5,000"),
+        (
+            '{"models": {"m": {"metrics": {"x": [1, -' + "7" * 4301 + "]}}}}",
+            "models.m.metrics.x[1]",
+            "4,301",
+        ),
+    ],
+)
+def test_a_number_too_long_to_read_names_the_file_and_its_key(
+    tmp_path: Path, content: str, key: str, count: str
+) -> None:
+    """An integer of thousands of digits: the file and the key holding it, in receval's
+    words (it printed Python's advice, "use sys.set_int_max_str_digits()")."""
+    bad = write(tmp_path / "bad.json", content)
+    good = write(tmp_path / "good.json", '{"metrics": {"x": 0.5}}')
+    message = assert_user_error(invoke("compare", bad, good))
+    assert message == (
+        f"error: report {bad}: {key} holds an integer of {count} digits, not a metric's "
+        "value; it is not a receval JSON report. Write one with `receval run CONFIG "
+        "--format json --output PATH`.\n"
+    )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import hand_case, write_config
+from message_words import assert_plain
 
 from receval_cli.config.loading import load_config
 from receval_cli.errors import ConfigError
@@ -21,7 +22,7 @@ VALID_YAML = (
 def _fields(config: Path) -> tuple[str, dict[str, object]]:
     with pytest.raises(ConfigError) as caught:
         load_config(config)
-    message = str(caught.value)
+    message = assert_plain(str(caught.value))
     fields = caught.value.fields
     for name in ("path", "key", "fix"):
         if name in fields:
@@ -137,3 +138,61 @@ def test_an_unknown_key_in_an_optional_section_lists_its_keys(
     fix = f"Valid keys here: {valid}."
     assert message.endswith(f"  {section}.zzz: unknown key 'zzz'. {fix}")
     assert fields == {"path": str(config), "key": f"{section}.zzz", "found": "zzz", "fix": fix}
+
+
+def test_a_history_drop_s_own_check_is_named_by_its_key(tmp_path: Path) -> None:
+    """The check of a max_drop against the history: the key as the YAML writes it, not
+    pydantic's `max_drop.function-after[_one_limit(), HistoryDrop]`."""
+    drop = {"vs": "history", "relative": 0.1, "runs": 3, "min_runs": 50}
+    config = hand_case(tmp_path, gates={"ndcg@2": {"max_drop": drop}})
+    message, fields = _fields(config)
+    assert message == (
+        f"{config}: the config is not valid:\n  gates.ndcg@2.max_drop: min_runs 50 is above runs 3."
+    )
+    assert fields == {"key": "gates.ndcg@2.max_drop", "path": str(config), "found": drop}
+
+
+def test_a_value_of_neither_form_says_what_each_form_takes(tmp_path: Path) -> None:
+    """max_drop is a number or a history mapping: one line says both, not one line per
+    pydantic member (`max_drop.constrained-float: Input should be a valid number.`)."""
+    config = hand_case(tmp_path, gates={"ndcg@2": {"max_drop": "abc"}})
+    message, fields = _fields(config)
+    assert message == (
+        f"{config}: the config is not valid:\n  gates.ndcg@2.max_drop: Input should be a "
+        "number or a mapping with the keys vs, runs, stat, relative, absolute, min_runs "
+        "(found 'abc')."
+    )
+    assert fields == {"key": "gates.ndcg@2.max_drop", "path": str(config), "found": "abc"}
+
+
+@pytest.mark.parametrize(
+    ("drop", "line"),
+    [
+        (-1, "gates.ndcg@2.max_drop: Input should be greater than or equal to 0 (found -1)."),
+        (
+            {"vs": "history", "relative": 0.1, "zz": 1},
+            "gates.ndcg@2.max_drop.zz: unknown key 'zz'. Valid keys here: absolute, min_runs, "
+            "relative, runs, stat, vs.",
+        ),
+        (
+            {"vs": "history", "relative": 0.1, "runs": "x"},
+            "gates.ndcg@2.max_drop.runs: Input should be a valid integer (found 'x').",
+        ),
+    ],
+)
+def test_a_union_s_error_is_the_member_of_the_value_s_type(
+    tmp_path: Path, drop: object, line: str
+) -> None:
+    """A number is checked as the number form only, a mapping as the history form only."""
+    config = hand_case(tmp_path, gates={"ndcg@2": {"max_drop": drop}})
+    message, _ = _fields(config)
+    assert message == f"{config}: the config is not valid:\n  {line}"
+
+
+def test_a_section_that_is_not_a_mapping_names_no_class(tmp_path: Path) -> None:
+    config = hand_case(tmp_path, spark="abc")
+    message, _ = _fields(config)
+    assert (
+        message
+        == f"{config}: the config is not valid:\n  spark: Input should be a mapping (found 'abc')."
+    )

@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import TRUTH_CSV, hand_case, run_process, write, write_config
+from message_words import assert_plain
 
 import receval_cli
 from receval_cli.errors import InputError
@@ -29,12 +30,14 @@ def error_line(config: Path) -> dict[str, Any]:
     lines = result.stderr.decode().splitlines()
     records = [json.loads(text) for text in lines if text.startswith("{")]
     (line,) = [record for record in records if record["level"] == "error"]
+    assert_plain(line["message"])
     return line
 
 
 def api_error(predictions: object, truth: object) -> InputError:
     with pytest.raises(InputError) as caught:
         receval_cli.evaluate(predictions, truth, metrics=["ndcg@2"])
+    assert_plain(str(caught.value))
     return caught.value
 
 

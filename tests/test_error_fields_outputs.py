@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import hand_case, run_process, write
+from message_words import assert_plain
 
 import receval_cli
 from receval_cli.errors import InputError
@@ -26,6 +27,7 @@ def error_line(*args: str | Path, cwd: Path) -> dict[str, Any]:
     lines = result.stderr.decode().splitlines()
     records = [json.loads(text) for text in lines if text.startswith("{")]
     (line,) = [record for record in records if record["level"] == "error"]
+    assert_plain(line["message"])
     return line
 
 

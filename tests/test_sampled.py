@@ -207,3 +207,18 @@ def test_impossible_counts_are_refused(tmp_path: Path, spec: str, says: str) -> 
         {"predictions": {"path": "p.csv"}, "ground_truth": {"path": "t.csv"}, "metrics": [spec]},
     )
     assert_user_error(invoke("run", config), says)
+
+
+def test_no_list_of_negatives_plus_one_candidates_names_negatives(tmp_path: Path) -> None:
+    """Lists of 3 candidates where negatives=5 says each list holds 6: the fix names
+    negatives, not the cutoff (which has nothing to do with it)."""
+    write(tmp_path / "p.csv", "user,item,score\n1,9,3\n1,8,2\n1,7,1\n")
+    write(tmp_path / "t.csv", "user,item\n1,9\n")
+    spec = "corrected@10(items=100,negatives=5)"
+    config = write_config(
+        tmp_path,
+        {"predictions": {"path": "p.csv"}, "ground_truth": {"path": "t.csv"}, "metrics": [spec]},
+    )
+    message = assert_user_error(invoke("run", config), f"{spec} is undefined", "negatives")
+    assert "Set negatives to the negatives sampled per user" in message, message
+    assert "cutoff" not in message, message

@@ -441,3 +441,41 @@ def test_a_damaged_part_is_an_input_error_on_spark(spark: Any, tmp_path: Path) -
     assert stderr.startswith("error: ")
     assert "part-00002.snappy.parquet" in stderr
     assert "\tat org.apache" not in stderr
+
+
+def test_spark_s_reason_and_the_fix_join_with_one_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's reason ends with a period ("... schema and catalog."): the message joins it
+    to the fix with one (it read "catalog.. The session's catalog ..."). No Spark needed:
+    a stand-in session raises what Spark raises for a table its catalog lacks."""
+    import types
+
+    from receval_cli.engines.spark_inputs import read_frame
+    from receval_cli.errors import InputError
+
+    class AnalysisException(Exception):
+        pass
+
+    errors = types.ModuleType("pyspark.errors")
+    errors.AnalysisException = AnalysisException  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pyspark", types.ModuleType("pyspark"))
+    monkeypatch.setitem(sys.modules, "pyspark.errors", errors)
+    reason = (
+        "[TABLE_OR_VIEW_NOT_FOUND] The table or view `w`.`t` cannot be found. Verify the "
+        "spelling and correctness of the schema and catalog."
+    )
+
+    class Session:
+        class conf:  # SparkSession.conf
+            @staticmethod
+            def get(key: str, default: str) -> str:
+                return default
+
+        @staticmethod
+        def table(name: str) -> None:
+            raise AnalysisException(reason)
+
+    with pytest.raises(InputError) as raised:
+        read_frame(Session(), "table:w.t", "parquet", None, "predictions")  # type: ignore[arg-type]
+    message = str(raised.value)
+    assert ".." not in message, message
+    assert "schema and catalog. The session's catalog is Spark's in-memory one" in message

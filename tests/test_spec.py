@@ -90,3 +90,27 @@ def test_string_form_round_trips(name: str, k: int | None, given_params: dict) -
     spec = MetricSpec(name, k, tuple(given_params.items()))
     assert MetricSpec.parse(str(spec)) == spec
     assert hash(MetricSpec.parse(str(spec))) == hash(spec)
+
+
+SHARES_BELOW_ONE = sorted(
+    (name, param.name)
+    for name, metric in REGISTRY.items()
+    for param in metric.params
+    if param.share and param.below_one
+)
+
+
+@pytest.mark.parametrize(("metric", "param"), SHARES_BELOW_ONE)
+def test_a_share_below_one_states_one_range_at_either_end(metric: str, param: str) -> None:
+    """0 and 1 are both outside a share that excludes 1 (miscalibration's alpha, rbp's p):
+    the two refusals state the same, true range (0 said "in (0, 1]" before)."""
+    messages = []
+    for value in (0, 1):
+        with pytest.raises(SpecError) as caught:
+            resolve(MetricSpec.parse(f"{metric}({param}={value})"))
+        messages.append(str(caught.value).split("; ", 1)[1])
+    assert messages[0] == messages[1] == "it must lie strictly between 0 and 1, e.g. 0.9"
+
+
+def test_the_shares_below_one_include_miscalibrations_alpha() -> None:
+    assert ("miscalibration", "alpha") in SHARES_BELOW_ONE

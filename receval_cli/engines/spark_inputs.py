@@ -90,7 +90,7 @@ def read_frame(
             return spark.read.json(location, mode=STRICT)
         return spark.read.parquet(location)
     except AnalysisException as error:
-        reason = str(error).splitlines()[0]
+        reason = str(error).splitlines()[0].rstrip().removesuffix(".")  # the message's period
         what = "table" if location.startswith("table:") else "file"
         fix = "Check the path (or the table's name) and that the Spark session can reach it."
         if what == "table" and "TABLE_OR_VIEW_NOT_FOUND" in str(error):

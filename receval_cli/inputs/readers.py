@@ -88,6 +88,9 @@ class Input:
         column = None if named is None else self.source_column(named.group(1))
         if named is not None and column != named.group(1):
             reason = f"{reason[: named.start(1)]}{column}{reason[named.end(1) :]}"
+        wide = _WIDE_INTEGERS.search(reason)
+        if wide is not None and column is not None:  # a JSON id of more than 64 bits
+            return _wide_integers(self, column, wide)
         fix = "Check the file's contents and the columns named in the config."
         return InputError(
             f"{self.role} file {self.path} could not be read: {reason}. {fix}",
@@ -104,6 +107,28 @@ class Input:
             "layout": self.layout,
             "columns": self.columns,
         }
+
+
+# polars' reason for a JSON integer of more than 64 bits (read as Int128) in an id column
+_WIDE_INTEGERS = re.compile(
+    r"conversion from `i128` to `i64` failed in column '[^']*' for (?P<bad>\d+) out of "
+    r"(?P<all>\d+) values: \[(?P<first>-?\d+)"
+)
+
+
+def _wide_integers(source: Input, column: str, found: re.Match[str]) -> InputError:
+    """An id column holding integers beyond 64 bits, said so, with the fix: text ids."""
+    first = found["first"]
+    fix = f'Write the ids as text (JSON strings: "{first}").'
+    return InputError(
+        f"{source.role} file {source.path}: column '{column}' holds integers beyond 64 bits "
+        f"({found['bad']} of {found['all']} values, e.g. {first}), which no id column holds. "
+        f"{fix}",
+        path=source.path,
+        column=column,
+        found={"values": int(found["bad"]), "example": first},
+        fix=fix,
+    )
 
 
 def failing_input(inputs: Iterable[Input]) -> InputError | None:

@@ -234,15 +234,16 @@ class Param:
                 f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be at most "
                 f"{self.largest:g} (larger values overflow 64-bit floats)"
             )
-        if self.share and (isinstance(value, str) or not 0 < value <= 1):
-            raise SpecError(
-                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must be a share "
-                "in (0, 1], e.g. 0.2"
+        if self.share and (
+            isinstance(value, str) or not 0 < value <= 1 or (self.below_one and value == 1)
+        ):  # one range said at either end (0 and 1 are both outside a share below one)
+            allowed = (
+                "lie strictly between 0 and 1, e.g. 0.9"
+                if self.below_one
+                else "be a share in (0, 1], e.g. 0.2"
             )
-        if self.below_one and not isinstance(value, str) and value >= 1:
             raise SpecError(
-                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must lie "
-                "strictly between 0 and 1, e.g. 0.9"
+                f"parameter '{self.name}' of '{spec_text}' is '{value}'; it must {allowed}"
             )
         return value
 
@@ -279,6 +280,8 @@ class MetricDef:
     pairs: PairMetric | None = None  # scope "pairs": one value from sums over the pairs
     # when the metric can have no value (null in the report), why: the run's warning says it
     no_value: str | None = None
+    # what to do when no user has a value (else: check the cutoff against the inputs)
+    no_value_fix: str | None = None
     needs_cutoff: bool = False  # name@k only: the whole list has no meaning for it
     # False for a per-user metric that never reads relevance (diversity, novelty, ...): the
     # users_without_relevant rule does not apply to it, so it averages over every user
@@ -416,13 +419,15 @@ def register(
     higher_is_better: bool = True,
     lower_bound: float | None = 0.0,
     no_value: str | None = None,
+    no_value_fix: str | None = None,
     needs_cutoff: bool = False,
     reads_relevance: bool = True,
     ties: str = "order",
     ratio: Ratio | None = None,
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
-    `no_value`: when its value can be null, why (the warning's words); `needs_cutoff`:
+    `no_value`: when its value can be null, why (the warning's words), and `no_value_fix`
+    what to do when no user has one (else: check the cutoff); `needs_cutoff`:
     name@k only; `reads_relevance`: False when the metric never reads relevance
     (users_without_relevant then does not apply to it); `ties`: what tie_break expected
     computes of it (MetricDef.ties)."""
@@ -443,6 +448,7 @@ def register(
                 scope,
                 lower_bound,
                 no_value=no_value,
+                no_value_fix=no_value_fix,
                 needs_cutoff=needs_cutoff,
                 reads_relevance=reads_relevance,
                 ties=ties,

@@ -185,6 +185,8 @@ def _whole(value: object, name: str) -> int:
     lower_bound=None,
     no_value="no user's list holds negatives + 1 candidates with one relevant item among "
     "them (sampled evaluation's lists)",
+    no_value_fix="Set negatives to the negatives sampled per user (each list: negatives + 1 "
+    "candidates, one of them relevant).",
 )
 def corrected(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Krichene and Rendle (KDD 2020), section 5. Example: m = n - 1 (every negative

@@ -7,6 +7,7 @@ flat `metrics` of a one-model report written before receval 0.2) and its reading
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -192,20 +193,32 @@ def read_saved_report(path: Path, role: str = "report") -> SavedReport:
             found=len(raw),
             fix=fix,
         )
-    try:
-        data = json.loads(raw.decode("utf-8"))  # NaN parses; saved_number names its key
+    longs: list[_LongInteger] = []  # integers beyond what Python converts
+    try:  # NaN parses; saved_number names its key
+        data = json.loads(raw.decode("utf-8"), parse_int=lambda text: _integer(text, longs))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(
             f"{role} {path} is not JSON ({error}). {fix}", path=path, found=str(error), fix=fix
         ) from None
-    except (ValueError, RecursionError) as error:  # a 5000-digit number, deep nesting
-        reason = "it nests too deeply" if isinstance(error, RecursionError) else str(error)
+    except RecursionError:
+        reason = "it nests too deeply"
         raise InputError(
-            f"{role} {path}: {reason[:200]}; it is not a receval JSON report. {fix}",
+            f"{role} {path}: {reason}; it is not a receval JSON report. {fix}",
             path=path,
-            found=reason[:200],
+            found=reason,
             fix=fix,
         ) from None
+    if longs:
+        key = _key_of(data, longs[0]) or "(top level)"
+        found = f"an integer of {longs[0].digits:,} digits"
+        raise InputError(
+            f"{role} {path}: {key} holds {found}, not a metric's value; it is not a receval "
+            f"JSON report. {fix}",
+            key=key,
+            path=path,
+            found=found,
+            fix=fix,
+        )
     try:
         return SavedReport.model_validate(data)
     except ValidationError as error:
@@ -213,3 +226,39 @@ def read_saved_report(path: Path, role: str = "report") -> SavedReport:
 
 
 _MAX_REPORT_BYTES = 100_000_000
+
+
+class _LongInteger:
+    """An integer of more digits than Python converts, read as its count of digits."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _integer(text: str, longs: list[_LongInteger]) -> int | _LongInteger:
+    digits, limit = len(text.lstrip("-")), sys.get_int_max_str_digits()  # 0: no limit
+    if limit == 0 or digits <= limit:
+        return int(text)
+    longs.append(_LongInteger(digits))
+    return longs[-1]
+
+
+def _key_of(data: Any, target: object, key: str = "") -> str | None:
+    """The key holding `target` (`models.m.metrics.x[1]`; '' at the top), else None;
+    None too where the document nests deeper than this walk can follow."""
+    if data is target:
+        return key
+    if isinstance(data, dict):
+        items: Any = ((f"{key}.{k}" if key else str(k), v) for k, v in data.items())
+    elif isinstance(data, list):
+        items = ((f"{key}[{i}]", v) for i, v in enumerate(data))
+    else:
+        return None
+    for inner, value in items:
+        try:
+            found = _key_of(value, target, inner)
+        except RecursionError:
+            return None
+        if found is not None:
+            return found
+    return None

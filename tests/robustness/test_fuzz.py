@@ -30,6 +30,7 @@ from cli_helpers import assert_no_traceback, invoke
 from helpers import HAND_PARQUET, build, damaged, panicking, parquet_bytes
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from message_words import assert_plain
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
@@ -209,6 +210,7 @@ def evaluates_or_refuses(config: Path) -> None:
     if error is not None:
         assert error.exit_code == 2, f"exit {error.exit_code}: {error}"
         assert str(error).strip(), "an empty message"
+        assert_plain(str(error))
 
 
 # --- (a) the readers -------------------------------------------------------------------
@@ -427,6 +429,7 @@ def cli_exits_cleanly(config: Path) -> None:
         starts = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
         assert result.stderr.startswith("error: "), result.stderr
         assert len(starts) == 1, result.stderr
+        assert_plain(result.stderr)
         assert not out.exists()
     else:
         specs = [str(spec) for spec in load_config(config).specs]

@@ -45,6 +45,7 @@ from helpers import (
     panicking,
     parquet_bytes,
 )
+from message_words import assert_plain
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 
@@ -1020,9 +1021,9 @@ BAD = [
     ),
     Bad(
         "jsonl-ids-of-2-to-the-70-name-the-file-s-column",
-        "ground truth file {tmp}/t.jsonl could not be read: conversion from `i128` to `i64` "
-        "failed in column 'user_id' for 1 out of 2 values: [1180591620717411303424]. Check the "
-        "file's contents and the columns named in the config.",
+        "ground truth file {tmp}/t.jsonl: column 'user_id' holds integers beyond 64 bits (1 "
+        "of 2 values, e.g. 1180591620717411303424), which no id column holds. Write the ids "
+        'as text (JSON strings: "1180591620717411303424").',
         files={
             # the id in one file only: in both, which file failed first (and so the
             # message) depended on the threads' timing
@@ -1242,6 +1243,7 @@ def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
     assert result.stdout == ""
     assert result.stderr.replace(str(tmp_path), "{tmp}") == f"error: {case.message}\n"
+    assert_plain(result.stderr)
     if case.earlier:
         assert out.read_bytes() == EARLIER
     elif kept is not None:
