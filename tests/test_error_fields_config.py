@@ -61,7 +61,7 @@ def test_an_unknown_key_names_the_fix(tmp_path: Path) -> None:
     message, fields = _fields(config)
     fix = (
         "Did you mean 'min'? Valid keys here: max, max_drop, max_relative_drop, min, model, "
-        "no_significant_drop, segment."
+        "no_significant_drop, on_null, segment."
     )
     assert message == (
         f"{config}: the config is not valid:\n  gates.ndcg@2.mni: unknown key 'mni'. {fix}"
