@@ -21,7 +21,7 @@ from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import UnknownItemsConfig
-from receval_cli.engines.run_plan import ModelInputs, RunPlan, plan_run
+from receval_cli.engines.run_plan import ModelInputs, RunPlan, history_path, plan_run
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import BucketTask, FinishContext, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
@@ -34,7 +34,10 @@ from receval_cli.evaluation.item_exposure import exposure_depth
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.plan import max_depth, per_user_frame
 from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
+from receval_cli.evaluation.segment_split import Segment, SegmentKeys
+from receval_cli.history.store import read_store
 from receval_cli.inputs.readers import Input
+from receval_cli.inputs.segments import segments_input
 from receval_cli.metrics import lookup
 
 EXAMPLES = 3
@@ -51,7 +54,10 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
     plan = plan_run(loaded, None, baseline_report, allow_different_conventions=True)
     if plan.engine.spark and any(is_remote(path) for path in _input_paths(loaded)):
         return _spark_health(plan)
-    plan.segments()  # read, and the gates on segments checked, as the run does
+    keys = plan.segments()  # read, and the gates on segments checked, as the run does
+    store = history_path(loaded)
+    if store is not None:
+        read_store(store)  # every file of the store a run's, as the run reads them
     health: dict[str, Any] = {
         "config": str(loaded.path),
         "models": {},
@@ -69,7 +75,44 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
             health["optional"] = others
         several = name if len(plan.models) > 1 else None
         health["warnings"] += _warnings(several, model, config.unknown_items)
+    if keys is not None:
+        health["segments"] = _segments(loaded, *keys)
+        if config.segments is not None:
+            health["optional"]["segments"] = _segments_file(loaded, keys[0])
     return health
+
+
+def _segments(loaded: LoadedConfig, keys: SegmentKeys, segments: list[Segment]) -> dict[str, Any]:
+    """The segments the run reports (segment_by's attributes, from the segments file or
+    the ground truth), and how many users have a value of each attribute."""
+    attributes = keys.attributes
+    return {
+        "by": list(keys.by),
+        "from": "segments file" if loaded.config.segments is not None else "ground truth",
+        "segments": [s.name for s in segments],
+        "users_with_a_value": {a: attributes.height - attributes[a].null_count() for a in keys.by},
+    }
+
+
+def _segments_file(loaded: LoadedConfig, keys: SegmentKeys) -> dict[str, Any]:
+    """The segments file's block among the inputs: where, how mapped, its rows (one per
+    user), the nulls of its mapped columns and its user id type."""
+    given = loaded.config.segments
+    assert given is not None
+    path = loaded.resolve_path(given.path)
+    source = segments_input(given, path, list(keys.by))
+    user = given.columns.user
+    mapped = [user, *keys.by]
+    found = source.raw.select(pl.col(c).null_count() for c in dict.fromkeys(mapped)).collect()
+    attributes = keys.attributes
+    return {
+        **source.describe(),
+        "columns": {"user": user, **{a: a for a in keys.by}},
+        "rows": attributes.height,
+        "users": attributes.height,
+        "nulls": {k: int(v) for k, v in found.row(0, named=True).items()},
+        "id_types": {"user": str(source.raw.collect_schema()[user])},
+    }
 
 
 def _input_paths(loaded: LoadedConfig) -> list[str]:
