@@ -45,13 +45,15 @@ TINY_OVERLAP = 0.1  # users in both files, as a share of the ground truth's user
 RELEVANCE_VALUES = 20  # grades listed in the relevance distribution (the smallest)
 
 
-def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -> dict[str, Any]:
+def validate_config(
+    loaded: LoadedConfig, baseline_report: Path | None = None, allow_different: bool = False
+) -> dict[str, Any]:
     """The health summary of a config's inputs; raises what `run` raises on them: the
     run's plan (engines/run_plan.py: the engine's refusals, the gates, the baseline
-    report) and each model's inputs as the run reads them, without the metrics."""
+    report, under other conventions unless `allow_different`), the history store, and
+    each model's inputs as the run reads them, without the metrics."""
     config = loaded.config
-    # conventions of a --baseline-report are compared when the run is made (it may allow them)
-    plan = plan_run(loaded, None, baseline_report, allow_different_conventions=True)
+    plan = plan_run(loaded, None, baseline_report, allow_different)
     if plan.engine.spark and any(is_remote(path) for path in _input_paths(loaded)):
         return _spark_health(plan)
     keys = plan.segments()  # read, and the gates on segments checked, as the run does

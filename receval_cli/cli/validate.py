@@ -14,7 +14,7 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import ValidateFormat
-from receval_cli.cli.common import SetOption
+from receval_cli.cli.common import AllowDifferentConventions, SetOption
 from receval_cli.errors import RecEvalError
 
 
@@ -32,6 +32,7 @@ def validate_command(
         Path | None,
         typer.Option("--baseline-report", help="As for run: a saved JSON report to compare with."),
     ] = None,
+    allow_different_conventions: AllowDifferentConventions = False,
     no_color: console.NoColorOption = False,
     verbose: console.VerboseOption = False,
     settings: SetOption = None,
@@ -50,7 +51,7 @@ def validate_command(
         request = RunRequest(config, None, [], False, None, quiet=True)
         checked_outputs(request, loaded, baseline_report)
         with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
-            health = validate_config(loaded, baseline_report)
+            health = validate_config(loaded, baseline_report, allow_different_conventions)
     except RecEvalError as error:
         raise console.fail(error, error.exit_code) from None
     if format == ValidateFormat.json:
