@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from cli_helpers import (
+    PREDICTIONS_CSV,
+    TRUTH_CSV,
     assert_user_error,
     assert_validate_refuses,
     hand_case,
@@ -201,3 +203,25 @@ def test_validate_refuses_what_run_refuses(tmp_path: Path, name: str) -> None:
 def test_validate_refuses_what_run_refuses_in_the_matrix(tmp_path: Path, name: str) -> None:
     config, args = CASES[name](tmp_path)
     same_refusal(config, *args)
+
+
+def test_the_api_refuses_a_pairwise_metric_at_a_cutoff_of_1(tmp_path: Path) -> None:
+    """receval.evaluate reads its metrics as a config's: refused before any row is read,
+    naming the metric, the cutoff and the fix."""
+    from receval_cli import api
+    from receval_cli.errors import ConfigError
+
+    write(tmp_path / "catalog.csv", CATALOG_CSV)
+    predictions = write(tmp_path / "predictions.csv", PREDICTIONS_CSV)
+    truth = write(tmp_path / "truth.csv", TRUTH_CSV)
+    with pytest.raises(ConfigError) as caught:
+        api.evaluate(
+            predictions,
+            truth,
+            ["intra_list_diversity"],
+            cutoffs=[1, 5],
+            catalog=tmp_path / "catalog.csv",
+        )
+    message = str(caught.value)
+    assert "'intra_list_diversity@1': intra_list_diversity is undefined at a cutoff of 1" in message
+    assert "Use a cutoff of at least 2" in message
