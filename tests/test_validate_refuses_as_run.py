@@ -12,6 +12,7 @@ engines' refusals of the feature matrix (tests/test_feature_matrix.py).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,11 @@ CASES: dict[str, Case] = {
     "a file-order convention on Spark": _case(
         engine="spark", conventions={"tie_break": "input_order"}
     ),
+    "a TREC run on Spark": _with_files(
+        {"run.txt": "u1 Q0 a 1 0.9 x\nu2 Q0 d 1 0.9 x\n"},
+        predictions={"path": "run.txt", "format": "trec"},
+        engine="spark",
+    ),
     "list comparisons under tie_break expected": _case(
         predictions=TWO_MODELS,
         comparison={"lists": ["jaccard@2"]},
@@ -182,6 +188,9 @@ CASES: dict[str, Case] = {
         {"log.csv": "who,item\nu1,a\n"}, interactions={"path": "log.csv"}
     ),
 }
+
+if importlib.util.find_spec("pyspark") is None:  # else the run would start Spark
+    CASES["engine: spark without pyspark"] = _case(engine="spark")
 
 # a few cases whose refusal is the config's alone (no polars query fails): the quick suite
 QUICK = (

@@ -1,13 +1,17 @@
 """`receval validate CONFIG`: check a config and its inputs without computing a metric
 (analysis/validate_tables.py renders what it finds).
 
-It reads every input with `run`'s readers, aligns the ids and runs `run`'s checks (the
-same queries that ride along with the metrics, here collected alone), so it fails with
-`run`'s message wherever `run` would fail on the inputs. The metric expressions are
-built (that is where a metric that needs a missing input fails) but never collected.
-What passes is summed up: rows, users, items, nulls, duplicates, id types, list lengths,
-the relevance grades, the users in both files, and warnings for what `run` accepts but
-looks wrong.
+It is `run` without the evaluation: it plans the run with run's planner (the engine's
+refusals, the gates, the baseline report), reads the history store as the run reads it,
+makes a Spark run's checks before Spark starts, reads every input with `run`'s readers,
+aligns the ids and runs `run`'s checks (the same queries that ride along with the
+metrics, here collected alone), so it fails with `run`'s message wherever `run` would
+fail on the config or the inputs' shapes. The metric expressions are built (that is
+where a metric that needs a missing input fails) but never collected. What passes is
+summed up: rows, users, items, nulls, duplicates, id types, list lengths, the relevance
+grades, the segments, the users in both files, and warnings for what `run` accepts but
+looks wrong. (The outputs the config names are checked by cli/run_outputs.py, which
+`receval validate` calls first, as `run` does.)
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from receval_cli import console
+from receval_cli.analysis.validate_segments import segments_block, segments_file_block
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import UnknownItemsConfig
@@ -34,10 +39,8 @@ from receval_cli.evaluation.item_exposure import exposure_depth
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.plan import max_depth, per_user_frame
 from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
-from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.history.store import read_store
 from receval_cli.inputs.readers import Input
-from receval_cli.inputs.segments import segments_input
 from receval_cli.metrics import lookup
 
 EXAMPLES = 3
@@ -54,12 +57,17 @@ def validate_config(
     each model's inputs as the run reads them, without the metrics."""
     config = loaded.config
     plan = plan_run(loaded, None, baseline_report, allow_different)
-    if plan.engine.spark and any(is_remote(path) for path in _input_paths(loaded)):
-        return _spark_health(plan)
-    keys = plan.segments()  # read, and the gates on segments checked, as the run does
     store = history_path(loaded)
     if store is not None:
         read_store(store)  # every file of the store a run's, as the run reads them
+    if plan.engine.spark and any(is_remote(path) for path in _input_paths(loaded)):
+        return _spark_health(plan)
+    keys = plan.segments()  # read, and the gates on segments checked, as the run does
+    if plan.engine.spark:  # what the Spark run refuses before Spark starts
+        from receval_cli.engines.spark import preflight
+
+        for name in plan.models:
+            preflight(plan, name)
     health: dict[str, Any] = {
         "config": str(loaded.path),
         "models": {},
@@ -78,43 +86,10 @@ def validate_config(
         several = name if len(plan.models) > 1 else None
         health["warnings"] += _warnings(several, model, config.unknown_items)
     if keys is not None:
-        health["segments"] = _segments(loaded, *keys)
+        health["segments"] = segments_block(loaded, *keys)
         if config.segments is not None:
-            health["optional"]["segments"] = _segments_file(loaded, keys[0])
+            health["optional"]["segments"] = segments_file_block(loaded, keys[0])
     return health
-
-
-def _segments(loaded: LoadedConfig, keys: SegmentKeys, segments: list[Segment]) -> dict[str, Any]:
-    """The segments the run reports (segment_by's attributes, from the segments file or
-    the ground truth), and how many users have a value of each attribute."""
-    attributes = keys.attributes
-    return {
-        "by": list(keys.by),
-        "from": "segments file" if loaded.config.segments is not None else "ground truth",
-        "segments": [s.name for s in segments],
-        "users_with_a_value": {a: attributes.height - attributes[a].null_count() for a in keys.by},
-    }
-
-
-def _segments_file(loaded: LoadedConfig, keys: SegmentKeys) -> dict[str, Any]:
-    """The segments file's block among the inputs: where, how mapped, its rows (one per
-    user), the nulls of its mapped columns and its user id type."""
-    given = loaded.config.segments
-    assert given is not None
-    path = loaded.resolve_path(given.path)
-    source = segments_input(given, path, list(keys.by))
-    user = given.columns.user
-    mapped = [user, *keys.by]
-    found = source.raw.select(pl.col(c).null_count() for c in dict.fromkeys(mapped)).collect()
-    attributes = keys.attributes
-    return {
-        **source.describe(),
-        "columns": {"user": user, **{a: a for a in keys.by}},
-        "rows": attributes.height,
-        "users": attributes.height,
-        "nulls": {k: int(v) for k, v in found.row(0, named=True).items()},
-        "id_types": {"user": str(source.raw.collect_schema()[user])},
-    }
 
 
 def _input_paths(loaded: LoadedConfig) -> list[str]:
