@@ -6,8 +6,10 @@ stores) `validate` refuses too, with the same message.
 CASES is the matrix: one case per kind of refusal, each built on the hand case
 (tests/cli_helpers.py) with one fault. Each case is first run (it must exit 2: a case
 that `run` accepts is not a refusal, and fails here), then validated. The other lists of
-run's refusals check `validate` too: every `fails()` of tests/test_bad_input.py, and the
-engines' refusals of the feature matrix (tests/test_feature_matrix.py).
+run's refusals check `validate` too: every `fails()` of tests/test_bad_input.py and
+tests/test_beyond_errors.py, every row of the bad-input matrix
+(tests/robustness/test_matrix.py: its RUN_ONLY rows say why `validate` cannot refuse
+them), and the engines' refusals of the feature matrix (tests/test_feature_matrix.py).
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ from cli_helpers import (
     write,
 )
 
+from receval_cli.config.loading import load_config
+from receval_cli.errors import ConfigError
+from receval_cli.metrics.registry import REGISTRY
+
 Case = Callable[[Path], tuple[Path, list[str]]]
 
 CATALOG_CSV = "item,category\na,x\nb,x\nc,y\nd,y\ne,z\nf,z\n"
-LOG_CSV = "user,item\nu1,a\nu2,a\nu2,b\n"
 USERS_CSV = "user,country\nu1,DE\nu2,FR\n"
 TWO_MODELS = {"models": {"a": "predictions.csv", "b": "predictions.csv"}}
 
@@ -214,11 +219,26 @@ def test_validate_refuses_what_run_refuses_in_the_matrix(tmp_path: Path, name: s
     same_refusal(config, *args)
 
 
+@pytest.mark.parametrize("name", sorted(name for name, d in REGISTRY.items() if d.min_cutoff > 1))
+def test_every_metric_below_its_minimum_cutoff_is_refused_as_read(
+    tmp_path: Path, name: str
+) -> None:
+    """A metric of the registry undefined below a cutoff (a pairwise one at 1): refused
+    by the config's reading, so by run, validate and the API alike, with the reason."""
+    definition = REGISTRY[name]
+    spec = f"{name}@{definition.min_cutoff - 1}"
+    with pytest.raises(ConfigError) as caught:
+        load_config(hand_case(tmp_path, metrics=[spec]))
+    message = str(caught.value)
+    assert f"metrics[0]: '{spec}': {name} is undefined at a cutoff of" in message
+    assert definition.min_cutoff_reason in message
+    assert f"Use a cutoff of at least {definition.min_cutoff}" in message
+
+
 def test_the_api_refuses_a_pairwise_metric_at_a_cutoff_of_1(tmp_path: Path) -> None:
     """receval.evaluate reads its metrics as a config's: refused before any row is read,
     naming the metric, the cutoff and the fix."""
     from receval_cli import api
-    from receval_cli.errors import ConfigError
 
     write(tmp_path / "catalog.csv", CATALOG_CSV)
     predictions = write(tmp_path / "predictions.csv", PREDICTIONS_CSV)
