@@ -114,6 +114,14 @@ def assert_user_error(result: Result, *words: str) -> str:
     return assert_plain(stderr)
 
 
+def assert_validate_refuses(config: Path, message: str, *args: str | Path) -> None:
+    """`receval validate CONFIG` refuses what `run` refused with `message`: exit 2, the
+    same message (validate is run without the evaluation)."""
+    checked = invoke("validate", config, *args)
+    assert_user_error(checked)
+    assert checked.stderr == message, f"run said:\n{message}\nvalidate said:\n{checked.stderr}"
+
+
 def run_process(
     *args: str | Path, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:

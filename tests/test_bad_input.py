@@ -18,6 +18,7 @@ from cli_helpers import (
     PREDICTIONS_CSV,
     TRUTH_CSV,
     assert_user_error,
+    assert_validate_refuses,
     hand_case,
     invoke,
     run_json,
@@ -32,7 +33,9 @@ ONE_OF_TWO_AT_TOP = 1 / (1 + 1 / math.log2(3))  # NDCG@2 of [relevant] against 2
 
 
 def fails(config: Path, *words: str, folder: Path | None = None) -> str:
-    """Run CONFIG with --output over an earlier report; check the error and the report."""
+    """Run CONFIG with --output over an earlier report; check the error and the report;
+    then `receval validate CONFIG`: the same refusal, the same message (validate is run
+    without the evaluation: tests/test_validate_refuses_as_run.py)."""
     out = (folder or config.parent) / "out"
     out.mkdir(exist_ok=True)
     target = write(out / "report.json", EARLIER)
@@ -40,6 +43,7 @@ def fails(config: Path, *words: str, folder: Path | None = None) -> str:
     message = assert_user_error(result, *words)
     assert target.read_text(encoding="utf-8") == EARLIER
     assert sorted(p.name for p in out.iterdir()) == ["report.json"]  # no temporary file left
+    assert_validate_refuses(config, message)
     return message
 
 

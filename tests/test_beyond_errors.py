@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import assert_user_error, invoke, write, write_config
+from cli_helpers import assert_user_error, assert_validate_refuses, invoke, write, write_config
 
 PREDICTIONS = "user,item,score\n1,a,0.9\n1,b,0.8\n2,a,0.7\n2,c,0.6\n"
 TRUTH = "user,item\n1,a\n2,c\n"
@@ -27,9 +27,16 @@ def setup(folder: Path, metrics: list[str], **extra: Any) -> Path:
     return write_config(folder, config)
 
 
-def fails(config: Path, *words: str) -> None:
-    assert_user_error(invoke("run", config), *words)
+def fails(config: Path, *words: str, values: bool = False) -> None:
+    """run refuses CONFIG (no report written), and validate refuses it the same way;
+    `values`: a refusal of what the metrics computed on these inputs, which validate
+    does not compute (it accepts the config)."""
+    message = assert_user_error(invoke("run", config), *words)
     assert not (config.parent / "report.json").exists()
+    if values:
+        assert invoke("validate", config).exit_code == 0
+    else:
+        assert_validate_refuses(config, message)
 
 
 def catalog(folder: Path, text: str, **columns: str) -> dict[str, Any]:
@@ -98,7 +105,29 @@ def test_diversity_at_1_is_undefined(tmp_path: Path) -> None:
         ["intra_list_diversity@1"],
         catalog=catalog(tmp_path, "item,g\na,x\nb,y\nc,x\n", category="g"),
     )
-    fails(config, "intra_list_diversity@1 is undefined", "cutoff of at least 2")
+    fails(
+        config,
+        "metrics[0]: 'intra_list_diversity@1': intra_list_diversity is undefined at a cutoff "
+        "of 1 (it averages over the pairs of items in each top-k list, and 1 item has no pair)",
+        "Use a cutoff of at least 2",
+    )
+
+
+def test_diversity_of_lists_of_one_item(tmp_path: Path) -> None:
+    """At a cutoff of 2, lists of one item each: undefined for every user, a fact of the
+    inputs' values (run's refusal; validate does not compute the metric)."""
+    config = setup(
+        tmp_path,
+        ["intra_list_diversity@2"],
+        catalog=catalog(tmp_path, "item,g\na,x\nb,y\nc,x\n", category="g"),
+    )
+    write(tmp_path / "p.csv", "user,item,score\n1,a,0.9\n2,b,0.5\n")
+    fails(
+        config,
+        "intra_list_diversity@2 is undefined for every evaluated user: no list has 2 items",
+        "Check that the model's lists hold 2 items or more.",
+        values=True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -144,12 +173,17 @@ def test_baseline_without_a_layout_column(tmp_path: Path) -> None:
 def test_inter_list_diversity_of_one_user(tmp_path: Path) -> None:
     config = setup(tmp_path, ["inter_list_diversity@2"])
     write(tmp_path / "p.csv", "user,item,score\n1,a,0.9\n")
-    fails(config, "inter_list_diversity@2 compares pairs", "1 user(s) have a non-empty list")
+    fails(
+        config,
+        "inter_list_diversity@2 compares pairs",
+        "1 user(s) have a non-empty list",
+        values=True,
+    )
 
 
 def test_gini_with_no_recommended_item_in_the_catalog(tmp_path: Path) -> None:
     config = setup(tmp_path, ["gini@2"], catalog=catalog(tmp_path, "item\nx\ny\n"))
-    fails(config, "gini@2: no recommended item is in the catalog")
+    fails(config, "gini@2: no recommended item is in the catalog", values=True)
 
 
 def test_head_must_be_a_share(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ test; each feature is a config on fresh random data with the shapes real data ha
 negative grades, users on one side only, lists shorter than k and longer than 15).
 Each cell runs `receval run` and compares its JSON report and --per-user file with
 the in-memory run's, or expects exit 2 naming the engine's setting and the metric or
-convention it cannot run. No cell may exit 3.
+convention it cannot run (and `receval validate` refusing the same config with the same
+message). No cell may exit 3.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import invoke, write_config
+from cli_helpers import assert_user_error, assert_validate_refuses, invoke, write_config
 
 from receval_cli.config.presets import PRESETS
 from receval_cli.engines import choice
@@ -282,6 +283,9 @@ def check_cell(
         assert code == 2, f"{feature} on {engine_name}: exit {code}: {output}"
         assert setting in output, output
         assert refused in output, output
+        # validate refuses it too, with run's message (tests/test_validate_refuses_as_run.py)
+        config = folder / f"{feature.replace(' ', '_')}-{engine_name}.yaml"
+        assert_validate_refuses(config, assert_user_error(invoke("run", config, "-q")))
         return
     assert code == 0, f"{feature} on {engine_name}: exit {code}: {output}"
     assert report == expected[2], f"{feature} on {engine_name}: another report"

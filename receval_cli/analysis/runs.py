@@ -28,8 +28,8 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.metric_groups import conventions_block
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.engines.partitions import evaluate_partitioned
-from receval_cli.engines.run_plan import RunPlan, history_path, plan_run
-from receval_cli.errors import ConfigError, InputError
+from receval_cli.engines.run_plan import RunPlan, history_path, no_significance_test, plan_run
+from receval_cli.errors import InputError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import evaluate_aligned
 from receval_cli.evaluation.fingerprints import truth_identity
@@ -308,16 +308,7 @@ def _gates(
                     key=f"gates.{metric}",
                 )
             if gate.no_significant_drop and comparison.p_adjusted is None:
-                fix = "Use max_drop or max_relative_drop for it."
-                raise ConfigError(
-                    f"{loaded.path}: gates.{metric}: no_significant_drop needs per-user values "
-                    f"to test, and {metric} is one value over all users (a global, rating or "
-                    f"click metric). {fix}",
-                    key=f"gates.{metric}",
-                    path=loaded.path,
-                    found="no_significant_drop",
-                    fix=fix,
-                )
+                raise no_significance_test(loaded, metric)
             higher = lookup(spec_of(metric).name).higher_is_better
             results += check_relative(metric, gate, model, comparison.to_dict(), higher)
     return warned, results

@@ -1,13 +1,17 @@
 """`receval validate CONFIG`: check a config and its inputs without computing a metric
 (analysis/validate_tables.py renders what it finds).
 
-It reads every input with `run`'s readers, aligns the ids and runs `run`'s checks (the
-same queries that ride along with the metrics, here collected alone), so it fails with
-`run`'s message wherever `run` would fail on the inputs. The metric expressions are
-built (that is where a metric that needs a missing input fails) but never collected.
-What passes is summed up: rows, users, items, nulls, duplicates, id types, list lengths,
-the relevance grades, the users in both files, and warnings for what `run` accepts but
-looks wrong.
+It is `run` without the evaluation: it plans the run with run's planner (the engine's
+refusals, the gates, the baseline report), reads the history store as the run reads it,
+makes a Spark run's checks before Spark starts, reads every input with `run`'s readers,
+aligns the ids and runs `run`'s checks (the same queries that ride along with the
+metrics, here collected alone), so it fails with `run`'s message wherever `run` would
+fail on the config or the inputs' shapes. The metric expressions are built (that is
+where a metric that needs a missing input fails) but never collected. What passes is
+summed up: rows, users, items, nulls, duplicates, id types, list lengths, the relevance
+grades, the segments, the users in both files, and warnings for what `run` accepts but
+looks wrong. (The outputs the config names are checked by cli/run_outputs.py, which
+`receval validate` calls first, as `run` does.)
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from typing import Any
 import polars as pl
 
 from receval_cli import console
+from receval_cli.analysis.validate_segments import segments_block, segments_file_block
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import UnknownItemsConfig
-from receval_cli.engines.run_plan import ModelInputs, RunPlan, plan_run
+from receval_cli.engines.run_plan import ModelInputs, RunPlan, history_path, plan_run
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import BucketTask, FinishContext, bucket_partial, raise_checks
 from receval_cli.evaluation.clicks import checked_log
@@ -34,6 +39,7 @@ from receval_cli.evaluation.item_exposure import exposure_depth
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.plan import max_depth, per_user_frame
 from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
+from receval_cli.history.store import read_store
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import lookup
 
@@ -42,16 +48,26 @@ TINY_OVERLAP = 0.1  # users in both files, as a share of the ground truth's user
 RELEVANCE_VALUES = 20  # grades listed in the relevance distribution (the smallest)
 
 
-def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -> dict[str, Any]:
+def validate_config(
+    loaded: LoadedConfig, baseline_report: Path | None = None, allow_different: bool = False
+) -> dict[str, Any]:
     """The health summary of a config's inputs; raises what `run` raises on them: the
     run's plan (engines/run_plan.py: the engine's refusals, the gates, the baseline
-    report) and each model's inputs as the run reads them, without the metrics."""
+    report, under other conventions unless `allow_different`), the history store, and
+    each model's inputs as the run reads them, without the metrics."""
     config = loaded.config
-    # conventions of a --baseline-report are compared when the run is made (it may allow them)
-    plan = plan_run(loaded, None, baseline_report, allow_different_conventions=True)
+    plan = plan_run(loaded, None, baseline_report, allow_different)
+    store = history_path(loaded)
+    if store is not None:
+        read_store(store)  # every file of the store a run's, as the run reads them
     if plan.engine.spark and any(is_remote(path) for path in _input_paths(loaded)):
         return _spark_health(plan)
-    plan.segments()  # read, and the gates on segments checked, as the run does
+    keys = plan.segments()  # read, and the gates on segments checked, as the run does
+    if plan.engine.spark:  # what the Spark run refuses before Spark starts
+        from receval_cli.engines.spark import preflight
+
+        for name in plan.models:
+            preflight(plan, name)
     health: dict[str, Any] = {
         "config": str(loaded.path),
         "models": {},
@@ -69,6 +85,10 @@ def validate_config(loaded: LoadedConfig, baseline_report: Path | None = None) -
             health["optional"] = others
         several = name if len(plan.models) > 1 else None
         health["warnings"] += _warnings(several, model, config.unknown_items)
+    if keys is not None:
+        health["segments"] = segments_block(loaded, *keys)
+        if config.segments is not None:
+            health["optional"]["segments"] = segments_file_block(loaded, keys[0])
     return health
 
 

@@ -1,6 +1,7 @@
 """`receval validate`'s output: the health summary (analysis/validate.py computes it) as
 rich tables: the files, their numbers (rows, users, items, nulls, duplicates, id types,
-list lengths, grades), the users in both files, Spark's health, and the warnings.
+list lengths, grades), the segments, the users in both files, Spark's health, and the
+warnings.
 """
 
 from __future__ import annotations
@@ -167,6 +168,15 @@ def _compared(ids: dict[str, Any]) -> str:
     return f"{ids['compared_as']} ({' and '.join(types)})"
 
 
+def _segments_line(health: dict[str, Any]) -> list[RenderableType]:
+    """segment_by's segments, as the run reports them (none without segment_by)."""
+    found = health.get("segments")
+    if found is None:
+        return []
+    where = f"segment_by {', '.join(found['by'])}, from the {found['from']}"
+    return [shown(f"segments ({where}): {', '.join(found['segments'])}")]
+
+
 def render_health(health: dict[str, Any]) -> RenderableType:
     """The summary: the files, their numbers side by side, the overlap, the warnings."""
     if "engine" in health:
@@ -178,6 +188,7 @@ def render_health(health: dict[str, Any]) -> RenderableType:
         Text(""),
         _numbers_table(inputs),
         Text(f"relevance (ground truth): {_grades(health['ground_truth']['relevance'])}"),
+        *_segments_line(health),
         Text(""),
         _overlap_table(health),
         Text(""),

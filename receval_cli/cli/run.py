@@ -18,27 +18,14 @@ from receval_cli.cli.common import (
     fail,
     option_order,
 )
-from receval_cli.cli.output_pairs import Output, pair_outputs
-from receval_cli.errors import (
-    EXIT_GATE_FAILED,
-    RecEvalError,
-    UsageError,
-)
-from receval_cli.report.destinations import (
-    REPORT_EXTENSIONS,
-    TABLE_EXTENSIONS,
-    Destination,
-    check_append,
-    format_of,
-    guard,
-    is_stdout,
-)
+from receval_cli.cli.output_pairs import pair_outputs
+from receval_cli.cli.run_outputs import RunRequest, checked_outputs
+from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
+from receval_cli.report.destinations import Destination
 from receval_cli.streams import stdout_closed_at_start
 
 if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when a run starts
-    from receval_cli.config.loading import LoadedConfig
     from receval_cli.results.report import RunReport
-    from receval_cli.results.run_info import RunLabel
 
 
 def run(
@@ -164,7 +151,7 @@ def run(
         formats = [f.value for f in format or []]
         allowed = [f.value for f in Format]
         outputs, given = pair_outputs(option_order(ctx), formats, output or [], allowed)
-        request = _Request(config, given, outputs, append, per_user, quiet, history)
+        request = RunRequest(config, given, outputs, append, per_user, quiet, history)
         request = dataclasses.replace(
             request, settings=tuple(settings or ()), with_per_user=with_per_user
         )
@@ -206,24 +193,8 @@ def _spark_settings(master: str | None, pairs: list[str]) -> tuple[str | None, d
     return master, conf
 
 
-@dataclasses.dataclass(frozen=True)
-class _Request:
-    """What `run` was asked to write, and where."""
-
-    config: Path
-    format: str | None  # the one --format for the outputs without a format of their own
-    outputs: list[Output]
-    append: bool
-    per_user: Path | None
-    quiet: bool
-    history: Path | None = None  # --history
-    label: RunLabel | None = None  # --label and --tag
-    settings: tuple[str, ...] = ()  # --set
-    with_per_user: bool = False  # --with-per-user: the JSON report holds the per-user values
-
-
 def _run(
-    request: _Request,
+    request: RunRequest,
     preset: str | None,
     ci: bool,
     engine: Engine | None,
@@ -236,19 +207,11 @@ def _run(
     from receval_cli.analysis.runs import evaluate_config
     from receval_cli.config.loading import load_config
     from receval_cli.config.model import ConfidenceConfig
-    from receval_cli.engines.run_plan import history_path
-    from receval_cli.history.store import (
-        check_store,
-        history_rows,
-        prepare_store,
-        refuse_outputs_inside,
-        run_file,
-    )
+    from receval_cli.history.store import history_rows, prepare_store, run_file
     from receval_cli.inputs.change_watch import input_files, watching
-    from receval_cli.report.figures_library import require_figures
     from receval_cli.report.per_user_table import per_user_values
     from receval_cli.report.render import render
-    from receval_cli.report.writing import Content, check_destination, frame_writer, write_outputs
+    from receval_cli.report.writing import Content, frame_writer, write_outputs
 
     with console.stage("config"):
         loaded = load_config(request.config, preset, request.settings)
@@ -269,32 +232,8 @@ def _run(
             given_store = str(request.history.absolute())
             with_history = loaded.config.model_copy(update={"history": given_store})
             loaded = dataclasses.replace(loaded, config=with_history)
-        store = history_path(loaded)
-        if store is not None:
-            check_store(store, "--history" if request.history is not None else "history")
-        inputs = {request.config: "config file", **input_files(loaded)}
-        if baseline_report is not None:
-            inputs[baseline_report] = "--baseline-report file"
-        settings = loaded.config.output
-        paths = [o.path for o in request.outputs]
-        reports = paths or ([loaded.resolve_path(settings.path)] if settings.path else [])
-        named = [*reports, *([request.per_user] if request.per_user else [])]
-        guard(named, inputs)  # first: an input is never overwritten, whatever else is wrong
-        if store is not None:
-            report_option = "--output" if paths else "output.path"
-            refuse_outputs_inside(
-                store,
-                [(report_option, p) for p in reports if not is_stdout(p)]
-                + ([("--per-user", request.per_user)] if request.per_user else []),
-            )
-        destinations = _destinations(request, loaded)
-        for html in (d for d in destinations if d.format == "html"):
-            require_figures("the HTML report", html.name)
-        per_user = None
-        if request.per_user is not None:
-            check_destination(request.per_user)
-            fmt = format_of(request.per_user, None, TABLE_EXTENSIONS, option="--per-user")
-            per_user = Destination(request.per_user, fmt)
+        checked = checked_outputs(request, loaded, baseline_report)
+        store, destinations, per_user = checked.store, checked.destinations, checked.per_user
     confidence = None
     if ci:
         confidence = loaded.config.confidence or ConfidenceConfig()
@@ -342,7 +281,7 @@ def _run(
     return report, _table_shown(request, destinations)
 
 
-def _table_shown(request: _Request, destinations: list[Destination]) -> bool:
+def _table_shown(request: RunRequest, destinations: list[Destination]) -> bool:
     """The table goes to stdout (through the console) when stdout is a table destination,
     or beside files only; --quiet drops it, except when asked for with `-o -`."""
     on_stdout = [d for d in destinations if d.path is None]
@@ -351,41 +290,3 @@ def _table_shown(request: _Request, destinations: list[Destination]) -> bool:
     if on_stdout[0].format != "table":
         return False
     return bool(request.outputs) or not request.quiet
-
-
-def _destinations(request: _Request, loaded: LoadedConfig) -> list[Destination]:
-    """Each output and its format (see destinations.py): the --output files, else the
-    config's output.path, else standard output in --format or the config's format."""
-    from receval_cli.report.writing import check_destination
-
-    given = request.format
-    settings = loaded.config.output
-    default = given or settings.format
-    if not request.outputs:
-        check_append([], request.append, "the report")
-        if settings.path is None:
-            return [Destination(None, default)]
-        configured = settings.format if "format" in settings.model_fields_set else None
-        path = loaded.resolve_path(settings.path)
-        check_destination(path)
-        return [Destination(path, format_of(path, given or configured, REPORT_EXTENSIONS))]
-    found = []
-    for output in request.outputs:
-        path, named = output.path, output.format or given
-        if is_stdout(path):
-            found.append(Destination(None, named or default))
-        else:
-            check_destination(path)  # a folder, a missing folder: said before the format
-            strict = len(request.outputs) == 1 or output.paired
-            fmt = format_of(path, named, REPORT_EXTENSIONS, strict=strict)
-            found.append(Destination(path, fmt, request.append))
-    if sum(d.path is None for d in found) > 1:
-        fix = "name it once."
-        raise UsageError(
-            f"--output -: standard output is named more than once; {fix}",
-            key="--output",
-            found=[str(output.path) for output in request.outputs],
-            fix=fix,
-        )
-    check_append(found, request.append, "the report")
-    return found

@@ -1,4 +1,7 @@
-"""`receval validate`: the command's options, the check, the summary printed."""
+"""`receval validate`: the command's options, the check, the summary printed. The check
+is run's without the evaluation: the config read as run reads it, the outputs the config
+names checked as run checks them (cli/run_outputs.py), the run planned and the inputs
+read and checked (analysis/validate.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import ValidateFormat
-from receval_cli.cli.common import SetOption
+from receval_cli.cli.common import AllowDifferentConventions, SetOption
 from receval_cli.errors import RecEvalError
 
 
@@ -29,6 +32,7 @@ def validate_command(
         Path | None,
         typer.Option("--baseline-report", help="As for run: a saved JSON report to compare with."),
     ] = None,
+    allow_different_conventions: AllowDifferentConventions = False,
     no_color: console.NoColorOption = False,
     verbose: console.VerboseOption = False,
     settings: SetOption = None,
@@ -36,14 +40,18 @@ def validate_command(
     """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
     from receval_cli.analysis.validate import validate_config
     from receval_cli.analysis.validate_tables import render_health
+    from receval_cli.cli.run_outputs import RunRequest, checked_outputs
     from receval_cli.config.loading import load_config
     from receval_cli.inputs.change_watch import input_files, watching
 
     console.configure(no_color=no_color, verbose=verbose)
     try:
         loaded = load_config(config, preset, settings or ())
+        # the outputs the config names (output.path and format, history), as run checks them
+        request = RunRequest(config, None, [], False, None, quiet=True)
+        checked_outputs(request, loaded, baseline_report)
         with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2
-            health = validate_config(loaded, baseline_report)
+            health = validate_config(loaded, baseline_report, allow_different_conventions)
     except RecEvalError as error:
         raise console.fail(error, error.exit_code) from None
     if format == ValidateFormat.json:

@@ -1,5 +1,5 @@
 """The run planner: a loaded config resolved, once, into what a run needs.
-Over 400 lines: the one place a loaded config becomes a run (issue #33): its engine, its
+Over 400 lines: the one place a loaded config becomes a run: its engine, its
 refusals and the checks of gates, baseline report, history and segments against it.
 
 `plan_run` is the one place that turns a LoadedConfig into a run: the models and their
@@ -34,6 +34,8 @@ from receval_cli.inputs.id_alignment import align_ids
 from receval_cli.inputs.optional import Sources, check_sources, read_sources
 from receval_cli.inputs.readers import Input, read_ground_truth, read_predictions
 from receval_cli.inputs.segments import segments_input, user_attributes
+from receval_cli.metrics import lookup
+from receval_cli.metrics.dialects import spec_of
 from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS, require_item_groups
 from receval_cli.report.comparability import (
     conventions_differ,
@@ -225,6 +227,8 @@ def plan_run(
     if baseline_report is not None:
         saved = read_baseline_report(baseline_report, settings.baseline)
         warnings = comparable(loaded, saved, allow_different_conventions)
+    if comparing:
+        check_baseline_gates(loaded, saved)
     engine = _engine(loaded, models)
     if engine.partitioned:
         check_engine(loaded, engine)
@@ -405,6 +409,41 @@ def reject_baseline_gates(loaded: LoadedConfig, baseline: str) -> None:
             found=baseline,
             fix=fix,
         )
+
+
+def check_baseline_gates(loaded: LoadedConfig, saved: SavedBaseline | None) -> None:
+    """What a gate against the baseline needs and the config shows missing: a value of
+    the saved report's model for its metric, and for no_significant_drop, per-user values
+    to test (a global, rating or click metric has one value over all users)."""
+    for metric, gate in loaded.gates.items():
+        if not gate.relative:
+            continue
+        if saved is not None and metric not in saved.metrics:
+            fix = "Gate a metric the saved report holds, or save a report that holds it."
+            raise InputError(
+                f"gates.{metric}: the baseline report {saved.path} has no value for {metric} "
+                f"(its metrics: {', '.join(saved.metrics) or 'none'}). {fix}",
+                key=f"gates.{metric}",
+                path=saved.path,
+                found=list(saved.metrics)[:50],
+                fix=fix,
+            )
+        if gate.no_significant_drop and lookup(spec_of(metric).name).scope != "user":
+            raise no_significance_test(loaded, metric)
+
+
+def no_significance_test(loaded: LoadedConfig, metric: str) -> ConfigError:
+    """A no_significant_drop gate on a metric without per-user values to test."""
+    fix = "Use max_drop or max_relative_drop for it."
+    return ConfigError(
+        f"{loaded.path}: gates.{metric}: no_significant_drop needs per-user values "
+        f"to test, and {metric} is one value over all users (a global, rating or "
+        f"click metric). {fix}",
+        key=f"gates.{metric}",
+        path=loaded.path,
+        found="no_significant_drop",
+        fix=fix,
+    )
 
 
 def comparable(

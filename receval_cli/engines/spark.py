@@ -36,7 +36,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, SparkConfig
 from receval_cli.engines.partitions import describe_only
-from receval_cli.engines.run_plan import DEFAULT_SPARK_BUCKETS
+from receval_cli.engines.run_plan import DEFAULT_SPARK_BUCKETS, LocalInputs
 from receval_cli.engines.spark_diagnosis import UriInputs
 from receval_cli.engines.spark_inputs import (
     canonical_predictions,
@@ -99,20 +99,26 @@ _LOG4J = Path(__file__).with_name("spark_log4j2.properties")
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
-def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSession:
-    """The session to run on: the one given (a notebook's), else the active one
-    (spark-submit's, whose settings stay), else a new one with the config's master and
-    settings (`spark:`, --spark-master, --spark-conf)."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
+def require_pyspark() -> None:
+    """engine: spark without pyspark installed: refused (exit 2), naming the extra."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
         raise UsageError(
             "engine: spark needs pyspark: install the extra, pip install 'receval[spark]' "
             "(pyspark 4 and pyarrow; Spark also needs Java 17 or newer).",
             key="engine",
             found="spark",
-        ) from None
+        )
+
+
+def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSession:
+    """The session to run on: the one given (a notebook's), else the active one
+    (spark-submit's, whose settings stay), else a new one with the config's master and
+    settings (`spark:`, --spark-master, --spark-conf)."""
+    require_pyspark()
     from pyspark.logger import PySparkLogger
+    from pyspark.sql import SparkSession
 
     # a failed query's context is logged as JSON on stderr; receval reports the error
     for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
@@ -410,24 +416,31 @@ def evaluate_spark(
     return evaluate_planned(plan, model or next(iter(plan.models)), spark, per_user)
 
 
+def preflight(plan: RunPlan, name: str) -> LocalInputs:
+    """What a Spark run of model `name` refuses before Spark starts (`validate` calls it
+    too): the local inputs' schemas (their rows are Spark's), a format Spark does not
+    read as receval does, an input a metric needs (a table's or URI's contents: after),
+    and pyspark missing."""
+    loaded = plan.loaded
+    user_specs = tuple(s for s in loaded.specs if lookup(s.name).scope == "user")
+    locals_ = plan.local_inputs(name)
+    for source in locals_.checked.values():
+        if source is not None:
+            refuse_unreadable(source.format, source.path, source.role)
+    metric_exprs(user_specs, loaded.config.conventions, locals_.sources)
+    require_pyspark()
+    return locals_
+
+
 def evaluate_planned(
     plan: RunPlan, name: str, spark: SparkSession | None = None, per_user: bool = False
 ) -> Report:
     """Model `name` of a run plan (engines/run_plan.py: its refusals already made) on
     Spark, in the plan's number of buckets."""
-    loaded = plan.loaded
-    config = loaded.config
-    conventions = config.conventions
-    user_specs = tuple(s for s in loaded.specs if lookup(s.name).scope == "user")
-    # local inputs: their schemas checked before Spark starts (their rows are Spark's)
-    locals_ = plan.local_inputs(name)
+    config = plan.loaded.config
+    locals_ = preflight(plan, name)
     file, checked, local_sources = locals_.file, locals_.checked, locals_.sources
     segments_file = locals_.segments_file
-    for source in checked.values():
-        if source is not None:
-            refuse_unreadable(source.format, source.path, source.role)
-    # a missing input: an error before Spark starts (a table's or URI's contents: after)
-    metric_exprs(user_specs, conventions, local_sources)
     with console.stage("start Spark"):
         session = _spark_session(spark, config.spark)
     local = [s for s in (*checked.values(), *local_sources.given(), segments_file) if s is not None]

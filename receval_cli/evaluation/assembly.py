@@ -545,9 +545,9 @@ def _means(merged: Partial, specs: tuple[MetricSpec, ...]) -> dict[str, float]:
             )
         if total.counted == 0:
             why = lookup(spec.name).no_value  # else intra_list_diversity's reason
-            fix = lookup(spec.name).no_value_fix or (
-                "Check the cutoff against the inputs." if why else "Use a cutoff of at least 2."
-            )
+            fix = lookup(spec.name).no_value_fix or "Check the cutoff against the inputs."
+            if not why:  # intra_list_diversity (a cutoff below 2 is refused as read)
+                fix = "Check that the model's lists hold 2 items or more."
             why = why or "no list has 2 items in its top k to compare"
             raise InputError(
                 f"{name} is undefined for every evaluated user: {why}. {fix}",

@@ -323,6 +323,10 @@ def _only_feature(s: Stats) -> str:
     params=(FEATURE,),
     upper_bound=2.0,
     reads_relevance=False,
+    min_cutoff=(
+        2,
+        "it averages over the pairs of items in each top-k list, and 1 item has no pair",
+    ),
 )
 def intra_list_diversity(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """Needs a `catalog` with a feature, or (feature=cooccurrence) `interactions`.

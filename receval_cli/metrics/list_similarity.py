@@ -50,6 +50,12 @@ def list_measure(text: str) -> ListMeasure:
     k = None if match["k"] is None else int(match["k"])
     if k == 0:
         raise ValueError(f"'{text}': the cutoff must be a positive integer")
+    if k == 1 and match["name"] == "kendall_tau":
+        raise ValueError(
+            f"'{text}': kendall_tau is undefined at a cutoff of 1 (it compares the order of "
+            "pairs of items, and a top-1 list has no pair). Use a cutoff of at least 2 "
+            "(e.g. kendall_tau@10)"
+        )
     if match["p"] is not None and match["name"] != "rbo":
         raise ValueError(f"'{text}': only rbo takes p (its persistence)")
     p = 0.9 if match["p"] is None else float(match["p"])

@@ -283,6 +283,10 @@ class MetricDef:
     # what to do when no user has a value (else: check the cutoff against the inputs)
     no_value_fix: str | None = None
     needs_cutoff: bool = False  # name@k only: the whole list has no meaning for it
+    # the smallest cutoff at which the metric is defined, and why (a metric over the pairs
+    # of items in a list has no pair in a list of 1): name@k below it is refused as read
+    min_cutoff: int = 1
+    min_cutoff_reason: str = ""
     # False for a per-user metric that never reads relevance (diversity, novelty, ...): the
     # users_without_relevant rule does not apply to it, so it averages over every user
     # with a list whatever the ground truth holds (as the peer libraries' such measures)
@@ -424,13 +428,15 @@ def register(
     reads_relevance: bool = True,
     ties: str = "order",
     ratio: Ratio | None = None,
+    min_cutoff: tuple[int, str] = (1, ""),
 ) -> Callable[[Compute], Compute]:
     """Decorator: add the decorated compute function to the registry under `name`;
     `no_value`: when its value can be null, why (the warning's words), and `no_value_fix`
     what to do when no user has one (else: check the cutoff); `needs_cutoff`:
     name@k only; `reads_relevance`: False when the metric never reads relevance
     (users_without_relevant then does not apply to it); `ties`: what tie_break expected
-    computes of it (MetricDef.ties)."""
+    computes of it (MetricDef.ties); `min_cutoff`: the smallest cutoff at which it is
+    defined, and why (MetricDef.min_cutoff)."""
 
     def add(compute: Compute) -> Compute:
         _add(
@@ -453,6 +459,8 @@ def register(
                 reads_relevance=reads_relevance,
                 ties=ties,
                 ratio=ratio,
+                min_cutoff=min_cutoff[0],
+                min_cutoff_reason=min_cutoff[1],
             )
         )
         return compute
@@ -603,6 +611,13 @@ def resolve(spec: MetricSpec) -> MetricSpec:
         raise SpecError(
             f"'{spec}': {definition.name} needs a cutoff (its k is part of the definition); "
             f"write e.g. '{definition.name}@10'"
+        )
+    if spec.k is not None and spec.k < definition.min_cutoff:
+        raise SpecError(
+            f"'{spec}': {definition.name} is undefined at a cutoff of {spec.k} "
+            f"({definition.min_cutoff_reason}). Use a cutoff of at least "
+            f"{definition.min_cutoff} (e.g. {definition.name}@10); beside a shared cutoffs "
+            f"list, give it cutoffs of its own, e.g. {{name: {definition.name}, cutoffs: [5, 10]}}."
         )
     for name, value in spec.params:
         param = definition.param(name)

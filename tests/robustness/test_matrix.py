@@ -6,7 +6,10 @@ case's folder), nothing on stdout, no traceback, and no OUT.json (where the row 
 an earlier OUT.json is left byte for byte as it was). The rows of WORKS are inputs that
 look hostile but are valid (a BOM, quoted newlines, YAML anchors, unicode ids, +-inf
 scores, 100,000 predictions, a cutoff of a billion): each exits 0 with metric values
-computed in the test by hand or by the naive references of `helpers`.
+computed in the test by hand or by the naive references of `helpers`. Every row of BAD
+is also given to `receval validate CONFIG`, which must refuse it with the same message,
+but for the rows of RUN_ONLY (run's --output option, a metric's value): a new row that
+`run` refuses and `validate` does not fails here until validate checks it too.
 """
 
 from __future__ import annotations
@@ -1220,8 +1223,8 @@ def test_bad_input_on_spark(spark: Any, tmp_path: Path, case: Bad) -> None:
     check_bad(tmp_path, case, {"engine": "spark"})
 
 
-def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -> None:
-    """Run the row as `receval run CONFIG --output OUT` and check all the row promises."""
+def bad_case(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -> Path:
+    """The row's files, folders, links and pipes written; the config path given."""
     given = case.config
     if engine is not None:
         assert given is None or isinstance(given, dict), "an engine row needs a config dict"
@@ -1233,12 +1236,18 @@ def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -
         (tmp_path / name).symlink_to(target)
     for name in case.fifos:
         os.mkfifo(tmp_path / name)
+    return config.parent / case.run
+
+
+def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -> None:
+    """Run the row as `receval run CONFIG --output OUT` and check all the row promises."""
+    config = bad_case(tmp_path, case, engine)
     out = tmp_path / case.output
     if case.earlier:
         out.write_bytes(EARLIER)
     kept = out.read_bytes() if case.input_output else None
     before = sorted(p.name for p in tmp_path.iterdir())
-    result = invoke("run", config.parent / case.run, "--output", out)
+    result = invoke("run", config, "--output", out)
     assert_no_traceback(result)
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
     assert result.stdout == ""
@@ -1257,6 +1266,33 @@ def check_bad(tmp_path: Path, case: Bad, engine: dict[str, Any] | None = None) -
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary file left
     if case.never is not None:
         assert not (tmp_path / case.never).exists()
+
+
+# The rows `receval validate` does not refuse, each with what only `run` has: every other
+# row `validate` refuses with run's message (validate is run without the evaluation).
+OUTPUT_OPTION = "run's --output option (validate checks the config's output.path)"
+VALUES = "a metric's value computed from the rows (validate computes no metric)"
+RUN_ONLY: dict[str, str] = {
+    "output-is-a-folder": OUTPUT_OPTION,
+    "output-folder-missing": OUTPUT_OPTION,
+    "output-is-the-predictions": OUTPUT_OPTION,
+    "output-is-the-config": OUTPUT_OPTION,
+    "output-name-too-long": OUTPUT_OPTION,
+    "rmse-overflows": VALUES,
+    "exponential-gain-overflows": VALUES,
+}
+
+
+@pytest.mark.parametrize("case", [case.param() for case in BAD if case.id not in RUN_ONLY])
+def test_validate_refuses_every_bad_input(tmp_path: Path, case: Bad) -> None:
+    result = invoke("validate", bad_case(tmp_path, case))
+    assert_no_traceback(result)
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stderr.replace(str(tmp_path), "{tmp}") == f"error: {case.message}\n"
+
+
+def test_the_rows_only_run_refuses_are_rows() -> None:
+    assert set(RUN_ONLY) <= {case.id for case in BAD}
 
 
 # --- inputs that look hostile but are valid ----------------------------------------------
