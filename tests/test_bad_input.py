@@ -348,7 +348,7 @@ def test_gate_with_a_misspelled_bound(tmp_path: Path) -> None:
         "unknown key 'minimum'",
         "Did you mean 'min'?",
         "Valid keys here: max, max_drop, max_relative_drop, min, model, no_significant_drop, "
-        "segment.",
+        "on_null, segment.",
     )
 
 
