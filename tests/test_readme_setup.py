@@ -338,3 +338,20 @@ def test_the_quick_slow_and_spark_runs_leave_no_test_out() -> None:
             marks = {"slow": slow, "spark": spark}
             chosen = [run for run in runs if _selects(ast.parse(run, mode="eval").body, marks)]
             assert chosen, f"no run selects a test with slow={slow}, spark={spark}: {runs}"
+
+
+def test_no_file_holds_a_merge_conflict_marker() -> None:
+    """A merge left half-resolved shows in the README or a module as `<<<<<<<` lines."""
+    markers = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
+    folders = ("receval_cli", "receval", "tests", "docs", "configs", "benchmarks", ".ci")
+    paths = [ROOT / "README.md", ROOT / "pyproject.toml"]
+    paths += [p for folder in folders for p in (ROOT / folder).rglob("*") if p.is_file()]
+    found = []
+    for path in paths:
+        if path.suffix in {".py", ".md", ".yaml", ".yml", ".toml", ".c", ""} | {".txt"}:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+            found += [f"{path.relative_to(ROOT)}:{m.group(0)!r}" for m in markers.finditer(text)]
+    assert not found
