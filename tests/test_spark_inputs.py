@@ -339,6 +339,7 @@ def test_spark_options_reach_the_session(monkeypatch: pytest.MonkeyPatch, tmp_pa
         raise SystemExit(0)
 
     monkeypatch.setattr(engine, "_spark_session", stop)
+    monkeypatch.setattr(engine, "require_pyspark", lambda: None)  # where the extra is not
     PREDICTIONS.write_parquet(tmp_path / "p.parquet")
     TRUTH.write_csv(tmp_path / "t.csv")
     config = {

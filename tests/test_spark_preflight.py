@@ -28,7 +28,8 @@ REFUSED: list[str] = []  # the registry's metrics the matrix saw refused for a m
 
 @pytest.fixture
 def no_session(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Replace the Spark session's start by one that records it and exits REACHED."""
+    """Replace the Spark session's start by one that records it and exits REACHED, with
+    pyspark taken as installed (these tests run where the spark extra is not)."""
     from receval_cli.engines import spark as engine
 
     started: list[str] = []
@@ -38,6 +39,7 @@ def no_session(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         raise SystemExit(REACHED)
 
     monkeypatch.setattr(engine, "_spark_session", stub)
+    monkeypatch.setattr(engine, "require_pyspark", lambda: None)
     return started
 
 
