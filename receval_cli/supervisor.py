@@ -192,7 +192,6 @@ class _Worker:
         self.pid, self.adopting = pid, adopting
         self.status: int | None = None  # os.waitpid's, once the child has exited
         self.stopped = False  # a stop arrived, or the child exited as stopped
-        self.sent: list[float] = []  # when SIGTERM, then SIGKILL, went to its processes
         self.ended = 0.0  # when the child exited
 
     def stop(self, signum: int) -> None:
@@ -213,52 +212,50 @@ class _Worker:
         return self.status is not None
 
     def done_waiting(self) -> bool:
-        """After the child: end what it left when its time comes; True once all is done."""
-        now = time.monotonic()
-        if not self.sent and (self.stopped or now >= self.ended + self.LINGER):
-            self._signal(signal.SIGTERM)
-        elif len(self.sent) == 1 and now >= self.sent[0] + self.TERM_WAIT:
-            self._signal(signal.SIGKILL)
-        return len(self.sent) == 2 and now >= self.sent[1] + self.GONE_WAIT
-
-    def _signal(self, signum: int) -> list[int]:
-        self.sent.append(time.monotonic())
-        processes = self._processes()
-        for pid in processes:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signum)
-        return processes
+        """After the child: whether what it left has had its time to end by itself."""
+        return self.stopped or time.monotonic() >= self.ended + self.LINGER
 
     def end_processes(self) -> None:
-        """Once the output's pipe closed: end the child's processes still there (that did
-        not hold it), SIGTERM then SIGKILL, and reap them."""
+        """End the child's processes still there, SIGTERM then SIGKILL, and reap them."""
+        left = self._processes()
         for signum, wait in ((signal.SIGTERM, self.TERM_WAIT), (signal.SIGKILL, self.GONE_WAIT)):
-            deadline, left = time.monotonic() + wait, self._signal(signum)
+            for pid in left:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signum)
+            deadline = time.monotonic() + wait
             while left and time.monotonic() < deadline:
                 time.sleep(0.05)
                 left = self._processes()
 
     def _processes(self) -> list[int]:
-        """The living processes below this one (/proc), the adopted ones that ended reaped."""
+        """The living processes below this one, the adopted ones that ended reaped first."""
         if not self.adopting or self.status is None:  # not before the child is reaped
             return []
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        parents: dict[int, list[int]] = {}
-        for entry in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_bytes()
-            except OSError:
-                continue
-            state, parent = stat[stat.rindex(b")") + 2 :].split()[:2]
-            if state != b"Z":
-                parents.setdefault(int(parent), []).append(int(entry))
         found, below = [], [os.getpid()]
         while below:
-            below = [child for parent in below for child in parents.get(parent, [])]
+            below = [child for parent in below for child in _children(parent)]
             found += below
-        return [pid for pid in found if pid != self.pid]
+        return found
+
+
+def _children(pid: int) -> list[int]:
+    """Process `pid`'s living children: Linux's /proc/PID/task/TID/children, one list per
+    thread (none where the kernel does not list them)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                found += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+    living = []
+    for child in found:
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{child}/stat").read_bytes()
+            if stat[stat.rindex(b")") + 2 :][:1] != b"Z":  # a zombie has ended
+                living.append(int(child))
+    return living
 
 
 def _relay(native: int, stages: int, worker: _Worker) -> tuple[list[bytes], str | None]:
@@ -308,7 +305,7 @@ def _relay(native: int, stages: int, worker: _Worker) -> tuple[list[bytes], str 
                     _write([*blank, line])
                     blank = []
         if worker.exited() and open_pipes and worker.done_waiting():
-            break  # what holds the pipe is out of reach (not Linux)
+            break  # what still holds the pipe is ended next (end_processes)
     if exit_watch is not None:
         os.close(exit_watch)
     _write(blank)
