@@ -206,7 +206,8 @@ def _spark_settings(master: str | None, pairs: list[str]) -> tuple[str | None, d
             )
         instead = receval_spark_key(key, value)
         if instead is not None:
-            raise UsageError(f"--spark-conf {pair}: {instead}", key="--spark-conf", found=pair)
+            message = f"--spark-conf {pair}: {instead}"
+            raise UsageError(message, key="--spark-conf", found=pair, fix=instead)
         conf[key.strip()] = value
     return master, conf
 

@@ -389,7 +389,7 @@ def receval_spark_key(key: str, value: str) -> str | None:
     ignore it, and the run would go on without the setting; None for any other key."""
     if key.strip() != "spark.stall_timeout":
         return None
-    value = value.strip() or "300"
+    value = value.strip() or "SECONDS"
     return (
         f"spark.stall_timeout is receval's setting, not Spark's (Spark would ignore it): "
         f"write spark: {{stall_timeout: {value}}} in the config, or --set "
