@@ -20,6 +20,11 @@ to this process alone (`kill -INT PID`, `Popen.send_signal`). Other signals keep
 default action here. The child dies with this process, whatever ends it (a job runner's
 timeout sends SIGKILL, which cannot be passed on): on Linux the kernel sends it SIGKILL
 (PR_SET_PDEATHSIG); elsewhere a thread of the child sees the pipe from this process close.
+
+Nothing the child started outlives the command: on Linux this process adopts what the
+child leaves running (PR_SET_CHILD_SUBREAPER) and ends it (`_Worker`). Spark's JVM ends
+when its stdin closes, but not one stopped while it starts, which would run on and hold
+the pipe of native stderr. Elsewhere this process only stops waiting for that output.
 RECEVAL_UNSUPERVISED=1 runs the command in this process (for debuggers and profilers).
 """
 
@@ -31,6 +36,7 @@ import re
 import selectors
 import signal
 import sys
+import time
 from pathlib import Path
 
 from receval_cli import signals
@@ -45,6 +51,7 @@ _ABORT_LINES = re.compile(
     rb"pthread_create failed|failed to spawn thread"
 )
 
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36  # Linux's prctl options
 _STOPPED = {130, 143, 129}  # the codes of a stop by SIGINT, SIGTERM, SIGHUP (signals.py)
 
 _stage_channel: list[int] = []  # in the child: the pipe to tell the parent each stage
@@ -96,6 +103,7 @@ def fork() -> None:
     lifeline_read, lifeline_write = os.pipe()  # open here until this process ends
     kills_before = _oom_kills()
     watcher = os.getpid()
+    adopting = _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # the worker's orphans become ours
     # blocked across the fork: a stop arriving now waits for the handler that passes it on
     signal.pthread_sigmask(signal.SIG_BLOCK, signals.STOPPING)
     child = os.fork()
@@ -108,17 +116,19 @@ def fork() -> None:
         return
     for unused in (native_write, stage_write, lifeline_read):
         os.close(unused)
+    worker = _Worker(child, adopting)
     for forwarded in signals.STOPPING:
         if signal.getsignal(forwarded) != signal.SIG_IGN:  # nohup's SIGHUP stays ignored
-            signal.signal(forwarded, lambda signum, frame: _send(child, signum))
+            signal.signal(forwarded, lambda signum, frame: worker.stop(signum))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.STOPPING)
-    held, stage = _relay(native_read, stage_read)
-    _, status = os.waitpid(child, 0)
+    held, stage = _relay(native_read, stage_read, worker)
+    worker.end_processes()
     # the child is done: nothing left to pass a stop on to. Python's teardown puts the
     # default action back on handled signals, so a late Ctrl-C would kill this process
     # (-SIGINT, no line) after a complete run
     signals.ignore_from_now()
-    sys.exit(_conclude(status, held, stage, _oom_kills() > kills_before))
+    assert worker.status is not None
+    sys.exit(_conclude(worker.status, held, stage, _oom_kills() > kills_before))
 
 
 def _become_worker(native_write: int, stage_write: int) -> None:
@@ -143,7 +153,7 @@ def _die_with_parent(watcher: int, lifeline: int) -> None:
     it. Linux: the kernel's parent-death signal; the watcher may have died before it was
     set, hence the check of the parent after. Elsewhere: a thread that waits for the end of
     the pipe the watcher holds open (`lifeline`)."""
-    if not _parent_death_signal(signal.SIGKILL):
+    if not _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL):
         import threading
 
         threading.Thread(target=_kill_self_at_end_of, args=(lifeline,), daemon=True).start()
@@ -151,15 +161,15 @@ def _die_with_parent(watcher: int, lifeline: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _parent_death_signal(signum: int) -> bool:
-    """Linux's prctl(PR_SET_PDEATHSIG, signum); False where it is not available."""
+def _prctl(option: int, value: int) -> bool:
+    """Linux's prctl(option, value); False where it is not available or fails."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(1, signum, 0, 0, 0)) == 0  # 1: PR_SET_PDEATHSIG
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
 
@@ -171,25 +181,109 @@ def _kill_self_at_end_of(pipe: int) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _send(child: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(child, signum)
+class _Worker:
+    """The child, and the processes it started (see the module's docstring): once the child
+    has exited, they get LINGER seconds to end by themselves (none after a stop), then
+    SIGTERM (a JVM runs its shutdown hooks), then SIGKILL after TERM_WAIT."""
+
+    LINGER, TERM_WAIT, GONE_WAIT = 10.0, 3.0, 1.0  # seconds
+
+    def __init__(self, pid: int, adopting: bool) -> None:
+        self.pid, self.adopting = pid, adopting
+        self.status: int | None = None  # os.waitpid's, once the child has exited
+        self.stopped = False  # a stop arrived, or the child exited as stopped
+        self.ended = 0.0  # when the child exited
+
+    def stop(self, signum: int) -> None:
+        """Pass a stop on to the child (not once reaped: its number may be reused)."""
+        self.stopped = True
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+
+    def exited(self) -> bool:
+        """Whether the child has exited (reaped here, its status kept)."""
+        if self.status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status, self.ended = status, time.monotonic()
+                code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+                self.stopped = self.stopped or code in _STOPPED
+        return self.status is not None
+
+    def done_waiting(self) -> bool:
+        """After the child: whether what it left has had its time to end by itself."""
+        return self.stopped or time.monotonic() >= self.ended + self.LINGER
+
+    def end_processes(self) -> None:
+        """End the child's processes still there, SIGTERM then SIGKILL, and reap them."""
+        left = self._processes()
+        for signum, wait in ((signal.SIGTERM, self.TERM_WAIT), (signal.SIGKILL, self.GONE_WAIT)):
+            for pid in left:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signum)
+            deadline = time.monotonic() + wait
+            while left and time.monotonic() < deadline:
+                time.sleep(0.05)
+                left = self._processes()
+
+    def _processes(self) -> list[int]:
+        """The living processes below this one, the adopted ones that ended reaped first."""
+        if not self.adopting or self.status is None:  # not before the child is reaped
+            return []
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        found, below = [], [os.getpid()]
+        while below:
+            below = [child for parent in below for child in _children(parent)]
+            found += below
+        return found
 
 
-def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
-    """Pass the child's native stderr on, line by line, until both pipes close; hold the
-    lines an abort prints, and the blank lines just before it (a panic in polars' threads
-    starts with one). Returns the held lines and the last stage reported."""
+def _children(pid: int) -> list[int]:
+    """Process `pid`'s living children: Linux's /proc/PID/task/TID/children, one list per
+    thread (none where the kernel does not list them)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                found += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+    living = []
+    for child in found:
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{child}/stat").read_bytes()
+            if stat[stat.rindex(b")") + 2 :][:1] != b"Z":  # a zombie has ended
+                living.append(int(child))
+    return living
+
+
+def _relay(native: int, stages: int, worker: _Worker) -> tuple[list[bytes], str | None]:
+    """Pass the child's native stderr on, line by line, until both pipes close and the
+    child has exited (or what it left is ended: `_Worker`); hold the lines an abort prints,
+    and the blank lines just before it (a panic in polars' threads starts with one), and
+    every line after a stop (a JVM's complaint that its driver went away). Returns the
+    held lines and the last stage reported."""
     selector = selectors.DefaultSelector()
     selector.register(native, selectors.EVENT_READ, "native")
     selector.register(stages, selectors.EVENT_READ, "stage")
+    try:  # readable when the child exits (Linux 5.3+; else the child is looked at 10 times/s)
+        exit_watch: int | None = os.pidfd_open(worker.pid)
+    except (AttributeError, OSError):
+        exit_watch = None
+    if exit_watch is not None:
+        selector.register(exit_watch, selectors.EVENT_READ, "exit")
     pending = {"native": b"", "stage": b""}
     held: list[bytes] = []
     blank: list[bytes] = []  # blank native lines not passed on yet
     stage: str | None = None
     open_pipes = 2
-    while open_pipes:
-        for key, _ in selector.select():
+    while open_pipes or not worker.exited():
+        waiting = exit_watch is not None and worker.status is None
+        for key, _ in selector.select(None if waiting else 0.1):
+            if key.data == "exit":
+                selector.unregister(key.fd)
+                continue
             chunk = os.read(key.fd, 65536)
             if not chunk:
                 selector.unregister(key.fd)
@@ -202,7 +296,7 @@ def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
             for line in lines:
                 if key.data == "stage":
                     stage = line.decode("utf-8", "replace").strip() or stage
-                elif _ABORT_LINES.search(line) or held:
+                elif _ABORT_LINES.search(line) or held or worker.stopped:
                     held += [*blank, line]  # an abort's message: everything after it is too
                     blank = []
                 elif not line.strip():
@@ -210,6 +304,10 @@ def _relay(native: int, stages: int) -> tuple[list[bytes], str | None]:
                 else:
                     _write([*blank, line])
                     blank = []
+        if worker.exited() and open_pipes and worker.done_waiting():
+            break  # what still holds the pipe is ended next (end_processes)
+    if exit_watch is not None:
+        os.close(exit_watch)
     _write(blank)
     return held, stage
 
@@ -272,12 +370,8 @@ def _error(message: str) -> None:
 
 
 def _json_logs(argv: list[str]) -> bool:
-    for index, word in enumerate(argv):
-        if word == "--log-format=json" or (
-            word == "--log-format" and argv[index + 1 : index + 2] == ["json"]
-        ):
-            return True
-    return False
+    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    return any(a == "--log-format=json" or (a, b) == ("--log-format", "json") for a, b in pairs)
 
 
 def _oom_kills() -> int:

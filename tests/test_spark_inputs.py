@@ -367,6 +367,54 @@ def test_a_malformed_spark_conf_is_refused(tmp_path: Path) -> None:
     assert "KEY=VALUE" in result.stderr
 
 
+def test_receval_s_own_spark_setting_is_refused_among_spark_s(tmp_path: Path) -> None:
+    """spark.stall_timeout given as a Spark setting (--spark-conf, or the config's
+    spark.conf) would go to Spark, which ignores it: refused, naming the config's key."""
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {"predictions": {"path": "t.csv"}, "ground_truth": {"path": "t.csv"}}
+    path = write_config(tmp_path, {**config, "metrics": METRICS, "engine": "spark"})
+    result = invoke("run", path, "--spark-conf", "spark.stall_timeout=20")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --spark-conf spark.stall_timeout=20: ")
+    assert "spark: {stall_timeout: 20} in the config" in result.stderr
+    assert "--set spark.stall_timeout=20" in result.stderr
+    in_conf = {**config, "metrics": METRICS, "engine": "spark"}
+    in_conf["spark"] = {"conf": {"spark.stall_timeout": "20"}}
+    path = write_config(tmp_path, in_conf)
+    for command in ("run", "validate"):
+        result = invoke(command, path)
+        assert result.exit_code == 2, result.stderr
+        assert "spark.conf: spark.stall_timeout is receval's setting" in result.stderr
+        assert "spark: {stall_timeout: 20}" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_the_stall_timeout_set_for_one_run_reaches_the_watch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """--set spark.stall_timeout=20, the way the refusal above names, takes effect."""
+    from receval_cli.engines import spark as engine
+
+    seen: list[Any] = []
+
+    def stop(session: Any, stall_timeout: Any, own: bool) -> Any:
+        seen.append(stall_timeout)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(engine, "_spark_session", lambda spark, settings: None)
+    monkeypatch.setattr(engine, "watching", stop)
+    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
+    TRUTH.write_csv(tmp_path / "t.csv")
+    config = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+        "metrics": METRICS,
+        "engine": "spark",
+    }
+    invoke("run", write_config(tmp_path, config), "--set", "spark.stall_timeout=20")
+    assert seen == [20]
+
+
 # --- a folder of Parquet files, as Spark writes them (#17 item 1) -----------------------
 
 

@@ -12,17 +12,24 @@ watchdog is about. Each run is `receval run --engine spark --spark-master spark:
   stall, exit 2;
 - a worker started for the run and killed while its tasks run (a lost node) ends the run
   the same way, instead of a wait for a worker that never comes back.
+
+And on a local master, a stop at each moment of the session's start (the JVM launched by
+spark-submit's scripts, the gateway's handshake, the context's creation) and at its end
+ends the run with its one line and its code, and leaves no process of the run behind (a
+JVM stopped while it started once held the run open for 90 s and more, then ran on).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -284,3 +291,186 @@ def test_a_context_shut_down_under_spark_submit_is_a_stop(monkeypatch: pytest.Mo
     stop = stopped_from_outside(cancelled)
     assert stop is not None
     assert (stop.name, stop.exit_code) == ("SIGTERM", 143)
+
+
+# --- a stop while the session starts, on a local master --------------------------------
+
+
+@dataclass
+class LocalRun:
+    """`receval run` on local[1] in a session of its own, its processes marked by an
+    environment variable (which the JVM and its Python workers inherit), pyspark's
+    temporary folder and Spark's local folders in `temp` (TMPDIR; temp/local)."""
+
+    process: subprocess.Popen[str]
+    mark: str
+    temp: Path
+
+    def processes(self) -> dict[int, str]:
+        """The run's living processes (marked, or in its process group), by their
+        command lines."""
+        found = {}
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
+                fields = stat[stat.rindex(b")") + 2 :].split()
+                if fields[0] == b"Z":  # ended, not yet reaped
+                    continue
+                environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+            except (OSError, ValueError):
+                continue
+            if self.mark.encode() in environ or int(fields[2]) == self.process.pid:
+                found[int(entry)] = command.decode(errors="replace")
+        return found
+
+
+def _start_local(config: Path) -> LocalRun:
+    mark = f"RECEVAL_STOP_TEST={uuid.uuid4().hex}"
+    temp = config.parent / "temp"
+    (temp / "local").mkdir(parents=True)
+    env = {
+        **_spark_env(config.parent),
+        "PYTHONPATH": str(REPO),
+        "COLUMNS": "80",
+        "TMPDIR": str(temp),
+    }
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    env.pop("PYSPARK_PYTHON", None)
+    env[mark.split("=")[0]] = mark.split("=")[1]
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "receval_cli", "run", str(config), "--verbose"),
+            *("--spark-master", "local[1]", "-o", str(config.parent / "report.json")),
+            *("--spark-conf", "spark.ui.enabled=false"),
+            *("--spark-conf", f"spark.local.dir={temp / 'local'}"),
+        ],
+        cwd=config.parent,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    return LocalRun(process, mark, temp)
+
+
+def _until(run: LocalRun, seen: Callable[[], bool]) -> None:
+    """Look (every 10 ms) until `seen` says the moment has come; fail if the run ends first."""
+    while not seen():
+        if run.process.poll() is not None:
+            _, err = run.process.communicate()
+            raise AssertionError(
+                f"the run ended ({run.process.returncode}) before the moment: {err}"
+            )
+        time.sleep(0.01)
+
+
+def _running(run: LocalRun, text: str, java: bool = True) -> Callable[[], bool]:
+    """A process of the run whose command line holds `text` is running (`java`: a JVM)."""
+
+    def seen() -> bool:
+        commands = run.processes().values()
+        return any(
+            text in command and (not java or Path(command.split(" ")[0]).name == "java")
+            for command in commands
+        )
+
+    return seen
+
+
+def _gateway_read(run: LocalRun) -> Callable[[], bool]:
+    """pyspark has read the JVM's gateway port: the folder it made for the connection's
+    file (the only one in TMPDIR) came and went."""
+    came: set[str] = set()
+
+    def seen() -> bool:
+        now = set(os.listdir(run.temp))
+        gone = came - now
+        came.update(now)
+        return bool(gone)
+
+    return seen
+
+
+def _started(run: LocalRun) -> None:
+    _read_until(run.process, re.compile(r"INFO start Spark"))
+
+
+# the moments of a session's start, each as the test sees it come: the stage's line,
+# spark-submit's script, the java that builds the JVM's command, the JVM, pyspark's
+# reading of the gateway's port, and the context under way (its first folder in
+# spark.local.dir: Python waits for the JVM's answer)
+MOMENTS: dict[str, Callable[[LocalRun], None]] = {
+    "start Spark": _started,
+    "spark-submit": lambda run: _until(run, _running(run, "pyspark/bin/spark-", java=False)),
+    "launcher": lambda run: _until(run, _running(run, "launcher.Main")),
+    "JVM": lambda run: _until(run, _running(run, "deploy.SparkSubmit")),
+    "gateway": lambda run: _until(run, _gateway_read(run)),
+    "context": lambda run: _until(run, lambda: any((run.temp / "local").iterdir())),
+}
+
+
+@pytest.mark.parametrize("moment", list(MOMENTS))
+@pytest.mark.parametrize(
+    ("signum", "to"),
+    [(signal.SIGTERM, "process"), (signal.SIGINT, "group")],
+    ids=["SIGTERM-process", "SIGINT-group"],
+)
+def test_a_stop_while_the_session_starts_ends_everything(
+    spark_installed: None, tmp_path: Path, moment: str, signum: int, to: str
+) -> None:
+    """SIGTERM to the process (a job runner's stop) or SIGINT to its group (Ctrl-C) at a
+    moment of the session's start: the run ends (a generous wait, which fails only if it
+    hangs), exit 143 or 130, its one line, no output file, no process of it left (the JVM
+    and every child)."""
+    run = _start_local(_case(tmp_path, stall_timeout=None))
+    try:
+        MOMENTS[moment](run)
+        (os.killpg if to == "group" else os.kill)(run.process.pid, signum)
+        code, lines, _ = _finish(run.process, STOP_WITHIN)
+        left = run.processes()
+    finally:
+        _end(run)
+    name = signal.Signals(signum).name
+    assert (code, lines) == (128 + signum, [f"interrupted by {name}: {NOTHING_WRITTEN}"])
+    assert left == {}
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_a_stop_as_the_session_ends_ends_everything(spark_installed: None, tmp_path: Path) -> None:
+    """SIGTERM as the report is done (the session and its JVM still up): the run ends as
+    stopped (143, its one line, which names the output when it was written already) or,
+    when its command had finished, complete (0, no line, the output written); no process
+    of it is left."""
+    run = _start_local(_case(tmp_path, stall_timeout=None, users=50))
+    try:
+        _read_until(run.process, re.compile(r"INFO report: done"))
+        os.kill(run.process.pid, signal.SIGTERM)
+        code, lines, _ = _finish(run.process, STOP_WITHIN)
+        left = run.processes()
+    finally:
+        _end(run)
+    report = tmp_path / "report.json"
+    stopped = {
+        f"interrupted by SIGTERM: {NOTHING_WRITTEN}": False,
+        f"interrupted by SIGTERM: stopped after writing {report}.": True,
+    }
+    if code == 0:
+        assert (lines, report.exists()) == ([], True)
+    else:
+        assert code == 143, lines
+        assert len(lines) == 1, lines
+        assert report.exists() == stopped[lines[0]], lines
+    assert left == {}
+
+
+def _end(run: LocalRun) -> None:
+    """Whatever the verdict, nothing of the run is left running."""
+    for pid in run.processes():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    if run.process.poll() is None:
+        run.process.kill()
+        run.process.communicate()

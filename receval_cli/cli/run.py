@@ -178,6 +178,8 @@ def run(
 
 def _spark_settings(master: str | None, pairs: list[str]) -> tuple[str | None, dict[str, str]]:
     """--spark-master and the --spark-conf KEY=VALUE pairs, checked."""
+    from receval_cli.config.model import receval_spark_key
+
     conf: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -189,6 +191,10 @@ def _spark_settings(master: str | None, pairs: list[str]) -> tuple[str | None, d
                 found=pair,
                 fix=fix,
             )
+        instead = receval_spark_key(key, value)
+        if instead is not None:
+            message = f"--spark-conf {pair}: {instead}"
+            raise UsageError(message, key="--spark-conf", found=pair, fix=instead)
         conf[key.strip()] = value
     return master, conf
 

@@ -391,6 +391,20 @@ class FairnessConfig(_Strict):
     """The confidence level of the segments' gaps (Welch intervals)."""
 
 
+def receval_spark_key(key: str, value: str) -> str | None:
+    """What to write instead, when a Spark setting (`spark.conf`, --spark-conf) names
+    receval's own key of the `spark:` block (spark.stall_timeout): Spark would take it and
+    ignore it, and the run would go on without the setting; None for any other key."""
+    if key.strip() != "spark.stall_timeout":
+        return None
+    value = value.strip() or "SECONDS"
+    return (
+        f"spark.stall_timeout is receval's setting, not Spark's (Spark would ignore it): "
+        f"write spark: {{stall_timeout: {value}}} in the config, or --set "
+        f"spark.stall_timeout={value}."
+    )
+
+
 class SparkConfig(_Strict):
     """engine: spark: the session receval starts (an existing session, as in a notebook or
     under spark-submit, keeps its own settings)."""
@@ -410,6 +424,15 @@ class SparkConfig(_Strict):
         description="Seconds a run may wait with no task of it running or finishing (lost "
         "workers, no executors) before it stops with one line and exit 2; null: wait.",
     )
+
+    @field_validator("conf")
+    @classmethod
+    def _spark_settings_only(cls, conf: dict[str, str]) -> dict[str, str]:
+        for key, value in conf.items():
+            instead = receval_spark_key(key, value)
+            if instead is not None:
+                raise ValueError(instead)
+        return conf
 
 
 class ComparisonConfig(_Strict):

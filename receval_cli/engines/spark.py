@@ -61,7 +61,7 @@ from receval_cli.engines.spark_sources import (
     read_spark_sources,
     spark_item_popularity,
 )
-from receval_cli.engines.spark_watch import restore_sigint, watching
+from receval_cli.engines.spark_watch import python_logs_off, restore_sigint, watching
 from receval_cli.errors import UsageError
 from receval_cli.evaluation.assembly import (
     BucketTask,
@@ -132,7 +132,8 @@ def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSe
         builder = builder.config(key, value)
     _python_for_workers(settings)
     sigint = signal.getsignal(signal.SIGINT)
-    session = builder.getOrCreate()
+    with python_logs_off():  # a stop while the JVM starts: receval's one line says it
+        session = builder.getOrCreate()
     restore_sigint(sigint)  # pyspark's own handler replaced receval's
     return session
 

@@ -14,8 +14,10 @@ thread that polls Spark's status tracker about once a second:
   (CANCEL_WAIT), so a stopped run does not keep the cluster busy. When receval starts the
   session, pyspark installs a SIGINT handler of its own (it cancels every job of the
   context from inside the handler, which leaves py4j a broken connection to log four
-  tracebacks about); `restore_sigint` puts receval's back, and while jobs run, Python's
-  logging prints nothing on stderr: receval's own lines say what happened.
+  tracebacks about); `restore_sigint` puts receval's back, and while the session starts
+  and while jobs run, Python's logging prints nothing on stderr (`python_logs_off`):
+  receval's own lines say what happened. The JVM that a stop leaves (one stopped while it
+  starts) is ended by the watching process (supervisor.py).
 
 A notebook's session (`evaluate_spark(spark=...)`) is watched too, but its SIGINT handler
 and logging are left as they are; its job group is put back afterwards.
@@ -154,7 +156,8 @@ class Watch:
     def stall_error(self) -> UsageError:
         fix = (
             "Check the cluster (its workers, and the application's executors in the master's "
-            "web UI), then run again; spark.stall_timeout sets how long a run may wait."
+            "web UI), then run again; the config's spark: {stall_timeout: SECONDS} (or --set "
+            "spark.stall_timeout=SECONDS) sets how long a run may wait."
         )
         return UsageError(
             f"engine: spark stopped the run: {self.stalled}. {fix}",
@@ -193,27 +196,40 @@ def watching(session: SparkSession, stall_timeout: float | None, own: bool) -> I
     context = watch.context
     before = {key: context.getLocalProperty(key) for key in _GROUP_KEYS}
     context.setJobGroup(watch.group, "receval run", interruptOnCancel=True)
-    root = logging.getLogger()
-    silence = logging.NullHandler()
-    if own:  # py4j reports a broken connection by logging.exception on the root logger
-        root.addHandler(silence)
-        level, root.level = root.level, logging.CRITICAL + 1
     watch.thread.start()
     try:
-        yield watch
+        with python_logs_off(own):
+            yield watch
     except (KeyboardInterrupt, signals.Interrupted):
         watch.cancel()
         raise
     finally:
         watch.done.set()
-        if own:
-            root.removeHandler(silence)
-            root.level = level
         for key, value in before.items():  # the thread's job group as it was (a notebook's)
             try:
                 context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None: unset
             except Exception:  # the JVM already gone
                 break
+
+
+@contextmanager
+def python_logs_off(own: bool = True) -> Iterator[None]:
+    """Python's logging prints nothing on stderr in the block (`own`: receval started the
+    session; a notebook's logging is left as it is). py4j reports a connection that a stop
+    broke (a Ctrl-C while the JVM answers: while a job runs, or while the session starts)
+    by logging.exception on the root logger, a traceback: receval's own line says it."""
+    if not own:
+        yield
+        return
+    root = logging.getLogger()
+    silence = logging.NullHandler()
+    root.addHandler(silence)
+    level, root.level = root.level, logging.CRITICAL + 1
+    try:
+        yield
+    finally:
+        root.removeHandler(silence)
+        root.level = level
 
 
 def restore_sigint(previous: object) -> None:
