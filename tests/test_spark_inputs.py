@@ -403,6 +403,7 @@ def test_the_stall_timeout_set_for_one_run_reaches_the_watch(
 
     monkeypatch.setattr(engine, "_spark_session", lambda spark, settings: None)
     monkeypatch.setattr(engine, "watching", stop)
+    monkeypatch.setattr(engine, "require_pyspark", lambda: None)  # where the extra is not
     PREDICTIONS.write_parquet(tmp_path / "p.parquet")
     TRUTH.write_csv(tmp_path / "t.csv")
     config = {
