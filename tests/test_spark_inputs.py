@@ -328,6 +328,20 @@ def test_the_users_settings_win_over_the_defaults(monkeypatch: pytest.MonkeyPatc
     assert os.environ["PYSPARK_PYTHON"] == "./env/py"
 
 
+def _spark_case(tmp_path: Path, **config: Any) -> Path:
+    """A config of the hand case on `engine: spark` (its inputs written beside it)."""
+    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
+    TRUTH.write_csv(tmp_path / "t.csv")
+    whole = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
+        "metrics": METRICS,
+        "engine": "spark",
+        **config,
+    }
+    return write_config(tmp_path, whole)
+
+
 def test_spark_options_reach_the_session(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """--spark-master and --spark-conf override and extend the config's spark block."""
     from receval_cli.engines import spark as engine
@@ -340,16 +354,7 @@ def test_spark_options_reach_the_session(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
     monkeypatch.setattr(engine, "_spark_session", stop)
     monkeypatch.setattr(engine, "require_pyspark", lambda: None)  # where the extra is not
-    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
-    TRUTH.write_csv(tmp_path / "t.csv")
-    config = {
-        "predictions": {"path": "p.parquet"},
-        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
-        "metrics": METRICS,
-        "engine": "spark",
-        "spark": {"master": "local[2]", "conf": {"a": "1", "b": "2"}},
-    }
-    path = write_config(tmp_path, config)
+    path = _spark_case(tmp_path, spark={"master": "local[2]", "conf": {"a": "1", "b": "2"}})
     invoke(
         "run", path, "--spark-master", "local[4]", "--spark-conf", "b=3", "--spark-conf", "c=x=y"
     )
@@ -404,15 +409,7 @@ def test_the_stall_timeout_set_for_one_run_reaches_the_watch(
     monkeypatch.setattr(engine, "_spark_session", lambda spark, settings: None)
     monkeypatch.setattr(engine, "watching", stop)
     monkeypatch.setattr(engine, "require_pyspark", lambda: None)  # where the extra is not
-    PREDICTIONS.write_parquet(tmp_path / "p.parquet")
-    TRUTH.write_csv(tmp_path / "t.csv")
-    config = {
-        "predictions": {"path": "p.parquet"},
-        "ground_truth": {"path": "t.csv", "columns": {"relevance": "grade"}},
-        "metrics": METRICS,
-        "engine": "spark",
-    }
-    invoke("run", write_config(tmp_path, config), "--set", "spark.stall_timeout=20")
+    invoke("run", _spark_case(tmp_path), "--set", "spark.stall_timeout=20")
     assert seen == [20]
 
 
