@@ -17,6 +17,7 @@ Each is imported on first use, so `import receval` itself loads nothing.
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
+    "ArgumentTypeError",
     "ConfigError",
     "InputError",
     "RecEvalError",
@@ -33,7 +34,13 @@ __all__ = [
 
 if TYPE_CHECKING:
     from receval_cli.api import compare, evaluate, relstrings, run
-    from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError
+    from receval_cli.errors import (
+        ArgumentTypeError,
+        ConfigError,
+        InputError,
+        RecEvalError,
+        UsageError,
+    )
     from receval_cli.report.report_comparison import ReportComparison
     from receval_cli.results.report import Report, RunReport
     from receval_cli.version import __version__
@@ -47,6 +54,7 @@ _HOMES = {
     "Report": "receval_cli.results.report",
     "RunReport": "receval_cli.results.report",
     "RecEvalError": "receval_cli.errors",
+    "ArgumentTypeError": "receval_cli.errors",
     "ConfigError": "receval_cli.errors",
     "InputError": "receval_cli.errors",
     "UsageError": "receval_cli.errors",

@@ -199,7 +199,7 @@ def relstrings(
 
     with audience("api"):
         settings = {"preset": conventions} if isinstance(conventions, str) else conventions
-        chosen = _validated(Conventions, dict(settings or {}), "conventions")
+        chosen = _validated(Conventions, dict(settings or {}), "conventions", caller="relstrings")
         if chosen.tie_break == "expected":  # a relstring is one order's grades
             fix = "give the order to show: tie_break item_desc, item_text_desc (trec_eval's), ..."
             raise UsageError(
@@ -216,8 +216,8 @@ def relstrings(
         prediction_columns, truth_columns = guessed_columns(
             predictions, ground_truth, prediction_columns, truth_columns
         )
-        given = _input(predictions, "predictions", prediction_columns, list_separator)
-        truth = _input(ground_truth, "ground_truth", truth_columns, list_separator)
+        given = _input(predictions, "predictions", prediction_columns, list_separator, "relstrings")
+        truth = _input(ground_truth, "ground_truth", truth_columns, list_separator, "relstrings")
         return compute(given, truth, chosen, length)
 
 
@@ -328,23 +328,30 @@ def _entry(metric: str | Mapping[str, Any]) -> str | dict[str, Any]:
     return metric if isinstance(metric, str) else dict(metric)
 
 
-def _validated(model: type[M], data: dict[str, Any], *within: str) -> M:
-    """The model, or a ConfigError whose lines name the config keys (made arguments later)."""
+def _validated(model: type[M], data: dict[str, Any], *within: str, caller: str = "evaluate") -> M:
+    """The model, or a ConfigError whose lines name the config keys (made arguments later),
+    headed by the API function called."""
     try:
         return model.model_validate(data)
     except ValidationError as error:
         heading = "the arguments are not valid"
-        raise validation_config_error("evaluate()", error, within, heading, file=False) from None
+        raise validation_config_error(f"{caller}()", error, within, heading, file=False) from None
 
 
-def _input(data: Data, role: str, columns: Mapping[str, str] | None, separator: str) -> Input:
+def _input(
+    data: Data,
+    role: str,
+    columns: Mapping[str, str] | None,
+    separator: str,
+    caller: str = "evaluate",
+) -> Input:
     """A path read by the file reader, or a frame mapped with the same column mapping."""
     model, read, mapped = _READERS[role]
     frame = _as_lazy(data, role)
     path = str(data) if frame is None else f"<{role.replace('_', ' ')} frame>"
     settings = {"path": path, "columns": dict(columns or {}), "list_separator": separator}
     tag = ("<file>",) if model is PredictionsConfig else ()  # predictions: one file
-    config = _validated(model, settings, role, *tag)
+    config = _validated(model, settings, role, *tag, caller=caller)
     if frame is None:
         return read(config, Path(path).expanduser())
     return mapped(frame, config, Path(path), "frame")

@@ -14,7 +14,7 @@ import pytest
 
 import receval
 from receval_cli.config.arguments import ARGUMENTS
-from receval_cli.errors import ArgumentTypeError, UsageError
+from receval_cli.errors import ArgumentTypeError, ConfigError, UsageError
 
 PREDICTIONS = pl.DataFrame({"user": [1, 1], "item": [10, 11], "score": [0.9, 0.8]})
 TRUTH = pl.DataFrame({"user": [1], "item": [11]})
@@ -140,3 +140,17 @@ def test_compare_takes_one_metric_s_name(tmp_path: Path) -> None:
         (tmp_path / f"{name}.json").write_text(f'{{"metrics": {{"ndcg@2": {value}, "mrr": 1}}}}')
     compared = receval.compare(tmp_path / "a.json", tmp_path / "b.json", metrics="ndcg@2")
     assert list(compared.metrics) == ["ndcg@2"]
+
+
+def test_the_api_exports_the_argument_error() -> None:
+    assert receval.ArgumentTypeError is ArgumentTypeError
+    assert "ArgumentTypeError" in receval.__all__
+
+
+@pytest.mark.parametrize("function", ["evaluate", "relstrings"])
+def test_a_wrong_value_names_the_function_called(function: str, tmp_path: Path) -> None:
+    """relstrings' invalid conventions or columns were headed "evaluate(): ..."."""
+    for wrong in ({"conventions": {"tie_break": "nope"}}, {"prediction_columns": {"bogus": "x"}}):
+        with pytest.raises(ConfigError) as caught:
+            call(function, {**valid_arguments(function, tmp_path), **wrong})
+        assert str(caught.value).startswith(f"{function}(): the arguments are not valid:")

@@ -105,8 +105,9 @@ def require_pyspark() -> None:
 
     if importlib.util.find_spec("pyspark") is None:
         raise UsageError(
-            "engine: spark needs pyspark: install the extra, pip install 'receval[spark]' "
-            "(pyspark 4 and pyarrow; Spark also needs Java 17 or newer).",
+            "engine: spark needs pyspark: install receval's spark extra, `uv sync --extra "
+            "spark` (or `pip install '.[spark]'`) in receval's folder (pyspark 4 and pyarrow; "
+            "Spark also needs Java 17 or newer).",
             key="engine",
             found="spark",
         )
