@@ -785,3 +785,16 @@ def test_the_base_config_is_valid(tmp_path: Path) -> None:
     assert report["models"]["model"]["metrics"] == pytest.approx(
         {"precision@1": 0.5, "ndcg@2": NDCG_2}
     )
+
+
+@pytest.mark.parametrize(("first", "second"), [("mrr", "recip_rank"), ("map@2", "ap@2")])
+def test_two_gates_on_one_metric_are_refused(tmp_path: Path, first: str, second: str) -> None:
+    """Two spellings of one metric gated: the second gate replaced the first, unsaid."""
+    metrics = ["mrr", "map@2"]
+    gates = {first: {"min": 0.1}, second: {"min": 0.9}}
+    config = config_with(tmp_path, metrics=metrics, gates=gates)
+    fails(
+        config,
+        f"gates.{second} and gates.{first} gate the same metric, {first}.",
+        f"Keep one gate for {first} (its bounds in one mapping).",
+    )

@@ -350,6 +350,7 @@ def canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -
     # receval's metrics by what they are, keyed as written (recip_rank gated as mrr)
     written = {MetricSpec(s.name, s.k, s.params): str(s) for s in reversed(specs) if not s.tool}
     gates: dict[str, Gate] = {}
+    written_as: dict[str, str] = {}  # the report's key -> the gate's key in the config
     for metric, gate in config.gates.items():
         try:
             resolved = resolve(MetricSpec.parse(metric))
@@ -379,5 +380,15 @@ def canonical_gates(path: Path, config: Config, specs: tuple[MetricSpec, ...]) -
                 key=key,
                 found=gate.model,
             )
-        gates[canonical] = gate
+        if canonical in gates:  # mrr and recip_rank: one would replace the other unsaid
+            key, first = f"gates.{metric}", written_as[canonical]
+            fix = f"Keep one gate for {canonical} (its bounds in one mapping)."
+            raise ConfigError(
+                f"{path}: {key} and gates.{first} gate the same metric, {canonical}. {fix}",
+                path=path,
+                key=key,
+                found=metric,
+                fix=fix,
+            )
+        gates[canonical], written_as[canonical] = gate, metric
     return gates
