@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from receval_cli.config.arguments import check_arguments
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.metric_groups import conventions_block, metric_groups
-from receval_cli.config.metric_lists import metric_specs
+from receval_cli.config.metric_lists import fallback_notes, metric_specs, mixed_list_notes
 from receval_cli.config.model import (
     CatalogConfig,
     GroundTruthConfig,
@@ -167,6 +167,9 @@ def evaluate(
         block = conventions_block(groups[0].conventions, specs)
         report = dataclasses.replace(merged_report(parts, specs), conventions=block)
         report, _ = unknown_items.checked(report, UnknownItemsConfig())  # the warning; no gate
+        # whose definition ran for a name in a tool's case or in a mixed list, as a run says
+        notes = [*fallback_notes(entries), *mixed_list_notes(entries)]
+        report = dataclasses.replace(report, warnings=[*notes, *report.warnings])
         import receval_cli.report.html  # noqa: F401 (the Report's view in a notebook)
 
         return report

@@ -289,3 +289,19 @@ def test_a_hostile_ground_truth_frame_names_its_argument() -> None:
         )
     assert caught.value.fields["key"] == "ground_truth"
     assert caught.value.fields["path"] == "<ground truth frame>"
+
+
+@pytest.mark.parametrize("metrics", [["ndcg@2", "recip_rank", "P_2"], ["RBP(p=0.8)"]])
+def test_evaluate_says_whose_definition_ran_as_a_run_does(
+    tmp_path: Path, metrics: list[str]
+) -> None:
+    """A name both receval's and a tool's in a mixed list, or a tool's spelling the tool
+    refuses: the run warns whose definition ran; evaluate() said nothing."""
+    config = hand_case(tmp_path, metrics=metrics)
+    said = run_json(config)["warnings"]
+    report = receval_cli.evaluate(
+        tmp_path / "predictions.csv", tmp_path / "truth.csv", metrics=metrics
+    )
+    notes = [w for w in said if w.startswith("metrics: ")]
+    assert notes
+    assert [w for w in report.warnings if w.startswith("metrics: ")] == notes
