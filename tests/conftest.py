@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis_profile  # noqa: F401 (no deadline, no health check: loaded on import)
 import pytest
-from hypothesis import HealthCheck, settings
 from process_isolation import (  # noqa: F401 (pytest's hooks, found here by name)
     pytest_pyfunc_call,
     pytest_runtest_makereport,
@@ -72,16 +72,6 @@ def _the_checkout_stays_clean() -> Iterator[None]:
         f"this test (or a process it started) wrote into the checkout: {appeared}; write "
         "into tmp_path instead"
     )
-
-
-# --- no verdict depends on the clock ---------------------------------------------------
-# Hypothesis times each example (a deadline, 200 ms by default) and the generation of the
-# inputs (the too_slow health check): on a loaded machine either fails a test whose values
-# are right. Every property test runs under this profile, with no deadline and no health
-# check; a test's own @settings changes how many examples it draws, never these two
-# (tests/test_clock_free.py checks that no test sets them again).
-settings.register_profile("receval", deadline=None, suppress_health_check=list(HealthCheck))
-settings.load_profile("receval")
 
 
 # --- the quick tests stay quick -------------------------------------------------------

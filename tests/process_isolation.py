@@ -60,6 +60,7 @@ _STAY_HERE = {"monkeypatch", "capsys", "capfd", "caplog", "request", "spark", "r
 _PRELOAD = [
     "pytest",
     "hypothesis",
+    "hypothesis_profile",  # no deadline, no health check (conftest.py is not imported here)
     "numpy",
     "pyarrow.parquet",
     "polars",
@@ -149,6 +150,7 @@ def _call_in_child(
     os.dup2(descriptor, 2)
     try:
         module, name = where  # found by name: a wrapped test (hypothesis') does not pickle
+        importlib.import_module("hypothesis_profile")  # where the server could not preload it
         getattr(importlib.import_module(module), name)(**arguments)
     except BaseException as error:  # pytest.skip and pytest.fail too
         text = "".join(traceback.format_exception(error))

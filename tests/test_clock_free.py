@@ -3,7 +3,7 @@ the clock: a loaded machine makes every test slower, never wrong.
 
 Two ways a test reads the clock are ruled out here, by reading the tests' source:
 - hypothesis's deadline and its health checks (too_slow times the generation of the
-  inputs): the shared profile in tests/conftest.py turns them off, and no test turns them
+  inputs): the shared profile (tests/hypothesis_profile.py) turns them off, and no test turns them
   on again (a test's @settings replaces the profile's values for the names it gives);
 - `time.sleep`, `time.monotonic`, `time.time`, `time.perf_counter` called in a quick test
   or in a helper of a quick test module: a sleep used to wait for something, or a
@@ -106,7 +106,7 @@ def test_no_test_sets_hypothesis_timing_again(path: Path) -> None:
     found = timing_settings(path.read_text(encoding="utf-8"))
     assert not found, (
         f"{path.name} sets hypothesis's deadline or health checks: {found}; the profile in "
-        "tests/conftest.py turns them off for every test, leave them out"
+        "tests/hypothesis_profile.py turns them off for every test, leave them out"
     )
 
 
@@ -143,3 +143,11 @@ def test_the_scans_find_what_they_look_for() -> None:
         "line 3: hypothesis.settings(deadline=None)",
         "line 5: settings(suppress_health_check=[HealthCheck.too_slow])",
     ]
+
+
+@pytest.mark.own_process
+def test_a_test_in_a_process_of_its_own_runs_under_the_profile() -> None:
+    """The tests marked own_process run in a child of a fork server that never imports
+    conftest.py: the profile reaches them too (test_fuzz's ran with the 200 ms deadline)."""
+    assert settings.default.deadline is None
+    assert set(settings.default.suppress_health_check) == set(HealthCheck)
