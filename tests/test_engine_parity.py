@@ -595,6 +595,23 @@ def test_every_registered_metric_agrees_on_every_polars_engine(tmp_path: Path) -
     assert columns == ["model", "user", "status", *per_user, "band"]
 
 
+@pytest.mark.slow
+def test_every_registered_metric_agrees_in_ranges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The matrix in ranges of users (auto on predictions grouped by user, engines/ranges.py)
+    of 90 and 300 prediction rows: the in-memory files, bit for bit."""
+    groups = registry_data(tmp_path, seed=11)
+    for rows in (90, 300):
+        monkeypatch.setenv("RECEVAL_RANGE_ROWS", str(rows))
+        for group, config in groups.items():
+            for engine, settings in (("in_memory", ENGINES["in_memory"]), ("auto", {})):
+                label = engine if engine == "in_memory" else f"ranges {rows}"
+                assert check_engine(tmp_path, group, config, label, settings)[0]
+        report = json.loads((tmp_path / f"graded_ranges_{rows}.json").read_text())
+        assert report["models"]["model"]["inputs"]["engine"]["ranges"] >= 2
+
+
 def test_every_registered_metric_agrees_on_spark(spark: Any, tmp_path: Path) -> None:
     """The matrix on Spark with 5 and 16 buckets: the metrics it runs give the in-memory
     files bit for bit; the others (catalog size, co-occurrence, clicks) are refused. (A

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from cli_helpers import write_config
 from test_engine_parity import (
     GRADES,
     comparable,
@@ -36,9 +35,7 @@ from test_engine_parity import (
 
 from receval_cli.api import _input
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import load_config
 from receval_cli.config.presets import PRESETS
-from receval_cli.engines.run_plan import streams_in_batches
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.evaluation import kernel_core, unknown_items
 from receval_cli.evaluation.assembly import BucketTask, bucket_partial
@@ -417,39 +414,6 @@ def test_predictions_not_grouped_by_user_are_read_whole(monkeypatch: pytest.Monk
     compiled, reference, runs = both(monkeypatch, frames, CLASSIC, conventions)
     assert runs == 1  # the batches found the order broken; the whole file was read
     assert_same(compiled, reference)
-
-
-@pytest.mark.parametrize(
-    ("change", "streams"),
-    [
-        ({}, True),
-        ({"metrics": ["ndcg@10", "gini@10"]}, False),  # a global metric: the polars core
-        ({"conventions": {"duplicates": "first"}}, False),
-        ({"truth": "csv"}, False),  # a text file's id types are known once read
-        ({"text ids": True}, False),
-    ],
-    ids=["parquet integer ids", "global metric", "duplicates first", "csv truth", "text ids"],
-)
-def test_auto_needs_no_partitions_where_the_compiled_core_streams(
-    tmp_path: Path, change: dict[str, Any], streams: bool
-) -> None:
-    """`engine: auto` plans partitions to bound memory; where the compiled core will read
-    the predictions in batches, one pass is already bounded (run_plan.streams_in_batches)."""
-    predictions, truth = data(seed=17, shuffled=False, text_ids=bool(change.get("text ids")))
-    predictions.write_parquet(tmp_path / "predictions.parquet")
-    truth_file = "truth.csv" if change.get("truth") == "csv" else "truth.parquet"
-    if truth_file.endswith(".csv"):
-        truth.write_csv(tmp_path / truth_file)
-    else:
-        truth.write_parquet(tmp_path / truth_file)
-    config = {
-        "predictions": {"path": "predictions.parquet"},
-        "ground_truth": {"path": truth_file, "columns": {"relevance": "relevance"}},
-        "metrics": change.get("metrics", CLASSIC),
-        "conventions": change.get("conventions", {}),
-    }
-    loaded = load_config(write_config(tmp_path, config))
-    assert streams_in_batches(loaded, loaded.config.model_files()) is streams
 
 
 def test_the_metrics_the_docs_name_are_the_compiled_cores() -> None:

@@ -140,6 +140,11 @@ def _evaluate_pass(
         from receval_cli.engines.spark import evaluate_planned
 
         report = evaluate_planned(plan, name, per_user=keep_rows)
+    elif engine.ranges:
+        ranged = _in_ranges(plan, name, keep_rows, keys)
+        if ranged is None:
+            return _evaluate_pass(plan.with_engine(engine.partitions), name, keep_rows, keys)
+        report = ranged
     elif engine.partitioned:
         found = plan.inputs(name)
         report = evaluate_partitioned(plan.loaded, found, engine.partitions, keys, keep_rows)
@@ -157,6 +162,22 @@ def _evaluate_pass(
             segments=keys,
         )
     return values_from_rows(report, plan.loaded.specs) if keep_rows else report
+
+
+def _in_ranges(
+    plan: RunPlan, name: str, keep_rows: bool, keys: tuple[SegmentKeys, list[Segment]] | None
+) -> Report | None:
+    """Model `name` in ranges of users (engines/ranges.py), or None where its predictions
+    do not come grouped by user (the plan's hash partitions or one pass then run it)."""
+    from receval_cli.engines.ranges import Unordered, evaluate_in_ranges
+
+    try:
+        return evaluate_in_ranges(
+            plan.loaded, plan.inputs(name), keys, keep_rows, plan.engine.ranges
+        )
+    except Unordered:
+        console.log("the predictions are not grouped by user in ascending order: not in ranges")
+        return None
 
 
 def values_from_rows(report: Report, specs: tuple[MetricSpec, ...]) -> Report:

@@ -13,6 +13,7 @@ own path (engines/spark.py).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,30 @@ def auto_partitions(predictions: Iterable[Path], others: Iterable[Path] = ()) ->
         return by_size
     rows = max(rows_on_disk([p]) for p in paths) + rows_on_disk(others)  # models one by one
     return max(by_size, _partitions_that_fit(rows))
+
+
+RANGES_FROM = 20_000_000  # prediction rows: auto reads them in ranges of users from here
+RANGE_ROWS = (2_000_000, 16_000_000)  # the fewest and most prediction rows a range holds
+PER_RANGE_ROW = 100  # bytes at the peak per prediction row of a range
+
+
+def range_rows(predictions: Iterable[Path], others: Iterable[Path] = ()) -> int:
+    """The prediction rows of a range of users (engines/ranges.py) for `auto`, 0 for one
+    pass: ranges from RANGES_FROM rows, or where one pass would not fit in the memory
+    planned (see _partitions_that_fit); each range as large as that memory holds."""
+    given = os.environ.get("RECEVAL_RANGE_ROWS", "").strip()
+    if given.isdigit() and int(given) > 0:  # ranges of this many rows, whatever the size
+        return int(given)
+    paths = [p for p in predictions if p.exists()]
+    if not paths:
+        return 0
+    rows = max(rows_on_disk([p]) for p in paths)
+    if rows < RANGES_FROM and _partitions_that_fit(rows + rows_on_disk(others)) == 1:
+        return 0
+    available = available_bytes()
+    planned = PEAK_GOAL if available is None else min(int(SHARE * available), PEAK_GOAL)
+    fitting = max(planned - FIXED, 0) // PER_RANGE_ROW
+    return int(min(max(fitting, RANGE_ROWS[0]), RANGE_ROWS[1]))
 
 
 def _partitions_that_fit(rows: int) -> int:

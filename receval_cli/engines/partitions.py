@@ -11,8 +11,9 @@ Parquet file, and the table is written sorted by user, as a single pass writes i
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -28,7 +29,7 @@ from receval_cli.evaluation.assembly import (
     bucket_partial,
     finish,
 )
-from receval_cli.evaluation.partial import merge
+from receval_cli.evaluation.partial import Partial, compact, merge
 from receval_cli.evaluation.plan import catalog_size_metrics, metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import Sources
@@ -149,20 +150,47 @@ def evaluate_partitioned(
     """One model (`found`: its inputs as the run planner read them) over `partitions`
     hash buckets of the users, one after the other; `keys`: the users' segment values
     and the segments; `per_user` keeps the per-user rows (in temporary files)."""
+    predictions, truth, _, engine = found.parts()
+
+    def buckets() -> Iterator[Bucket]:
+        for bucket in range(partitions):
+            mine = (pl.col("user").hash(seed=0) % partitions) == bucket
+            mine_p = dataclasses.replace(predictions, frame=predictions.frame.filter(mine))
+            mine_t = dataclasses.replace(truth, frame=truth.frame.filter(mine))
+            yield f"partition {bucket + 1}/{partitions}", mine_p, mine_t
+
+    block = {"name": str(engine), "partitions": partitions}
+    return evaluate_buckets(loaded, found, buckets(), keys, per_user, block, engine)
+
+
+Bucket = tuple[str, Input, Input]  # the stage's name, the bucket's predictions and truth
+
+
+def evaluate_buckets(
+    loaded: LoadedConfig,
+    found: ModelInputs,
+    buckets: Iterable[Bucket],
+    keys: tuple[SegmentKeys, list[Segment]] | None,
+    per_user: bool,
+    block: dict[str, Any],
+    engine: Any,
+) -> Report:
+    """The Report of `found` from its users' buckets (hash partitions, or the ranges of
+    engines/ranges.py), each evaluated by polars' `engine` into a Partial and added to
+    those before it (their tables made compact now and then, so the memory held from
+    bucket to bucket stays that of one merged table of each kind); `block`: the report's
+    inputs.engine."""
     conventions = loaded.config.conventions
-    predictions, truth, sources, engine = found.parts()
+    predictions, truth, sources, _ = found.parts()
     spool = PerUserSpool() if per_user else None
     check = loaded.config.unknown_items.check
-    partials = []
-    for bucket in range(partitions):
-        mine = (pl.col("user").hash(seed=0) % partitions) == bucket
-        mine_p = dataclasses.replace(predictions, frame=predictions.frame.filter(mine))
-        mine_t = dataclasses.replace(truth, frame=truth.frame.filter(mine))
-        with console.stage(f"partition {bucket + 1}/{partitions}: read, rank, join, metrics"):
+    running = Running(loaded.specs, conventions)
+    for number, (name, mine_p, mine_t) in enumerate(buckets):
+        with console.stage(f"{name}: read, rank, join, metrics"):
             task = BucketTask(
                 engine,
                 check,
-                count_rows="raw" if bucket == 0 else "none",  # the raw scans: whole files
+                count_rows="raw" if number == 0 else "none",  # the raw scans: whole files
                 keep="rows" if spool is not None else "none",
                 segments=None if keys is None else keys[0],
             )
@@ -170,7 +198,7 @@ def evaluate_partitioned(
         if spool is not None and partial.per_user is not None:
             spool.add(partial.per_user)
             partial.per_user = None
-        partials.append(partial)
+        running.add(partial)
     run = FinishContext(
         predictions,
         truth,
@@ -178,13 +206,36 @@ def evaluate_partitioned(
         conventions,
         sources,
         unknown_items.reference_of(truth, sources) if check else None,
-        engine={"name": str(engine), "partitions": partitions},
+        engine=block,
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
     )
     if keys is not None:
         run.segment_keys, run.segments = keys
-    return finish(merge(partials), run)
+    return finish(running.merged(), run)
+
+
+class Running:
+    """The buckets' Partials added up as they come. Their tables (the recommended items,
+    the exposure, the global states: one entry per bucket) are made compact after the
+    1st, 2nd, 4th, 8th, ... bucket: the memory held stays about that of one table of each
+    kind, for a cost of a few compactions in all."""
+
+    def __init__(self, specs: tuple[MetricSpec, ...], conventions: Conventions) -> None:
+        self.specs, self.conventions = specs, conventions
+        self.total: Partial | None = None
+        self.count = 0
+
+    def add(self, partial: Partial) -> None:
+        self.total = partial if self.total is None else merge([self.total, partial])
+        self.count += 1
+        if self.count > 1 and self.count & (self.count - 1) == 0:  # a power of two
+            self.total = compact(self.total, self.specs, self.conventions)
+
+    def merged(self) -> Partial:
+        if self.total is None:
+            raise ValueError("no bucket was evaluated")
+        return self.total
 
 
 def describe_only(role: str, path: str, layout: str, columns: dict[str, str]) -> Input:

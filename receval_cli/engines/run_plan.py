@@ -15,18 +15,16 @@ Everything a plan refuses is refused before any row is read.
 
 from __future__ import annotations
 
-import resource
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
-from receval_cli.engines.choice import auto_partitions, polars_engine
-from receval_cli.errors import ConfigError, InputError, RecEvalError, UsageError, did_you_mean
+from receval_cli.engines.choice import auto_partitions, polars_engine, range_rows
+from receval_cli.errors import ConfigError, InputError, UsageError, did_you_mean
 from receval_cli.evaluation.fingerprints import truth_identity
 from receval_cli.evaluation.global_metrics import require_named
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys, segments_of
@@ -55,6 +53,10 @@ class EngineChoice:
 
     name: str
     partitions: int
+    # auto: prediction rows per range of users (engines/ranges.py) when the predictions
+    # come grouped by user, else (0) none; `partitions` then says how many hash buckets
+    # (1: one pass) evaluate predictions that do not come so grouped
+    ranges: int = 0
 
     @property
     def spark(self) -> bool:
@@ -131,6 +133,10 @@ class RunPlan:
         if not self.comparing or self.saved is not None:
             return None
         return self.comparison.baseline or next(iter(self.models))
+
+    def with_engine(self, partitions: int) -> RunPlan:
+        """This plan with its engine's hash partitions in place of ranges (1: one pass)."""
+        return dataclasses.replace(self, engine=EngineChoice(self.engine.name, partitions))
 
     def inputs(self, name: str) -> ModelInputs:
         """Model `name`'s inputs: every local input of the config read (schemas checked,
@@ -307,60 +313,16 @@ def _engine(loaded: LoadedConfig, models: dict[str, PredictionsConfig]) -> Engin
     if config.engine != "auto" or config.partitions > 1:
         return EngineChoice(config.engine, config.partitions)
     paths = [loaded.resolve_path(f.path) for f in models.values()]
-    wanted = auto_partitions(paths, [loaded.resolve_path(config.ground_truth.path)])
-    choice = EngineChoice("auto", wanted)
-    if wanted == 1 or streams_in_batches(loaded, models):
+    truth = [loaded.resolve_path(config.ground_truth.path)]
+    wanted = auto_partitions(paths, truth)
+    rows = range_rows(paths, truth)
+    if wanted == 1 and rows == 0:
         return EngineChoice("auto", 1)
     try:
-        check_engine(loaded, choice)
+        check_engine(loaded, EngineChoice("auto", max(wanted, 2)))
     except UsageError:
         return EngineChoice("auto", 1)
-    return choice
-
-
-def streams_in_batches(loaded: LoadedConfig, models: dict[str, PredictionsConfig]) -> bool:
-    """Whether the compiled core will read every model's predictions in batches
-    (evaluation/kernel_core.py), in the memory of a batch: then `auto` needs no partitions.
-    It does where it takes the metrics and conventions, and the files are Parquet whose
-    user and item ids are integers (a Parquet file's schema is in its footer; a text
-    file's types are known only once read); not under an address-space limit."""
-    from receval_cli.evaluation import kernel_core
-    from receval_cli.evaluation.plan import metric_exprs
-    from receval_cli.metrics import lookup
-
-    config = loaded.config
-    conventions = config.conventions
-    if kernel_core.extension() is None or not kernel_core.takes_conventions(conventions):
-        return False
-    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
-        # under `ulimit -v` address space is what runs out, and polars' streaming reader
-        # and its threads reserve far more of it than the rows need: auto's partitions stay
-        return False
-    if any(lookup(spec.name).scope != "user" for spec in loaded.specs):
-        return False
-    try:
-        stats, _ = metric_exprs(loaded.specs, conventions)
-    except RecEvalError:
-        return False  # the run planner says why
-    if kernel_core.requests(stats) is None:
-        return False
-    truth = config.ground_truth
-    files = [
-        (loaded.resolve_path(f.path), (c.user, c.item))
-        for f in models.values()
-        for c in [f.columns or config.predictions.columns]
-    ]
-    files.append((loaded.resolve_path(truth.path), (truth.columns.user, truth.columns.item)))
-    for path, ids in files:
-        if path.suffix.lower() != ".parquet" or not path.is_file():
-            return False
-        try:
-            schema = pl.read_parquet_schema(path)
-        except (OSError, pl.exceptions.PolarsError):
-            return False  # the reader says what is wrong with it
-        if not all(schema.get(c, pl.String).is_integer() for c in ids):
-            return False
-    return True
+    return EngineChoice("auto", wanted, ranges=rows)
 
 
 def check_engine(loaded: LoadedConfig, engine: EngineChoice) -> None:

@@ -225,9 +225,11 @@ def _states(
     return states
 
 
-def distinct_items(recommended: list[pl.DataFrame]) -> pl.DataFrame:
-    """The distinct recommended items of every bucket, sorted."""
-    return pl.concat(recommended).unique().sort("item")
+def distinct_items(recommended: list[pl.DataFrame], ordered: bool = True) -> pl.DataFrame:
+    """The distinct recommended items of every bucket, sorted (`ordered`), else in no
+    particular order (buckets' tables made compact before the finish sorts them)."""
+    found = pl.concat(recommended).unique()
+    return found.sort("item") if ordered else found
 
 
 def recs_sides(

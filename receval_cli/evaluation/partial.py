@@ -284,7 +284,7 @@ def compact(merged: Partial, specs: tuple[MetricSpec, ...], conventions: Convent
         if state.name in merged.states:
             merged.states[state.name] = [merge_states(merged.states[state.name], state.keys)]
     if merged.recommended:
-        merged.recommended = [distinct_items(merged.recommended)]
+        merged.recommended = [distinct_items(merged.recommended, ordered=False)]
     if merged.exposure:
         summed = pl.concat(merged.exposure).group_by("item").agg(pl.col("lists").sum())
         merged.exposure = [summed.sort("item")]
