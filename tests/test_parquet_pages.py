@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +260,25 @@ def test_a_report_says_how_many_pages_were_checked(tmp_path: Path) -> None:
         "checked": truth_pages,
     }
     assert inputs["predictions"]["page_checksums"] == {"pages": sum(part_pages), "checked": 0}
+
+
+def test_without_the_extension_the_python_walk_finds_the_same_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where receval_cli/_pages.c is not built (no C compiler), its import fails and the
+    Python walk runs: the same pages, checksums and damage."""
+    path = write(tmp_path / "t.parquet", write_page_checksum=True)
+    found = pages(path)
+    monkeypatch.delenv("RECEVAL_CORE", raising=False)
+    monkeypatch.setitem(sys.modules, "receval_cli._pages", None)  # import raises ImportError
+    assert compiled_walk() is None
+    assert pages(path) == found
+    last = found[-1]
+    overwrite(path, last.body, b"\xff\xfe")
+    damaged = first_damaged_page(path)
+    assert damaged is not None
+    assert (damaged.column, damaged.page, damaged.recorded) == (
+        last.column,
+        last.page,
+        last.recorded,
+    )
