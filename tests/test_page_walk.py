@@ -258,7 +258,7 @@ def chunks(draw: st.DrawFn) -> tuple[bytes, int, int]:
     return bytes(damaged), start, end
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(chunks())
 def test_fuzzed_pages_are_found_alike_by_both_walks(chunk: tuple[bytes, int, int]) -> None:
     data, start, end = chunk
