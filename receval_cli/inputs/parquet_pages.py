@@ -17,10 +17,10 @@ footer, a column stored in another file, a header cut short) is left to polars' 
 which names it as it reads.
 
 The footer is decoded here; each column chunk's pages are walked by the compiled walk,
-receval_cli/_pages.c (an optional extension: some 100 times faster than the Python walk,
-whose cost grows with the pages, a file's fixed cost per row), or where it is not built or
-RECEVAL_CORE=polars by `python_walk`, which finds the same pages and checksums
-(tests/test_page_walk.py compares them).
+receval_cli/_pages.c (an optional extension; the Python walk spends tens of microseconds
+on each page's header, a cost that grows with the file's rows, the C one under one), or
+where it is not built or RECEVAL_CORE=polars by `python_walk`, which finds the same pages
+and checksums (tests/test_page_walk.py compares them).
 """
 
 from __future__ import annotations
