@@ -1,9 +1,9 @@
-"""inputs/parquet_pages.py: the Thrift compact reader, the page walk and the checksums.
+"""inputs/parquet_pages.py: the page walk and the checksums, with each walk of the column
+chunks (receval_cli/_pages.c's and the Python one: every test runs with both).
 
 The files are written by pyarrow (a dev dependency, not receval's: skipped without it),
 whose own metadata says where each column chunk starts and how long it is, and whose
-page headers hold the CRC-32 values the reader compares with. The Thrift bytes of the
-reader's own tests are written out by hand from the compact protocol's specification.
+page headers hold the CRC-32 values the reader compares with.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +21,28 @@ import pytest
 
 from receval_cli.errors import InputError
 from receval_cli.inputs.parquet_pages import (
-    Malformed,
-    _Reader,
     check_pages,
+    compiled_walk,
     first_damaged_page,
     pages,
 )
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test runs with receval_cli/_pages.c's walk of the column chunks (skipped where
+    it is not built) and with the Python walk (RECEVAL_CORE=polars)."""
+    if request.param == "python":
+        monkeypatch.setenv("RECEVAL_CORE", "polars")
+    else:
+        monkeypatch.delenv("RECEVAL_CORE", raising=False)
+        if compiled_walk() is None:
+            pytest.skip("the compiled page walk is not built here")
+    return str(request.param)
+
 
 ROWS = 30_000
 
@@ -183,84 +197,6 @@ def test_a_footer_that_is_not_thrift_is_left_to_polars(tmp_path: Path) -> None:
     assert first_damaged_page(path) is None
 
 
-# --- the compact protocol, byte by byte ----------------------------------------------------
-
-
-def read(data: bytes, spec: dict[int, Any]) -> tuple[dict[int, Any], int]:
-    reader = _Reader(memoryview(data), 0, len(data))
-    return reader.struct(spec, 0), reader.pos
-
-
-def test_every_compact_type_is_skipped_and_the_wanted_fields_read() -> None:
-    # field header: (delta << 4) | type; integers are zigzag varints (1 -> 2, -1 -> 1)
-    data = bytes(
-        [
-            0x11,  # field 1: bool true
-            0x12,  # field 2: bool false
-            0x13, 0x7F,  # field 3: byte
-            0x14, 0x03,  # field 4: i16 -2
-            0x15, 0xAC, 0x02,  # field 5: i32 150
-            0x16, 0x01,  # field 6: i64 -1
-            0x17, *struct.pack("<d", 1.5),  # field 7: double
-            0x18, 0x03, *b"abc",  # field 8: binary
-            0x19, 0x25, 0x02, 0x04,  # field 9: list<i32> [1, 2]
-            0x1A, 0x18, 0x01, *b"z",  # field 10: set<binary> {"z"}
-            0x1B, 0x01, 0x58, 0x02, 0x02, *b"kk",  # field 11: map<i32, binary> {1: "kk"}
-            0x1B, 0x00,  # field 12: an empty map
-            0x1C, 0x15, 0x0E, 0x00,  # field 13: struct {1: i32 7}
-            0x1D, *range(16),  # field 14: uuid
-            0x19, 0xF5, 0x10, *[0x02] * 16,  # field 15: list<i32> of 16 (long form)
-            0x19, 0x21, 0x01, 0x02,  # field 16: list<bool> [true, false]
-            0x0C, 0xC8, 0x01, 0x16, 0x54, 0x00,  # field 100 (long form): struct {1: i64 42}
-            0x11,  # field 101: bool true
-            0x00,  # stop
-        ]
-    )  # fmt: skip
-    everything: dict[int, Any] = dict.fromkeys(range(1, 102))
-    found, end = read(data, {**everything, 13: {1: None}, 100: {1: None}})
-    assert end == len(data)
-    assert found == {
-        1: True,
-        2: False,
-        3: b"\x7f",
-        4: -2,
-        5: 150,
-        6: -1,
-        7: struct.pack("<d", 1.5),
-        8: b"abc",
-        9: [1, 2],
-        10: [b"z"],
-        11: {},  # maps are skipped
-        12: {},
-        13: {1: 7},
-        14: bytes(range(16)),
-        15: [1] * 16,
-        16: [True, False],
-        100: {1: 42},
-        101: True,
-    }
-    only, end = read(data, {5: None, 100: {}})
-    assert end == len(data)
-    assert only == {5: 150, 100: {}}
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        b"\x15",  # a field header, no value
-        b"\x15\xac",  # a varint cut short
-        b"\x18\x05ab",  # binary longer than its bytes
-        b"\x19\xf5\xff\xff\xff\x0f",  # a list longer than its bytes
-        b"\x1c" * 200,  # structs nested 200 deep
-        b"\x1f\x00",  # type 15: no such type
-        b"\x15\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01\x00",  # an 11-byte varint
-    ],
-)
-def test_malformed_thrift_raises_malformed(data: bytes) -> None:
-    with pytest.raises(Malformed):
-        read(data, {})
-
-
 def test_spark_files_carry_checksums_that_hold_and_catch_damage(spark: Any, tmp_path: Path) -> None:
     """parquet-mr (Spark's writer) records a checksum in every page header by default:
     its files are checked, each part of the folder."""
@@ -324,3 +260,25 @@ def test_a_report_says_how_many_pages_were_checked(tmp_path: Path) -> None:
         "checked": truth_pages,
     }
     assert inputs["predictions"]["page_checksums"] == {"pages": sum(part_pages), "checked": 0}
+
+
+def test_without_the_extension_the_python_walk_finds_the_same_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where receval_cli/_pages.c is not built (no C compiler), its import fails and the
+    Python walk runs: the same pages, checksums and damage."""
+    path = write(tmp_path / "t.parquet", write_page_checksum=True)
+    found = pages(path)
+    monkeypatch.delenv("RECEVAL_CORE", raising=False)
+    monkeypatch.setitem(sys.modules, "receval_cli._pages", None)  # import raises ImportError
+    assert compiled_walk() is None
+    assert pages(path) == found
+    last = found[-1]
+    overwrite(path, last.body, b"\xff\xfe")
+    damaged = first_damaged_page(path)
+    assert damaged is not None
+    assert (damaged.column, damaged.page, damaged.recorded) == (
+        last.column,
+        last.page,
+        last.recorded,
+    )

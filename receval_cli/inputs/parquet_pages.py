@@ -7,50 +7,47 @@ pyarrow writes it with `write_page_checksum=True`, parquet-mr (Spark) by default
 recent versions; polars' own writer does not. A page without a checksum cannot be
 checked here, and passes.
 
-Only the footer and the page headers are decoded, by the small Thrift compact-protocol
-reader below (the fields needed: FileMetaData.row_groups, RowGroup.columns,
-ColumnChunk.meta_data, ColumnMetaData.path_in_schema, total_compressed_size,
-data_page_offset and dictionary_page_offset; PageHeader.type, compressed_page_size and
-crc; everything else is skipped). The pages' bytes are checksummed in place in a memory
-map of the file. What cannot be decoded (an encrypted footer, a column stored in another
-file, a header cut short) is left to polars' reader, which names it as it reads.
+Only the footer and the page headers are decoded, by a small Thrift compact-protocol
+reader (inputs/thrift_compact.py; the fields needed: FileMetaData.row_groups,
+RowGroup.columns, ColumnChunk.meta_data, ColumnMetaData.path_in_schema,
+total_compressed_size, data_page_offset and dictionary_page_offset; PageHeader.type,
+compressed_page_size and crc; everything else is skipped). The pages' bytes are
+checksummed in place in a memory map of the file. What cannot be decoded (an encrypted
+footer, a column stored in another file, a header cut short) is left to polars' reader,
+which names it as it reads.
+
+The footer is decoded here; each column chunk's pages are walked by the compiled walk,
+receval_cli/_pages.c (an optional extension; the Python walk spends tens of microseconds
+on each page's header, a cost that grows with the file's rows, the C one under one), or
+where it is not built or RECEVAL_CORE=polars by `python_walk`, which finds the same pages
+and checksums (tests/test_page_walk.py compares them).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import mmap
+import os
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from receval_cli.errors import InputError
 from receval_cli.inputs.diagnosis import parquet_parts
+from receval_cli.inputs.thrift_compact import Malformed, Reader, Spec
 
 _MAGIC = b"PAR1"
 _DICTIONARY_PAGE = 2  # PageType.DICTIONARY_PAGE
-_MAX_DEPTH = 64  # nesting of Thrift structs and lists: deeper is not a Parquet footer
+_T = TypeVar("_T")
 
-# compact-protocol type codes
-_TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY = 1, 2, 3, 4, 5, 6, 7, 8
-_LIST, _SET, _MAP, _STRUCT, _UUID = 9, 10, 11, 12, 13
-_INTEGERS = (_I16, _I32, _I64)
-_FIXED = {_BYTE: 1, _DOUBLE: 8, _UUID: 16}
-
-# The fields read, by struct: field id -> the spec of a struct (or list of structs) field,
-# or None for a value kept as it is (an integer, bytes, a list of them). Others are skipped.
-Spec = dict[int, "Spec | None"]
 _COLUMN_META: Spec = {3: None, 7: None, 9: None, 11: None}
 _COLUMN_CHUNK: Spec = {1: None, 3: _COLUMN_META, 8: None}
 _FILE_META: Spec = {4: {1: _COLUMN_CHUNK}}
 _PAGE_HEADER: Spec = {1: None, 3: None, 4: None}
-
-
-class Malformed(Exception):
-    """Bytes that are not the Thrift the reader expected."""
 
 
 @dataclass(frozen=True)
@@ -86,103 +83,6 @@ class Page:
     computed: int | None  # None where nothing was recorded (the bytes are not read)
 
 
-class _Reader:
-    """Thrift compact protocol over a buffer, from `pos` up to `end` (exclusive)."""
-
-    def __init__(self, data: memoryview, pos: int, end: int) -> None:
-        self.data = data
-        self.pos = pos
-        self.end = end
-
-    def byte(self) -> int:
-        if self.pos >= self.end:
-            raise Malformed("the bytes end inside a value")
-        value = self.data[self.pos]
-        self.pos += 1
-        return value
-
-    def take(self, count: int) -> memoryview:
-        if count < 0 or self.pos + count > self.end:
-            raise Malformed("a value runs past the end of its bytes")
-        start, self.pos = self.pos, self.pos + count
-        return self.data[start : self.pos]
-
-    def varint(self) -> int:
-        value, shift = 0, 0
-        while True:
-            byte = self.byte()
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return value
-            shift += 7
-            if shift > 63:
-                raise Malformed("a varint longer than 10 bytes")
-
-    def zigzag(self) -> int:
-        value = self.varint()
-        return (value >> 1) ^ -(value & 1)
-
-    def value(self, kind: int, spec: Spec | None, depth: int) -> Any:
-        """A value of compact type `kind`: structs by `spec` (a dict of the fields read)."""
-        if depth > _MAX_DEPTH:
-            raise Malformed("values nested too deep")
-        if kind in (_TRUE, _FALSE):  # a bool in a list: one byte (1 true, else false)
-            return self.byte() == _TRUE
-        if kind in _INTEGERS:
-            return self.zigzag()
-        if kind in _FIXED:
-            return bytes(self.take(_FIXED[kind]))
-        if kind == _BINARY:
-            return bytes(self.take(self.varint()))
-        if kind in (_LIST, _SET):
-            return self.collection(spec, depth)
-        if kind == _MAP:
-            size = self.varint()
-            if size == 0:
-                return {}
-            types = self.byte()
-            self.count(size, 2)
-            for _ in range(size):
-                self.value(types >> 4, None, depth + 1)
-                self.value(types & 0x0F, None, depth + 1)
-            return {}  # no map is read: skipped
-        if kind == _STRUCT:
-            return self.struct(spec or {}, depth + 1)
-        raise Malformed(f"unknown compact type {kind}")
-
-    def collection(self, spec: Spec | None, depth: int) -> list[Any]:
-        header = self.byte()
-        size = header >> 4
-        if size == 15:
-            size = self.varint()
-        kind = header & 0x0F
-        self.count(size, 1)  # every element takes a byte at least
-        return [self.value(kind, spec, depth + 1) for _ in range(size)]
-
-    def count(self, size: int, least: int) -> None:
-        """Refuse a collection of more elements than bytes left could hold."""
-        if size * least > self.end - self.pos:
-            raise Malformed("a list longer than its bytes")
-
-    def struct(self, spec: Spec, depth: int) -> dict[int, Any]:
-        """The fields of `spec` found in the struct; the others are skipped."""
-        found: dict[int, Any] = {}
-        field = 0
-        while True:
-            header = self.byte()
-            kind = header & 0x0F
-            if kind == 0:  # STOP
-                return found
-            delta = header >> 4
-            field = field + delta if delta else self.zigzag()
-            if kind in (_TRUE, _FALSE):  # a bool field: the type is the value
-                value: Any = kind == _TRUE
-            else:
-                value = self.value(kind, spec.get(field), depth)
-            if field in spec:
-                found[field] = value
-
-
 def _footer(data: memoryview) -> dict[int, Any] | None:
     """FileMetaData's fields read, or None where the file has no plain footer."""
     size = len(data)
@@ -191,102 +91,36 @@ def _footer(data: memoryview) -> dict[int, Any] | None:
     length = struct.unpack("<I", data[size - 8 : size - 4])[0]
     if length + 8 > size - 4:
         return None
-    return _Reader(data, size - 8 - length, size - 8).struct(_FILE_META, 0)
+    return Reader(data, size - 8 - length, size - 8).struct(_FILE_META, 0)
 
 
-def pages(path: Path) -> list[Page]:
-    """Every page of every column chunk whose headers decode, in file order of the footer
-    (row groups, then columns), with its checksum recorded and computed. A column chunk
-    whose bytes do not decode as pages ends where they stop; a file whose footer does not
-    decode gives no page. (For the tests, and to see what `first_damaged_page` saw.)"""
-    found: list[Page] = []
-    _walk(path, found.append, stop_at_damage=False)
-    return found
+# A page as a walk of a column chunk gives it: Page's fields after the row group and the
+# column (page, offset, body, size, recorded, computed).
+Walked = tuple[int, int, int, int, int | None, int | None]
+ChunkWalk = Callable[[memoryview, int, int], list[Walked]]
 
 
-def first_damaged_page(path: Path) -> DamagedPage | None:
-    """The first page of the file whose bytes fail the checksum its header records, or
-    None (every recorded checksum holds, or none is recorded, or the file is not one
-    whose pages can be found: see the module's docstring)."""
-    return _walk(path, lambda page: None, stop_at_damage=True)
-
-
-def _walk(path: Path, seen: Callable[[Page], None], stop_at_damage: bool) -> DamagedPage | None:
-    with path.open("rb") as handle:
-        if path.stat().st_size < 12:
-            return None
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            view = memoryview(mapped)
-            try:
-                return _walk_view(view, seen, stop_at_damage)
-            finally:
-                view.release()
-
-
-def _walk_view(
-    view: memoryview, seen: Callable[[Page], None], stop_at_damage: bool
-) -> DamagedPage | None:
+def compiled_walk() -> ChunkWalk | None:
+    """receval_cli/_pages.c's walk of a column chunk (python_walk's pages, in C), or None:
+    not built here, or RECEVAL_CORE=polars (python_walk runs)."""
+    if os.environ.get("RECEVAL_CORE", "").strip().lower() == "polars":
+        return None
     try:
-        meta = _footer(view)
-    except Malformed:
+        module = importlib.import_module("receval_cli._pages")
+    except ImportError:
         return None
-    if meta is None:
-        return None
-    row_groups = _structs(meta.get(4))
-    for group_number, group in enumerate(row_groups, start=1):
-        for chunk in _structs(group.get(1)):
-            column_meta = chunk.get(3)
-            if not isinstance(column_meta, dict) or 1 in chunk or 8 in chunk:
-                continue  # stored elsewhere, or encrypted: not checked
-            names = column_meta.get(3)
-            names = names if isinstance(names, list) else []
-            column = ".".join(
-                name.decode("utf-8", "replace") for name in names if isinstance(name, bytes)
-            )
-            for page in _chunk_pages(view, column_meta, group_number, column):
-                seen(page)
-                recorded, computed = page.recorded, page.computed
-                if stop_at_damage and recorded is not None and computed is not None:
-                    if recorded == computed:
-                        continue
-                    return DamagedPage(
-                        group_number,
-                        len(row_groups),
-                        column,
-                        page.page,
-                        recorded,
-                        computed,
-                    )
-    return None
+    walk: ChunkWalk = module.walk
+    return walk
 
 
-def _structs(value: object) -> list[dict[int, Any]]:
-    """A decoded list of structs; [] for anything else (a footer of other types)."""
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, dict)]
-
-
-def _integer(value: object) -> int | None:
-    """A decoded integer field; None for anything else."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _chunk_pages(view: memoryview, meta: dict[int, Any], group: int, column: str) -> list[Page]:
-    """The pages of one column chunk, from its first page (the dictionary page's offset
-    when there is one before the data's) over total_compressed_size bytes; checksums are
-    computed only where recorded. Stops at bytes that are not a page header."""
-    data_offset, size, dictionary = (_integer(meta.get(field)) for field in (9, 7, 11))
-    if data_offset is None or size is None:
-        return []
-    start = data_offset
-    if dictionary is not None and 0 < dictionary < data_offset:  # some writers write 0
-        start = dictionary
-    end = min(start + size, len(view))
-    found: list[Page] = []
+def python_walk(view: memoryview, start: int, end: int) -> list[Walked]:
+    """The pages of the column chunk in view[start:end] (0 <= start, end <= len(view)):
+    header after header, each followed by its compressed_page_size bytes, checksummed only
+    where a checksum is recorded. Stops at bytes that are not a page header."""
+    found: list[Walked] = []
     pos, number = start, 0
-    while 0 <= pos < end:
-        reader = _Reader(view, pos, end)
+    while pos < end:
+        reader = Reader(view, pos, end)
         try:
             header = reader.struct(_PAGE_HEADER, 0)
         except Malformed:
@@ -301,20 +135,116 @@ def _chunk_pages(view: memoryview, meta: dict[int, Any], group: int, column: str
         if recorded is not None:
             recorded &= 0xFFFFFFFF  # an i32 on the wire: the CRC's bits
             computed = zlib.crc32(view[reader.pos : reader.pos + length])
-        found.append(
-            Page(
-                group,
-                column,
-                0 if is_dictionary else number,
-                pos,
-                reader.pos,
-                length,
-                recorded,
-                computed,
-            )
-        )
+        found.append((0 if is_dictionary else number, pos, reader.pos, length, recorded, computed))
         pos = reader.pos + length
     return found
+
+
+def pages(path: Path) -> list[Page]:
+    """Every page of every column chunk whose headers decode, in file order of the footer
+    (row groups, then columns), with its checksum recorded and computed. A column chunk
+    whose bytes do not decode as pages ends where they stop; a file whose footer does not
+    decode gives no page. (For the tests, and to see what `first_damaged_page` saw.)"""
+
+    def read(view: memoryview) -> list[Page]:
+        return [
+            Page(group, column, *page)
+            for group, _, column, walked in _chunks(view)
+            for page in walked
+        ]
+
+    return _mapped(path, read) or []
+
+
+def first_damaged_page(path: Path) -> DamagedPage | None:
+    """The first page of the file whose bytes fail the checksum its header records, or
+    None (every recorded checksum holds, or none is recorded, or the file is not one
+    whose pages can be found: see the module's docstring)."""
+    walked = _mapped(path, _damage)
+    return None if walked is None else walked.damaged
+
+
+def _mapped(path: Path, read: Callable[[memoryview], _T]) -> _T | None:
+    """What `read` finds in a memory map of the file; None for a file under 12 bytes."""
+    with path.open("rb") as handle:
+        if path.stat().st_size < 12:
+            return None
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            view = memoryview(mapped)
+            try:
+                return read(view)
+            finally:
+                view.release()
+
+
+@dataclass(frozen=True)
+class _Walked:
+    damaged: DamagedPage | None  # the first page that fails its checksum
+    pages: int  # the pages walked (up to the damaged one)
+    checked: int  # of them, those with a recorded checksum
+
+
+def _damage(view: memoryview) -> _Walked:
+    """The first page that fails its checksum, and the pages counted up to it."""
+    total = checked = 0
+    for group, groups, column, walked in _chunks(view):
+        for number, _, _, _, recorded, computed in walked:
+            total += 1
+            if recorded is None or computed is None:
+                continue
+            checked += 1
+            if recorded != computed:
+                damaged = DamagedPage(group, groups, column, number, recorded, computed)
+                return _Walked(damaged, total, checked)
+    return _Walked(None, total, checked)
+
+
+def _chunks(view: memoryview) -> Iterator[tuple[int, int, str, list[Walked]]]:
+    """(row group from 1, row groups, column, its pages) for each column chunk stored in
+    the file, plainly, in the footer's order; nothing where the footer does not decode.
+    A chunk starts at its first page (the dictionary page's offset when there is one
+    before the data's) and runs over total_compressed_size bytes."""
+    try:
+        meta = _footer(view)
+    except Malformed:
+        return
+    if meta is None:
+        return
+    walk = compiled_walk() or python_walk
+    row_groups = _structs(meta.get(4))
+    for group_number, group in enumerate(row_groups, start=1):
+        for chunk in _structs(group.get(1)):
+            column_meta = chunk.get(3)
+            if not isinstance(column_meta, dict) or 1 in chunk or 8 in chunk:
+                continue  # stored elsewhere, or encrypted: not checked
+            names = column_meta.get(3)
+            names = names if isinstance(names, list) else []
+            column = ".".join(
+                name.decode("utf-8", "replace") for name in names if isinstance(name, bytes)
+            )
+            data_offset, size, dictionary = (
+                _integer(column_meta.get(field)) for field in (9, 7, 11)
+            )
+            if data_offset is None or size is None:
+                continue
+            start = data_offset
+            if dictionary is not None and 0 < dictionary < data_offset:  # some write 0
+                start = dictionary
+            end = min(start + size, len(view))
+            walked = walk(view, start, end) if 0 <= start < end else []
+            yield group_number, len(row_groups), column, walked
+
+
+def _structs(value: object) -> list[dict[int, Any]]:
+    """A decoded list of structs; [] for anything else (a footer of other types)."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict)]
+
+
+def _integer(value: object) -> int | None:
+    """A decoded integer field; None for anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def check_pages(path: Path, role: str) -> None:
@@ -359,26 +289,13 @@ def page_checksums(path: Path) -> dict[str, int]:
     return {"pages": pages, "checked": checked}
 
 
-@dataclass(frozen=True)
-class _Walked:
-    damaged: DamagedPage | None  # the first page that fails its checksum
-    pages: int  # the pages walked (up to the damaged one)
-    checked: int  # of them, those with a recorded checksum
-
-
 @functools.lru_cache(maxsize=64)
 def _walked(path: str, stamp: tuple[int, ...]) -> _Walked:
     """first_damaged_page and the pages counted on the way, remembered per file version
     (`stamp`): a model's segments and several models read the same ground truth again. A
     file that cannot be mapped is left to polars' reader."""
-    counts = [0, 0]
-
-    def count(page: Page) -> None:
-        counts[0] += 1
-        counts[1] += page.recorded is not None
-
     try:
-        damaged = _walk(Path(path), count, stop_at_damage=True)
+        walked = _mapped(Path(path), _damage)
     except (OSError, ValueError):
         return _Walked(None, 0, 0)
-    return _Walked(damaged, counts[0], counts[1])
+    return _Walked(None, 0, 0) if walked is None else walked
