@@ -228,8 +228,9 @@ def _states(
 def distinct_items(recommended: list[pl.DataFrame], ordered: bool = True) -> pl.DataFrame:
     """The distinct recommended items of every bucket, sorted (`ordered`), else in no
     particular order (buckets' tables made compact before the finish sorts them)."""
-    found = pl.concat(recommended).unique()
-    return found.sort("item") if ordered else found
+    # a Series' unique: several times faster than a one-column frame's (a row hash each)
+    found = pl.concat([table.get_column("item") for table in recommended]).unique()
+    return (found.sort() if ordered else found).to_frame()
 
 
 def recs_sides(

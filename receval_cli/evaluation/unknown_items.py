@@ -32,10 +32,11 @@ _EXAMPLES = 5
 def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
     """The reference's name and its distinct items."""
     if sources.catalog is not None:
-        return "catalog", sources.catalog.frame.select("item").unique()
+        return "catalog", sources.catalog.frame.select(pl.col("item").unique())
     if sources.interactions is not None:
-        return "interactions log", sources.interactions.frame.select("item").unique()
-    return "ground truth", truth.frame.select("item").drop_nulls().unique()
+        return "interactions log", sources.interactions.frame.select(pl.col("item").unique())
+    # an expression's unique: faster than a one-column frame's (a row hash each)
+    return "ground truth", truth.frame.select(pl.col("item").drop_nulls().unique())
 
 
 def unknown_query(recommended: pl.LazyFrame, reference: pl.LazyFrame) -> pl.LazyFrame:
