@@ -3,9 +3,9 @@ Spark on its executors (evaluation/list_pairs.py, engines/spark_lists.py), and b
 the in-memory run's values bit for bit.
 
 The data: three models whose lists hold tied scores, integer item ids whose text and number
-orders differ (9, 10, 100, 1000), users in one model only, lists shorter than the cutoffs
-and empty ones after the cut; the third model's ids are text (one item is not a number), so
-its lists are compared with the baseline's as text.
+orders differ (9, 10, 100, 1000), users in one model only, lists shorter than the cutoffs;
+the third model's items are text (one of them is not a number), so its lists are compared
+with the baseline's as text.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ ITEMS = [9, 10, 100, 1000, 2, 20, 200, 1, 11, 101]
 
 
 def write_models(folder: Path) -> dict[str, str]:
-    """base, other (integer ids) and text (text ids), over users 0..149: each model leaves
+    """base, other (integer ids) and text (text items), over users 0..149: each model leaves
     some users out, lists of 1 to 8 items, scores of one decimal (many ties)."""
     rng = random.Random(11)
     files = {}
@@ -72,7 +72,7 @@ def lists(folder: Path, conventions: dict[str, Any], **engine: Any) -> list[dict
     return [c.to_dict() for c in found.list_comparisons]
 
 
-CONVENTIONS = [{}, {"tie_break": "item_asc", "max_depth": 6}]
+CONVENTIONS = [{}, {"tie_break": "item_asc", "max_depth": 6}, {"tie_break": "item_text_asc"}]
 
 
 def check_values(found: list[dict[str, Any]]) -> None:
