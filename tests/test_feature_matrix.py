@@ -88,7 +88,8 @@ def _plain(config: dict[str, Any], folder: Path) -> tuple[dict[str, Any], list[s
 def _several_models(config: dict[str, Any], folder: Path) -> tuple[dict[str, Any], list[str]]:
     models = {"pop": "pop.parquet", "als": "als.parquet"}
     config["predictions"] = {"models": models}
-    config["comparison"] = {"baseline": "pop", "test": "t"}
+    lists = ["rbo@10(p=0.9)", "jaccard@5"]  # comparison.lists: on every engine too
+    config["comparison"] = {"baseline": "pop", "test": "t", "lists": lists}
     config["confidence"] = {"resamples": 50, "seed": 3}
     return config, []
 

@@ -135,11 +135,6 @@ def test_what_cannot_be_compared_is_refused(tmp_path: Path) -> None:
         "comparison.lists: 'cosine@10' is not a list measure",
     )
     assert_user_error(
-        invoke("run", two_models(tmp_path, ["jaccard@10"], engine="spark")),
-        "comparison.lists",
-        "engine: spark",
-    )
-    assert_user_error(
         invoke(
             "run",
             two_models(tmp_path, ["rbo@10(p=0.9)"], conventions={"tie_break": "expected"}),

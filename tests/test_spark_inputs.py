@@ -284,7 +284,7 @@ def test_the_session_takes_the_master_and_settings(
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     settings = SparkConfig(master="local[3]", conf={"spark.driver.memory": "6g"})
-    assert engine._spark_session(None, settings) == "session"
+    assert engine.spark_session(None, settings) == "session"
     quiet = "-Dlog4j2.configurationFile=" + engine._LOG4J.as_uri()
     assert recorder.calls == [
         ("appName", "receval"),
@@ -297,7 +297,7 @@ def test_the_session_takes_the_master_and_settings(
     assert engine._LOG4J.is_file()
     assert os.environ["PYSPARK_PYTHON"] == sys.executable  # local workers: this Python
     given = object()
-    assert engine._spark_session(given, settings) is given  # a notebook's session: as it is
+    assert engine.spark_session(given, settings) is given  # a notebook's session: as it is
 
 
 def test_the_users_settings_win_over_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -352,7 +352,7 @@ def test_spark_options_reach_the_session(monkeypatch: pytest.MonkeyPatch, tmp_pa
         seen.append(settings)
         raise SystemExit(0)
 
-    monkeypatch.setattr(engine, "_spark_session", stop)
+    monkeypatch.setattr(engine, "spark_session", stop)
     monkeypatch.setattr(engine, "require_pyspark", lambda: None)  # where the extra is not
     path = _spark_case(tmp_path, spark={"master": "local[2]", "conf": {"a": "1", "b": "2"}})
     invoke(
@@ -406,7 +406,7 @@ def test_the_stall_timeout_set_for_one_run_reaches_the_watch(
         seen.append(stall_timeout)
         raise SystemExit(0)
 
-    monkeypatch.setattr(engine, "_spark_session", lambda spark, settings: None)
+    monkeypatch.setattr(engine, "spark_session", lambda spark, settings: None)
     monkeypatch.setattr(engine, "watching", stop)
     monkeypatch.setattr(engine, "require_pyspark", lambda: None)  # where the extra is not
     invoke("run", _spark_case(tmp_path), "--set", "spark.stall_timeout=20")

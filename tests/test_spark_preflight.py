@@ -38,7 +38,7 @@ def no_session(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         started.append("session")
         raise SystemExit(REACHED)
 
-    monkeypatch.setattr(engine, "_spark_session", stub)
+    monkeypatch.setattr(engine, "spark_session", stub)
     monkeypatch.setattr(engine, "require_pyspark", lambda: None)
     return started
 

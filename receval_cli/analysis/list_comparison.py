@@ -2,17 +2,22 @@
 user (the measures and their definitions: metrics/list_similarity.py), averaged over the
 users with a list in both predictions files. The lists are ranked as the evaluation ranks
 them (evaluation/prepare.py: model_lists), under the config's conventions.
+
+Every engine compares them bucket by bucket (evaluation/list_pairs.py): one pass in one
+bucket, `partitions: N` (auto's choice of them too) in its N hash buckets of the users,
+one after the other, and Spark on its executors (engines/spark_lists.py); the exact sums
+make the means the same bits on every engine.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 
-import polars as pl
-
+from receval_cli import console
 from receval_cli.engines.run_plan import RunPlan
-from receval_cli.evaluation.prepare import model_lists
-from receval_cli.metrics.list_similarity import list_measure, per_user
+from receval_cli.evaluation.list_pairs import ListSum, list_depth, list_sums, user_key
+from receval_cli.inputs.readers import Input
+from receval_cli.metrics.list_similarity import ListMeasure, list_measure
 from receval_cli.results.comparison import ListComparison
 
 
@@ -23,23 +28,46 @@ def compare_lists(plan: RunPlan) -> list[ListComparison]:
     baseline = plan.baseline
     if not measures or baseline is None:
         return []
+    depth = list_depth(measures, plan.loaded.config.conventions)
+    others = [name for name in plan.models if name != baseline]
+    if plan.engine.spark:
+        from receval_cli.engines.spark_lists import spark_list_sums
+
+        sums = spark_list_sums(plan, others, measures, depth)
+    else:
+        theirs = plan.inputs(baseline).predictions
+        sums = {
+            name: _bucketed(plan, plan.inputs(name).predictions, theirs, measures, depth)
+            for name in others
+        }
+    return [
+        ListComparison(name, str(measure), found.mean(), found.users)
+        for name in others
+        for measure, found in zip(measures, sums[name], strict=True)
+    ]
+
+
+def _bucketed(
+    plan: RunPlan,
+    mine: Input,
+    theirs: Input,
+    measures: list[ListMeasure],
+    depth: int | None,
+) -> list[ListSum]:
+    """One model against the baseline, in the plan's buckets of users (partitions: N),
+    one after the other; one bucket in one pass."""
     conventions = plan.loaded.config.conventions
-    cutoffs = [m.k for m in measures]
-    depth = None if None in cutoffs else max(k for k in cutoffs if k is not None)
-    if conventions.max_depth is not None:
-        depth = conventions.max_depth if depth is None else min(depth, conventions.max_depth)
-
-    def lists(name: str) -> pl.LazyFrame:
-        return model_lists(plan.inputs(name).predictions, conventions, depth)
-
-    theirs = lists(baseline).rename({"items": "b"})
-    found = []
-    for name in plan.models:
-        if name == baseline:
-            continue
-        pairs = lists(name).rename({"items": "a"}).join(theirs, on="user", how="inner")
-        for measure in measures:
-            values = per_user(pairs, measure).collect().get_column("value").drop_nulls()
-            mean = math.fsum(values.to_list()) / values.len() if values.len() else None
-            found.append(ListComparison(name, str(measure), mean, values.len()))
-    return found
+    buckets = plan.engine.partitions
+    if buckets == 1:
+        return list_sums(mine, theirs, measures, conventions, depth)
+    key = user_key(mine.frame, theirs.frame).hash(seed=0) % buckets
+    totals = [ListSum()] * len(measures)
+    for bucket in range(buckets):
+        a, b = (
+            dataclasses.replace(source, frame=source.frame.filter(key == bucket))
+            for source in (mine, theirs)
+        )
+        with console.stage(f"partition {bucket + 1}/{buckets}: list comparisons"):
+            found = list_sums(a, b, measures, conventions, depth)
+        totals = [total + part for total, part in zip(totals, found, strict=True)]
+    return totals

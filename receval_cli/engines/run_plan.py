@@ -239,8 +239,8 @@ def plan_run(
     if engine.partitioned:
         check_engine(loaded, engine)
     expected_ties = loaded.config.conventions.tie_break == "expected"
-    if settings.lists and (not comparing or engine.spark or saved is not None or expected_ties):
-        _refuse_list_comparison(loaded, engine, baseline_report)
+    if settings.lists and (not comparing or saved is not None or expected_ties):
+        _refuse_list_comparison(loaded, baseline_report)
     return RunPlan(
         loaded=loaded,
         engine=engine,
@@ -253,12 +253,10 @@ def plan_run(
     )
 
 
-def _refuse_list_comparison(
-    loaded: LoadedConfig, engine: EngineChoice, baseline_report: Path | None
-) -> None:
-    """comparison.lists reads the models' lists with polars, the baseline model's too: not
-    in a run of one model (nothing to compare, as a gate against the baseline there), on
-    Spark, against a saved report (which holds no lists), nor under tie_break expected
+def _refuse_list_comparison(loaded: LoadedConfig, baseline_report: Path | None) -> None:
+    """comparison.lists compares the models' lists with the baseline model's, on every
+    engine: not in a run of one model (nothing to compare, as a gate against the baseline
+    there), against a saved report (which holds no lists), nor under tie_break expected
     (the lists' order among tied items is not one order then)."""
     key = "comparison.lists"
     if len(loaded.config.model_files()) == 1 and baseline_report is None:
@@ -270,15 +268,12 @@ def _refuse_list_comparison(
             "conventions.tie_break expected averages the metrics over every order of tied "
             "items, and rbo, jaccard@k and kendall_tau read one order"
         )
-    elif engine.spark:
-        fix = "Run it on a polars engine (engine: auto), or drop comparison.lists."
-        why = "engine: spark reads the predictions in Spark"
     else:
         fix = "Give the baseline's predictions as a model of the config instead."
         why = f"a saved report ({baseline_report}) holds metric values, not lists"
     raise ConfigError(
-        f"{loaded.path}: {key}: the models' lists are compared with the baseline model's, "
-        f"read by polars; {why}. {fix}",
+        f"{loaded.path}: {key}: the models' lists are compared with the baseline model's; "
+        f"{why}. {fix}",
         path=loaded.path,
         key=key,
         found=list(loaded.config.comparison.lists) if loaded.config.comparison else [],

@@ -113,7 +113,7 @@ def require_pyspark() -> None:
         )
 
 
-def _spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSession:
+def spark_session(spark: SparkSession | None, settings: SparkConfig) -> SparkSession:
     """The session to run on: the one given (a notebook's), else the active one
     (spark-submit's, whose settings stay), else a new one with the config's master and
     settings (`spark:`, --spark-master, --spark-conf)."""
@@ -227,7 +227,7 @@ def _source(
     return read_mapped(spark, location, config.format, config.separator, checked, role, mapping)
 
 
-def _canonical(
+def canonical_inputs(
     spark: SparkSession,
     loaded: LoadedConfig,
     file: PredictionsConfig,
@@ -444,7 +444,7 @@ def evaluate_planned(
     file, checked, local_sources = locals_.file, locals_.checked, locals_.sources
     segments_file = locals_.segments_file
     with console.stage("start Spark"):
-        session = _spark_session(spark, config.spark)
+        session = spark_session(spark, config.spark)
     local = [s for s in (*checked.values(), *local_sources.given(), segments_file) if s is not None]
     buckets = plan.engine.partitions
     try:
@@ -482,7 +482,9 @@ def _evaluate(
     config = loaded.config
     conventions = config.conventions
     specs = loaded.specs
-    predictions, layout, truth, mapping, read_truth = _canonical(session, loaded, file, checked)
+    predictions, layout, truth, mapping, read_truth = canonical_inputs(
+        session, loaded, file, checked
+    )
     tmapping = read_truth[1].columns
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
     side = read_spark_sources(session, loaded, local_sources, id_types)

@@ -116,7 +116,9 @@ def _rbo(cut: pl.LazyFrame, ranks: pl.LazyFrame, p: float) -> pl.LazyFrame:
         (1-p)/p * (sum_{d=1..l} X_d/d p^d + sum_{d=s+1..l} X_s (d-s)/(s d) p^d)
           + ((X_l - X_s)/l + X_s/s) p^l,
 
-    summed over the depths in order (polars' cumulative sums); 0 where a list is empty."""
+    summed over the depths in order (polars' cumulative sums), p^d multiplied out depth
+    after depth: each user's value depends on its two lists only, not on the other users
+    the frame holds (a bucket's); 0 where a list is empty."""
     lengths = cut.select(
         "user",
         pl.min_horizontal(pl.col("a").list.len(), pl.col("b").list.len()).alias("s"),
@@ -131,15 +133,30 @@ def _rbo(cut: pl.LazyFrame, ranks: pl.LazyFrame, p: float) -> pl.LazyFrame:
         .explode("d")
         .join(first, on=["user", "d"], how="left")
         .sort("user", "d")
-        .with_columns(pl.col("new").fill_null(0).cum_sum().over("user").alias("x"))
+        .with_columns(
+            pl.col("new").fill_null(0).cum_sum().over("user").alias("x"),
+            # p^d as a running product, depth after depth: IEEE products, the same bits
+            # on every machine and in a frame of any size (polars' pow takes another path
+            # for a frame of one row)
+            pl.lit(p, dtype=pl.Float64).alias("w"),
+        )
+        .with_columns(pl.col("w").cum_prod().over("user"))
     )
     d, s, x = pl.col("d").cast(pl.Float64), pl.col("s").cast(pl.Float64), pl.col("x")
-    weight = pl.lit(p).pow(d)
+    weight = pl.col("w")
+    tail = pl.when(pl.col("d") > pl.col("s")).then((d - s) / (s * d) * weight).otherwise(0.0)
+    # running sums too: a user's terms are added in one order whatever the other users of
+    # the frame (a bucket of users, or all of them)
+    running = depths.with_columns(
+        (x / d * weight).cum_sum().over("user").alias("prefixes"),
+        tail.cum_sum().over("user").alias("tail"),
+    )
     at_s = pl.col("x").filter(pl.col("d") == pl.col("s")).first()
     at_l = pl.col("x").last()
-    summed = depths.group_by("user").agg(
-        (x / d * weight).sum().alias("prefixes"),
-        ((d - s) / (s * d) * weight).filter(pl.col("d") > pl.col("s")).sum().alias("tail"),
+    summed = running.group_by("user").agg(
+        pl.col("prefixes").last(),
+        pl.col("tail").last(),
+        pl.col("w").last().alias("p_l"),  # p^l
         at_s.alias("x_s"),
         at_l.alias("x_l"),
         pl.col("s").first(),
@@ -148,7 +165,7 @@ def _rbo(cut: pl.LazyFrame, ranks: pl.LazyFrame, p: float) -> pl.LazyFrame:
     shortest, longest = pl.col("s").cast(pl.Float64), pl.col("l").cast(pl.Float64)
     value = (1.0 - p) / p * (pl.col("prefixes") + pl.col("x_s") * pl.col("tail")) + (
         (pl.col("x_l") - pl.col("x_s")) / longest + pl.col("x_s") / shortest
-    ) * pl.lit(p).pow(longest)
+    ) * pl.col("p_l")
     rbo = summed.select("user", value.alias("value"))
     sizes = (pl.col("a").list.len() > 0).cast(pl.Int8) + (pl.col("b").list.len() > 0).cast(pl.Int8)
     return (
