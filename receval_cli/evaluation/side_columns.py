@@ -134,7 +134,8 @@ def recs_aggregates(
     for feature, cutoffs in sorted(stats.pair_cutoffs.items()):
         if feature == "cooccurrence":
             assert log is not None  # metric_exprs refuses the metric without it
-            tables.append(cooccurrence_pairs(recs, log.frame, cutoffs))
+            whole = log.frame if sources.cooccurrence_log is None else sources.cooccurrence_log
+            tables.append(cooccurrence_pairs(recs, whole, cutoffs))
             continue
         assert catalog is not None  # metric_exprs refuses the metric without it
         pairs[feature] = (cutoffs, category_pairs if feature == "category" else tag_pairs)
@@ -176,7 +177,8 @@ def recs_aggregates(
             recs = recs.with_columns(baseline=pl.col("popular_rank"))
     if "history_similarity" in sides:
         assert log is not None
-        recs = recs.join(history_similarity(recs, log.frame), on=_KEY, how="left")
+        whole = sources.cooccurrence_log
+        recs = recs.join(history_similarity(recs, log.frame, whole), on=_KEY, how="left")
     if "relevant" in sides and "relevant" not in recs.collect_schema().names():
         # (the compiled core's ranked rows carry it already)
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
@@ -380,16 +382,19 @@ def cooccurrence_similarity(wanted: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyF
     )
 
 
-def history_similarity(recs: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyFrame:
+def history_similarity(
+    recs: pl.LazyFrame, log: pl.LazyFrame, whole: pl.LazyFrame | None = None
+) -> pl.LazyFrame:
     """(user, item, history_similarity): for each recommended item, its mean co-occurrence
     similarity (cooccurrence_similarity) to the items the user has in the log; users
     absent from the log have no row. The similarities of one item are added in ascending
-    order, so the sum is the same on every run."""
+    order, so the sum is the same on every run. `whole`: the log the similarities are
+    counted over, where `log` holds the users' own rows only (a Spark bucket's)."""
     held = log.select("user", "item").unique()
     history = held.group_by("user").agg(pl.len().cast(pl.Float64).alias("history"))
     pairs = recs.select("user", "item").join(held.rename({"item": "known"}), on="user")
     wanted = pairs.select(pl.col("item").alias("a"), pl.col("known").alias("b")).unique()
-    similar = cooccurrence_similarity(wanted, log)
+    similar = cooccurrence_similarity(wanted, log if whole is None else whole)
     scored = pairs.join(similar, left_on=["item", "known"], right_on=["a", "b"], how="left")
     sums = scored.group_by("user", "item").agg(
         ordered_sum(pl.col("sim").fill_null(0.0).sort()).alias("similarity_sum")
