@@ -33,7 +33,7 @@ from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
-from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics import lookup
 from receval_cli.results.report import Report
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ The buckets read them back with `global_state_sources`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -26,8 +27,8 @@ import polars as pl
 from receval_cli.config.conventions import Conventions
 from receval_cli.engines.spark_sources import SparkSources, arrow_schema, partition_frame
 from receval_cli.evaluation.global_metrics import ranked_by_users
-from receval_cli.inputs.optional import Sources
 from receval_cli.evaluation.plan import catalog_size_metrics
+from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS, group_label, popularity_groups
 from receval_cli.metrics.registry import Params
@@ -96,7 +97,7 @@ def _needs_whole_log(spec: MetricSpec, conventions: Conventions) -> bool:
 
 
 def _item_groups(
-    side: SparkSources, groupings: dict[str, Params], conventions: Conventions
+    side: SparkSources, groupings: Mapping[str, Params], conventions: Conventions
 ) -> SparkFrame:
     """(grouping, item, group_name): each grouping's items and their group, over the
     whole catalog or log."""

@@ -177,8 +177,8 @@ def recs_aggregates(
             recs = recs.with_columns(baseline=pl.col("popular_rank"))
     if "history_similarity" in sides:
         assert log is not None
-        whole = sources.cooccurrence_log
-        recs = recs.join(history_similarity(recs, log.frame, whole), on=_KEY, how="left")
+        from_log = history_similarity(recs, log.frame, sources.cooccurrence_log)
+        recs = recs.join(from_log, on=_KEY, how="left")
     if "relevant" in sides and "relevant" not in recs.collect_schema().names():
         # (the compiled core's ranked rows carry it already)
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
