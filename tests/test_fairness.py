@@ -270,10 +270,14 @@ def test_bad_input_is_refused_with_a_clear_message(
     assert_user_error(invoke("run", config), *words)
 
 
-def test_spark_refuses_the_item_group_metrics(tmp_path: Path) -> None:
-    """engine: spark is refused before a session starts, naming the metrics."""
+def test_spark_plans_the_item_group_metrics(tmp_path: Path) -> None:
+    """engine: spark runs them (their values: tests/test_spark_global_states.py): the run
+    planner, which makes every engine's refusals, plans them on Spark."""
+    from receval_cli.config.loading import load_config
+    from receval_cli.engines.run_plan import plan_run
+
     config = hand_config(tmp_path, ["ndcg@2", "rsp@2", "reo@2(groups=category)"], engine="spark")
-    assert_user_error(invoke("run", config), "engine: spark", "rsp@2", "reo@2(groups=category)")
+    assert plan_run(load_config(config)).engine.spark
 
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "elliot"

@@ -120,13 +120,16 @@ def test_welch_interval_does_not_depend_on_the_order_of_the_values() -> None:
         assert welch(first, second, 0.1, 0.95) == want
 
 
-def test_spark_refuses_the_fairness_block(tmp_path: Path) -> None:
-    """A fairness: block adds the item-group metrics, which engine: spark refuses before a
-    session starts: the block is computed by the other engines only (each identical)."""
+def test_spark_plans_the_fairness_block(tmp_path: Path) -> None:
+    """A fairness: block adds the item-group metrics, which engine: spark runs too (the
+    same block: tests/test_spark_global_states.py runs configs/fairness.yaml there)."""
+    from receval_cli.config.loading import load_config
+    from receval_cli.engines.run_plan import plan_run
+
     config = fairness_config(tmp_path)
     loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
     spark = write_config(tmp_path, {**loaded, "engine": "spark"}, "spark.yaml")
-    assert_user_error(invoke("run", spark), "engine: spark", "rsp@2(groups=category)")
+    assert plan_run(load_config(spark)).engine.spark
 
 
 def test_a_bad_fairness_metric_is_refused(tmp_path: Path) -> None:

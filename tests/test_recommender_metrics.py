@@ -498,7 +498,7 @@ def test_agrees_with_recommenders_cooccurrence(recommenders: dict[str, Any], fun
     assert compared > 200
 
 
-# --- every polars engine, bit for bit; Spark refuses the co-occurrence metrics ----------
+# --- every polars engine, bit for bit; Spark plans the co-occurrence metrics too ---------
 
 NEW_METRICS = [
     "novelty@10(share=users,unseen=one,normalize=max,denominator=k)",
@@ -533,25 +533,22 @@ def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
         assert metrics == expected, name
 
 
-def test_spark_refuses_cooccurrence(tmp_path: Path) -> None:
-    """Spark's buckets hold their own users' interactions only: co-occurrence needs them
-    all, so the run is refused with the reason (before any Spark session is started)."""
+def test_spark_plans_cooccurrence(tmp_path: Path) -> None:
+    """Spark's buckets hold their own users' interactions only, and receive the log's
+    pairs of the items their co-occurrences read (engines/spark_global_states.py): the
+    metrics are not refused there (their values: tests/test_spark_global_states.py)."""
     from cli_helpers import write_config
     from test_engine_parity import parity_data
 
     from receval_cli.config.loading import load_config
-    from receval_cli.engines.partitions import check_partitionable
-    from receval_cli.errors import UsageError
+    from receval_cli.engines.run_plan import plan_run
 
     for metric in (
         "intra_list_diversity@5(feature=cooccurrence)",
         "serendipity@5(unexpected=history)",
     ):
-        config = {**parity_data(tmp_path), "metrics": [metric]}
-        loaded = load_config(write_config(tmp_path, config))
-        with pytest.raises(UsageError, match="co-occurrence"):
-            check_partitionable(loaded, "engine: spark", side_inputs=True)
-        check_partitionable(loaded, "partitions: 3", side_inputs=True)  # the whole log: fine
+        config = {**parity_data(tmp_path), "metrics": [metric], "engine": "spark"}
+        assert plan_run(load_config(write_config(tmp_path, config))).engine.spark
 
 
 # --- the log's totals where a bucket holds none of the log's items --------------------

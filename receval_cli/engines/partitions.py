@@ -30,23 +30,15 @@ from receval_cli.evaluation.assembly import (
     finish,
 )
 from receval_cli.evaluation.partial import Partial, compact, merge
-from receval_cli.evaluation.plan import catalog_size_metrics, metric_exprs
+from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
-from receval_cli.metrics.fairness_state import ITEM_GROUP_METRICS
 from receval_cli.results.report import Report
 
 if TYPE_CHECKING:
     from receval_cli.engines.run_plan import ModelInputs
-
-
-def needs_whole_log(spec: MetricSpec) -> bool:
-    """The metric compares items by their co-occurrence in the interactions log, which a
-    bucket that holds its own users' interactions only cannot compute."""
-    params = spec.param_dict()
-    return params.get("feature") == "cooccurrence" or params.get("unexpected") == "history"
 
 
 def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = False) -> None:
@@ -67,42 +59,12 @@ def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = F
             found=unsupported,
             fix=fix,
         )
-    whole_log = [str(s) for s in specs if needs_whole_log(s)]
-    if whole_log and engine == "engine: spark":
-        fix = "Use another engine for them (partitions: N reads the whole log)."
-        raise UsageError(
-            f"{engine} sends each bucket the interactions of its own users only; "
-            f"{', '.join(whole_log)} compare items by who else interacted with them (item "
-            f"co-occurrence), which needs the whole log. {fix}",
-            key=key,
-            found=whole_log,
-            fix=fix,
-        )
-    grouping = [str(s) for s in specs if s.name in ITEM_GROUP_METRICS]
-    if grouping and engine == "engine: spark":
-        fix = "Use another engine for them (in_memory, streaming, partitions: N)."
-        raise UsageError(
-            f"engine: spark does not yet run {', '.join(grouping)}: they group the items over "
-            "the whole interactions log or catalog, and each Spark bucket sees only its own "
-            f"users' interactions and the catalog rows of the items it recommends. {fix}",
-            key="engine",
-            found=grouping,
-            fix=fix,
-        )
+    # the metrics that read the whole log or catalog (item groups, co-occurrences, the
+    # catalog's size) run everywhere: partitions read the whole log and catalog, and Spark
+    # sends each bucket what they need of them (engines/spark_global_states.py)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     if engine == "engine: spark":
         refuse_file_order(config.conventions)
-        sized = catalog_size_metrics(user_specs, config.conventions)
-        if sized:
-            fix = "Use another engine (in_memory, streaming, partitions) for those."
-            raise UsageError(
-                f"engine: spark does not yet run {', '.join(sized)}: they need the catalog's "
-                "number of items, and each Spark bucket sees only the catalog rows of the "
-                f"items it recommends. {fix}",
-                key="engine",
-                found=sized,
-                fix=fix,
-            )
     if side_inputs:
         return
     try:

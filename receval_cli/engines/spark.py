@@ -38,6 +38,7 @@ from receval_cli.config.model import GroundTruthConfig, PredictionsConfig, Spark
 from receval_cli.engines.partitions import describe_only
 from receval_cli.engines.run_plan import DEFAULT_SPARK_BUCKETS, LocalInputs
 from receval_cli.engines.spark_diagnosis import UriInputs
+from receval_cli.engines.spark_global_states import global_state_sources, with_global_states
 from receval_cli.engines.spark_inputs import (
     canonical_predictions,
     canonical_truth,
@@ -320,6 +321,8 @@ def evaluate_bucket(
             *(pl.col(column_of(i)).alias(a) for i, a in enumerate(by)),
         )
         keys = SegmentKeys(values, by)
+    if kinds is not None:
+        global_state_sources(truth, shipped, sources)
     check = bool(shipped.get("unknown_items", True))
     task = BucketTask("in-memory", check, "bucket", "rows" if keep_rows else "none", segments=keys)
     return bucket_partial(p, t, specs, conventions, sources, task)
@@ -509,6 +512,7 @@ def _evaluate(
     left, right, shipped = _bucket_rows(
         predictions, truth, side, segments, user_specs, conventions, buckets
     )
+    right = with_global_states(left, right, side, specs, conventions, shipped)
     shipped["unknown_items"] = config.unknown_items.check
     spool = PerUserSpool() if per_user else None
     merged, received = _run_buckets(left, right, layout, specs, conventions, shipped, spool, items)

@@ -49,6 +49,7 @@ def state_sides(truth: Input, sources: Sources, conventions: Conventions) -> Sta
         log=log,
         popularity=None if log is None else users_popularity(log, conventions.tie_break),
         catalog=None if sources.catalog is None else sources.catalog.frame,
+        item_groups=sources.item_groups,
     )
 
 
@@ -59,6 +60,12 @@ def users_popularity(log: pl.LazyFrame, tie_break: str) -> pl.LazyFrame:
     per_item = pairs.group_by("item").agg(
         pl.len().cast(pl.Int64).alias("users"), pl.col("row").min().alias("first_row")
     )
+    return ranked_by_users(per_item, tie_break)
+
+
+def ranked_by_users(per_item: pl.LazyFrame, tie_break: str) -> pl.LazyFrame:
+    """(item, users, place): users_popularity's order of (item, users[, first_row]) rows
+    (first_row: input_order's key, the item's first row in the log)."""
     second, descending = tie_order(tie_break, row="first_row")
     ranked = per_item.sort([pl.col("users"), second], descending=[True, descending])
     return ranked.select("item", "users").with_row_index("place", offset=1)

@@ -268,6 +268,10 @@ def per_user_frame(
     if stats.needs_catalog:
         assert sources.catalog is not None  # metric_exprs refuses the metric without it
         size = sources.catalog.frame.select(pl.len().cast(pl.Int64).alias("catalog_items"))
+        if sources.catalog_items is not None:  # counted beforehand (a bucket's catalog rows)
+            size = pl.LazyFrame(
+                {"catalog_items": [sources.catalog_items]}, {"catalog_items": pl.Int64}
+            )
         frame = frame.join(size, how="cross")
     items = deduped.select("user", "item")
     return Plan(

@@ -23,6 +23,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation import ideal_sums, list_sums, list_walk
 from receval_cli.evaluation.calibration import calibration_table
+from receval_cli.evaluation.cooccurrence import cooccurrence_pairs, history_similarity
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
@@ -32,7 +33,7 @@ from receval_cli.evaluation.prepare import (
 from receval_cli.inputs.list_order import tie_order
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
-from receval_cli.metrics.stats import Stats, cutoff_label, depth, ordered_sum
+from receval_cli.metrics.stats import Stats, cutoff_label, depth
 from receval_cli.wording import setting
 
 _KEY = ["user", "item"]
@@ -134,7 +135,8 @@ def recs_aggregates(
     for feature, cutoffs in sorted(stats.pair_cutoffs.items()):
         if feature == "cooccurrence":
             assert log is not None  # metric_exprs refuses the metric without it
-            tables.append(cooccurrence_pairs(recs, log.frame, cutoffs))
+            whole = log.frame if sources.cooccurrence_log is None else sources.cooccurrence_log
+            tables.append(cooccurrence_pairs(recs, whole, cutoffs))
             continue
         assert catalog is not None  # metric_exprs refuses the metric without it
         pairs[feature] = (cutoffs, category_pairs if feature == "category" else tag_pairs)
@@ -176,7 +178,8 @@ def recs_aggregates(
             recs = recs.with_columns(baseline=pl.col("popular_rank"))
     if "history_similarity" in sides:
         assert log is not None
-        recs = recs.join(history_similarity(recs, log.frame), on=_KEY, how="left")
+        from_log = history_similarity(recs, log.frame, sources.cooccurrence_log)
+        recs = recs.join(from_log, on=_KEY, how="left")
     if "relevant" in sides and "relevant" not in recs.collect_schema().names():
         # (the compiled core's ranked rows carry it already)
         recs = recs.join(truth.select(*_KEY, "relevant"), on=_KEY, how="left")
@@ -319,80 +322,3 @@ def tag_pairs(recs: pl.LazyFrame, cutoffs: set[int | None]) -> pl.LazyFrame:
         for label in labels.values()
     ]
     return empties.join(sums, on="user", how="left").select("user", *similar)
-
-
-def cooccurrence_pairs(
-    recs: pl.LazyFrame, log: pl.LazyFrame, cutoffs: set[int | None]
-) -> pl.LazyFrame:
-    """(user, similar_pairs[cooccurrence]@k for each cutoff): the sum over the pairs of
-    items in the user's top k of their co-occurrence similarity in the interactions log,
-    c(i, j) / (sqrt(h(i)) sqrt(h(j))): c the log's users who have both items, h an item's
-    users (Zhang et al.'s Auralist; MS Recommenders' item_cooccurrence_count, which counts
-    rows: the same when the log repeats no (user, item)). An item absent from the log, or a
-    pair no user has both of, has similarity 0.
-
-    The pairs of each list are listed (n (n - 1) / 2 per user); the co-occurrence counts
-    are computed for the distinct pairs only, through the log's users of the first item.
-    The similarities are added in one running sum per user, in the order of the later
-    item's rank, then the earlier's, read at the last pair within k (as tag_pairs).
-    """
-    labels = {k: cutoff_label(k) for k in cutoffs}
-    rank = pl.col("rank")
-    ranked = recs.select("user", "item", "rank")
-    pairs = ranked.join(ranked, on="user", suffix="_earlier").filter(pl.col("rank_earlier") < rank)
-    wanted = pairs.select(pl.col("item").alias("a"), pl.col("item_earlier").alias("b")).unique()
-    similar = cooccurrence_similarity(wanted, log)
-    scored = pairs.join(similar, left_on=["item", "item_earlier"], right_on=["a", "b"], how="left")
-    pair = (rank.cast(pl.UInt64) * 2**32 + pl.col("rank_earlier")).alias("pair")
-    running = pl.col("sim").fill_null(0.0).cum_sum().over("user", order_by="pair")
-    sums = (
-        scored.with_columns(pair)
-        .select("user", "pair", running.alias("running"))
-        .group_by("user")
-        .agg(
-            # the running sum never decreases: its value at the last pair within k is its max
-            pl.col("running")
-            .filter(pl.col("pair") < pl.lit((depth(k) + 1) * 2**32, pl.UInt64))
-            .max()
-            .fill_null(0.0)
-            .alias(f"similar_pairs[cooccurrence]@{label}")
-            for k, label in labels.items()
-        )
-    )
-    return sums
-
-
-def cooccurrence_similarity(wanted: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyFrame:
-    """(a, b, sim) for the item pairs (a, b) of `wanted` that some user of the log has
-    both of: c(a, b) / (sqrt(h(a)) sqrt(h(b))), c the log's users with both items and h an
-    item's users (the cosine of the two items' binary user vectors). Pairs left out have
-    similarity 0. The counts come through the log's users of a."""
-    held = log.select("user", "item").unique()
-    holders = held.group_by("item").agg(pl.len().cast(pl.Float64).sqrt().alias("root"))
-    both = wanted.join(held.rename({"user": "holder", "item": "a"}), on="a").join(
-        held.rename({"user": "holder", "item": "b"}), on=["holder", "b"]
-    )
-    counts = both.group_by("a", "b").agg(pl.len().cast(pl.Float64).alias("both"))
-    return (
-        counts.join(holders.rename({"item": "a", "root": "root_a"}), on="a")
-        .join(holders.rename({"item": "b", "root": "root_b"}), on="b")
-        .select("a", "b", (pl.col("both") / (pl.col("root_a") * pl.col("root_b"))).alias("sim"))
-    )
-
-
-def history_similarity(recs: pl.LazyFrame, log: pl.LazyFrame) -> pl.LazyFrame:
-    """(user, item, history_similarity): for each recommended item, its mean co-occurrence
-    similarity (cooccurrence_similarity) to the items the user has in the log; users
-    absent from the log have no row. The similarities of one item are added in ascending
-    order, so the sum is the same on every run."""
-    held = log.select("user", "item").unique()
-    history = held.group_by("user").agg(pl.len().cast(pl.Float64).alias("history"))
-    pairs = recs.select("user", "item").join(held.rename({"item": "known"}), on="user")
-    wanted = pairs.select(pl.col("item").alias("a"), pl.col("known").alias("b")).unique()
-    similar = cooccurrence_similarity(wanted, log)
-    scored = pairs.join(similar, left_on=["item", "known"], right_on=["a", "b"], how="left")
-    sums = scored.group_by("user", "item").agg(
-        ordered_sum(pl.col("sim").fill_null(0.0).sort()).alias("similarity_sum")
-    )
-    share = pl.col("similarity_sum") / pl.col("history")
-    return sums.join(history, on="user").select("user", "item", share.alias("history_similarity"))

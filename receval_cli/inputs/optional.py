@@ -68,6 +68,13 @@ class Sources:
     # the whole log's (rows, users), where `popularity` holds only some items' rows (a
     # Spark bucket's): its totals cannot be read from those rows
     log_totals: tuple[int, int] | None = None
+    # what an engine whose buckets see part of the log or catalog (engine: spark) computed
+    # beforehand over the whole of it: the item groups of the fairness metrics
+    # (StateSides.item_groups), the catalog's number of items (accuracy, mcc), and the log's
+    # (user, item) pairs of the items the bucket's co-occurrences read (cooccurrence_log)
+    item_groups: dict[str, tuple[pl.LazyFrame, pl.LazyFrame]] | None = None
+    catalog_items: int | None = None
+    cooccurrence_log: pl.LazyFrame | None = None
     # inputs the config names that another engine reads (engine: spark's tables and URIs):
     # given, their contents unknown here, so checks that need them wait for that engine
     elsewhere: frozenset[str] = frozenset()

@@ -48,8 +48,8 @@ POP_RATIO = Param(
     share=True,
 )
 FAIR_PARAMS = (GROUPS, POP_RATIO)
-# the metrics that group the items over the whole log or catalog (engine: spark refuses
-# them: its buckets see their own users' interactions and items' catalog rows only)
+# the metrics that group the items over the whole log or catalog (engine: spark computes
+# the groups once and sends each bucket those of its items: engines/spark_global_states.py)
 ITEM_GROUP_METRICS = ("rsp", "reo", "exposure_disparity")
 
 
@@ -79,7 +79,8 @@ def require_item_groups(groups: Mapping[str, object], category: bool, log: bool)
         )
 
 
-def _group_label(p: Params) -> str:
+def group_label(p: Params) -> str:
+    """The grouping the parameters name: "category", or "popularity,RATIO"."""
     if p["groups"] == "category":
         return "category"
     return f"popularity,{p['pop_ratio']}"
@@ -198,18 +199,23 @@ FAIRNESS_STATE = "fairness@"  # how the state's name begins (item_facts keeps th
 def fairness_state(k: int | None, p: Params) -> State:
     """One state for the three metrics and the report's per-group intervals: rows of four
     kinds (the module's docstring), each with the others' counts 0, one table to merge."""
-    name = f"{FAIRNESS_STATE}{cutoff_label(k)}[{_group_label(p)}]"
+    label = group_label(p)
+    name = f"{FAIRNESS_STATE}{cutoff_label(k)}[{label}]"
 
     def build(inputs: StateInputs) -> pl.LazyFrame:
         by = inputs.by
-        groups = item_groups(inputs, p, name)
+        given = inputs.sides.item_groups or {}
+        if label in given:  # computed beforehand: the bucket's items' groups, the sizes
+            groups, sizes = given[label]
+        else:
+            groups = item_groups(inputs, p, name)
+            sizes = groups.group_by("group").agg(pl.len().cast(pl.Int64).alias("items"))
         marked = _marked(inputs, k, groups, name)
         per_user = _per_user(inputs, marked, groups, name)
         users = _listed_users(inputs)
         counted = users.group_by(*by).agg(pl.len().cast(pl.Int64).alias("users"))
         if not by:
             counted = users.select(pl.len().cast(pl.Int64).alias("users"))
-        sizes = groups.group_by("group").agg(pl.len().cast(pl.Int64).alias("items"))
         base = counted.join(sizes, how="cross")
         keys = [*by, "group"]
         totals = per_user.group_by(*keys).agg(

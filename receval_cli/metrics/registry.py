@@ -37,6 +37,10 @@ class StateSides:
     log: pl.LazyFrame | None = None
     popularity: pl.LazyFrame | None = None
     catalog: pl.LazyFrame | None = None
+    # the item groups computed beforehand over the whole log or catalog, by grouping
+    # (fairness_state.group_label): (item, group) of the items a bucket needs, and (group,
+    # items) the groups' sizes (an engine whose buckets see part of the log or catalog)
+    item_groups: Mapping[str, tuple[pl.LazyFrame, pl.LazyFrame]] | None = None
 
 
 @dataclass(frozen=True)
