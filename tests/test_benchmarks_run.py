@@ -70,3 +70,39 @@ def test_the_targets_by_size() -> None:
     (one,) = bench.targets(results, 1_000_000)
     assert not one["passed"]
     assert one["value"] == pytest.approx(0.6)  # 0.9 s against 0.3 s
+
+
+def test_the_tied_shape_has_what_it_promises(tmp_path: Path) -> None:
+    """benchmarks/shapes.py at 200 users: ids whose text and number orders differ, tied
+    scores, about 10% of users without truth, each (user, item) once in either file; the
+    text ids are the same rows with "u"/"i" prefixes; a catalog of another size is used."""
+    import polars as pl
+
+    shapes = load_script(ROOT / "benchmarks" / "shapes.py", "shapes")
+    found = shapes.generate(200, tmp_path, seed=3)
+    predictions = pl.read_parquet(found["predictions"])
+    truth = pl.read_parquet(found["truth"])
+    assert predictions.columns == ["user_id", "item_id", "score"]
+    assert predictions["user_id"].n_unique() == 200
+    assert predictions.group_by("user_id").len()["len"].max() == 100
+    for frame in (predictions, truth):
+        assert not frame.select("user_id", "item_id").is_duplicated().any()
+    items = predictions["item_id"].unique()
+    assert items.max() <= 2_000
+    assert items.sort().cast(pl.String).to_list() != items.cast(pl.String).sort().to_list()
+    tied = predictions.group_by("user_id", "score").len().filter(pl.col("len") > 1)
+    assert tied.height > 200  # about 5 tied pairs a list
+    without = 200 - truth["user_id"].n_unique()
+    assert 5 <= without <= 40  # about 10%
+    assert 5 <= truth.height / truth["user_id"].n_unique() <= 20  # about 11 items a user
+
+    text = pl.read_parquet(shapes.generate(200, tmp_path, seed=3, text_ids=True)["predictions"])
+    expected = predictions.select(
+        pl.format("u{}", "user_id").alias("user_id"),
+        pl.format("i{}", "item_id").alias("item_id"),
+        "score",
+    )
+    assert text.equals(expected)
+    wide = shapes.generate(200, tmp_path, seed=3, catalog=1_000_000)
+    assert wide["predictions"].name == "predictions_tied_u200_c1000000_s3.parquet"
+    assert pl.read_parquet(wide["predictions"])["item_id"].max() > 2_000
