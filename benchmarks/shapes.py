@@ -3,9 +3,9 @@
     python benchmarks/shapes.py USERS OUT_DIR [--text-ids] [--seed N] [--log] [--catalog N]
 
 `tied`: each user gets up to 100 distinct items drawn from a Zipf-like popularity (log-uniform
-rank, exponent 1) over a catalog of 10x the users' count (`--catalog` sets another), mapped to item ids by a
-multiplicative hash, so popular ids are spread over the whole id range and their text and
-number orders differ. Scores are rounded to 3 decimals, so about 5 pairs per list tie
+rank, exponent 1) over a catalog of 10x the users' count (`--catalog` sets another), mapped
+to item ids by a multiplicative hash, so popular ids are spread over the whole id range and
+their text and number orders differ. Scores are rounded to 3 decimals, so about 5 pairs per list tie
 (C(100, 2) / 1000). The graded truth holds about 11 items per user (grades 1-5), 10% of
 users none; about a third of a user's truth items are among their recommendations (whose
 scores get a boost), the rest drawn from the same popularity. With `--log`, an interactions
@@ -115,12 +115,13 @@ def _chunk(rng, first: int, users: int, catalog: int):  # type: ignore[no-untype
 
 def _table(columns: dict, text_ids: bool):  # type: ignore[no-untyped-def]
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     arrays = {}
     for name, values in columns.items():
         if text_ids and name in ("user_id", "item_id"):
             prefix = "u" if name == "user_id" else "i"
-            arrays[name] = pa.compute.binary_join_element_wise(
+            arrays[name] = pc.binary_join_element_wise(
                 prefix, pa.array(values).cast(pa.string()), ""
             )
         else:
