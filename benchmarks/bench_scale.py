@@ -21,7 +21,7 @@ only, its own venv; peer_children.py) run at the sizes PEERS.md says they finish
 benchmarks/scale.svg (seconds against rows, log-log), and prints the table.
 
 `--billion` runs the 1B case: the tied shape at 10M users x 100 items, generated on demand
-by shapes.py in chunks into benchmarks/data/ (git-ignored; about 6 GiB of Parquet), with
+by shapes.py in chunks into benchmarks/data/ (git-ignored; 5-6 GB of Parquet), with
 receval (`engine: auto`), the polars floor (rank over user, streaming) and DuckDB's query
 beside it. A run that fails (an exit status, out of memory, `--max-rss-mib`, the timeout)
 is recorded as failed, and DuckDB's spill to its temp directory (benchmarks/data/duckdb_tmp)
