@@ -6,6 +6,9 @@ the polars floor and the peers measured in the same run where they finish.
         python benchmarks/bench_scale.py
     ... --sizes 10000,100000        # users (x 100 items); default 10k, 100k, 1M
     ... --skip spark,ranx           # leave runs out
+    ... --shape tied [--text-ids]   # the tied, large-catalog shape (shapes.py)
+    ... --billion                   # 1B rows: 10M users x 100, tied shape (several GiB)
+    ... --billion --sizes 10000     # the same runs at 1M rows, to check them
 
 Data, tools and timing are bench.py's (each run a fresh process; wall clock from spawn
 to exit; the process's own peak RSS). receval runs the 36 metrics of bench.py with each
@@ -16,6 +19,14 @@ pytrec_eval, ranx, RePlay (polars path, its own venv) and MS Recommenders (@10 m
 only, its own venv; peer_children.py) run at the sizes PEERS.md says they finish (not at
 100M: RePlay needs 18 GiB there). Writes benchmarks/scale.json and the plot
 benchmarks/scale.svg (seconds against rows, log-log), and prints the table.
+
+`--billion` runs the 1B case: the tied shape at 10M users x 100 items, generated on demand
+by shapes.py in chunks into benchmarks/data/ (git-ignored; 5-6 GB of Parquet), with
+receval (`engine: auto`), the polars floor (rank over user, streaming) and DuckDB's query
+beside it. A run that fails (an exit status, out of memory, `--max-rss-mib`, the timeout)
+is recorded as failed, and DuckDB's spill to its temp directory (benchmarks/data/duckdb_tmp)
+as the most it held there. Shapes other than `distinct` write their results to
+benchmarks/data/scale_<shape>.json and .svg, not over the committed scale.json.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +44,9 @@ import bench
 HERE = Path(__file__).resolve().parent
 ENGINES = ("auto", "in_memory", "streaming", "spark")
 PEER_LIMIT = 100_000  # users: pytrec_eval and ranx are left out above (PEERS.md)
+# the 1B case: receval with engine auto, the streaming rank floor and DuckDB only
+BILLION_SKIP = ("in_memory", "streaming", "spark", "polars", "polars_streaming", "pytrec_eval")
+BILLION_SKIP += ("ranx", "replay", "recommenders")
 
 
 def engine_config(config: Path, engine: str) -> Path:
@@ -151,15 +166,35 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000,1000000", help="users per size")
     parser.add_argument("--skip", default="", help="comma-separated runs to leave out")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--shape", choices=bench.SHAPES, default="distinct")
+    parser.add_argument("--text-ids", action="store_true", help="user and item ids as text")
+    parser.add_argument(
+        "--billion",
+        action="store_true",
+        help="the 1B case: --shape tied, --sizes 10000000, receval auto, the floor and DuckDB",
+    )
+    parser.add_argument("--max-rss-mib", type=float, help="kill a run above this (recorded)")
     args = parser.parse_args()
     skip = {s for s in args.skip.split(",") if s}
-    options = bench.parse_args([])
+    if args.billion:
+        args.shape = "tied"
+        if args.sizes == parser.get_default("sizes"):
+            args.sizes = "10000000"
+        skip |= set(BILLION_SKIP)
+    options = bench.parse_args(["--shape", args.shape] + ["--text-ids"] * args.text_ids)
+    out = HERE if args.shape == "distinct" else options.data_dir
+    name = "scale" if args.shape == "distinct" else f"scale_{args.shape}"
     results: dict[int, dict[str, dict[str, Any]]] = {}
     for users in (int(u) for u in args.sizes.split(",")):
-        predictions, truth = bench.ensure_data(options, users)
+        rows = users * 100
+        try:
+            predictions, truth = bench.shape_data(options, users, args.shape)
+        except (OSError, subprocess.CalledProcessError) as error:  # a full disk, say
+            print(f"{rows:>11,} rows  no data: {error}", flush=True)
+            results[rows] = {"data": {"seconds": None, "rss_mib": None, "error": str(error)}}
+            continue
         bench.warm_page_cache(predictions, truth)
         config = bench.write_receval_config(options.data_dir, predictions, truth)
-        rows = users * 100
         results[rows] = {}
         for label, tool, engine in runs_for(users, skip):
             chosen = engine_config(config, engine) if engine else config
@@ -168,18 +203,27 @@ def main() -> int:
                 outcome = run_venv_peer(tool, predictions, truth, options.data_dir, args.timeout)
             else:
                 outcome = bench.run_tool(
-                    tool, predictions, truth, chosen, options.data_dir, args.timeout
+                    tool,
+                    predictions,
+                    truth,
+                    chosen,
+                    options.data_dir,
+                    args.timeout,
+                    args.max_rss_mib,
                 )
             results[rows][label] = {
                 "seconds": outcome.get("seconds"),
                 # Spark works in a JVM and Python workers: the session's sampled peak
                 "rss_mib": outcome.get("tree_rss_mib" if engine == "spark" else "rss_mib"),
                 "error": outcome.get("error"),
+                "spilled_mib": outcome.get("spilled_mib"),
             }
             shown = "failed" if outcome.get("seconds") is None else f"{outcome['seconds']:.2f} s"
+            if outcome.get("spilled_mib"):
+                shown += f", spilled {outcome['spilled_mib']:,.0f} MiB"
             print(f"             {shown}, {outcome['rss_mib']:,.0f} MiB {outcome.get('error', '')}")
-    (HERE / "scale.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
-    plot(results, HERE / "scale.svg")
+    (out / f"{name}.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    plot(results, out / f"{name}.svg")
     labels = list(dict.fromkeys(label for runs in results.values() for label in runs))
     print("\n| run | " + " | ".join(f"{rows / 1e6:g}M rows" for rows in results) + " |")
     print("|---|" + "---|" * len(results))
@@ -192,7 +236,8 @@ def main() -> int:
             elif r["seconds"] is None:
                 cells.append(f"failed ({r['error']})")
             else:
-                cells.append(f"{r['seconds']:.1f} s, {r['rss_mib']:,.0f} MiB")
+                spilled = f", spilled {r['spilled_mib']:,.0f} MiB" if r.get("spilled_mib") else ""
+                cells.append(f"{r['seconds']:.1f} s, {r['rss_mib']:,.0f} MiB{spilled}")
         print(f"| {label} | " + " | ".join(cells) + " |")
     return 0
 

@@ -1,11 +1,11 @@
 """The shape real logs have, generated on demand in chunks (never committed).
 
-    python benchmarks/shapes.py USERS OUT_DIR [--text-ids] [--seed N] [--log]
+    python benchmarks/shapes.py USERS OUT_DIR [--text-ids] [--seed N] [--log] [--catalog N]
 
 `tied`: each user gets up to 100 distinct items drawn from a Zipf-like popularity (log-uniform
-rank, exponent 1) over a catalog of 10x the users' count, mapped to item ids by a
-multiplicative hash, so popular ids are spread over the whole id range and their text and
-number orders differ. Scores are rounded to 3 decimals, so about 5 pairs per list tie
+rank, exponent 1) over a catalog of 10x the users' count (`--catalog` sets another), mapped
+to item ids by a multiplicative hash, so popular ids are spread over the whole id range and
+their text and number orders differ. Scores are rounded to 3 decimals, so about 5 pairs per list tie
 (C(100, 2) / 1000). The graded truth holds about 11 items per user (grades 1-5), 10% of
 users none; about a third of a user's truth items are among their recommendations (whose
 scores get a boost), the rest drawn from the same popularity. With `--log`, an interactions
@@ -34,8 +34,11 @@ CHUNK_USERS = 100_000
 _MULTIPLIER = 2_654_435_761  # odd, and prime: coprime with any catalog size it does not divide
 
 
-def paths(out: Path, users: int, text_ids: bool, seed: int) -> dict[str, Path]:
-    stem = f"tied_u{users}_s{seed}{'_text' if text_ids else ''}"
+def paths(
+    out: Path, users: int, text_ids: bool, seed: int, catalog: int | None = None
+) -> dict[str, Path]:
+    sized = "" if catalog in (None, CATALOG_PER_USER * users) else f"_c{catalog}"
+    stem = f"tied_u{users}{sized}_s{seed}{'_text' if text_ids else ''}"
     return {
         "predictions": out / f"predictions_{stem}.parquet",
         "truth": out / f"truth_{stem}.parquet",
@@ -112,12 +115,13 @@ def _chunk(rng, first: int, users: int, catalog: int):  # type: ignore[no-untype
 
 def _table(columns: dict, text_ids: bool):  # type: ignore[no-untyped-def]
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     arrays = {}
     for name, values in columns.items():
         if text_ids and name in ("user_id", "item_id"):
             prefix = "u" if name == "user_id" else "i"
-            arrays[name] = pa.compute.binary_join_element_wise(
+            arrays[name] = pc.binary_join_element_wise(
                 prefix, pa.array(values).cast(pa.string()), ""
             )
         else:
@@ -126,18 +130,27 @@ def _table(columns: dict, text_ids: bool):  # type: ignore[no-untyped-def]
 
 
 def generate(
-    users: int, out: Path, *, text_ids: bool = False, seed: int = 7, log: bool = False
+    users: int,
+    out: Path,
+    *,
+    text_ids: bool = False,
+    seed: int = 7,
+    log: bool = False,
+    catalog: int | None = None,
 ) -> dict[str, Path]:
-    """Write the files (skipped where they already exist); return their paths."""
+    """Write the files (skipped where they already exist); return their paths. `catalog`:
+    the number of items (default 10x the users)."""
     import numpy as np
     import pyarrow.parquet as pq
 
     out.mkdir(parents=True, exist_ok=True)
-    found = paths(out, users, text_ids, seed)
+    catalog = catalog or CATALOG_PER_USER * users
+    if catalog < 2 * PER_USER:
+        raise ValueError(f"a catalog of {catalog} items is too small for {PER_USER} a user")
+    found = paths(out, users, text_ids, seed, catalog)
     wanted = ["predictions", "truth"] + (["interactions", "catalog"] if log else [])
     if all(found[name].exists() for name in wanted):
         return found
-    catalog = CATALOG_PER_USER * users
     rng = np.random.default_rng(seed)
     writers: dict[str, pq.ParquetWriter] = {}
     partial = {name: found[name].with_name(found[name].name + ".partial") for name in found}
@@ -176,8 +189,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--text-ids", action="store_true")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--log", action="store_true", help="also an interactions log and catalog")
+    parser.add_argument("--catalog", type=int, help="items in the catalog (default 10x users)")
     args = parser.parse_args(argv)
-    found = generate(args.users, args.out, text_ids=args.text_ids, seed=args.seed, log=args.log)
+    found = generate(
+        args.users,
+        args.out,
+        text_ids=args.text_ids,
+        seed=args.seed,
+        log=args.log,
+        catalog=args.catalog,
+    )
     for name, path in found.items():
         if path.exists():
             print(f"{name}: {path} ({path.stat().st_size / 2**20:,.0f} MiB)")
