@@ -198,7 +198,8 @@ def evaluate_in_ranges(
         block: dict[str, Any] = {"name": str(engine), "ranges": 0}
 
         def buckets(whole: bool, block: dict[str, Any] = block) -> Iterator[Bucket]:
-            for mine_p, mine_t in user_ranges(predictions, truth, rows, engine, whole):
+            # the next range is read on another thread while this one is evaluated
+            for mine_p, mine_t in ahead(user_ranges(predictions, truth, rows, engine, whole)):
                 block["ranges"] += 1
                 yield f"range {block['ranges']}", mine_p, mine_t
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -45,6 +45,7 @@ from receval_cli.inputs.checks import check_exprs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.stats import ALL, RELEVANT_ONLY, Stats, discount
 
+T = TypeVar("T")
 # request kinds (_kernel.c's enum)
 HITS, RR, PSUM, DCG, HITS_R = 0, 1, 2, 3, 4
 _KINDS = {"hits": HITS, "rr": RR, "precision_sum": PSUM}
@@ -497,7 +498,7 @@ class _Rows:
         return {"user": self.arrays["users"][kept], "item": self.arrays["items"][kept]}
 
 
-def ahead(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+def ahead(batches: Iterable[T]) -> Iterator[T]:
     """The batches, each next one read on another thread while the caller works on the
     current one (polars and the kernel both release the GIL)."""
     found = iter(batches)
