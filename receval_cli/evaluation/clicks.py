@@ -37,7 +37,10 @@ def dedupe_log(log: pl.LazyFrame, policy: str, has_propensity: bool) -> pl.LazyF
     if policy == "max":
         kept = [pl.col("rel").max(), pl.col("row").min()]
         if has_propensity:
-            kept.append(pl.col("propensity").sort_by("rel", descending=True).first())
+            # among the rows of the highest click, the highest propensity: the same row
+            # whatever the rows' order (Spark has none)
+            best = pl.col("propensity").sort_by(["rel", "propensity"], descending=True)
+            kept.append(best.first())
         return log.group_by(_KEY).agg(kept)
     return log
 
