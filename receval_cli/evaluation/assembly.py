@@ -256,8 +256,8 @@ def _add_clicks(
     for name, segment in partial.segments.items():
         attribute, value = segment_value(name)
         mine = users_of(Segment(name, attribute, value, value is None), task.segments)
-        own = (dataclasses.replace(f, frame=f.frame.filter(mine)) for f in (predictions, truth))
-        segment.clicks = click_parts(*own, specs, conventions, partial.clicks.log_items)
+        p, t = (dataclasses.replace(f, frame=f.frame.filter(mine)) for f in (predictions, truth))
+        segment.clicks = click_parts(p, t, specs, conventions, partial.clicks.log_items)
 
 
 def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:

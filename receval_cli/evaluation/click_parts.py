@@ -218,7 +218,7 @@ def click_parts(
     )
     parts.recommendations, parts.matched = (int(v) for v in counts.row(0))
     parts.weights = [_summed_weights([weights.cast(_WEIGHTS)])]  # type: ignore[arg-type]
-    sums = exact_sums(rows.get_columns())
+    sums = exact_sums(list(rows.get_columns()))
     for i, name in enumerate(names):
         terms, weight = rows.get_column(str(2 * i)), rows.get_column(str(2 * i + 1))
         parts.metrics[name] = MetricParts(
@@ -253,7 +253,7 @@ def finish_clicks(
     for spec in specs:
         name = str(spec)
         part = parts.metrics.get(name, MetricParts())
-        estimator = conventions.metric_params(spec)["estimator"]
+        estimator = str(conventions.metric_params(spec)["estimator"])
         values[name] = estimate(estimator, part)
         sizes[name] = effective_sample_size(part)
         spreads[name] = variance(estimator, part)
