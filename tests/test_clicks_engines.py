@@ -97,19 +97,22 @@ def yaml_with(config: Path, setting: dict[str, Any]) -> str:
     return text + "".join(f"{key}: {value}\n" for key, value in setting.items())
 
 
-def hand_config(folder: Path, duplicates: str, log: str = LOG) -> Path:
+def hand_config(folder: Path, duplicates: str, log: str = LOG, **extra: Any) -> Path:
+    """The hand case's config over `log` (its propensity column mapped when it has one),
+    with `extra` keys."""
     write(folder / "recommended.csv", RECOMMENDED)
     write(folder / "log.csv", log)
+    columns = {"relevance": "click"}
+    if "propensity" in log.splitlines()[0]:
+        columns["propensity"] = "propensity"
     return write_config(
         folder,
         {
             "predictions": {"path": "recommended.csv"},
-            "ground_truth": {
-                "path": "log.csv",
-                "columns": {"relevance": "click", "propensity": "propensity"},
-            },
+            "ground_truth": {"path": "log.csv", "columns": columns},
             "metrics": HAND_METRICS,
             "conventions": {"truth_duplicates": duplicates, "tie_break": "item_asc"},
+            **extra,
         },
         f"hand-{duplicates}.yaml",
     )
@@ -192,12 +195,25 @@ def test_squares_are_summed_exactly_in_any_parts(values: list[float], parts: int
 @pytest.mark.slow
 def test_the_click_metrics_are_the_same_on_spark(spark: Any, tmp_path: Path) -> None:
     """configs/ctr.yaml, the hand log (truth_duplicates max; first has no meaning on
-    Spark) in 3 buckets, and a bad log's message: on Spark as in memory."""
+    Spark) in 3 buckets, a log without propensities beside a catalog with some, and a bad
+    log's message: on Spark as in memory."""
     expected = run(CTR_CONFIG, tmp_path, "ctr-one")
     assert run(CTR_CONFIG, tmp_path, "ctr-spark", engine="spark") == expected
     config = hand_config(tmp_path, "max")
     expected = run(config, tmp_path, "hand-one")
     assert run(config, tmp_path, "hand-spark", engine="spark", partitions=3) == expected
+    # a log without propensities (1 / its 5 items) beside a catalog with a propensity
+    # column: the catalog's propensities are not the log's
+    plain = "\n".join(line.rsplit(",", 1)[0] for line in LOG.splitlines()) + "\n"
+    catalog = {"path": "catalog.csv", "columns": {"propensity": "propensity"}}
+    config = hand_config(tmp_path / "plain", "max", plain, catalog=catalog)
+    write(
+        tmp_path / "plain" / "catalog.csv",
+        "item,propensity\n" + "".join(f"{i},0.5\n" for i in "abcde"),
+    )
+    expected = run(config, tmp_path / "plain", "one")
+    assert expected["model"]["logged"]["propensity"] == "1 / 5 logged items"
+    assert run(config, tmp_path / "plain", "spark", engine="spark", partitions=2) == expected
     bad = "user,item,click,propensity\nu1,a,1,0.5\nu2,d,0,0\nu9,c,2,1\n"
     config = hand_config(tmp_path / "bad", "max", bad)
     said = assert_user_error(invoke("run", config), "click 0 or 1", "row 3")

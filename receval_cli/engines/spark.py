@@ -283,7 +283,7 @@ def evaluate_bucket(
     kinds = truth.get_column("kind") if "kind" in truth.columns else None
     rows = truth if kinds is None else truth.filter(kinds == "truth")
     p = _input("predictions", layout, predictions)
-    logged = ["propensity"] if "propensity" in rows.columns else []  # a click log's
+    logged = ["propensity"] if shipped.get("log_propensity") else []  # a click log's
     t = _input("ground truth", "graded", rows.select("user", "item", "rel", *logged))
     sources = Sources()
     if kinds is not None and shipped.get("interactions"):
@@ -510,6 +510,8 @@ def _evaluate(
         predictions, truth, side, segments, user_specs, conventions, buckets
     )
     shipped["unknown_items"] = config.unknown_items.check
+    # the click log's propensities (a catalog's, of kind "catalog", share the column)
+    shipped["log_propensity"] = "propensity" in tmapping
     if any(lookup(s.name).scope == "logged" for s in specs) and "propensity" not in tmapping:
         shipped["log_items"] = truth.select("item").distinct().count()  # 1 / it: the propensity
     spool = PerUserSpool() if per_user else None
