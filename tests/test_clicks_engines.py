@@ -157,6 +157,16 @@ def test_the_hand_log_by_hand(tmp_path: Path) -> None:
     assert model["logged"]["recommendations"] == n
 
 
+def test_segments_click_metrics_are_the_same_partitioned(tmp_path: Path) -> None:
+    """With segment_by, each segment's click metrics (its users' recommendations and log
+    rows) are the same bits in 3 partitions as in one pass."""
+    write(tmp_path / "users.csv", "user,band\nu1,x\nu2,y\nu4,x\nu5,y\nu6,x\nu8,y\n")
+    config = hand_config(tmp_path, "max", segments={"path": "users.csv"}, segment_by=["band"])
+    expected = run(config, tmp_path, "segments-one")
+    assert {"band=x", "band=y"} <= set(expected["model"]["segments"])
+    assert run(config, tmp_path, "segments-3", partitions=3) == expected
+
+
 @pytest.mark.parametrize(
     ("log", "words"),
     [
