@@ -109,8 +109,7 @@ BEYOND = [
     "inter_list_diversity@5",
     "intersection@5(baseline_k=10)",
 ]
-# per-user metrics that read the catalog's size: the polars engines only (Spark refuses
-# them: its buckets see only the catalog rows of the items they recommend)
+# per-user metrics that read the catalog's size (Spark's buckets get it, counted once)
 CATALOG_SIZE = ["accuracy@10", "mcc@5"]
 
 
@@ -296,9 +295,9 @@ def test_the_metrics_that_read_the_catalog_size_are_named() -> None:
 # Every registered metric, at several cutoffs, and with each parameter value that changes
 # its computation (one at a time, from the value the config's conventions give), through
 # every engine: the JSON report and the --per-user file must be the same bit for bit as
-# in memory, or the engine must refuse the metric up front (exit 2, naming itself and the
-# metric). A metric added to the registry joins the matrix by itself; a parameter that
-# is neither a choice nor derivable below needs a value in SAMPLES.
+# in memory: no engine refuses a metric. A metric added to the registry joins the matrix
+# by itself; a parameter that is neither a choice nor derivable below needs a value in
+# SAMPLES.
 
 CONVENTIONS = {"relevance_threshold": 1.0, "unpredicted": "ignore", "prediction_threshold": 0.5}
 # values of the parameters that have no choices and that the rules of `sample` cannot
@@ -383,19 +382,6 @@ ENGINES: dict[str, dict[str, Any]] = {
     "partitions 7": {"engine": "streaming", "partitions": 7},
     "auto": {"engine": "auto"},
 }
-
-
-def refusal(engine: dict[str, Any], spec: str) -> str | None:
-    """How the engine names itself when it refuses the spec up front (None: it runs it)."""
-    parsed = MetricSpec.parse(spec)
-    spark = engine.get("engine") == "spark"
-    parts = engine.get("partitions", 1) > 1
-    name = "engine: spark" if spark else f"partitions: {engine.get('partitions')}"
-    if (spark or parts) and lookup(parsed.name).scope == "logged":
-        return name  # the click metrics read the whole click log
-    # the item groups (rsp, reo, exposure_disparity), the co-occurrences and the catalog's
-    # size are computed over the whole log or catalog and sent to Spark's buckets: they run
-    return None
 
 
 def registry_data(folder: Path, seed: int) -> dict[str, dict[str, Any]]:
@@ -503,43 +489,24 @@ def run_cli(folder: Path, config: dict[str, Any], name: str) -> tuple[int, str]:
 
 def check_engine(
     folder: Path, group: str, config: dict[str, Any], engine: str, settings: dict[str, Any]
-) -> tuple[int, int]:
-    """Run the group's metrics on the engine: those it refuses one by one (exit 2, naming
-    the engine and the metric), the others together, compared with in memory's files
-    (written by the engine "in_memory", run first). Returns (run, refused)."""
-    refused = [s for s in config["metrics"] if refusal(settings, s)]
-    kept = [s for s in config["metrics"] if s not in refused]
-    for spec in refused:
-        code, stderr = run_cli(folder, {**config, **settings, "metrics": [spec]}, "refused")
-        assert code == 2, (engine, spec, stderr)
-        said = " ".join(stderr.split())
-        assert str(refusal(settings, spec)) in said, (engine, spec, said)
-        assert spec in said, (engine, spec, said)
-    if not kept:
-        return 0, len(refused)
+) -> int:
+    """Run the group's metrics on the engine, compared with in memory's files (written by
+    the engine "in_memory", run first): no engine refuses a metric. Returns how many ran."""
     label = f"{group}_{engine.replace(' ', '_')}"
-    if engine == "in_memory":
-        assert not refused
-        code, stderr = run_cli(folder, {**config, **settings}, label)
-        assert code == 0, stderr
-        return len(kept), 0
-    code, stderr = run_cli(folder, {**config, **settings, "metrics": kept}, label)
+    code, stderr = run_cli(folder, {**config, **settings}, label)
     assert code == 0, (engine, stderr)
-    expected_file = f"{group}_in_memory"
-    if refused:  # in memory again, on the metrics this engine runs
-        code, stderr = run_cli(folder, {**config, "metrics": kept}, f"{label}_reference")
-        assert code == 0, stderr
-        expected_file = f"{label}_reference"
-    expected = comparable(json.loads((folder / f"{expected_file}.json").read_text()))
+    if engine == "in_memory":
+        return len(config["metrics"])
+    expected = comparable(json.loads((folder / f"{group}_in_memory.json").read_text()))
     got = comparable(json.loads((folder / f"{label}.json").read_text()))
     found = differences(expected, got)
     assert not found, (engine, len(found), found[:20])
-    expected_users = pl.read_parquet(folder / f"{expected_file}.parquet")
+    expected_users = pl.read_parquet(folder / f"{group}_in_memory.parquet")
     got_users = pl.read_parquet(folder / f"{label}.parquet")
     assert got_users.columns == expected_users.columns, engine
     changed = [c for c in expected_users.columns if not got_users[c].equals(expected_users[c])]
     assert not changed, (engine, changed[:20])
-    return len(kept), len(refused)
+    return len(config["metrics"])
 
 
 def test_the_matrix_holds_every_registered_metric() -> None:
@@ -569,9 +536,8 @@ def test_every_registered_metric_agrees_on_every_polars_engine(tmp_path: Path) -
         for group, config in groups.items()
         for engine, settings in ENGINES.items()
     }
-    graded = len(groups["graded"]["metrics"])
-    assert counts["graded", "partitions 7"] == (graded, 0)
-    assert counts["clicks", "partitions 3"] == (0, len(groups["clicks"]["metrics"]))
+    assert counts["graded", "partitions 7"] == len(groups["graded"]["metrics"])
+    assert all(counts["clicks", engine] == len(groups["clicks"]["metrics"]) for engine in ENGINES)
     report = json.loads((tmp_path / "graded_in_memory.json").read_text())
     segments = report["models"]["model"]["segments"]
     assert set(segments) == {"band=low", "band=mid", "band=high", "band=(none)"}
@@ -592,30 +558,28 @@ def test_every_registered_metric_agrees_in_ranges(
     monkeypatch.setenv("RECEVAL_RANGE_ROWS", "400")
     for group, config in groups.items():
         for engine, settings in (("in_memory", ENGINES["in_memory"]), ("ranges", {})):
-            assert check_engine(tmp_path, group, config, engine, settings)[0]
+            assert check_engine(tmp_path, group, config, engine, settings)
     report = json.loads((tmp_path / "graded_ranges.json").read_text())
     assert report["models"]["model"]["inputs"]["engine"]["ranges"] >= 2
 
 
 def test_every_registered_metric_agrees_on_spark(spark: Any, tmp_path: Path) -> None:
     """The matrix on Spark with 5 and 16 buckets: the metrics it runs give the in-memory
-    files bit for bit (the item-group fairness metrics, co-occurrence and the catalog's size
-    included); the others (clicks) are refused. (A
-    bucket of one user, as 64 buckets give, is test_..._for_a_user_alone's case.)"""
+    files bit for bit (the click metrics, the item-group fairness metrics, co-occurrence and
+    the catalog's size included): none is refused. (A bucket of one user, as 64 buckets
+    give, is test_..._for_a_user_alone's case.)"""
     groups = registry_data(tmp_path, seed=11)
     before = spark.conf.get("spark.sql.shuffle.partitions")
-    refused = 0
     try:
         for group, config in groups.items():
             check_engine(tmp_path, group, config, "in_memory", ENGINES["in_memory"])
             for buckets, shuffle in ((5, "3"), (16, "7")):
                 spark.conf.set("spark.sql.shuffle.partitions", shuffle)
                 settings = {"engine": "spark", "partitions": buckets}
-                refused += check_engine(tmp_path, group, config, f"spark {buckets}", settings)[1]
+                ran = check_engine(tmp_path, group, config, f"spark {buckets}", settings)
+                assert ran == len(config["metrics"])
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
-    # the click metrics alone, each refused once per bucket count
-    assert refused == 2 * len(groups["clicks"]["metrics"])
 
 
 @pytest.mark.slow

@@ -83,7 +83,7 @@ def test_partitions_agree_with_the_whole(
 
 def test_partitions_give_intervals_and_refuse_click_metrics(tmp_path: Path) -> None:
     """Intervals read the per-user values the partitions keep: the same bits as a single
-    pass. Click metrics are refused up front, naming the engine."""
+    pass."""
     config = {
         "predictions": {"path": str(GOLDEN / "ties_predictions.csv")},
         "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
@@ -97,10 +97,6 @@ def test_partitions_give_intervals_and_refuse_click_metrics(tmp_path: Path) -> N
     confidence = split["models"]["model"]["confidence"]
     assert confidence == whole["models"]["model"]["confidence"]
     assert confidence["intervals"]["ndcg@5"][0] < confidence["intervals"]["ndcg@5"][1]
-    clicks = {**config, "metrics": ["ctr"], "interactions": {"path": "log.csv"}}
-    (tmp_path / "log.csv").write_text("user,item,click\nu00,i24,1\n")
-    logged = write_config(tmp_path, clicks, "c.yaml")
-    assert_user_error(invoke("run", logged), "partitions: 3 runs the per-user, global and rating")
 
 
 def test_partitions_run_the_rating_metrics(tmp_path: Path) -> None:

@@ -182,9 +182,9 @@ POLARS_ENGINES: dict[str, dict[str, Any]] = {
     "auto": {"engine": "auto"},  # made to partition: see _auto_partitions
 }
 
-# what a partitioned engine refuses up front, by feature: the click metrics (they need
-# every user's rows of the log at once)
-PARTITIONED_REFUSALS = {"click metrics": "ctr"}
+# what a partitioned engine refuses up front, by feature: none (the click metrics run on
+# every engine, tests/test_clicks_engines.py)
+PARTITIONED_REFUSALS: dict[str, str] = {}
 # and Spark too: the presets whose tie-break reads the file order
 SPARK_REFUSALS = {
     **PARTITIONED_REFUSALS,
@@ -308,11 +308,13 @@ def test_every_feature_on_every_polars_engine(
 def test_auto_never_picks_an_engine_that_refuses_the_config(
     tmp_path: Path, auto_partitions: None
 ) -> None:
-    """auto on inputs big enough to split, with click metrics (which partitions refuse):
-    one pass, not a refusal."""
+    """auto on inputs big enough to split, with click metrics: partitions (which run them),
+    not a refusal."""
     code, output, report, _ = run_cell(tmp_path, "click metrics", {"engine": "auto"}, "auto")
     assert code == 0, output
     assert report is not None
+    written = json.loads((tmp_path / "click_metrics-auto.json").read_text())
+    assert written["models"]["model"]["inputs"]["engine"]["partitions"] > 1
 
 
 @pytest.mark.spark

@@ -160,10 +160,6 @@ def test_the_cli_runs_spark(tmp_path: Path, spark: Any) -> None:
     ("extra", "words"),
     [
         ({"conventions": {"tie_break": "input_order"}}, "has no file order"),
-        (
-            {"metrics": ["ctr"], "interactions": {"path": str(GOLDEN / "tiefree_truth.csv")}},
-            "click metrics",
-        ),
     ],
 )
 def test_what_spark_refuses(spark: Any, tmp_path: Path, extra: dict[str, Any], words: str) -> None:

@@ -114,7 +114,6 @@ CASES: dict[str, Case] = {
     "a catalog metric without a catalog": _case(metrics=["catalog_coverage@2"]),
     "an item-group metric without item groups": _case(metrics=["rsp@2"]),
     # engines
-    "click metrics on partitions": _case(metrics=["ctr@2"], partitions=2),
     "a file-order convention on Spark": _case(
         engine="spark", conventions={"tie_break": "input_order"}
     ),

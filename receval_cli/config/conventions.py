@@ -190,7 +190,8 @@ class Conventions(BaseModel):
         "error",
         description=(
             "A (user, item) repeated in the ground truth: error, first (keep the first "
-            "row in file order), or max (keep the highest relevance)."
+            "row in file order), or max (keep the highest relevance; in a click log, among "
+            "equal clicks, the highest propensity)."
         ),
     )
     max_depth: PositiveInt | None = Field(

@@ -4,11 +4,10 @@
 engine processes the files in batches. In benchmarks/bench_scale.py it was as fast as the
 in-memory engine at 1M rows (7 MiB of Parquet), and faster with less memory from 10M rows
 (73 MiB) up. From PARTITION_FROM bytes, `auto` also evaluates the users in partitions
-(engines/partitions.py) when the run allows it (no click metric, no intervals, comparisons or
-segments), and with more partitions where the memory available to the process (its cgroup's
-limit, `ulimit -v`, the free memory) would not hold one, or where one pass would peak above
-PEAK_GOAL, whatever is free (engines/memory.py). Spark is its
-own path (engines/spark.py).
+(engines/partitions.py) when the run allows it (no intervals, comparisons or segments),
+and with more partitions where the memory available to the process (its cgroup's limit,
+`ulimit -v`, the free memory) would not hold one, or where one pass would peak above
+PEAK_GOAL, whatever is free (engines/memory.py). Spark is its own path (engines/spark.py).
 """
 
 from __future__ import annotations

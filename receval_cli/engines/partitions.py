@@ -4,8 +4,10 @@ A partition is a set of users (a hash bucket of the user id) with all their pred
 and ground truth. Each is scanned from the files (keeping its users only, so memory holds
 about 1/N of them) and evaluated into a Partial by the one assembly (evaluation/assembly.py), which
 merges the Partials and finishes the Report exactly as for a single pass: the numbers are
-the same bit for bit. With --per-user, each bucket's per-user rows go to a temporary
-Parquet file, and the table is written sorted by user, as a single pass writes it.
+the same bit for bit (the click metrics too: each bucket gives their exact sums over its
+users' recommendations and log rows, evaluation/click_parts.py). With --per-user, each
+bucket's per-user rows go to a temporary Parquet file, and the table is written sorted by
+user, as a single pass writes it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from receval_cli.evaluation.assembly import (
     bucket_partial,
     finish,
 )
+from receval_cli.evaluation.click_parts import log_items
 from receval_cli.evaluation.partial import Partial, compact, merge
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
@@ -42,23 +45,13 @@ if TYPE_CHECKING:
 
 
 def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = False) -> None:
-    """Partitioned engines run the per-user, global and rating metrics; refuse the click
-    metrics with the reason. `side_inputs`: the engine also runs the per-user metrics that
-    read the catalog, the interactions or the baseline."""
+    """Partitioned engines run the per-user, global, rating and click metrics; refuse what
+    they cannot run with the reason. `side_inputs`: the engine also runs the per-user
+    metrics that read the catalog, the interactions or the baseline."""
     config = loaded.config
     specs = loaded.specs
     # the setting that chose the engine, as `engine` names it ("engine: spark", "partitions: 4")
     key = engine.partition(":")[0] if ":" in engine else "engine"
-    unsupported = [str(s) for s in specs if lookup(s.name).scope == "logged"]
-    if unsupported:
-        fix = "Use another engine for them."
-        raise UsageError(
-            f"{engine} runs the per-user, global and rating metrics; {', '.join(unsupported)} "
-            f"(click metrics, over the interactions log) do not run there yet. {fix}",
-            key=key,
-            found=unsupported,
-            fix=fix,
-        )
     # the metrics that read the whole log or catalog (item groups, co-occurrences, the
     # catalog's size) run everywhere: partitions read the whole log and catalog, and Spark
     # sends each bucket what they need of them (engines/spark_global_states.py)
@@ -146,6 +139,9 @@ def evaluate_buckets(
     predictions, truth, sources, _ = found.parts()
     spool = PerUserSpool() if per_user else None
     check = loaded.config.unknown_items.check
+    # the click metrics without propensities: 1 over the whole log's distinct items
+    logged = any(lookup(s.name).scope == "logged" for s in loaded.specs)
+    items = log_items(truth) if logged and "propensity" not in truth.columns else None
     running = Running(loaded.specs, conventions)
     for number, (name, mine_p, mine_t) in enumerate(buckets):
         with console.stage(f"{name}: read, rank, join, metrics"):
@@ -155,6 +151,7 @@ def evaluate_buckets(
                 count_rows="raw" if number == 0 else "none",  # the raw scans: whole files
                 keep="rows" if spool is not None else "none",
                 segments=None if keys is None else keys[0],
+                log_items=items,
             )
             partial = bucket_partial(mine_p, mine_t, loaded.specs, conventions, sources, task)
         if spool is not None and partial.per_user is not None:

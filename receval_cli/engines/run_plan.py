@@ -322,8 +322,8 @@ def _engine(loaded: LoadedConfig, models: dict[str, PredictionsConfig]) -> Engin
 
 def check_engine(loaded: LoadedConfig, engine: EngineChoice) -> None:
     """Refuse what a partitioned engine cannot run, naming the engine and the metric or
-    convention (exit 2): click metrics, metrics that need the whole log on Spark, the
-    catalog-size metrics and the file-order conventions on Spark."""
+    convention (exit 2): metrics that need the whole log on Spark, the catalog-size
+    metrics and the file-order conventions on Spark."""
     from receval_cli.engines.partitions import check_partitionable
 
     check_partitionable(loaded, engine.setting, side_inputs=True)

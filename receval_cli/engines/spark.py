@@ -13,8 +13,8 @@ the same bit for bit. Ranking breaks ties by a total order on (score, item), so 
 numbers do not depend on the partitioning; the file-order conventions (tie_break
 input_order, duplicates first) have no meaning on Spark and are refused.
 
-Needs the `spark` extra (pyspark 4, pyarrow) and Java. Per-user, global and rating
-metrics run on Spark; click (logged) metrics do not yet.
+Needs the `spark` extra (pyspark 4, pyarrow) and Java. Per-user, global, rating and click
+metrics run on Spark (the click metrics' exact sums per bucket: evaluation/click_parts.py).
 """
 
 from __future__ import annotations
@@ -284,7 +284,8 @@ def evaluate_bucket(
     kinds = truth.get_column("kind") if "kind" in truth.columns else None
     rows = truth if kinds is None else truth.filter(kinds == "truth")
     p = _input("predictions", layout, predictions)
-    t = _input("ground truth", "graded", rows.select("user", "item", "rel"))
+    logged = ["propensity"] if shipped.get("log_propensity") else []  # a click log's
+    t = _input("ground truth", "graded", rows.select("user", "item", "rel", *logged))
     sources = Sources()
     if kinds is not None and shipped.get("interactions"):
         known = truth.filter(kinds == "known").select("user", "item")
@@ -325,6 +326,7 @@ def evaluate_bucket(
         global_state_sources(truth, shipped, sources)
     check = bool(shipped.get("unknown_items", True))
     task = BucketTask("in-memory", check, "bucket", "rows" if keep_rows else "none", segments=keys)
+    task = dataclasses.replace(task, log_items=shipped.get("log_items"))
     return bucket_partial(p, t, specs, conventions, sources, task)
 
 
@@ -514,6 +516,10 @@ def _evaluate(
     )
     right = with_global_states(left, right, side, specs, conventions, shipped)
     shipped["unknown_items"] = config.unknown_items.check
+    # the click log's propensities (a catalog's, of kind "catalog", share the column)
+    shipped["log_propensity"] = "propensity" in tmapping
+    if any(lookup(s.name).scope == "logged" for s in specs) and "propensity" not in tmapping:
+        shipped["log_items"] = truth.select("item").distinct().count()  # 1 / it: the propensity
     spool = PerUserSpool() if per_user else None
     merged, received = _run_buckets(left, right, layout, specs, conventions, shipped, spool, items)
     # the report describes a local file as the polars engines do (its fingerprint too)

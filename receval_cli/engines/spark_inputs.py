@@ -250,8 +250,8 @@ def canonical_predictions(frame: SparkFrame, source: Input, separator: str) -> S
 
 
 def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFrame:
-    """(user, item, rel) by the mapping of `source` (polars' map_ground_truth): one row per
-    item, or lists of items with or without their grades."""
+    """(user, item, rel[, propensity]) by the mapping of `source` (polars'
+    map_ground_truth): one row per item, or lists of items with or without their grades."""
     from pyspark.sql import functions as F
 
     cols = source.columns
@@ -274,7 +274,13 @@ def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFr
         )
     relevance = cols.get("relevance")
     rel = F.col(relevance).cast("double") if relevance else F.lit(1.0)
-    return frame.select(user, F.col(cols["item"]).alias("item"), rel.alias("rel"))
+    # a click log's propensities (the click metrics)
+    logged = (
+        [F.col(cols["propensity"]).cast("double").alias("propensity")]
+        if "propensity" in cols
+        else []
+    )
+    return frame.select(user, F.col(cols["item"]).alias("item"), rel.alias("rel"), *logged)
 
 
 def input_failure(error: Exception, local: list[Input], uris: UriInputs | None = None) -> Exception:

@@ -27,7 +27,7 @@ import polars as pl
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation import fingerprints, unknown_items
-from receval_cli.evaluation.clicks import logged_metrics
+from receval_cli.evaluation.click_parts import click_parts, finish_clicks
 from receval_cli.evaluation.fingerprints import truth_digest
 from receval_cli.evaluation.global_metrics import (
     state_queries,
@@ -57,6 +57,7 @@ from receval_cli.evaluation.segment_split import (
     Segment,
     SegmentKeys,
     segment_partials,
+    segment_value,
     users_of,
     with_values,
 )
@@ -101,7 +102,8 @@ class BucketTask:
     checked against, for a one-bucket run (see `Partial.unknown`). `segments`: each
     user's segment values; the bucket's users are then also split by segment
     (`Partial.segments`, evaluation/segment_split.py) and its kept per-user rows carry
-    their values.
+    their values. `log_items`: the run's distinct logged items, for the click metrics
+    without propensities (None: this bucket's log is the run's).
     """
 
     engine: Any = "auto"
@@ -112,6 +114,7 @@ class BucketTask:
     extra: tuple[pl.LazyFrame, ...] = ()
     reference: pl.LazyFrame | None = None
     segments: SegmentKeys | None = None
+    log_items: int | None = None
 
 
 def bucket_partial(
@@ -122,9 +125,8 @@ def bucket_partial(
     sources: Sources | None = None,
     task: BucketTask = BucketTask(),
 ) -> Partial:
-    """One bucket's Partial: the per-user, global and rating metrics of its users (`specs`
-    may hold click metrics too: they are left to the caller), its checks and its counts,
-    and what `task` asks beside them."""
+    """One bucket's Partial: the per-user, global, rating and click metrics of its users,
+    its checks and its counts, and what `task` asks beside them."""
     engine, segments = task.engine, task.segments
     sources = sources or Sources()
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
@@ -231,7 +233,31 @@ def bucket_partial(
         )
         if partial.per_user is not None:
             partial.per_user = with_values(partial.per_user, segments)
+    logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
+    if logged_specs:
+        _add_clicks(partial, predictions, truth, logged_specs, conventions, task)
     return partial
+
+
+def _add_clicks(
+    partial: Partial,
+    predictions: Input,
+    truth: Input,
+    specs: tuple[MetricSpec, ...],
+    conventions: Conventions,
+    task: BucketTask,
+) -> None:
+    """The click metrics' parts of the bucket (click_parts.py), and of each of its segments
+    (their users' recommendations and log rows; the propensity without a column is the
+    run's, 1 over its distinct logged items)."""
+    partial.clicks = click_parts(predictions, truth, specs, conventions, task.log_items)
+    if partial.clicks is None or task.segments is None:
+        return
+    for name, segment in partial.segments.items():
+        attribute, value = segment_value(name)
+        mine = users_of(Segment(name, attribute, value, value is None), task.segments)
+        p, t = (dataclasses.replace(f, frame=f.frame.filter(mine)) for f in (predictions, truth))
+        segment.clicks = click_parts(p, t, specs, conventions, partial.clicks.log_items)
 
 
 def _counts(frame: pl.DataFrame, prefix: str) -> dict[str, int]:
@@ -267,12 +293,9 @@ class FinishContext:
     engine: dict[str, Any] | None = None  # the report's inputs.engine, for partitioned runs
     per_user_rows: pl.LazyFrame | None = None  # the buckets' per-user rows, when spooled
     spool: PerUserSpool | None = None  # the files per_user_rows reads (kept with the Report)
-    extra_metrics: dict[str, float | None] = field(default_factory=dict)  # click metrics
-    logged: dict[str, Any] | None = None
-    weights: pl.DataFrame | None = None  # click metrics: the matches' inverse propensities
     universe: Universe | None = None  # the catalog's items, when already read
     # segment_by: the segments to report (their Partials are merged.segments) and the
-    # users' values (the per-user rows' last columns; a one-bucket run's click metrics)
+    # users' values (the per-user rows' last columns)
     segments: list[Segment] = field(default_factory=list)
     segment_keys: SegmentKeys | None = None
 
@@ -319,12 +342,19 @@ def facts_of(merged: Partial, run: FinishContext) -> ItemFacts:
 
 
 def finish(merged: Partial, run: FinishContext) -> Report:
-    """The Report from the merged Partial: the checks, the users, the means, the global
-    metrics, the items and the unknown items."""
+    """The Report from the merged Partial: the checks, the users, the click metrics, the
+    means, the global metrics, the items and the unknown items."""
     conventions, sources = run.conventions, run.sources
     facts = facts_of(merged, run)
     users = raise_checks(merged, run, facts)
     user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
+    logged_specs = tuple(s for s in run.specs if lookup(s.name).scope == "logged")
+    clicks: dict[str, float | None] = {}
+    logged, weights = None, None
+    if logged_specs:  # after the inputs' and users' checks, as in a single pass
+        clicks, logged, weights = finish_clicks(
+            merged.clicks, logged_specs, conventions, run.predictions, run.truth
+        )
     metrics: dict[str, float | None] = {**_means(merged, user_specs)}
     if facts.value_error is not None:
         raise facts.value_error
@@ -337,7 +367,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         )
         metrics.update(values)
         calibration = calibration_table(merged.pairs)
-    metrics.update(run.extra_metrics)
+    metrics.update(clicks)
     metrics = {str(spec): metrics[str(spec)] for spec in run.specs}
     guard_ranges(metrics, run.specs, conventions)
     unknown = None
@@ -375,8 +405,8 @@ def finish(merged: Partial, run: FinishContext) -> Report:
         per_user_files=run.spool,
         pairs=pairs_block,
         calibration=calibration,
-        logged=run.logged,
-        weights=run.weights,
+        logged=logged,
+        weights=weights,
         items=facts.items,
         exposure=facts.exposure,
         popularity_bias=facts.popularity_bias,
@@ -395,13 +425,11 @@ def _finish_segments(
     merged: Partial, run: FinishContext, inputs: dict[str, Any]
 ) -> tuple[dict[str, Report], dict[str, str]]:
     """Each segment's Report, finished from its merged Partial as a run on its users alone
-    (its checks, messages and exact means; its click metrics on its users' rows), and for
+    (its checks, messages and exact means; its click metrics from its users' parts), and for
     the segments that cannot be evaluated, the reason (that run's error). A segment of
     users without a value that holds no user of the ground truth is in neither."""
     parts: dict[str, Report] = {}
     skipped: dict[str, str] = {}
-    user_specs = tuple(s for s in run.specs if lookup(s.name).scope == "user")
-    logged_specs = tuple(s for s in run.specs if lookup(s.name).scope == "logged")
     for segment in run.segments:
         partial = merged.segments.get(segment.name) or empty_partial()
         if segment.complement and partial.tally["in_ground_truth"] == 0:
@@ -416,18 +444,6 @@ def _finish_segments(
             universe=run.items_universe(),
         )
         try:
-            if logged_specs:  # the users' checks first, as in a run
-                assert run.segment_keys is not None, "click metrics run in one bucket"
-                users_block(partial, own, bool(user_specs))
-                mine = users_of(segment, run.segment_keys)
-                predictions, truth = (
-                    dataclasses.replace(source, frame=source.frame.filter(mine))
-                    for source in (run.predictions, run.truth)
-                )
-                values, own.logged, own.weights = logged_metrics(
-                    predictions, truth, logged_specs, run.conventions
-                )
-                own.extra_metrics.update(values)
             report = finish(partial, own)
         except InputError as error:  # e.g. no user of the segment can be evaluated
             skipped[segment.name] = str(error)
@@ -576,7 +592,7 @@ def evaluate_inputs(
     segments: tuple[SegmentKeys, list[Segment]] | None = None,
 ) -> Report:
     """Evaluate mapped inputs in one bucket: one query computes the checks and every
-    metric at every cutoff; then the click metrics over the whole inputs.
+    metric at every cutoff, and the click metrics' sums.
 
     `engine` is polars' collect engine ("in-memory", "streaming", a GPUEngine, "auto");
     `check_unknown` counts the recommended items the reference lacks (evaluation/unknown_items.py).
@@ -616,14 +632,6 @@ def evaluate_aligned(
     run = FinishContext(predictions, truth, specs, conventions, sources, reference)
     if segments is not None:
         run.segment_keys, run.segments = segments
-    logged_specs = tuple(s for s in specs if lookup(s.name).scope == "logged")
-    if logged_specs:  # the checks first, as when there is none of them
-        partial.facts = facts_of(partial, run)  # computed once: finish reads them again
-        raise_checks(partial, run, partial.facts)
-        values, run.logged, run.weights = logged_metrics(
-            predictions, truth, logged_specs, conventions
-        )
-        run.extra_metrics.update(values)
     return finish(partial, run)
 
 

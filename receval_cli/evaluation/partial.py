@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
+from receval_cli.evaluation.click_parts import ClickParts
 from receval_cli.evaluation.item_facts import ItemFacts, ItemTables, distinct_items
 from receval_cli.evaluation.metric_users import (
     USER_TALLY,
@@ -102,6 +103,8 @@ class Partial:
     # the item-level results, once computed where the items are (a Spark executor): then
     # recommended, exposure and states are left empty (item_facts.py)
     facts: ItemFacts | None = None
+    # the click metrics' sums over these users and log rows (click_parts.py)
+    clicks: ClickParts | None = None
 
     def item_tables(self) -> ItemTables:
         return ItemTables(self.recommended, self.exposure, self.states, self.unknown)
@@ -122,6 +125,7 @@ class Partial:
             "digest": self.digest,
             "segments": {name: part.to_json() for name, part in self.segments.items()},
             "facts": None if self.facts is None else self.facts.to_json(),
+            "clicks": None if self.clicks is None else self.clicks.to_json(),
         }
 
     @classmethod
@@ -143,6 +147,7 @@ class Partial:
             digest={k: int(v) for k, v in data["digest"].items()},
             segments={n: cls.from_json(part) for n, part in data.get("segments", {}).items()},
             facts=None if data.get("facts") is None else ItemFacts.from_json(data["facts"]),
+            clicks=None if data.get("clicks") is None else ClickParts.from_json(data["clicks"]),
         )
 
 
@@ -264,6 +269,8 @@ def merge(partials: Iterable[Partial]) -> Partial:
         if part.pairs is not None:
             merged.pairs = part.pairs if merged.pairs is None else merged.pairs + part.pairs
         _add_counts(merged.digest, part.digest)
+        if part.clicks is not None:
+            merged.clicks = part.clicks if merged.clicks is None else merged.clicks + part.clicks
         for name, segment in part.segments.items():
             segments.setdefault(name, []).append(segment)
     merged.segments = {name: merge(found) for name, found in segments.items()}

@@ -71,24 +71,6 @@ def _mean(values: pl.Expr) -> pl.Expr:
     return pl.when(plain.is_finite() | plain.is_null()).then(plain).otherwise(scaled)
 
 
-def effective_sample_size(p: Params, selected: pl.Expr) -> pl.Expr:
-    """Kish's effective sample size (sum w)^2 / sum w^2 of the selected recommendations'
-    weights; null without one. Where the squares overflow 64-bit floats (weights above
-    about 1e154), it is computed from the weights divided by the largest (without
-    max_weight: the smallest propensity divided by each), which leaves it unchanged."""
-    w = weight(p).filter(selected)
-    squares = ordered_sum(w.pow(2))
-    plain = ordered_sum(w).pow(2) / squares
-    if "max_weight" in p:
-        scaled = w / w.max()
-    else:
-        propensity = pl.col("propensity").filter(selected)
-        scaled = propensity.min() / propensity
-    robust = ordered_sum(scaled).pow(2) / ordered_sum(scaled.pow(2))
-    finite = plain.is_finite() & (squares > 0)
-    return pl.when(w.count() > 0).then(pl.when(finite).then(plain).otherwise(robust))
-
-
 def weight(p: Params) -> pl.Expr:
     """The inverse propensity of each matched recommendation, clipped at max_weight."""
     inverse = 1.0 / pl.col("propensity")
@@ -107,6 +89,36 @@ def _ips_terms(k: int | None, p: Params) -> pl.Expr:
 def _weights(k: int | None, p: Params) -> pl.Expr:
     """Each counted recommendation's weight, 0 where it is not matched."""
     return pl.when(_matched).then(weight(p)).otherwise(0.0).filter(in_top(k))
+
+
+def row_term(k: int | None, p: Params) -> pl.Expr:
+    """Each recommendation's round term, null where it is not counted (beyond the first k;
+    matching: unmatched too): what evaluation/click_parts.py sums exactly. snips: the ips
+    term (its estimate is their sum over the weights' sum)."""
+    top = in_top(k)
+    estimator = p["estimator"]
+    if estimator == "matching":
+        return pl.when(_matched & top).then(pl.col("click"))
+    if estimator in ("ips", "snips"):
+        clicked = _matched & (pl.col("click") != 0)
+        ips = pl.when(clicked).then(pl.col("click") * weight(p)).otherwise(0.0)
+        return pl.when(top).then(ips)
+    score = pl.col("score")
+    if estimator == "dm":
+        return pl.when(top).then(score)
+    w = weight(p)
+    corrected = _matched
+    if estimator == "switch_dr" and "switch" in p:
+        corrected = _matched & (w <= float(p["switch"]))
+    return pl.when(top).then(
+        score + pl.when(corrected).then((pl.col("click") - score) * w).otherwise(0.0)
+    )
+
+
+def row_weight(k: int | None, p: Params) -> pl.Expr:
+    """Each matched recommendation's weight among the first k, null elsewhere (the weights
+    of snips' denominator and of the effective sample size)."""
+    return pl.when(_matched & in_top(k)).then(weight(p))
 
 
 def round_terms(k: int | None, p: Params) -> pl.Expr:
@@ -167,10 +179,3 @@ def ctr(s: Stats, k: int | None, p: Params) -> pl.Expr:
         ratio = ordered_sum(_ips_terms(k, p)) / weights
         return pl.when(weights > 0).then(ratio)  # null when nothing matched
     return _mean(round_terms(k, p))
-
-
-def variance(k: int | None, p: Params) -> pl.Expr:
-    """The estimate's variance: its round terms' variance (ddof 1) over their number, as
-    the Open Bandit Pipeline's round rewards give it; null below two terms."""
-    terms = round_terms(k, p)
-    return pl.when(terms.count() > 1).then(terms.var(ddof=1) / terms.count())

@@ -109,8 +109,8 @@ def test_a_non_finite_value_is_null_in_every_format(
     size, forced to NaN) is null with a warning naming it, in every format: never an
     internal error, never `nan` shown as a value."""
     monkeypatch.setattr(
-        "receval_cli.evaluation.clicks.effective_sample_size",
-        lambda params, selected: pl.lit(float("nan")),
+        "receval_cli.evaluation.click_parts.effective_sample_size",
+        lambda part: float("nan"),
     )
     config = ctr_case(tmp_path, "ctr(estimator=ips)")
     out = tmp_path / f"report.{fmt}"
