@@ -51,8 +51,8 @@ def auto_partitions(predictions: Iterable[Path], others: Iterable[Path] = ()) ->
 
 
 RANGES_FROM = 20_000_000  # prediction rows: auto reads them in ranges of users from here
-RANGE_ROWS = (2_000_000, 16_000_000)  # the fewest and most prediction rows a range holds
-PER_RANGE_ROW = 100  # bytes at the peak per prediction row of a range
+RANGE_ROWS = (2_000_000, 8_000_000)  # the fewest and most prediction rows a range holds
+PER_RANGE_ROW = 160  # bytes at the peak per prediction row of a range (the next one read meanwhile)
 
 
 def range_rows(predictions: Iterable[Path], others: Iterable[Path] = ()) -> int:

@@ -132,22 +132,18 @@ class TruthFeed:
 
 def user_ranges(
     predictions: Input, truth: Input, rows: int, engine: Any, whole_truth: bool
-) -> Iterator[tuple[Input, Input]]:
-    """The ranges' inputs: each range's predictions and its users' ground truth (the truth
+) -> Iterator[tuple[Input, Input, int]]:
+    """The ranges' inputs: each range's predictions, its users' ground truth (the truth
     users between two ranges' users go with the later range; those after the last, in a
-    range of their own). Progress (rows done, time left) is shown as they are read."""
+    range of their own) and its prediction rows."""
     feed = TruthFeed(truth.frame, engine, whole_truth)
-    total = _rows_of(predictions)
-    done, started = 0, time.perf_counter()
     for chunk in prediction_ranges(predictions.frame, rows, engine):
         users = feed.upto(chunk.get_column("user")[-1])
-        yield _input(predictions, chunk), _input(truth, users)
-        done += chunk.height
-        _show_progress(done, total, time.perf_counter() - started)
+        yield _input(predictions, chunk), _input(truth, users), chunk.height
     rest = feed.rest()
     if rest.height:
         empty = pl.DataFrame(schema=predictions.frame.collect_schema())
-        yield _input(predictions, empty), _input(truth, rest)
+        yield _input(predictions, empty), _input(truth, rest), 0
 
 
 def _input(source: Input, rows: pl.DataFrame) -> Input:
@@ -198,10 +194,14 @@ def evaluate_in_ranges(
         block: dict[str, Any] = {"name": str(engine), "ranges": 0}
 
         def buckets(whole: bool, block: dict[str, Any] = block) -> Iterator[Bucket]:
+            total, done, started = _rows_of(predictions), 0, time.perf_counter()
             # the next range is read on another thread while this one is evaluated
-            for mine_p, mine_t in ahead(user_ranges(predictions, truth, rows, engine, whole)):
+            found = ahead(user_ranges(predictions, truth, rows, engine, whole))
+            for mine_p, mine_t, height in found:
                 block["ranges"] += 1
                 yield f"range {block['ranges']}", mine_p, mine_t
+                done += height
+                _show_progress(done, total, time.perf_counter() - started)
 
         try:
             return evaluate_buckets(
