@@ -152,7 +152,12 @@ def item_facts(
     except InputError as error:
         facts.value_error = error
         return facts
-    if tables.exposure and recommended is not None:
+    # the items block: where the buckets counted the exposure, or would have for the figures
+    described = bool(tables.exposure) or (
+        not sources.figures
+        and describes_items(global_specs, recs_sides(specs, conventions, sources), sources)
+    )
+    if described and recommended is not None:
         facts.items = describe_items(recommended, universe, outside_universe(recommended, universe))
     if reference is not None and recommended is not None:
         found = tables.unknown
@@ -177,6 +182,15 @@ def item_facts(
                 popular = item_popularity(log, conventions.tie_break, users=False)
             facts.popularity_bias = popularity_bias(summed, popular)
     return facts
+
+
+def describes_items(
+    global_specs: tuple[MetricSpec, ...], sides: set[str], sources: Sources
+) -> bool:
+    """Whether the report describes the recommended items (the `items` block; and their
+    exposure, for the figures): with a global metric, a per-user metric of the recs
+    table (its `sides`), or a catalog."""
+    return bool(global_specs or sides) or sources.catalog is not None
 
 
 GROUPS = 10

@@ -367,7 +367,10 @@ def _compiled(
     if conventions.tie_break == "input_order":
         columns.append("row")
     rows = scored.select(columns)
-    ranks = _reads_recs(stats) or bool(list_specs) or sources.catalog is not None
+    # the lists, ranked: what the metrics read, and with a catalog the item figures'
+    ranks = (
+        _reads_recs(stats) or bool(list_specs) or (sources.catalog is not None and sources.figures)
+    )
     numpy_import = import_numpy_meanwhile()  # the kernel reads numpy arrays
     try:
         tables: kernel_core.KernelTables | str | None = kernel_core.UNORDERED
