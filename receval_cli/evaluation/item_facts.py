@@ -28,8 +28,9 @@ from receval_cli.evaluation.global_metrics import (
     require_universe,
 )
 from receval_cli.evaluation.item_exposure import with_universe
+from receval_cli.evaluation.item_popularity import item_popularity
 from receval_cli.evaluation.plan import metric_exprs
-from receval_cli.evaluation.side_columns import item_popularity, raise_unknown_features
+from receval_cli.evaluation.side_columns import raise_unknown_features
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup

@@ -23,13 +23,13 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation import ideal_sums, list_sums, list_walk
 from receval_cli.evaluation.calibration import calibration_table
+from receval_cli.evaluation.item_popularity import item_popularity
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
     ranked_items,
     with_score_precision,
 )
-from receval_cli.inputs.list_order import tie_order
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.stats import Stats, cutoff_label, depth, ordered_sum
@@ -65,30 +65,6 @@ def missing_input(side: str, sources: Sources) -> str | None:
     if "catalog" in sources.elsewhere:  # its columns are known once that engine reads it
         return None
     return None if side in sources.features() else setting("catalog", "columns", side)
-
-
-def item_popularity(
-    log: pl.LazyFrame, tie_break: str, users: bool = True, ranks: bool = True
-) -> pl.LazyFrame:
-    """Per item of the log: its rows, its users, and its rank by popularity (rows
-    descending, then the tie_break convention on the item), with the log's totals.
-    `users` False: the users (holders, log_users: distinct counts, the costly part) left
-    missing, for a run whose expressions read none (_reads_users); `ranks` False: no
-    popular_rank column (the items' sort, with a log of many items a third of the cost),
-    for a run that reads none (_reads_ranks)."""
-    distinct = pl.col("user").n_unique().cast(pl.Int64)
-    if not users:
-        distinct = pl.lit(None, pl.Int64)
-    counts = [pl.len().cast(pl.Int64).alias("count"), distinct.alias("holders")]
-    totals = log.select(pl.len().cast(pl.Int64).alias("log_rows"), distinct.alias("log_users"))
-    if not ranks:
-        return log.group_by("item").agg(counts).join(totals, how="cross")
-    per_item = log.group_by("item").agg(*counts, pl.col("row").min().alias("first_row"))
-    second, descending = tie_order(tie_break, row="first_row")
-    ranked = per_item.sort([pl.col("count"), second], descending=[True, descending]).with_row_index(
-        "popular_rank", offset=1
-    )
-    return ranked.drop("first_row").join(totals, how="cross")
 
 
 def baseline_ranks(baseline: Input, conventions: Conventions, depth: int | None) -> pl.LazyFrame:
