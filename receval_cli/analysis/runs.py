@@ -55,6 +55,7 @@ def evaluate_config(
     per_user: bool = False,
     allow_different_conventions: bool = False,
     label: RunLabel | None = None,
+    figures: bool = True,
 ) -> RunReport:
     """Evaluate every model of the config on its engine (engines/run_plan.py resolves
     the config, the engine and what it refuses, before any row is read); intervals,
@@ -62,9 +63,11 @@ def evaluate_config(
     per-user rows too (a single pass always does; so do they when intervals or a
     comparison need them). A `baseline_report` computed under other conventions is
     refused unless `allow_different_conventions`. `label`: the run's --label and --tag
-    pairs, in its RunInfo."""
+    pairs, in its RunInfo. `figures` False: the report's item figures (the HTML
+    report's exposure and popularity bias) are left out, as no HTML report is written."""
     started = _Start(time.perf_counter(), start_time(), label or RunLabel())
     plan = plan_run(loaded, confidence, baseline_report, allow_different_conventions)
+    plan = dataclasses.replace(plan, figures=figures)
     keys = None if plan.engine.spark else plan.segments()
     reports: dict[str, Report] = {}
     for name in plan.models:

@@ -243,17 +243,17 @@ def _run(
     confidence = None
     if ci:
         confidence = loaded.config.confidence or ConfidenceConfig()
+    html = any(d.format == "html" for d in destinations)
     with watching(input_files(loaded)):  # a file rewritten meanwhile: exit 2, no report
         report = evaluate_config(
             loaded,
             confidence,
             baseline_report,
             # the HTML report draws the per-user distributions: a partitioned run keeps them
-            per_user is not None
-            or request.with_per_user
-            or any(d.format == "html" for d in destinations),
+            per_user is not None or request.with_per_user or html,
             allow_different_conventions,
             request.label,
+            figures=html,  # the item figures, only where they are drawn
         )
     if request.with_per_user:
         report = dataclasses.replace(report, per_user_in_json=True)

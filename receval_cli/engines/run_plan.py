@@ -126,6 +126,8 @@ class RunPlan:
     comparison: ComparisonConfig
     saved: SavedBaseline | None  # the --baseline-report's model, read and checked
     warnings: list[str]
+    # the report's item figures (Sources.figures): False where no HTML report is written
+    figures: bool = True
 
     @property
     def baseline(self) -> str | None:
@@ -149,6 +151,7 @@ class RunPlan:
             config.ground_truth, loaded.resolve_path(config.ground_truth.path)
         )
         sources = read_sources(loaded)
+        sources.figures = self.figures
         read = (predictions, truth, *sources.given())
         types = {source.role: _id_types(source) for source in read}
         align_ids(predictions, truth, *sources.given())

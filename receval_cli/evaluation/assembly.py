@@ -35,7 +35,7 @@ from receval_cli.evaluation.global_metrics import (
     universe_of,
 )
 from receval_cli.evaluation.item_exposure import exposure_depth, item_exposure, same_exposure
-from receval_cli.evaluation.item_facts import ItemFacts, item_facts
+from receval_cli.evaluation.item_facts import ItemFacts, describes_items, item_facts
 from receval_cli.evaluation.metric_users import guard_ranges
 from receval_cli.evaluation.numpy_ahead import import_numpy_meanwhile
 from receval_cli.evaluation.partial import (
@@ -142,8 +142,8 @@ def bucket_partial(
         StateInputs(plan.lists, plan.items, users, ranked=plan.placed, sides=sides),
     )
     # the report describes the recommended items and their exposure with a
-    # beyond-accuracy metric or a catalog
-    items = bool(global_specs or plan.recs_sides) or sources.catalog is not None
+    # beyond-accuracy metric or a catalog (the exposure: only for the item figures)
+    items = describes_items(global_specs, plan.recs_sides, sources)
     featured = bool(plan.recs_sides & {"category", "tags", "embedding"})
     listed = task.check_unknown or items or (featured and sources.catalog is not None)
     # every query of the bucket, by what it is for; collected together in one pass
@@ -155,7 +155,7 @@ def bucket_partial(
     if listed:
         groups["recommended"] = [plan.recommended_items()]
     exposure_state = None  # the state that is the report's exposure already, if any
-    if items:
+    if items and sources.figures:
         depth = exposure_depth((*user_specs, *global_specs))
         exposure_state = same_exposure(states, depth)
         if exposure_state is None:

@@ -83,7 +83,8 @@ def state_queries(
     """Each distinct state the specs need, with its lazy query (the states at the specs'
     cutoffs count from one grouping: StateInputs.top_counts)."""
     cutoffs = tuple(sorted({spec.k for spec in specs if spec.k is not None}))
-    inputs = dataclasses.replace(inputs, cutoffs=cutoffs)
+    whole = any(spec.k is None for spec in specs)
+    inputs = dataclasses.replace(inputs, cutoffs=cutoffs, whole=whole)
     queries: dict[str, tuple[State, pl.LazyFrame]] = {}
     for spec in specs:
         state = _global_metric(spec).state(spec.k, conventions.metric_params(spec))

@@ -28,8 +28,9 @@ from receval_cli.evaluation.global_metrics import (
     require_universe,
 )
 from receval_cli.evaluation.item_exposure import with_universe
+from receval_cli.evaluation.item_popularity import item_popularity
 from receval_cli.evaluation.plan import metric_exprs
-from receval_cli.evaluation.side_columns import item_popularity, raise_unknown_features
+from receval_cli.evaluation.side_columns import raise_unknown_features
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.optional import Sources
 from receval_cli.metrics import MetricSpec, lookup
@@ -152,7 +153,12 @@ def item_facts(
     except InputError as error:
         facts.value_error = error
         return facts
-    if tables.exposure and recommended is not None:
+    # the items block: where the buckets counted the exposure, or would have for the figures
+    described = bool(tables.exposure) or (
+        not sources.figures
+        and describes_items(global_specs, recs_sides(specs, conventions, sources), sources)
+    )
+    if described and recommended is not None:
         facts.items = describe_items(recommended, universe, outside_universe(recommended, universe))
     if reference is not None and recommended is not None:
         found = tables.unknown
@@ -177,6 +183,15 @@ def item_facts(
                 popular = item_popularity(log, conventions.tie_break, users=False)
             facts.popularity_bias = popularity_bias(summed, popular)
     return facts
+
+
+def describes_items(
+    global_specs: tuple[MetricSpec, ...], sides: set[str], sources: Sources
+) -> bool:
+    """Whether the report describes the recommended items (the `items` block; and their
+    exposure, for the figures): with a global metric, a per-user metric of the recs
+    table (its `sides`), or a catalog."""
+    return bool(global_specs or sides) or sources.catalog is not None
 
 
 GROUPS = 10

@@ -296,11 +296,12 @@ def ranked_lists(ranked: pl.DataFrame, per_user: pl.DataFrame) -> pl.LazyFrame:
     return items.join(counts, on="user", how="left").cache()
 
 
-def placed_rows(ranked: pl.DataFrame, lists: pl.LazyFrame) -> pl.LazyFrame:
+def placed_rows(ranked: pl.DataFrame) -> pl.LazyFrame:
     """(user, item, rank, length): the compiled core's ranked rows, which are the lists'
-    items one per row (ranked_lists), each with its list's length."""
-    lengths = lists.select("user", pl.col("items").list.len().alias("length"))
+    items one per row (ranked_lists), each with its list's length: its rows (counted
+    here, not read from the lists, which are then built only where something reads them)."""
     rows = ranked.lazy().select("user", "item", "rank")
+    lengths = rows.group_by("user").agg(pl.len().cast(pl.UInt32).alias("length"))
     return rows.join(lengths, on="user", how="left").cache()
 
 
@@ -371,7 +372,10 @@ def _compiled(
     if conventions.tie_break == "input_order":
         columns.append("row")
     rows = scored.select(columns)
-    ranks = _reads_recs(stats) or bool(list_specs) or sources.catalog is not None
+    # the lists, ranked: what the metrics read, and with a catalog the item figures'
+    ranks = (
+        _reads_recs(stats) or bool(list_specs) or (sources.catalog is not None and sources.figures)
+    )
     numpy_import = import_numpy_meanwhile()  # the kernel reads numpy arrays
     try:
         tables: kernel_core.KernelTables | str | None = kernel_core.UNORDERED
@@ -426,7 +430,7 @@ def _compiled(
             *_user_facts(conventions),
             *(["n_relevant"] if "n_relevant" in tables.per_user.columns else []),
         ),
-        placed=None if tables.ranked is None else placed_rows(tables.ranked, lists),
+        placed=None if tables.ranked is None else placed_rows(tables.ranked),
     )
 
 

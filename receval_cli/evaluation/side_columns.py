@@ -24,13 +24,13 @@ from receval_cli.errors import InputError
 from receval_cli.evaluation import ideal_sums, list_sums, list_walk
 from receval_cli.evaluation.calibration import calibration_table
 from receval_cli.evaluation.cooccurrence import cooccurrence_pairs, history_similarity
+from receval_cli.evaluation.item_popularity import item_popularity
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     rank_lists,
     ranked_items,
     with_score_precision,
 )
-from receval_cli.inputs.list_order import tie_order
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.stats import Stats, cutoff_label, depth
@@ -66,27 +66,6 @@ def missing_input(side: str, sources: Sources) -> str | None:
     if "catalog" in sources.elsewhere:  # its columns are known once that engine reads it
         return None
     return None if side in sources.features() else setting("catalog", "columns", side)
-
-
-def item_popularity(log: pl.LazyFrame, tie_break: str, users: bool = True) -> pl.LazyFrame:
-    """Per item of the log: its rows, its users, and its rank by popularity (rows
-    descending, then the tie_break convention on the item), with the log's totals.
-    `users` False: the users (holders, log_users: distinct counts, the costly part) left
-    missing, for a run whose expressions read none (_reads_users)."""
-    distinct = pl.col("user").n_unique().cast(pl.Int64)
-    if not users:
-        distinct = pl.lit(None, pl.Int64)
-    per_item = log.group_by("item").agg(
-        pl.len().cast(pl.Int64).alias("count"),
-        distinct.alias("holders"),
-        pl.col("row").min().alias("first_row"),
-    )
-    second, descending = tie_order(tie_break, row="first_row")
-    ranked = per_item.sort([pl.col("count"), second], descending=[True, descending]).with_row_index(
-        "popular_rank", offset=1
-    )
-    totals = log.select(pl.len().cast(pl.Int64).alias("log_rows"), distinct.alias("log_users"))
-    return ranked.drop("first_row").join(totals, how="cross")
 
 
 def baseline_ranks(baseline: Input, conventions: Conventions, depth: int | None) -> pl.LazyFrame:
@@ -145,7 +124,9 @@ def recs_aggregates(
         popular = sources.popularity
         if popular is None:
             assert log is not None
-            popular = item_popularity(log.frame, conventions.tie_break, _reads_users(stats))
+            popular = item_popularity(
+                log.frame, conventions.tie_break, _reads_users(stats), _reads_ranks(stats)
+            )
         items = popular if sources.popularity_rows else stats.items.with_rows(popular)
         # the log's totals on every row, items absent from the log included (one row
         # even for an empty log: an aggregation)
@@ -223,6 +204,16 @@ def _reads_users(stats: Stats) -> bool:
     item (holders) or in all (log_users)."""
     exprs = [*stats.items.rows.values(), *_recs_exprs(stats)]
     return any({"holders", "log_users"} & set(expr.meta.root_names()) for expr in exprs)
+
+
+def _reads_ranks(stats: Stats) -> bool:
+    """Whether the run reads the log's items' popular_rank: the popularity baseline (no
+    baseline file), or an expression of the recs table, of its items or of the ideal sums."""
+    if "baseline" in stats.sides:
+        return True
+    ideal = [term for term, _ in stats.ideal_terms.values()]
+    exprs = [*stats.items.rows.values(), *_recs_exprs(stats), *ideal]
+    return any("popular_rank" in expr.meta.root_names() for expr in exprs)
 
 
 def _recs_exprs(stats: Stats) -> list[pl.Expr]:

@@ -78,6 +78,11 @@ class Sources:
     # inputs the config names that another engine reads (engine: spark's tables and URIs):
     # given, their contents unknown here, so checks that need them wait for that engine
     elsewhere: frozenset[str] = frozenset()
+    # False: the report's item figures (the HTML report's exposure histogram and
+    # popularity bias, evaluation/item_facts.py) are not computed, as no HTML report is
+    # written: a catalog or log that no metric reads then costs no pass over the lists
+    # or the log for them
+    figures: bool = True
 
     def given(self) -> list[Input]:
         return [s for s in (self.catalog, self.interactions, self.baseline) if s is not None]

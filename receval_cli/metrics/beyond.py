@@ -104,11 +104,12 @@ def self_information(s: Stats, share: object) -> pl.Expr:
     """-log2 of the item's popularity share (null for an item absent from the log)."""
     s.side("popularity")
     # the log's totals are one value on every row: row_constant makes each a true division
-    rank = pl.col("popular_rank")
+    # (over the log's items, whose count is never null)
+    rows = pl.col("count")
     if share == "users":
-        ratio = pl.col("holders") / row_constant(pl.col("log_users"), rank)
+        ratio = pl.col("holders") / row_constant(pl.col("log_users"), rows)
     else:
-        ratio = pl.col("count") / row_constant(pl.col("log_rows"), rank)
+        ratio = pl.col("count") / row_constant(pl.col("log_rows"), rows)
     return s.items.row(f"self_information[{share}]", -ratio.log(2))
 
 

@@ -66,6 +66,9 @@ class StateInputs:
     # depths count from one grouping of the placed rows (top_counts)
     cutoffs: tuple[int, ...] = ()
     sides: StateSides = StateSides()
+    # False: no state reads the whole lists, so the grouping leaves out the rows past the
+    # deepest cutoff (most of them where the lists run deeper than the global metrics)
+    whole: bool = True
 
     def top_counts(self, k: int | None) -> pl.LazyFrame | None:
         """(*by, length, item, lists): per list length, how many lists hold each item
@@ -73,6 +76,8 @@ class StateInputs:
         the placed rows by (*by, length, item, band), a row's band being how many cutoffs
         its rank is past, shared by every depth: one pass over the rows, not one a state."""
         if k is not None and k not in self.cutoffs:
+            return None
+        if k is None and not self.whole:
             return None
         counted = self._counted
         if k is not None:
@@ -85,7 +90,10 @@ class StateInputs:
         band = pl.sum_horizontal([(rank > c).cast(pl.UInt8) for c in self.cutoffs] or [0])
         keys = [*map(pl.col, self.by), pl.col("length").cast(pl.UInt32), pl.col("item")]
         keys.append(band.alias("band"))
-        counted = self.placed().group_by(*keys).agg(pl.len().cast(pl.Int64).alias("lists"))
+        placed = self.placed()
+        if not self.whole and self.cutoffs:
+            placed = placed.filter(rank <= self.cutoffs[-1])
+        counted = placed.group_by(*keys).agg(pl.len().cast(pl.Int64).alias("lists"))
         return counted.cache()
 
     def placed(self) -> pl.LazyFrame:
