@@ -22,6 +22,7 @@ import polars as pl
 from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
+from receval_cli.engines.running import Running
 from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import (
@@ -32,12 +33,11 @@ from receval_cli.evaluation.assembly import (
     finish,
 )
 from receval_cli.evaluation.click_parts import log_items
-from receval_cli.evaluation.partial import Partial, compact, merge
 from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
-from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics import lookup
 from receval_cli.results.report import Report
 
 if TYPE_CHECKING:
@@ -172,29 +172,6 @@ def evaluate_buckets(
     if keys is not None:
         run.segment_keys, run.segments = keys
     return finish(running.merged(), run)
-
-
-class Running:
-    """The buckets' Partials added up as they come. Their tables (the recommended items,
-    the exposure, the global states: one entry per bucket) are made compact after the
-    1st, 2nd, 4th, 8th, ... bucket: the memory held stays about that of one table of each
-    kind, for a cost of a few compactions in all."""
-
-    def __init__(self, specs: tuple[MetricSpec, ...], conventions: Conventions) -> None:
-        self.specs, self.conventions = specs, conventions
-        self.total: Partial | None = None
-        self.count = 0
-
-    def add(self, partial: Partial) -> None:
-        self.total = partial if self.total is None else merge([self.total, partial])
-        self.count += 1
-        if self.count > 1 and self.count & (self.count - 1) == 0:  # a power of two
-            self.total = compact(self.total, self.specs, self.conventions)
-
-    def merged(self) -> Partial:
-        if self.total is None:
-            raise ValueError("no bucket was evaluated")
-        return self.total
 
 
 def describe_only(role: str, path: str, layout: str, columns: dict[str, str]) -> Input:
