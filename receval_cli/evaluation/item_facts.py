@@ -163,7 +163,9 @@ def item_facts(
     if reference is not None and recommended is not None:
         found = tables.unknown
         if found is None:
-            found = unknown_items.unknown_query(recommended.lazy(), reference).collect()
+            # streaming: the reference (the whole ground truth's items, say) read in batches
+            query = unknown_items.unknown_query(recommended.lazy(), reference)
+            found = query.collect(engine="streaming")
         facts.unknown = found
     if tables.exposure:
         summed = pl.concat(tables.exposure).group_by("item").agg(pl.col("lists").sum())
