@@ -128,40 +128,36 @@ def test_text_ids_in_text_order(tmp_path: Path, case: dict[str, Any]) -> None:
     assert _engine(got)["ranges"] > 2
 
 
+def _refusals(folder: Path, config: dict[str, Any]) -> list[str]:
+    """The stderr of a run in one pass and of the same run in ranges of 9 rows: exit 2."""
+    said = []
+    for rows in (None, 9):
+        settings = {"engine": "auto"} if rows else {"engine": "in_memory"}
+        path = write_config(folder, {**config, **settings}, "refused.yaml")
+        result = invoke("run", path, "-q", env={"RECEVAL_RANGE_ROWS": str(rows) if rows else None})
+        assert result.exit_code == 2, result.stderr
+        said.append(result.stderr)
+    return said
+
+
 def test_a_null_user_is_reported_as_in_one_pass(tmp_path: Path, case: dict[str, Any]) -> None:
     frame = pl.read_parquet(tmp_path / "predictions.parquet")
     frame = frame.with_columns(
         pl.when(pl.int_range(pl.len()) == 40).then(None).otherwise("user").alias("user")
     )
     frame.write_parquet(tmp_path / "null.parquet")
-    config = {**case, "predictions": {"path": "null.parquet"}}
-    said = []
-    for rows in (None, 9):
-        settings = {"engine": "auto"} if rows else {"engine": "in_memory"}
-        path = write_config(tmp_path, {**config, **settings}, "null.yaml")
-        env = {"RECEVAL_RANGE_ROWS": str(rows) if rows else None}
-        result = invoke("run", path, "-q", env=env)
-        assert result.exit_code == 2, result.stderr
-        said.append(result.stderr)
-    assert said[0] == said[1]
-    assert "null" in said[0]
+    one_pass, ranged = _refusals(tmp_path, {**case, "predictions": {"path": "null.parquet"}})
+    assert one_pass == ranged
+    assert "null" in one_pass
 
 
 def test_a_repeated_pair_is_reported_as_in_one_pass(tmp_path: Path, case: dict[str, Any]) -> None:
     frame = pl.read_parquet(tmp_path / "predictions.parquet")
     late = frame.filter(pl.col("user") == frame["user"].max()).head(1)
     pl.concat([frame, late]).write_parquet(tmp_path / "repeated.parquet")
-    config = {**case, "predictions": {"path": "repeated.parquet"}}
-    said = []
-    for rows in (None, 9):
-        settings = {"engine": "auto"} if rows else {"engine": "in_memory"}
-        path = write_config(tmp_path, {**config, **settings}, "repeated.yaml")
-        env = {"RECEVAL_RANGE_ROWS": str(rows) if rows else None}
-        result = invoke("run", path, "-q", env=env)
-        assert result.exit_code == 2, result.stderr
-        said.append(result.stderr)
-    assert said[0] == said[1]
-    assert "more than once" in said[0]
+    one_pass, ranged = _refusals(tmp_path, {**case, "predictions": {"path": "repeated.parquet"}})
+    assert one_pass == ranged
+    assert "more than once" in one_pass
 
 
 def test_progress_says_rows_done_of_the_whole(tmp_path: Path, case: dict[str, Any]) -> None:
