@@ -338,3 +338,53 @@ def test_damaged_files_are_walked_alike(tmp_path: Path, monkeypatch: pytest.Monk
         damaged.write_bytes(clean[: walked.body - 1] + footer)  # the header's last byte on
         walked_both_ways(damaged, monkeypatch)
     assert cases > 30
+
+
+# the process's own peak (VmHWM: ru_maxrss would count the forking parent's pages)
+_RESIDENT = """
+import sys
+from pathlib import Path
+import receval_cli.inputs.parquet_pages as pages
+def peak():
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0])
+if sys.argv[2] == "kept":
+    pages._release = lambda start, end: None
+before = peak()
+found = pages.page_checksums(Path(sys.argv[1]))
+print(found["pages"], (peak() - before) // 1024)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux's /proc")
+def test_the_walk_gives_back_the_pages_it_maps(tmp_path: Path) -> None:
+    """A walk reads every page header through a memory map, and the kernel maps in the
+    pages around each: 64 MiB of Parquet would add about as much to the process's peak
+    memory (5 GiB for a billion rows). Each column chunk's pages are given back once
+    walked: the peak grows by a chunk, not the file."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(5)
+    path = tmp_path / "big.parquet"
+    frame = pl.DataFrame({"a": rng.random(8_000_000), "b": rng.integers(0, 2**62, 8_000_000)})
+    # pages of 16 KiB, as dense as the pages around each header the kernel maps in
+    frame.write_parquet(
+        path, compression="uncompressed", row_group_size=500_000, data_page_size=2**14
+    )
+    assert path.stat().st_size > 100 * 2**20
+    grown = {}
+    for mode in ("released", "kept"):
+        out = subprocess.run(
+            [sys.executable, "-c", _RESIDENT, str(path), mode],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        assert int(out[0]) > 100
+        grown[mode] = int(out[1])
+    assert grown["kept"] > 64, grown  # MiB: the test can fail
+    assert grown["released"] < 24, grown
