@@ -17,6 +17,7 @@ which take any order.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -147,8 +148,6 @@ def user_ranges(
 
 
 def _input(source: Input, rows: pl.DataFrame) -> Input:
-    import dataclasses
-
     return dataclasses.replace(source, frame=rows.lazy())
 
 
@@ -196,8 +195,8 @@ def evaluate_in_ranges(
         def buckets(whole: bool, block: dict[str, Any] = block) -> Iterator[Bucket]:
             total, done, started = _rows_of(predictions), 0, time.perf_counter()
             # the next range is read on another thread while this one is evaluated
-            found = ahead(user_ranges(predictions, truth, rows, engine, whole))
-            for mine_p, mine_t, height in found:
+            coming = ahead(user_ranges(predictions, truth, rows, engine, whole))
+            for mine_p, mine_t, height in coming:
                 block["ranges"] += 1
                 yield f"range {block['ranges']}", mine_p, mine_t
                 done += height
