@@ -13,6 +13,7 @@ PEAK_GOAL, whatever is free (engines/memory.py). Spark is its own path (engines/
 from __future__ import annotations
 
 import os
+import resource
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,16 @@ def range_rows(predictions: Iterable[Path], others: Iterable[Path] = ()) -> int:
     rows = max(rows_on_disk([p]) for p in paths)
     if rows < RANGES_FROM and _partitions_that_fit(rows + rows_on_disk(others)) == 1:
         return 0
+    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+        # under `ulimit -v`, address space runs out first: polars' streaming reader and
+        # the reading threads reserve far more of it than a range needs (hash partitions)
+        return 0
     available = available_bytes()
     planned = PEAK_GOAL if available is None else min(int(SHARE * available), PEAK_GOAL)
     fitting = max(planned - FIXED, 0) // PER_RANGE_ROW
-    return int(min(max(fitting, RANGE_ROWS[0]), RANGE_ROWS[1]))
+    if fitting < RANGE_ROWS[0]:  # too little memory for the least range: hash partitions
+        return 0
+    return int(min(fitting, RANGE_ROWS[1]))
 
 
 def _partitions_that_fit(rows: int) -> int:

@@ -22,6 +22,8 @@ from receval_cli.evaluation.partial import Partial, compact, merge
 from receval_cli.metrics import MetricSpec
 
 FLAG_IDS = 2**28  # integer ids below this are flagged one byte each (256 MiB at most)
+# the id types flagged (numpy holds them; UInt64 and Int128 ids go to the tables)
+_FLAGGED = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 COMPACT_FROM = 4_000_000  # table rows held before the first compaction
 
 
@@ -42,7 +44,7 @@ class ItemSet:
         items = table.get_column("item")
         if self.dtype is None:
             self.dtype = items.dtype
-        if not items.dtype.is_integer() or items.null_count():
+        if items.dtype not in _FLAGGED or items.null_count():
             self._other(items)
             return
         values = items.to_numpy()

@@ -799,7 +799,7 @@ def test_io_error_escaping_the_engine(tmp_path: Path, monkeypatch: pytest.Monkey
     """An OSError from inside an evaluation, with no input changed, is an input error."""
     config = hand_case(tmp_path)
 
-    def lost(*args: Any) -> None:
+    def lost(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO), str(tmp_path / "predictions.csv"))
 
     monkeypatch.setattr("receval_cli.analysis.runs.evaluate_config", lost)
@@ -811,7 +811,7 @@ def test_polars_panic_is_an_internal_error(tmp_path: Path, monkeypatch: pytest.M
     """A polars panic with every input unchanged: exit 3, a bug report, no traceback."""
     config = hand_case(tmp_path)
 
-    def panic(*args: Any) -> None:
+    def panic(*args: Any, **kwargs: Any) -> None:
         raise pl.exceptions.PanicException("assertion failed: x")
 
     monkeypatch.setattr("receval_cli.analysis.runs.evaluate_config", panic)
