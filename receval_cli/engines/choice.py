@@ -73,12 +73,17 @@ def range_rows(predictions: Iterable[Path], others: Iterable[Path] = ()) -> int:
         # under `ulimit -v`, address space runs out first: polars' streaming reader and
         # the reading threads reserve far more of it than a range needs (hash partitions)
         return 0
-    available = available_bytes()
-    planned = PEAK_GOAL if available is None else min(int(SHARE * available), PEAK_GOAL)
-    fitting = max(planned - FIXED, 0) // PER_RANGE_ROW
+    fitting = max(_planned_bytes() - FIXED, 0) // PER_RANGE_ROW
     if fitting < RANGE_ROWS[0]:  # too little memory for the least range: hash partitions
         return 0
     return int(min(fitting, RANGE_ROWS[1]))
+
+
+def _planned_bytes() -> int:
+    """The most memory a run plans to use: the share of the available memory, never more
+    than PEAK_GOAL (unknown memory: PEAK_GOAL)."""
+    available = available_bytes()
+    return PEAK_GOAL if available is None else min(int(SHARE * available), PEAK_GOAL)
 
 
 def _partitions_that_fit(rows: int) -> int:
@@ -89,9 +94,7 @@ def _partitions_that_fit(rows: int) -> int:
     speed). Unknown memory: PEAK_GOAL alone."""
     if PER_ROW * rows <= MIN_SPLIT:
         return 1  # too few rows for passes to save anything
-    available = available_bytes()
-    planned = PEAK_GOAL if available is None else min(int(SHARE * available), PEAK_GOAL)
-    budget = max(planned - FIXED, MIN_SPLIT)
+    budget = max(_planned_bytes() - FIXED, MIN_SPLIT)
     return min(-(-PER_ROW * rows // budget), MAX_AUTO_PARTITIONS)
 
 

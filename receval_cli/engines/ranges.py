@@ -188,26 +188,24 @@ def evaluate_in_ranges(
     from receval_cli.engines.partitions import Bucket, evaluate_buckets
 
     predictions, truth, _, engine = found.parts()
-    whole_truth = False
-    while True:
+
+    def run(whole_truth: bool) -> Report:
         block: dict[str, Any] = {"name": str(engine), "ranges": 0}
 
-        def buckets(whole: bool, block: dict[str, Any] = block) -> Iterator[Bucket]:
+        def buckets() -> Iterator[Bucket]:
             total, done, started = _rows_of(predictions), 0, time.perf_counter()
             # the next range is read on another thread while this one is evaluated
-            coming = ahead(user_ranges(predictions, truth, rows, engine, whole))
+            coming = ahead(user_ranges(predictions, truth, rows, engine, whole_truth))
             for mine_p, mine_t, height in coming:
                 block["ranges"] += 1
                 yield f"range {block['ranges']}", mine_p, mine_t
                 done += height
                 _show_progress(done, total, time.perf_counter() - started)
 
-        try:
-            return evaluate_buckets(
-                loaded, found, buckets(whole_truth), keys, per_user, block, "auto"
-            )
-        except TruthUnordered:
-            if whole_truth:
-                raise
-            console.log("the ground truth is not grouped by user: read whole, sorted")
-            whole_truth = True
+        return evaluate_buckets(loaded, found, buckets(), keys, per_user, block, "auto")
+
+    try:
+        return run(whole_truth=False)
+    except TruthUnordered:  # found while read in step: read whole, from the start
+        console.log("the ground truth is not grouped by user: read whole, sorted")
+        return run(whole_truth=True)
