@@ -45,6 +45,7 @@ def main() -> None:
         streams.plug_closed()  # before any file is opened (stdin, stdout, stderr closed)
         fit_address_space()
         blas_threads_sleep()
+        polars_arenas_per_core()
         if supervisor.wanted(sys.argv):
             supervisor.fork()  # the watching process exits there; the child goes on
         from receval_cli import console
@@ -73,6 +74,19 @@ def blas_threads_sleep() -> None:
     import os
 
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+
+def polars_arenas_per_core() -> None:
+    """polars allocates through jemalloc, which gives each thread one of 4 arenas per core
+    and keeps the pages a thread freed in its own arena for the next allocation there. A
+    run's threads (polars' pool, its readers, the compiled core's) each held up to a
+    decoded batch that way: one arena per core held 10M rows' peak to 390 MiB from 480-600
+    MiB, in the same time (benchmarks/README.md, "Large logs"). Set before polars loads
+    (a user's own _RJEM_MALLOC_CONF wins)."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    os.environ.setdefault("_RJEM_MALLOC_CONF", f"narenas:{max(1, cores or 1)}")
 
 
 def _collect_from_now(stage: str) -> None:

@@ -483,3 +483,29 @@ def test_every_engine_gives_the_polars_cores_report(
     reference = pl.read_parquet(tmp_path / "polars.parquet")
     assert compiled.columns == reference.columns
     assert [c for c in reference.columns if bits(compiled[c]) != bits(reference[c])] == []
+
+
+@pytest.mark.parametrize("rows", [1, 7, 250, 1000])
+def test_parquet_is_read_a_slice_at_a_time(tmp_path: Path, rows: int) -> None:
+    """read_batches reads a Parquet scan (renamed, cast) in slices of `rows` rows, in the
+    file's order, the last one shorter; a filter before the scan (no slice pushed into it)
+    or a CSV file is read by polars' streaming batches: the same rows either way."""
+    path = tmp_path / "predictions.parquet"
+    frame = pl.DataFrame({"u": np.arange(1000) // 7, "i": np.arange(1000)[::-1] % 97})
+    frame.with_columns(s=pl.col("i") / 3).write_parquet(path, row_group_size=64)
+    scan = pl.scan_parquet(path).select(
+        user=pl.col("u"), item=pl.col("i").cast(pl.Int64), score=pl.col("s")
+    )
+    frame.write_csv(tmp_path / "predictions.csv")
+    filtered = scan.filter(pl.col("score") > 5)
+    csv = pl.scan_csv(tmp_path / "predictions.csv")
+    assert kernel_core._sliced(scan)
+    assert not kernel_core._sliced(filtered)
+    assert not kernel_core._sliced(csv)
+    for lazy in (scan, filtered, csv):
+        batches = list(kernel_core.read_batches(lazy, rows, "streaming"))
+        assert pl.concat(batches).equals(lazy.collect())
+        if lazy is scan:
+            assert [b.height for b in batches] == [rows] * (1000 // rows) + (
+                [1000 % rows] if 1000 % rows else []
+            )

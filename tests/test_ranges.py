@@ -128,6 +128,32 @@ def test_text_ids_in_text_order(tmp_path: Path, case: dict[str, Any]) -> None:
     assert _engine(got)["ranges"] > 2
 
 
+@pytest.mark.parametrize("ids", ["numbers", "negative", "text"])
+@pytest.mark.parametrize("rows", [1, 13])
+def test_unknown_items_against_the_truth_as_in_one_pass(
+    tmp_path: Path, case: dict[str, Any], ids: str, rows: int
+) -> None:
+    """Without a catalog or a log the ground truth is the unknown-items reference: its
+    items are gathered range by range (flags for numbers, tables for negative ids and
+    text), and the block (count, share, the smallest examples) is one pass's."""
+    config = {k: v for k, v in case.items() if k not in ("catalog", "interactions")}
+    config["metrics"] = ["ndcg@5", "precision@3", "recall@10", "mrr"]
+    if ids != "numbers":
+        for name, reader in (("predictions.parquet", pl.read_parquet), ("truth.csv", pl.read_csv)):
+            frame = reader(tmp_path / name)
+            shift = pl.col("item") - 50 if ids == "negative" else pl.col("item").cast(pl.String)
+            frame.with_columns(shift).write_parquet(tmp_path / f"{ids}_{Path(name).stem}.parquet")
+        config["predictions"] = {"path": f"{ids}_predictions.parquet"}
+        config["ground_truth"] = {"path": f"{ids}_truth.parquet"}
+    expected = _run(tmp_path, config, f"{ids}_one_pass", None)
+    got = _run(tmp_path, config, f"{ids}_ranges_{rows}", rows)
+    _same(expected, got)
+    block = got["report"]["models"]["model"]["unknown_items"]
+    assert block["reference"] == "ground truth"
+    assert 0 < block["unknown"] < block["recommended"], block
+    assert _engine(got)["ranges"] > 2
+
+
 def _refusals(folder: Path, config: dict[str, Any]) -> list[str]:
     """The stderr of a run in one pass and of the same run in ranges of 9 rows: exit 2."""
     said = []

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from receval_cli.engines import running
 from receval_cli.engines.running import ItemSet
+from receval_cli.evaluation.unknown_items import unknown_query
 
 FLAGS = 500  # the flags' end in these tests (FLAG_IDS)
 IDS = st.one_of(
@@ -62,3 +63,43 @@ def test_flags_grow_with_the_largest_id_only() -> None:
     assert found.flags is not None
     assert 1001 <= len(found.flags) <= 2048
     assert found.table().get_column("item").to_list() == [3, 7, 1000]
+
+
+@given(
+    st.lists(st.lists(IDS, max_size=30), min_size=1, max_size=6),
+    st.lists(st.lists(IDS, max_size=30), max_size=6),
+    st.integers(1, 64),
+)
+def test_missing_from_counts_as_the_unknown_items_query(
+    recommended: list[list[int]], reference: list[list[int]], slice_ids: int
+) -> None:
+    """ItemSet.missing_from gives unknown_items.unknown_query's row where both sets are
+    flags alone (ids from 0 to the flags' end), compared a slice at a time; None where
+    either holds other ids (the query counts them then)."""
+    mine, known = ItemSet(), ItemSet()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(running, "FLAG_IDS", FLAGS)
+        patch.setattr(running, "_SLICE_IDS", slice_ids)
+        for ids in recommended:
+            mine.add(pl.DataFrame({"item": pl.Series(ids, dtype=pl.Int64)}))
+        for ids in reference:
+            known.add(pl.DataFrame({"item": pl.Series(ids, dtype=pl.Int64)}))
+        found = mine.missing_from(known)
+    flagged = [i for ids in recommended + reference for i in ids]
+    if mine.flags is None or any(not 0 <= i < FLAGS for i in flagged):
+        assert found is None
+        return
+    reference_frame = pl.LazyFrame({"item": pl.Series(flagged[:0], dtype=pl.Int64)})
+    if reference:
+        reference_frame = known.table().lazy()
+    expected = unknown_query(mine.table().lazy(), reference_frame).collect()
+    assert found is not None
+    assert found.to_dicts() == expected.to_dicts()
+    assert found.schema == expected.schema
+
+
+def test_missing_from_needs_one_id_type() -> None:
+    mine, known = ItemSet(), ItemSet()
+    mine.add(pl.DataFrame({"item": pl.Series([1, 2], dtype=pl.Int64)}))
+    known.add(pl.DataFrame({"item": pl.Series([1], dtype=pl.Int32)}))
+    assert mine.missing_from(known) is None

@@ -22,7 +22,7 @@ import polars as pl
 from receval_cli import console
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.engines.running import Running
+from receval_cli.engines.running import ItemSet, Running
 from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import (
@@ -129,12 +129,15 @@ def evaluate_buckets(
     per_user: bool,
     block: dict[str, Any],
     engine: Any,
+    truth_in_memory: bool = False,
 ) -> Report:
     """The Report of `found` from its users' buckets (hash partitions, or the ranges of
     engines/ranges.py), each evaluated by polars' `engine` into a Partial and added to
     those before it (their tables made compact now and then, so the memory held from
     bucket to bucket stays that of one merged table of each kind); `block`: the report's
-    inputs.engine."""
+    inputs.engine; `truth_in_memory`: each bucket's ground truth is a frame in memory
+    (ranges), whose items are then gathered as they pass for the unknown-items check
+    rather than read again at the end."""
     conventions = loaded.config.conventions
     predictions, truth, sources, _ = found.parts()
     spool = PerUserSpool() if per_user else None
@@ -143,6 +146,11 @@ def evaluate_buckets(
     logged = any(lookup(s.name).scope == "logged" for s in loaded.specs)
     items = log_items(truth) if logged and "propensity" not in truth.columns else None
     running = Running(loaded.specs, conventions)
+    reference = unknown_items.reference_of(truth, sources) if check else None
+    # the ground truth's items as the buckets pass, for the unknown-items check: where
+    # each bucket's truth is in memory (ranges) and the truth is the reference
+    gathered = truth_in_memory and reference is not None and reference[0] == "ground truth"
+    known = ItemSet() if gathered else None
     for number, (name, mine_p, mine_t) in enumerate(buckets):
         with console.stage(f"{name}: read, rank, join, metrics"):
             task = BucketTask(
@@ -154,6 +162,8 @@ def evaluate_buckets(
                 log_items=items,
             )
             partial = bucket_partial(mine_p, mine_t, loaded.specs, conventions, sources, task)
+            if known is not None:
+                known.add(mine_t.frame.select(pl.col("item").drop_nulls()).collect())
         if spool is not None and partial.per_user is not None:
             spool.add(partial.per_user)
             partial.per_user = None
@@ -164,14 +174,18 @@ def evaluate_buckets(
         loaded.specs,
         conventions,
         sources,
-        unknown_items.reference_of(truth, sources) if check else None,
+        reference,
         engine=block,
         per_user_rows=None if spool is None else spool.scan(),
         spool=spool,
     )
     if keys is not None:
         run.segment_keys, run.segments = keys
-    return finish(running.merged(), run)
+    merged = running.merged()
+    if known is not None and running.items is not None:
+        # None where either set holds ids other than flags: finish's query counts them
+        merged.unknown = running.items.missing_from(known)
+    return finish(merged, run)
 
 
 def describe_only(role: str, path: str, layout: str, columns: dict[str, str]) -> Input:

@@ -202,7 +202,9 @@ def evaluate_in_ranges(
                 done += height
                 _show_progress(done, total, time.perf_counter() - started)
 
-        return evaluate_buckets(loaded, found, buckets(), keys, per_user, block, "auto")
+        return evaluate_buckets(
+            loaded, found, buckets(), keys, per_user, block, "auto", truth_in_memory=True
+        )
 
     try:
         return run(whole_truth=False)

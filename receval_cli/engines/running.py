@@ -25,6 +25,8 @@ FLAG_IDS = 2**28  # integer ids below this are flagged one byte each (256 MiB at
 # the id types flagged (numpy holds them; UInt64 and Int128 ids go to the tables)
 _FLAGGED = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 COMPACT_FROM = 4_000_000  # table rows held before the first compaction
+_SLICE_IDS = 2**24  # ids compared at once by ItemSet.missing_from
+_EXAMPLES = 5  # unknown ids named (unknown_items.unknown_query's)
 
 
 class ItemSet:
@@ -62,6 +64,36 @@ class ItemSet:
                 grown[: len(self.flags)] = self.flags
             self.flags = grown
         self.flags[values] = 1
+
+    def missing_from(self, reference: ItemSet) -> pl.DataFrame | None:
+        """unknown_items.unknown_query's row (the distinct ids here, those `reference`
+        lacks, the smallest 5 of them) where both sets are flags alone, of one id type;
+        else None. Read a slice of the flags at a time: no copy of the whole set."""
+        import numpy as np
+
+        if self.flags is None or self.others or reference.others:
+            return None
+        if reference.dtype is not None and reference.dtype != self.dtype:
+            return None
+        known = reference.flags if reference.flags is not None else np.zeros(0, np.uint8)
+        recommended, unknown, examples = 0, 0, np.zeros(0, np.int64)
+        for start in range(0, len(self.flags), _SLICE_IDS):
+            mine = self.flags[start : start + _SLICE_IDS] != 0
+            theirs = known[start : start + _SLICE_IDS]
+            recommended += int(np.count_nonzero(mine))
+            mine[: len(theirs)] &= theirs == 0
+            lacking = int(np.count_nonzero(mine))
+            if lacking and len(examples) < _EXAMPLES:
+                found = np.flatnonzero(mine)[: _EXAMPLES - len(examples)] + start
+                examples = np.concatenate([examples, found])
+            unknown += lacking
+        return pl.DataFrame(
+            {
+                "recommended": pl.Series([recommended], dtype=pl.UInt32),
+                "unknown": pl.Series([unknown], dtype=pl.UInt32),
+                "examples": [pl.Series(examples).cast(self.dtype)],
+            }
+        )
 
     def _other(self, items: pl.Series) -> None:
         self.others.append(items)

@@ -391,7 +391,7 @@ def evaluate_batches(
     rows = _Rows()
     done_truth = 0  # truth rows handed to the kernel so far
     last_user: int | None = None
-    batches = ahead(predictions.collect_batches(chunk_size=BATCH_ROWS, engine=engine))
+    batches = read_batches(predictions, BATCH_ROWS, engine)
     for batch in itertools.chain(batches, [None]):
         if batch is not None:
             if _has_nulls(batch):
@@ -496,6 +496,35 @@ class _Rows:
         """(user, item) of the ranked rows (top_row's places, -1 for the rest left out)."""
         kept = top_row[top_row >= 0]
         return {"user": self.arrays["users"][kept], "item": self.arrays["items"][kept]}
+
+
+def _sliced(frame: pl.LazyFrame) -> bool:
+    """Whether a slice of `frame` is read from its Parquet files alone: polars pushes the
+    slice into the one scan (no filter before it), so a slice reads its own row groups,
+    not the rows before it."""
+    plan = frame.slice(1, 1).explain(optimized=True)
+    pushed = "SLICE: Positive" in plan and "SLICE[" not in plan
+    return pushed and plan.count(" SCAN ") == 1 and "Parquet SCAN " in plan
+
+
+def read_batches(frame: pl.LazyFrame, rows: int, engine: Any) -> Iterator[pl.DataFrame]:
+    """`frame` in batches of `rows` rows, the next read on another thread meanwhile. From
+    Parquet, a slice at a time: polars' streaming batches decode the row groups ahead of
+    the reader, up to a whole file of 10M rows (240 MiB more of peak there)."""
+    if not _sliced(frame):
+        return ahead(frame.collect_batches(chunk_size=rows, engine=engine))
+
+    def slices() -> Iterator[pl.DataFrame]:
+        start = 0
+        while True:
+            batch = frame.slice(start, rows).collect(engine=engine)
+            if batch.height:
+                yield batch
+            if batch.height < rows:
+                return
+            start += rows
+
+    return ahead(slices())
 
 
 def ahead(batches: Iterable[T]) -> Iterator[T]:
