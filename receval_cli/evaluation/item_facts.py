@@ -247,6 +247,8 @@ def distinct_items(recommended: list[pl.DataFrame], ordered: bool = True) -> pl.
     particular order (buckets' tables made compact before the finish sorts them)."""
     # a Series' unique: several times faster than a one-column frame's (a row hash each)
     found = pl.concat([table.get_column("item") for table in recommended]).unique()
+    if ordered and found.is_sorted():  # one sorted table (the compiled core's): no copy
+        return found.set_sorted().to_frame()
     return (found.sort() if ordered else found).to_frame()
 
 

@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
+from receval_cli.evaluation.seen_items import SeenItems
 from receval_cli.inputs.checks import check_exprs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.stats import ALL, RELEVANT_ONLY, Stats, discount
@@ -387,7 +388,7 @@ def evaluate_batches(
     kernel = _Kernel(module, wanted, conventions, depth, ranks)
     raw: list[Raw] = []  # each batch's per-user outputs, typed once at the end (_per_user)
     ranked: list[pl.DataFrame] = []
-    found: list[Any] = []
+    seen = SeenItems(module)
     rows = _Rows()
     done_truth = 0  # truth rows handed to the kernel so far
     last_user: int | None = None
@@ -413,7 +414,8 @@ def evaluate_batches(
         out = kernel.run(head | part)
         if out is None:
             return UNORDERED if kernel.ungrouped else None
-        found.append(rows.distinct(module, out.pop("in_top"), cut))
+        in_top = out.pop("in_top")
+        seen.add(rows.arrays["items"][:cut], in_top, lambda: rows.distinct(module, in_top, cut))
         if ranks:
             ranked.append(_ranked(pl.DataFrame(rows.ids(out["top_row"])), out))
         raw.append(_raw(out, wanted))
@@ -434,9 +436,9 @@ def evaluate_batches(
     if not raw:
         return None
     per_user = _per_user(raw, wanted)
-    items = pl.Series("item", np.concatenate(found) if found else np.zeros(0, np.int64))
     ranked_rows = pl.concat(ranked) if ranked else pl.DataFrame(schema=_RANKED)
-    return KernelTables(per_user, None, items.unique().to_frame(), ranked_rows if ranks else None)
+    items = seen.series().to_frame()
+    return KernelTables(per_user, None, items, ranked_rows if ranks else None)
 
 
 class _Rows:

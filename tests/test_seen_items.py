@@ -1,0 +1,52 @@
+"""The distinct recommended items of a run read in batches (evaluation/seen_items.py, over
+_kernel.c's `mark` and `marked`): the distinct ids within depth of every batch, sorted,
+whatever their range (ids past the bits and negative ids kept apart), whatever the batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from receval_cli.evaluation import kernel_core, seen_items
+from receval_cli.evaluation.seen_items import SeenItems
+
+MODULE = kernel_core.extension()
+pytestmark = pytest.mark.skipif(MODULE is None, reason="the compiled core is not built here")
+LIMIT = 300  # SEEN_IDS in these tests
+IDS = st.one_of(st.integers(0, 200), st.integers(-3, -1), st.integers(LIMIT - 2, LIMIT + 2))
+BATCH = st.lists(st.tuples(IDS, st.booleans()), max_size=40)
+
+
+@given(st.lists(BATCH, min_size=1, max_size=8))
+def test_the_distinct_ids_within_depth_sorted(batches: list[list[tuple[int, bool]]]) -> None:
+    seen = SeenItems(MODULE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(seen_items, "SEEN_IDS", LIMIT)
+        for batch in batches:
+            items = np.array([i for i, _ in batch], np.int64)
+            mask = np.array([m for _, m in batch], np.uint8)
+            distinct = np.unique(items[mask.astype(bool)])
+            seen.add(items, mask, lambda distinct=distinct: distinct)
+    found = seen.series()
+    expected = sorted({i for batch in batches for i, kept in batch if kept})
+    assert found.to_list() == expected
+    assert found.is_sorted()
+    if all(0 <= i < LIMIT for batch in batches for i, kept in batch if kept):
+        assert not seen.others  # the bits held them all
+        assert found.flags["SORTED_ASC"]
+
+
+def test_mark_says_how_many_bits_an_id_needs() -> None:
+    assert MODULE is not None
+    bits = np.zeros(1, np.uint64)
+    items = np.array([3, 70, 5], np.int64)
+    mask = np.array([1, 1, 0], np.uint8)
+    assert MODULE.mark(items, mask, bits) == 71  # 70 needs 71 bits; 3 is marked already
+    assert MODULE.mark(np.array([-1], np.int64), np.array([1], np.uint8), bits) == -1
+    bits = np.concatenate([bits, np.zeros(1, np.uint64)])
+    assert MODULE.mark(items, mask, bits) == 0
+    out = np.empty(5, np.int64)
+    assert MODULE.marked(bits, out) == 2
+    assert out[:2].tolist() == [3, 70]  # 5 is not within depth
