@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -415,7 +416,7 @@ def evaluate_batches(
         if out is None:
             return UNORDERED if kernel.ungrouped else None
         in_top = out.pop("in_top")
-        seen.add(rows.arrays["items"][:cut], in_top, lambda: rows.distinct(module, in_top, cut))
+        seen.add(rows.arrays["items"][:cut], in_top, partial(rows.distinct, module, in_top, cut))
         if ranks:
             ranked.append(_ranked(pl.DataFrame(rows.ids(out["top_row"])), out))
         raw.append(_raw(out, wanted))
