@@ -158,6 +158,20 @@ def test_interactions_with_a_null_user(tmp_path: Path) -> None:
     fails(config, "interactions file", "column 'user' has 1 null value(s)")
 
 
+@pytest.mark.parametrize("statistics", [True, False])
+@pytest.mark.parametrize("column", ["user", "item"])
+def test_a_parquet_log_with_a_null_id(tmp_path: Path, statistics: bool, column: str) -> None:
+    """A Parquet log's checks come from its footer's null counts where it records them
+    (inputs/parquet_stats.py), else from its rows: the same refusal either way."""
+    import polars as pl
+
+    log = pl.DataFrame({"user": [1, 2, 2], "item": ["a", "b", "c"]})
+    log = log.with_columns(pl.when(pl.int_range(3) == 1).then(pl.col(column)).alias(column))
+    log.write_parquet(tmp_path / "log.parquet", statistics=statistics, row_group_size=2)
+    config = setup(tmp_path, ["novelty@2"], interactions={"path": "log.parquet"})
+    fails(config, "interactions file", f"column '{column}' has 2 null value(s)")
+
+
 def test_baseline_without_a_layout_column(tmp_path: Path) -> None:
     write(tmp_path / "b.csv", "user,item,weight\n1,a,1\n")
     write(tmp_path / "log.csv", "user,item\n1,a\n")

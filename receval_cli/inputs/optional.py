@@ -37,6 +37,7 @@ from receval_cli.inputs.propensities import (
     propensity_column,
     raise_for_propensities,
 )
+from receval_cli.inputs.parquet_stats import footer_counts
 from receval_cli.inputs.readers import (
     Input,
     failing_input,
@@ -299,12 +300,35 @@ def check_sources(sources: Sources, duplicates: str = "error") -> None:
     NaN score or rank, and no repeated (user, item) unless the `duplicates` convention
     says which row counts."""
     given = sources.given()
+    counted = {id(source): footer_checks(source) for source in given}
+    queried = [source for source in given if counted[id(source)] is None]
     try:
-        results = pl.collect_all([check_query(source) for source in given])
+        results = pl.collect_all([check_query(source) for source in queried])
     except READ_ERRORS as error:
         raise _unreadable(given, error) from None
-    for source, result in zip(given, results, strict=True):
-        raise_for_checks(sources, source, checks_of(source, result.row(0, named=True)), duplicates)
+    for source, result in zip(queried, results, strict=True):
+        counted[id(source)] = result.row(0, named=True)
+    for source in given:
+        found = counted[id(source)]
+        assert found is not None
+        raise_for_checks(sources, source, checks_of(source, found), duplicates)
+
+
+def footer_checks(source: Input) -> dict[str, Any] | None:
+    """check_query's row for an interactions log read from one Parquet file as it is
+    (no filter), from the file's footer (rows, the id columns' null counts:
+    inputs/parquet_stats.py); None where the footer does not say or the log is another."""
+    if source.role != "interactions" or source.format != "parquet" or not source.path.is_file():
+        return None
+    plan = source.raw.explain(optimized=True)
+    if plan.count(" SCAN ") != 1 or "SELECTION" in plan or "FILTER" in plan:
+        return None
+    ids = [c for c in ("user", "item") if c in source.columns]
+    found = footer_counts(source.path, [source.columns[c] for c in ids])
+    if found is None:
+        return None
+    rows, nulls = found
+    return {"rows": rows, **{c: nulls[source.columns[c]] for c in ids}}
 
 
 def raise_for_checks(
