@@ -49,7 +49,8 @@ def test_a_logs_checks_come_from_its_footer(tmp_path: Path, statistics: bool) ->
     """An interactions log in one Parquet file: check_sources' row (rows, null ids) read
     from the footer where it records the counts; otherwise (None) the rows are read."""
     from receval_cli.config.model import InteractionsConfig
-    from receval_cli.inputs.optional import check_query, footer_checks, read_interactions
+    from receval_cli.inputs.optional import check_query, read_interactions
+    from receval_cli.inputs.parquet_stats import footer_checks
 
     path = tmp_path / "log.parquet"
     pl.DataFrame({"u": [1, None, 2], "i": [7, 8, None]}).write_parquet(path, statistics=statistics)

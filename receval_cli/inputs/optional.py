@@ -32,12 +32,12 @@ from receval_cli.inputs.checks import (
 )
 from receval_cli.inputs.column_checks import check_id, id_expr, require_column
 from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
+from receval_cli.inputs.parquet_stats import footer_checks
 from receval_cli.inputs.propensities import (
     propensity_checks,
     propensity_column,
     raise_for_propensities,
 )
-from receval_cli.inputs.parquet_stats import footer_counts
 from receval_cli.inputs.readers import (
     Input,
     failing_input,
@@ -312,23 +312,6 @@ def check_sources(sources: Sources, duplicates: str = "error") -> None:
         found = counted[id(source)]
         assert found is not None
         raise_for_checks(sources, source, checks_of(source, found), duplicates)
-
-
-def footer_checks(source: Input) -> dict[str, Any] | None:
-    """check_query's row for an interactions log read from one Parquet file as it is
-    (no filter), from the file's footer (rows, the id columns' null counts:
-    inputs/parquet_stats.py); None where the footer does not say or the log is another."""
-    if source.role != "interactions" or source.format != "parquet" or not source.path.is_file():
-        return None
-    plan = source.raw.explain(optimized=True)
-    if plan.count(" SCAN ") != 1 or "SELECTION" in plan or "FILTER" in plan:
-        return None
-    ids = [c for c in ("user", "item") if c in source.columns]
-    found = footer_counts(source.path, [source.columns[c] for c in ids])
-    if found is None:
-        return None
-    rows, nulls = found
-    return {"rows": rows, **{c: nulls[source.columns[c]] for c in ids}}
 
 
 def raise_for_checks(

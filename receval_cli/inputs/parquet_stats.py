@@ -18,6 +18,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from receval_cli.inputs.readers import Input
 from receval_cli.inputs.thrift_compact import Malformed, Reader, Spec
 
 _MAGIC = b"PAR1"
@@ -49,6 +50,23 @@ def footer_counts(path: Path, columns: list[str]) -> tuple[int, dict[str, int]] 
     if any(seen[column] != len(groups) for column in columns):
         return None  # a chunk without a null count, or a column not found
     return meta[3], nulls
+
+
+def footer_checks(source: Input) -> dict[str, Any] | None:
+    """check_query's row for an interactions log read from one Parquet file as it is
+    (no filter), from the file's footer (rows, the id columns' null counts:
+    inputs/parquet_stats.py); None where the footer does not say or the log is another."""
+    if source.role != "interactions" or source.format != "parquet" or not source.path.is_file():
+        return None
+    plan = source.raw.explain(optimized=True)
+    if plan.count(" SCAN ") != 1 or "SELECTION" in plan or "FILTER" in plan:
+        return None
+    ids = [c for c in ("user", "item") if c in source.columns]
+    found = footer_counts(source.path, [source.columns[c] for c in ids])
+    if found is None:
+        return None
+    rows, nulls = found
+    return {"rows": rows, **{c: nulls[source.columns[c]] for c in ids}}
 
 
 def _footer(data: memoryview) -> dict[int, Any] | None:
