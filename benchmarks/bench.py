@@ -71,8 +71,8 @@ TARGET_VS_PYTREC = 4.0  # receval at least this many times faster than pytrec_ev
 # The targets by the predictions' size (rows up to), on every shape: receval at most this
 # many times the faster floor ("floor"), at least this many times faster than DuckDB's query
 # ("duckdb"), its peak RSS below DuckDB's ("rss": "duckdb") or at most a bound in MiB that is
-# also below DuckDB's ("rss": MiB) (#50's), faster than ranx end to end ("ranx"), and at most
-# this many seconds more than the faster floor outside polars ("fixed", #35 item 3: each
+# also below DuckDB's ("rss": MiB), faster than ranx end to end ("ranx"), and at most
+# this many seconds more than the faster floor outside polars ("fixed": each
 # process's time less its polars stage, i.e. start, imports, config, report and exit; the
 # difference of the whole processes is printed beside it)
 SIZE_TARGETS: tuple[tuple[int | None, dict[str, Any]], ...] = (
@@ -924,7 +924,7 @@ POLARS_STAGES = ("evaluate (read+compute)", "collect")
 
 def outside_polars(result: dict[str, Any]) -> float | None:
     """A process's seconds outside polars: its whole time less its polars stage (start,
-    imports, config, report and exit; #35 item 3); None where either is not known."""
+    imports, config, report and exit); None where either is not known."""
     stages = result.get("stages", {})
     inside = next((stages[name] for name in POLARS_STAGES if name in stages), None)
     if result.get("seconds") is None or inside is None:

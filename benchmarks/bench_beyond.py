@@ -1,4 +1,4 @@
-"""The beyond-accuracy metrics' cost over the ranking metrics alone (#18): the same data
+"""The beyond-accuracy metrics' cost over the ranking metrics alone: the same data
 through two configs, each a whole `receval run` process, best of --repeat.
 
     cd /work/main

@@ -1,4 +1,4 @@
-"""A beyond-accuracy metric beside a deep ranking metric (#16 item 7): writes 2M prediction
+"""A beyond-accuracy metric beside a deep ranking metric: writes 2M prediction
 rows (20k users x 100 items, random scores), a ground truth and a catalog with tags into
 a folder, and three configs: intra_list_diversity@10(feature=tags) alone, ndcg@100 alone,
 and both. Time each with `/usr/bin/time -f "%e s %M KB" receval run FOLDER/NAME.yaml -q`.

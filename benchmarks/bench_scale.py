@@ -16,8 +16,8 @@ engine (auto, the default; in_memory, streaming, spark on local[2]); `polars` an
 `polars_streaming` are the bare scan-rank-join-sum floor on each engine, `polars_rank` the
 faster floor (rank over user) and `duckdb` the same 36 metrics as one DuckDB SQL query;
 pytrec_eval, ranx, RePlay (polars path, its own venv) and MS Recommenders (@10 metrics
-only, its own venv; peer_children.py) run at the sizes PEERS.md says they finish (not at
-100M: RePlay needs 18 GiB there). Writes benchmarks/scale.json and the plot
+only, its own venv; peer_children.py) run at the sizes where they finish (not at
+100M: RePlay needs 18 GiB there; benchmarks/README.md). Writes benchmarks/scale.json and the plot
 benchmarks/scale.svg (seconds against rows, log-log), and prints the table.
 
 `--billion` runs the 1B case: the tied shape at 10M users x 100 items, generated on demand
@@ -43,7 +43,7 @@ import bench
 
 HERE = Path(__file__).resolve().parent
 ENGINES = ("auto", "in_memory", "streaming", "spark")
-PEER_LIMIT = 100_000  # users: pytrec_eval and ranx are left out above (PEERS.md)
+PEER_LIMIT = 100_000  # users: pytrec_eval and ranx are left out above (benchmarks/README.md)
 # the 1B case: receval with engine auto, the streaming rank floor and DuckDB only
 BILLION_SKIP = ("in_memory", "streaming", "spark", "polars", "polars_streaming", "pytrec_eval")
 BILLION_SKIP += ("ranx", "replay", "recommenders")

@@ -1,4 +1,4 @@
-"""Start-up of the command line (#18 item 2): `receval --version`, `--help`, a command's
+"""Start-up of the command line: `receval --version`, `--help`, a command's
 `--help` and one TAB of shell completion, each as a fresh process, against a bare
 `python -c pass` of the same interpreter measured in the same run.
 

@@ -1,5 +1,5 @@
 """Peers that need an environment of their own, run by bench_scale.py with that
-environment's Python (they cannot share one with polars 2 / pandas 3; see PEERS.md):
+environment's Python (they cannot share one with polars 2 / pandas 3):
 
     /tmp/golden-replay/bin/python benchmarks/peer_children.py replay PRED TRUTH RESULT
     /tmp/golden-recommenders/bin/python benchmarks/peer_children.py recommenders PRED TRUTH RESULT

@@ -1,4 +1,4 @@
-/* receval's compiled core (#35): the per-user statistics of the ranking metrics in one
+/* receval's compiled core: the per-user statistics of the ranking metrics in one
  * pass over each user's list, bit for bit what the polars core computes
  * (receval_cli/metrics/stats.py; the Python side is receval_cli/evaluation/kernel_core.py).
  *
@@ -23,7 +23,7 @@
  *       recommended items): ascending where the ids span a dense range, else in the order
  *       first met.
  *
- * One file (about 700 lines) on purpose: the extension is one translation unit, built by
+ * One file (about 820 lines) on purpose: the extension is one translation unit, built by
  * setuptools from this source alone.
  */
 
@@ -879,7 +879,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel",
-                                    "receval's compiled core (#35): see _kernel.c.", -1,
+                                    "receval's compiled core: see _kernel.c.", -1,
                                     methods};
 
 PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }

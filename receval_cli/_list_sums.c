@@ -1,4 +1,4 @@
-/* receval's list sums (#35 item 5): the beyond-accuracy metrics' float sums over each
+/* receval's list sums: the beyond-accuracy metrics' float sums over each
  * user's recommended items, in rank order, bit for bit what the polars core's running sums
  * give (receval_cli/metrics/stats.py's rec_sum, metrics/beyond.py's similarity_to_earlier,
  * evaluation/side_columns.py's tag_pairs); the Python side is evaluation/list_sums.py.
@@ -829,6 +829,6 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_list_sums",
-                                    "receval's list sums (#35): see _list_sums.c.", -1, methods};
+                                    "receval's list sums: see _list_sums.c.", -1, methods};
 
 PyMODINIT_FUNC PyInit__list_sums(void) { return PyModule_Create(&module); }

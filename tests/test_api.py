@@ -182,7 +182,7 @@ def test_a_frame_that_fails_to_compute_is_named() -> None:
 
 
 def test_per_user_is_null_where_a_user_is_not_in_the_mean() -> None:
-    """#16 item 4: a user left out of a metric's mean is null in `Report.per_user`, as in
+    """A user left out of a metric's mean is null in `Report.per_user`, as in
     the --per-user file, so each column's mean is the report's value (it held 0.0 before,
     and averaging the column gave another number than the report)."""
     predictions = pl.DataFrame(
@@ -219,7 +219,7 @@ def test_per_user_is_null_where_a_user_is_not_in_the_mean() -> None:
         assert column.mean() == pytest.approx(report.metrics[name], abs=1e-15), name
 
 
-# ------------------------------------------------ #34 messages: hostile pandas frames
+# ---------------------------------------------------- messages: hostile pandas frames
 
 
 class _Opaque:

@@ -10,6 +10,7 @@ out (they do not run).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "receval_cli"
@@ -158,7 +159,7 @@ PLANNING_ALLOWED = {
 
 def test_one_planner_reads_a_runs_inputs() -> None:
     """No module but the run planner (engines/run_plan.py) reads a model's inputs from
-    a loaded config, aligns ids or resolves segments (issue #33)."""
+    a loaded config, aligns ids or resolves segments."""
     imports = read_imports(PACKAGE)
     found = {
         module: sorted({name for _, name in names if name in PLANNING})
@@ -245,12 +246,12 @@ def test_every_package_has_a_layer() -> None:
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
-    """TYPE_CHECKING imports included (issue #36)."""
+    """TYPE_CHECKING imports included."""
     assert upward_imports(read_imports(PACKAGE, type_checking=True), LAYERS) == []
 
 
 def test_no_two_packages_import_each_other() -> None:
-    """TYPE_CHECKING imports included (issue #36)."""
+    """TYPE_CHECKING imports included."""
     assert mutual_imports(unit_graph(read_imports(PACKAGE, type_checking=True))) == []
 
 
@@ -293,7 +294,7 @@ def test_the_layer_checks_find_what_they_look_for(tmp_path: Path) -> None:
     assert mutual_imports(unit_graph(read_imports(root, type_checking=True))) == [("high", "low")]
 
 
-# A module longer than this says why in its docstring's first paragraph (issue #36)
+# A module longer than this says why in its docstring's first paragraph
 MAX_LINES = 400
 LONG_REASON = "Over 400 lines:"
 
@@ -333,4 +334,50 @@ def test_the_length_check_finds_what_it_looks_for(tmp_path: Path) -> None:
     assert long_modules(root) == [
         f"fake.bare ({MAX_LINES + 1} lines)",
         f"fake.late ({MAX_LINES + 3} lines)",
+    ]
+
+
+# An issue number ("#35", "(#38 item 2)", "issue 50"): the repository holds no tracker to
+# resolve it, so the code says what the thing is instead. Hex colours ("#1f77b4",
+# "#999999", CSS's "color: #444") and numbered names ("a#2") are not issue numbers.
+ISSUE_NUMBER = re.compile(r"(?<![\w&:])(?<!: )#\d{1,4}(?!\w)|\bissues? #?\d+\b", re.IGNORECASE)
+# the package's sources (Python and C) and the project file, whose comments explain the build
+ISSUE_SCANNED = ("*.py", "*.c", "*.h", "*.pyi")
+
+
+def issue_numbers(root: Path, extra: tuple[Path, ...] = ()) -> list[str]:
+    """Each line of the package's sources and of `extra` that cites an issue number, as
+    "path:line: text" relative to root's parent."""
+    paths = sorted({p for pattern in ISSUE_SCANNED for p in root.rglob(pattern)})
+    found = []
+    for path in [*paths, *extra]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if ISSUE_NUMBER.search(line):
+                where = path.relative_to(root.parent).as_posix()
+                found.append(f"{where}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_issue_number_in_the_package() -> None:
+    """No issue number in the package's Python and C sources (code, comments, docstrings,
+    messages) nor in pyproject.toml: say what the thing is instead."""
+    assert issue_numbers(PACKAGE, (PACKAGE.parent / "pyproject.toml",)) == []
+
+
+def test_the_issue_number_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    """Negative controls: an issue number in a docstring, in a C comment, in a message and
+    in the project file's comment are found; hex colours and numbered names are not."""
+    root = tmp_path / "fake"
+    root.mkdir()
+    (root / "a.py").write_text('"""The core (#35 item 5)."""\nCOLOUR = "#1f77b4"\n')
+    (root / "b.c").write_text('/* the kernel (#35) */\nstatic const char *grey = "#999999";\n')
+    (root / "c.py").write_text('NAME = "a#2"\nraise ValueError("see issue 50")\n')
+    (root / "d.py").write_text('CSS = "p { color: #444; background:#555; }"\n')
+    project = tmp_path / "pyproject.toml"
+    project.write_text("# the sums (#38): optional\n[project]\n")
+    assert issue_numbers(root, (project,)) == [
+        'fake/a.py:1: """The core (#35 item 5)."""',
+        "fake/b.c:1: /* the kernel (#35) */",
+        'fake/c.py:2: raise ValueError("see issue 50")',
+        "pyproject.toml:1: # the sums (#38): optional",
     ]

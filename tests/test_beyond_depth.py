@@ -1,4 +1,4 @@
-"""Each beyond-accuracy metric works on its own top k (#16 item 7): the recs table (every
+"""Each beyond-accuracy metric works on its own top k: the recs table (every
 recommended item joined to its features, popularity, ...) holds each list only as deep as
 the deepest cutoff a beyond-accuracy metric reads, not as deep as the ranking metrics
 look. An intra_list_diversity@10 beside an ndcg@100 compared 100-item lists' pairs."""

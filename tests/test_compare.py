@@ -419,7 +419,7 @@ def test_relative_gate_on_a_segment(tmp_path: Path) -> None:
     assert_user_error(invoke("run", config), "a gate on a segment takes min or max")
 
 
-# --- what the statistics say they did (#16 item 5) ------------------------------------------
+# --- what the statistics say they did ------------------------------------------
 
 
 def test_the_footer_counts_only_the_tested_comparisons(tmp_path: Path) -> None:

@@ -294,7 +294,7 @@ def test_metric_filter(tmp_path: Path) -> None:
 
 
 def test_different_conventions_are_refused_unless_allowed(tmp_path: Path) -> None:
-    """#16 item 6: reports of different conventions are not compared (exit 2) unless
+    """Reports of different conventions are not compared (exit 2) unless
     --allow-different-conventions; then the warning names each difference."""
     a = saved(tmp_path, "a")
     b = saved(

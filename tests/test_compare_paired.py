@@ -1,4 +1,4 @@
-"""`receval compare`'s paired tests (#37 item 4): saved reports written with
+"""`receval compare`'s paired tests: saved reports written with
 `receval run --with-per-user` hold each model's per-user values, and compare tests every
 column against the baseline user by user, with the run's own tests and correction.
 

@@ -1,4 +1,4 @@
-"""`--set KEY=VALUE` and `${NAME}` in a config (#37 item 4): one config for a cron job's
+"""`--set KEY=VALUE` and `${NAME}` in a config: one config for a cron job's
 every model and day. Both change the mapping read from the YAML before it is validated."""
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def test_propensities_must_be_in_0_1(tmp_path: Path) -> None:
 
 def test_no_match_gives_no_value_and_no_sample_size() -> None:
     """matching with no matched recommendation has no value (null, as Jurity's None; it
-    was 0, #16 item 4); ips is 0 and dr the predicted reward."""
+    was 0); ips is 0 and dr the predicted reward."""
     recommendations = pl.DataFrame({"user": ["u"], "item": ["a"], "score": [0.4]})
     log = pl.DataFrame({"user": ["u"], "item": ["b"], "click": [1], "propensity": [0.5]})
     report = receval_cli.evaluate(

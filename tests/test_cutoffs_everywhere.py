@@ -1,5 +1,5 @@
 """Cutoffs for the click and pair metrics: ctr@k, auc@k and gauc@k (Jurity's CTR(k=...) and
-AUC(k=...)), and max_depth for every metric (#16 item 3).
+AUC(k=...)), and max_depth for every metric.
 
 Hand-computed cases, then a naive reference (plain Python, written from the definitions)
 on random data with integer ids whose text and number orders differ (9, 10, 100), heavy

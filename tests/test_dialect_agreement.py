@@ -1,4 +1,4 @@
-"""Other tools' measure names in a config give those tools' numbers (#37 item 1).
+"""Other tools' measure names in a config give those tools' numbers.
 
 Golden files of each tool on the shared generator's data (tests/golden/data: integer ids
 whose text and number orders differ, heavy ties, grades 0-4 with 2.5 and -1, users on one

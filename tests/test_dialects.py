@@ -1,4 +1,4 @@
-"""Other tools' names beside receval's in one config (#37 item 1): the passes by
+"""Other tools' names beside receval's in one config: the passes by
 conventions (config/metric_groups.py) assembled into one report (evaluation/
 metric_groups.py), whatever the engine, the models, the segments, the gates and the format.
 

@@ -140,7 +140,7 @@ def test_every_preset_fixes_every_convention_and_is_documented() -> None:
 
 
 def test_the_ranx_tie_limit_is_stated_as_ranx_has_it() -> None:
-    """#16 item 8: ranx (numba's argsort) keeps file order among ties only in lists of at
+    """ranx (numba's argsort) keeps file order among ties only in lists of at
     most 15 items, whatever the number of tied items: the presets' page and the preset's
     notes say so (the README said "up to 15 tied items")."""
     from receval_cli.config.presets import PRESETS

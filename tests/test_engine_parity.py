@@ -219,7 +219,7 @@ def test_spark_agrees_bit_for_bit(spark: Any, tmp_path: Path) -> None:
             spark.conf.set("spark.sql.shuffle.partitions", shuffle)
             report = evaluate_spark(loaded, spark, buckets=buckets)
             assert exact(report) == expected, (buckets, shuffle)
-            # the ground truth's fingerprint too (#16 item 6): the same hash on Spark
+            # the ground truth's fingerprint too: the same hash on Spark
             assert report.inputs["ground_truth"]["content_hash"] == content_hash
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)

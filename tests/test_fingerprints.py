@@ -1,4 +1,4 @@
-"""Input fingerprints, and refusing to compare unlike things (#16 item 6).
+"""Input fingerprints, and refusing to compare unlike things.
 
 Every report records, per input, its resolved path, size, modification time, rows and
 users, and for the ground truth a content hash of its (user, item, relevance) rows: the

@@ -1,6 +1,6 @@
 """fractional_grades: truncate reads grades as trec_eval (atol) and ranx (an integer array)
-do: 2.5 counts as 2, 0.5 as 0, -1.5 as -1 (#16 item 9 found the difference: the trec_eval
-and ranx presets gave 2.5 its full gain). Hand cases, and every engine alike."""
+do: 2.5 counts as 2, 0.5 as 0, -1.5 as -1 (the trec_eval and ranx
+presets once gave 2.5 its full gain). Hand cases, and every engine alike."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every gate kind in every state in every output format (#33).
+"""Every gate kind in every state in every output format.
 
 The kinds come from the code's own list (gates.BOUNDS) plus the two scopes a gate can
 take (`model:` on one model of several, `segment:`); the states from gates.STATES plus
@@ -359,7 +359,7 @@ PROCESS_CASES += [(f.value, "waived") for f in Format if f.value in ("junit", "g
 def test_a_history_gate_exits_right_in_a_real_process(
     tmp_path: Path, past: Path, fmt: str, state: str
 ) -> None:
-    """The report of #33: `--history runs -o out/n.xml` ended exit 3 (KeyError), the run
+    """A reported case: `--history runs -o out/n.xml` ended exit 3 (KeyError), the run
     not added to the history; a waived gate read as passed."""
     config, store = build(tmp_path, "history_relative_drop", state, past)
     out = "-" if fmt not in REPORT_EXTENSIONS.values() else None

@@ -1,4 +1,4 @@
-"""Every configured gate is evaluated or refused (#34): a gate never silently applies to
+"""Every configured gate is evaluated or refused: a gate never silently applies to
 nothing. A run of one model gates it whatever its name, with or without `model:`; a gate
 on the baseline model that compares with the baseline is refused (exit 2)."""
 

@@ -1,4 +1,4 @@
-"""The history store (#19): `receval run --history` appends one Parquet file per run,
+"""The history store: `receval run --history` appends one Parquet file per run,
 `receval history` shows the trends, and a gate can compare with the recent past.
 
 A cron job in small: the hand case of cli_helpers ranked three ways on three days, the
@@ -531,7 +531,7 @@ def test_an_exclusive_output_never_replaces_a_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.parquet"]
 
 
-# --- #34: a run read once, outputs kept out of the store, --since beyond any date --------
+# --- a run read once, outputs kept out of the store, --since beyond any date --------
 
 
 def test_a_copied_run_file_counts_once(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The HTML report compares like with like where metrics of different scales meet (#33).
+"""The HTML report compares like with like where metrics of different scales meet.
 
 Three models (the sample model, the popularity baseline and a random model drawn here
 over the catalog for the same users), accuracy and beyond-accuracy metrics at three

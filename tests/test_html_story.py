@@ -1,4 +1,4 @@
-"""The HTML report's summary and story (#19 item 5): what the page says first, checked
+"""The HTML report's summary and story: what the page says first, checked
 against the JSON report of the same run and numbers computed here."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`receval run --format latex` (#37 item 4): a booktabs table for a paper, as ranx's
+"""`receval run --format latex`: a booktabs table for a paper, as ranx's
 to_latex prints one: a row per model, a column per metric, the best in bold, a
 significant win or loss against the baseline marked, the run and its gates in comments."""
 

@@ -1,4 +1,4 @@
-"""comparison.lists (#38 item 8): how alike each model's lists are to the baseline model's,
+"""comparison.lists: how alike each model's lists are to the baseline model's,
 user by user: jaccard@k, rbo@k(p) and kendall_tau@k (metrics/list_similarity.py).
 
 Checked against independent references: the `rbo` package's rbo_ext on 300 pairs of

@@ -1,4 +1,4 @@
-"""A metric with no value is null, never 0 (#16 item 4): auc and gauc with one class of
+"""A metric with no value is null, never 0: auc and gauc with one class of
 pairs, r2 beyond float64's range. The value is null in every output, the run warns, a gate
 on it fails saying why, and comparisons and the best model leave it out."""
 

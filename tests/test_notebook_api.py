@@ -1,4 +1,4 @@
-"""`import receval` and the notebook conveniences (#37 item 2): the package under the
+"""`import receval` and the notebook conveniences: the package under the
 distribution's name, the Report's tables and HTML, misspelt keywords, guessed columns,
 and the README's and docs/python-api.md's Python examples run as written."""
 

@@ -1,4 +1,4 @@
-"""Off a terminal (#33, part 6), as a user meets it: the CLI as a subprocess, stdout a pipe.
+"""Off a terminal, as a user meets it: the CLI as a subprocess, stdout a pipe.
 
 - A table's cells wrap at spaces only: no metric name, header word or gate word is broken
   across lines or cut with `…` (validate, history, run, compare, metrics), whatever the

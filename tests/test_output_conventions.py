@@ -1,4 +1,4 @@
-"""Outputs follow the shell's and CI's conventions (#14), checked as a user meets them: the
+"""Outputs follow the shell's and CI's conventions, checked as a user meets them: the
 CLI runs as a subprocess (`python -m receval_cli`) with stdout and stderr pipes, not a
 terminal, and each test checks the bytes written, the exit code and stderr.
 

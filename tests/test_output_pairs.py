@@ -1,4 +1,4 @@
-"""Each --output its own format (#33, part 5).
+"""Each --output its own format.
 
 `-o FORMAT:PATH` names an output's format; with several `--format`, each names the format
 of the `--output` after it; one `--format` keeps its meaning (the format of `-` and of a

@@ -1,7 +1,7 @@
-"""Power (#38 item 2) and the per-user outcomes and effect sizes of comparisons (#38 item
-8, its second part): each comparison's minimum detectable difference and the users a
-target difference needs, for the paired t-test; wins, ties and losses per user; Cohen's d
-with its exact interval (analysis/power.py, analysis/intervals.py).
+"""Power and the per-user outcomes and effect sizes of comparisons: each comparison's
+minimum detectable difference and the users a target difference needs, for the paired
+t-test; wins, ties and losses per user; Cohen's d with its exact interval
+(analysis/power.py, analysis/intervals.py).
 
 Checked against scipy: its noncentral t distribution gives the power at the detectable
 difference (the configured power, to 1e-9) and at the users needed (the power reached

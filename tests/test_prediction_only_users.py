@@ -1,4 +1,4 @@
-"""prediction_only_users (#37 item 3): users only in the predictions, for the metrics that
+"""prediction_only_users: users only in the predictions, for the metrics that
 read no relevance: left out (skip, the default) or averaged with the others (evaluate: as
 RecTools, Jurity and MS Recommenders average over every user of the recommendations).
 

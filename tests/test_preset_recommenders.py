@@ -143,7 +143,7 @@ def test_r_precision_mean_differs(dataset: str) -> None:
     assert receval(dataset).metrics["r_precision"] == pytest.approx(expected, abs=TOL)
 
 
-# --- grades below the relevance threshold (#16 item 2) ---------------------------------------
+# --- grades below the relevance threshold ---------------------------------------
 
 
 def _recommenders_ndcg(

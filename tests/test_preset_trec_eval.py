@@ -1,5 +1,5 @@
 """The pytrec_eval preset (trec_eval's conventions, scores as floats as trec_eval 9 kept
-them) against pytrec_eval (live) on the shared golden data (#16 item 9; #37 item 3).
+them) against pytrec_eval (live) on the shared golden data.
 
 tests/golden/make_data.py writes the data every preset is checked on: string and integer
 ids (9, 10, 100, 1000: text order is not number order), many ties (one decimal) and
@@ -64,7 +64,7 @@ def receval(dataset: str) -> Any:
 
 
 def test_the_data_has_every_shape() -> None:
-    """The shapes #16 item 9 asks for, on the data these comparisons read."""
+    """The shapes the preset tests need, on the data these comparisons read."""
     for dataset in golden_files.DATASETS:
         predictions, truth = golden_files.frames(dataset)
         assert predictions["user"].dtype == golden_files.id_type(dataset)

@@ -218,7 +218,7 @@ def test_gauc_weights_users_by_impressions_or_not() -> None:
 
 
 def test_auc_without_both_classes_has_no_value() -> None:
-    """#16 item 4: one class of pairs is no AUC at all (it was 0.0, a perfectly wrong
+    """One class of pairs is no AUC at all (it was 0.0, a perfectly wrong
     ranking): null, with a warning that says why."""
     data = clicks([("u", "a", 0.9, 1), ("u", "b", 0.1, 1)])
     report = receval_cli.evaluate(*data, ["auc", "gauc", "mae"])

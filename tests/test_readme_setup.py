@@ -147,7 +147,7 @@ def test_bare_receval_commands_follow_the_tool_install() -> None:
 
 
 def test_the_readme_is_a_guide_under_400_lines() -> None:
-    """Issue #36: the README is a guide (what receval is, the quick start, a tour, where to
+    """The README is a guide (what receval is, the quick start, a tour, where to
     go next); the reference lives in docs/."""
     assert len(README.splitlines()) < 400
 

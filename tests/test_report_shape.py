@@ -1,4 +1,4 @@
-"""One JSON shape whatever the number of models (#15 item 3), and the shape of receval 0.1
+"""One JSON shape whatever the number of models, and the shape of receval 0.1
 still read by `receval compare` and `--baseline-report`.
 
 Since 0.2 every report nests each model's results under `models.NAME` (a one-file config:

@@ -1,4 +1,4 @@
-"""The run planner (engines/run_plan.py) and the cases of issue #33 it fixes."""
+"""The run planner (engines/run_plan.py) and the cases it fixes (inputs read in one place)."""
 
 from __future__ import annotations
 

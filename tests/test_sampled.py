@@ -1,4 +1,4 @@
-"""Sampled metrics, corrected (#38 item 1): corrected@k, Krichene and Rendle's estimate of
+"""Sampled metrics, corrected: corrected@k, Krichene and Rendle's estimate of
 a full-catalog metric from each relevant item's rank among m sampled negatives
 (metrics/sampled.py).
 

@@ -1,4 +1,4 @@
-"""Segments (#34): the users without a value are an explicit null group that no text
+"""Segments: the users without a value are an explicit null group that no text
 value collides with (a value `(none)` is its own segment, `group="(none)"`, on every
 engine and every run), and a list or struct column as a segment attribute is refused
 naming the file, the column, its type and segment_by."""

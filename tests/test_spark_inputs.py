@@ -1,4 +1,4 @@
-"""engine: spark reads its inputs as the polars engines do (#17 items 1 and 2): tables and
+"""engine: spark reads its inputs as the polars engines do: tables and
 URIs passed to Spark unchanged, every column mapping honoured (a configured rank beside a
 score column, list layouts, `items` by name, list truth), the formats the polars engines
 read (JSONL, gzip CSV, text lists), and the same refusals with the same `error:` line and
@@ -244,7 +244,7 @@ def test_a_table_or_uri_needs_engine_spark(tmp_path: Path) -> None:
         json.dumps(path)  # the path is reported as written
 
 
-# --- the session's settings (#17 item 4) ---------------------------------------------
+# --- the session's settings ---------------------------------------------
 
 
 class RecordingBuilder:
@@ -413,7 +413,7 @@ def test_the_stall_timeout_set_for_one_run_reaches_the_watch(
     assert seen == [20]
 
 
-# --- a folder of Parquet files, as Spark writes them (#17 item 1) -----------------------
+# --- a folder of Parquet files, as Spark writes them -----------------------
 
 
 def spark_like_folder(folder: Path, frame: pl.DataFrame, crc: bool = True) -> Path:

@@ -1,4 +1,4 @@
-"""engine: spark refuses what needs no data before a Spark session starts (#39 item 1).
+"""engine: spark refuses what needs no data before a Spark session starts.
 
 A config error that needs no rows (a metric against the catalog with no catalog named, a
 metric whose side column needs an optional input the config does not give) exited 2

@@ -1,4 +1,4 @@
-"""engine: spark reads the optional inputs on the executors (#17 items 1 and 3): a catalog,
+"""engine: spark reads the optional inputs on the executors: a catalog,
 an interactions log and a baseline given as Spark tables or URIs give the in-memory
 engine's numbers bit for bit; none of their rows passes through the driver; what the
 driver receives from the buckets does not grow with their number; and a bad optional

@@ -1,5 +1,5 @@
 """engine: spark on a standalone cluster that stops working, and under a job runner's
-signals (#39 items 2 and 3; engines/spark_watch.py).
+signals (engines/spark_watch.py).
 
 A standalone master on 127.0.0.1 with no worker of its own: an application there gets no
 executor, so its first job waits for ever, which is the moment a stop or the stall

@@ -1,5 +1,5 @@
-"""engine: spark gives an input read through a URI the polars engines' message (#39 item
-5): an empty file, a header without rows, a malformed CSV line and a truncated Parquet file
+"""engine: spark gives an input read through a URI the polars engines' message:
+an empty file, a header without rows, a malformed CSV line and a truncated Parquet file
 given as a `file://` URI get the `error:` line the in-memory engine gives for the same
 file as a local path (the line at fault where there is one), exit 2, no Java text, no
 report written. They said "Its columns are: ." (an empty file), "holds String values"

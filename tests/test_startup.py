@@ -1,4 +1,4 @@
-"""The command line starts without the work's libraries (#18 item 2): `receval --version`,
+"""The command line starts without the work's libraries: `receval --version`,
 `--help`, every command's `--help` and shell completion build the commands from typer and
 receval's light modules, and import polars, pydantic, numpy, pyarrow, the config models and
 the metric registry only when a command runs (timing-free: the modules are listed)."""

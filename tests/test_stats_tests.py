@@ -253,10 +253,10 @@ def test_sign_flip_conventions() -> None:
 
 def test_holm_hand_example() -> None:
     p = np.array([0.01, 0.04, 0.03, 0.005])
-    # Sorted: 0.005 (#3), 0.01 (#0), 0.03 (#2), 0.04 (#1); multipliers m - j + 1 = 4, 3, 2, 1:
+    # Sorted: 0.005 ([3]), 0.01 ([0]), 0.03 ([2]), 0.04 ([1]); multipliers m - j + 1 = 4, 3, 2, 1:
     # 4 * 0.005 = 0.02, 3 * 0.01 = 0.03, 2 * 0.03 = 0.06, 1 * 0.04 = 0.04;
     # running maximum: 0.02, 0.03, 0.06, 0.06 (0.04 raised to 0.06: monotone);
-    # back in input order: #0 -> 0.03, #1 -> 0.06, #2 -> 0.06, #3 -> 0.02.
+    # back in input order: [0] -> 0.03, [1] -> 0.06, [2] -> 0.06, [3] -> 0.02.
     np.testing.assert_allclose(holm(p), [0.03, 0.06, 0.06, 0.02], rtol=1e-15)
     # Capped at 1: sorted 0.4, 0.7 -> 2 * 0.4 = 0.8, max(0.8, 0.7) = 0.8; and 0.6 -> 1.2 -> 1.
     np.testing.assert_allclose(holm(np.array([0.7, 0.4])), [0.8, 0.8], rtol=1e-15)

@@ -1,4 +1,4 @@
-"""trec_eval's tie rule with integer ids (#16 item 1): trec_eval breaks tied scores by the
+"""trec_eval's tie rule with integer ids: trec_eval breaks tied scores by the
 docno as text, descending ("9" before "10" before "100"), whatever the ids look like.
 
 The `trec_eval` preset reproduces it on integer ids read from CSV or Parquet (tie_break

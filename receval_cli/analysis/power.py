@@ -1,5 +1,5 @@
 """Power of a comparison: how large a difference this test set can see, and how many users
-a target difference needs (#38 item 2).
+a target difference needs.
 
 For a model against the baseline on a per-user metric, the paired differences
 d_u = model_u - baseline_u have a standard deviation sd over the n users both count. The

@@ -34,7 +34,7 @@ PARTITION_SIZE = 256 * 2**20  # ... of about this many bytes of predictions each
 
 
 MAX_AUTO_PARTITIONS = 256
-PEAK_GOAL = 5 * 2**29  # 2.5 GiB: the most memory `auto` plans a run for (#35)
+PEAK_GOAL = 5 * 2**29  # 2.5 GiB: the most memory `auto` plans a run for
 
 
 def auto_partitions(predictions: Iterable[Path], others: Iterable[Path] = ()) -> int:

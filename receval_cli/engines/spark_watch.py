@@ -1,4 +1,4 @@
-"""engine: spark: watch a run's Spark jobs while they work (#39 items 2 and 3).
+"""engine: spark: watch a run's Spark jobs while they work: progress and stalls.
 
 `watching(session, ...)` puts the run's jobs in a job group of their own and starts a
 thread that polls Spark's status tracker about once a second:

@@ -1,4 +1,4 @@
-"""The compiled core (#35): the ranking statistics of every user in one pass, in C.
+"""The compiled core: the ranking statistics of every user in one pass, in C.
 Over 400 lines: one job, the compiled core's Python side: the requests, the arrays it is
 fed and the tables it returns, kept beside each other as _kernel.c reads them.
 
@@ -22,7 +22,7 @@ stay in metrics/: this core only produces the per-user statistics table they rea
 `RECEVAL_CORE=polars` in the environment turns it off; so does a machine where the
 extension was not compiled (setup: pyproject.toml's ext-modules, optional).
 
-About 500 lines, on purpose: the compiled core's whole Python side (what it takes, how
+About 700 lines, on purpose: the compiled core's whole Python side (what it takes, how
 it reads, the C calls, the polars core's table) reads in one place, beside its C half.
 """
 

@@ -1,4 +1,4 @@
-"""The beyond-accuracy metrics' sums over each user's list, in rank order (#35 item 5).
+"""The beyond-accuracy metrics' sums over each user's list, in rank order, in C.
 
 Per user, each added one value after the other in rank order, so that every value is the
 same to the last bit on every run and engine (a plain group_by sum adds in whatever order

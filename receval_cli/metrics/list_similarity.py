@@ -1,4 +1,4 @@
-"""How alike two models' lists are, user by user (#38 item 8): `comparison.lists` asks for
+"""How alike two models' lists are, user by user: `comparison.lists` asks for
 these between every model and the baseline model; each is averaged over the users with a
 list in both predictions files (and a value: see each).
 

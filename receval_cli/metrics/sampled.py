@@ -1,4 +1,4 @@
-"""Sampled metrics, corrected (#38 item 1): Krichene and Rendle, "On Sampled Metrics for
+"""Sampled metrics, corrected: Krichene and Rendle, "On Sampled Metrics for
 Item Recommendation", KDD 2020.
 
 Sampled evaluation ranks each user's one relevant item among m sampled negatives (RecBole's

@@ -2,7 +2,7 @@
 
     uv run python tests/golden/make_data.py
 
-One generator for the preset and reference tests (#16 item 9). It writes, in
+One generator for the preset and reference tests. It writes, in
 tests/golden/data/:
 
     {ties,tiefree}_{predictions,truth}.csv         string ids: users u9, u10, u100, ...,

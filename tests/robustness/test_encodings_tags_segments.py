@@ -1,11 +1,11 @@
-"""Text files in UTF-16 or UTF-32, `convert --tag`, and segment_by with many values (#22).
+"""Text files in UTF-16 or UTF-32, `convert --tag`, and segment_by with many values.
 
-#22 item 12: a UTF-16 file without a byte-order mark was read as UTF-8 with a NUL byte
+Encodings and tags: a UTF-16 file without a byte-order mark was read as UTF-8 with a NUL byte
 beside every letter, and the error offered "Did you mean 'u\\x00s\\x00e\\x00r\\x00'?". The
 encoding is now named, with the command that converts the file. `convert --tag` wrote a tag
 with white space as several fields (7 or 5 per line, or two lines): it is refused as ids are.
 
-#22 item 13: each value of a segment_by attribute was one more full evaluation (3,000
+Many segments: each value of a segment_by attribute was one more full evaluation (3,000
 values took minutes on tiny data). The segments now come from the run's own pass over the
 inputs, and their numbers are still those of a run on the inputs filtered to their users.
 """
@@ -49,7 +49,7 @@ def encoding_message(role: str, path: Path, encoding: str, bom: bool, source: st
     )
 
 
-# #22 item 12
+# encodings and tags
 @pytest.mark.parametrize(("codec", "encoding", "bom", "source"), ENCODINGS)
 @pytest.mark.parametrize(
     ("role", "name"), [("predictions", "predictions.csv"), ("ground truth", "truth.csv")]
@@ -66,7 +66,7 @@ def test_a_utf16_or_utf32_csv_names_its_encoding(
     assert "Did you mean" not in result.stderr
 
 
-# #22 item 12
+# encodings and tags
 def test_polars_reads_a_utf16_bom_as_two_replacement_characters(tmp_path: Path) -> None:
     """What the check relies on: polars reads any UTF-16 CSV without an error, so the
     encoding shows only in the column names (the BOM as U+FFFD twice, then NUL bytes)."""
@@ -76,7 +76,7 @@ def test_polars_reads_a_utf16_bom_as_two_replacement_characters(tmp_path: Path) 
     assert names[1] == "\x00i\x00t\x00e\x00m\x00"
 
 
-# #22 item 12
+# encodings and tags
 @pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
 def test_a_utf16_jsonl_file_names_its_encoding(tmp_path: Path) -> None:
     """JSON Lines in UTF-16 fails to read: the failure is explained the same way."""
@@ -88,7 +88,7 @@ def test_a_utf16_jsonl_file_names_its_encoding(tmp_path: Path) -> None:
     assert result.stderr == encoding_message("predictions", path, "UTF-16LE", False, "UTF-16LE")
 
 
-# #22 item 12
+# encodings and tags
 @pytest.mark.parametrize("command", ["init", "validate", "convert"])
 def test_other_commands_name_the_encoding(tmp_path: Path, command: str) -> None:
     config = hand_case(tmp_path)
@@ -103,7 +103,7 @@ def test_other_commands_name_the_encoding(tmp_path: Path, command: str) -> None:
     assert result.stderr == encoding_message("predictions", path, "UTF-16BE", False, "UTF-16BE")
 
 
-# #22 item 12
+# encodings and tags
 def test_a_utf16_segments_file_names_its_encoding(tmp_path: Path) -> None:
     config = hand_case(tmp_path, segments={"path": "users.csv"}, segment_by=["group"])
     path = write(tmp_path / "users.csv", "user,group\nu1,a\nu2,b\n".encode("utf-16-le"))
@@ -112,7 +112,7 @@ def test_a_utf16_segments_file_names_its_encoding(tmp_path: Path) -> None:
     assert result.stderr == encoding_message("segments", path, "UTF-16LE", False, "UTF-16LE")
 
 
-# #22 item 12
+# encodings and tags
 @pytest.mark.parametrize(
     ("data", "words"),
     [
@@ -131,7 +131,7 @@ def test_other_header_problems_keep_their_message(
     assert "UTF-16" not in stderr
 
 
-# #22 item 12
+# encodings and tags
 def test_utf8_with_a_bom_still_reads(tmp_path: Path) -> None:
     config = hand_case(tmp_path)
     write(tmp_path / "predictions.csv", PREDICTIONS_CSV.encode("utf-8-sig"))
@@ -142,7 +142,7 @@ def test_utf8_with_a_bom_still_reads(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ convert --tag
 
 
-# #22 item 12
+# encodings and tags
 @pytest.mark.parametrize(
     ("tag", "expected"),
     [
@@ -186,7 +186,7 @@ def test_a_tag_that_is_not_one_field_is_refused(tmp_path: Path, tag: str, expect
     assert not run.exists()
 
 
-# #22 item 12
+# encodings and tags
 @pytest.mark.parametrize("tag", ["receval", "bm25.v2-final_run", "été"])
 def test_a_valid_tag_writes_six_fields(tmp_path: Path, tag: str) -> None:
     source = write(tmp_path / "p.csv", PREDICTIONS_CSV)
@@ -255,7 +255,7 @@ def run_report(config: Path) -> dict[str, Any]:
     return report
 
 
-# #22 item 13
+# many segments
 @pytest.mark.slow
 def test_many_segments_equal_runs_on_the_filtered_inputs(tmp_path: Path) -> None:
     config, predictions, truth, table = many_segments(tmp_path)
@@ -299,7 +299,7 @@ def test_many_segments_equal_runs_on_the_filtered_inputs(tmp_path: Path) -> None
         assert found[name]["users"] == filtered["models"]["model"]["users"]["evaluated"], name
 
 
-# #22 item 13
+# many segments
 def test_segments_are_not_one_evaluation_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -321,7 +321,7 @@ def test_segments_are_not_one_evaluation_each(
     assert len(builds) == 1
 
 
-# #22 item 13
+# many segments
 def test_a_segment_with_no_user_in_the_data_is_not_evaluated(tmp_path: Path) -> None:
     """A value whose users are in no input: the reason a run on no rows gives."""
     write(tmp_path / "users.csv", "user,group\nu1,a\nu2,b\nzz,c\n")
@@ -336,7 +336,7 @@ def test_a_segment_with_no_user_in_the_data_is_not_evaluated(tmp_path: Path) -> 
     assert reason.startswith("no user appears in both ")
 
 
-# #22 item 13
+# many segments
 def test_a_one_user_segment_equals_a_run_on_that_user(tmp_path: Path) -> None:
     """polars divides a column of one value exactly and a longer one by multiplying with
     the reciprocal: 3 / 5 is 0.6 for one user, 3 * 0.2 = 0.6000000000000001 among several.

@@ -1,4 +1,4 @@
-"""Hostile values, names and destinations (#22): every case either works or gives one
+"""Hostile values, names and destinations: every case either works or gives one
 `error:` line with its documented exit code (2 for bad input, 3 for a bug), never a
 traceback and never exit 1, which means a failed gate and nothing else. What data or a
 config says is shown, never obeyed: no markup, no terminal control sequence, no Markdown,
@@ -354,7 +354,7 @@ def test_examples_in_warnings_are_cut(tmp_path: Path) -> None:
 
 
 def test_inspect_shows_ids_and_titles_as_text(tmp_path: Path) -> None:
-    """#22 item 7: `inspect` printed ids and catalog titles raw."""
+    """`inspect` printed ids and catalog titles raw."""
     write(tmp_path / "predictions.csv", f"user,item,score\nu{ESC}[2J,a,0.9\nu2,d,0.9\n")
     write(tmp_path / "truth.csv", f"user,item\nu{ESC}[2J,a\nu2,d\n")
     write(tmp_path / "catalog.csv", f"item,title\na,{ESC}]0;pwned\a[bold]A\nd,D\n")
@@ -392,7 +392,7 @@ def test_normal_intervals_of_one_user_segments_are_left_out(tmp_path: Path) -> N
     assert low < 0.5 < high  # two users, values 1 and 0
 
 
-# ------------------------------------ #34 messages: no raw control byte on any format
+# ---------------------------------------- messages: no raw control byte on any format
 
 # ESC (an OSC that sets the title, a CSI that clears), BEL, and U+009B (a C1 CSI)
 HOSTILE = f"m{ESC}]0;t\a{ESC}[2J\u009b2J"

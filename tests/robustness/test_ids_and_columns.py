@@ -1,14 +1,14 @@
-"""Ids as the files write them, and input columns named like receval's own (#22).
+"""Ids as the files write them, and input columns named like receval's own.
 
-#22 item 3: an id read from a text format (CSV, TSV) keeps its text unless every value of
+Ids from text formats: an id read from a text format (CSV, TSV) keeps its text unless every value of
 its column is a canonical integer, the text an integer column writes (digits, no leading
 zero but "0" itself, no '+', '-' only before a nonzero value, no space, within 64 bits);
 then it is an integer, as before. So `0042` in a CSV matches "0042" in a Parquet or JSON
 Lines file, `007` and `7` are two items, and an integer column still ranks its ties in
 number order.
 
-#22 item 6: a file's extra columns named like the internal ones (row, rank, list_length,
-rel, relevant, ...) change nothing: every metric is the same as without them.
+Columns named like receval's: a file's extra columns named like the internal ones (row,
+rank, list_length, rel, relevant, ...) change nothing: every metric is the same as without them.
 
 Every expected value is worked out by hand in the test's comments.
 """
@@ -64,10 +64,10 @@ def long_truth(folder: Path, fmt: str, users: list[str], items: list[str]) -> st
     return name
 
 
-# ---------------------------------------------------------------- #22 item 3: ids
+# ---------------------------------------------------------------- ids from text formats
 
 
-# #22 item 3
+# ids from text formats
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 def test_padded_csv_ids_match_the_same_text_in_a_typed_file(tmp_path: Path, fmt: str) -> None:
     """Every user's best-scored item is its relevant one, written the same way in both
@@ -88,7 +88,7 @@ def test_padded_csv_ids_match_the_same_text_in_a_typed_file(tmp_path: Path, fmt:
     assert report["models"]["model"]["users"]["evaluated"] == 3
 
 
-# #22 item 3, on Spark (Spark reads Parquet and CSV, not JSON Lines)
+# ids from text formats, on Spark (Spark reads Parquet and CSV, not JSON Lines)
 @pytest.mark.parametrize("truth_format", ["parquet", "csv"])
 def test_padded_csv_ids_on_spark(spark: Any, tmp_path: Path, truth_format: str) -> None:
     """engine: spark follows the same rule: 0042 stays "0042" (precision@1 = 1), and a
@@ -118,7 +118,7 @@ def test_padded_csv_ids_on_spark(spark: Any, tmp_path: Path, truth_format: str) 
     assert on_spark == run(tmp_path, plain)["models"]["model"]["metrics"]
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_ids_in_a_tsv_file(tmp_path: Path) -> None:
     """The same rule for TSV: 0042 is the text "0042" (precision@1 = 1, as above)."""
     write(tmp_path / "predictions.tsv", "user\titem\tscore\n0042\t007\t0.9\n0042\t7\t0.5\n")
@@ -131,7 +131,7 @@ def test_padded_ids_in_a_tsv_file(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_ids_on_both_sides_compare_as_written(tmp_path: Path) -> None:
     """Both files pad every id, each its own way: user 001 is in both; its items 01 and 02
     are not the truth's 001 (as integers all three were 1), so precision@1 = 0."""
@@ -147,7 +147,7 @@ def test_padded_ids_on_both_sides_compare_as_written(tmp_path: Path) -> None:
     assert report["models"]["model"]["users"]["in_both"] == 1
 
 
-# #22 item 3
+# ids from text formats
 def test_an_error_example_shows_the_padded_id(tmp_path: Path) -> None:
     """A repeated (user, item) pair is named as the file writes it: '001', not 1."""
     write(tmp_path / "predictions.csv", "user,item,score\n001,001,0.9\n001,001,0.5\n")
@@ -164,7 +164,7 @@ def test_an_error_example_shows_the_padded_id(tmp_path: Path) -> None:
     assert "user 1," not in message
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_and_canonical_ids_in_one_column_are_text(tmp_path: Path) -> None:
     """007 and 7 in one column: the column is text, so the truth's 7 (a canonical CSV
     column, read as integers) is compared as "7" too. u1's list: 007 (0.9), 7 (0.8):
@@ -179,7 +179,7 @@ def test_padded_and_canonical_ids_in_one_column_are_text(tmp_path: Path) -> None
     assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_ids_are_not_merged_by_the_max_score_convention(tmp_path: Path) -> None:
     """duplicates: max_score keeps the best row of a repeated (user, item); 007 and 7 are
     two items, so nothing merges. u1's list: 007 (0.9), 8 (0.7), 7 (0.5); relevant: 7.
@@ -195,7 +195,7 @@ def test_padded_ids_are_not_merged_by_the_max_score_convention(tmp_path: Path) -
     assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "recall@2": 0.0, "recall@3": 1.0}
 
 
-# #22 item 3
+# ids from text formats
 @pytest.mark.parametrize(
     ("tie_break", "relevant", "expected"),
     [
@@ -224,7 +224,7 @@ def test_canonical_integer_ids_still_tie_in_number_order(
     assert metrics_of(tmp_path, config) == {"precision@1": expected}
 
 
-# #22 item 3
+# ids from text formats
 def test_canonical_csv_ids_are_integers_beside_a_parquet_of_integers(tmp_path: Path) -> None:
     """A canonical CSV column beside Parquet integers: both integers (validate says so),
     and ties still go by number (item_desc: 100 first, the relevant one)."""
@@ -243,7 +243,7 @@ def test_canonical_csv_ids_are_integers_beside_a_parquet_of_integers(tmp_path: P
     assert '"compared_as": "text"' not in result.stdout
 
 
-# #22 item 3
+# ids from text formats
 @pytest.mark.parametrize("truth_format", ["csv", "parquet"])
 def test_negative_integer_ids_are_integers(tmp_path: Path, truth_format: str) -> None:
     """-1 and -10 are written as an integer column writes them: integers, as in Parquet,
@@ -264,7 +264,7 @@ def test_negative_integer_ids_are_integers(tmp_path: Path, truth_format: str) ->
     assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_negative_ids_are_text(tmp_path: Path) -> None:
     """-05 is not how an integer column writes -5: the column is text, -05 and -5 are two
     items. u1's list: -05 (0.9), -5 (0.5); relevant -5: precision@1 = 0, precision@2 =
@@ -279,7 +279,7 @@ def test_padded_negative_ids_are_text(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
-# #22 item 3
+# ids from text formats
 def test_minus_zero_is_text(tmp_path: Path) -> None:
     """-0 and 0 are two items (as integers both were 0, one repeated pair): u1's list -0
     (0.9), 0 (0.5); relevant 0: precision@1 = 0, precision@2 = 1/2."""
@@ -293,7 +293,7 @@ def test_minus_zero_is_text(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
-# #22 item 3
+# ids from text formats
 def test_plus_signed_ids_are_text(tmp_path: Path) -> None:
     """+5 is text, not the Parquet integer 5 (which is compared as "5"): u1's first item
     +5 is not relevant, 5 is. precision@1 = 0, precision@2 = 1/2."""
@@ -307,7 +307,7 @@ def test_plus_signed_ids_are_text(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
-# #22 item 3
+# ids from text formats
 def test_ids_beyond_64_bits_are_text(tmp_path: Path) -> None:
     """2^63 does not fit a 64-bit integer: the column is text, and matches the same text
     in the ground truth (precision@1 = 1); 2^63 - 1 still fits (an integer column)."""
@@ -327,7 +327,7 @@ def test_ids_beyond_64_bits_are_text(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
 
 
-# #22 item 3
+# ids from text formats
 def test_a_padded_id_past_the_inferred_rows_makes_the_column_text(tmp_path: Path) -> None:
     """Canonical integers for the first 10,001 rows (more than the reader infers types
     from), then 007 and 7: the whole column is text, and they are two items. Users 0..10000
@@ -345,7 +345,7 @@ def test_a_padded_id_past_the_inferred_rows_makes_the_column_text(tmp_path: Path
     assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "recall@2": 1 / 10_002}
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_ids_in_a_catalog_are_distinct_items(tmp_path: Path) -> None:
     """The catalog lists 007, 7 and 8 (three items, not 7 twice); u1 recommends 007 and 8
     at k=2: catalog_coverage@2 = 2/3."""
@@ -361,7 +361,7 @@ def test_padded_ids_in_a_catalog_are_distinct_items(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == {"catalog_coverage@2": pytest.approx(2 / 3)}
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_ids_in_interactions_and_baseline(tmp_path: Path) -> None:
     """The log has 007 twice and 7 once (three items by text: 007, 7, 8); u1 recommends
     007 then 8. arp@1 = pop(007) = 2 (as integers 7 had 3 rows). The baseline lists 7 for
@@ -380,7 +380,7 @@ def test_padded_ids_in_interactions_and_baseline(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == {"arp@1": 2.0, "unexpectedness@1": 1.0}
 
 
-# #22 item 3
+# ids from text formats
 def test_padded_user_ids_in_a_segments_file(tmp_path: Path) -> None:
     """The segments file's 001 is the predictions' user "001" (text in Parquet), not 1:
     group=a holds user 001 (precision@1 = 1), group=b holds 002 (precision@1 = 0)."""
@@ -406,7 +406,7 @@ def test_padded_user_ids_in_a_segments_file(tmp_path: Path) -> None:
     assert segments["group=b"]["metrics"] == {"precision@1": 0.0}
 
 
-# ---------------------------------------------------------------- #22 item 6: columns
+# ---------------------------------------------------------------- columns named like receval's
 
 # every name receval gives a column of its own, somewhere between reading and reporting
 INTERNAL = [
@@ -459,7 +459,7 @@ def hand_config(**extra: Any) -> dict[str, Any]:
     }
 
 
-# #22 item 6
+# columns named like receval's
 def test_extra_columns_named_like_internal_ones_change_nothing(tmp_path: Path) -> None:
     """The hand case (precision@1 = 0.5, ndcg@2 = 0.62204) with every internal name as an
     extra column of both files; the layout is still score (named, and found by default)."""
@@ -482,7 +482,7 @@ def test_extra_columns_named_like_internal_ones_change_nothing(tmp_path: Path) -
         assert metrics_of(tmp_path, hand_config(conventions=conventions)) == HAND
 
 
-# #22 items 3 and 6 on every polars engine: the reader is shared, and so must be the numbers
+# ids and columns on every polars engine: the reader is shared, and so must be the numbers
 @pytest.mark.parametrize(
     "engine",
     [{"engine": "in_memory"}, {"engine": "streaming"}, {"partitions": 2}],
@@ -506,7 +506,7 @@ def test_padded_ids_and_internal_names_on_every_polars_engine(
     assert metrics_of(tmp_path, config) == {"precision@1": 1.0, "recall@2": 1.0}
 
 
-# #22 item 6
+# columns named like receval's
 def test_a_rank_column_named_row(tmp_path: Path) -> None:
     """The rank layout, its rank column called `row`: u1 a, b, c; u2 d, e (the hand case)."""
     write(tmp_path / "predictions.csv", "user,item,row\nu1,a,1\nu1,b,2\nu1,c,3\nu2,d,1\nu2,e,2\n")
@@ -515,7 +515,7 @@ def test_a_rank_column_named_row(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, hand_config(predictions=predictions)) == HAND
 
 
-# #22 item 6
+# columns named like receval's
 def test_list_layouts_with_extra_columns_named_row_and_rank(tmp_path: Path) -> None:
     """The hand case as one list per user in each file, beside columns row and rank."""
     write(tmp_path / "predictions.csv", "user,items,row,rank\nu1,a|b|c,7,7\nu2,d|e,8,8\n")
@@ -527,7 +527,7 @@ def test_list_layouts_with_extra_columns_named_row_and_rank(tmp_path: Path) -> N
     assert metrics_of(tmp_path, config) == HAND
 
 
-# #22 item 6
+# columns named like receval's
 def test_id_columns_swapped_with_internal_names(tmp_path: Path) -> None:
     """The user column is called `item`, the item column `user` and the score `row`: each
     is read by its role."""
@@ -544,7 +544,7 @@ def test_id_columns_swapped_with_internal_names(tmp_path: Path) -> None:
     assert metrics_of(tmp_path, config) == HAND
 
 
-# #22 item 6
+# columns named like receval's
 def test_a_bad_score_column_named_row_is_named_with_its_value(tmp_path: Path) -> None:
     """A score column called `row` holding text: the error quotes the first bad value."""
     write(tmp_path / "predictions.csv", "user,item,row\nu1,a,0.9\nu1,b,high\n")
@@ -555,7 +555,7 @@ def test_a_bad_score_column_named_row_is_named_with_its_value(tmp_path: Path) ->
     assert_user_error(invoke("run", config), "column 'row'", "'high'", "data row 2")
 
 
-# #22 item 6
+# columns named like receval's
 def test_optional_inputs_with_a_row_column(tmp_path: Path) -> None:
     """Catalog, interactions and baseline each with a `row` column (and the log a
     timestamp): the metrics and `inspect` work as without. Catalog a..f: u1 shows a, u2
@@ -585,7 +585,7 @@ def test_optional_inputs_with_a_row_column(tmp_path: Path) -> None:
     assert result.exit_code == 0, (result.stdout, result.stderr)
 
 
-# #22 item 6
+# columns named like receval's
 def test_validate_with_mapped_columns_named_like_its_counts(tmp_path: Path) -> None:
     """validate counts the file's rows beside each mapped column's nulls: a user column
     called `rows` and an item column called `pairs` are counted like any other."""

@@ -814,7 +814,7 @@ BAD = [
         "first (mkdir -p {tmp}/missing).",
         output="missing/OUT.json",
     ),
-    # --- #22: outputs over inputs, gates that name nothing, booleans as numbers -----------
+    # --- outputs over inputs, gates that name nothing, booleans as numbers -----------
     Bad(
         "output-is-the-predictions",
         "output {tmp}/predictions.csv would overwrite an input: it is the predictions file "
@@ -860,7 +860,7 @@ BAD = [
         "be a valid number (found True).",
         config={"conventions": {"relevance_threshold": True}},
     ),
-    # --- #22: values that used to end in a traceback -------------------------------------
+    # --- values that used to end in a traceback -------------------------------------
     Bad(
         "gate-max-infinite",
         f"{CONFIG}: the config is not valid:\n  gates.ndcg@2.max: Input should be a finite "
@@ -911,7 +911,7 @@ BAD = [
             "metrics": ["rmse"],
         },
     ),
-    # --- #22 item 8: numeric overflow is the input's, not a bug ---------------------------
+    # --- numeric overflow is the input's, not a bug ---------------------------
     Bad(
         "exponential-gain-overflows",
         "ndcg@2 is nan: with gain=exponential a grade g gains 2^g - 1, which overflows 64-bit "
@@ -935,7 +935,7 @@ BAD = [
         "than or equal to 4294967295 (found 1180591620717411303424).",
         config={"conventions": {"max_depth": 2**70}},
     ),
-    # --- #34 item 4: every parameter that expands work counts toward the bounds ----------
+    # --- every parameter that expands work counts toward the bounds ----------
     Bad(
         "iprec-avg-a-million-levels",
         f"{CONFIG}: metrics[0]: 'iprec_avg(levels=1000000)' asks for 1,000,000 recall levels, "
@@ -979,7 +979,7 @@ BAD = [
         + ", ".join(["*big"] * 120)
         + "]\n",
     ),
-    # --- #34 messages: numbers too long for any setting or column ----------------------
+    # --- messages: numbers too long for any setting or column ----------------------
     Bad(
         "csv-score-of-5000-digits",
         "predictions file {tmp}/predictions.csv cannot be read as csv: line 2: column 'score' "
@@ -1003,7 +1003,7 @@ BAD = [
         "a number of a few digits).",
         **predictions("p.jsonl", '{"user": "u1", "item": "a", "score": ' + "9" * 5000 + "}\n"),
     ),
-    # --- #34 messages: a suggestion that looks identical to what was found ---------------
+    # --- messages: a suggestion that looks identical to what was found ---------------
     Bad(
         "header-in-nfd-suggests-with-code-points",
         "predictions file {tmp}/p.csv has no column 'usu\u00e1rio' (set by "
@@ -1660,7 +1660,7 @@ def test_a_bom_changes_nothing(tmp_path: Path) -> None:
     assert reports[0]["models"]["model"]["users"] == reports[1]["models"]["model"]["users"]
 
 
-# --- what an error is about, as fields (#15 item 4) ----------------------------------------
+# --- what an error is about, as fields ----------------------------------------
 
 
 @pytest.mark.parametrize("case", [case.param() for case in BAD])

@@ -323,7 +323,7 @@ def test_a_closed_stderr_runs_in_one_process(tmp_path: Path) -> None:
     assert json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]
 
 
-# ---------------------------------------- #34 messages: out of memory inside a reader
+# -------------------------------------------- messages: out of memory inside a reader
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from subprocess import Popen
 import pytest
 from cli_helpers import hand_case
 from test_faults import NOTHING_WRITTEN
-from test_signals_34 import alive, finish, send, start
+from test_signals_and_streams import alive, finish, send, start
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 

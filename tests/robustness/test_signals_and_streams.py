@@ -1,4 +1,4 @@
-"""Signals as job runners send them, and closed or full standard streams (#34 items 3, 5).
+"""Signals as job runners send them, and closed or full standard streams.
 
 Every test runs the real `receval` command (`python -m receval_cli`: the watching process
 and its worker, supervisor.py) in a session of its own, so that a signal can go to the

@@ -1,4 +1,4 @@
-"""#34 item 4 and the history store's races: what a config can make big is bounded, every
+"""Size bounds and the history store's races: what a config can make big is bounded, every
 float of a report is finite or null, and readers and prunes of one store run side by side.
 
 The bounds' simplest rows are in test_matrix.py's BAD list (iprec_avg's levels, segments,
