@@ -36,7 +36,7 @@ ENTRY_KEYS = [
     "tools",
 ]
 PARAM_KEYS = ["name", "doc", "default", "required", "convention", "choices"]
-COLUMNS = 7  # metric, definition, parameters, better, range, scope, presets
+COLUMNS = 7  # metric, definition, parameters, better, range, scope, tools
 
 
 def receval(*args: str) -> subprocess.CompletedProcess[str]:
