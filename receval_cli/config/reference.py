@@ -121,7 +121,6 @@ def markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-
 def _choices(annotation: Any) -> str:
     """A convention's choices: its literals in backquotes, else what kind of value it takes."""
     found = _unwrapped(annotation)
