@@ -165,7 +165,14 @@ def stale(root: Path) -> list[str]:
 
 
 def main(root: Path) -> int:
-    """Rewrite every page whose blocks are stale; say which."""
+    """Rewrite every page whose blocks are stale; say which. 2 where `root` is no checkout
+    (no docs/ folder: an installed package has no pages to rewrite)."""
+    if not (root / "docs").is_dir():
+        print(
+            f"error: {root} has no docs/ folder: run this from a checkout of receval.",
+            file=sys.stderr,
+        )
+        return 2
     for path in pages(root):
         text = path.read_text(encoding="utf-8")
         fresh = regenerated(text)
