@@ -12,13 +12,12 @@ import re
 import signal
 from collections.abc import Iterable
 
-EXIT_OK = 0
-EXIT_GATE_FAILED = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3  # receval computed something impossible, or failed unexpectedly: a bug
-# standard output's reader went away (`receval metrics | head -1`): 128 + SIGPIPE, the
-# status of a process that SIGPIPE ends (`git log | head`), and no message
-EXIT_STDOUT_CLOSED = 141
+from receval_cli.exit_codes import EXIT_BAD_INPUT as EXIT_BAD_INPUT
+from receval_cli.exit_codes import EXIT_GATE_FAILED as EXIT_GATE_FAILED
+from receval_cli.exit_codes import EXIT_INTERNAL as EXIT_INTERNAL
+from receval_cli.exit_codes import EXIT_OK as EXIT_OK
+from receval_cli.exit_codes import EXIT_OUT_OF_MEMORY as EXIT_OUT_OF_MEMORY
+from receval_cli.exit_codes import EXIT_STDOUT_CLOSED as EXIT_STDOUT_CLOSED
 
 
 class RecEvalError(Exception):
@@ -110,7 +109,7 @@ class OutOfMemory(RecEvalError):
     """Memory ran out where receval could still say so (a reader's allocation failing,
     reported as an error rather than an abort): exit 4, as supervisor.py's."""
 
-    exit_code = 4
+    exit_code = EXIT_OUT_OF_MEMORY
 
 
 # what a text says when memory ran out (a reader's OSError, a PolarsError, a panic of a
@@ -159,4 +158,4 @@ def out_of_memory_message(doing: str, signum: int | None = None) -> str:
 class InternalError(RecEvalError):
     """receval computed something impossible: a bug, reported with what was found."""
 
-    exit_code = 3
+    exit_code = EXIT_INTERNAL

@@ -40,9 +40,9 @@ import time
 from pathlib import Path
 
 from receval_cli import signals
+from receval_cli.exit_codes import EXIT_INTERNAL, EXIT_OUT_OF_MEMORY, EXIT_SIGKILL, STOPPED
 
 SUPERVISED = {"run", "validate", "inspect", "convert", "compare", "history"}
-EXIT_OUT_OF_MEMORY = 4
 # what Rust's allocation failure, a panic's abort and their backtraces print
 _ABORT_LINES = re.compile(
     rb"memory allocation of \d+ bytes failed|stack backtrace:|note: Some details are omitted|"
@@ -52,7 +52,6 @@ _ABORT_LINES = re.compile(
 )
 
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36  # Linux's prctl options
-_STOPPED = {130, 143, 129}  # the codes of a stop by SIGINT, SIGTERM, SIGHUP (signals.py)
 
 _stage_channel: list[int] = []  # in the child: the pipe to tell the parent each stage
 
@@ -208,7 +207,7 @@ class _Worker:
             if pid:
                 self.status, self.ended = status, time.monotonic()
                 code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-                self.stopped = self.stopped or code in _STOPPED
+                self.stopped = self.stopped or code in STOPPED
         return self.status is not None
 
     def done_waiting(self) -> bool:
@@ -316,7 +315,7 @@ def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: boo
     """The exit code, after any message: the child's own code, or what its death means."""
     if os.WIFEXITED(status):
         code = os.WEXITSTATUS(status)
-        if code not in _STOPPED:  # a stop's panic in polars' threads is its consequence
+        if code not in STOPPED:  # a stop's panic in polars' threads is its consequence
             _write(held)
         return code
     signum = os.WTERMSIG(status)
@@ -335,13 +334,13 @@ def _conclude(status: int, held: list[bytes], stage: str | None, oom_killed: boo
             "the kernel's out-of-memory killer, which sends it when memory runs out). If "
             "memory ran out, set `partitions: N` in the config (e.g. 8) or give it more."
         )
-        return 128 + signum
+        return EXIT_SIGKILL
     _write(held)
     _error(
         f"internal error: receval stopped on {signal.Signals(signum).name} {doing} (a crash "
         "in native code, above). Please report it with the config and the command."
     )
-    return 3
+    return EXIT_INTERNAL
 
 
 def _says_out_of_memory(held: list[bytes]) -> bool:

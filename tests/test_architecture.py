@@ -173,6 +173,7 @@ def test_one_planner_reads_a_runs_inputs() -> None:
 # top-level module) and of the layers below; the units of one layer import none of each
 # other. docs/architecture.md writes the same order (checked below).
 LAYERS = (
+    ("exit_codes",),
     ("errors", "wording", "escaping", "version", "choices", "streams", "signals"),
     ("console",),
     ("results",),

@@ -36,7 +36,7 @@ ENTRY_KEYS = [
     "tools",
 ]
 PARAM_KEYS = ["name", "doc", "default", "required", "convention", "choices"]
-COLUMNS = 7  # metric, definition, parameters, better, range, scope, presets
+COLUMNS = 7  # metric, definition, parameters, better, range, scope, tools
 
 
 def receval(*args: str) -> subprocess.CompletedProcess[str]:
@@ -302,6 +302,32 @@ def test_markdown_cells_read_as_the_registry_text(
     assert "trec_eval: P_k" in by_name["precision"][6].split("\n")
     # a preset measure with | in it stays one cell and reads whole
     assert "matching|ips|dr" in by_name["ctr"][6]
+
+
+def test_markdown_names_every_tool_that_defines_a_metric(
+    markdown_run: subprocess.CompletedProcess[str],
+) -> None:
+    """The last column is the entry's `tools`: the presets' measures, then the peer
+    libraries' (ir_measures writes nDCG@k, torchmetrics has a class for it)."""
+    _, rows = _rows(_table_tokens(markdown_run.stdout))
+    by_name = {row[0].split("\n")[0].removesuffix("@k"): row for row in rows}
+    tools = by_name["ndcg"][6].split("\n")
+    assert tools[0] == "trec_eval: ndcg_cut_k"  # a preset's first
+    assert "ir_measures: nDCG@k" in tools
+    assert "torchmetrics: RetrievalNormalizedDCG" in tools
+
+
+def test_markdown_is_the_table_of_the_docs(
+    markdown_run: subprocess.CompletedProcess[str],
+) -> None:
+    """docs/metrics.md holds what the command writes, verbatim, as its generated block."""
+    from pathlib import Path
+
+    from receval_cli.cli.doc_blocks import END, START
+
+    docs = Path(__file__).parent.parent / "docs" / "metrics.md"
+    block = START.format("receval metrics --format markdown") + markdown_run.stdout + END
+    assert block in docs.read_text(encoding="utf-8")
 
 
 def test_markdown_keeps_any_text_in_its_cell() -> None:

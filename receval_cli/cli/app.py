@@ -16,7 +16,7 @@ import typer
 from typer._click.exceptions import ClickException  # typer's own click: usage errors
 from typer.core import TyperGroup
 
-from receval_cli import console, signals, supervisor
+from receval_cli import console, signals
 from receval_cli.cli.common import Command, PlainHelp, UnsetWithoutPydantic, unexpected
 from receval_cli.cli.compare import compare
 from receval_cli.cli.convert import convert
@@ -30,6 +30,7 @@ from receval_cli.cli.validate import validate_command
 from receval_cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
+    EXIT_OUT_OF_MEMORY,
     out_of_memory_message,
     says_out_of_memory,
 )
@@ -56,11 +57,11 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
             raise
         except MemoryError:  # Python's own allocation failing (polars' aborts: supervisor.py)
             message = out_of_memory_message("while it ran")
-            raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
+            raise console.fail(message, EXIT_OUT_OF_MEMORY) from None
         except OSError as error:
             if says_out_of_memory(error):  # ENOMEM where it was not caught: exit 4 too
                 message = out_of_memory_message("while it ran")
-                raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
+                raise console.fail(message, EXIT_OUT_OF_MEMORY) from None
             if error.errno == errno.EPIPE:  # stdout's reader went away: exit 141, quietly
                 raise console.stdout_closed() from None
             if error.errno != errno.ENOSPC:
@@ -74,7 +75,7 @@ class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
                 raise stop from None
             if says_out_of_memory(error):  # polars' "out of memory", uncaught: exit 4
                 message = out_of_memory_message("while it ran")
-                raise console.fail(message, supervisor.EXIT_OUT_OF_MEMORY) from None
+                raise console.fail(message, EXIT_OUT_OF_MEMORY) from None
             raise console.fail(unexpected(error), EXIT_INTERNAL) from None
 
 

@@ -303,11 +303,13 @@ def metric_listing(fmt: ListingFormat, name: str | None = None) -> str:
     raise ValueError(f"metric_listing renders json and markdown, not {fmt}")
 
 
-MARKDOWN_COLUMNS = ("metric", "definition", "parameters", "better", "range", "scope", "presets")
+MARKDOWN_COLUMNS = ("metric", "definition", "parameters", "better", "range", "scope", "tools")
 
 
 def markdown_table(entries: list[MetricEntry]) -> str:
-    """A GitHub-flavoured Markdown table of the entries, one row each."""
+    """A GitHub-flavoured Markdown table of the entries, one row each: docs/metrics.md's
+    table of every metric is this table (cli/doc_blocks.py), the tools column naming each
+    tool's measure (the presets', then metrics/peer_names.py's)."""
     lines = [_row(MARKDOWN_COLUMNS), _row(["---"] * len(MARKDOWN_COLUMNS))]
     lines += [_row(_markdown_cells(entry)) for entry in entries]
     return "\n".join(lines) + "\n"
@@ -323,7 +325,7 @@ def _markdown_cells(entry: MetricEntry) -> list[str]:
     if entry["aliases"]:
         name += "<br>aliases: " + ", ".join(_code(a) for a in entry["aliases"])
     bounds = entry["bounds"]
-    presets = [f"{_text(p)}: {_code(m)}" for p, m in entry["presets"].items()]
+    tools = [f"{_text(t)}: {_code(m)}" for t, m in entry["tools"].items()]
     return [
         name,
         _text(entry["summary"]) + "<br>" + _text(entry["formula"]),
@@ -331,7 +333,7 @@ def _markdown_cells(entry: MetricEntry) -> list[str]:
         entry["direction"],
         _text(_range_text(bounds["lower"], bounds["upper"])),
         entry["scope"],
-        "<br>".join(presets),
+        "<br>".join(tools),
     ]
 
 
