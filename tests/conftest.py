@@ -99,7 +99,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _marks_chosen(config: pytest.Config) -> bool:
     """A -m was given (on the command line or in PYTEST_ADDOPTS), even -m "" (every test,
-    whatever its marks: tests/process_isolation.py runs a node that way)."""
+    whatever its marks: tests/support/process_isolation.py runs a node that way)."""
     words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
     return bool(config.option.markexpr) or any(str(word).startswith("-m") for word in words)
 
@@ -126,7 +126,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 # --- tests in which a polars query fails run in a process of their own -------------------
-# (why and how: tests/process_isolation.py)
+# (why and how: tests/support/process_isolation.py)
 
 watch_polars()
 

@@ -167,7 +167,7 @@ def test_importing_the_package_does_not_import_the_api() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_a_frame_that_fails_to_compute_is_named() -> None:
     """A lazy frame whose query fails is reported as the frame, not as a missing file."""
     broken = pl.LazyFrame({"user": ["a"], "item": [2], "score": ["1.0"]}).with_columns(

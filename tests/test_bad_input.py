@@ -415,7 +415,7 @@ def test_unknown_extension_with_format_is_fine(tmp_path: Path) -> None:
     assert run_json(config)["models"]["model"]["metrics"]["ndcg@2"] == pytest.approx(NDCG_2)
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_corrupt_parquet(tmp_path: Path) -> None:
     frame = pl.DataFrame({"user": ["u1"], "item": ["b"]})
     frame.write_parquet(tmp_path / "whole.parquet")
@@ -431,7 +431,7 @@ def test_corrupt_parquet(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_ragged_csv_names_the_file(tmp_path: Path) -> None:
     config = with_predictions(
         tmp_path, "ragged.csv", "user,item,score\nu1,a,0.9\nu2,d,0.9,extra,fields\n"
@@ -439,7 +439,7 @@ def test_ragged_csv_names_the_file(tmp_path: Path) -> None:
     fails(config, "ragged.csv")
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_invalid_utf8_in_a_csv(tmp_path: Path) -> None:
     config = with_predictions(tmp_path, "latin1.csv", b"user,item,score\nu1,caf\xe9,0.9\n")
     fails(config, "predictions file", "latin1.csv", "utf-8")
@@ -509,7 +509,7 @@ def test_float_ids(tmp_path: Path, column: str, content: str) -> None:
     fails(config, "predictions.csv", f"column '{column}'", "Float64", "integers or strings")
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 @pytest.mark.parametrize("column", ["user_id", "item"])
 def test_jsonl_ids_beyond_64_bits_are_to_be_written_as_text(tmp_path: Path, column: str) -> None:
     """polars reads such a JSON number as a 128-bit integer: the message says what the

@@ -43,9 +43,9 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import assert_user_error, invoke, run_json, write, write_config
+from engine_parity import ENGINES, check_engine, registry_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_engine_parity import ENGINES, check_engine, registry_data
 
 import receval_cli
 from receval_cli.config.conventions import Conventions

@@ -3,8 +3,9 @@ the clock: a loaded machine makes every test slower, never wrong.
 
 Two ways a test reads the clock are ruled out here, by reading the tests' source:
 - hypothesis's deadline and its health checks (too_slow times the generation of the
-  inputs): the shared profile (tests/hypothesis_profile.py) turns them off, and no test turns them
-  on again (a test's @settings replaces the profile's values for the names it gives);
+  inputs): the shared profile (tests/support/hypothesis_profile.py) turns them off, and no
+  test turns them on again (a test's @settings replaces the profile's values for the names
+  it gives);
 - `time.sleep`, `time.monotonic`, `time.time`, `time.perf_counter` called in a quick test
   or in a helper of a quick test module: a sleep used to wait for something, or a
   duration compared with a bound. The slow and Spark tests (run by .ci/run, one at a time)
@@ -106,7 +107,7 @@ def test_no_test_sets_hypothesis_timing_again(path: Path) -> None:
     found = timing_settings(path.read_text(encoding="utf-8"))
     assert not found, (
         f"{path.name} sets hypothesis's deadline or health checks: {found}; the profile in "
-        "tests/hypothesis_profile.py turns them off for every test, leave them out"
+        "tests/support/hypothesis_profile.py turns them off for every test, leave them out"
     )
 
 

@@ -11,65 +11,20 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from cli_helpers import assert_user_error, invoke, run_json, write, write_config
-from lazy_modules import lazy
+from cli_helpers import assert_user_error, invoke, run_json, write
 from markdown_it import MarkdownIt
-
-stats = lazy("scipy.stats")  # loaded by the first test that reads it (lazy_modules.py)
-xmlschema = lazy("xmlschema")
-
-ROOT = Path(__file__).parent.parent
-SAMPLE = ROOT / "sample_data"
-SCHEMA = Path(__file__).parent / "schemas" / "junit.xsd"
-METRICS = ["ndcg@10", "precision@10", "recall@10", "mrr@10"]
-
-
-def two_models(folder: Path, **extra: Any) -> Path:
-    """The sample model and the most-popular baseline, against the sample ground truth."""
-    config: dict[str, Any] = {
-        "predictions": {
-            "columns": {"user": "user_id", "item": "item_id", "score": "score"},
-            "models": {
-                "popular": str(SAMPLE / "popular_predictions.csv"),
-                "model": str(SAMPLE / "predictions.csv"),
-            },
-        },
-        "ground_truth": {
-            "path": str(SAMPLE / "ground_truth.parquet"),
-            "columns": {"user": "user_id", "item": "item_id", "relevance": "rating"},
-        },
-        "metrics": METRICS,
-        "conventions": {"relevance_threshold": 4},
-        **extra,
-    }
-    return write_config(folder, config)
-
-
-def single(folder: Path, predictions: str, name: str = "single.yaml", **extra: Any) -> Path:
-    config: dict[str, Any] = {
-        "predictions": {
-            "path": str(SAMPLE / predictions),
-            "columns": {"user": "user_id", "item": "item_id", "score": "score"},
-        },
-        "ground_truth": {
-            "path": str(SAMPLE / "ground_truth.parquet"),
-            "columns": {"user": "user_id", "item": "item_id", "relevance": "rating"},
-        },
-        "metrics": METRICS,
-        "conventions": {"relevance_threshold": 4},
-        **extra,
-    }
-    return write_config(folder, config, name)
-
-
-def per_user(folder: Path, config: Path, *args: str) -> pl.DataFrame:
-    path = folder / "per_user.parquet"
-    result = invoke("run", config, "--per-user", path, "--quiet", "-o", folder / "r.json", *args)
-    assert result.exit_code in (0, 1), result.stderr
-    return pl.read_parquet(path)
-
-
-# --- several models ----------------------------------------------------------------------
+from model_comparisons import (
+    METRICS,
+    SAMPLE,
+    SCHEMA,
+    holm_by_hand,
+    paired,
+    per_user,
+    single,
+    stats,
+    two_models,
+    xmlschema,
+)
 
 
 def test_each_model_equals_its_own_run(tmp_path: Path) -> None:
@@ -120,9 +75,6 @@ def test_table_puts_models_side_by_side(tmp_path: Path) -> None:
     assert "paired t test, holm correction over 4 comparisons" in result.stdout
 
 
-# --- confidence intervals ------------------------------------------------------------------
-
-
 def test_normal_intervals_match_the_formula(tmp_path: Path) -> None:
     confidence = {"method": "normal", "level": 0.9}
     config = single(tmp_path, "predictions.csv", confidence=confidence)
@@ -163,33 +115,6 @@ def test_table_shows_value_plus_minus_half_width(tmp_path: Path) -> None:
     assert "half-width of the 95% confidence interval (normal approximation)" in result.stdout
 
 
-# --- paired comparisons ------------------------------------------------------------------
-
-
-def paired(folder: Path, config: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per metric: the two models' values over the users both count."""
-    frame = per_user(folder, config)
-    out = {}
-    for metric in METRICS:
-        wide = (
-            frame.select("model", "user", metric)
-            .pivot(on="model", index="user", values=metric)
-            .drop_nulls()
-        )
-        out[metric] = (wide["model"].to_numpy(), wide["popular"].to_numpy())
-    return out
-
-
-def holm_by_hand(p: list[float]) -> list[float]:
-    order = sorted(range(len(p)), key=lambda i: p[i])
-    adjusted = [0.0] * len(p)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p) - rank) * p[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 @pytest.mark.parametrize(
     ("test", "reference"),
     [
@@ -223,9 +148,6 @@ def test_a_model_against_itself_is_a_tie(tmp_path: Path) -> None:
         assert result["difference"] == 0.0
         assert result["p_value"] == 1.0
         assert result["verdict"] == "tie"
-
-
-# --- gates on comparisons ------------------------------------------------------------------
 
 
 def test_no_significant_drop_fails_for_a_worse_model(tmp_path: Path) -> None:
@@ -315,9 +237,6 @@ def test_baseline_report_that_is_not_a_report(tmp_path: Path) -> None:
     )
 
 
-# --- outputs ---------------------------------------------------------------------------
-
-
 def test_several_outputs_in_one_run(tmp_path: Path) -> None:
     gates = {"ndcg@10": {"no_significant_drop": True}, "precision@10": {"min": 0.9}}
     config = two_models(tmp_path, gates=gates)
@@ -373,9 +292,6 @@ def test_per_user_output(tmp_path: Path) -> None:
             assert mean == pytest.approx(report["models"][name]["metrics"][metric], abs=1e-12)
 
 
-# --- the remaining error paths ----------------------------------------------------------
-
-
 def test_baseline_report_missing(tmp_path: Path) -> None:
     config = single(tmp_path, "predictions.csv")
     result = invoke("run", config, "--baseline-report", tmp_path / "nowhere.json")
@@ -417,9 +333,6 @@ def test_relative_gate_on_a_segment(tmp_path: Path) -> None:
     )
     config.write_text(text, encoding="utf-8")
     assert_user_error(invoke("run", config), "a gate on a segment takes min or max")
-
-
-# --- what the statistics say they did ------------------------------------------
 
 
 def test_the_footer_counts_only_the_tested_comparisons(tmp_path: Path) -> None:

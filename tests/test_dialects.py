@@ -18,7 +18,7 @@ import golden_files
 import pytest
 import yaml
 from cli_helpers import assert_user_error, hand_case, invoke, write_config
-from test_engine_parity import POLARS_ENGINES
+from engine_parity import POLARS_ENGINES
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config

@@ -48,7 +48,7 @@ def named_in(message: str, fields: dict[str, object]) -> None:
             assert str(fields[name]) in message, (name, fields[name], message)
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_a_ragged_csv_line(tmp_path: Path) -> None:
     config = hand_case(tmp_path, rows=RAGGED)
     path = tmp_path / "predictions.csv"
@@ -108,7 +108,7 @@ def test_an_empty_file(tmp_path: Path) -> None:
     assert error.fields == expected
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_a_broken_jsonl_line(tmp_path: Path) -> None:
     path = write(tmp_path / "p.jsonl", BROKEN_JSONL)
     write(tmp_path / "truth.csv", TRUTH_CSV)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from cli_helpers import assert_user_error, invoke, run_json, write, write_config
-from test_fairness import drawn, hand_config, reference_inputs, write_inputs
+from fairness_cases import drawn, hand_config, reference_inputs, write_inputs
 
 from receval_cli.analysis.fairness import welch
 

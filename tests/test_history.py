@@ -22,54 +22,13 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import (
-    INV_LOG2_3,
-    NDCG_2,
-    PREDICTIONS_CSV,
-    assert_no_traceback,
     assert_user_error,
     hand_case,
     invoke,
     write,
     write_config,
 )
-from lazy_modules import lazy
-
-duckdb = lazy("duckdb")  # loaded by the first test that reads it (lazy_modules.py)
-
-# the hand case's items (truth u1: b; u2: d, f) ranked better and worse
-BETTER = "user,item,score\nu1,b,0.9\nu1,a,0.8\nu1,c,0.7\nu2,d,0.9\nu2,e,0.5\n"
-WORSE = "user,item,score\nu1,c,0.9\nu1,a,0.8\nu1,b,0.7\nu2,e,0.9\nu2,d,0.5\n"
-# precision@1 and ndcg@2 of each, by hand: u2 has 2 relevant items, so its ideal DCG@2 is
-# 1 + 1/log2(3); u1 has one, ideal 1
-DAYS = {
-    "better": (BETTER, 1.0, (1.0 + 1 / (1 + INV_LOG2_3)) / 2),
-    "hand": (PREDICTIONS_CSV, 0.5, NDCG_2),
-    "worse": (WORSE, 0.0, (0.0 + INV_LOG2_3 / (1 + INV_LOG2_3)) / 2),
-}
-GATE = {"max_drop": {"vs": "history", "runs": 2, "stat": "median", "relative": 0.1}}
-
-
-def run_day(
-    folder: Path, day: str, *args: str | Path, expect: int = 0, **extra: Any
-) -> dict[str, Any]:
-    """One nightly run: the day's predictions written over the file, then `receval run`
-    with the JSON report on stdout."""
-    config = hand_case(folder, **extra)
-    write(folder / "predictions.csv", DAYS[day][0])
-    result = invoke("run", config, "--format", "json", *args)
-    assert_no_traceback(result)
-    assert result.exit_code == expect, (result.exit_code, result.stdout, result.stderr)
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
-
-
-def cron(tmp_path: Path, days: list[str], **extra: Any) -> tuple[Path, list[dict[str, Any]]]:
-    store = tmp_path / "history"
-    reports = []
-    for number, day in enumerate(days, start=1):
-        args = ("--history", store, "--label", f"night{number}", "--tag", "team=search")
-        reports.append(run_day(tmp_path / "job", day, *args, **extra))
-    return store, reports
+from history_runs import DAYS, GATE, _history, _synthetic_store, cron, duckdb, run_day
 
 
 def test_every_report_says_which_run_it_is(tmp_path: Path) -> None:
@@ -162,13 +121,6 @@ def test_three_nights_append_three_runs_that_plain_polars_and_duckdb_read(
     assert found[0][0] == "ndcg@2"
     assert found[0][1] == pytest.approx(sum(d[2] for d in DAYS.values()) / 3, abs=1e-15)
     assert found[1] == ("precision@1", pytest.approx(0.5), 3)
-
-
-def _history(store: Path, *args: str | Path) -> str:
-    result = invoke("history", store, *args)
-    assert_no_traceback(result)
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return result.stdout
 
 
 @pytest.mark.slow
@@ -392,29 +344,6 @@ def test_two_jobs_appending_at_once_lose_nothing(tmp_path: Path) -> None:
     )  # no temporary file left
 
 
-def _synthetic_store(store: Path, runs: list[tuple[float, float, float]], metric: str) -> None:
-    """A store written by hand (not by receval's run): one file per run, one row each."""
-    from receval_cli.history.store import SCHEMA
-
-    store.mkdir()
-    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
-    for number, (value, low, high) in enumerate(runs):
-        run_id = f"2026010{number + 1}T000000.000000Z-0000000{number}"
-        row = dict.fromkeys(SCHEMA)
-        row.update(
-            run_id=run_id,
-            started_at=start + datetime.timedelta(days=number),
-            model="m",
-            metric=metric,
-            value=value,
-            ci_low=low,
-            ci_high=high,
-            higher_is_better=not metric.startswith("gini"),
-            tags=[],
-        )
-        pl.DataFrame([row], schema=SCHEMA).write_parquet(store / f"{run_id}.parquet")
-
-
 @pytest.mark.parametrize(
     ("metric", "runs", "flagged"),
     [
@@ -477,7 +406,7 @@ def test_spark_appends_the_same_rows(tmp_path: Path, spark_installed: None) -> N
 
 @pytest.mark.slow
 def test_the_history_page_renders_in_chromium(tmp_path: Path) -> None:
-    from test_html import CHROMIUM, render_in_chromium
+    from html_pages import CHROMIUM, render_in_chromium
 
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed (CI installs Debian's chromium)")
@@ -529,9 +458,6 @@ def test_an_exclusive_output_never_replaces_a_file(tmp_path: Path) -> None:
     assert taken.read_text() == "first"
     assert not other.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.parquet"]
-
-
-# --- a run read once, outputs kept out of the store, --since beyond any date --------
 
 
 def test_a_copied_run_file_counts_once(tmp_path: Path) -> None:

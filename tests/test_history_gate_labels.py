@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_json
-from test_history import GATE, cron
+from history_runs import GATE, cron
 
 from receval_cli.analysis.gates import check_history
 from receval_cli.config.model import HistoryDrop

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from cli_helpers import invoke
-from test_history import run_day
+from history_runs import run_day
 
 from receval_cli.history.pages import FAILED_MARK
 from receval_cli.report.plots import FAILED_RUN

@@ -215,7 +215,7 @@ def test_the_story_figures_are_drawn(name: str, kinds: set[str], tmp_path: Path)
     page, _ = page_and_report(ROOT / "configs" / f"{name}.yaml")
     drawn = set(re.findall(r'<figure class="plot" data-kind="(\w+)"', page))
     assert kinds <= drawn
-    from test_html import CHROMIUM, render_in_chromium
+    from html_pages import CHROMIUM, render_in_chromium
 
     if CHROMIUM is not None:
         path = write(tmp_path / f"{name}.html", page)

@@ -376,7 +376,7 @@ def test_an_unknown_format(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_an_unreadable_file(tmp_path: Path) -> None:
     preds, _ = _files(tmp_path)
     fake = write(tmp_path / "t.parquet", "user,item\nu1,a\n")

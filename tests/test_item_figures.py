@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
+from cli_helpers import run_json, write_config
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
-from tests.cli_helpers import run_json, write_config
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 

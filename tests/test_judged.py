@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 import pytrec_eval
 from golden_files import GOLDEN, frames
-from test_pytrec_eval import receval_report
+from pytrec_eval_runs import receval_report
 
 import receval_cli
 

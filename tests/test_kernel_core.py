@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from test_engine_parity import (
+from engine_parity import (
     GRADES,
     comparable,
     differences,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from test_engine_parity import comparable, differences, registry_data, run_cli
+from engine_parity import comparable, differences, registry_data, run_cli
 
 from receval_cli.evaluation import kernel_core, list_sums, list_walk
 from receval_cli.evaluation.list_walk import WALK

@@ -1,6 +1,6 @@
-"""No message of the error matrices shows a library-internal word (tests/message_words.py):
+"""No message of the error matrices shows a library-internal word (tests/support/message_words.py):
 every config key set wrong, every API argument of the wrong type, every row of the
-bad-input matrix (collected by tests/error_messages.py)."""
+bad-input matrix (collected by tests/support/error_messages.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import golden_files
 import polars as pl
 import pytest
 from cli_helpers import invoke, run_json
-from test_engine_parity import POLARS_ENGINES
+from engine_parity import POLARS_ENGINES
 
 import receval
 import receval_cli

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import assert_no_traceback, assert_user_error, invoke, write, write_config
-from test_gate_matrix import CHECKS, CONVENTIONS, HAND, ONE_CLASS, TRUTH_CSV, outputs, truth_text
+from gate_matrix import CHECKS, CONVENTIONS, HAND, ONE_CLASS, TRUTH_CSV, outputs, truth_text
 
 from receval_cli.results.gates import NULL_FAILS, NULL_WAIVED, NULL_WAIVES
 

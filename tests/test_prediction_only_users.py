@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import write, write_config
-from test_engine_parity import POLARS_ENGINES
+from engine_parity import POLARS_ENGINES
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config

@@ -17,7 +17,7 @@ import reference
 import yaml
 from hypothesis import Phase, assume, given, settings
 from hypothesis import strategies as st
-from test_reference_agreement import datasets, divided_by_hits, run_receval
+from reference_data import datasets, divided_by_hits, run_receval
 from typer.testing import CliRunner
 
 import receval_cli

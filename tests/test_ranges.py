@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import invoke, write_config
-from test_engine_parity import comparable, differences, parity_data
+from engine_parity import comparable, differences, parity_data
 
 from receval_cli.engines import ranges
 

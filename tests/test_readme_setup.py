@@ -268,7 +268,7 @@ def _imported_modules() -> set[str]:
                 found.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 found.add(node.module.split(".")[0])
-            elif (  # lazy("scipy.stats"): an import on first use (tests/lazy_modules.py)
+            elif (  # lazy("scipy.stats"): an import on first use (tests/support/lazy_modules.py)
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
                 and node.func.id == "lazy"

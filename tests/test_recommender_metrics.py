@@ -519,7 +519,7 @@ NEW_METRICS = [
 
 @pytest.mark.slow
 def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
-    from test_engine_parity import POLARS_ENGINES, exact, parity_data, run
+    from engine_parity import POLARS_ENGINES, exact, parity_data, run
 
     config = {**parity_data(tmp_path), "metrics": NEW_METRICS}
     found = {
@@ -538,7 +538,7 @@ def test_spark_plans_cooccurrence(tmp_path: Path) -> None:
     pairs of the items their co-occurrences read (engines/spark_global_states.py): the
     metrics are not refused there (their values: tests/test_spark_global_states.py)."""
     from cli_helpers import write_config
-    from test_engine_parity import parity_data
+    from engine_parity import parity_data
 
     from receval_cli.config.loading import load_config
     from receval_cli.engines.run_plan import plan_run

@@ -1,10 +1,11 @@
 """Every metric of the registry is checked against an independent reference, or says why not.
 
 An independent reference is a naive implementation written from the definitions
-(tests/reference.py, tests/beyond_reference.py, the naive count of test_classification) or
-a peer library's own numbers (pytrec_eval, trec_eval's test suite, scikit-learn, ranx,
-RePlay, Jurity, MS Recommenders, recmetrics). What each one covers is not typed here: it
-is read from the data its agreement test iterates (the test modules' own constants), so
+(tests/support/reference.py, tests/support/beyond_reference.py, the naive count of
+test_classification) or a peer library's own numbers (pytrec_eval, trec_eval's test suite,
+scikit-learn, ranx, RePlay, Jurity, MS Recommenders, recmetrics). What each one covers is
+not typed here: it is read from the data its agreement test iterates (the test modules'
+own constants), so
 adding a metric to the registry without adding it to an agreement test fails below,
 unless NO_REFERENCE names it with the reason. This module only reads those constants; it
 runs no agreement test itself (they run in their own modules).
@@ -12,7 +13,6 @@ runs no agreement test itself (they run in their own modules).
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from suite_modules import load_test_module
 
 from receval_cli.metrics.registry import REGISTRY
 
@@ -52,13 +53,13 @@ class Reference:
 
 REFERENCES = (
     Reference(
-        "naive reference (tests/reference.py)",
+        "naive reference (tests/support/reference.py)",
         "test_reference_agreement",
         ("test_agrees_with_reference", "test_agrees_with_reference_on_longer_lists"),
         lambda m: m.reference.PARAMS,
     ),
     Reference(
-        "naive beyond-accuracy reference (tests/beyond_reference.py)",
+        "naive beyond-accuracy reference (tests/support/beyond_reference.py)",
         "test_beyond",
         ("test_agrees_with_the_naive_implementation",),
         lambda m: m.NAIVE_METRICS,
@@ -245,7 +246,8 @@ REFERENCES = (
         lambda m: m.NAIVE_SPECS,
     ),
     Reference(
-        "Elliot's RSP and REO, and Singh and Joachims' exposure (tests/fairness_reference.py)",
+        "Elliot's RSP and REO, and Singh and Joachims' exposure "
+        "(tests/support/fairness_reference.py)",
         "test_fairness",
         ("test_agrees_with_elliots_definitions",),
         lambda m: m.case_specs(),
@@ -270,7 +272,7 @@ def coverage(references: Iterable[Reference] = REFERENCES) -> dict[str, set[str]
     """Metric name -> the references its agreement tests compare it with."""
     covered: dict[str, set[str]] = {}
     for ref in references:
-        module = importlib.import_module(ref.module)
+        module = load_test_module(ref.module)
         for spec in ref.specs(module):
             covered.setdefault(metric_name(spec), set()).add(ref.name)
     return covered
@@ -316,7 +318,7 @@ def test_references_name_only_registered_metrics(covered: dict[str, set[str]]) -
 def test_each_reference_is_checked_by_a_live_test(ref: Reference) -> None:
     """The agreement tests exist, are neither skipped nor expected to fail, and the data
     read from them names at least one metric."""
-    module = importlib.import_module(ref.module)
+    module = load_test_module(ref.module)
     for test in ref.tests:
         function = getattr(module, test, None)
         assert callable(function), f"{ref.module}.{test} is gone"

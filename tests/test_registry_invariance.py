@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from test_engine_parity import CONVENTIONS, registry_data, run_cli
+from engine_parity import CONVENTIONS, registry_data, run_cli
 
 import receval_cli
 

@@ -175,7 +175,7 @@ def run_on(folder: Path, config: dict[str, Any], name: str) -> Any:
 
 @pytest.mark.parametrize("engine", ["streaming", "partitions 3", "partitions 7"])
 def test_every_engine_agrees(tmp_path: Path, engine: str) -> None:
-    from test_engine_parity import POLARS_ENGINES
+    from engine_parity import POLARS_ENGINES
 
     config = candidate_lists(tmp_path)
     expected = run_on(tmp_path, {**config, "engine": "in_memory"}, "one.yaml").models["model"]

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import invoke, write_config
-from test_engine_parity import RANKING, parity_data
+from engine_parity import RANKING, parity_data
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config

@@ -475,7 +475,7 @@ def test_a_parquet_folder_on_spark(spark: Any, tmp_path: Path) -> None:
     assert_same(expected, got)
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_a_damaged_part_is_an_input_error_on_spark(spark: Any, tmp_path: Path) -> None:
     """A Parquet part that Spark fails to read while the buckets run: exit 2 naming the
     file, no Java stack trace (it was an internal error, exit 3, with one)."""

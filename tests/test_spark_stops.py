@@ -37,7 +37,7 @@ from typing import IO
 import polars as pl
 import pytest
 import yaml
-from test_spark_cluster import JVM_NOTICE, _free_port, _spark_env, _spark_home, _stop, _wait_for
+from spark_cluster import JVM_NOTICE, _free_port, _spark_env, _spark_home, _stop, _wait_for
 
 from receval_cli.signals import NOTHING_WRITTEN
 

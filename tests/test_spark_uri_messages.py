@@ -128,7 +128,7 @@ def test_an_unreadable_file_through_a_uri(
     check_case(tmp_path, case, monkeypatch)
 
 
-@pytest.mark.own_process  # the polars readers fail on the file (tests/process_isolation.py)
+@pytest.mark.own_process  # the polars readers fail on the file (tests/support/process_isolation.py)
 @pytest.mark.parametrize("case", ["malformed line", "truncated parquet"])
 def test_a_damaged_file_through_a_uri(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str

@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import invoke, write_config
-from test_engine_parity import (
+from engine_parity import (
     CONVENTIONS,
     ENGINES,
     check_engine,
@@ -406,7 +406,7 @@ def test_the_ties_reach_every_format(tmp_path: Path) -> None:
 def test_every_tie_aware_metric_agrees_on_every_polars_engine(tmp_path: Path) -> None:
     """The tie-aware specs of the registry's matrix under tie_break expected, on the
     polars engines (in memory, streaming, partitions, auto): the same files, every bit."""
-    from test_engine_parity import registry_data
+    from engine_parity import registry_data
 
     graded = registry_data(tmp_path, seed=13)["graded"]
     config = {**graded, "metrics": tie_aware_specs(), "conventions": EXPECTED_TIES}
@@ -415,7 +415,7 @@ def test_every_tie_aware_metric_agrees_on_every_polars_engine(tmp_path: Path) ->
 
 
 def test_every_tie_aware_metric_agrees_on_spark(spark: Any, tmp_path: Path) -> None:
-    from test_engine_parity import registry_data
+    from engine_parity import registry_data
 
     graded = registry_data(tmp_path, seed=13)["graded"]
     specs = [s for s in tie_aware_specs() if "catalog" not in s]

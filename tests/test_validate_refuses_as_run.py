@@ -4,7 +4,7 @@ names, the planner's checks of engines, gates, segments, baseline reports and hi
 stores) `validate` refuses too, with the same message.
 
 CASES is the matrix: one case per kind of refusal, each built on the hand case
-(tests/cli_helpers.py) with one fault. Each case is first run (it must exit 2: a case
+(tests/support/cli_helpers.py) with one fault. Each case is first run (it must exit 2: a case
 that `run` accepts is not a refusal, and fails here), then validated. The other lists of
 run's refusals check `validate` too: every `fails()` of tests/test_bad_input.py and
 tests/test_beyond_errors.py, every row of the bad-input matrix
@@ -211,7 +211,7 @@ def test_validate_refuses_what_run_refuses(tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.own_process  # a polars query fails in some (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails in some (tests/support/process_isolation.py)
 @pytest.mark.parametrize("name", [name for name in CASES if name not in QUICK])
 def test_validate_refuses_what_run_refuses_in_the_matrix(tmp_path: Path, name: str) -> None:
     config, args = CASES[name](tmp_path)

@@ -77,7 +77,7 @@ def test_polars_reads_a_utf16_bom_as_two_replacement_characters(tmp_path: Path) 
 
 
 # encodings and tags
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 def test_a_utf16_jsonl_file_names_its_encoding(tmp_path: Path) -> None:
     """JSON Lines in UTF-16 fails to read: the failure is explained the same way."""
     config = hand_case(tmp_path, predictions={"path": "p.jsonl"})

@@ -25,107 +25,36 @@ from typing import Any
 import polars as pl
 import pytest
 from cli_helpers import assert_no_traceback, assert_user_error, hand_case, invoke, write
-
-import receval_cli.engines.run_plan
+from fault_cases import (
+    CALLBACK_DRIVER,
+    DISK_FULL,
+    EARLIER,
+    FILE_SIZE_DRIVER,
+    FINALIZER_SCRIPT,
+    IMPORT_DRIVER,
+    LATE_DRIVER,
+    LATE_STOP_DRIVER,
+    NOTHING_WRITTEN,
+    OUTPUT_KINDS,
+    PANIC_DRIVER,
+    REPORT_PANIC_DRIVER,
+    SIGNAL_DRIVER,
+    TEMPORARY_DRIVER,
+    TIMEOUT,
+    assert_interrupted,
+    earlier_reports,
+    fail_on_call,
+    finish,
+    folder_bytes,
+    keep,
+    receval,
+    remove,
+    replace,
+    rewrite_after_scan,
+    truncate,
+)
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
-
-REPO = Path(__file__).resolve().parents[2]
-EARLIER = "an earlier report: must survive a failed run\n"
-NOTHING_WRITTEN = (
-    "stopped; no output file was written (an earlier report at the same path is unchanged)."
-)
-TIMEOUT = 180  # seconds; generous for a loaded 2-core CI machine
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def folder_bytes(folder: Path) -> dict[str, bytes]:
-    """Every file in `folder` (temporaries included) with its content."""
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-
-
-def earlier_reports(folder: Path, *names: str) -> dict[str, bytes]:
-    folder.mkdir(exist_ok=True)
-    for name in names:
-        write(folder / name, f"{EARLIER}({name})\n")
-    return folder_bytes(folder)
-
-
-# First in every process: SIGINT and SIGTERM as a shell gives them to a foreground
-# command, even where the test runner was started with them ignored (a background job),
-# and before polars is imported (it chains its own hook onto Python's SIGINT handler).
-PRELUDE = """
-import signal
-signal.signal(signal.SIGINT, signal.default_int_handler)
-signal.signal(signal.SIGTERM, signal.SIG_DFL)
-"""
-
-MAIN_DRIVER = """
-import sys
-from receval_cli.cli.app import main
-
-sys.argv = ["receval", *sys.argv[1:]]
-main()
-"""
-
-
-def receval(*args: str | Path | int, driver: str = MAIN_DRIVER) -> subprocess.Popen[str]:
-    """Start `receval ARGS` in a new process, through a driver script that may patch
-    something and then calls `receval_cli.cli.app.main()` (the `receval` command)."""
-    command = ["-c", PRELUDE + driver]
-    paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    return subprocess.Popen(
-        [sys.executable, *command, *map(str, args)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment,
-    )
-
-
-def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    """Wait for the process (killed after TIMEOUT); its exit code and stderr."""
-    try:
-        _, stderr = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        pytest.fail(f"receval did not stop within {TIMEOUT} s")
-    return process.returncode, stderr
-
-
-def assert_interrupted(code: int, stderr: str, signum: int, message: str) -> None:
-    """Exit 128 + signal, the one-line message last on stderr, no traceback."""
-    name = signal.Signals(signum).name
-    assert code == 128 + signum, (code, stderr)
-    assert "Traceback" not in stderr, stderr
-    assert stderr.rstrip("\n").splitlines()[-1] == f"interrupted by {name}: {message}", stderr
-
-
-# ---------------------------------------------------------------- a run big enough to interrupt
-
-
-@pytest.fixture(scope="module")
-def big_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """2M prediction rows (20,000 users x 100 items) and 5 relevant items per user, as
-    Parquet: `receval run` spends about a second in its polars query on a quiet machine."""
-    folder = tmp_path_factory.mktemp("big")
-    rows = pl.int_range(0, 2_000_000, eager=True, dtype=pl.Int64)
-    pl.DataFrame(
-        {"user": rows // 100, "item": (rows * 7919) % 50_000, "score": (rows * 0.618) % 1.0}
-    ).write_parquet(folder / "predictions.parquet")
-    judged = pl.int_range(0, 100_000, eager=True, dtype=pl.Int64)
-    pl.DataFrame({"user": judged // 5, "item": (judged * 13) % 50_000}).write_parquet(
-        folder / "truth.parquet"
-    )
-    return write(
-        folder / "config.yaml",
-        "predictions: {path: predictions.parquet}\nground_truth: {path: truth.parquet}\n"
-        "metrics: [ndcg@10, precision@5, map, recall@20]\n",
-    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -158,32 +87,6 @@ def test_interrupt_mid_run(big_config: Path, tmp_path: Path, signum: int) -> Non
     assert folder_bytes(out) == before
 
 
-# the stop a query turns into its own error: SIGTERM's handler raises inside the query,
-# and polars hands back a panic (which reads as a damaged file)
-PANIC_DRIVER = """
-import os, signal, sys, time
-import polars as pl
-from receval_cli.cli.app import main
-
-real = pl.collect_all
-calls = []
-
-def collect_all(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == 1:
-        try:
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)  # the handler runs here
-        except BaseException as error:
-            raise pl.exceptions.PanicException(f"python callback raised {error!r}") from None
-    return real(*args, **kwargs)
-
-pl.collect_all = collect_all
-sys.argv = ["receval", *sys.argv[1:]]
-main()
-"""
-
-
 def test_a_stop_that_a_query_turns_into_an_error_is_a_stop(tmp_path: Path) -> None:
     """A SIGTERM whose handler fires inside a polars query comes back as polars' panic;
     receval reports the stop (exit 143, one line), not a damaged input (exit 2)."""
@@ -193,33 +96,6 @@ def test_a_stop_that_a_query_turns_into_an_error_is_a_stop(tmp_path: Path) -> No
     assert_interrupted(code, stderr, signal.SIGTERM, NOTHING_WRITTEN)
     assert "damaged" not in stderr
     assert not out.exists()
-
-
-# a Ctrl-C inside a polars call while the report is written: polars hands the
-# KeyboardInterrupt back as its panic, a BaseException that `except Exception` lets pass
-# (CI once saw exit 1 and a traceback through report/render.py)
-REPORT_PANIC_DRIVER = """
-import os, signal, sys, time
-import polars as pl
-import receval_cli.report.render as rendering
-from receval_cli.cli.app import main
-
-real = rendering.render
-WHAT = sys.argv.pop(1)
-
-def render(*args, **kwargs):
-    if WHAT == "stop":
-        try:
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(5)  # Python's handler raises KeyboardInterrupt here
-        except KeyboardInterrupt as error:
-            raise pl.exceptions.PanicException(f"python callback raised {error!r}") from None
-    raise pl.exceptions.PanicException("index out of bounds")
-
-rendering.render = render
-sys.argv = ["receval", *sys.argv[1:]]
-main()
-"""
 
 
 def test_a_stop_polars_wraps_while_the_report_is_written_is_a_stop(tmp_path: Path) -> None:
@@ -243,26 +119,6 @@ def test_a_panic_while_the_report_is_written_is_an_internal_error(tmp_path: Path
     assert not out.exists()
 
 
-# a Ctrl-C that reaches the watching process (supervisor.py) once the child is done
-LATE_STOP_DRIVER = """
-import signal, sys
-from receval_cli import supervisor
-
-real = supervisor._conclude
-
-def conclude(*args):
-    code = real(*args)
-    signal.raise_signal(signal.SIGINT)
-    sys.stderr.write(f"SIGINT here: {signal.getsignal(signal.SIGINT)!r}\\n")
-    return code
-
-supervisor._conclude = conclude
-sys.argv = ["receval", *sys.argv[1:]]
-from receval_cli.launch import main
-main()
-"""
-
-
 def test_a_stop_after_the_run_is_done_changes_nothing(tmp_path: Path) -> None:
     """Once the child has exited, the watcher ignores stops: Python's teardown puts the
     default action back on a handled signal, and a SIGINT then killed the watcher (no
@@ -273,29 +129,6 @@ def test_a_stop_after_the_run_is_done_changes_nothing(tmp_path: Path) -> None:
     assert code == 0, stderr
     assert stderr == "SIGINT here: <Handlers.SIG_IGN: 1>\n"
     assert json.loads(out.read_text(encoding="utf-8"))["models"]
-
-
-# SIGTERM while polars calls back into Python from Rust (it builds its default cast options
-# while it scans a Parquet file): the handler runs inside the query
-CALLBACK_DRIVER = """
-import os, signal, sys, time
-import polars.io.scan_options.cast_options as cast_options
-from receval_cli.cli.app import main
-
-real = cast_options.ScanCastOptions._default
-sent = []
-
-def _default():
-    if not sent:
-        sent.append(1)
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(0.5)  # the handler runs here, inside the scan
-    return real()
-
-cast_options.ScanCastOptions._default = staticmethod(_default)
-sys.argv = ["receval", *sys.argv[1:]]
-main()
-"""
 
 
 def test_a_stop_inside_a_polars_callback_is_not_a_panic(tmp_path: Path) -> None:
@@ -310,31 +143,6 @@ def test_a_stop_inside_a_polars_callback_is_not_a_panic(tmp_path: Path) -> None:
     assert "panicked" not in stderr, stderr
     assert_interrupted(code, stderr, signal.SIGTERM, NOTHING_WRITTEN)
     assert not out.exists()
-
-
-# ---------------------------------------------------------------- an interrupt while writing
-
-# Patches one function of `os` so that its n-th call (on an output file) first sends the
-# process a signal, then runs receval's `main()` with the remaining arguments.
-SIGNAL_DRIVER = """
-import os, signal, sys
-from receval_cli.cli.app import main
-
-function, signame, nth, folder = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-real = getattr(os, function)
-calls = []
-
-def hooked(*args, **kwargs):
-    if function != "replace" or str(args[1]).startswith(folder):
-        calls.append(args)
-        if len(calls) == nth:
-            os.kill(os.getpid(), getattr(signal, signame))
-    return real(*args, **kwargs)
-
-setattr(os, function, hooked)
-sys.argv = ["receval", *sys.argv[5:]]
-main()
-"""
 
 
 @pytest.mark.parametrize(
@@ -359,42 +167,6 @@ def test_interrupt_while_writing(tmp_path: Path, function: str, signum: int, nth
     assert folder_bytes(out) == before
 
 
-# The signal arrives the moment a temporary output file has been created (mkstemp has
-# returned, nothing has noted the file yet): the n-th temporary file of the run.
-TEMPORARY_DRIVER = """
-import os, signal, sys, tempfile
-from receval_cli.cli.app import main
-
-signame, nth = sys.argv[1], int(sys.argv[2])
-real = tempfile.mkstemp
-made = []
-
-def mkstemp(*args, **kwargs):
-    found = real(*args, **kwargs)
-    made.append(found[1])
-    if len(made) == nth:
-        os.kill(os.getpid(), getattr(signal, signame))
-    return found
-
-tempfile.mkstemp = mkstemp
-sys.argv = ["receval", *sys.argv[3:]]
-main()
-"""
-
-OUTPUT_KINDS = {
-    "json": ("--output", "report.json"),
-    "markdown": ("--output", "report.md"),
-    "csv": ("--output", "report.csv"),
-    "junit": ("--output", "report.xml"),
-    "table": ("--output", "report.txt"),
-    "html": ("--output", "report.html"),
-    "per-user-parquet": ("--per-user", "users.parquet"),
-    "per-user-csv": ("--per-user", "users.csv"),
-    "per-user-jsonl": ("--per-user", "users.jsonl"),
-    "history": ("--history", "runs"),
-}
-
-
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("kind", list(OUTPUT_KINDS))
 def test_interrupt_as_a_temporary_file_appears(tmp_path: Path, kind: str, signum: int) -> None:
@@ -414,29 +186,6 @@ def test_interrupt_as_a_temporary_file_appears(tmp_path: Path, kind: str, signum
     assert [p.relative_to(out) for p in out.rglob("*") if p.is_file()] == []
 
 
-# A stop that arrives while the command line's modules load: the signal is sent as the
-# import of `typer` begins (receval_cli/launch.py is the `receval` command's entry point)
-IMPORT_DRIVER = """
-import importlib.abc, os, signal, sys, time
-
-signame = sys.argv[1]
-
-class Stop(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "typer":
-            sys.meta_path.remove(self)
-            os.kill(os.getpid(), getattr(signal, signame))
-            time.sleep(0.2)
-        return None
-
-sys.meta_path.insert(0, Stop())
-from receval_cli.launch import main
-
-sys.argv = ["receval", *sys.argv[2:]]
-main()
-"""
-
-
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_stop_while_the_modules_load(tmp_path: Path, signum: int) -> None:
     """The stop arrives before any command runs: one line, exit 128 + signal, no
@@ -449,29 +198,6 @@ def test_a_stop_while_the_modules_load(tmp_path: Path, signum: int) -> None:
     assert_interrupted(code, stderr, signum, NOTHING_WRITTEN)
     assert len(stderr.strip().splitlines()) == 1, stderr
     assert not out.exists()
-
-
-# A stop that arrives while Python runs a finalizer (a __del__), where no exception can be
-# raised: Python would print "Exception ignored in" and a traceback, and run on
-FINALIZER_SCRIPT = """
-import os, signal, sys
-from receval_cli import signals
-
-signals.install()
-
-
-class Finalized:
-    def __del__(self):
-        signal.raise_signal(getattr(signal, sys.argv[1]))
-
-
-Finalized()  # dropped at once: the stop's handler runs inside __del__
-print("ran on")
-try:
-    signals.check()  # a stage's end
-except signals.Interrupted as stop:
-    print("stopped", stop.signum)
-"""
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -490,23 +216,6 @@ def test_a_stop_inside_a_finalizer_is_kept_for_the_next_checkpoint(signum: int) 
     )
     assert (found.returncode, found.stderr) == (0, "")
     assert found.stdout.splitlines() == ["ran on", f"stopped {int(signum)}"]
-
-
-# A stop that arrives as the interpreter shuts down, after a complete run
-LATE_DRIVER = """
-import atexit, os, signal, sys, time
-from receval_cli.cli.app import main
-
-signame = sys.argv[1]
-
-def late():
-    os.kill(os.getpid(), getattr(signal, signame))
-    time.sleep(0.2)
-
-atexit.register(late)
-sys.argv = ["receval", *sys.argv[2:]]
-main()
-"""
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -542,20 +251,6 @@ def test_interrupt_between_renames_completes_the_set(tmp_path: Path) -> None:
     assert "ndcg@2" in markdown.read_text(encoding="utf-8")
 
 
-# ---------------------------------------------------------------- full disk, unwritable folder
-
-FILE_SIZE_DRIVER = """
-import resource, signal, sys
-from receval_cli.cli.app import main
-
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
-_, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), hard))
-sys.argv = ["receval", *sys.argv[2:]]
-main()
-"""
-
-
 @pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs RLIMIT_FSIZE (POSIX)")
 def test_file_size_limit_in_the_parquet_writer(tmp_path: Path) -> None:
     """A real write failure from the kernel (files limited to 200 bytes, so the per-user
@@ -577,22 +272,6 @@ def test_file_size_limit_in_the_parquet_writer(tmp_path: Path) -> None:
         "run again.\n"
     )
     assert folder_bytes(out) == before
-
-
-def fail_on_call(nth: int, error: OSError, real: Callable[..., Any]) -> Callable[..., Any]:
-    """A stand-in for an `os` function whose n-th call raises `error`."""
-    calls: list[object] = []
-
-    def stand_in(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        if len(calls) == nth:
-            raise error
-        return real(*args, **kwargs)
-
-    return stand_in
-
-
-DISK_FULL = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 def test_disk_full_keeps_the_earlier_report(
@@ -704,47 +383,6 @@ def test_unwritable_folder(tmp_path: Path, locked_folder: Path) -> None:
     assert not (sysfs / "report.json").exists()
 
 
-# ---------------------------------------------------------------- an input rewritten mid-run
-
-
-def truncate(path: Path) -> None:
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2])
-
-
-def remove(path: Path) -> None:
-    path.unlink()
-
-
-def replace(path: Path) -> None:
-    """Another valid predictions file renamed into place (a different inode)."""
-    other = path.with_name("other.parquet")
-    pl.DataFrame({"user": ["u1"], "item": ["b"], "score": [1.0]}).write_parquet(other)
-    os.replace(other, path)
-
-
-def keep(path: Path) -> None:
-    """Change nothing."""
-
-
-def rewrite_after_scan(
-    monkeypatch: pytest.MonkeyPatch, change: Callable[[Path], None]
-) -> list[Path]:
-    """Apply `change` to the predictions file right after receval has read its schema
-    and before the queries run; return the files it was applied to."""
-    real = receval_cli.engines.run_plan.read_predictions
-    changed: list[Path] = []
-
-    def read_then_change(config: Any, path: Path, *args: Any) -> Any:
-        scanned = real(config, path, *args)
-        change(path)
-        changed.append(path)
-        return scanned
-
-    monkeypatch.setattr(receval_cli.engines.run_plan, "read_predictions", read_then_change)
-    return changed
-
-
 @pytest.fixture
 def parquet_case(tmp_path: Path) -> Path:
     """The hand case (cli_helpers) with its predictions as Parquet."""
@@ -754,7 +392,7 @@ def parquet_case(tmp_path: Path) -> Path:
     return write(config, text)
 
 
-@pytest.mark.own_process  # a polars query fails (tests/process_isolation.py)
+@pytest.mark.own_process  # a polars query fails (tests/support/process_isolation.py)
 @pytest.mark.parametrize(
     ("change", "words"),
     [

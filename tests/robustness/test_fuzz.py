@@ -27,10 +27,10 @@ import polars as pl
 import pytest
 import yaml
 from cli_helpers import assert_no_traceback, invoke
-from helpers import HAND_PARQUET, build, damaged, panicking, parquet_bytes
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from message_words import assert_plain
+from robustness_cases import HAND_PARQUET, build, damaged, panicking, parquet_bytes
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config

@@ -44,7 +44,7 @@ from receval_cli.escaping import (
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 
 ESC = "\x1b"
-# the config of the hand case (tests/cli_helpers.py), on predictions.csv and truth.csv
+# the config of the hand case (tests/support/cli_helpers.py), on predictions.csv and truth.csv
 HAND_CONFIG: dict[str, Any] = {
     "predictions": {"path": "predictions.csv"},
     "ground_truth": {"path": "truth.csv"},

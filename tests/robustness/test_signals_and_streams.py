@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -19,93 +18,28 @@ import time
 from pathlib import Path
 
 import pytest
+from child_processes import (
+    CONSOLE_SCRIPT,
+    STDOUT_ONLY,
+    STOPPED_IN,
+    STOPS,
+    STUCK,
+    TIMEOUT,
+    alive,
+    children,
+    code_of,
+    finish,
+    frames_in_receval,
+    run_with,
+    run_with_shadow,
+    send,
+    start,
+    wait_for_stage,
+)
 from cli_helpers import REPO, hand_case
-from test_faults import NOTHING_WRITTEN, big_config, earlier_reports, folder_bytes
+from fault_cases import NOTHING_WRITTEN, earlier_reports, folder_bytes
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
-
-__all__ = ["big_config"]  # the fixture, shared with test_faults.py
-
-TIMEOUT = 180
-STOPS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
-
-
-def _default_stops() -> None:
-    """In the child before exec: the stops at their default, as a shell gives them to a
-    command, even where the test runner was started with them ignored."""
-    for signum in STOPS:
-        signal.signal(signum, signal.SIG_DFL)
-
-
-def start(
-    *args: str | Path, cwd: Path, script: str | None = None, **streams: object
-) -> subprocess.Popen[str]:
-    """`receval ARGS` (or `python -c script ARGS`), in a session of its own."""
-    paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "COLUMNS": "80"}
-    environment.pop("RECEVAL_UNSUPERVISED", None)
-    options: dict[str, object] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
-    options.update(streams)
-    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-        [sys.executable, *(["-c", script] if script else ["-m", "receval_cli"]), *map(str, args)],
-        cwd=cwd,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-        preexec_fn=_default_stops,
-        **options,
-    )
-
-
-def send(process: subprocess.Popen[str], signum: int, to: str) -> None:
-    if to == "group":
-        os.killpg(process.pid, signum)
-    else:
-        os.kill(process.pid, signum)
-
-
-def wait_for_stage(process: subprocess.Popen[str], stage: str) -> list[str]:
-    """Read stderr until the --verbose line of `stage` (the work has started)."""
-    assert process.stderr is not None
-    seen: list[str] = []
-    deadline = time.monotonic() + TIMEOUT
-    for line in process.stderr:
-        seen.append(line)
-        if stage in line or time.monotonic() > deadline:
-            break
-    assert stage in seen[-1], "".join(seen)
-    return seen
-
-
-def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    try:
-        _, stderr = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        pytest.fail(f"receval did not stop within {TIMEOUT} s")
-    return process.returncode, stderr
-
-
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie, dead but not yet reaped by its new parent, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
-    except OSError:
-        return False
-    return state[0] not in ("Z", "X")
-
-
-def children(pid: int) -> list[int]:
-    return [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text(encoding="ascii").split()
-    ]
-
-
-# ---------------------------------------------------------------- stops mid-work
 
 
 @pytest.mark.parametrize("to", ["process", "group"])
@@ -157,28 +91,6 @@ def test_another_signal_keeps_its_default_action(big_config: Path, tmp_path: Pat
     assert folder_bytes(out) == before
 
 
-# the run's work replaced by a stand-in for a polars query that does not return to Python
-# for a long time: no stop can act on it (the signals are blocked), only SIGKILL
-STUCK = """
-import runpy, signal, sys, time
-import receval_cli.config.loading as loading
-import receval_cli.supervisor as supervisor
-from receval_cli import console
-
-if sys.argv[1] == "no-prctl":  # the portable way: a thread sees the watcher's pipe close
-    supervisor._parent_death_signal = lambda signum: False
-
-def stuck(*args, **kwargs):
-    with console.stage("read, rank, join, metrics"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-        time.sleep(120)
-
-loading.load_config = stuck
-sys.argv = ["receval", *sys.argv[2:]]
-runpy.run_module("receval_cli", run_name="__main__")
-"""
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("way", ["prctl", "no-prctl"])
 def test_the_worker_dies_with_its_watcher(tmp_path: Path, way: str) -> None:
@@ -199,22 +111,6 @@ def test_the_worker_dies_with_its_watcher(tmp_path: Path, way: str) -> None:
         os.kill(worker[0], signal.SIGKILL)
     process.communicate(timeout=TIMEOUT)
     assert not running, "the worker still runs a second after its watcher was killed"
-
-
-# ---------------------------------------------------------------- a stop during start-up
-
-
-# what the `receval` console script runs (`python -m` would first import runpy, a longer
-# start-up of Python's own)
-CONSOLE_SCRIPT = "import sys; from receval_cli.launch import main; sys.exit(main())"
-
-
-def frames_in_receval(stderr: str) -> list[str]:
-    """The traceback lines that name a file of receval's package. (Not a plain search for
-    the package's name: when the stop lands while Python's import machinery looks for the
-    package, Python's own traceback names the package's folder, `KeyError: '.../receval_cli'`
-    from its path cache, with no frame of receval's code.)"""
-    return re.findall(r'File "[^"]*receval_cli[/\\\\][^"]*"', stderr)
 
 
 def test_frames_in_receval_tells_receval_frames_from_a_named_folder() -> None:
@@ -255,19 +151,6 @@ def test_a_stop_during_start_up_is_one_line_or_the_run_done(tmp_path: Path) -> N
                 assert code in (-signal.SIGINT, 1), seen
                 assert not out.exists(), seen
     assert stopped >= 2  # the sends after Python's start-up reach receval's handler
-
-
-def run_with_shadow(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shadow: Path
-) -> tuple[int, str, Path]:
-    """`receval run` on the hand case with the modules in `shadow` ahead of Python's own
-    (a module that sends the stop at a chosen moment); its exit code, stderr and output."""
-    monkeypatch.setenv("PYTHONPATH", str(shadow))
-    out = tmp_path / "r.json"
-    config = hand_case(tmp_path)
-    process = start("run", config, "-q", "-o", out, cwd=tmp_path, script=CONSOLE_SCRIPT)
-    code, stderr = finish(process)
-    return code, stderr, out
 
 
 def test_a_stop_while_a_module_before_the_handler_loads(
@@ -326,24 +209,6 @@ def test_a_stop_while_a_module_creates_a_class(
     assert not out.exists()
 
 
-STOPPED_IN = """
-import sys
-import typer.main
-from receval_cli.cli import app
-
-def stopped(*args, **kwargs):
-    raise KeyboardInterrupt  # Ctrl-C at that moment
-
-if sys.argv[1] == "parsing":
-    app._Commands.make_context = stopped
-else:
-    typer.main.get_command = stopped
-del sys.argv[1]
-from receval_cli.launch import main
-main()
-"""
-
-
 @pytest.mark.parametrize("moment", ["parsing", "building"])
 def test_a_stop_while_typer_sets_the_command_up(tmp_path: Path, moment: str) -> None:
     """Typer turns a KeyboardInterrupt outside a command (its arguments being parsed) into
@@ -364,9 +229,6 @@ def test_a_stop_while_typer_sets_the_command_up(tmp_path: Path, moment: str) -> 
         130,
         f"interrupted by SIGINT: {NOTHING_WRITTEN}\n",
     )
-
-
-# ---------------------------------------------------------------- closed or full streams
 
 
 @pytest.fixture(scope="module")
@@ -391,42 +253,6 @@ def reports(made_reports: Path, tmp_path: Path) -> Path:
     """That folder's files, copied into this test's own folder."""
     shutil.copytree(made_reports, tmp_path, dirs_exist_ok=True)
     return tmp_path
-
-
-def run_with(
-    command: str, tmp_path: Path, redirect: str, timeout: int = TIMEOUT
-) -> subprocess.CompletedProcess[str]:
-    """`command` (receval's arguments) in sh with a redirection (`>&-`, `2>&-`, `| head`);
-    `; echo $?` style: the exit code of receval itself is printed last on fd 3."""
-    paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
-    script = f'"$PY" -m receval_cli {command} {redirect}'
-    if "|" in redirect:
-        script = f'{{ "$PY" -m receval_cli {command} {redirect.split("|")[0]}; echo $? >&3; }}'
-        script += f" 3>code | {redirect.split('|', 1)[1]}"
-    else:
-        script += "; echo $? > code"
-    return subprocess.run(
-        ["sh", "-c", script],
-        cwd=tmp_path,
-        env={**os.environ, "PY": sys.executable, "PYTHONPATH": os.pathsep.join(paths)},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def code_of(tmp_path: Path) -> int:
-    return int((tmp_path / "code").read_text(encoding="ascii"))
-
-
-STDOUT_ONLY = [
-    "run config.yaml",
-    "run config.yaml -f json -o -",
-    "history runs",
-    "compare a.json b.json",
-    "compare a.json b.json -f json",
-]
 
 
 @pytest.mark.parametrize("command", STDOUT_ONLY)

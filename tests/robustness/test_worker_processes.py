@@ -19,9 +19,9 @@ from pathlib import Path
 from subprocess import Popen
 
 import pytest
+from child_processes import alive, finish, send, start
 from cli_helpers import hand_case
-from test_faults import NOTHING_WRITTEN
-from test_signals_and_streams import alive, finish, send, start
+from fault_cases import NOTHING_WRITTEN
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 

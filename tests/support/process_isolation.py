@@ -117,7 +117,7 @@ def _start_server() -> None:
     the folders pytest put there for the tests go by PYTHONPATH, for its start only (a
     module it cannot import it skips in silence, and every child then imported the test
     module again: a second per test)."""
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     ours = [entry for entry in sys.path if entry.startswith(root)]
     before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([*ours, *([before] if before else [])])
@@ -281,5 +281,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             f"a polars query failed in this test's process ({what}); a process where one "
             "failed is not safe for the tests after it (a query there can wait forever): "
             "mark the test @pytest.mark.own_process so it runs in a process of its own "
-            f"(tests/process_isolation.py)"
+            f"(tests/support/process_isolation.py)"
         )

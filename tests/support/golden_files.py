@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,10 +131,7 @@ def api_messages(folder: Path) -> Iterator[tuple[str, str]]:
 
 def matrix_messages() -> Iterator[tuple[str, str]]:
     """(the row, its message) of the bad-input matrix (tests/robustness/test_matrix.py)."""
-    folder = str(Path(__file__).parent / "robustness")
-    if folder not in sys.path:
-        sys.path.append(folder)  # the matrix imports its `helpers`
-    matrix = importlib.import_module("test_matrix")
+    matrix = importlib.import_module("bad_input_matrix")
     for row in matrix.BAD:
         yield row.id, row.message
     for row, message in matrix.SPARK_REFUSES.items():

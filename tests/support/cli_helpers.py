@@ -29,7 +29,7 @@ from typer.testing import CliRunner, Result
 
 from receval_cli.cli.app import app
 
-REPO = Path(__file__).resolve().parent.parent  # the checkout the tests belong to
+REPO = Path(__file__).resolve().parents[2]  # the checkout the tests belong to
 
 # A fixed terminal: 120 columns, no colour whatever the caller's environment says.
 ENV: dict[str, str | None] = {
