@@ -45,6 +45,14 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # `core` in its working directory, the checkout, failing the guard at the suite's end.
 resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
 _WATCHED = ("", "configs", "sample_data", "tests", "benchmarks")
+# and every folder of tests/ that holds test modules (tests/<package>/, tests/peers/<tool>/)
+_WATCHED += tuple(
+    sorted(
+        str(folder.relative_to(ROOT))
+        for folder in (ROOT / "tests").rglob("*")
+        if folder.is_dir() and any(folder.glob("test_*.py"))
+    )
+)
 
 
 def _checkout_files() -> set[str]:
@@ -62,7 +70,8 @@ _ALLOWED = {"/.hypothesis", "/.pytest_cache"}
 @pytest.fixture(autouse=True)
 def _the_checkout_stays_clean() -> Iterator[None]:
     """No test may write into the checkout (its outputs belong in tmp_path): a file that
-    appears at the top or in configs/, sample_data/, tests/ or benchmarks/ during a test
+    appears at the top or in configs/, sample_data/, tests/ (or a folder of its test
+    modules) or benchmarks/ during a test
     fails that test, named (checked after each test, not once at the end, where the
     failure fell on the suite's last test whichever test wrote the file)."""
     before = _checkout_files()

@@ -353,7 +353,7 @@ def test_config_key_reference_is_the_models() -> None:
 
 def test_the_notebook_recipe_lists_what_the_executors_import() -> None:
     """The Spark notebook recipe's package line is EXECUTOR_PACKAGES, which
-    tests/test_spark_cluster.py runs the recipe with (and nothing more)."""
+    tests/engines/test_spark_cluster.py runs the recipe with (and nothing more)."""
     from receval_cli.engines.spark import EXECUTOR_PACKAGES
 
     match = re.search(r"the executors need these installed:\n#   (.*)\n", page("engines.md"))

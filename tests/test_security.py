@@ -1,7 +1,7 @@
 """Nothing a config or data file holds is executed, and paths are resolved and reported.
 
 The source is scanned for the calls that could run text as code or load objects; the
-config loader's refusal of Python tags is tested in tests/test_bad_input.py and the
+config loader's refusal of Python tags is tested in tests/inputs/test_bad_input.py and the
 robustness matrix.
 """
 

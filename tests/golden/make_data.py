@@ -41,7 +41,7 @@ float64 too.
 
 logged.csv (and logged_int.csv, the same rows with integer ids): the tiefree truth with
 click = 1 if grade >= 1 else 0 and a propensity per row, round(uniform(0.05, 1), 4) from
-random.Random(7), for the off-policy CTR tests (tests/test_ctr.py, Jurity's CTR).
+random.Random(7), for the off-policy CTR tests (tests/metrics/test_ctr.py, Jurity's CTR).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every message the error matrices produce, collected for tests/test_message_words.py.
+"""Every message the error matrices produce, collected for tests/messages/test_message_words.py.
 
 - the config's: every key of the config's models (found by walking them, so a key added
   later is in), each set to values of the wrong type or range, read as `receval run`

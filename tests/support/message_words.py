@@ -4,7 +4,7 @@ names and advice, which tell a user nothing about their config, data or call.
 `internal_words(message)` lists those a message holds; `assert_plain(message)` fails on
 any. The error matrices' helpers (cli_helpers.assert_user_error, the bad-input matrix's
 check, the error-field tests) run it on every message they read, and
-tests/test_message_words.py on every message tests/support/error_messages.py collects.
+tests/messages/test_message_words.py on every message tests/support/error_messages.py collects.
 """
 
 from __future__ import annotations

@@ -86,13 +86,14 @@ RANKS = [1, 2, 2, 3, 4, 5, 7]
 GRADES = [-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0]
 
 
-# Conventions of the rating metrics only (tests/test_rating.py): no ranking metric reads them.
+# Conventions of the rating metrics only (tests/metrics/test_rating.py): no ranking metric reads
+# them.
 RATING_CONVENTIONS = {
     "unrated",
     "default_rating",
     "unpredicted",
     "default_prediction",
-    "prediction_threshold",  # set metrics only: tests/test_classification.py
+    "prediction_threshold",  # set metrics only: tests/metrics/test_classification.py
 }
 
 

@@ -1,5 +1,5 @@
 """Golden values from ir_measures 0.4.3 (gdeval's ERR, pyndeval's nERR_IA, cwl_eval's RBP)
-for tests/test_cascade_peers.py (does not import receval).
+for tests/peers/test_cascade_peers.py (does not import receval).
 
     bash tests/golden/cascade/make.sh
 

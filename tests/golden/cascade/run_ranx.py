@@ -1,4 +1,4 @@
-"""Golden values from ranx 0.3.21 (hits, rbp) for tests/test_cascade_peers.py (does not
+"""Golden values from ranx 0.3.21 (hits, rbp) for tests/peers/test_cascade_peers.py (does not
 import receval).
 
     bash tests/golden/cascade/make.sh

@@ -1,4 +1,5 @@
-"""Golden values of ir_measures' Judged@k, for tests/test_judged.py (does not import receval).
+"""Golden values of ir_measures' Judged@k, for tests/metrics/test_judged.py (does not import
+receval).
 
     bash tests/golden/ir_measures/make.sh      # builds /tmp/golden-ir-measures, runs this
 

@@ -1,6 +1,7 @@
 """Write points.json: pytrec_eval's per-query values of the precision-point and set
 measures on the seeded data of points_data.py (GOLDEN_SEEDS), for
-tests/test_pytrec_eval_points.py. Run by make.sh in pytrec_eval's own environment."""
+tests/peers/pytrec_eval/test_pytrec_eval_points.py. Run by make.sh in pytrec_eval's own
+environment."""
 
 from __future__ import annotations
 

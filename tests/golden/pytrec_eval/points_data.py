@@ -1,4 +1,5 @@
-"""The seeded data and the pytrec_eval measures of tests/test_pytrec_eval_points.py, in
+"""The seeded data and the pytrec_eval measures of
+tests/peers/pytrec_eval/test_pytrec_eval_points.py, in
 plain Python (no receval, no polars), so that make_points.py can run where only
 pytrec_eval is installed.
 

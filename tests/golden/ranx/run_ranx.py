@@ -1,4 +1,5 @@
-"""Golden values from ranx itself, for tests/test_preset_ranx.py (does not import receval).
+"""Golden values from ranx itself, for tests/peers/ranx/test_preset_ranx.py (does not import
+receval).
 
     bash tests/golden/ranx/make.sh      # builds /tmp/golden-ranx and runs this script there
 

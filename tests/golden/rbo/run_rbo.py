@@ -1,5 +1,6 @@
 """Golden RBO values from the `rbo` package itself (Changyao Chen's implementation of
-Webber et al. 2010, its rbo_ext: lists of uneven length), for tests/test_list_comparison.py.
+Webber et al. 2010, its rbo_ext: lists of uneven length), for
+tests/analysis/test_list_comparison.py.
 Does not import receval. Run by make.sh in its own environment."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Golden values from RePlay itself, for tests/test_preset_replay.py (does not import receval).
+"""Golden values from RePlay itself, for tests/peers/replay/test_preset_replay.py (does not import
+receval).
 
     bash tests/golden/replay/make.sh    # builds /tmp/golden-replay and runs this script there
 

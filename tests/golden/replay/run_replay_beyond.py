@@ -1,5 +1,5 @@
 """RePlay's beyond-accuracy metrics on tests/golden/peer_metrics_data (does not import
-receval), for tests/test_recommender_metrics.py.
+receval), for tests/peers/test_recommender_metrics.py.
 
     bash tests/golden/replay/make.sh    # builds /tmp/golden-replay and runs this script too
 
