@@ -56,7 +56,7 @@ def engine_config(config: Path, engine: str) -> Path:
     return path
 
 
-# peers in environments of their own (tests/golden/<library>/make.sh builds them)
+# peers in environments of their own (tests/peers/<library>/make.sh builds them)
 VENV_PEERS = {"replay": "/tmp/golden-replay", "recommenders": "/tmp/golden-recommenders"}
 
 

@@ -4,7 +4,7 @@ environment's Python (they cannot share one with polars 2 / pandas 3):
     /tmp/golden-replay/bin/python benchmarks/peer_children.py replay PRED TRUTH RESULT
     /tmp/golden-recommenders/bin/python benchmarks/peer_children.py recommenders PRED TRUTH RESULT
 
-The venvs are the ones tests/golden/{replay,recommenders}/make.sh build. Each reads the
+The venvs are the ones tests/peers/{replay,recommenders}/make.sh build. Each reads the
 Parquet files (RePlay with its polars 1.x; Recommenders with pandas, through pyarrow when
 there is one, else the CSV copies bench_scale.py writes), computes the metrics and writes
 {"metrics": ..., "stages": ...} as JSON. No third-party import at module level.

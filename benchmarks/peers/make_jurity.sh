@@ -4,7 +4,7 @@
 #   benchmarks/peers/make_jurity.sh            # VENV=/tmp/bench-jurity unless given
 #
 # Jurity 2.1.0 installs with pandas 3 but crashes when run: pin pandas 2.3 (the versions of
-# tests/golden/jurity/make.sh). receval is not installed in it.
+# tests/peers/jurity/make.sh). receval is not installed in it.
 set -euo pipefail
 VENV="${VENV:-/tmp/bench-jurity}"
 if [ ! -x "$VENV/bin/python" ]; then

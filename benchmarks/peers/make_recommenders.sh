@@ -6,7 +6,7 @@
 #
 # recommenders 1.2.1 pins pandas 2 and declares about 170 packages; its evaluation module
 # needs only numpy, pandas and scikit-learn, so the package goes in without its declared
-# dependencies and those three beside it (as tests/golden/recommenders/make.sh).
+# dependencies and those three beside it (as tests/peers/recommenders/make.sh).
 set -euo pipefail
 VENV="${VENV:-/tmp/bench-recommenders}"
 if [ ! -x "$VENV/bin/python" ]; then

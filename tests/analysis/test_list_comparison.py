@@ -2,7 +2,7 @@
 user by user: jaccard@k, rbo@k(p) and kendall_tau@k (metrics/list_similarity.py).
 
 Checked against independent references: the `rbo` package's rbo_ext on 300 pairs of
-uneven lists (tests/golden/rbo/, made by that package in its own environment), scipy's
+uneven lists (tests/peers/rbo/, made by that package in its own environment), scipy's
 Kendall tau, sets for Jaccard; by hand on small cases; and end to end on the shared data
 (integer ids, tied scores, users in one file only, lists longer than 15), the lists ranked
 here from the files as receval ranks them (score, then item descending).

@@ -35,7 +35,7 @@ def test_gpu_fails_loudly_without_its_engine() -> None:
     assert_user_error(result, "engine: gpu needs polars' GPU engine", "cudf-polars")
 
 
-GOLDEN = Path(__file__).parents[1] / "golden" / "data"
+GOLDEN = Path(__file__).parents[1] / "peers" / "data"
 PARTITIONED = [
     "precision@5",
     "recall@10",

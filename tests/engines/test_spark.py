@@ -16,7 +16,7 @@ from receval_cli.engines.spark import evaluate_spark
 from receval_cli.errors import InputError, UsageError
 from receval_cli.results.report import Report
 
-GOLDEN = Path(__file__).parents[1] / "golden" / "data"
+GOLDEN = Path(__file__).parents[1] / "peers" / "data"
 SAMPLE = Path(__file__).parents[2] / "sample_data"
 RANKING = [
     "precision@5",

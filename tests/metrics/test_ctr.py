@@ -14,7 +14,7 @@ from cli_helpers import assert_user_error, invoke, write, write_config
 
 import receval_cli
 
-GOLDEN = Path(__file__).parents[1] / "golden"
+GOLDEN = Path(__file__).parents[1] / "peers"
 ESTIMATORS = ["ctr", "ctr(estimator=ips)", "ctr(estimator=dr)"]
 
 
@@ -46,7 +46,7 @@ def test_hand_computed() -> None:
 
 def logged_data(dataset: str, propensity: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The golden data's recommendations and click log (logged.csv, logged_int.csv:
-    tests/golden/make_data.py), ids as strings or integers (pl.Int64); without the
+    tests/peers/make_data.py), ids as strings or integers (pl.Int64); without the
     propensity column Jurity assumes 1 / number of logged items."""
     id_type = golden_files.id_type(dataset)
     ids = {"user": id_type, "item": id_type}
@@ -63,7 +63,7 @@ def logged_data(dataset: str, propensity: bool) -> tuple[pl.DataFrame, pl.DataFr
 @pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
 @pytest.mark.parametrize("propensity", [True, False])
 def test_agrees_with_jurity(propensity: bool, dataset: str) -> None:
-    """logged.csv / logged_int.csv (tests/golden/make_data.py): the tiefree truth with
+    """logged.csv / logged_int.csv (tests/peers/make_data.py): the tiefree truth with
     click = grade >= 1 and a propensity per row; string or integer (pl.Int64) ids."""
     golden = json.loads((GOLDEN / "jurity" / f"ctr_{dataset}.json").read_text())
     assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
@@ -170,7 +170,7 @@ def test_a_repeated_log_row_follows_truth_duplicates() -> None:
 @pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
 @pytest.mark.parametrize("propensity", [True, False])
 def test_ctr_at_k_agrees_with_jurity(propensity: bool, dataset: str) -> None:
-    """ctr@k against Jurity's CTR(k=K) (tests/golden/jurity/ctr_k_*.json): each user's top
+    """ctr@k against Jurity's CTR(k=K) (tests/peers/jurity/ctr_k_*.json): each user's top
     k by score; the tiefree data has no tied score, so Jurity's unstable sort is defined."""
     golden = json.loads((GOLDEN / "jurity" / f"ctr_k_{dataset}.json").read_text())
     assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
@@ -195,7 +195,7 @@ def test_ctr_at_k_agrees_with_jurity(propensity: bool, dataset: str) -> None:
 
 @pytest.mark.parametrize("dataset", ["tiefree", "tiefree_int"])
 def test_auc_at_k_agrees_with_jurity(dataset: str) -> None:
-    """auc@k against Jurity's AUC(k=K) (tests/golden/jurity/auc_k_*.json)."""
+    """auc@k against Jurity's AUC(k=K) (tests/peers/jurity/auc_k_*.json)."""
     golden = json.loads((GOLDEN / "jurity" / f"auc_k_{dataset}.json").read_text())
     assert (golden["library"], golden["version"]) == ("jurity", "2.1.0")
     predictions, truth = golden_files.frames(dataset)
@@ -213,7 +213,7 @@ def test_auc_at_k_agrees_with_jurity(dataset: str) -> None:
         assert got == pytest.approx(entry["auc"], abs=1e-9), entry["k"]
 
 
-# the Open Bandit Pipeline's estimators (tests/golden/obp/, obp 0.5.7) -> receval's ctr spec
+# the Open Bandit Pipeline's estimators (tests/peers/obp/, obp 0.5.7) -> receval's ctr spec
 OBP_TO_RECEVAL = {
     "ipw": "ctr(estimator=ips)",
     "snipw": "ctr(estimator=snips)",

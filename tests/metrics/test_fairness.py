@@ -182,7 +182,7 @@ def test_spark_plans_the_item_group_metrics(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_agrees_with_elliots_own_code(tmp_path: Path, seed: int) -> None:
-    """rsp and reo equal Elliot's RSP and REO run on the same data (tests/golden/elliot:
+    """rsp and reo equal Elliot's RSP and REO run on the same data (tests/peers/elliot:
     its NOTES.md says how), by category and by its popularity short head at two
     pop_ratios, at k = 3 and 10; and the fairness block's per-group P(R@k | g) and
     P(R@k | g, y=1) equal Elliot's per-cluster ProbToBeRanked."""

@@ -5,7 +5,7 @@ Hand-computed cases first; then agreement with pytrec_eval (trec_eval's C code) 
 data with unjudged items (outside the ground truth, and negative grades), integer ids whose
 text and number orders differ (9, 10, 100), ties, users on one side only, lists shorter than
 k and longer than 15; then ir_measures' Judged@k from its golden files
-(tests/golden/ir_measures, written by ir_measures itself). unj has no peer but trec_eval's
+(tests/peers/ir_measures, written by ir_measures itself). unj has no peer but trec_eval's
 own test outputs (tests/peers/trec_eval/test_trec_conformance.py).
 """
 

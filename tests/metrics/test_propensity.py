@@ -1,5 +1,5 @@
 """psp, psdcg, psndcg (metrics/propensity.py): by hand, against pyxclib's own functions
-(tests/golden/pyxclib: run_pyxclib.py made golden.json with pyxclib's psprecision, psndcg
+(tests/peers/pyxclib: run_pyxclib.py made golden.json with pyxclib's psprecision, psndcg
 and compute_inv_propesity), and their properties; the catalog's propensity column's
 errors."""
 
@@ -18,7 +18,7 @@ from cli_helpers import assert_user_error, invoke, write, write_config
 
 from receval_cli.metrics import MetricSpec, resolve
 
-GOLDEN = Path(__file__).parents[1] / "golden" / "pyxclib"
+GOLDEN = Path(__file__).parents[1] / "peers" / "pyxclib"
 INPUTS = ("predictions.csv", "truth.csv", "log.csv", "catalog.csv")
 
 

@@ -95,7 +95,7 @@ REFERENCES = (
         lambda m: m.SPECS,
     ),
     Reference(
-        "trec_eval 10.0 test suite (tests/conformance/trec_eval)",
+        "trec_eval 10.0 test suite (tests/peers/trec_eval/conformance/trec_eval)",
         "test_trec_conformance",
         ("test_every_implemented_line_matches",),
         _trec_suite_specs,

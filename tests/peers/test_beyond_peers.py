@@ -1,8 +1,8 @@
 """The beyond-accuracy metrics against three peer libraries' own numbers.
 
-tests/golden/{jurity,recommenders,recmetrics}/make.sh ran Jurity 2.1.0, MS Recommenders
+tests/peers/{jurity,recommenders,recmetrics}/make.sh ran Jurity 2.1.0, MS Recommenders
 1.2.1 and recmetrics 0.1.5, each in a virtual environment of its own, on the shared data
-in tests/golden/beyond_data (make_data.py: a catalog with an embedding, a genre and tags,
+in tests/peers/beyond_data (make_data.py: a catalog with an embedding, a genre and tags,
 an interactions log, and two prediction files: `equal`, every user with 15 scored items,
 so every top-k list has k items; `ragged`, lists of 1 to 15 items, some with items absent
 from the log). The NOTES.md next to each golden file says how the library defines its
@@ -28,7 +28,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.metrics import MetricSpec
 from receval_cli.results.report import Report
 
-GOLDEN = Path(__file__).parents[1] / "golden"
+GOLDEN = Path(__file__).parent
 DATA = GOLDEN / "beyond_data"
 TOL = 1e-9
 CUTOFFS = (5, 10)

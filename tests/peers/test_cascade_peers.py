@@ -1,7 +1,7 @@
 """err, nerr, rbp and hits against ir_measures 0.4.3 and ranx 0.3.21 (golden files).
 
-The golden files (tests/golden/cascade/, made by its make.sh in the peers' own virtual
-environments) hold each tool's per-user values on the shared data (tests/golden/data:
+The golden files (tests/peers/cascade/, made by its make.sh in the peers' own virtual
+environments) hold each tool's per-user values on the shared data (tests/peers/data:
 integer ids 9, 10, 100, 1000, ties, grades 0-4 with 2.5 and -1, users on one side only,
 lists of 1-24 items against cutoffs up to 30). Each tool is matched by its own rules:
 

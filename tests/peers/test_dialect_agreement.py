@@ -1,8 +1,8 @@
 """Other tools' measure names in a config give those tools' numbers.
 
-Golden files of each tool on the shared generator's data (tests/golden/data: integer ids
+Golden files of each tool on the shared generator's data (tests/peers/data: integer ids
 whose text and number orders differ, heavy ties, grades 0-4 with 2.5 and -1, users on one
-side only, lists of 1-24 items), each made by a script in tests/golden/dialects/<tool>/
+side only, lists of 1-24 items), each made by a script in tests/peers/dialects/<tool>/
 that does not import receval:
 
     trec_eval    NIST trec_eval 10.0 (commit f425365) printing 17 significant digits:

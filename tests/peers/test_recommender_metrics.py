@@ -1,7 +1,7 @@
 """The recommender libraries' metrics receval reproduces with a parameter or a metric of its
 own: hand-computed cases, then agreement with the libraries' golden files.
 
-RePlay 0.22.0 (tests/golden/replay/beyond.json, run_replay_beyond.py):
+RePlay 0.22.0 (tests/peers/replay/beyond.json, run_replay_beyond.py):
     Surprisal@k             novelty@k(share=users, unseen=one, normalize=max, denominator=k)
     Novelty@k               unexpectedness@k(expected=history)
     Unexpectedness@k        unexpectedness@k(denominator=k)
@@ -29,7 +29,7 @@ import pytest
 import receval_cli
 from receval_cli.metrics import MetricSpec, resolve
 
-GOLDEN = Path(__file__).parents[1] / "golden"
+GOLDEN = Path(__file__).parent
 DATA = GOLDEN / "peer_metrics_data"
 TOL = 1e-9
 CUTOFFS = (1, 3, 5, 10, 30)

@@ -129,7 +129,7 @@ def hand_config(folder: Path, metrics: list[str], **extra: Any) -> Path:
     return write_config(folder, config)
 
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "elliot"
+GOLDEN = Path(__file__).resolve().parents[1] / "peers" / "elliot"
 
 
 def golden_config(folder: Path, seed: int, metrics: list[str], **extra: Any) -> Path:

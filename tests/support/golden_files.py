@@ -1,6 +1,6 @@
 """Reading the peer libraries' golden files and the shared data they were computed on.
 
-The data (tests/golden/make_data.py) come in four datasets: `tiefree` and `ties` with string
+The data (tests/peers/make_data.py) come in four datasets: `tiefree` and `ties` with string
 ids, `tiefree_int` and `ties_int` with the same rows and integer ids (read as pl.Int64, so
 receval sees integer columns). Grades are numbers (0-4, 2.5 and -1 among them): pl.Float64.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-GOLDEN = Path(__file__).parents[1] / "golden"
+GOLDEN = Path(__file__).parents[1] / "peers"
 DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
 
 

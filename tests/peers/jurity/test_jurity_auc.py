@@ -1,6 +1,6 @@
-"""receval's `auc` against Jurity 2.1.0's AUC (tests/golden/jurity/auc_*.json).
+"""receval's `auc` against Jurity 2.1.0's AUC (tests/peers/jurity/auc_*.json).
 
-tests/golden/jurity/run_jurity_auc.py fed the shared data (tests/golden/data) to
+tests/peers/jurity/run_jurity_auc.py fed the shared data (tests/peers/data) to
 jurity.recommenders.AUC: actual = every truth row with click = relevance >= 1, predicted =
 every prediction with its score. Jurity inner-joins the two on (user, item), so it scores
 only the pairs in both files: receval's `unrated: ignore` (the default) and

@@ -1,7 +1,7 @@
-"""The jurity preset against Jurity 2.1.0's own numbers (tests/golden/jurity).
+"""The jurity preset against Jurity 2.1.0's own numbers (tests/peers/jurity).
 
-tests/golden/jurity/make.sh ran Jurity's Precision, Recall, MAP and NDCG at k = 1, 3, 5, 10
-on the shared data (tests/golden/data) and stored each metric's per-user values and mean;
+tests/peers/jurity/make.sh ran Jurity's Precision, Recall, MAP and NDCG at k = 1, 3, 5, 10
+on the shared data (tests/peers/data) and stored each metric's per-user values and mean;
 NOTES.md there says how Jurity defines them and why the preset is what it is. Here receval
 evaluates the same files under `preset: jurity` and must agree to 1e-9, per user and in
 the mean. Jurity itself is never run here.

@@ -1,5 +1,5 @@
 """psp and psndcg against napkinXC 0.7.2 (napkinxc.metrics: psprecision_at_k,
-psndcg_at_k), golden values made by tests/golden/napkinxc/make.py, which runs napkinXC
+psndcg_at_k), golden values made by tests/peers/napkinxc/make.py, which runs napkinXC
 itself: with normalize=False napkinXC averages the paper's per-instance psP@k and psnDCG@k
 (receval's default, normalize=none); with normalize=True it divides the dataset's sum by
 the sum of the users' best values, which is receval's normalize=none mean over its mean on
@@ -18,7 +18,7 @@ from receval_cli.api import evaluate
 from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.registry import resolve
 
-GOLDEN = json.loads((Path(__file__).parents[2] / "golden/napkinxc/golden.json").read_text())
+GOLDEN = json.loads((Path(__file__).parent / "golden.json").read_text())
 K = GOLDEN["k"]
 SPECS = [f"{name}@{k}(propensity=catalog)" for name in ("psp", "psndcg") for k in range(1, K + 1)]
 

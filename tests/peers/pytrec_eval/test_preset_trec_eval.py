@@ -1,7 +1,7 @@
 """The pytrec_eval preset (trec_eval's conventions, scores as floats as trec_eval 9 kept
 them) against pytrec_eval (live) on the shared golden data.
 
-tests/golden/make_data.py writes the data every preset is checked on: string and integer
+tests/peers/make_data.py writes the data every preset is checked on: string and integer
 ids (9, 10, 100, 1000: text order is not number order), many ties (one decimal) and
 float32-only ties, grades 0-4 with 2.5 and -1, users with no relevant item, users on one
 side only, lists shorter than k and longer than 15, and a cutoff (30) beyond every list.

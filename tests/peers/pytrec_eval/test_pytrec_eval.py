@@ -87,7 +87,8 @@ def test_trec_eval_ties_scores_equal_in_single_precision() -> None:
         predictions, truth, ["mrr"], conventions={"preset": "pytrec_eval"}
     )
     assert preset.metrics["mrr"] == 1 / 2
-    # trec_eval 10.0 keeps doubles (tests/conformance/trec_eval_scores): no tie there
+    # trec_eval 10.0 keeps doubles (tests/peers/trec_eval/conformance/trec_eval_scores): no tie
+    # there
     trec_eval_10 = receval_cli.evaluate(predictions, truth, ["mrr"], conventions="trec_eval")
     assert trec_eval_10.metrics["mrr"] == 1.0
     exact = receval_cli.evaluate(predictions, truth, ["mrr"])  # float64: d10 scores higher

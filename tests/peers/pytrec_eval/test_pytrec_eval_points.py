@@ -1,10 +1,10 @@
 """The precision-point and set measures (metrics/precision_points.py), gm_map and trec_eval's
 set_P / set_recall / set_F against pytrec_eval, per user and in the mean, to 1e-12.
 
-Two ways, on the seeded data of tests/golden/pytrec_eval/points_data.py (integer ids 9,
+Two ways, on the seeded data of tests/peers/pytrec_eval/points_data.py (integer ids 9,
 10, 100, ties, grades 0..3, lists shorter and longer than the cutoffs, users on one side
 only, users with no relevant item): pytrec_eval itself, live (a dev dependency; skipped
-where it is not installed), and its golden file tests/golden/pytrec_eval/points.json,
+where it is not installed), and its golden file tests/peers/pytrec_eval/points.json,
 written by pytrec_eval in its own environment (make.sh there), which needs no peer.
 
 pytrec_eval binds trec_eval 9, which turns a recall level into relevant items as
@@ -27,7 +27,7 @@ from cli_helpers import load_script
 
 import receval_cli
 
-HERE = Path(__file__).parents[2] / "golden" / "pytrec_eval"
+HERE = Path(__file__).parent
 TOL = 1e-12
 
 

@@ -1,12 +1,12 @@
-"""receval under the ranx preset against ranx 0.3.21's own numbers (tests/golden/ranx).
+"""receval under the ranx preset against ranx 0.3.21's own numbers (tests/peers/ranx).
 
-The golden files were written by ranx itself (tests/golden/ranx/make.sh, its own virtual
+The golden files were written by ranx itself (tests/peers/ranx/make.sh, its own virtual
 environment); this test never runs ranx. ranx was fed every truth row with its grade
 (relevant: grade >= 1) and every prediction, and evaluated with make_comparable=True, so
 its mean is over every ground-truth user: users with no recommendation and users whose rows
 are all grade 0 count 0 (users_without_recommendations and users_without_relevant: zero).
 ranx breaks ties in file order for lists of at most 15 items (numba's argsort is an
-insertion sort there; see tests/golden/ranx/NOTES.md), so every dataset is checked, string
+insertion sort there; see tests/peers/ranx/NOTES.md), so every dataset is checked, string
 and integer ids (pl.Int64 for receval; ranx takes the ids' text), `ties` with tie_break
 input_order. Beyond that documented limit (a list of more than 15 items with tied scores,
 listed in each golden file as users_beyond_tie_limit) ranx's order follows no rule: those

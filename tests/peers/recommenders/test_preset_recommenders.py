@@ -1,9 +1,9 @@
-"""The recommenders preset against Microsoft Recommenders 1.2.1 (tests/golden/recommenders).
+"""The recommenders preset against Microsoft Recommenders 1.2.1 (tests/peers/recommenders).
 
-tests/golden/recommenders/make.sh ran recommenders.evaluation.python_evaluation's
+tests/peers/recommenders/make.sh ran recommenders.evaluation.python_evaluation's
 precision_at_k, recall_at_k, map_at_k, map, ndcg_at_k (score_type binary, raw, exp;
 discfun_type loge and log2) and r_precision_at_k at k = 1, 3, 5, 10 on the shared data
-(tests/golden/data), feeding the ground-truth rows with grade >= 1 as rating_true. It
+(tests/peers/data), feeding the ground-truth rows with grade >= 1 as rating_true. It
 stored each mean and, from the same function run on each user's rows alone, the per-user
 values; NOTES.md there says how the library defines them and why the preset is what it is.
 Here receval evaluates the same files under `preset: recommenders` and must agree to 1e-9.

@@ -1,8 +1,8 @@
 """RecTools 0.19.0's metrics against receval: golden files and hand-computed cases.
 
-The golden files (tests/golden/rectools/{str,int}.json) were written by RecTools itself
-(tests/golden/rectools/make.sh, its own environment) on the fresh seeded data of
-tests/golden/rectools/make_data.py: ties, ids 9, 10, 100 and 1000 (string and integer),
+The golden files (tests/peers/rectools/{str,int}.json) were written by RecTools itself
+(tests/peers/rectools/make.sh, its own environment) on the fresh seeded data of
+tests/peers/rectools/make_data.py: ties, ids 9, 10, 100 and 1000 (string and integer),
 users only in the predictions or only in the truth, users with no relevant item, lists
 shorter than every cutoff and longer than 15, a baseline (RecTools' reference
 recommendations) and a catalog. RecTools reads ranks: its script ranked each list by
@@ -24,7 +24,7 @@ import receval_cli
 from receval_cli.errors import ConfigError, InputError
 
 TOL = 1e-9
-HERE = Path(__file__).parents[2] / "golden" / "rectools"
+HERE = Path(__file__).parent
 DATASETS = ("str", "int")
 CUTOFFS = (1, 3, 5, 10, 30)
 # users RecTools counts, as receval's user parameters: its interactions' users (relevant

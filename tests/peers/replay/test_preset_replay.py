@@ -1,6 +1,6 @@
-"""receval under the replay preset against RePlay 0.22.0's own numbers (tests/golden/replay).
+"""receval under the replay preset against RePlay 0.22.0's own numbers (tests/peers/replay).
 
-The golden files were written by RePlay itself (tests/golden/replay/make.sh, its own
+The golden files were written by RePlay itself (tests/peers/replay/make.sh, its own
 virtual environment: RePlay pins pandas 2 and polars 1.44); this test never runs RePlay.
 RePlay's metrics are binary: it was fed the truth rows with grade >= 1 as (user, item)
 pairs, and every prediction. receval reads the same files with their grades; the preset's

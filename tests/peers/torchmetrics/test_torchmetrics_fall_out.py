@@ -1,8 +1,8 @@
 """fall_out against torchmetrics 1.9.0's RetrievalFallOut (golden), and by hand.
 
-The golden files (tests/golden/torchmetrics/fall_out_{str,int}.json) were written by
-torchmetrics itself (tests/golden/torchmetrics/make.sh, its own environment) on the data
-of tests/golden/rectools/make_data.py: ties, ids 9, 10, 100 and 1000, users missing on
+The golden files (tests/peers/torchmetrics/fall_out_{str,int}.json) were written by
+torchmetrics itself (tests/peers/torchmetrics/make.sh, its own environment) on the data
+of tests/peers/rectools/make_data.py: ties, ids 9, 10, 100 and 1000, users missing on
 either side, users with no relevant item, lists shorter than k and longer than 15.
 torchmetrics was given each list's order (receval's tie_break item_desc) as its preds,
 and only the lists of users in the truth. It counts a user's negatives among the items
@@ -24,7 +24,7 @@ import pytest
 
 import receval_cli
 
-HERE = Path(__file__).parents[2] / "golden"
+HERE = Path(__file__).parents[1]
 DATASETS = ("str", "int")
 CUTOFFS = (1, 3, 5, 10, 30, None)
 ACTION_TO_PARAM = {"neg": "zero", "pos": "one", "skip": "skip"}

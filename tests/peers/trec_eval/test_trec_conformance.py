@@ -1,6 +1,7 @@
 """trec_eval's own test suite: receval under the trec_eval preset reproduces every line.
 
-tests/conformance/trec_eval/ holds NIST trec_eval 10.0's test inputs and expected outputs
+tests/peers/trec_eval/conformance/trec_eval/ holds NIST trec_eval 10.0's test inputs and expected
+outputs
 (see its README.md and LICENSE.md). For every measure trec_eval prints, each per-query
 value and each average must print the same to trec_eval's 4 decimals (relstring, per-user
 text, is compared as text).
@@ -22,7 +23,7 @@ from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.tool_trec_eval import TREC_EVAL_NAMES
 
 # trec_eval/: NIST's own tests; trec_eval_scores/: near ties that only doubles tell apart
-HERE = Path(__file__).parents[2] / "conformance"
+HERE = Path(__file__).parent / "conformance"
 # the README and the pages of docs/, where an exemption list would be written
 DOCS = "\n".join(
     path.read_text(encoding="utf-8")
