@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_user_error, invoke, run_json, write_config
+from cli_helpers import assert_user_error, evaluate_written, invoke, run_json, write_config
 
 from receval_cli.engines import choice as engines
 
@@ -128,7 +128,7 @@ def test_auto_partitions_big_predictions(tmp_path: Path, monkeypatch: pytest.Mon
         "ground_truth": {"path": str(GOLDEN / "ties_truth.csv")},
         "metrics": ["ndcg@5", "precision@3"],
     }
-    (report,) = evaluate_config(load_config(write_config(tmp_path, config))).models.values()
+    (report,) = evaluate_written(tmp_path, config).models.values()
     assert isinstance(report, Report)
     assert report.inputs["engine"]["partitions"] == 3
     # a run that needs every per-user value (intervals) stays in one pass

@@ -16,11 +16,9 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import write_config
+from cli_helpers import evaluate_written
 
 from receval_cli.analysis import list_comparison
-from receval_cli.analysis.runs import evaluate_config
-from receval_cli.config.loading import load_config
 from receval_cli.metrics.list_similarity import list_measure, per_user
 
 MEASURES = [
@@ -68,7 +66,7 @@ def lists(folder: Path, conventions: dict[str, Any], **engine: Any) -> list[dict
         "confidence": {"resamples": 20, "seed": 1},  # the comparison's intervals: few
         **engine,
     }
-    found = evaluate_config(load_config(write_config(folder, config)))
+    found = evaluate_written(folder, config)
     return [c.to_dict() for c in found.list_comparisons]
 
 

@@ -17,10 +17,9 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import invoke, write_config
+from cli_helpers import evaluate_written, invoke, write_config
 from engine_parity import RANKING, parity_data
 
-from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
 from receval_cli.results.report import Report
 
@@ -62,9 +61,7 @@ def exact(report: Report) -> dict[str, Any]:
 
 
 def run(folder: Path, config: dict[str, Any], name: str) -> Report:
-    return evaluate_config(load_config(write_config(folder, config, f"{name}.yaml"))).models[
-        "model"
-    ]
+    return evaluate_written(folder, config, f"{name}.yaml").models["model"]
 
 
 def test_segments_hold_what_the_data_says(tmp_path: Path) -> None:

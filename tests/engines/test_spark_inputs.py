@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import invoke, write, write_config
+from cli_helpers import evaluate_written, invoke, write, write_config
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import is_remote, load_config
@@ -71,7 +71,7 @@ def test_a_configured_rank_beside_a_score_column(spark: Any, tmp_path: Path) -> 
     expected, got = both(spark, tmp_path, config)
     assert_same(expected, got)
     scored = {**config, "metrics": METRICS, "predictions": {"path": "p.parquet"}}
-    by_score = evaluate_config(load_config(write_config(tmp_path, scored)))
+    by_score = evaluate_written(tmp_path, scored)
     assert by_score.models["model"].metrics != expected.metrics  # the rank decides
 
 

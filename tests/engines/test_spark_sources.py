@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import invoke, write_config
+from cli_helpers import evaluate_written, invoke, write_config
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
@@ -83,7 +83,7 @@ def write_case(folder: Path, seed: int = 3) -> dict[str, Any]:
 
 def test_optional_inputs_as_tables_and_uris(spark: Any, tmp_path: Path) -> None:
     config = write_case(tmp_path)
-    (expected,) = evaluate_config(load_config(write_config(tmp_path, config))).models.values()
+    (expected,) = evaluate_written(tmp_path, config).models.values()
     spark.read.parquet(str(tmp_path / "catalog.parquet")).createOrReplaceTempView("items_c")
     spark.read.parquet(str(tmp_path / "baseline.parquet")).createOrReplaceTempView("base_c")
     remote = {

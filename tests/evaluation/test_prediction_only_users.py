@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import write, write_config
+from cli_helpers import evaluate_written, write, write_config
 from engine_parity import POLARS_ENGINES
 
-from receval_cli.analysis.runs import evaluate_config
-from receval_cli.config.loading import load_config
 from receval_cli.config.presets import PRESETS
 
 PREDICTIONS = "user,item,score\n1,10,0.9\n1,9,0.8\n1,100,0.7\n2,10,0.5\n"
@@ -37,8 +35,8 @@ def run(folder: Path, conventions: dict[str, Any], **extra: Any) -> Any:
         "conventions": conventions,
         **extra,
     }
-    path = write_config(folder, config, name=f"c{len(list(folder.iterdir()))}.yaml")
-    return evaluate_config(load_config(path), per_user=True).models["model"]
+    name = f"c{len(list(folder.iterdir()))}.yaml"
+    return evaluate_written(folder, config, name, per_user=True).models["model"]
 
 
 def test_by_hand(tmp_path: Path) -> None:
@@ -113,8 +111,6 @@ def test_user_coverage_over_the_users_with_a_relevant_item(tmp_path: Path) -> No
         "ground_truth": {"path": "t.csv", "columns": {"relevance": "relevance"}},
         "metrics": ["user_coverage", "user_coverage(users=relevant)"],
     }
-    from receval_cli.analysis.runs import evaluate_config
-    from receval_cli.config.loading import load_config
 
-    report = evaluate_config(load_config(write_config(tmp_path, config))).models["model"]
+    report = evaluate_written(tmp_path, config).models["model"]
     assert report.metrics == {"user_coverage": 2 / 3, "user_coverage(users=relevant)": 0.5}

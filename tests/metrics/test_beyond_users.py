@@ -36,12 +36,10 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import write_config
+from cli_helpers import evaluate_written
 
 import receval_cli
-from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import load_config
 from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.registry import SpecError, lookup, resolve
 
@@ -150,7 +148,7 @@ def test_every_polars_engine_averages_over_the_same_users(
         "metrics": [*sorted(EXPECTED), "serendipity@3"],
         **engine,
     }
-    run = evaluate_config(load_config(write_config(tmp_path, config, "users.yaml")))
+    run = evaluate_written(tmp_path, config, "users.yaml")
     report = run.models["model"]
     for metric, value in EXPECTED.items():
         assert report.metrics[metric] == pytest.approx(value, abs=1e-12), metric

@@ -17,11 +17,9 @@ from typing import Any
 import golden_files
 import pytest
 import yaml
-from cli_helpers import assert_user_error, hand_case, invoke, write_config
+from cli_helpers import assert_user_error, evaluate_written, hand_case, invoke, write_config
 from engine_parity import POLARS_ENGINES
 
-from receval_cli.analysis.runs import evaluate_config
-from receval_cli.config.loading import load_config
 from receval_cli.metrics.dialects import spec_of
 
 DATA = golden_files.GOLDEN / "data"
@@ -64,8 +62,7 @@ def config_for(dataset: str, metrics: list[Any], **extra: Any) -> dict[str, Any]
 
 
 def run(folder: Path, config: dict[str, Any], name: str = "config.yaml") -> Any:
-    path = write_config(folder, config, name=name)
-    return evaluate_config(load_config(path), per_user=True)
+    return evaluate_written(folder, config, name, per_user=True)
 
 
 def values(report: Any, metric: str) -> dict[str, float]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cli_helpers import assert_user_error, invoke, write, write_config
+from cli_helpers import assert_user_error, evaluate_written, invoke, write, write_config
 
 from receval_cli.metrics.sampled import correction, full_metric, sampled_rank_probabilities
 
@@ -167,10 +167,8 @@ def candidate_lists(folder: Path, users: int = 60, m: int = 9) -> dict[str, Any]
 
 
 def run_on(folder: Path, config: dict[str, Any], name: str) -> Any:
-    from receval_cli.analysis.runs import evaluate_config
-    from receval_cli.config.loading import load_config
 
-    return evaluate_config(load_config(write_config(folder, config, name=name)), per_user=True)
+    return evaluate_written(folder, config, name=name, per_user=True)
 
 
 @pytest.mark.parametrize("engine", ["streaming", "partitions 3", "partitions 7"])

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import invoke, write_config
+from cli_helpers import evaluate_written, invoke, write_config
 from engine_parity import (
     CONVENTIONS,
     ENGINES,
@@ -31,10 +31,8 @@ from engine_parity import (
     run,
 )
 
-from receval_cli.analysis.runs import evaluate_config
 from receval_cli.api import evaluate
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import load_config
 from receval_cli.errors import ConfigError
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import REGISTRY
@@ -445,7 +443,7 @@ def test_the_ties_reach_the_junit_github_and_latex_formats(tmp_path: Path) -> No
     block)."""
     config = parity_data(tmp_path)
     config = {**config, "metrics": ["ndcg@10"], "conventions": EXPECTED_TIES}
-    result = evaluate_config(load_config(write_config(tmp_path, config, "formats.yaml")))
+    result = evaluate_written(tmp_path, config, "formats.yaml")
     ties = result.models["model"].users["ties"]
     said = (
         f"tie_break expected: {ties['tied_positions']} tied positions in "

@@ -26,10 +26,7 @@ from typing import Any
 
 import golden_files
 import pytest
-import yaml
-
-from receval_cli.analysis.runs import evaluate_config
-from receval_cli.config.loading import load_config
+from cli_helpers import evaluate_written
 
 HERE = golden_files.GOLDEN / "dialects"
 DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
@@ -37,9 +34,7 @@ TOLERANCE = 1e-9
 
 
 def run(tmp_path: Path, config: dict[str, Any]) -> Any:
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return evaluate_config(load_config(path), per_user=True).models["model"]
+    return evaluate_written(tmp_path, config, per_user=True).models["model"]
 
 
 def per_user(report: Any) -> dict[str, dict[str, Any]]:

@@ -70,6 +70,17 @@ def write_config(folder: Path, config: dict[str, Any] | str, name: str = "config
     return write(folder / name, text)
 
 
+def evaluate_written(
+    folder: Path, config: dict[str, Any] | str, name: str = "config.yaml", **options: Any
+) -> Any:
+    """Write the config into folder and evaluate it in this process, as `receval run` does
+    (analysis.runs.evaluate_config; options such as per_user=True go to it): the Report."""
+    from receval_cli.analysis.runs import evaluate_config
+    from receval_cli.config.loading import load_config
+
+    return evaluate_config(load_config(write_config(folder, config, name)), **options)
+
+
 def hand_case(
     folder: Path, rows: str = PREDICTIONS_CSV, truth_rows: str = TRUTH_CSV, **extra: Any
 ) -> Path:

@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from cli_helpers import invoke, write_config
+from cli_helpers import evaluate_written, invoke, write_config
 
-from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.loading import load_config
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import REGISTRY, MetricDef, Param, resolve
 from receval_cli.metrics.spec import ParamValue
@@ -173,7 +171,7 @@ def exact(report: Report) -> dict[str, str]:
 
 
 def run(folder: Path, config: dict[str, Any], name: str) -> Report:
-    run = evaluate_config(load_config(write_config(folder, config, f"{name}.yaml")))
+    run = evaluate_written(folder, config, f"{name}.yaml")
     assert list(run.models) == ["model"]  # a one-file config: one model, named "model"
     return run.models["model"]
 

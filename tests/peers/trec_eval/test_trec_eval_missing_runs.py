@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import write, write_config
+from cli_helpers import evaluate_written, write, write_config
 
-from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
 
 QRELS = "user,item,relevance\na,x1,1\na,x3,2\nm,m1,1\nm,m2,2\nm,m3,0\n"
@@ -49,7 +48,7 @@ def evaluate(tmp_path: Path, metrics: list[str], extra: dict[str, Any]) -> dict[
         "metrics": metrics,
         **extra,
     }
-    report = evaluate_config(load_config(write_config(tmp_path, config)), per_user=True)
+    report = evaluate_written(tmp_path, config, per_user=True)
     model = report.models["model"]
     rows = {str(row["user"]): row for row in model.per_user.iter_rows(named=True)}
     return {"m": rows["m"], "a": rows["a"], "mean": model.metrics}
