@@ -86,11 +86,12 @@ def history_command(
 ) -> None:
     """Trends of a history store: per model and metric the latest value, the change
     against the previous run and the recent median, and a sparkline."""
-    from receval_cli.history.pages import history_table, render_history
     from receval_cli.history.store import read_store, refuse_outputs_inside
-    from receval_cli.history.trends import Selection, parse_since, trends
+    from receval_cli.history.trends import parse_since, trends
     from receval_cli.report.figures_library import require_figures
+    from receval_cli.report.history_pages import history_table, render_history
     from receval_cli.report.writing import check_destination, write_outputs
+    from receval_cli.results.series import Selection
 
     try:
         if prune or keep is not None:

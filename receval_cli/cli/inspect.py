@@ -46,9 +46,9 @@ def inspect_command(
     """Show a few users' history, top-k recommendations (hits marked), the relevant items
     missed, and their per-user metrics."""
     from receval_cli.analysis.inspect import inspect_config
-    from receval_cli.analysis.inspect_panels import panels, render_json
     from receval_cli.config.loading import load_config
     from receval_cli.inputs.change_watch import input_files, watching
+    from receval_cli.report.inspection_panels import panels, render_json
 
     console.configure(no_color=no_color)
     try:

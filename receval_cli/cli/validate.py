@@ -39,10 +39,10 @@ def validate_command(
 ) -> None:
     """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
     from receval_cli.analysis.validate import validate_config
-    from receval_cli.analysis.validate_tables import render_health
     from receval_cli.cli.run_outputs import RunRequest, checked_outputs
     from receval_cli.config.loading import load_config
     from receval_cli.inputs.change_watch import input_files, watching
+    from receval_cli.report.validation_tables import render_health
 
     console.configure(no_color=no_color, verbose=verbose)
     try:

@@ -25,7 +25,7 @@ from receval_cli.escaping import (
     markdown_text,
     printable,
 )
-from receval_cli.history.trends import Selection, Trend, sparkline
+from receval_cli.results.series import Selection, Trend
 from receval_cli.version import __version__
 
 SIGNIFICANT = "significant drop"
@@ -40,6 +40,27 @@ _FAILED_NOTE = (
     "is false), after the latest run's name in the table and as a red x at the foot of "
     "each trend plot."
 )
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float | None]) -> str:
+    """One character a run, scaled from the series' lowest to its highest value; a run
+    without a value is a space."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return " " * len(values)
+    low, high = min(present), max(present)
+    marks = []
+    for value in values:
+        if value is None:
+            marks.append(" ")
+        elif high == low:
+            marks.append(SPARKS[3])
+        else:
+            marks.append(SPARKS[round((value - low) / (high - low) * (len(SPARKS) - 1))])
+    return "".join(marks)
 
 
 def _value(value: float | None, signed: bool = False) -> str:
