@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_user_error, hand_case, invoke, run_process, write
 
-from receval_cli.choices import Format
+from receval_cli.formats import Format
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 

@@ -26,7 +26,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.console import shown
+from receval_cli.console import plain_text, shown
 from receval_cli.escaping import printable
 from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.report.table import format_value
@@ -254,4 +254,6 @@ def _metrics_grid(metrics: dict[str, float | None], width: int) -> Group:
     return Group(Text("metrics (-: the user is not in that metric's mean)", style="bold"), grid)
 
 
-# --- the command -----------------------------------------------------------------------
+def panels_text(inspection: Inspection, width: int) -> str:
+    """The panels as plain text, `width` columns wide (at most 120, as on a terminal)."""
+    return plain_text(panels(inspection, min(width, 120)), width)

@@ -1,13 +1,14 @@
 """A history series: one run's value of a metric (Point), a (model, segment, metric)
-series over the store's runs with its changes (Trend), and what `receval history` is asked
-to show (Selection). history/trends.py builds them from the store; report/history_pages.py
-renders them.
+series over the store's runs with its changes (Trend), what `receval history` is asked
+to show (Selection) and its page (HistoryPage). history/trends.py builds them from the
+store; report/history_pages.py renders them.
 """
 
 from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from receval_cli.results.gates import statistic
@@ -144,3 +145,12 @@ class Selection:
     since: datetime.datetime | None = None
     last: int = 30
     window: int = 7
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """`receval history`'s document: the store, the trends read from it, what was asked."""
+
+    store: Path
+    trends: list[Trend]
+    selection: Selection
