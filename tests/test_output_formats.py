@@ -5,11 +5,13 @@ a page, LaTeX a tabular, the terminal's table plain text); a format whose extra 
 installed is refused in one line (exit 2) before anything is written.
 
 A new row in a table is tested here with no edit, as long as its format's name has a
-check in CHECKS (a new format name fails until it has one).
+check in CHECKS (a new format name fails until it has one). And only the output layer
+(report/, cli/, console.py) imports rich: the other packages return data.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import datetime
 import io
@@ -212,3 +214,44 @@ def test_the_command_line_reads_the_tables() -> None:
     assert REPORT_EXTENSIONS[".tex"] == "latex"
     schema = OutputConfig.model_json_schema()["properties"]["format"]
     assert schema["enum"] == list(DOCUMENTS["run"])
+
+
+# the output layer: the only places that render (rich's renderables, the terminal)
+OUTPUT_LAYER = ("receval_cli/report/", "receval_cli/cli/", "receval_cli/console.py")
+
+
+def rich_importers(root: Path) -> list[str]:
+    """The modules under root that import rich (at module level, in a function or under
+    TYPE_CHECKING), as paths relative to root's parent."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(name == "rich" or name.startswith("rich.") for name in names):
+                found.append(path.relative_to(root.parent).as_posix())
+                break
+    return found
+
+
+def test_only_the_output_layer_imports_rich() -> None:
+    """analysis/, history/ and the rest return data; report/ renders, cli/ and console.py
+    wire it to the terminal."""
+    found = rich_importers(REPO / "receval_cli")
+    assert any(path.startswith("receval_cli/report/") for path in found)
+    assert [path for path in found if not path.startswith(OUTPUT_LAYER)] == []
+
+
+def test_the_rich_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    """Negative control: an import inside a function and a `from rich...` are found."""
+    root = tmp_path / "receval_cli"
+    (root / "analysis").mkdir(parents=True)
+    (root / "analysis" / "a.py").write_text("def f():\n    import rich.table\n")
+    (root / "b.py").write_text("from rich.text import Text\n")
+    (root / "c.py").write_text("import richer\n")
+    assert rich_importers(root) == ["receval_cli/analysis/a.py", "receval_cli/b.py"]

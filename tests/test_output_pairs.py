@@ -4,7 +4,7 @@
 of the `--output` after it; one `--format` keeps its meaning (the format of `-` and of a
 name without a known extension). An output whose format the command line leaves open is
 exit 2 with the fix, and nothing is written. The matrix is built from the code's own list
-of formats (choices.Format), so a new format joins it.
+of formats (formats.Format), so a new format joins it.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "receval metrics --format markdown": _metrics_markdown,
     "the config's models (config/reference.py)": _config_keys,
     "the conventions (config/conventions.py)": _conventions,
-    "the format choices (choices.py)": formats_markdown,
+    "the format tables (formats.py)": formats_markdown,
     "the exit codes (exit_codes.py)": exit_codes_markdown,
 }
 
