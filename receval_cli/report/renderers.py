@@ -26,15 +26,17 @@ def render_as(table: Mapping[str, FormatSpec], fmt: str, document: Any, width: i
     return function(document, width) if spec.terminal else function(document)
 
 
+def installed(extra: str) -> bool:
+    """Whether every library the extra installs (EXTRA_MODULES) can be imported."""
+    for module in EXTRA_MODULES[extra]:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return False
+        except (ImportError, ValueError):  # an import hook that refuses it, a stand-in
+            return False
+    return True
+
+
 def missing_extra(spec: FormatSpec) -> str | None:
     """The extra a format needs that is not installed (None: nothing missing)."""
-    if spec.extra is None:
-        return None
-    for module in EXTRA_MODULES[spec.extra]:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):  # an import hook that refuses it, a stand-in
-            found = False
-        if not found:
-            return spec.extra
-    return None
+    return spec.extra if spec.extra is not None and not installed(spec.extra) else None
