@@ -223,7 +223,10 @@ def rich_importers(root: Path) -> list[str]:
     TYPE_CHECKING), as paths relative to root's parent."""
     found = []
     for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        text = path.read_text(encoding="utf-8")
+        if "rich" not in text:  # parsed only where it may be imported
+            continue
+        for node in ast.walk(ast.parse(text)):
             names = (
                 [alias.name for alias in node.names]
                 if isinstance(node, ast.Import)
