@@ -1,4 +1,5 @@
-"""The choices the command line offers (output formats, engines) and their defaults.
+"""The choices the command line offers (engines, paired tests, corrections) and their
+defaults; the output formats are receval_cli/formats.py's tables.
 
 Kept apart from the code that uses them, with no import beyond the standard library, so
 that `receval --version`, `--help` and shell completion build the command line without
@@ -18,60 +19,6 @@ class Engine(StrEnum):
     streaming = "streaming"
     spark = "spark"
     gpu = "gpu"
-
-
-class Format(StrEnum):
-    """`receval run --format`: the report's formats."""
-
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    csv = "csv"
-    junit = "junit"
-    html = "html"
-    github = "github"
-    latex = "latex"
-
-
-class CompareFormat(StrEnum):
-    """`receval compare --format`."""
-
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    csv = "csv"
-
-
-class HistoryFormat(StrEnum):
-    """`receval history --format`."""
-
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    csv = "csv"
-    html = "html"
-
-
-class ValidateFormat(StrEnum):
-    """`receval validate --format`."""
-
-    table = "table"
-    json = "json"
-
-
-class InspectFormat(StrEnum):
-    """`receval inspect --format`."""
-
-    table = "table"
-    json = "json"
-
-
-class ListingFormat(StrEnum):
-    """What `receval metrics --format` prints."""
-
-    table = "table"  # rich, for reading: metric_table / metric_detail
-    json = "json"
-    markdown = "markdown"
 
 
 INSPECTED_USERS = 3  # `receval inspect` samples this many users by default

@@ -1,5 +1,5 @@
 """`receval inspect`: look at a few users' history, top-k list, misses and metrics (the
-Inspection; analysis/inspect_panels.py renders it).
+Inspection, results/inspection.py; report/inspection_panels.py renders it).
 
 The users are a seeded sample of the evaluated users (their ids sorted, then drawn with
 `random.Random(seed)`, so the sample does not depend on the row order of the files), or
@@ -12,8 +12,6 @@ run of the chosen model over the whole files (only the per-user metrics), exactl
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -36,33 +34,9 @@ from receval_cli.evaluation.prepare import (
 from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import lookup
+from receval_cli.results.inspection import Inspection
 
 _KEY = ["user", "item"]
-
-
-@dataclass
-class Inspection:
-    """Everything `inspect` shows: the run's context and one record per user."""
-
-    config: Path
-    model: str
-    k: int
-    seed: int | None
-    evaluated: int  # users evaluated in the whole run
-    relevance_threshold: float
-    max_depth: int | None  # the lists are cut there (conventions.max_depth)
-    has_history: bool
-    has_score: bool
-    users: list[dict[str, Any]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "config": str(self.config),
-            "model": self.model,
-            "k": self.k,
-            "seed": self.seed,
-            "users": self.users,
-        }
 
 
 def inspect_config(

@@ -1,5 +1,5 @@
 """`receval validate CONFIG`: check a config and its inputs without computing a metric
-(analysis/validate_tables.py renders what it finds).
+(report/validation_tables.py renders what it finds).
 
 It is `run` without the evaluation: it plans the run with run's planner (the engine's
 refusals, the gates, the baseline report), reads the history store as the run reads it,

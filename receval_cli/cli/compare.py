@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.choices import CompareFormat, Correction, PairedTest
+from receval_cli.choices import Correction, PairedTest
 from receval_cli.cli.common import AllowDifferentConventions, AppendOption, fail, option_order
 from receval_cli.cli.output_pairs import NamedOutput, one_output
 from receval_cli.errors import (
     RecEvalError,
 )
+from receval_cli.formats import COMPARISON_FORMATS, CompareFormat, choices_text, extensions
 from receval_cli.report.destinations import (
-    REPORT_EXTENSIONS,
     Destination,
     check_append,
     format_of,
@@ -38,8 +38,8 @@ def compare(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown or csv (default: the --output file's extension, "
-            "else table).",
+            help=f"{choices_text(COMPARISON_FORMATS)} (default: the --output file's "
+            "extension, else table).",
         ),
     ] = None,
     output: Annotated[
@@ -102,24 +102,19 @@ def compare(
     from receval_cli.report.writing import write_outputs
 
     try:
-        named = one_output(
-            option_order(ctx), format or [], output, [f.value for f in CompareFormat]
-        )
+        named = one_output(option_order(ctx), format or [], output, list(COMPARISON_FORMATS))
         destination = _comparison_destination(named, append, reports or [])
         comparison = compare_reports(
             reports or [], baseline, metric or [], allow_different_conventions
         )
         settings = ComparisonConfig(test=test.value, correction=correction.value, level=level)
         comparison = with_paired_tests(comparison, settings)
-        if destination.path is not None or destination.format != CompareFormat.table:
-            rendered = render_comparison(comparison, CompareFormat(destination.format))
+        if destination.path is not None or destination.format != "table":
+            rendered = render_comparison(comparison, destination.format)
             write_outputs({destination: rendered})
     except RecEvalError as error:
         raise fail(error) from None
-    if destination.path is not None:
-        table_shown = not quiet
-    else:
-        table_shown = destination.format == CompareFormat.table
+    table_shown = not quiet if destination.path is not None else destination.format == "table"
     if table_shown:
         console.show(comparison_table(comparison))
     if not table_shown:  # the table shows them below; the other formats may not
@@ -133,14 +128,14 @@ def _comparison_destination(named: NamedOutput, append: bool, reports: list[Path
     output, chosen = named
     if output is None or is_stdout(output):
         check_append([], append, "the comparison")
-        return Destination(None, chosen or CompareFormat.table)
+        return Destination(None, chosen or "table")
     from receval_cli.report.writing import check_destination
 
     guard([output], dict.fromkeys(reports, "saved report"))
     check_destination(output)
-    allowed = [f.value for f in CompareFormat]
+    allowed = list(COMPARISON_FORMATS)
     destination = Destination(
-        output, format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed), append
+        output, format_of(output, chosen, extensions(COMPARISON_FORMATS), allowed=allowed), append
     )
     check_append([destination], append, "the comparison")
     return destination

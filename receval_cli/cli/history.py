@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.choices import HistoryFormat
 from receval_cli.cli.common import fail, option_order
 from receval_cli.cli.output_pairs import one_output
 from receval_cli.errors import RecEvalError, UsageError
-from receval_cli.report.destinations import REPORT_EXTENSIONS, Destination, format_of, is_stdout
+from receval_cli.formats import HISTORY_FORMATS, HistoryFormat, choices_text, extensions
+from receval_cli.report.destinations import Destination, format_of, is_stdout
 
 
 def history_command(
@@ -26,7 +26,7 @@ def history_command(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown, csv or html (default: the --output file's "
+            help=f"{choices_text(HISTORY_FORMATS)} (default: the --output file's "
             "extension, else table).",
         ),
     ] = None,
@@ -86,11 +86,12 @@ def history_command(
 ) -> None:
     """Trends of a history store: per model and metric the latest value, the change
     against the previous run and the recent median, and a sparkline."""
-    from receval_cli.history.pages import history_table, render_history
     from receval_cli.history.store import read_store, refuse_outputs_inside
-    from receval_cli.history.trends import Selection, parse_since, trends
+    from receval_cli.history.trends import parse_since, trends
     from receval_cli.report.figures_library import require_figures
+    from receval_cli.report.history_pages import history_table, render_history
     from receval_cli.report.writing import check_destination, write_outputs
+    from receval_cli.results.series import Selection
 
     try:
         if prune or keep is not None:
@@ -101,16 +102,16 @@ def history_command(
             raise UsageError(
                 f"history store {store} does not exist. {fix}", path=store, found=None, fix=fix
             )
-        allowed = [f.value for f in HistoryFormat]
+        allowed = list(HISTORY_FORMATS)
         output, chosen = one_output(option_order(ctx), format or [], output, allowed)
         if output is None or is_stdout(output):
-            destination = Destination(None, chosen or HistoryFormat.table.value)
+            destination = Destination(None, chosen or "table")
         else:
             check_destination(output)
             refuse_outputs_inside(store, [("--output", output)])
-            fmt = format_of(output, chosen, REPORT_EXTENSIONS, allowed=allowed)
+            fmt = format_of(output, chosen, extensions(HISTORY_FORMATS), allowed=allowed)
             destination = Destination(output, fmt)
-        if destination.format == "html":
+        if HISTORY_FORMATS[destination.format].extra == "html":
             require_figures("the HTML history page", destination.name)
         selection = Selection(
             metrics=metric or [],

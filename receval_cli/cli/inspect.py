@@ -9,9 +9,12 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.choices import INSPECTED_USERS, InspectFormat
+from receval_cli.choices import INSPECTED_USERS
 from receval_cli.cli.common import SetOption
 from receval_cli.errors import RecEvalError
+from receval_cli.formats import INSPECTION_FORMATS, InspectFormat, choices_text
+
+_TABLE = InspectFormat("table")  # the default format
 
 
 def inspect_command(
@@ -38,17 +41,18 @@ def inspect_command(
         typer.Option("--history", help="How many of the user's latest interactions to show."),
     ] = 10,
     format: Annotated[
-        InspectFormat, typer.Option("--format", "-f", help="table (panels) or json.")
-    ] = InspectFormat.table,
+        InspectFormat, typer.Option("--format", "-f", help=f"{choices_text(INSPECTION_FORMATS)}.")
+    ] = _TABLE,
     no_color: console.NoColorOption = False,
     settings: SetOption = None,
 ) -> None:
     """Show a few users' history, top-k recommendations (hits marked), the relevant items
     missed, and their per-user metrics."""
     from receval_cli.analysis.inspect import inspect_config
-    from receval_cli.analysis.inspect_panels import panels, render_json
     from receval_cli.config.loading import load_config
     from receval_cli.inputs.change_watch import input_files, watching
+    from receval_cli.report.inspection_panels import panels
+    from receval_cli.report.renderers import render_as
 
     console.configure(no_color=no_color)
     try:
@@ -57,8 +61,8 @@ def inspect_command(
             inspection = inspect_config(loaded, model, users, user, k, seed, history)
     except RecEvalError as error:
         raise console.fail(error, error.exit_code) from None
-    if format == InspectFormat.json:
-        sys.stdout.write(render_json(inspection))
+    if format != "table":  # the terminal's panels go through the console, in colour
+        sys.stdout.write(render_as(INSPECTION_FORMATS, format, inspection))
         return
     out = console.out()
     out.print(panels(inspection, min(out.width, 120)))

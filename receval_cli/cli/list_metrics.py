@@ -8,11 +8,13 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.choices import ListingFormat
 from receval_cli.cli.common import fail
 from receval_cli.errors import (
     UsageError,
 )
+from receval_cli.formats import LISTING_FORMATS, ListingFormat, choices_text
+
+_TABLE = ListingFormat("table")  # the default format
 
 
 def list_metrics(
@@ -22,16 +24,16 @@ def list_metrics(
         typer.Option(
             "--format",
             "-f",
-            help="table (default), json (one document, for tools) or markdown (a GFM table).",
+            help=f"{choices_text(LISTING_FORMATS)}.",
         ),
-    ] = ListingFormat.table,
+    ] = _TABLE,
 ) -> None:
     """List every metric with its formula and parameters, or show one in full."""
-    from receval_cli.cli.metrics_listing import metric_detail, metric_listing, metric_table
     from receval_cli.metrics import SpecError
+    from receval_cli.report.metric_listing import metric_detail, metric_listing, metric_table
 
     try:
-        if format is not ListingFormat.table:
+        if format != "table":
             sys.stdout.write(metric_listing(format, name))
             return
         shown = metric_table() if name is None else metric_detail(name)

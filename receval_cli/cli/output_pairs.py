@@ -21,11 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from receval_cli.choices import Format
 from receval_cli.errors import UsageError
+from receval_cli.formats import RUN_FORMATS
 from receval_cli.report.destinations import REPORT_EXTENSIONS, is_stdout
 
-ALL_FORMATS = tuple(f.value for f in Format)  # every report format receval writes
+ALL_FORMATS = tuple(RUN_FORMATS)  # every report format receval writes
 
 
 @dataclass(frozen=True)

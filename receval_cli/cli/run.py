@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.choices import Engine, Format
+from receval_cli.choices import Engine
 from receval_cli.cli.common import (
     AllowDifferentConventions,
     AppendOption,
@@ -21,6 +21,7 @@ from receval_cli.cli.common import (
 from receval_cli.cli.output_pairs import pair_outputs
 from receval_cli.cli.run_outputs import RunRequest, checked_outputs
 from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
+from receval_cli.formats import RUN_FORMATS, Format, choices_text
 from receval_cli.report.destinations import Destination
 from receval_cli.streams import stdout_closed_at_start
 
@@ -36,9 +37,8 @@ def run(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown, csv, junit, html, github (workflow annotations) or "
-            "latex (a table for a paper); "
-            "default: the --output file's extension, else the config's output.format. "
+            help=f"{choices_text(RUN_FORMATS)}; default: the --output file's extension, "
+            "else the config's output.format. "
             "Given several times, each names the format of the --output after it.",
         ),
     ] = None,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from receval_cli.cli.output_pairs import Output
 from receval_cli.errors import UsageError
+from receval_cli.formats import RUN_FORMATS
 from receval_cli.report.destinations import (
     REPORT_EXTENSIONS,
     TABLE_EXTENSIONS,
@@ -87,8 +88,8 @@ def checked_outputs(
             + ([("--per-user", request.per_user)] if request.per_user else []),
         )
     found = destinations(request, loaded)
-    for html in (d for d in found if d.format == "html"):
-        require_figures("the HTML report", html.name)
+    for needy in (d for d in found if RUN_FORMATS[d.format].extra == "html"):
+        require_figures("the HTML report", needy.name)
     per_user = None
     if request.per_user is not None:
         check_destination(request.per_user)

@@ -5,7 +5,6 @@ read and checked (analysis/validate.py)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,17 +12,19 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.choices import ValidateFormat
 from receval_cli.cli.common import AllowDifferentConventions, SetOption
 from receval_cli.errors import RecEvalError
+from receval_cli.formats import VALIDATION_FORMATS, ValidateFormat, choices_text
+
+_TABLE = ValidateFormat("table")  # the default format
 
 
 def validate_command(
     config: Annotated[Path, typer.Argument(help="The YAML config file.")],
     format: Annotated[
         ValidateFormat,
-        typer.Option("--format", "-f", help="table (a summary) or json (for scripts)."),
-    ] = ValidateFormat.table,
+        typer.Option("--format", "-f", help=f"{choices_text(VALIDATION_FORMATS)}."),
+    ] = _TABLE,
     preset: Annotated[
         str | None,
         typer.Option("--preset", help="As for run: the conventions of a well-known tool."),
@@ -39,10 +40,11 @@ def validate_command(
 ) -> None:
     """Check CONFIG and its inputs without computing a metric; exit 2 where run would fail."""
     from receval_cli.analysis.validate import validate_config
-    from receval_cli.analysis.validate_tables import render_health
     from receval_cli.cli.run_outputs import RunRequest, checked_outputs
     from receval_cli.config.loading import load_config
     from receval_cli.inputs.change_watch import input_files, watching
+    from receval_cli.report.renderers import render_as
+    from receval_cli.report.validation_tables import render_health
 
     console.configure(no_color=no_color, verbose=verbose)
     try:
@@ -54,7 +56,7 @@ def validate_command(
             health = validate_config(loaded, baseline_report, allow_different_conventions)
     except RecEvalError as error:
         raise console.fail(error, error.exit_code) from None
-    if format == ValidateFormat.json:
-        sys.stdout.write(json.dumps(health, indent=2, allow_nan=False) + "\n")
+    if format != "table":  # the terminal's table goes through the console, in colour
+        sys.stdout.write(render_as(VALIDATION_FORMATS, format, health))
     else:
         console.show(render_health(health))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -27,11 +27,15 @@ from pydantic import (
 
 from receval_cli.config.conventions import Conventions, SettingError
 from receval_cli.errors import did_you_mean
+from receval_cli.formats import RUN_FORMATS
 from receval_cli.metrics.list_similarity import list_measure
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "trec"]
 Engine = Literal["auto", "in_memory", "streaming", "gpu", "spark"]
-OutputFormat = Literal["table", "json", "markdown", "csv", "junit", "html", "github", "latex"]
+if TYPE_CHECKING:  # mypy reads no Literal made at run time
+    OutputFormat = str
+else:  # the run report's formats (receval_cli/formats.py), in their order
+    OutputFormat = Literal[tuple(RUN_FORMATS)]
 
 
 class _Strict(BaseModel):
@@ -349,8 +353,7 @@ class Gate(_Strict):
 
 
 class OutputConfig(_Strict):
-    format: OutputFormat = "table"
-    """table, json, markdown, csv, junit, html, github, latex."""
+    format: OutputFormat = Field("table", description=f"{', '.join(RUN_FORMATS)}.")
     path: str | None = None
     """Write the report to this file (relative to the config file's folder)."""
 

@@ -85,15 +85,16 @@ class Page:
     computed: int | None  # None where nothing was recorded (the bytes are not read)
 
 
-def _footer(data: memoryview) -> dict[int, Any] | None:
-    """FileMetaData's fields read, or None where the file has no plain footer."""
+def footer(data: memoryview, spec: Spec = _FILE_META) -> dict[int, Any] | None:
+    """FileMetaData's fields read (those `spec` names), or None where the file has no plain
+    footer."""
     size = len(data)
     if size < 12 or bytes(data[size - 4 :]) != _MAGIC:  # "PARE": an encrypted footer
         return None
     length = struct.unpack("<I", data[size - 8 : size - 4])[0]
     if length + 8 > size - 4:
         return None
-    return Reader(data, size - 8 - length, size - 8).struct(_FILE_META, 0)
+    return Reader(data, size - 8 - length, size - 8).struct(spec, 0)
 
 
 # A page as a walk of a column chunk gives it: Page's fields after the row group and the
@@ -230,7 +231,7 @@ def _chunks(view: memoryview) -> Iterator[tuple[int, int, str, list[Walked]]]:
     A chunk starts at its first page (the dictionary page's offset when there is one
     before the data's) and runs over total_compressed_size bytes."""
     try:
-        meta = _footer(view)
+        meta = footer(view)
     except Malformed:
         return
     if meta is None:

@@ -14,14 +14,13 @@ not decode gives None, and the caller reads the columns as before.
 from __future__ import annotations
 
 import mmap
-import struct
 from pathlib import Path
 from typing import Any
 
+from receval_cli.inputs.parquet_pages import footer
 from receval_cli.inputs.readers import Input
-from receval_cli.inputs.thrift_compact import Malformed, Reader, Spec
+from receval_cli.inputs.thrift_compact import Malformed, Spec
 
-_MAGIC = b"PAR1"
 _STATISTICS: Spec = {3: None}  # Statistics.null_count
 _COLUMN_META: Spec = {3: None, 12: _STATISTICS}  # path_in_schema, statistics
 _COLUMN_CHUNK: Spec = {1: None, 3: _COLUMN_META, 8: None}  # file_path, meta_data, crypto
@@ -33,7 +32,7 @@ def footer_counts(path: Path, columns: list[str]) -> tuple[int, dict[str, int]] 
     the null count of every chunk of each of `columns` (top-level column names); else None."""
     try:
         with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            meta = _footer(memoryview(m))
+            meta = footer(memoryview(m), _FILE_META)
     except (OSError, ValueError, Malformed):
         return None
     if meta is None or not isinstance(meta.get(3), int):
@@ -67,16 +66,6 @@ def footer_checks(source: Input) -> dict[str, Any] | None:
         return None
     rows, nulls = found
     return {"rows": rows, **{c: nulls[source.columns[c]] for c in ids}}
-
-
-def _footer(data: memoryview) -> dict[int, Any] | None:
-    size = len(data)
-    if size < 12 or bytes(data[size - 4 :]) != _MAGIC:  # "PARE": an encrypted footer
-        return None
-    length = struct.unpack("<I", data[size - 8 : size - 4])[0]
-    if length + 8 > size - 4:
-        return None
-    return Reader(data, size - 8 - length, size - 8).struct(_FILE_META, 0)
 
 
 def _chunk_nulls(chunk: object) -> tuple[str, int] | None:

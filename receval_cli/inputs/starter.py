@@ -15,8 +15,9 @@ from typing import Literal, get_args, get_origin
 import yaml
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.model import Engine, OutputFormat
+from receval_cli.config.model import Engine
 from receval_cli.config.presets import PRESETS
+from receval_cli.formats import RUN_FORMATS
 from receval_cli.inputs.sniffing import Guess
 
 CUTOFFS = (5, 10, 20)
@@ -104,7 +105,7 @@ _GATES_AND_OUTPUT = f"""\
 #   precision@5: {{min: 0.1, max: 0.95}}
 
 # output:
-#   format: table                 # {" | ".join(get_args(OutputFormat))}
+#   format: table                 # {" | ".join(RUN_FORMATS)}
 #   path: report.json             # relative to this file's folder
 """
 

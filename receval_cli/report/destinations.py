@@ -23,21 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from receval_cli.errors import UsageError
+from receval_cli.formats import RUN_FORMATS, extensions
 
 STDOUT = "-"
 
-# a report's format from its file's extension (run and compare)
-REPORT_EXTENSIONS = {
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".csv": "csv",
-    ".xml": "junit",
-    ".txt": "table",
-    ".html": "html",
-    ".htm": "html",
-    ".tex": "latex",
-}
+# a report's format from its file's extension (run's; compare's and history's are among them)
+REPORT_EXTENSIONS = extensions(RUN_FORMATS)
 
 # a table's format (the per-user values) from its file's extension
 TABLE_EXTENSIONS = {

@@ -8,9 +8,8 @@ shows its tables alone, with NO_FIGURES as a note where figures were left out.
 
 from __future__ import annotations
 
-import importlib.util
-
 from receval_cli.errors import UsageError
+from receval_cli.report.renderers import installed
 
 INSTALL = (
     "Install receval's html extra: `uv sync --extra html` (or `pip install '.[html]'`) in "
@@ -25,11 +24,9 @@ NO_FIGURES = (
 
 
 def figures_installed() -> bool:
-    """Whether matplotlib, which draws the figures, is installed."""
-    try:
-        return importlib.util.find_spec("matplotlib") is not None
-    except (ImportError, ValueError):  # an import hook that refuses it, or a stand-in module
-        return False
+    """Whether matplotlib, which draws the figures, is installed (the html extra's
+    libraries, receval_cli/formats.py's EXTRA_MODULES)."""
+    return installed("html")
 
 
 def require_figures(page: str, where: str) -> None:

@@ -1,5 +1,5 @@
 """The shell of every HTML page receval writes (the run's report, report/html.py, and the
-history's trends, history/pages.py): the head with a Content-Security-Policy that forbids
+history's trends, report/history_pages.py): the head with a Content-Security-Policy that forbids
 every fetch, the inline style, the title, the footer.
 """
 

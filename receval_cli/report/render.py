@@ -30,6 +30,7 @@ from receval_cli.escaping import (
     markdown_text,
     xml_text,
 )
+from receval_cli.formats import RUN_FORMATS
 from receval_cli.report.comparison_detail import (
     detail_markdown,
     detail_table,
@@ -38,6 +39,7 @@ from receval_cli.report.comparison_detail import (
     lists_table,
 )
 from receval_cli.report.fairness_view import fairness_markdown, fairness_renderables
+from receval_cli.report.renderers import render_as
 from receval_cli.report.table import (
     confidence_line,
     footer,
@@ -75,26 +77,9 @@ def render_text(result: RunReport, width: int) -> str:
 
 
 def render(result: RunReport, fmt: str, width: int = 100) -> str:
-    """The result in `fmt`, as text."""
-    if fmt == "json":
-        return render_json(result)
-    if fmt == "markdown":
-        return render_markdown(result)
-    if fmt == "csv":
-        return render_csv(result)
-    if fmt == "junit":
-        return render_junit(result)
-    if fmt == "github":
-        return render_github(result)
-    if fmt == "latex":
-        from receval_cli.report.latex import render_latex
-
-        return render_latex(result)
-    if fmt == "html":
-        from receval_cli.report.html import render_html  # matplotlib: only for HTML
-
-        return render_html(result)
-    return render_text(result, width)
+    """The result in `fmt` (a row of RUN_FORMATS, whose renderer is imported when it is
+    written: matplotlib only for HTML), as text."""
+    return render_as(RUN_FORMATS, fmt, result, width)
 
 
 def models_table(result: RunReport) -> RenderableType:

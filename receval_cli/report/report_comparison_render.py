@@ -12,9 +12,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.choices import CompareFormat
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import csv_cell, markdown_code, markdown_text
+from receval_cli.formats import COMPARISON_FORMATS
+from receval_cli.report.renderers import render_as
 from receval_cli.report.report_comparison import Cell, ReportComparison, comparison_warnings
 from receval_cli.report.table import format_value, titled_table
 from receval_cli.results.comparison import Comparison
@@ -22,13 +23,17 @@ from receval_cli.results.comparison import Comparison
 _MISSING = "—"
 
 
-def render_comparison(comparison: ReportComparison, fmt: CompareFormat, width: int = 100) -> str:
-    if fmt == CompareFormat.json:
-        return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
-    if fmt == CompareFormat.markdown:
-        return render_markdown(comparison)
-    if fmt == CompareFormat.csv:
-        return render_csv(comparison)
+def render_comparison(comparison: ReportComparison, fmt: str, width: int = 100) -> str:
+    """The comparison in `fmt` (a row of COMPARISON_FORMATS), as text."""
+    return render_as(COMPARISON_FORMATS, fmt, comparison, width)
+
+
+def comparison_json(comparison: ReportComparison) -> str:
+    return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+def comparison_text(comparison: ReportComparison, width: int) -> str:
+    """The terminal's table as plain text, `width` columns wide."""
     return plain_text(comparison_table(comparison), width)
 
 

@@ -2,7 +2,7 @@
 
 The kinds come from the code's own list (gates.BOUNDS) plus the two scopes a gate can
 take (`model:` on one model of several, `segment:`); the states from gates.STATES plus
-`null` (a metric with no value); the formats from choices.Format. A combination that
+`null` (a metric with no value); the formats from formats.Format. A combination that
 cannot exist is left out by a rule (`exists`), not by a hand list.
 
 Each (kind, state) is one real `receval run` (in process) that writes every format at
@@ -35,7 +35,7 @@ from gate_matrix import (
     truth_text,
 )
 
-from receval_cli.choices import Format
+from receval_cli.formats import Format
 from receval_cli.report.destinations import REPORT_EXTENSIONS
 from receval_cli.results.gates import BOUNDS, p_text
 

@@ -19,8 +19,9 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from receval_cli.cli.metrics_listing import ListingFormat, markdown_table, metric_entry
+from receval_cli.formats import ListingFormat
 from receval_cli.metrics import REGISTRY, MetricSpec, SpecError, resolve
+from receval_cli.report.metric_listing import markdown_table, metric_entry
 
 ENTRY_KEYS = [
     "name",

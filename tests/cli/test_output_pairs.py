@@ -4,7 +4,7 @@
 of the `--output` after it; one `--format` keeps its meaning (the format of `-` and of a
 name without a known extension). An output whose format the command line leaves open is
 exit 2 with the fix, and nothing is written. The matrix is built from the code's own list
-of formats (choices.Format), so a new format joins it.
+of formats (formats.Format), so a new format joins it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_user_error, hand_case, invoke, run_process, write
 
-from receval_cli.choices import Format
+from receval_cli.formats import Format
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 

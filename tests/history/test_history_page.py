@@ -12,7 +12,7 @@ from pathlib import Path
 from cli_helpers import invoke
 from history_runs import run_day
 
-from receval_cli.history.pages import FAILED_MARK
+from receval_cli.report.history_pages import FAILED_MARK
 from receval_cli.report.plots import FAILED_RUN
 
 # precision@1 of the nights (test_history.DAYS): better 1.0, hand 0.5, worse 0.0

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_user_error, hand_case, invoke
 
-from receval_cli.choices import Format, HistoryFormat
+from receval_cli.formats import Format, HistoryFormat
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL_WORDS = ("matplotlib", "uv sync --extra html", "pip install '.[html]'")

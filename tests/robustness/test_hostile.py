@@ -30,7 +30,6 @@ from cli_helpers import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receval_cli.choices import CompareFormat, Format, HistoryFormat
 from receval_cli.escaping import (
     csv_cell,
     html_text,
@@ -40,6 +39,7 @@ from receval_cli.escaping import (
     printable,
     xml_text,
 )
+from receval_cli.formats import CompareFormat, Format, HistoryFormat
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 

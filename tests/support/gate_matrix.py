@@ -16,7 +16,7 @@ from cli_helpers import write, write_config
 from lazy_modules import lazy
 from model_comparisons import two_models
 
-from receval_cli.choices import Format
+from receval_cli.formats import Format
 from receval_cli.report.destinations import REPORT_EXTENSIONS
 from receval_cli.results.gates import BOUNDS, HISTORY_BOUNDS, STATES
 

@@ -17,6 +17,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from receval_cli.console import plain_text
 from receval_cli.escaping import (
     csv_cell,
     html_text,
@@ -25,7 +26,9 @@ from receval_cli.escaping import (
     markdown_text,
     printable,
 )
-from receval_cli.history.trends import Selection, Trend, sparkline
+from receval_cli.formats import HISTORY_FORMATS
+from receval_cli.report.renderers import render_as
+from receval_cli.results.series import HistoryPage, Selection, Trend
 from receval_cli.version import __version__
 
 SIGNIFICANT = "significant drop"
@@ -40,6 +43,27 @@ _FAILED_NOTE = (
     "is false), after the latest run's name in the table and as a red x at the foot of "
     "each trend plot."
 )
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float | None]) -> str:
+    """One character a run, scaled from the series' lowest to its highest value; a run
+    without a value is a space."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return " " * len(values)
+    low, high = min(present), max(present)
+    marks = []
+    for value in values:
+        if value is None:
+            marks.append(" ")
+        elif high == low:
+            marks.append(SPARKS[3])
+        else:
+            marks.append(SPARKS[round((value - low) / (high - low) * (len(SPARKS) - 1))])
+    return "".join(marks)
 
 
 def _value(value: float | None, signed: bool = False) -> str:
@@ -117,21 +141,35 @@ def history_table(store: Path, found: list[Trend], selection: Selection) -> Tabl
 
 
 def render_history(store: Path, found: list[Trend], selection: Selection, fmt: str) -> str:
-    if fmt == "json":
-        data = {
-            "store": str(store),
-            "window": selection.window,
-            "last": selection.last,
-            "series": [t.to_dict() for t in found],
-        }
-        return json_text(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
-    if fmt == "csv":
-        return _csv(found)
-    if fmt == "markdown":
-        return _markdown(store, found)
-    if fmt == "html":
-        return _html(store, found, selection)
-    raise ValueError(fmt)
+    """The trends in `fmt` (a row of HISTORY_FORMATS), as text."""
+    return render_as(HISTORY_FORMATS, fmt, HistoryPage(store, found, selection))
+
+
+def history_text(page: HistoryPage, width: int) -> str:
+    """The terminal's table as plain text, `width` columns wide."""
+    return plain_text(history_table(page.store, page.trends, page.selection), width)
+
+
+def history_json(page: HistoryPage) -> str:
+    data = {
+        "store": str(page.store),
+        "window": page.selection.window,
+        "last": page.selection.last,
+        "series": [t.to_dict() for t in page.trends],
+    }
+    return json_text(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
+
+
+def history_csv(page: HistoryPage) -> str:
+    return _csv(page.trends)
+
+
+def history_markdown(page: HistoryPage) -> str:
+    return _markdown(page.store, page.trends)
+
+
+def history_html(page: HistoryPage) -> str:
+    return _html(page.store, page.trends, page.selection)
 
 
 _CSV_FIELDS = (

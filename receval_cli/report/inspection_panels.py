@@ -1,6 +1,6 @@
 """`receval inspect`'s output: the rich panels (one per user: the history, the top-k list
 with its hits, the relevant items missed, the per-user metrics) and the JSON, from an
-Inspection (analysis/inspect.py, which computes it).
+Inspection (results/inspection.py; analysis/inspect.py computes it).
 
 The panels are as wide as the terminal, at most 120 columns, and stay readable at 80: a
 score shows to 4 significant digits (SCORE_DIGITS), trailing zeros kept so the column
@@ -26,11 +26,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.analysis.inspect import Inspection
-from receval_cli.console import shown
+from receval_cli.console import plain_text, shown
 from receval_cli.escaping import printable
 from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.report.table import format_value
+from receval_cli.results.inspection import Inspection
 
 MISSED_SHOWN = 10  # the panel lists this many missed items; the JSON lists them all
 _STATUS = {
@@ -254,4 +254,6 @@ def _metrics_grid(metrics: dict[str, float | None], width: int) -> Group:
     return Group(Text("metrics (-: the user is not in that metric's mean)", style="bold"), grid)
 
 
-# --- the command -----------------------------------------------------------------------
+def panels_text(inspection: Inspection, width: int) -> str:
+    """The panels as plain text, `width` columns wide (at most 120, as on a terminal)."""
+    return plain_text(panels(inspection, min(width, 120)), width)

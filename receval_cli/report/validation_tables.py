@@ -1,11 +1,12 @@
 """`receval validate`'s output: the health summary (analysis/validate.py computes it) as
 rich tables: the files, their numbers (rows, users, items, nulls, duplicates, id types,
 list lengths, grades), the segments, the users in both files, Spark's health, and the
-warnings.
+warnings; and as JSON.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich import box
@@ -13,7 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.console import shown
+from receval_cli.console import plain_text, shown
 
 
 def _counted(found: dict[str, Any]) -> str:
@@ -201,3 +202,12 @@ def render_health(health: dict[str, Any]) -> RenderableType:
         verdict += f" ({count} warning{'s' if count > 1 else ''})"
     parts.append(Text(verdict, style="bold green"))
     return Group(*parts)
+
+
+def health_text(health: dict[str, Any], width: int) -> str:
+    """The summary as plain text, `width` columns wide (the terminal shows it in colour)."""
+    return plain_text(render_health(health), width)
+
+
+def health_json(health: dict[str, Any]) -> str:
+    return json.dumps(health, indent=2, allow_nan=False) + "\n"

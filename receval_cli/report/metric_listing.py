@@ -1,9 +1,8 @@
 """What `receval metrics` shows: every metric from the registry, or one in full.
 
 Everything here is read from the registry, the conventions and the presets, so the listing
-cannot drift from what `run` computes. `--format table` (rich, for reading) is
-`metric_table` / `metric_detail`; `--format json` and `--format markdown` are
-`metric_listing`, built from one `MetricEntry` per metric.
+cannot drift from what `run` computes: `--format table` (rich) is `metric_table` /
+`metric_detail`, json and markdown are built from one `MetricEntry` per metric.
 """
 
 from __future__ import annotations
@@ -19,17 +18,19 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.choices import ListingFormat
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.metric_groups import stated
 from receval_cli.config.presets import PRESETS
+from receval_cli.console import plain_text
 from receval_cli.escaping import markdown_text
+from receval_cli.formats import LISTING_FORMATS
 from receval_cli.metrics import REGISTRY, MetricDef, MetricSpec, SpecSyntaxError, lookup
 from receval_cli.metrics.dialects import is_tools_own, spec_of, tool_measures
 from receval_cli.metrics.peer_names import PEER_MEASURES
 from receval_cli.metrics.registry import Param
 from receval_cli.metrics.spec import ParamValue
 from receval_cli.metrics.tie_expectation import TIES_TEXT
+from receval_cli.report.renderers import render_as
 from receval_cli.wording import possessive
 
 
@@ -67,12 +68,8 @@ def preset_measure(metrics: dict[str, str], name: str, forms: bool = True) -> st
 def preset_measure_map(definition: MetricDef, forms: bool = True) -> dict[str, str]:
     """Preset name -> its tool's measure name, for each preset whose tool has this metric
     (see preset_measure)."""
-    found = {}
-    for preset in PRESETS.values():
-        measure = preset_measure(preset.metrics, definition.name, forms)
-        if measure is not None:
-            found[preset.name] = measure
-    return found
+    found = {p.name: preset_measure(p.metrics, definition.name, forms) for p in PRESETS.values()}
+    return {name: measure for name, measure in found.items() if measure is not None}
 
 
 def tool_measure_map(definition: MetricDef) -> dict[str, str]:
@@ -285,22 +282,34 @@ def metric_entry(definition: MetricDef) -> MetricEntry:
     )
 
 
-def metric_listing(fmt: ListingFormat, name: str | None = None) -> str:
-    """`receval metrics [NAME] --format json|markdown`: every metric in registry order, or
-    the one NAME (or an alias) names. JSON: `{"metrics": [entry, ...]}`, or the entry
-    alone for NAME. Markdown: a GFM table, one row per metric. SpecError for an unknown
-    NAME; ValueError for the table format (rich renders it: metric_table, metric_detail)."""
-    definitions = list(REGISTRY.values()) if name is None else [named(name)]
-    entries = [metric_entry(d) for d in definitions]
-    if fmt is ListingFormat.json:
-        about = tool_names(name) if name is not None else {}
-        document: Any = {"metrics": entries} if name is None else entries[0]
-        if about:  # another tool's name: what each measure it names is here
-            document = {**document, "as_written": about}
-        return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    if fmt is ListingFormat.markdown:
-        return markdown_table(entries)
-    raise ValueError(f"metric_listing renders json and markdown, not {fmt}")
+def metric_listing(fmt: str, name: str | None = None) -> str:
+    """`receval metrics [NAME] --format FORMAT` (a row of LISTING_FORMATS): every metric
+    in registry order, or the one NAME (or an alias) names. SpecError for an unknown
+    NAME."""
+    return render_as(LISTING_FORMATS, fmt, name)
+
+
+def _entries(name: str | None) -> list[MetricEntry]:
+    return [metric_entry(d) for d in (REGISTRY.values() if name is None else [named(name)])]
+
+
+def listing_json(name: str | None) -> str:
+    """`{"metrics": [entry, ...]}`, or NAME's entry alone (`as_written`: a tool's name)."""
+    entries = _entries(name)
+    about = tool_names(name) if name is not None else {}
+    document: Any = {"metrics": entries} if name is None else entries[0]
+    if about:  # another tool's name: what each measure it names is here
+        document = {**document, "as_written": about}
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def listing_markdown(name: str | None) -> str:  # a GFM table, one row per metric
+    return markdown_table(_entries(name))
+
+
+def listing_text(name: str | None, width: int) -> str:
+    """The terminal's table (or one metric in full) as plain text, `width` columns wide."""
+    return plain_text(metric_table() if name is None else metric_detail(name), width)
 
 
 MARKDOWN_COLUMNS = ("metric", "definition", "parameters", "better", "range", "scope", "tools")
