@@ -1,6 +1,6 @@
 /* receval's Parquet page walk: the pages of one column chunk, their headers decoded and
  * their bytes checksummed, as inputs/parquet_pages.py's Python walk finds them, page for
- * page (tests/test_parquet_pages.py runs both on the same files and on fuzzed headers).
+ * page (tests/inputs/test_parquet_pages.py runs both on the same files and on fuzzed headers).
  *
  *   walk(data, start, end): data is a buffer (the file's memory map); the chunk's bytes
  *       are data[start:end] (0 <= start, end <= len(data)). From start on, each page is a

@@ -73,6 +73,26 @@ def test_no_test_module_imports_another() -> None:
     assert imports_of_test_modules(TESTS) == [], "move what they share into tests/support/"
 
 
+def missing_test_paths(package: Path) -> list[str]:
+    """'file: path' for each tests/... path a module of the package names (a preset's
+    "checked against", a docstring) that is not in the checkout."""
+    found = []
+    for path in sorted(package.rglob("*")):
+        if path.suffix not in (".py", ".c") or "__pycache__" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for named in re.findall(r"tests/[\w./-]*[\w/]", text):
+            if not (package.parent / named).exists():
+                found.append(f"{path.relative_to(package.parent)}: {named}")
+    return found
+
+
+def test_the_test_paths_the_package_names_exist() -> None:
+    """The presets say which tests check them, docstrings name the test that compares two
+    implementations: those paths follow the tests when they move."""
+    assert missing_test_paths(TESTS.parent / "receval_cli") == []
+
+
 def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     (tmp_path / "metrics").mkdir()
     (tmp_path / "cli").mkdir()
@@ -86,3 +106,10 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "cli/test_ndcg.py: test_helpers",
         "test_bounds_34.py: test_ndcg",
     ]
+    package = tmp_path / "receval_cli"
+    package.mkdir()
+    (package / "presets.py").write_text('checked = "golden files (tests/golden/ranx)"\n')
+    (package / "core.c").write_text("/* tests/metrics/test_ndcg.py compares them */\n")
+    (tmp_path / "tests" / "metrics").mkdir(parents=True)
+    (tmp_path / "tests" / "metrics" / "test_ndcg.py").write_text("")
+    assert missing_test_paths(package) == ["receval_cli/presets.py: tests/golden/ranx"]

@@ -46,8 +46,9 @@ PRESETS: dict[str, Preset] = {
         name="trec_eval",
         summary="NIST trec_eval 10.0, the reference of IR evaluation (scores as doubles).",
         checked_against=(
-            "trec_eval 10.0: its own conformance outputs (tests/conformance/trec_eval) and "
-            "its outputs on near ties (tests/conformance/trec_eval_scores)"
+            "trec_eval 10.0: its own conformance outputs "
+            "(tests/peers/trec_eval/conformance/trec_eval) and its outputs on near ties "
+            "(tests/peers/trec_eval/conformance/trec_eval_scores)"
         ),
         conventions={
             "relevance_threshold": 1,
@@ -148,7 +149,7 @@ PRESETS: dict[str, Preset] = {
     "ranx": Preset(
         name="ranx",
         summary="ranx 0.3.21 (ranx.evaluate with make_comparable=True).",
-        checked_against="ranx 0.3.21 golden files (tests/golden/ranx), per user and means",
+        checked_against="ranx 0.3.21 golden files (tests/peers/ranx), per user and means",
         conventions={
             "relevance_threshold": 1,
             "tie_break": "input_order",
@@ -211,7 +212,7 @@ PRESETS: dict[str, Preset] = {
     "replay": Preset(
         name="replay",
         summary="RePlay 0.22.0 (replay.metrics, DataFrame input): binary metrics.",
-        checked_against="replay-rec 0.22.0 golden files (tests/golden/replay), per user and means",
+        checked_against="replay-rec 0.22.0 golden files (tests/peers/replay), per user and means",
         conventions={
             "relevance_threshold": 1,
             "tie_break": "item_desc",
@@ -265,7 +266,7 @@ PRESETS: dict[str, Preset] = {
         ),
         checked_against=(
             "jurity 2.1.0 with pandas 2.3.3 on the shared golden data "
-            "(tests/golden/jurity, tests/test_preset_jurity.py)"
+            "(tests/peers/jurity)"
         ),
         conventions={
             "relevance_threshold": 1,  # a click: relevance >= 1 (Jurity: click != 0)
@@ -324,7 +325,7 @@ PRESETS: dict[str, Preset] = {
         ),
         checked_against=(
             "recommenders 1.2.1 with pandas 2.3.3 on the shared golden data "
-            "(tests/golden/recommenders, tests/test_preset_recommenders.py)"
+            "(tests/peers/recommenders)"
         ),
         conventions={
             "relevance_threshold": 1,  # rating_true = the rows with relevance >= 1
@@ -383,7 +384,7 @@ PRESETS: dict[str, Preset] = {
             "r_precision_at_k is not reproduced: its mean leaves out users whose R-precision "
             "is 0, and it cuts R at k.",
             "novelty and catalog_coverage agree when every user has k recommendations, all "
-            "of them items of the training log (see tests/golden/recommenders/NOTES.md).",
+            "of them items of the training log (see tests/peers/recommenders/NOTES.md).",
             "Its rating metrics (logloss, exp_var, rmse, ...) score the pairs in both frames "
             "(an inner merge): unpredicted: ignore.",
         ),
@@ -393,7 +394,7 @@ PRESETS: dict[str, Preset] = {
         summary="MTS RecTools 0.19 (rectools.metrics): binary metrics on positive interactions.",
         checked_against=(
             "rectools 0.19.0 golden files on fresh seeded data, per user and means "
-            "(tests/golden/rectools, tests/test_rectools_metrics.py)"
+            "(tests/peers/rectools)"
         ),
         conventions={
             "relevance_threshold": 1,  # interactions = the truth rows with relevance >= 1
@@ -466,8 +467,7 @@ PRESETS["pytrec_eval"] = dataclasses.replace(
     name="pytrec_eval",
     summary="pytrec_eval (pytrec-eval-terrier 0.5.11: trec_eval 9.0 inside, scores as floats).",
     checked_against=(
-        "pytrec-eval-terrier 0.5.11, live and from its golden files (tests/test_pytrec_eval.py, "
-        "tests/test_pytrec_eval_points.py, tests/golden/pytrec_eval/)"
+        "pytrec-eval-terrier 0.5.11, live and from its golden files (tests/peers/pytrec_eval/)"
     ),
     conventions={**PRESETS["trec_eval"].conventions, "score_precision": "float32"},
     when_named={},  # trec_eval 9 has no placeholder ranking (it came in 10.0)

@@ -92,8 +92,8 @@ if TYPE_CHECKING:
 
 # What the executors' Python needs besides receval's own code (a notebook ships that with
 # addPyFile): what a bucket's evaluation imports, and pyarrow for Spark's Arrow exchange.
-# docs/engines.md's notebook recipe lists them (checked), and tests/test_spark_cluster.py runs
-# that recipe with exactly these and their requirements.
+# docs/engines.md's notebook recipe lists them (checked), and
+# tests/engines/test_spark_cluster.py runs that recipe with exactly these and their requirements.
 EXECUTOR_PACKAGES = ("polars", "pyarrow", "numpy", "pydantic", "typer", "rich", "pyyaml")
 
 _LOG4J = Path(__file__).with_name("spark_log4j2.properties")

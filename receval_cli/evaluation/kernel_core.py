@@ -8,7 +8,7 @@ reads both inputs once into arrays, grouped by user, and hands them to `_kernel.
 ranks each user's list itself, looks each ranked item's grade up in that user's truth and
 walks the list once, adding every statistic's terms in rank order: the same operations in
 the same order as the polars core, so every per-user value is the polars core's, bit for
-bit (tests/test_kernel_core.py runs both cores on the same cases and compares every bit).
+bit (tests/evaluation/test_kernel_core.py runs both cores on the same cases and compares every bit).
 
 It computes the statistics the classic ranking metrics are built from (`Request`: hits,
 reciprocal rank, AP's precision sum, DCG and the ideal DCG, hits within |R|), and keeps

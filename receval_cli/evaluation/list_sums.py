@@ -18,7 +18,7 @@ embedding dimension) and joins of the items on their features. The compiled walk
 its place, WALK: a scatter, no sort), reads each item's features from the catalog by its
 place (evaluation/list_walk.py reads the rows for it), and adds the same values in the
 same order with the same roundings, so
-both give the same bits (tests/test_list_sums.py compares them). It runs inside the lazy
+both give the same bits (tests/evaluation/test_list_sums.py compares them). It runs inside the lazy
 plan (`map_batches`), one walk per recs table; where it is not built, or
 RECEVAL_CORE=polars, or the rows are not what it reads (an item outside the catalog, a
 missing unit vector or tag, ranks with a gap), the polars forms run instead.

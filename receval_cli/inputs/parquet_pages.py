@@ -20,7 +20,7 @@ The footer is decoded here; each column chunk's pages are walked by the compiled
 receval_cli/_pages.c (an optional extension; the Python walk spends tens of microseconds
 on each page's header, a cost that grows with the file's rows, the C one under one), or
 where it is not built or RECEVAL_CORE=polars by `python_walk`, which finds the same pages
-and checksums (tests/test_page_walk.py compares them).
+and checksums (tests/inputs/test_page_walk.py compares them).
 """
 
 from __future__ import annotations

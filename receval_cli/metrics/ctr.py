@@ -17,7 +17,7 @@ CTR(k=...) keeps each user's top k by score; ctr: every recommendation, up to ma
 
 as the Open Bandit Pipeline defines them (IPW, SNIPW, DM, DR, SwitchDR with lambda_ the
 switch), each recommendation a round whose logged action is the recommended item when
-matched (tests/golden/obp/). Clipped, ips and dr are obp's IPW and DR with their clipping
+matched (tests/peers/obp/). Clipped, ips and dr are obp's IPW and DR with their clipping
 lambda_ = max_weight; obp 0.5.7's SNIPW ignores its lambda_ (never clips), so a clipped
 snips (or switch_dr) has no obp counterpart. Each estimate is the
 mean of its rounds' terms (snips': click * w / mean(w)); its variance, the variance of

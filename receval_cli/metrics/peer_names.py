@@ -40,7 +40,7 @@ PEER_MEASURES: dict[str, dict[str, str]] = {
         "(feature=category)"
     },
     "novelty": {"rectools": "MeanInvUserFreq (share=users)"},
-    # the rating metrics: equal to scikit-learn's (tests/test_rating.py)
+    # the rating metrics: equal to scikit-learn's (tests/metrics/test_rating.py)
     "mae": {"scikit-learn": "mean_absolute_error"},
     "mse": {"scikit-learn": "mean_squared_error"},
     "rmse": {"scikit-learn": "root_mean_squared_error"},
