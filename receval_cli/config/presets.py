@@ -265,8 +265,7 @@ PRESETS: dict[str, Preset] = {
             "Fidelity's Jurity 2.1 (jurity.recommenders): Precision, Recall, MAP, NDCG on clicks."
         ),
         checked_against=(
-            "jurity 2.1.0 with pandas 2.3.3 on the shared golden data "
-            "(tests/peers/jurity)"
+            "jurity 2.1.0 with pandas 2.3.3 on the shared golden data (tests/peers/jurity)"
         ),
         conventions={
             "relevance_threshold": 1,  # a click: relevance >= 1 (Jurity: click != 0)
