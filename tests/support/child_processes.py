@@ -12,13 +12,10 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import REPO, hand_case
-from fault_cases import big_config
 
 # these helpers wait on the clock and serve only slow tests: the mark says so to
 # tests/test_clock_free.py, which reads a module's pytestmark
 pytestmark = pytest.mark.slow
-
-__all__ = ["big_config"]  # the fixture, shared with test_faults.py
 
 
 TIMEOUT = 180
