@@ -20,6 +20,7 @@ from typing import Any
 
 import hypothesis_profile  # noqa: F401 (no deadline, no health check: loaded on import)
 import pytest
+from fault_cases import big_config  # noqa: F401 (the stop tests' fixture, found here by name)
 from process_isolation import (  # noqa: F401 (pytest's hooks, found here by name)
     pytest_pyfunc_call,
     pytest_runtest_makereport,
