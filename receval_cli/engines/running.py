@@ -81,7 +81,8 @@ class ItemSet:
             mine = self.flags[start : start + _SLICE_IDS] != 0
             theirs = known[start : start + _SLICE_IDS]
             recommended += int(np.count_nonzero(mine))
-            mine[: len(theirs)] &= theirs == 0
+            shared = min(len(mine), len(theirs))  # either set's flags may end first
+            mine[:shared] &= theirs[:shared] == 0
             lacking = int(np.count_nonzero(mine))
             if lacking and len(examples) < _EXAMPLES:
                 found = np.flatnonzero(mine)[: _EXAMPLES - len(examples)] + start

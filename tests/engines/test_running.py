@@ -98,6 +98,17 @@ def test_missing_from_counts_as_the_unknown_items_query(
     assert found.schema == expected.schema
 
 
+def test_missing_from_with_the_reference_flags_longer() -> None:
+    """The reference's flags end past the set's (a truth item above every recommended one):
+    the set's own flags bound the comparison."""
+    mine, known = ItemSet(), ItemSet()
+    mine.add(pl.DataFrame({"item": [0]}))
+    known.add(pl.DataFrame({"item": [1]}))
+    found = mine.missing_from(known)
+    assert found is not None
+    assert found.to_dicts() == [{"recommended": 1, "unknown": 1, "examples": [0]}]
+
+
 def test_missing_from_needs_one_id_type() -> None:
     mine, known = ItemSet(), ItemSet()
     mine.add(pl.DataFrame({"item": pl.Series([1, 2], dtype=pl.Int64)}))
