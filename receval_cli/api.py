@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from receval_cli.config.arguments import check_arguments
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.metric_groups import conventions_block, metric_groups
+from receval_cli.config.convention_groups import conventions_block, metric_groups
 from receval_cli.config.metric_lists import fallback_notes, metric_specs, mixed_list_notes
 from receval_cli.config.model import (
     CatalogConfig,

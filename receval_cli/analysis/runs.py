@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console
-from receval_cli.analysis.gates import (
+from receval_cli.analysis.gate_judging import (
     check_gates,
     check_history,
     check_relative,
     warnings_agree,
 )
 from receval_cli.config.loading import LoadedConfig
-from receval_cli.config.metric_groups import conventions_block
+from receval_cli.config.convention_groups import conventions_block
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
 from receval_cli.engines.partitions import evaluate_partitioned
 from receval_cli.engines.run_plan import RunPlan, history_path, no_significance_test, plan_run
@@ -77,7 +77,7 @@ def evaluate_config(
             keep = per_user or plan.confidence is not None or fairness is not None
             report = evaluate_model(plan, name, keep, keys)
         if fairness is not None:  # its segments' gaps read the per-user values
-            from receval_cli.analysis.fairness import with_fairness
+            from receval_cli.analysis.fairness_report import with_fairness
 
             report = with_fairness(report, fairness, plan.loaded.path)
         # with a comparison, compare_with_baseline() computes every model's intervals in one

@@ -38,7 +38,7 @@ from receval_cli.evaluation.global_metrics import (
 from receval_cli.evaluation.item_exposure import exposure_depth
 from receval_cli.evaluation.item_facts import item_facts
 from receval_cli.evaluation.plan import max_depth, per_user_frame
-from receval_cli.evaluation.rating import check_queries, checked_pairs, pair_join
+from receval_cli.evaluation.rating_pairs import check_queries, checked_pairs, pair_join
 from receval_cli.history.store import read_store
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import lookup

@@ -13,7 +13,7 @@ from pydantic import (
     ValidationError,
 )
 
-from receval_cli.config.metric_groups import MetricGroup, metric_groups
+from receval_cli.config.convention_groups import MetricGroup, metric_groups
 from receval_cli.config.metric_lists import (
     canonical_gates,
     expand_metrics,

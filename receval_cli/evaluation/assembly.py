@@ -46,7 +46,7 @@ from receval_cli.evaluation.partial import (
     table_partial,
 )
 from receval_cli.evaluation.plan import PREDICTION_CHECKS, TRUTH_CHECKS, diagnose, per_user_frame
-from receval_cli.evaluation.rating import (
+from receval_cli.evaluation.rating_pairs import (
     calibration_table,
     finish_pairs,
     pair_join,

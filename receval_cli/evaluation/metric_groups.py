@@ -1,5 +1,5 @@
 """One model's Report from several passes: a config whose metrics need different
-conventions (tools' names beside receval's, config/metric_groups.py) is evaluated once
+conventions (tools' names beside receval's, config/convention_groups.py) is evaluated once
 per group of metrics, on any engine, and the passes' Reports are assembled here into one,
 as if one pass had computed every metric.
 

@@ -25,7 +25,7 @@ from receval_cli.evaluation.metric_users import (
     metric_users,
     user_tally,
 )
-from receval_cli.evaluation.rating import PairPartial, compact_pairs
+from receval_cli.evaluation.rating_pairs import PairPartial, compact_pairs
 from receval_cli.evaluation.wire import from_ipc_text, ipc_text
 from receval_cli.inputs.checks import DuplicatesFound
 from receval_cli.metrics import MetricSpec, lookup

@@ -33,7 +33,7 @@ from receval_cli.config.conventions import Conventions
 from receval_cli.evaluation.global_metrics import state_queries
 from receval_cli.evaluation.metric_users import counted_expr, metric_users, user_tally
 from receval_cli.evaluation.partial import SAMPLES, MetricTotal, Partial
-from receval_cli.evaluation.rating import bucket_pairs
+from receval_cli.evaluation.rating_pairs import bucket_pairs
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.exact_sum import ExactSum, grouped_exact_sums

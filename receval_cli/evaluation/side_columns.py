@@ -22,7 +22,7 @@ import polars as pl
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation import ideal_sums, list_sums, list_walk
-from receval_cli.evaluation.calibration import calibration_table
+from receval_cli.evaluation.calibration_per_user import calibration_table
 from receval_cli.evaluation.cooccurrence import cooccurrence_pairs, history_similarity
 from receval_cli.evaluation.item_popularity import item_popularity
 from receval_cli.evaluation.prepare import (

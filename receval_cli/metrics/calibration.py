@@ -5,7 +5,7 @@ miscalibration C_KL(p, q) of a list is the Kullback-Leibler divergence from the 
 distribution p(g|u) of the items the user interacted with (the `interactions` log) to
 that of the recommended top k, q(g|u), smoothed as q~ = (1 - alpha) q + alpha p so that a
 genre of the history missing from the list gives a finite value. The per-user table is
-evaluation/calibration.py.
+evaluation/calibration_per_user.py.
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ SIDES = (
 )
 
 # a calibration metric's (catalog feature, rank weights): its per-user table
-# (evaluation/calibration.py) is built once for each, at every cutoff and alpha asked
+# (evaluation/calibration_per_user.py) is built once for each, at every cutoff and alpha asked
 CalibrationRequest = tuple[str, str]
 
 
@@ -434,7 +434,7 @@ class Stats:
 
     def miscalibration(self, feature: str, weights: str, alpha: float, k: int | None) -> pl.Expr:
         """Steck's C_KL between the genre distribution of the user's items in the
-        interactions log and that of the top k (evaluation/calibration.py); null for a
+        interactions log and that of the top k (evaluation/calibration_per_user.py); null for a
         user with no item with a genre in the log."""
         self.side(feature)
         self.side("history_genres")

@@ -1,4 +1,4 @@
-"""The `fairness` block (analysis/fairness.py) as every format shows it: one table of the
+"""The `fairness` block (analysis/fairness_report.py) as every format shows it: one table of the
 item groups, and per segment_by attribute one table of the compared metrics' segments
 with their gaps to the best segment, each with the lines that sum it up. The cells are
 text, made once here; table, Markdown and HTML only lay them out."""

@@ -1,6 +1,6 @@
 """`--format html`: one self-contained page for a run's report (one model or several).
 Over 400 lines: one page builder, a method per section of the page; its shell is
-html_page.py, its numbers page_numbers.py, its comparisons and gates html_comparisons.py
+html_page.py, its numbers html_numbers.py, its comparisons and gates html_comparisons.py
 and html_gates.py.
 
 Inline CSS, figures as inline SVG (plots.py, imported only where a figure is drawn: the
@@ -8,7 +8,7 @@ notebook views, report_tables_html and run_tables_html, need no matplotlib), no 
 and a Content-Security-Policy that forbids every fetch (the shell: html_page.py): the page
 shows the same offline, in a CI artefact or an email. Every string from the data or the
 config is escaped. The numbers the page works out beside the report's own (a histogram's
-mean, the lists' depth, the families' cutoffs drawn) are page_numbers.py's. The same
+mean, the lists' depth, the families' cutoffs drawn) are html_numbers.py's. The same
 result gives the same bytes (the elapsed time is left out).
 """
 
@@ -42,7 +42,7 @@ from receval_cli.report.html_gates import gate_cells, gates_table, tally
 from receval_cli.report.html_page import standalone_page
 from receval_cli.report.html_parts import number_html, table_html
 from receval_cli.report.metric_kinds import ACCURACY, kind_of, split_kinds
-from receval_cli.report.page_numbers import (
+from receval_cli.report.html_numbers import (
     exposed,
     family_label,
     interval_of,

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.metric_groups import stated
+from receval_cli.config.convention_groups import stated
 from receval_cli.config.presets import PRESETS
 from receval_cli.console import plain_text
 from receval_cli.escaping import markdown_text
@@ -123,7 +123,7 @@ def _range_text(lower: float | None, upper: float | None) -> str:
 
 def tool_names(name: str) -> dict[str, Any]:
     """For another tool's measure name (P_10, nDCG@10, ranx:ndcg@10): what each measure it
-    names is in receval (config/metric_groups.py's statement, against the defaults)."""
+    names is in receval (config/convention_groups.py's statement, against the defaults)."""
     try:
         measures = tool_measures(name) if is_tools_own(name) else None
     except SpecSyntaxError:

@@ -92,7 +92,7 @@ def variance_line(logged: dict[str, Any]) -> str:
 
 def by_metric_lines(conventions: ConventionsBlock) -> list[str]:
     """One line per tool and its conventions: the metrics written in that tool's names,
-    and where its conventions differ from the run's (config/metric_groups.py: stated)."""
+    and where its conventions differ from the run's (config/convention_groups.py: stated)."""
     lines: dict[str, list[str]] = {}
     for name, about in (conventions.get("by_metric") or {}).items():
         differs = ", ".join(

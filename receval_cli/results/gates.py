@@ -1,6 +1,6 @@
 """A gate's result and its wording: the bounds a gate can carry, passed, failed or
 waived, the requirement and the message every output format shows, and p-values for
-reading. The gates are judged in analysis/gates.py."""
+reading. The gates are judged in analysis/gate_judging.py."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ NO_VALUE = "the metric is undefined on these inputs, see the warning"
 # why a gate on a metric with no value is waived: its config says so (on_null: waive)
 NULL_WAIVED = "the metric has no value (null) and the gate says on_null: waive"
 # what the run's warning of a metric with no value says of its gate: the default, and
-# where the gate waives it (analysis/gates.py rewrites the one for the other)
+# where the gate waives it (analysis/gate_judging.py rewrites the one for the other)
 NULL_FAILS = "A gate on it fails."
 NULL_WAIVES = "Its gate is waived (on_null: waive)."
 

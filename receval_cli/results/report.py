@@ -48,7 +48,7 @@ class Report:
     segments_skipped: dict[str, str] = field(default_factory=dict)
     pairs: dict[str, Any] | None = None  # rating metrics: the (user, item) pairs scored
     # rating metrics: the scored pairs counted by (predicted, actual), each to 3
-    # significant digits (evaluation/rating.py): the HTML report's calibration figures
+    # significant digits (evaluation/rating_pairs.py): the HTML report's calibration figures
     calibration: pl.DataFrame | None = field(default=None, repr=False)
     logged: dict[str, Any] | None = None  # ctr: recommendations matched in the log
     # ctr: the matched recommendations counted by inverse propensity (3 significant digits)
@@ -63,7 +63,7 @@ class Report:
     # item fairness: the merged states of rsp, reo and exposure_disparity by state name
     # (metrics/fairness.py), which the fairness block's item-group table is read from
     fairness_states: dict[str, pl.DataFrame] | None = field(default=None, repr=False)
-    # the config's `fairness:` block: per item group and per segment (analysis/fairness.py)
+    # the config's `fairness:` block: per item group and per segment (analysis/fairness_report.py)
     fairness: dict[str, Any] | None = None
     # the recommended items the catalog (or log, or ground truth) lacks: evaluation/unknown_items.py
     unknown_items: dict[str, Any] | None = None

@@ -1,4 +1,4 @@
-"""The `fairness` report block (analysis/fairness.py): per item group and per segment.
+"""The `fairness` report block (analysis/fairness_report.py): per item group and per segment.
 
 Hand-computed on the two-user case of test_fairness.py; the segments' Welch intervals
 against the stdlib's statistics; RecList's miss-rate equality difference transcribed
@@ -17,7 +17,7 @@ import yaml
 from cli_helpers import assert_user_error, invoke, run_json, write, write_config
 from fairness_cases import drawn, hand_config, reference_inputs, write_inputs
 
-from receval_cli.analysis.fairness import welch
+from receval_cli.analysis.fairness_report import welch
 
 Z95 = statistics.NormalDist().inv_cdf(0.975)
 

@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import run_json
 from history_runs import GATE, cron
 
-from receval_cli.analysis.gates import check_history
+from receval_cli.analysis.gate_judging import check_history
 from receval_cli.config.model import HistoryDrop
 from receval_cli.results.gates import GateResult
 

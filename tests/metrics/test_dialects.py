@@ -1,5 +1,5 @@
 """Other tools' names beside receval's in one config: the passes by
-conventions (config/metric_groups.py) assembled into one report (evaluation/
+conventions (config/convention_groups.py) assembled into one report (evaluation/
 metric_groups.py), whatever the engine, the models, the segments, the gates and the format.
 
 tests/peers/test_dialect_agreement.py checks each tool's numbers against the tool itself; this file
