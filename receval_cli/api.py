@@ -27,8 +27,8 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from receval_cli.config.arguments import check_arguments
-from receval_cli.config.conventions import Conventions
 from receval_cli.config.convention_groups import conventions_block, metric_groups
+from receval_cli.config.conventions import Conventions
 from receval_cli.config.metric_lists import fallback_notes, metric_specs, mixed_list_notes
 from receval_cli.config.model import (
     CatalogConfig,
@@ -198,7 +198,7 @@ def relstrings(
     >>> relstrings(preds, truth)["relstring"].to_list()
     ['-20']
     """
-    from receval_cli.evaluation.relstring import relstrings as compute
+    from receval_cli.evaluation.relstring import relstring_table as compute
 
     with audience("api"):
         settings = {"preset": conventions} if isinstance(conventions, str) else conventions

@@ -78,8 +78,8 @@ RUN_FORMATS = _table(
 COMPARISON_FORMATS = _table(
     _row("table", "report_comparison_render", "comparison_text", ".txt", terminal=True),
     _row("json", "report_comparison_render", "comparison_json", ".json"),
-    _row("markdown", "report_comparison_render", "render_markdown", ".md", ".markdown"),
-    _row("csv", "report_comparison_render", "render_csv", ".csv"),
+    _row("markdown", "report_comparison_render", "render_comparison_markdown", ".md", ".markdown"),
+    _row("csv", "report_comparison_render", "render_comparison_csv", ".csv"),
 )
 
 # `receval history`: a HistoryPage (results/series.py)
@@ -100,7 +100,7 @@ VALIDATION_FORMATS = _table(
 # `receval inspect`: an Inspection (results/inspection.py)
 INSPECTION_FORMATS = _table(
     _row("table", "inspection_panels", "panels_text", terminal=True, note="panels"),
-    _row("json", "inspection_panels", "render_json"),
+    _row("json", "inspection_panels", "render_inspection_json"),
 )
 
 # `receval metrics`: the registry's metrics (the document: one metric's name, or None)

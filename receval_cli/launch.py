@@ -49,7 +49,7 @@ def main() -> None:
         if supervisor.wanted(sys.argv):
             supervisor.fork()  # the watching process exits there; the child goes on
         from receval_cli import console
-        from receval_cli.cli.app import main as command
+        from receval_cli.cli.app import receval_command as command
 
         console.STAGE_LISTENERS.append(_collect_from_now)
         signals.check()  # a SIGTERM that arrived while polars itself was importing

@@ -1,16 +1,17 @@
-"""The package's shape: its layers in order, no import cycle, and no private name imported
-from another module.
+"""The package's shape: its layers in order, no import cycle, no private name imported
+from another module, and one name per concept (no module name in two packages outside
+cli/, no public function or class defined twice).
 
 Imports are read from the source (every `import` and `from ... import`, at module level or
-inside a function: a lazy import is still a dependency). The layer order counts the
-imports in TYPE_CHECKING blocks too (a type is a dependency); the cycle check leaves them
-out (they do not run).
+inside a function: a lazy import is still a dependency). The layer order and the cycle
+check count the imports in TYPE_CHECKING blocks too (a type is a dependency).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "receval_cli"
@@ -118,7 +119,9 @@ def private_imports(imports: dict[str, list[tuple[str, str | None]]]) -> list[st
 
 
 def test_no_import_cycle() -> None:
-    assert cycles(dependency_graph(read_imports(PACKAGE))) == []
+    """Not even through an import under TYPE_CHECKING (two modules that need each
+    other's types are one concept split in two, or share a third module)."""
+    assert cycles(dependency_graph(read_imports(PACKAGE, type_checking=True))) == []
 
 
 def test_no_private_name_crosses_a_module_boundary() -> None:
@@ -139,6 +142,8 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     imports = read_imports(root)
     assert cycles(dependency_graph(imports)) == [["fake.a", "fake.sub.b"]]
     assert private_imports(imports) == ["fake.a imports _hidden from fake.c"]
+    with_types = dependency_graph(read_imports(root, type_checking=True))
+    assert cycles(with_types) == [["fake.a", "fake.c", "fake.sub.b"]]
 
 
 # what reads a model's inputs from a loaded config, aligns ids or resolves segments
@@ -382,3 +387,46 @@ def test_the_issue_number_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         'fake/c.py:2: raise ValueError("see issue 50")',
         "pyproject.toml:1: # the sums (#38): optional",
     ]
+
+
+def repeated_module_names(root: Path) -> list[str]:
+    """A module name that two packages hold (cli/ aside: its modules are the commands,
+    named as the command line names them): one name, two concepts."""
+    paths = [p for p in root.rglob("*.py") if "cli" not in p.relative_to(root).parts[:-1]]
+    counts = Counter(p.name for p in paths if not p.name.startswith("__"))
+    return sorted(
+        str(p.relative_to(root)) for p in paths if counts[p.name] > 1 and p.name != "__init__.py"
+    )
+
+
+def repeated_public_names(root: Path) -> list[str]:
+    """'name: module, module' for each public function or class that two modules define."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            defines = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            if defines and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(module_name(path, root))
+    return [
+        f"{name}: {', '.join(found)}" for name, found in sorted(where.items()) if len(found) > 1
+    ]
+
+
+def test_no_module_name_twice_outside_cli() -> None:
+    assert repeated_module_names(PACKAGE) == []
+
+
+def test_no_public_name_defined_twice() -> None:
+    assert repeated_public_names(PACKAGE) == []
+
+
+def test_the_name_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    root = tmp_path / "fake"
+    for folder in ("metrics", "evaluation", "cli"):
+        (root / folder).mkdir(parents=True)
+    (root / "metrics" / "rating.py").write_text("def power():\n    pass\n")
+    (root / "evaluation" / "rating.py").write_text("class Power:\n    pass\n")
+    (root / "evaluation" / "stats.py").write_text("def power():\n    pass\ndef _own():\n    pass\n")
+    (root / "cli" / "stats.py").write_text("def _own():\n    pass\n")  # cli/ may repeat a name
+    assert repeated_module_names(root) == ["evaluation/rating.py", "metrics/rating.py"]
+    assert repeated_public_names(root) == ["power: fake.evaluation.stats, fake.metrics.rating"]

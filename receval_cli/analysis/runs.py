@@ -5,7 +5,9 @@ model named "model"), whose JSON nests `models.NAME.metrics` whatever the number
 models. With `predictions.models` every model is evaluated against the same ground truth
 (each in its own pass, reading the ground truth and the optional inputs again: they are
 lazy scans), on any engine. What a run needs is resolved by the planner
-(engines/run_plan.py) before any row is read.
+(engines/run_plan.py) before any row is read, and each model is evaluated on its engine
+by engines/model_runs.py; this module adds what the whole run needs on top of the models'
+Reports: intervals, comparisons with the baseline, every gate, the history's changes.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from receval_cli import console
 from receval_cli.analysis.gate_judging import (
     check_gates,
@@ -24,19 +24,16 @@ from receval_cli.analysis.gate_judging import (
     check_relative,
     warnings_agree,
 )
-from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.convention_groups import conventions_block
+from receval_cli.config.loading import LoadedConfig
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig
-from receval_cli.engines.partitions import evaluate_partitioned
+from receval_cli.engines.model_runs import evaluate_model
 from receval_cli.engines.run_plan import RunPlan, history_path, no_significance_test, plan_run
 from receval_cli.errors import InputError
 from receval_cli.evaluation import unknown_items
-from receval_cli.evaluation.assembly import evaluate_aligned
 from receval_cli.evaluation.fingerprints import truth_identity
-from receval_cli.evaluation.metric_groups import merged_report
 from receval_cli.evaluation.plan import resolved_config
-from receval_cli.evaluation.segment_split import Segment, SegmentKeys
-from receval_cli.metrics import MetricSpec, lookup
+from receval_cli.metrics import lookup
 from receval_cli.metrics.dialects import spec_of
 from receval_cli.report.comparability import truths_warning
 from receval_cli.report.finite import finite_report
@@ -110,108 +107,6 @@ def evaluate_config(
             lists = compare_lists(plan)
     compared = Compared(plan.baseline, comparisons, plan.comparison, baseline_report, lists)
     return _run_report(loaded, reports, started, compared, warnings)
-
-
-def evaluate_model(
-    plan: RunPlan,
-    name: str,
-    keep_rows: bool,
-    keys: tuple[SegmentKeys, list[Segment]] | None,
-) -> Report:
-    """Model `name`'s Report on the plan's engine: one pass, partitions or Spark; with
-    `keep_rows`, a partitioned engine keeps the per-user rows, and the Report its
-    per-user values, as a single pass has them (intervals, comparisons and the HTML
-    report's distributions read them). Metrics that need other conventions than the
-    config's (tools' names) are evaluated in passes of their own and assembled into one
-    Report (evaluation/metric_groups.py)."""
-    passes = plan.loaded.passes()
-    parts = [
-        _evaluate_pass(dataclasses.replace(plan, loaded=loaded), name, keep_rows, keys)
-        for loaded in passes
-    ]
-    return merged_report(parts, plan.loaded.specs)
-
-
-def _evaluate_pass(
-    plan: RunPlan,
-    name: str,
-    keep_rows: bool,
-    keys: tuple[SegmentKeys, list[Segment]] | None,
-) -> Report:
-    engine = plan.engine
-    if engine.spark:
-        from receval_cli.engines.spark import evaluate_planned
-
-        report = evaluate_planned(plan, name, per_user=keep_rows)
-    elif engine.ranges:
-        ranged = _in_ranges(plan, name, keep_rows, keys)
-        if ranged is None:
-            return _evaluate_pass(plan.with_engine(engine.partitions), name, keep_rows, keys)
-        report = ranged
-    elif engine.partitioned:
-        found = plan.inputs(name)
-        report = evaluate_partitioned(plan.loaded, found, engine.partitions, keys, keep_rows)
-    else:
-        found = plan.inputs(name)
-        config = plan.loaded.config
-        return evaluate_aligned(
-            found.predictions,
-            found.truth,
-            plan.loaded.specs,
-            config.conventions,
-            sources=found.sources,
-            engine=found.engine,
-            check_unknown=config.unknown_items.check,
-            segments=keys,
-        )
-    return values_from_rows(report, plan.loaded.specs) if keep_rows else report
-
-
-def _in_ranges(
-    plan: RunPlan, name: str, keep_rows: bool, keys: tuple[SegmentKeys, list[Segment]] | None
-) -> Report | None:
-    """Model `name` in ranges of users (engines/ranges.py), or None where its predictions
-    do not come grouped by user (the plan's hash partitions or one pass then run it)."""
-    from receval_cli.engines.ranges import Unordered, evaluate_in_ranges
-
-    try:
-        return evaluate_in_ranges(
-            plan.loaded, plan.inputs(name), keys, keep_rows, plan.engine.ranges
-        )
-    except Unordered:
-        console.log("the predictions are not grouped by user in ascending order: not in ranges")
-        return None
-
-
-def values_from_rows(report: Report, specs: tuple[MetricSpec, ...]) -> Report:
-    """A partitioned run's Report with its per-user values (`per_user`, `counted`) read
-    back from its per-user rows, as a single pass holds them: the rows are sorted by user,
-    and a value is null exactly where the user is not in the metric's mean. Each
-    segment's Report gets its users' rows (the segment's attribute columns select them)."""
-    if report.per_user is not None or report.per_user_rows is None:
-        return report
-    rows = report.per_user_rows.collect()
-    names = [str(s) for s in specs if lookup(s.name).scope == "user"]
-
-    def valued(part: Report, chosen: pl.DataFrame) -> Report:
-        counted = chosen.select("user", *(pl.col(n).is_not_null() for n in names))
-        return dataclasses.replace(part, per_user=chosen, counted=counted)
-
-    segments = {}
-    for segment_name, part in report.segments.items():
-        segments[segment_name] = valued(part, rows.filter(_segment_rows(segment_name, rows)))
-    return dataclasses.replace(valued(report, rows), segments=segments)
-
-
-def _segment_rows(name: str, rows: pl.DataFrame) -> pl.Expr:
-    """The filter on the per-user rows (their segment attribute columns, as text) that
-    keeps segment `name`'s users: attribute=value, or attribute=(none) for the users
-    without a value."""
-    from receval_cli.evaluation.segment_split import segment_value
-
-    attribute, value = segment_value(name)
-    assert attribute in rows.columns, f"segment attribute {attribute} not in the per-user rows"
-    return pl.col(attribute).is_null() if value is None else pl.col(attribute) == value
 
 
 def _with_intervals(report: Report, plan: RunPlan) -> Report:

@@ -18,13 +18,13 @@ from typer.core import TyperGroup
 
 from receval_cli import console, signals
 from receval_cli.cli.common import Command, PlainHelp, UnsetWithoutPydantic, unexpected
-from receval_cli.cli.compare import compare
+from receval_cli.cli.compare import compare_command
 from receval_cli.cli.convert import convert
 from receval_cli.cli.history import history_command
 from receval_cli.cli.init import init_command
 from receval_cli.cli.inspect import inspect_command
 from receval_cli.cli.list_metrics import list_metrics
-from receval_cli.cli.run import run
+from receval_cli.cli.run import run_command
 from receval_cli.cli.schema import schema_command
 from receval_cli.cli.validate import validate_command
 from receval_cli.errors import (
@@ -44,7 +44,7 @@ from receval_cli.version import __version__
 
 class _Commands(UnsetWithoutPydantic, PlainHelp, TyperGroup):
     """The commands; a KeyboardInterrupt (SIGINT) leaves them as `Interrupted`, which
-    `main` reports (Typer would turn it into a silent exit 130)."""
+    `receval_command` reports (Typer would turn it into a silent exit 130)."""
 
     def invoke(self, ctx: Any) -> Any:  # a click Context
         try:
@@ -112,9 +112,9 @@ def _main(
 
 
 # commands defined in their own modules: one registration line each, below this one
-app.command(cls=Command)(run)
+app.command("run", cls=Command)(run_command)
 app.command(cls=Command)(convert)
-app.command(cls=Command)(compare)
+app.command("compare", cls=Command)(compare_command)
 app.command("metrics", cls=Command)(list_metrics)
 app.command("init", cls=Command)(init_command)
 app.command("schema", cls=Command)(schema_command)
@@ -123,7 +123,7 @@ app.command("inspect", cls=Command)(inspect_command)
 app.command("history", cls=Command)(history_command)
 
 
-def main() -> None:
+def receval_command() -> None:
     """The `receval` command. SIGINT, SIGTERM and SIGHUP stop it with exit 130, 143 or 129
     and one line on stderr, leaving no partial output file."""
     signals.install()

@@ -181,7 +181,7 @@ def unexpected(error: BaseException) -> str:
     )
 
 
-def fail(error: RecEvalError) -> typer.Exit:
+def error_exit(error: RecEvalError) -> typer.Exit:
     return console.fail(error, error.exit_code)
 
 

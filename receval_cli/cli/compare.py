@@ -9,7 +9,7 @@ import typer
 
 from receval_cli import console
 from receval_cli.choices import Correction, PairedTest
-from receval_cli.cli.common import AllowDifferentConventions, AppendOption, fail, option_order
+from receval_cli.cli.common import AllowDifferentConventions, AppendOption, error_exit, option_order
 from receval_cli.cli.output_pairs import NamedOutput, one_output
 from receval_cli.errors import (
     RecEvalError,
@@ -24,7 +24,7 @@ from receval_cli.report.destinations import (
 )
 
 
-def compare(
+def compare_command(
     ctx: typer.Context,
     reports: Annotated[
         list[Path] | None,
@@ -113,7 +113,7 @@ def compare(
             rendered = render_comparison(comparison, destination.format)
             write_outputs({destination: rendered})
     except RecEvalError as error:
-        raise fail(error) from None
+        raise error_exit(error) from None
     table_shown = not quiet if destination.path is not None else destination.format == "table"
     if table_shown:
         console.show(comparison_table(comparison))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from receval_cli import console
-from receval_cli.cli.common import fail
+from receval_cli.cli.common import error_exit
 from receval_cli.errors import (
     RecEvalError,
     UsageError,
@@ -106,7 +106,7 @@ def convert(
     if relevance is not None or relevances is not None:
         name = "--relevance" if relevance is not None else "--relevances"
         fix = "add --qrels to write a ground truth as qrels, or leave it out."
-        raise fail(UsageError(f"{name} is for --qrels only; {fix}", key=name, fix=fix))
+        raise error_exit(UsageError(f"{name} is for --qrels only; {fix}", key=name, fix=fix))
     columns = {"user": user, "item": item, "score": score, "rank": rank, "items": items}
 
     def run_config() -> tuple[PredictionsConfig, str]:
@@ -154,9 +154,9 @@ def _write_trec(
             write_trec_run(found, text)
             write_outputs({destination: text.getvalue()})
     except ValidationError as error:
-        raise fail(_option_error(error)) from None
+        raise error_exit(_option_error(error)) from None
     except RecEvalError as error:
-        raise fail(error) from None
+        raise error_exit(error) from None
     for note in notes:
         console.warn(note)
     users = found.get_column("user").n_unique()

@@ -79,7 +79,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
 }
 
 
-def pages(root: Path) -> list[Path]:
+def doc_pages(root: Path) -> list[Path]:
     """The pages that may hold blocks: the README and docs/*.md."""
     return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
 
@@ -144,13 +144,13 @@ def stale_in(page: str, text: str) -> list[str]:
 def stale(root: Path) -> list[str]:
     """stale_in, for every page under `root`."""
     found = []
-    for path in pages(root):
+    for path in doc_pages(root):
         name = path.relative_to(root).as_posix()
         found += stale_in(name, path.read_text(encoding="utf-8"))
     return found
 
 
-def main(root: Path) -> int:
+def regenerate(root: Path) -> int:
     """Rewrite every page whose blocks are stale; say which. 2 where `root` is no checkout
     (no docs/ folder: an installed package has no pages to rewrite)."""
     if not (root / "docs").is_dir():
@@ -159,7 +159,7 @@ def main(root: Path) -> int:
             file=sys.stderr,
         )
         return 2
-    for path in pages(root):
+    for path in doc_pages(root):
         text = path.read_text(encoding="utf-8")
         fresh = regenerated(text)
         if fresh != text:
@@ -169,4 +169,4 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(__file__).resolve().parents[2]))
+    sys.exit(regenerate(Path(__file__).resolve().parents[2]))

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.cli.common import fail, option_order
+from receval_cli.cli.common import error_exit, option_order
 from receval_cli.cli.output_pairs import one_output
 from receval_cli.errors import RecEvalError, UsageError
 from receval_cli.formats import HISTORY_FORMATS, HistoryFormat, choices_text, extensions
@@ -127,7 +127,7 @@ def history_command(
                 {destination: render_history(store, found, selection, destination.format)}
             )
     except RecEvalError as error:
-        raise fail(error) from None
+        raise error_exit(error) from None
     if destination.path is None and destination.format == "table":
         console.show(history_table(store, found, selection))
 

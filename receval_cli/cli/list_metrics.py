@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from receval_cli import console
-from receval_cli.cli.common import fail
+from receval_cli.cli.common import error_exit
 from receval_cli.errors import (
     UsageError,
 )
@@ -38,5 +38,5 @@ def list_metrics(
             return
         shown = metric_table() if name is None else metric_detail(name)
     except SpecError as error:
-        raise fail(UsageError(str(error), key=name, found=name)) from None
+        raise error_exit(UsageError(str(error), key=name, found=name)) from None
     console.show(shown)

@@ -15,7 +15,7 @@ from receval_cli.cli.common import (
     AppendOption,
     OutputOption,
     SetOption,
-    fail,
+    error_exit,
     option_order,
 )
 from receval_cli.cli.output_pairs import pair_outputs
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when 
     from receval_cli.results.report import RunReport
 
 
-def run(
+def run_command(
     ctx: typer.Context,
     config: Annotated[Path, typer.Argument(help="The YAML config file.")],
     format: Annotated[
@@ -162,7 +162,7 @@ def run(
                 request, preset, ci, engine, baseline_report, allow_different_conventions, spark
             )
     except RecEvalError as error:
-        raise fail(error) from None
+        raise error_exit(error) from None
     if table_shown:
         console.show(run_table(report))
     else:  # the table shows them; without it they go to stderr, even with --quiet

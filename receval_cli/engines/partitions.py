@@ -20,10 +20,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from receval_cli import console
-from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.engines.running import ItemSet, Running
-from receval_cli.errors import InputError, UsageError
 from receval_cli.evaluation import unknown_items
 from receval_cli.evaluation.assembly import (
     BucketTask,
@@ -33,66 +31,13 @@ from receval_cli.evaluation.assembly import (
     finish,
 )
 from receval_cli.evaluation.click_parts import log_items
-from receval_cli.evaluation.plan import metric_exprs
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
-from receval_cli.inputs.optional import Sources
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import lookup
 from receval_cli.results.report import Report
 
 if TYPE_CHECKING:
     from receval_cli.engines.run_plan import ModelInputs
-
-
-def check_partitionable(loaded: LoadedConfig, engine: str, side_inputs: bool = False) -> None:
-    """Partitioned engines run the per-user, global, rating and click metrics; refuse what
-    they cannot run with the reason. `side_inputs`: the engine also runs the per-user
-    metrics that read the catalog, the interactions or the baseline."""
-    config = loaded.config
-    specs = loaded.specs
-    # the setting that chose the engine, as `engine` names it ("engine: spark", "partitions: 4")
-    key = engine.partition(":")[0] if ":" in engine else "engine"
-    # the metrics that read the whole log or catalog (item groups, co-occurrences, the
-    # catalog's size) run everywhere: partitions read the whole log and catalog, and Spark
-    # sends each bucket what they need of them (engines/spark_global_states.py)
-    user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
-    if engine == "engine: spark":
-        refuse_file_order(config.conventions)
-    if side_inputs:
-        return
-    try:
-        metric_exprs(user_specs, config.conventions, Sources())
-    except InputError as error:
-        fix = "Use another engine for those."
-        raise UsageError(
-            f"{engine} does not yet run the per-user metrics that read the catalog, the "
-            "interactions or the baseline (novelty, serendipity, intra_list_diversity, ...); "
-            f"the global ones (coverage, inter_list_diversity, gini, entropy) do run. {fix}",
-            key=key,
-            found=error.fields.get("key"),
-            fix=fix,
-        ) from None
-
-
-def refuse_file_order(conventions: Conventions) -> None:
-    """engine: spark has no file order: the conventions that read it are refused."""
-    for key, value in (
-        ("tie_break", conventions.tie_break),
-        ("duplicates", conventions.duplicates),
-        ("truth_duplicates", conventions.truth_duplicates),
-    ):
-        if value in ("input_order", "first"):
-            fix = (
-                "Use tie_break item_desc/item_asc and duplicates error/max_score "
-                "(truth_duplicates error/max), or another engine."
-            )
-            raise UsageError(
-                f"engine: spark has no file order, so conventions.{key}: {value} is not "
-                f"defined there. {fix}",
-                key=f"conventions.{key}",
-                found=value,
-                fix=fix,
-            )
 
 
 def evaluate_partitioned(

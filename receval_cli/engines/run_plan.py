@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig, is_remote
 from receval_cli.config.model import ComparisonConfig, ConfidenceConfig, PredictionsConfig
 from receval_cli.engines.choice import auto_partitions, polars_engine, range_rows
@@ -324,12 +325,31 @@ def _engine(loaded: LoadedConfig, models: dict[str, PredictionsConfig]) -> Engin
 
 
 def check_engine(loaded: LoadedConfig, engine: EngineChoice) -> None:
-    """Refuse what a partitioned engine cannot run, naming the engine and the metric or
-    convention (exit 2): metrics that need the whole log on Spark, the catalog-size
-    metrics and the file-order conventions on Spark."""
-    from receval_cli.engines.partitions import check_partitionable
+    """Refuse what the engine cannot run, naming it and the convention (exit 2): every
+    engine runs every metric, but Spark has no file order."""
+    if engine.spark:
+        refuse_file_order(loaded.config.conventions)
 
-    check_partitionable(loaded, engine.setting, side_inputs=True)
+
+def refuse_file_order(conventions: Conventions) -> None:
+    """engine: spark has no file order: the conventions that read it are refused."""
+    for key, value in (
+        ("tie_break", conventions.tie_break),
+        ("duplicates", conventions.duplicates),
+        ("truth_duplicates", conventions.truth_duplicates),
+    ):
+        if value in ("input_order", "first"):
+            fix = (
+                "Use tie_break item_desc/item_asc and duplicates error/max_score "
+                "(truth_duplicates error/max), or another engine."
+            )
+            raise UsageError(
+                f"engine: spark has no file order, so conventions.{key}: {value} is not "
+                f"defined there. {fix}",
+                key=f"conventions.{key}",
+                found=value,
+                fix=fix,
+            )
 
 
 def reject_relative_gates(loaded: LoadedConfig) -> None:

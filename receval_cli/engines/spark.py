@@ -62,7 +62,7 @@ from receval_cli.engines.spark_sources import (
     read_spark_sources,
     spark_item_popularity,
 )
-from receval_cli.engines.spark_watch import python_logs_off, restore_sigint, watching
+from receval_cli.engines.spark_watch import python_logs_off, restore_sigint, watched_jobs
 from receval_cli.errors import UsageError
 from receval_cli.evaluation.assembly import (
     BucketTask,
@@ -453,7 +453,7 @@ def evaluate_planned(
     local = [s for s in (*checked.values(), *local_sources.given(), segments_file) if s is not None]
     buckets = plan.engine.partitions
     try:
-        with watching(session, config.spark.stall_timeout, own=spark is None) as watch:
+        with watched_jobs(session, config.spark.stall_timeout, own=spark is None) as watch:
             try:
                 return _evaluate(
                     session, plan, file, checked, local_sources, segments_file, buckets, per_user

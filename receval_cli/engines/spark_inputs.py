@@ -63,7 +63,7 @@ def refuse_unreadable(fmt: str, path: Path | str, role: str) -> None:
         )
 
 
-def format_of(location: str, given: str | None) -> str:
+def source_format(location: str, given: str | None) -> str:
     """A table's or URI's format: the given one, else its name's extension (as a local
     file's: inputs/scanning.format_of_name), else Parquet (a folder of Parquet files, a
     table)."""
@@ -173,7 +173,7 @@ def read_mapped(
     file, whose schema they checked) or `mapping` of a one-row probe of the Spark schema (a
     table or URI). A CSV's integer ids keep the text they were written as unless every
     one is a canonical integer (ids_as_written)."""
-    fmt = checked.format if checked is not None else format_of(location, given_format)
+    fmt = checked.format if checked is not None else source_format(location, given_format)
     if checked is None:
         refuse_unreadable(fmt, location, role)
     frame = read_frame(spark, location, fmt, separator, role)

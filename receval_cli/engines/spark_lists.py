@@ -25,7 +25,7 @@ from receval_cli.engines.spark import (
     spark_session,
     stopped_from_outside,
 )
-from receval_cli.engines.spark_watch import watching
+from receval_cli.engines.spark_watch import watched_jobs
 from receval_cli.evaluation.list_pairs import ListSum, list_sums
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.list_similarity import ListMeasure, list_measure
@@ -45,7 +45,7 @@ def spark_list_sums(
     settings = plan.loaded.config.spark
     session = spark_session(None, settings)
     try:
-        with watching(session, settings.stall_timeout, own=True) as watch:
+        with watched_jobs(session, settings.stall_timeout, own=True) as watch:
             try:
                 return _sums(session, plan, models, measures, depth)
             except Exception:

@@ -1,6 +1,6 @@
 """engine: spark: watch a run's Spark jobs while they work: progress and stalls.
 
-`watching(session, ...)` puts the run's jobs in a job group of their own and starts a
+`watched_jobs(session, ...)` puts the run's jobs in a job group of their own and starts a
 thread that polls Spark's status tracker about once a second:
 - **Progress.** The running stages and their tasks (done / all) replace the stage line of
   the terminal's spinner, and with --verbose (or --log-format json) a line is logged when a
@@ -188,7 +188,7 @@ def _show(progress: Progress, logged: dict[int, float], now: float) -> None:
 
 
 @contextmanager
-def watching(session: SparkSession, stall_timeout: float | None, own: bool) -> Iterator[Watch]:
+def watched_jobs(session: SparkSession, stall_timeout: float | None, own: bool) -> Iterator[Watch]:
     """Run the block's Spark jobs in a group of their own, watched (see the module's
     docstring). `own`: receval started the session (the command line): Python's logging
     prints nothing on stderr meanwhile."""

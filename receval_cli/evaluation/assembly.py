@@ -47,11 +47,11 @@ from receval_cli.evaluation.partial import (
 )
 from receval_cli.evaluation.plan import PREDICTION_CHECKS, TRUTH_CHECKS, diagnose, per_user_frame
 from receval_cli.evaluation.rating_pairs import (
-    calibration_table,
     finish_pairs,
     pair_join,
     pair_partial,
     pair_queries,
+    predicted_actual_counts,
 )
 from receval_cli.evaluation.segment_split import (
     Segment,
@@ -366,7 +366,7 @@ def finish(merged: Partial, run: FinishContext) -> Report:
             merged.pairs, pair_specs, conventions, run.predictions, run.truth
         )
         metrics.update(values)
-        calibration = calibration_table(merged.pairs)
+        calibration = predicted_actual_counts(merged.pairs)
     metrics.update(clicks)
     metrics = {str(spec): metrics[str(spec)] for spec in run.specs}
     guard_ranges(metrics, run.specs, conventions)
@@ -374,13 +374,13 @@ def finish(merged: Partial, run: FinishContext) -> Report:
     if run.reference is not None and facts.unknown is not None:
         unknown = unknown_items.describe(facts.unknown, run.reference[0])
     inputs: dict[str, InputBlock] = {
-        "predictions": fingerprints.describe(
+        "predictions": fingerprints.input_block(
             run.predictions, _row_count(merged, "predictions"), users.get("in_predictions")
         ),
-        "ground_truth": fingerprints.describe(
+        "ground_truth": fingerprints.input_block(
             run.truth, _row_count(merged, "truth"), users.get("in_ground_truth")
         ),
-        **{source.role: fingerprints.describe(source, None, None) for source in sources.given()},
+        **{source.role: fingerprints.input_block(source, None, None) for source in sources.given()},
     }
     content_hash = fingerprints.digest_text(merged.digest)
     if content_hash is not None:

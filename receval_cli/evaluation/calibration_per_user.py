@@ -112,7 +112,7 @@ def list_distribution(
     return joined.select("user", "genre", *shares)
 
 
-def calibration_table(
+def genre_calibration_table(
     ranked: pl.LazyFrame,
     log: pl.LazyFrame,
     catalog: pl.LazyFrame,

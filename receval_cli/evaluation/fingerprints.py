@@ -71,7 +71,7 @@ def digest_text(counts: dict[str, int]) -> str | None:
     return f"{total:016x}"
 
 
-def describe(source: Input, rows: int | None, users: int | None) -> InputBlock:
+def input_block(source: Input, rows: int | None, users: int | None) -> InputBlock:
     """The input's block of the report: how it was read (Input.describe), its resolved
     path, its size and modification time when it is a local file, its rows and users."""
     block = cast(InputBlock, {**source.describe()})

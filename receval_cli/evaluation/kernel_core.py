@@ -297,7 +297,7 @@ class _Kernel:
         return views
 
 
-def evaluate(
+def evaluate_compiled(
     module: ModuleType,
     wanted: Requests,
     predictions: pl.DataFrame,
@@ -372,12 +372,12 @@ def evaluate_batches(
     engine: Any,
     ranks: bool = False,
 ) -> KernelTables | str | None:
-    """evaluate, with the predictions read in batches of about BATCH_ROWS rows (polars
+    """evaluate_compiled, with the predictions read in batches of about BATCH_ROWS rows (polars
     reads the next while the kernel works): memory for a batch, not the whole file. The
     file must be grouped by user, ascending; the rows of a batch's last user wait for the
     next batch (_Rows), and each call gets its users' slice of the (whole, sorted) truth,
     held as arrays alone. UNORDERED where the file is not so grouped (the caller then
-    reads it whole: evaluate); None where it holds what the polars core must see."""
+    reads it whole: evaluate_compiled); None where it holds what the polars core must see."""
     import numpy as np
 
     truth = indexed_truth.collect(engine=engine)

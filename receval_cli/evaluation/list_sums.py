@@ -39,7 +39,7 @@ from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats, cutoff_label,
 _rank = pl.col("rank")
 
 
-def extension() -> ModuleType | None:
+def compiled_list_walk() -> ModuleType | None:
     """The compiled walk, or None (not built here, or RECEVAL_CORE=polars)."""
     return kernel_core.extension("receval_cli._list_sums")
 
@@ -111,7 +111,7 @@ def walked_tables(
         cutoffs, by_feature = pairs[feature]
         return by_feature(featured, cutoffs)
 
-    module = extension()
+    module = compiled_list_walk()
     pool = pl.thread_pool_size()  # read here: inside the UDF polars answers 1
     if module is None:
         tables = [polars_sums(frame, units)] if names else []

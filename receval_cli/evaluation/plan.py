@@ -309,7 +309,7 @@ def _with_known(ranked: pl.DataFrame, stats: Stats, sources: Sources) -> pl.Data
     """The compiled core's ranked rows with `known` (the log holds the row's pair) where a
     metric reads it, looked up by the compiled walk (list_walk.known_flags); as they are
     where it does not take them, and the recs table then joins the log's pairs."""
-    module = list_sums.extension()
+    module = list_sums.compiled_list_walk()
     if module is None or "known" not in stats.sides or sources.interactions is None:
         return ranked
     try:
@@ -392,7 +392,7 @@ def _compiled(
             )
             if numpy_import is not None:
                 numpy_import.join()
-            tables = kernel_core.evaluate(
+            tables = kernel_core.evaluate_compiled(
                 module, wanted, read, whole_truth, conventions, depth, ranks
             )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one

@@ -223,7 +223,7 @@ def pair_partial(found: list[pl.DataFrame], specs: tuple[MetricSpec, ...]) -> Pa
     )
 
 
-def calibration_table(merged: PairPartial) -> pl.DataFrame | None:
+def predicted_actual_counts(merged: PairPartial) -> pl.DataFrame | None:
     """The scored pairs counted by (predicted, actual), each to 3 significant digits,
     sorted; None when the run kept no such table."""
     found = merged.tables.get(CALIBRATION)

@@ -40,7 +40,7 @@ def relstring_char(rel: pl.Expr) -> pl.Expr:
     )
 
 
-def relstrings(
+def relstring_table(
     predictions: Input, truth: Input, conventions: Conventions, length: int = DEFAULT_LENGTH
 ) -> pl.DataFrame:
     """(user, relstring) for every user of the ground truth, sorted by user: the top

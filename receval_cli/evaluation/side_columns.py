@@ -22,7 +22,7 @@ import polars as pl
 from receval_cli.config.conventions import Conventions
 from receval_cli.errors import InputError
 from receval_cli.evaluation import ideal_sums, list_sums, list_walk
-from receval_cli.evaluation.calibration_per_user import calibration_table
+from receval_cli.evaluation.calibration_per_user import genre_calibration_table
 from receval_cli.evaluation.cooccurrence import cooccurrence_pairs, history_similarity
 from receval_cli.evaluation.item_popularity import item_popularity
 from receval_cli.evaluation.prepare import (
@@ -191,7 +191,7 @@ def recs_aggregates(
         assert log is not None  # metric_exprs refuses the metric without it
         assert catalog is not None
         present = pl.concat([truth.select("user"), ranked.select("user")]).unique()
-        table = calibration_table(recs, log.frame, catalog.frame, present, stats.calibration)
+        table = genre_calibration_table(recs, log.frame, catalog.frame, present, stats.calibration)
         if per_user is None:
             return table
         return per_user.join(table, on="user", how="full", coalesce=True)

@@ -69,7 +69,7 @@ def _file_section(key: str, guess: Guess, folder: Path) -> list[str]:
     return lines
 
 
-def conventions_block() -> list[str]:
+def commented_conventions() -> list[str]:
     """Every convention at its default, commented out, with its choices."""
     lines = ["# conventions:".ljust(40) + "# the defaults; uncomment a line to change it"]
     for name, info in Conventions.model_fields.items():
@@ -129,7 +129,7 @@ def starter_config(predictions: Guess, truth: Guess, folder: Path, name: str) ->
         "",
         *_metrics_lines(truth.graded),
         "",
-        *conventions_block(),
+        *commented_conventions(),
         "",
     ]
     return "\n".join(lines) + "\n" + _GATES_AND_OUTPUT
@@ -232,7 +232,7 @@ _TEMPLATE_OPTIONAL = f"""
 
 def template() -> str:
     """The documented template: every main key, placeholder paths for the two files."""
-    lines = [*_metrics_lines(graded=False), "", *conventions_block(), ""]
+    lines = [*_metrics_lines(graded=False), "", *commented_conventions(), ""]
     return _TEMPLATE_FILES + "\n".join(lines) + "\n" + _GATES_AND_OUTPUT + _TEMPLATE_OPTIONAL
 
 

@@ -16,10 +16,10 @@ from receval_cli.metrics.stats import (
     Stats,
     base_gain,
     depth,
+    exact_power,
     gain,
     gain_map,
     per_user_constant,
-    power,
     safe_div,
 )
 
@@ -75,7 +75,7 @@ def _persistence(p: Params) -> float:
 
 def _weight(p: float) -> pl.Expr:
     """p^(i-1) at each row's rank i."""
-    return power(p, _rank - 1)
+    return exact_power(p, _rank - 1)
 
 
 def _rank_ordered_sum(s: Stats, name: str, term: pl.Expr, k: int | None) -> pl.Expr:
@@ -151,7 +151,7 @@ def rbp_resid(s: Stats, k: int | None, p: Params) -> pl.Expr:
     n_judged = s.hits.agg(
         f"judged@{k}", ((_rel.fill_null(-1.0) >= 0) & (_rank <= depth(k))).sum()
     ).fill_null(0)
-    reached = power(persistence, n)  # p^n
+    reached = exact_power(persistence, n)  # p^n
     listed = 1.0 - reached  # (1 - p) * sum over i <= n of p^(i-1)
     value = reached + listed - (1.0 - persistence) * judged
     value = pl.when(n > n_judged.cast(pl.Float64)).then(value).otherwise(0.0)
@@ -193,7 +193,7 @@ def _err(s: Stats, k: int | None, p: Params) -> pl.Expr:
     formula="sum_{i<=k} R_i / i * prod_{j<i} (1 - R_j),  R = (2^rel - 1) / 2^max_grade",
     params=(MAX_GRADE, GRADES),
 )
-def err(s: Stats, k: int | None, p: Params) -> pl.Expr:
+def expected_reciprocal_rank(s: Stats, k: int | None, p: Params) -> pl.Expr:
     """ERR@k (Chapelle et al. 2009; gdeval's err@k, max_grade 4): the user stops at rank
     i with chance R_i = (2^rel_i - 1) / 2^max_grade, having gone past every rank above.
     Grades above max_grade count as max_grade, negative and missing ones as 0.

@@ -40,7 +40,7 @@ def parse_value(text: str) -> ParamValue:
     return text
 
 
-def format_value(value: ParamValue) -> str:
+def format_param(value: ParamValue) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
@@ -86,7 +86,7 @@ class MetricSpec:
             return self.label
         text = self.name if self.k is None else f"{self.name}@{self.k}"
         if self.params:
-            text += "(" + ",".join(f"{n}={format_value(v)}" for n, v in self.params) + ")"
+            text += "(" + ",".join(f"{n}={format_param(v)}" for n, v in self.params) + ")"
         return text
 
 

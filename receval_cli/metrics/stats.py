@@ -164,7 +164,7 @@ def row_constant(value: pl.Expr, like: pl.Expr) -> pl.Expr:
     return pl.when(value.is_not_null()).then(spread)
 
 
-def power(base: float, exponent: pl.Expr) -> pl.Expr:
+def exact_power(base: float, exponent: pl.Expr) -> pl.Expr:
     """base ** exponent on every row, the same bits however many rows polars evaluates at
     once. polars raises to an exponent of one row (a one-row frame, as a Spark or
     `partitions` bucket of one user may hold) whose value is whole and between 2 and 9 by
@@ -176,7 +176,7 @@ def power(base: float, exponent: pl.Expr) -> pl.Expr:
 
 def power_of(base: pl.Expr, exponent: float) -> pl.Expr:
     """base ** exponent on every row, the same bits however many rows polars evaluates at
-    once (each row's base paired with a second one, 1.0, as `power` pairs exponents)."""
+    once (each row's base paired with a second one, 1.0, as `exact_power` pairs exponents)."""
     return _paired(base, 1.0, pl.element().pow(exponent))
 
 

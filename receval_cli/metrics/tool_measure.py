@@ -29,10 +29,10 @@ class DialectError(SpecSyntaxError):
 
 def labelled(spec: str, label: str, tool: str) -> MetricSpec:
     parsed = MetricSpec.parse(spec)
-    return checked(MetricSpec(parsed.name, parsed.k, parsed.params, label, tool))
+    return checked_spec(MetricSpec(parsed.name, parsed.k, parsed.params, label, tool))
 
 
-def checked(spec: MetricSpec) -> MetricSpec:
+def checked_spec(spec: MetricSpec) -> MetricSpec:
     try:
         return resolve(spec)
     except SpecError as error:  # a parameter value out of the metric's range

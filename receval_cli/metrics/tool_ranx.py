@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from receval_cli.metrics.spec import MetricSpec
-from receval_cli.metrics.tool_measure import DialectError, ToolMeasure, checked
+from receval_cli.metrics.tool_measure import DialectError, ToolMeasure, checked_spec
 
 # ranx 0.3.21's metric names (ranx.metrics.metric_switch) -> receval's metric
 RANX_NAMES: dict[str, str] = {
@@ -59,4 +59,4 @@ def ranx_measures(text: str) -> list[ToolMeasure] | None:
         settings["relevance_threshold"] = int(level)
     label = f"ranx:{text}"
     spec = MetricSpec(base.name, cutoff, tuple(params.items()), label, "ranx")
-    return [ToolMeasure("ranx", label, checked(spec), "ranx", settings)]
+    return [ToolMeasure("ranx", label, checked_spec(spec), "ranx", settings)]

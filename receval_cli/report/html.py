@@ -39,9 +39,6 @@ from receval_cli.report.figures_library import NO_FIGURES, figures_installed
 from receval_cli.report.headline import headline_html
 from receval_cli.report.html_comparisons import comparisons_table, difference_figures
 from receval_cli.report.html_gates import gate_cells, gates_table, tally
-from receval_cli.report.html_page import standalone_page
-from receval_cli.report.html_parts import number_html, table_html
-from receval_cli.report.metric_kinds import ACCURACY, kind_of, split_kinds
 from receval_cli.report.html_numbers import (
     exposed,
     family_label,
@@ -52,6 +49,9 @@ from receval_cli.report.html_numbers import (
     siblings,
     users_mean,
 )
+from receval_cli.report.html_page import standalone_page
+from receval_cli.report.html_parts import number_html, table_html
+from receval_cli.report.metric_kinds import ACCURACY, kind_of, split_kinds
 from receval_cli.report.per_user_table import per_user_values
 from receval_cli.report.table import by_metric_lines, confidence_line, users_line
 from receval_cli.results.gates import GateResult

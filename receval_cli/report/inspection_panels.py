@@ -47,7 +47,7 @@ TITLE_MAX = 30  # a longer title wraps in its column
 _PAD = 2  # each table column's padding, one space either side
 
 
-def render_json(inspection: Inspection) -> str:
+def render_inspection_json(inspection: Inspection) -> str:
     return json.dumps(inspection.to_dict(), indent=2, allow_nan=False, default=str) + "\n"
 
 

@@ -18,8 +18,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from receval_cli.config.conventions import Conventions
 from receval_cli.config.convention_groups import stated
+from receval_cli.config.conventions import Conventions
 from receval_cli.config.presets import PRESETS
 from receval_cli.console import plain_text
 from receval_cli.escaping import markdown_text

@@ -42,13 +42,13 @@ from receval_cli.report.fairness_view import fairness_markdown, fairness_rendera
 from receval_cli.report.renderers import render_as
 from receval_cli.report.table import (
     confidence_line,
-    footer,
     format_value,
     gate_cell,
     gates_by_row,
     models_ties,
     one_model_table,
     segment_tables,
+    table_footer,
     ties_text,
     users_line,
     variance_line,
@@ -138,7 +138,7 @@ def models_table(result: RunReport) -> RenderableType:
             parts.append(detail_table(result))
         if result.list_comparisons:
             parts.append(lists_table(result))
-    parts += footer(result.conventions, result.gates, result.warnings)
+    parts += table_footer(result.conventions, result.gates, result.warnings)
     return Group(*parts)
 
 

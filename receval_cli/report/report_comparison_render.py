@@ -124,7 +124,7 @@ def baseline_line(comparison: ReportComparison, best: str) -> str:
     )
 
 
-def render_markdown(comparison: ReportComparison) -> str:
+def render_comparison_markdown(comparison: ReportComparison) -> str:
     """A GitHub table: the same cells as the terminal table, best in bold."""
     names = comparison.columns
     lines = [
@@ -164,7 +164,7 @@ def _markdown_cell(cell: Cell | None, best: bool) -> str:
 _CSV_FIELDS = ("column", "metric", "value", "low", "high", "delta", "relative_delta")
 
 
-def render_csv(comparison: ReportComparison) -> str:
+def render_comparison_csv(comparison: ReportComparison) -> str:
     """Long format: one line per (column, metric) that has a value; values unrounded,
     empty where there is no interval or no delta (the baseline's own lines). The paired
     tests are in the other formats: the CSV's columns stay, so that appending to an

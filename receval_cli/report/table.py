@@ -67,7 +67,7 @@ def one_model_table(result: RunReport) -> RenderableType:
     parts += fairness_renderables(report)
     if report.confidence is not None:
         parts.append(Text(confidence_line(report.confidence)))
-    parts += footer(result.conventions, result.gates, result.warnings)
+    parts += table_footer(result.conventions, result.gates, result.warnings)
     return Group(*parts)
 
 
@@ -103,7 +103,7 @@ def by_metric_lines(conventions: ConventionsBlock) -> list[str]:
     return [f"{', '.join(names)}: {text}" for text, names in lines.items()]
 
 
-def footer(
+def table_footer(
     conventions: ConventionsBlock, gates: list[GateResult], warnings: list[str]
 ) -> list[RenderableType]:
     """The conventions in force, then every warning, every failed gate and every waived

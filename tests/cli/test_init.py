@@ -31,7 +31,7 @@ from receval_cli.inputs.starter import (
     METRICS,
     PREDICTIONS_PLACEHOLDER,
     TRUTH_PLACEHOLDER,
-    conventions_block,
+    commented_conventions,
     template,
 )
 from receval_cli.metrics import lookup
@@ -538,7 +538,7 @@ def test_each_commented_section_is_valid_once_uncommented(tmp_path: Path) -> Non
 
 
 def test_the_conventions_block_is_every_default() -> None:
-    text = "".join(line[2:] + "\n" for line in conventions_block())
+    text = "".join(line[2:] + "\n" for line in commented_conventions())
     assert yaml.safe_load(text)["conventions"] == Conventions().model_dump()
 
 

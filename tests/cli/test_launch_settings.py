@@ -15,7 +15,7 @@ DRIVER = """
 import os, sys
 import receval_cli.cli.app as app
 
-app.main = lambda: print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+app.receval_command = lambda: print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
 sys.argv = ["receval", "--version"]
 from receval_cli.launch import main
 main()

@@ -23,6 +23,9 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|9[0-7]|38|4[0-9])[;m]")
 
 
+_COMMAND = "from receval_cli.cli.app import receval_command; receval_command()"
+
+
 def test_off_a_terminal_only_the_report(tmp_path: Path) -> None:
     result = invoke("run", hand_case(tmp_path), "--format", "json")
     assert result.exit_code == 0
@@ -80,7 +83,12 @@ def _on_a_terminal(*args: str | Path, env: dict[str, str] | None = None) -> tupl
         if name not in (env or {}):
             environment.pop(name, None)
     process = subprocess.Popen(
-        [sys.executable, "-c", "from receval_cli.cli.app import main; main()", *map(str, args)],
+        [
+            sys.executable,
+            "-c",
+            "from receval_cli.cli.app import receval_command; receval_command()",
+            *map(str, args),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=terminal,
         stderr=terminal,

@@ -31,9 +31,9 @@ CHILD = """
 import json, sys
 heavy = json.loads(sys.argv[2])
 sys.argv = ["receval", *json.loads(sys.argv[1])]
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 try:
-    main()
+    receval_command()
 except SystemExit as stop:
     code = stop.code
 else:

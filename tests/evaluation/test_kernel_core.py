@@ -90,7 +90,7 @@ def both(
 ) -> tuple[Partial, Partial, int]:
     """The Partial of the compiled core (and how many times it ran) and the polars core's."""
     runs = []
-    evaluate = kernel_core.evaluate
+    evaluate = kernel_core.evaluate_compiled
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         result = evaluate(*args, **kwargs)

@@ -27,7 +27,7 @@ from receval_cli.metrics.beyond import similarity_to_earlier
 from receval_cli.metrics.stats import EMBEDDING_SIMILARITY, Stats
 
 pytestmark = pytest.mark.skipif(
-    list_sums.extension() is None, reason="the compiled walk is not built here"
+    list_sums.compiled_list_walk() is None, reason="the compiled walk is not built here"
 )
 
 # the metrics whose values come from the walk: rec_sum terms, embedding and tag pairs
@@ -328,7 +328,7 @@ def test_a_missing_tag_goes_to_the_polars_form(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_walk_is_off_with_the_polars_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECEVAL_CORE", "polars")
-    assert list_sums.extension() is None
+    assert list_sums.compiled_list_walk() is None
 
 
 def test_rows_numbered_otherwise_go_to_the_polars_form(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -426,7 +426,7 @@ def test_each_rows_place_in_the_catalog(catalog: list[Any], dtype: pl.DataType) 
     """Each row's place among the catalog's items, by the table over the ids' range or by
     the join, is a plain lookup's; an item outside the catalog, or a catalog holding an item
     twice, gives None (the polars form then runs)."""
-    module = list_sums.extension()
+    module = list_sums.compiled_list_walk()
     rng = random.Random(7)
     items = [rng.choice(catalog) for _ in range(50)]
     rows = pl.DataFrame({"item": pl.Series(items, dtype=dtype)})
@@ -446,7 +446,7 @@ def test_the_walks_order_and_users(ids: list[Any]) -> None:
     """grouped: the rows put in rank order by WALK, the users' offsets and ids; None where
     WALK is not each place once, ranks do not run 1, 2, 3 per user, a user's rows hold two
     ids, or one user's rows are in two places."""
-    module = list_sums.extension()
+    module = list_sums.compiled_list_walk()
     a, b, c = ids
     dtype = pl.UInt64 if isinstance(a, int) and a >= 2**63 else None
 
@@ -489,7 +489,7 @@ def test_each_ranked_rows_known_flag(users: list[int], dtype: pl.DataType) -> No
     as the join with the log's pairs gives it: users without a log row, log rows of users
     not ranked, repeated log rows, items whose text and number orders differ, users
     with 40 and 60 logged items (each user's table grows with its log)."""
-    module = list_sums.extension()
+    module = list_sums.compiled_list_walk()
     rng = random.Random(5)
     items = [9, 10, 100, 1000, 7, *range(200, 260)]
     ranked_rows = [(u, i) for u in users for i in rng.sample(items, rng.choice([1, 5, 20]))]
@@ -518,7 +518,7 @@ def test_each_ranked_rows_known_flag(users: list[int], dtype: pl.DataType) -> No
 def test_known_flags_it_does_not_take() -> None:
     """None (the join runs): a user's rows in two places, users too far apart for a
     table, text ids, ids of two types."""
-    module = list_sums.extension()
+    module = list_sums.compiled_list_walk()
 
     def flags(users: list[Any], log_users: list[Any], dtype: Any = pl.Int64) -> Any:
         ranked = pl.DataFrame({"user": pl.Series(users, dtype=dtype), "item": [1] * len(users)})

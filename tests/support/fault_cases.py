@@ -55,16 +55,16 @@ signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 MAIN_DRIVER = """
 import sys
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 sys.argv = ["receval", *sys.argv[1:]]
-main()
+receval_command()
 """
 
 
 def receval(*args: str | Path | int, driver: str = MAIN_DRIVER) -> subprocess.Popen[str]:
     """Start `receval ARGS` in a new process, through a driver script that may patch
-    something and then calls `receval_cli.cli.app.main()` (the `receval` command)."""
+    something and then calls `receval_cli.cli.app.receval_command()` (the `receval` command)."""
     command = ["-c", PRELUDE + driver]
     paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
@@ -101,7 +101,7 @@ def assert_interrupted(code: int, stderr: str, signum: int, message: str) -> Non
 PANIC_DRIVER = """
 import os, signal, sys, time
 import polars as pl
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 real = pl.collect_all
 calls = []
@@ -118,7 +118,7 @@ def collect_all(*args, **kwargs):
 
 pl.collect_all = collect_all
 sys.argv = ["receval", *sys.argv[1:]]
-main()
+receval_command()
 """
 
 
@@ -129,7 +129,7 @@ REPORT_PANIC_DRIVER = """
 import os, signal, sys, time
 import polars as pl
 import receval_cli.report.render as rendering
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 real = rendering.render
 WHAT = sys.argv.pop(1)
@@ -145,7 +145,7 @@ def render(*args, **kwargs):
 
 rendering.render = render
 sys.argv = ["receval", *sys.argv[1:]]
-main()
+receval_command()
 """
 
 
@@ -174,7 +174,7 @@ main()
 CALLBACK_DRIVER = """
 import os, signal, sys, time
 import polars.io.scan_options.cast_options as cast_options
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 real = cast_options.ScanCastOptions._default
 sent = []
@@ -188,15 +188,15 @@ def _default():
 
 cast_options.ScanCastOptions._default = staticmethod(_default)
 sys.argv = ["receval", *sys.argv[1:]]
-main()
+receval_command()
 """
 
 
 # Patches one function of `os` so that its n-th call (on an output file) first sends the
-# process a signal, then runs receval's `main()` with the remaining arguments.
+# process a signal, then runs receval's `receval_command()` with the remaining arguments.
 SIGNAL_DRIVER = """
 import os, signal, sys
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 function, signame, nth, folder = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 real = getattr(os, function)
@@ -211,7 +211,7 @@ def hooked(*args, **kwargs):
 
 setattr(os, function, hooked)
 sys.argv = ["receval", *sys.argv[5:]]
-main()
+receval_command()
 """
 
 
@@ -219,7 +219,7 @@ main()
 # returned, nothing has noted the file yet): the n-th temporary file of the run.
 TEMPORARY_DRIVER = """
 import os, signal, sys, tempfile
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 signame, nth = sys.argv[1], int(sys.argv[2])
 real = tempfile.mkstemp
@@ -234,7 +234,7 @@ def mkstemp(*args, **kwargs):
 
 tempfile.mkstemp = mkstemp
 sys.argv = ["receval", *sys.argv[3:]]
-main()
+receval_command()
 """
 
 
@@ -301,7 +301,7 @@ except signals.Interrupted as stop:
 # A stop that arrives as the interpreter shuts down, after a complete run
 LATE_DRIVER = """
 import atexit, os, signal, sys, time
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 signame = sys.argv[1]
 
@@ -311,19 +311,19 @@ def late():
 
 atexit.register(late)
 sys.argv = ["receval", *sys.argv[2:]]
-main()
+receval_command()
 """
 
 
 FILE_SIZE_DRIVER = """
 import resource, signal, sys
-from receval_cli.cli.app import main
+from receval_cli.cli.app import receval_command
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), hard))
 sys.argv = ["receval", *sys.argv[2:]]
-main()
+receval_command()
 """
 
 
