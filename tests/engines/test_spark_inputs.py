@@ -407,7 +407,7 @@ def test_the_stall_timeout_set_for_one_run_reaches_the_watch(
         raise SystemExit(0)
 
     monkeypatch.setattr(engine, "spark_session", lambda spark, settings: None)
-    monkeypatch.setattr(engine, "watching", stop)
+    monkeypatch.setattr(engine, "watched_jobs", stop)
     monkeypatch.setattr(engine, "require_pyspark", lambda: None)  # where the extra is not
     invoke("run", _spark_case(tmp_path), "--set", "spark.stall_timeout=20")
     assert seen == [20]

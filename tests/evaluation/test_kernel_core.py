@@ -97,7 +97,7 @@ def both(
         runs.append(result is not None)
         return result
 
-    monkeypatch.setattr(kernel_core, "evaluate", counted)
+    monkeypatch.setattr(kernel_core, "evaluate_compiled", counted)
     compiled = partial(frames, specs, conventions, engine)
     monkeypatch.setenv("RECEVAL_CORE", "polars")
     reference = partial(frames, specs, conventions, engine)
