@@ -52,7 +52,7 @@ def counting_kernel(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record whether each call of the compiled core took the run and kept the ranked rows
     for the recs table (kernel_core.KernelTables.ranked)."""
     taken: list[bool] = []
-    for name in ("evaluate", "evaluate_batches"):
+    for name in ("evaluate_compiled", "evaluate_batches"):
         original = getattr(kernel_core, name)
 
         def counted(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
