@@ -27,16 +27,19 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
-from numpy.typing import NDArray
 
 from receval_cli.errors import ConfigError
 from receval_cli.metrics.registry import Param, Params, register
 from receval_cli.metrics.stats import Stats
 
-Floats = NDArray[np.float64]
+if TYPE_CHECKING:  # numpy is imported where a correction is computed: not with the registry
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Floats = NDArray[np.float64]
 
 FULL_METRIC = Param(
     "metric",
@@ -73,6 +76,8 @@ _CHUNK = 65_536  # true ranks per block of A (A is n x (m + 1): never held whole
 
 def full_metric(metric: str, k: int | None, ranks: Floats) -> Floats:
     """M(r) for one relevant item at (1-based) rank r."""
+    import numpy as np
+
     within = np.ones_like(ranks, dtype=bool) if k is None else ranks <= k
     if metric == "ndcg":
         values = 1.0 / np.log2(ranks + 1.0)
@@ -88,6 +93,8 @@ def sampled_rank_probabilities(ranks: Floats, m: int, n: int, replace: bool) -> 
     relevant item, is Binomial(m, (r - 1)/(n - 1)) with replacement, else hypergeometric
     (m of the n - 1 negatives, r - 1 of them above it); both by their pmf's recurrence in
     logs (no underflow far in the tails)."""
+    import numpy as np
+
     out = np.zeros((ranks.size, m + 1))
     above = ranks - 1.0
     if replace:
@@ -127,12 +134,12 @@ def sampled_rank_probabilities(ranks: Floats, m: int, n: int, replace: bool) -> 
     return found
 
 
-_LGAMMA = np.frompyfunc(math.lgamma, 1, 1)
-
-
 def _log_choose(a: Floats, b: Floats) -> Floats:
     """log C(a, b) for 0 <= b <= a, elementwise."""
-    terms = [np.asarray(_LGAMMA(x), dtype=np.float64) for x in (a + 1.0, b + 1.0, a - b + 1.0)]
+    import numpy as np
+
+    lgamma = np.frompyfunc(math.lgamma, 1, 1)
+    terms = [np.asarray(lgamma(x), dtype=np.float64) for x in (a + 1.0, b + 1.0, a - b + 1.0)]
     found: Floats = terms[0] - terms[1] - terms[2]
     return found
 
@@ -144,6 +151,8 @@ def correction(
     """x(r̃) for r̃ = 1..m+1: the normal equations of Krichene and Rendle's estimator,
     summed over the true ranks in blocks. cls: A'A x = A'M (least squares, solved by
     lstsq: A'A may be singular); bv: ((1 - gamma) A'A + gamma diag(A'1)) x = A'M."""
+    import numpy as np
+
     gram = np.zeros((m + 1, m + 1))
     column_mass = np.zeros(m + 1)
     target = np.zeros(m + 1)
