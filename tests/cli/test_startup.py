@@ -157,3 +157,14 @@ print("ok")
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert result.stdout == "ok\n", result.stderr
+
+
+def test_the_metric_registry_loads_without_numpy() -> None:
+    """A run imports numpy on another thread while polars reads (evaluation/numpy_ahead.py):
+    the registry that every run loads first must not import it on the main thread."""
+    code = "import sys, receval_cli.metrics, receval_cli.config.model\n"
+    code += "print('numpy' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.stdout == "False\n", result.stderr
