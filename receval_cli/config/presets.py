@@ -334,8 +334,7 @@ PRESETS: dict[str, Preset] = {
         },
         explanations={
             "relevance_threshold": "a click",
-            "tie_break": "Jurity orders equal scores with an unstable sort: no order to "
-            "reproduce",
+            "tie_break": "Jurity orders equal scores with an unstable sort: no order to reproduce",
             "prediction_only_users": "its list metrics average over every user of the "
             "recommendations",
             "unpredicted": "AUC scores the pairs in both files",
@@ -374,7 +373,8 @@ PRESETS: dict[str, Preset] = {
         ),
         checked_against=(
             "recommenders 1.2.1 with pandas 2.3.3: golden files on the shared data, per user "
-            "and means, with and without ties (`tests/peers/recommenders/test_preset_recommenders.py`); "
+            "and means, with and without ties "
+            "(`tests/peers/recommenders/test_preset_recommenders.py`); "
             "its `r_precision_at_k` mean skips users at 0 and is not reproduced (a strict "
             "xfail records it); its coverage, novelty and diversity measures "
             "(`tests/peers/test_beyond_peers.py`), serendipity, logloss and exp_var "
