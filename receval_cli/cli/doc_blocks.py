@@ -70,9 +70,9 @@ def _conventions() -> str:
 
 
 def _presets() -> str:
-    from receval_cli.config.preset_table import markdown
+    from receval_cli.config.preset_table import presets_markdown
 
-    return markdown()
+    return presets_markdown()
 
 
 # what writes each block: the SOURCE its start marker names -> the block's text

@@ -1,7 +1,7 @@
 """docs/conventions.md's table of presets, one row per preset of config/presets.py.
 
-`markdown()` is the block that `python -m receval_cli.cli.doc_blocks` writes and a test
-diffs with the page. Its columns:
+`presets_markdown()` is the block that `python -m receval_cli.cli.doc_blocks` writes and a
+test diffs with the page. Its columns:
 
 - preset: the name `conventions: {preset: NAME}` takes.
 - settings it fixes: the conventions every ranking metric reads (`ALWAYS`), then every
@@ -141,7 +141,7 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def markdown() -> str:
+def presets_markdown() -> str:
     """The table of presets, as docs/conventions.md holds it."""
     rows = [
         "| "

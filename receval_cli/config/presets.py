@@ -1,6 +1,6 @@
 """Named presets: the conventions under which receval reproduces a well-known tool.
-Over 400 lines: a table of data, one Preset per reproduced tool (its conventions and
-measure names); split by tool it would scatter one lookup table.
+Over 400 lines: a table of data, one Preset per reproduced tool (its conventions, measure
+names and what docs/conventions.md says of them); split by tool it would scatter one table.
 
 A preset is a set of convention values. In the config, `conventions: {preset: NAME}` applies
 it, and any other key beside it overrides that one setting; `--preset NAME` on the command
@@ -376,8 +376,9 @@ PRESETS: dict[str, Preset] = {
             "and means, with and without ties "
             "(`tests/peers/recommenders/test_preset_recommenders.py`); "
             "its `r_precision_at_k` mean skips users at 0 and is not reproduced (a strict "
-            "xfail records it); its coverage, novelty and diversity measures "
-            "(`tests/peers/test_beyond_peers.py`), serendipity, logloss and exp_var "
+            "xfail records it); catalog_coverage, novelty, distributional_coverage and "
+            "diversity on feature vectors (`tests/peers/test_beyond_peers.py`); diversity on "
+            "co-occurrence, serendipity, logloss and exp_var "
             "(`tests/peers/test_recommender_metrics.py`)"
         ),
         conventions={

@@ -14,7 +14,7 @@ import pytest
 
 from receval_cli.cli.doc_blocks import REGENERATE, stale_in
 from receval_cli.config.conventions import Conventions
-from receval_cli.config.preset_table import ALWAYS, markdown
+from receval_cli.config.preset_table import ALWAYS, presets_markdown
 from receval_cli.config.presets import PRESETS, Preset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,13 +85,13 @@ def row_faults(preset: Preset, cell: str) -> list[str]:
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_the_row_names_each_setting_the_preset_fixes_with_its_value(name: str) -> None:
     preset = PRESETS[name]
-    assert row_faults(preset, rows(markdown())[name][1]) == []
+    assert row_faults(preset, rows(presets_markdown())[name][1]) == []
 
 
 def test_a_missing_setting_a_wrong_value_and_a_lost_exception_are_found() -> None:
     """Negative controls of row_faults, on the jurity row edited three ways."""
     preset = PRESETS["jurity"]
-    cell = rows(markdown())["jurity"][1]
+    cell = rows(presets_markdown())["jurity"][1]
     assert "precision_denominator list_length" in cell
     dropped = cell.replace("precision_denominator list_length, ", "")
     assert row_faults(preset, dropped) == ["precision_denominator is not named"]
@@ -106,7 +106,7 @@ def test_a_missing_setting_a_wrong_value_and_a_lost_exception_are_found() -> Non
 
 def test_every_preset_has_one_row_in_the_page() -> None:
     page = (ROOT / "docs" / "conventions.md").read_text(encoding="utf-8")
-    table = rows(markdown())
+    table = rows(presets_markdown())
     assert sorted(table) == sorted(PRESETS)
     for name in PRESETS:
         assert page.count(f"\n| `{name}` |") == 1, name
@@ -117,7 +117,7 @@ def test_the_row_names_each_measure(name: str) -> None:
     """Each spec in backquotes with the tool's measure; a preset based on another with
     the same measures refers to that one's row."""
     preset = PRESETS[name]
-    cell = rows(markdown())[name][3]
+    cell = rows(presets_markdown())[name][3]
     if preset.based_on and PRESETS[preset.based_on].metrics == preset.metrics:
         assert cell == f"the `{preset.based_on}` preset's"
         return
