@@ -335,8 +335,8 @@ PRESETS: dict[str, Preset] = {
         explanations={
             "relevance_threshold": "a click",
             "tie_break": "Jurity orders equal scores with an unstable sort: no order to reproduce",
-            "prediction_only_users": "its list metrics average over every user of the "
-            "recommendations",
+            "prediction_only_users": "its list metrics, such as IntraListDiversity, "
+            "average over every user of the recommendations",
             "unpredicted": "AUC scores the pairs in both files",
         },
         per_metric={
@@ -407,8 +407,8 @@ PRESETS: dict[str, Preset] = {
         explanations={
             "relevance_threshold": "rating_true is the rows at or above it",
             "tie_break": "a stable sort",
-            "prediction_only_users": "its list metrics average over every user of the "
-            "recommendations",
+            "prediction_only_users": "its list metrics, such as novelty and diversity, "
+            "average over every recommended list",
             "ap_denominator": "map_at_k; its map is `denominator=relevant`",
             "gain": "ndcg_at_k's default score_type",
             "gain_below_threshold": "rating_true holds only the relevant rows",
@@ -490,8 +490,8 @@ PRESETS: dict[str, Preset] = {
             "users_without_recommendations": "the users of the recommendations; neither reads "
             "relevance, so users_without_relevant does not apply",
             "users_without_relevant": "its users are the interactions' users",
-            "prediction_only_users": "its list metrics average over every user of the "
-            "recommendations",
+            "prediction_only_users": "SufficientReco and Intersection average over every "
+            "user of the recommendations",
             "precision_denominator": "also Accuracy's and MCC's k predicted positives",
             "discount": "NDCG's log_base=2, its default",
         },
