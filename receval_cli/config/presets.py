@@ -1,6 +1,6 @@
 """Named presets: the conventions under which receval reproduces a well-known tool.
-Over 400 lines: a table of data, one Preset per reproduced tool (its conventions and
-measure names); split by tool it would scatter one lookup table.
+Over 400 lines: a table of data, one Preset per reproduced tool (its conventions, measure
+names and what docs/conventions.md says of them); split by tool it would scatter one table.
 
 A preset is a set of convention values. In the config, `conventions: {preset: NAME}` applies
 it, and any other key beside it overrides that one setting; `--preset NAME` on the command
@@ -15,12 +15,25 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Preset:
+    """One tool's conventions and measure names. docs/conventions.md's table of presets is
+    written from these fields (config/preset_table.py): `checked_against`, `explanations`,
+    `also` and `based_on` are there for that table."""
+
     name: str
     summary: str
+    # Markdown: the tool's version, and the tests and golden files (paths in backquotes,
+    # checked to exist) that compare receval with it
     checked_against: str
     conventions: dict[str, object]
     metrics: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # convention -> why the tool's value is that, said beside the setting in the docs' table
+    # (a convention explained there is listed even at receval's default)
+    explanations: dict[str, str] = field(default_factory=dict)
+    # Markdown: what else of the tool receval reproduces, outside `metrics`
+    also: str = ""
+    # the preset this one copies but for some conventions: the docs' row says only those
+    based_on: str = ""
     # metric name -> parameter defaults that differ for that metric (e.g. which users count)
     per_metric: dict[str, dict[str, object]] = field(default_factory=dict)
     # metric name -> (its parameters that the tool prints in the measure's name, the
@@ -46,9 +59,10 @@ PRESETS: dict[str, Preset] = {
         name="trec_eval",
         summary="NIST trec_eval 10.0, the reference of IR evaluation (scores as doubles).",
         checked_against=(
-            "trec_eval 10.0: its own conformance outputs "
-            "(tests/peers/trec_eval/conformance/trec_eval) and its outputs on near ties "
-            "(tests/peers/trec_eval/conformance/trec_eval_scores)"
+            "trec_eval 10.0's own test outputs (`tests/peers/trec_eval/conformance/trec_eval/`) "
+            "and its outputs on near ties that only doubles tell apart "
+            "(`tests/peers/trec_eval/conformance/trec_eval_scores/`), every line "
+            "(`tests/peers/trec_eval/test_trec_conformance.py`)"
         ),
         conventions={
             "relevance_threshold": 1,
@@ -73,6 +87,13 @@ PRESETS: dict[str, Preset] = {
             "default_prediction": None,
             "prediction_threshold": None,
         },
+        explanations={
+            "tie_break": "ids as text, whatever their type",
+            "fractional_grades": "qrels grades read with atol: 2.5 is 2",
+            "score_precision": "trec_eval 10.0 keeps scores as doubles",
+            "max_depth": "trec_eval without -M; -M N is max_depth N",
+        },
+        also="`receval_cli.relstrings` for relstring",
         metrics={
             "precision@k": "P_k",
             "recall@k": "recall_k",
@@ -149,7 +170,11 @@ PRESETS: dict[str, Preset] = {
     "ranx": Preset(
         name="ranx",
         summary="ranx 0.3.21 (ranx.evaluate with make_comparable=True).",
-        checked_against="ranx 0.3.21 golden files (tests/peers/ranx), per user and means",
+        checked_against=(
+            "ranx 0.3.21 golden files, per user and means, with and without ties "
+            "(`tests/peers/ranx/test_preset_ranx.py`); hits and rbp on tie-free data "
+            "(`tests/peers/test_cascade_peers.py`)"
+        ),
         conventions={
             "relevance_threshold": 1,
             "tie_break": "input_order",
@@ -172,6 +197,12 @@ PRESETS: dict[str, Preset] = {
             "unpredicted": "error",
             "default_prediction": None,
             "prediction_threshold": None,
+        },
+        explanations={
+            "tie_break": "ranx keeps file order among tied scores only in lists of at most 15 "
+            "items: a longer list that holds any tie may come out in another order",
+            "gain_below_threshold": "ranx's -l",
+            "fractional_grades": "an integer array: 2.5 is 2",
         },
         metrics={
             "precision@k": "precision@k",
@@ -212,7 +243,12 @@ PRESETS: dict[str, Preset] = {
     "replay": Preset(
         name="replay",
         summary="RePlay 0.22.0 (replay.metrics, DataFrame input): binary metrics.",
-        checked_against="replay-rec 0.22.0 golden files (tests/peers/replay), per user and means",
+        checked_against=(
+            "replay-rec 0.22.0 golden files, per user and means, with and without ties "
+            "(`tests/peers/replay/test_preset_replay.py`); Surprisal, Novelty, Unexpectedness "
+            "and CategoricalDiversity from its golden file `tests/peers/replay/beyond.json` "
+            "(`tests/peers/test_recommender_metrics.py`)"
+        ),
         conventions={
             "relevance_threshold": 1,
             "tie_break": "item_desc",
@@ -265,14 +301,20 @@ PRESETS: dict[str, Preset] = {
             "Fidelity's Jurity 2.1 (jurity.recommenders): Precision, Recall, MAP, NDCG on clicks."
         ),
         checked_against=(
-            "jurity 2.1.0 with pandas 2.3.3 on the shared golden data (tests/peers/jurity)"
+            "jurity 2.1.0 with pandas 2.3.3: golden files on the shared data, per user and "
+            "means, on tie-free data (Jurity's unstable sort makes tied scores irreproducible) "
+            "(`tests/peers/jurity/test_preset_jurity.py`); AUC with and without ties "
+            "(`tests/peers/jurity/test_jurity_auc.py`); CTR, AUC(k) and CTR(k) on tie-free "
+            "data (`tests/metrics/test_ctr.py`, from `tests/peers/jurity/ctr_*.json` and "
+            "`tests/peers/jurity/*_k_*.json`); InterListDiversity and IntraListDiversity "
+            "(`tests/peers/test_beyond_peers.py`)"
         ),
         conventions={
-            "relevance_threshold": 1,  # a click: relevance >= 1 (Jurity: click != 0)
-            "tie_break": "item_desc",  # Jurity's order of equal scores is an unstable sort's
+            "relevance_threshold": 1,  # Jurity's click: != 0
+            "tie_break": "item_desc",
             "users_without_recommendations": "zero",  # Recall, NDCG; Precision, MAP: per_metric
             "users_without_relevant": "skip",
-            "prediction_only_users": "evaluate",  # IntraListDiversity: every reco user
+            "prediction_only_users": "evaluate",
             "precision_denominator": "list_length",
             "ap_denominator": "min_k_relevant",
             "ideal_dcg": "all_relevant",
@@ -286,9 +328,16 @@ PRESETS: dict[str, Preset] = {
             "max_depth": None,
             "unrated": "ignore",
             "default_rating": None,
-            "unpredicted": "ignore",  # AUC scores only the pairs in both files
+            "unpredicted": "ignore",
             "default_prediction": None,
             "prediction_threshold": None,
+        },
+        explanations={
+            "relevance_threshold": "a click",
+            "tie_break": "Jurity orders equal scores with an unstable sort: no order to reproduce",
+            "prediction_only_users": "its list metrics, such as IntraListDiversity, "
+            "average over every user of the recommendations",
+            "unpredicted": "AUC scores the pairs in both files",
         },
         per_metric={
             "precision": {"users_without_recommendations": "skip"},
@@ -323,31 +372,48 @@ PRESETS: dict[str, Preset] = {
             "precision_at_k, recall_at_k, map_at_k, map, ndcg_at_k."
         ),
         checked_against=(
-            "recommenders 1.2.1 with pandas 2.3.3 on the shared golden data "
-            "(tests/peers/recommenders)"
+            "recommenders 1.2.1 with pandas 2.3.3: golden files on the shared data, per user "
+            "and means, with and without ties "
+            "(`tests/peers/recommenders/test_preset_recommenders.py`); "
+            "its `r_precision_at_k` mean skips users at 0 and is not reproduced (a strict "
+            "xfail records it); catalog_coverage, novelty, distributional_coverage and "
+            "diversity on feature vectors (`tests/peers/test_beyond_peers.py`); diversity on "
+            "co-occurrence, serendipity, logloss and exp_var "
+            "(`tests/peers/test_recommender_metrics.py`)"
         ),
         conventions={
-            "relevance_threshold": 1,  # rating_true = the rows with relevance >= 1
+            "relevance_threshold": 1,
             "tie_break": "input_order",
             "users_without_recommendations": "skip",  # ndcg: zero (per_metric)
             "users_without_relevant": "skip",
-            "prediction_only_users": "evaluate",  # novelty, diversity: over every recommended list
+            "prediction_only_users": "evaluate",
             "precision_denominator": "k",
-            "ap_denominator": "min_k_relevant",  # map_at_k; `map` is denominator=relevant
+            "ap_denominator": "min_k_relevant",
             "ideal_dcg": "at_k",
-            "gain": "binary",  # ndcg_at_k's default score_type
+            "gain": "binary",
             "gain_below_threshold": "zero",
             "fractional_grades": "keep",
-            "discount": "log2",  # loge (the default discfun_type) gives the same NDCG
+            "discount": "log2",
             "score_precision": "float64",  # pandas compares the scores as float64
             "duplicates": "error",
             "truth_duplicates": "error",
             "max_depth": None,
             "unrated": "ignore",
             "default_rating": None,
-            "unpredicted": "ignore",  # rating metrics: an inner merge of the two frames
+            "unpredicted": "ignore",
             "default_prediction": None,
             "prediction_threshold": None,
+        },
+        explanations={
+            "relevance_threshold": "rating_true is the rows at or above it",
+            "tie_break": "a stable sort",
+            "prediction_only_users": "its list metrics, such as novelty and diversity, "
+            "average over every recommended list",
+            "ap_denominator": "map_at_k; its map is `denominator=relevant`",
+            "gain": "ndcg_at_k's default score_type",
+            "gain_below_threshold": "rating_true holds only the relevant rows",
+            "discount": "loge, its default discfun_type, gives the same NDCG",
+            "unpredicted": "its rating metrics score the pairs in both frames: an inner merge",
         },
         per_metric={
             "ndcg": {"users_without_recommendations": "zero"},
@@ -392,22 +458,22 @@ PRESETS: dict[str, Preset] = {
         name="rectools",
         summary="MTS RecTools 0.19 (rectools.metrics): binary metrics on positive interactions.",
         checked_against=(
-            "rectools 0.19.0 golden files on fresh seeded data, per user and means "
-            "(tests/peers/rectools)"
+            "rectools 0.19.0 golden files on fresh seeded data, per user and means, with ties "
+            "(`tests/peers/rectools/test_rectools_metrics.py`)"
         ),
         conventions={
-            "relevance_threshold": 1,  # interactions = the truth rows with relevance >= 1
-            "tie_break": "item_desc",  # RecTools reads ranks: give them to rank as it was fed
+            "relevance_threshold": 1,
+            "tie_break": "item_desc",
             "users_without_recommendations": "zero",  # list metrics: skip (per_metric)
-            "users_without_relevant": "skip",  # its users are the interactions' users
-            "prediction_only_users": "evaluate",  # SufficientReco, Intersection: reco's
-            "precision_denominator": "k",  # also Accuracy's and MCC's k predicted positives
+            "users_without_relevant": "skip",
+            "prediction_only_users": "evaluate",
+            "precision_denominator": "k",
             "ap_denominator": "relevant",  # MAP(k); divide_by_k=True: denominator=k
             "ideal_dcg": "k_positions",  # NDCG(k); divide_by_achievable=True: ideal=at_k
             "gain": "binary",
             "gain_below_threshold": "grade",
             "fractional_grades": "keep",
-            "discount": "log2",  # NDCG's log_base=2 (its default)
+            "discount": "log2",
             "score_precision": "float64",
             "duplicates": "error",
             "truth_duplicates": "error",
@@ -417,6 +483,17 @@ PRESETS: dict[str, Preset] = {
             "unpredicted": "error",
             "default_prediction": None,
             "prediction_threshold": None,
+        },
+        explanations={
+            "relevance_threshold": "its interactions are the rows at or above it",
+            "tie_break": "RecTools reads ranks: give them to rank as it was fed",
+            "users_without_recommendations": "the users of the recommendations; neither reads "
+            "relevance, so users_without_relevant does not apply",
+            "users_without_relevant": "its users are the interactions' users",
+            "prediction_only_users": "SufficientReco and Intersection average over every "
+            "user of the recommendations",
+            "precision_denominator": "also Accuracy's and MCC's k predicted positives",
+            "discount": "NDCG's log_base=2, its default",
         },
         per_metric={
             "sufficient_reco": {"users_without_recommendations": "skip"},
@@ -466,9 +543,19 @@ PRESETS["pytrec_eval"] = dataclasses.replace(
     name="pytrec_eval",
     summary="pytrec_eval (pytrec-eval-terrier 0.5.11: trec_eval 9.0 inside, scores as floats).",
     checked_against=(
-        "pytrec-eval-terrier 0.5.11, live and from its golden files (tests/peers/pytrec_eval/)"
+        "pytrec-eval-terrier 0.5.11 (`tests/peers/pytrec_eval/test_pytrec_eval.py`, "
+        "`tests/peers/pytrec_eval/test_preset_trec_eval.py`; the precision points, set "
+        "measures and gm_map in `tests/peers/pytrec_eval/test_pytrec_eval_points.py`, live "
+        "and from its golden file `tests/peers/pytrec_eval/points.json`); ir_measures 0.4.3, "
+        "which runs pytrec_eval (`tests/peers/test_cascade_peers.py`)"
     ),
     conventions={**PRESETS["trec_eval"].conventions, "score_precision": "float32"},
+    explanations={
+        **PRESETS["trec_eval"].explanations,
+        "score_precision": "pytrec_eval bundles trec_eval 9.0, which kept scores as floats: "
+        "0.5 and 0.500000001 tie, then break by docno",
+    },
+    based_on="trec_eval",
     when_named={},  # trec_eval 9 has no placeholder ranking (it came in 10.0)
     notes=(
         *(
