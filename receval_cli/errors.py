@@ -61,6 +61,12 @@ class UsageError(RecEvalError):
     """The command line asks for something inconsistent."""
 
 
+class TrackingError(RecEvalError):
+    """An experiment tracker (MLflow) could not take a run whose outputs are written: the
+    tracker is unreachable or refused it (exit 2: where the config or command line sends
+    the run cannot take it; the report files are whole)."""
+
+
 class ArgumentTypeError(UsageError, TypeError):
     """A Python API argument of a type the function does not take (a TypeError too, as
     Python's own would be)."""

@@ -120,8 +120,13 @@ DOCUMENTS: Mapping[str, Mapping[str, FormatSpec]] = {
     "metrics": LISTING_FORMATS,
 }
 
-# what each extra installs that the formats need (pyproject.toml's optional dependencies)
-EXTRA_MODULES = {"html": ("matplotlib",)}
+# what each extra installs (pyproject.toml's optional dependencies) that a format or the
+# MLflow tracking needs
+EXTRA_MODULES = {
+    "html": ("matplotlib",),
+    # not a format's: `tracking: {mlflow: ...}` (report/mlflow_target.py)
+    "mlflow": ("mlflow", "sqlalchemy", "alembic"),
+}
 
 
 def extensions(table: Mapping[str, FormatSpec]) -> dict[str, str]:

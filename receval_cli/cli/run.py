@@ -20,13 +20,17 @@ from receval_cli.cli.common import (
 )
 from receval_cli.cli.output_pairs import pair_outputs
 from receval_cli.cli.run_outputs import RunRequest, checked_outputs
-from receval_cli.errors import EXIT_GATE_FAILED, RecEvalError, UsageError
+from receval_cli.errors import EXIT_GATE_FAILED, EXIT_OK, RecEvalError, UsageError
 from receval_cli.formats import RUN_FORMATS, Format, choices_text
 from receval_cli.report.destinations import Destination
 from receval_cli.streams import stdout_closed_at_start
 
 if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when a run starts
+    from receval_cli.report.mlflow_target import MlflowTarget
     from receval_cli.results.report import RunReport
+
+# what the MLflow logging reuses of the outputs written: each format's text
+_LOGGED_FORMATS = ("json", "html")
 
 
 def run_command(
@@ -140,6 +144,23 @@ def run_command(
             "--tag", help="A KEY=VALUE tag for this run (repeat it), e.g. model_version=3."
         ),
     ] = None,
+    mlflow_uri: Annotated[
+        str | None,
+        typer.Option(
+            "--mlflow-uri",
+            help="Log this run to MLflow once its outputs are written: a tracking URI "
+            "(sqlite:///mlflow.db, http://HOST:5000 or a folder; the mlflow extra); "
+            "overrides the config's tracking.mlflow.uri.",
+        ),
+    ] = None,
+    mlflow_experiment: Annotated[
+        str | None,
+        typer.Option(
+            "--mlflow-experiment",
+            help="The MLflow experiment to log to; overrides the config's "
+            "tracking.mlflow.experiment (default: receval).",
+        ),
+    ] = None,
     settings: SetOption = None,
 ) -> None:
     """Evaluate the predictions in CONFIG; exit 1 when a gate fails."""
@@ -153,12 +174,16 @@ def run_command(
         outputs, given = pair_outputs(option_order(ctx), formats, output or [], allowed)
         request = RunRequest(config, given, outputs, append, per_user, quiet, history)
         request = dataclasses.replace(
-            request, settings=tuple(settings or ()), with_per_user=with_per_user
+            request,
+            settings=tuple(settings or ()),
+            with_per_user=with_per_user,
+            mlflow_uri=mlflow_uri,
+            mlflow_experiment=mlflow_experiment,
         )
         with console.live_stages():
             spark = _spark_settings(spark_master, spark_conf or [])
             request = dataclasses.replace(request, label=RunLabel(label, parse_tags(tag or [])))
-            report, table_shown = _run(
+            report, table_shown, tracking, written = _run(
                 request, preset, ci, engine, baseline_report, allow_different_conventions, spark
             )
     except RecEvalError as error:
@@ -168,12 +193,30 @@ def run_command(
     else:  # the table shows them; without it they go to stderr, even with --quiet
         for warning in report.warnings:
             console.warn(warning)
-    if not report.passed:
-        if not table_shown:  # the table already lists the failures
-            for gate in report.gates:
-                if not gate.passed:
-                    console.emit("gate", gate.describe())
-        raise typer.Exit(EXIT_GATE_FAILED)
+    if not report.passed and not table_shown:  # the table already lists the failures
+        for gate in report.gates:
+            if not gate.passed:
+                console.emit("gate", gate.describe())
+    exit_code = EXIT_OK if report.passed else EXIT_GATE_FAILED
+    if tracking is not None:  # after every output: a tracker that fails loses no report
+        _log_to_mlflow(report, tracking, exit_code, written)
+    if exit_code != EXIT_OK:
+        raise typer.Exit(exit_code)
+
+
+def _log_to_mlflow(
+    report: RunReport, target: MlflowTarget, exit_code: int, written: dict[str, str]
+) -> None:
+    """Log the finished run to MLflow; a failure is one error line and exit 2 (the
+    outputs are whole: docs/tracking.md)."""
+    from receval_cli.report.mlflow_logging import log_run_to_mlflow
+
+    try:
+        with console.stage("tracking"):
+            run_id = log_run_to_mlflow(report, target, exit_code, written)
+    except RecEvalError as error:
+        raise error_exit(error) from None
+    console.log(f"logged to MLflow: run {run_id}, experiment {target.experiment!r}, {target.uri}")
 
 
 def _spark_settings(master: str | None, pairs: list[str]) -> tuple[str | None, dict[str, str]]:
@@ -207,9 +250,10 @@ def _run(
     baseline_report: Path | None,
     allow_different_conventions: bool = False,
     spark: tuple[str | None, dict[str, str]] = (None, {}),
-) -> tuple[RunReport, bool]:
-    """Evaluate, write the outputs (files, then standard output); return the report and
-    whether the table is still to be shown on stdout."""
+) -> tuple[RunReport, bool, MlflowTarget | None, dict[str, str]]:
+    """Evaluate, write the outputs (files, then standard output); return the report,
+    whether the table is still to be shown on stdout, where the run is logged to MLflow
+    (None: nowhere) and the JSON and HTML texts written (which that logs as they are)."""
     from receval_cli.analysis.runs import evaluate_config
     from receval_cli.config.loading import load_config
     from receval_cli.config.model import ConfidenceConfig
@@ -284,7 +328,12 @@ def _run(
         for destination in contents:
             if destination.path is not None:
                 console.log(f"wrote {destination.path}")
-    return report, _table_shown(request, destinations)
+    written = {
+        d.format: text
+        for d in destinations
+        if d.format in _LOGGED_FORMATS and isinstance(text := contents.get(d), str)
+    }
+    return report, _table_shown(request, destinations), checked.tracking, written
 
 
 def _table_shown(request: RunRequest, destinations: list[Destination]) -> bool:

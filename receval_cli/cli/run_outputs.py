@@ -1,9 +1,10 @@
 """What `receval run` was asked to write, checked before any row is read: the report's
 destinations (the --output files, else the config's output.path, else standard output)
-and their formats, the --per-user file, the history store, and that no output overwrites
+and their formats, the --per-user file, the history store, the MLflow tracking (the extra
+installed, the URI well-formed: report/mlflow_target.py), and that no output overwrites
 an input or lands inside the store. `receval validate` calls the same check on the
-config's own outputs (output.path, output.format, history), so a config whose outputs
-`run` refuses is refused by both.
+config's own outputs (output.path, output.format, history, tracking), so a config whose
+outputs `run` refuses is refused by both.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from receval_cli.report.destinations import (
 
 if TYPE_CHECKING:  # the work's modules load polars and pydantic: imported when a run starts
     from receval_cli.config.loading import LoadedConfig
+    from receval_cli.report.mlflow_target import MlflowTarget
     from receval_cli.results.run_info import RunLabel
 
 
@@ -44,16 +46,20 @@ class RunRequest:
     label: RunLabel | None = None  # --label and --tag
     settings: tuple[str, ...] = ()  # --set
     with_per_user: bool = False  # --with-per-user: the JSON report holds the per-user values
+    mlflow_uri: str | None = None  # --mlflow-uri
+    mlflow_experiment: str | None = None  # --mlflow-experiment
 
 
 @dataclasses.dataclass(frozen=True)
 class CheckedOutputs:
     """The run's outputs, checked: the history store (None: none), the report's
-    destinations and the --per-user file's."""
+    destinations, the --per-user file's and where the run is logged to MLflow (None:
+    nowhere)."""
 
     store: Path | None
     destinations: list[Destination]
     per_user: Destination | None
+    tracking: MlflowTarget | None = None
 
 
 def checked_outputs(
@@ -62,11 +68,13 @@ def checked_outputs(
     """Refuse what `run` cannot write (exit 2), before any row is read: an output that
     would overwrite an input (checked first, whatever else is wrong), a history store
     that cannot be appended to or that would hold an output, a destination whose folder
-    is missing or whose format is unknown, an HTML report without its figures library."""
+    is missing or whose format is unknown, an HTML report without its figures library, an
+    MLflow tracking without the mlflow extra or with a URI MLflow does not take."""
     from receval_cli.engines.run_plan import history_path
     from receval_cli.history.store import check_store, refuse_outputs_inside
     from receval_cli.inputs.change_watch import input_files
     from receval_cli.report.figures_library import require_figures
+    from receval_cli.report.mlflow_target import mlflow_target
     from receval_cli.report.writing import check_destination
 
     store = history_path(loaded)
@@ -95,7 +103,8 @@ def checked_outputs(
         check_destination(request.per_user)
         fmt = format_of(request.per_user, None, TABLE_EXTENSIONS, option="--per-user")
         per_user = Destination(request.per_user, fmt)
-    return CheckedOutputs(store, found, per_user)
+    tracking = mlflow_target(loaded, request.mlflow_uri, request.mlflow_experiment)
+    return CheckedOutputs(store, found, per_user, tracking)
 
 
 def destinations(request: RunRequest, loaded: LoadedConfig) -> list[Destination]:

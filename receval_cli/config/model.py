@@ -514,6 +514,29 @@ class UnknownItemsConfig(_Strict):
         return self
 
 
+class MlflowConfig(_Strict):
+    """Log every run to MLflow (the mlflow extra; docs/tracking.md)."""
+
+    uri: str = Field(min_length=1)
+    (
+        "The tracking URI: sqlite:///PATH.db (a file, relative to the config file's folder), "
+        "http(s)://HOST[:PORT] (a server), or a folder (MLflow's file store); --mlflow-uri "
+        "overrides it."
+    )
+    experiment: str = Field("receval", min_length=1)
+    """The MLflow experiment (made when missing); --mlflow-experiment overrides it."""
+
+
+class TrackingConfig(_Strict):
+    """Experiment trackers each run is logged to, after its outputs are written."""
+
+    mlflow: MlflowConfig | None = None
+    (
+        "MLflow: one run per receval run, a nested run per model (metrics, intervals, "
+        "segments), the conventions, config hash and inputs as params, the report as artifacts."
+    )
+
+
 class Config(_Strict):
     """The whole config file."""
 
@@ -597,6 +620,8 @@ class Config(_Strict):
         "appends its values there as one Parquet file (`receval history` shows the trends); "
         "--history overrides it.",
     )
+    tracking: TrackingConfig | None = None
+    """Log each run to an experiment tracker (tracking: {mlflow: {uri, experiment}})."""
 
     def model_files(self) -> dict[str, PredictionsConfig]:
         """Each model's predictions config; a single file is the model named "model"."""

@@ -8,8 +8,8 @@ and tags, so the same run gives the same report, byte for byte.
 
 The config hash is the SHA-256 of the resolved config (metrics expanded, conventions
 resolved, as the report's `config` states it) in canonical JSON, less what says where the
-config was read from and where results go (source, output, history): two runs measured
-the same way have the same hash.
+config was read from and where results go (source, output, history, tracking): two runs
+measured the same way have the same hash.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 from receval_cli.errors import UsageError
 
-_NOT_HASHED = ("source", "output", "history")
+_NOT_HASHED = ("source", "output", "history", "tracking")
 
 
 @dataclass(frozen=True)
