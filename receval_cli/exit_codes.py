@@ -29,7 +29,9 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (
         EXIT_BAD_INPUT,
         "bad usage, config or input; one `error:` paragraph on stderr, no traceback, no "
-        "output file",
+        "output file; or an MLflow store (`tracking.mlflow`, `--mlflow-uri`) that could not "
+        "take the finished run: then every output is written whole first, and the line "
+        "says the report was written (docs/tracking.md)",
     ),
     (
         EXIT_INTERNAL,

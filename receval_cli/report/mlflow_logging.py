@@ -18,6 +18,7 @@ MLFLOW_TRACKING_PASSWORD and MLFLOW_TRACKING_TOKEN authenticate.
 from __future__ import annotations
 
 import logging
+import re
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,6 +37,7 @@ _BATCH_NAMES = 100  # MLflow's most params, or tags, in one batch
 _BATCH_METRICS = 1000  # and metrics
 _REASON_LENGTH = 300  # the longest cause an error line quotes
 _Item = TypeVar("_Item")
+_SYSTEM_ERROR = re.compile(r"\[Errno -?\d+\] [^\"')\]]+")  # a socket's error, as requests words it
 
 
 def log_run_to_mlflow(
@@ -53,9 +55,7 @@ def log_run_to_mlflow(
     try:
         return _log(report, target, exit_code, written)
     except (MlflowException, SQLAlchemyError, OSError) as error:
-        reason = " ".join(str(error).split())
-        if len(reason) > _REASON_LENGTH:
-            reason = reason[: _REASON_LENGTH - 3] + "..."
+        reason = _reason(error)
         fix = (
             "Check that the tracking store is reachable from here and takes runs "
             "(MLFLOW_HTTP_REQUEST_TIMEOUT and MLFLOW_HTTP_REQUEST_MAX_RETRIES bound the wait "
@@ -63,12 +63,24 @@ def log_run_to_mlflow(
         )
         raise TrackingError(
             f"the report was written, but logging the run to MLflow ({target.key} "
-            f"{target.uri}, experiment {target.experiment!r}) failed: "
-            f"{type(error).__name__}: {reason}. {fix}",
+            f"{target.uri}, experiment {target.experiment!r}) failed: {reason}. {fix}",
             key=target.key,
             found=target.uri,
             fix=fix,
         ) from None
+
+
+def _reason(error: Exception) -> str:
+    """The cause in a line: a server that cannot be reached said so, with the system's
+    words (`[Errno 111] Connection refused`); else the error's own text, cut short."""
+    text = " ".join(str(error).split())
+    system = _SYSTEM_ERROR.search(text)
+    if "API request to" in text and system is not None:
+        return f"cannot reach the server ({system.group(0).rstrip()})"
+    if "API request to" in text and "timed out" in text.lower():
+        return "the server did not answer in time (MLFLOW_HTTP_REQUEST_TIMEOUT)"
+    text = f"{type(error).__name__}: {text}"
+    return text if len(text) <= _REASON_LENGTH else text[: _REASON_LENGTH - 3] + "..."
 
 
 def _quiet_libraries() -> None:

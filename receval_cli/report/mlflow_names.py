@@ -126,9 +126,9 @@ def model_metrics(
     each comparison with the baseline (vs_baseline/NAME/difference, low, high, p_value,
     p_adjusted)."""
     found: dict[str, tuple[str, float]] = {}
-    _add_metrics(found, report, ())
+    _add_metrics(found, report, (), "")
     for segment, part in report.segments.items():
-        _add_metrics(found, part, ("segment", mlflow_name(segment)))
+        _add_metrics(found, part, ("segment", mlflow_name(segment)), f"segment {segment}: ")
     for compared in comparisons or []:
         metric = mlflow_name(str(compared["metric"]))
         for entry in ("difference", "low", "high", "p_value", "p_adjusted"):
@@ -138,9 +138,8 @@ def model_metrics(
 
 
 def _add_metrics(
-    found: dict[str, tuple[str, float]], report: Report, prefix: tuple[str, ...]
+    found: dict[str, tuple[str, float]], report: Report, prefix: tuple[str, ...], where: str
 ) -> None:
-    where = f"segment {prefix[1]}: " if prefix else ""
     users = report.users.get("evaluated")
     _add(found, joined_name(*prefix, "users", "evaluated"), f"{where}users", users)
     intervals = (report.confidence or {}).get("intervals") or {}
