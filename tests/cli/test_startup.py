@@ -5,6 +5,7 @@ the metric registry only when a command runs (timing-free: the modules are liste
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -25,6 +26,7 @@ HEAVY = (
     "receval_cli.metrics",
     "rich.markdown",  # typer's help renderer imports these two at its top, unused by receval
     "rich.traceback",
+    "mlflow",  # the mlflow extra: imported only to log a run (report/mlflow_logging.py)
 )
 # the child runs the command as the console script does, then lists the heavy modules
 CHILD = """
@@ -137,6 +139,19 @@ def test_run_end_to_end(tmp_path: Path) -> None:
         "ndcg@2": pytest.approx(NDCG_2, abs=1e-12),
     }
     assert {"polars", "receval_cli.config.model", "receval_cli.metrics"} <= set(heavy)
+    assert "mlflow" not in heavy  # no tracking asked
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mlflow") is None, reason="the mlflow extra is not installed"
+)
+def test_validate_checks_the_tracking_without_mlflow(tmp_path: Path) -> None:
+    """`validate` checks a tracking block (the extra, the URI) without importing MLflow,
+    and so without contacting the server."""
+    config = hand_case(tmp_path, tracking={"mlflow": {"uri": "http://127.0.0.1:9"}})
+    _, code, heavy = imported(["validate", str(config)], cwd=tmp_path)
+    assert code == 0
+    assert "mlflow" not in heavy
 
 
 def test_the_help_renderers_stand_ins_are_the_real_classes_when_used() -> None:
