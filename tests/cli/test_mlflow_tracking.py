@@ -9,11 +9,14 @@ slow (MLflow's import, and its tables made in a new database, take seconds)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from cli_helpers import (
+    REPO,
     assert_user_error,
     assert_validate_refuses,
     hand_case,
@@ -23,6 +26,7 @@ from cli_helpers import (
     write,
 )
 
+from receval_cli.config.model import Config, TrackingConfig
 from receval_cli.formats import EXTRA_MODULES
 from receval_cli.report.mlflow_names import joined_name, mlflow_name
 
@@ -302,3 +306,14 @@ def test_an_experiment_without_a_uri_is_refused(tmp_path: Path) -> None:
 def test_the_block_s_keys_are_checked(tmp_path: Path) -> None:
     config = hand_case(tmp_path, tracking={"mlflow": {"url": "sqlite:///m.db"}})
     assert_user_error(invoke("run", config), "tracking.mlflow")
+
+
+def test_the_docs_configs_are_valid() -> None:
+    """docs/tracking.md's block and its cron recipe's config are configs receval takes."""
+    text = (REPO / "docs" / "tracking.md").read_text(encoding="utf-8")
+    block, recipe = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    assert TrackingConfig.model_validate(yaml.safe_load(block)["tracking"]).mlflow is not None
+    config = Config.model_validate(yaml.safe_load(recipe))
+    assert config.tracking is not None
+    assert config.tracking.mlflow is not None
+    assert config.tracking.mlflow.uri.startswith("sqlite:///")
