@@ -28,7 +28,7 @@ CONFIGS = ROOT / "configs"
 DATA = ROOT / "sample_data"
 BIN = Path(sys.executable).parent
 RECEVAL = str(BIN / "receval") if (BIN / "receval").exists() else shutil.which("receval")
-OPTIONAL = ("matplotlib", "pandas", "pyarrow", "pyspark")
+OPTIONAL = ("matplotlib", "pandas", "pyarrow", "pyspark", "mlflow")
 EXTRA = {name: importlib.util.find_spec(name) is not None for name in OPTIONAL}
 
 failures: list[str] = []
@@ -163,6 +163,17 @@ def cli_checks(out: Path) -> None:
             assert not target.exists(), f"{target} was written"
 
     check("run --format html (the html extra)", lambda: html("run", quick, "-q", page="report"))
+    if not EXTRA["mlflow"]:  # with it, the run would be logged
+
+        def tracking() -> None:
+            target = out / "tracked.json"
+            args = ("run", quick, "-q", "-o", target, "--mlflow-uri", "sqlite:///mlflow.db")
+            said = receval(*args, code=2)
+            for word in ("mlflow extra", "pip install", "--mlflow-uri"):
+                has(word, said)
+            assert not target.exists(), f"{target} was written"
+
+        check("run --mlflow-uri (the mlflow extra): exit 2 before any output", tracking)
 
     # history
     store = out / "store"
