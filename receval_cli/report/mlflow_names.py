@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 MLFLOW_KEY_LENGTH = 250  # MLflow's longest metric, param or tag name
 MLFLOW_PARAM_LENGTH = 6000  # its longest param value
+MLFLOW_TAG_LENGTH = 8000  # and tag value
 _PLAIN = re.compile(r"[A-Za-z0-9_.\-:]")
 _SPELLED = {"@": "_at_", "(": ".", ",": ".", ")": "", "=": "-", ";": "_"}
 # an input's fields logged as params (page_checksums, long, stays in the JSON report)
@@ -106,10 +107,11 @@ def run_tags(report: RunReport, exit_code: int) -> dict[str, str]:
     id, the --label, the gates' verdict and failures, the exit code."""
     tags: dict[str, str] = {}
     if report.run is not None:
-        tags.update({mlflow_name(key): value for key, value in report.run.tags.items()})
+        given = report.run.tags.items()
+        tags.update({mlflow_name(key): _cut(value, MLFLOW_TAG_LENGTH) for key, value in given})
         tags["receval.run_id"] = report.run.id
         if report.run.label is not None:
-            tags["receval.label"] = report.run.label
+            tags["receval.label"] = _cut(report.run.label, MLFLOW_TAG_LENGTH)
     failed = sum(not gate.passed for gate in report.gates)
     tags["receval.gates"] = "none" if not report.gates else "failed" if failed else "passed"
     tags["receval.gates_failed"] = str(failed)
@@ -188,8 +190,11 @@ def _input_params(inputs: dict[str, Any]) -> dict[str, str]:
 
 def _text(value: object) -> str:
     """A param's value: text as it is, anything else as JSON (null, 1.0, {...}), at most
-    MLflow's length (a longer one is cut, ending in `...`)."""
+    MLflow's length."""
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    if len(text) > MLFLOW_PARAM_LENGTH:
-        return text[: MLFLOW_PARAM_LENGTH - 3] + "..."
-    return text
+    return _cut(text, MLFLOW_PARAM_LENGTH)
+
+
+def _cut(text: str, length: int) -> str:
+    """The text, at most `length` characters (a longer one ends in `...`)."""
+    return text if len(text) <= length else text[: length - 3] + "..."

@@ -305,3 +305,17 @@ def test_evaluate_says_whose_definition_ran_as_a_run_does(
     notes = [w for w in said if w.startswith("metrics: ")]
     assert notes
     assert [w for w in report.warnings if w.startswith("metrics: ")] == notes
+
+
+def test_run_in_python_logs_nothing(tmp_path: Path) -> None:
+    """receval.run writes nothing: a config's tracking block is taken as a key, not used
+    (no MLflow needed, no store made)."""
+    config = hand_case(tmp_path, tracking={"mlflow": {"uri": "sqlite:///mlflow.db"}})
+    from receval_cli.api import run
+
+    result = run(config)
+    assert result.models["model"].metrics["ndcg@2"] == pytest.approx(NDCG_2, abs=1e-12)
+    assert result.config["tracking"] == {
+        "mlflow": {"uri": "sqlite:///mlflow.db", "experiment": "receval"}
+    }
+    assert not (tmp_path / "mlflow.db").exists()
