@@ -277,10 +277,18 @@ def test_a_folder_store_is_taken_when_mlflow_is_told_to(
 
 
 @pytest.mark.usefixtures("mlflow_installed")
-def test_a_server_is_checked_without_being_contacted(tmp_path: Path) -> None:
-    config = hand_case(tmp_path, tracking={"mlflow": {"uri": "http://127.0.0.1:9"}})
+@pytest.mark.parametrize(
+    "uri",
+    ["http://127.0.0.1:9", "https://mlflow.example/tracking", "sqlite:///{tmp}/runs.db"],
+)
+def test_a_store_is_checked_without_being_contacted(tmp_path: Path, uri: str) -> None:
+    """A server that is not there, an absolute sqlite file: validate takes them (its check
+    contacts nothing) and makes no file."""
+    given = uri.format(tmp=tmp_path)
+    config = hand_case(tmp_path, tracking={"mlflow": {"uri": given}})
     result = invoke("validate", config)
     assert result.exit_code == 0, result.stderr
+    assert not (tmp_path / "runs.db").exists()
 
 
 def test_tracking_without_the_extra_is_refused_with_its_install_command(
