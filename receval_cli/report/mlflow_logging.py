@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from receval_cli.errors import TrackingError
 from receval_cli.report.mlflow_names import TrackedRun, tracked_runs
+from receval_cli.report.mlflow_target import MLFLOW_INSTALL
 from receval_cli.report.renderers import installed
 
 if TYPE_CHECKING:
@@ -47,9 +48,17 @@ def log_run_to_mlflow(
     run's id. `written`: the texts of the formats written to the outputs (json, html),
     logged as they are; the others are rendered. Raises TrackingError (the outputs are
     whole: nothing here writes one)."""
-    from mlflow.exceptions import MlflowException
-    from sqlalchemy.exc import SQLAlchemyError
-
+    try:
+        from mlflow.exceptions import MlflowException
+        from sqlalchemy.exc import SQLAlchemyError
+    except ImportError as error:  # found before the run, yet broken (a part missing)
+        raise TrackingError(
+            f"the report was written, but MLflow could not be loaded to log the run "
+            f"({type(error).__name__}: {error}). {MLFLOW_INSTALL}",
+            key=target.key,
+            found=str(error),
+            fix=MLFLOW_INSTALL,
+        ) from None
     _quiet_libraries()  # after MLflow's import, which sets its loggers' levels
 
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 import yaml
 from cli_helpers import (
     REPO,
+    assert_no_traceback,
     assert_user_error,
     assert_validate_refuses,
     hand_case,
@@ -289,6 +291,23 @@ def test_a_store_is_checked_without_being_contacted(tmp_path: Path, uri: str) ->
     result = invoke("validate", config)
     assert result.exit_code == 0, result.stderr
     assert not (tmp_path / "runs.db").exists()
+
+
+@pytest.mark.usefixtures("mlflow_installed")
+def test_an_mlflow_that_cannot_be_loaded_is_one_line_after_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the check but failing to import (a part of it missing): the report is
+    written, then exit 2 with the install command, not a traceback."""
+    monkeypatch.setitem(sys.modules, "mlflow", None)  # `import mlflow` raises ImportError
+    config = hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    result = invoke("run", config, "-q", "-o", out, "--mlflow-uri", "sqlite:///mlflow.db")
+    assert_no_traceback(result)
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert result.stderr.startswith("error: the report was written, but MLflow could not be")
+    assert "uv sync --extra mlflow" in result.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["models"]["model"]["metrics"]
 
 
 def test_tracking_without_the_extra_is_refused_with_its_install_command(
