@@ -142,6 +142,7 @@ def test_run_end_to_end(tmp_path: Path) -> None:
     assert "mlflow" not in heavy  # no tracking asked
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("mlflow") is None, reason="the mlflow extra is not installed"
 )
