@@ -73,10 +73,9 @@ def mlflow_target(
         given, key, base = block.uri, "tracking.mlflow.uri", loaded.path.parent
     named = experiment if experiment is not None else block.experiment if block else "receval"
     if not named.strip():
-        fix = "Name the experiment, e.g. --mlflow-experiment nightly."
-        raise UsageError(
-            f"--mlflow-experiment is empty. {fix}", key="--mlflow-experiment", found=named, fix=fix
-        )
+        where = "--mlflow-experiment" if experiment is not None else "tracking.mlflow.experiment"
+        fix = f"Name the experiment, e.g. {where} nightly."
+        raise UsageError(f"{where} is empty. {fix}", key=where, found=named, fix=fix)
     if not installed("mlflow"):
         raise UsageError(
             f"{key} asks to log the run to MLflow, which is not installed. {MLFLOW_INSTALL}",
@@ -90,6 +89,8 @@ def mlflow_target(
 
 def _checked_uri(text: str, key: str, base: Path) -> tuple[str, str | None]:
     """The URI as MLflow gets it and a new experiment's artifact folder, or a UsageError."""
+    if not text.strip():
+        _refuse(text, key, "is empty", f"Write {_FORMS}.")
     split = urllib.parse.urlsplit(text.strip())
     scheme = split.scheme.lower()
     if scheme in ("http", "https"):

@@ -330,6 +330,15 @@ def test_an_experiment_without_a_uri_is_refused(tmp_path: Path) -> None:
     assert_user_error(result, "--mlflow-experiment", "no tracking URI", "--mlflow-uri")
 
 
+@pytest.mark.usefixtures("mlflow_installed")
+def test_empty_settings_are_refused_by_their_names(tmp_path: Path) -> None:
+    config = hand_case(tmp_path, tracking={"mlflow": {"uri": "sqlite:///m.db", "experiment": " "}})
+    assert_user_error(invoke("run", config), "tracking.mlflow.experiment is empty")
+    result = invoke("run", config, "--mlflow-uri", " ", "--mlflow-experiment", "x")
+    assert_user_error(result, "--mlflow-uri ' ' is empty")
+    assert_user_error(invoke("run", config, "--mlflow-experiment", ""), "--mlflow-experiment")
+
+
 def test_the_block_s_keys_are_checked(tmp_path: Path) -> None:
     config = hand_case(tmp_path, tracking={"mlflow": {"url": "sqlite:///m.db"}})
     assert_user_error(invoke("run", config), "tracking.mlflow")
