@@ -17,11 +17,12 @@ MLFLOW_TRACKING_PASSWORD and MLFLOW_TRACKING_TOKEN authenticate.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -142,7 +143,8 @@ def _log(
                 client.log_artifact(run_id, str(path))
         client.set_terminated(run_id, "FINISHED", end_time=end_ms)
     except Exception:
-        _ = _attempt(lambda: client.set_terminated(run_id, "FAILED"))
+        with contextlib.suppress(Exception):  # a store that fails may not take this either
+            client.set_terminated(run_id, "FAILED")
         raise
     return str(run_id)
 
@@ -181,13 +183,3 @@ def _artifacts(report: RunReport, written: Mapping[str, str], folder: Path) -> I
 def _chunks(items: Sequence[_Item], size: int) -> Iterator[Sequence[_Item]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _attempt(action: Callable[[], object]) -> bool:
-    """Run an action whose failure changes nothing (marking a run failed on a store
-    that is failing): whether it worked."""
-    try:
-        action()
-    except Exception:
-        return False
-    return True
