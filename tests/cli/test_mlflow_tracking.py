@@ -299,7 +299,8 @@ def test_an_mlflow_that_cannot_be_loaded_is_one_line_after_the_report(
 ) -> None:
     """Found by the check but failing to import (a part of it missing): the report is
     written, then exit 2 with the install command, not a traceback."""
-    monkeypatch.setitem(sys.modules, "mlflow", None)  # `import mlflow` raises ImportError
+    for name in ["mlflow", *(n for n in sys.modules if n.startswith("mlflow."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # its import raises ImportError
     config = hand_case(tmp_path)
     out = tmp_path / "report.json"
     result = invoke("run", config, "-q", "-o", out, "--mlflow-uri", "sqlite:///mlflow.db")
