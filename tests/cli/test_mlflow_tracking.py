@@ -41,6 +41,12 @@ UNREACHABLE = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _no_usage_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow's client in this process sends no usage report of its own."""
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
+
+
 def _two_models(folder: Path, **extra: Any) -> Path:
     """The hand case with a second model (pop), users in two segments, intervals, the
     comparison with pop and a gate that fails (ndcg@2 >= 0.99): exit 1."""
