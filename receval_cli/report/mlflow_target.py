@@ -7,8 +7,9 @@ The URIs taken (docs/tracking.md): `sqlite:///PATH` (an embedded database file; 
 to the config file's folder, or from the command line to the working directory; its
 folder must exist; a new experiment keeps its artifacts in `mlartifacts/` beside it),
 `http(s)://HOST[:PORT][/PATH]` (a tracking server; credentials go in MLflow's variables,
-not the URI, which the report records), and a folder (`file:///PATH` or a path: MLflow's
-file store, which MLflow 3 opens only with MLFLOW_ALLOW_FILE_STORE=true).
+not the URI, which the config, its report and a command line show), and a folder
+(`file:///PATH` or a path: MLflow's file store, which MLflow 3 opens only with
+MLFLOW_ALLOW_FILE_STORE=true).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def _checked_uri(text: str, key: str, base: Path) -> tuple[str, str | None]:
             _refuse(
                 text,
                 key,
-                "holds credentials, which the report (its config) would record",
+                "holds credentials, which a config, its report and a command line show",
                 "Leave them out of the URI and set MLFLOW_TRACKING_USERNAME and "
                 "MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN) instead.",
             )
