@@ -309,7 +309,8 @@ def test_an_mlflow_that_cannot_be_loaded_is_one_line_after_the_report(
         monkeypatch.setitem(sys.modules, name, None)  # its import raises ImportError
     config = hand_case(tmp_path)
     out = tmp_path / "report.json"
-    result = invoke("run", config, "-q", "-o", out, "--mlflow-uri", "sqlite:///mlflow.db")
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"  # from the working directory otherwise
+    result = invoke("run", config, "-q", "-o", out, "--mlflow-uri", store)
     assert_no_traceback(result)
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert result.stderr.startswith("error: the report was written, but MLflow could not be")
@@ -323,7 +324,7 @@ def test_tracking_without_the_extra_is_refused_with_its_install_command(
     monkeypatch.setitem(EXTRA_MODULES, "mlflow", ("receval_no_such_module",))
     config = hand_case(tmp_path, rows="who,what\nu1,a\n")
     out = tmp_path / "report.json"
-    result = invoke("run", config, "-o", out, "--mlflow-uri", "sqlite:///mlflow.db")
+    result = invoke("run", config, "-o", out, "--mlflow-uri", f"sqlite:///{tmp_path}/m.db")
     assert_user_error(result, "--mlflow-uri", "not installed", "uv sync --extra mlflow")
     assert not out.exists()
     hand_case(tmp_path, rows="who,what\nu1,a\n", tracking={"mlflow": {"uri": "sqlite:///m.db"}})
