@@ -15,8 +15,6 @@ MLFLOW_ALLOW_FILE_STORE=true).
 from __future__ import annotations
 
 import os
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -25,6 +23,8 @@ from receval_cli.errors import UsageError
 from receval_cli.report.renderers import installed
 
 if TYPE_CHECKING:  # the config's models load pydantic: imported when a run starts
+    from urllib.parse import SplitResult
+
     from receval_cli.config.loading import LoadedConfig
 
 MLFLOW_INSTALL = (
@@ -90,6 +90,8 @@ def mlflow_target(
 
 def _checked_uri(text: str, key: str, base: Path) -> tuple[str, str | None]:
     """The URI as MLflow gets it and a new experiment's artifact folder, or a UsageError."""
+    import urllib.parse  # only where a run is tracked: every run checks its outputs here
+
     if not text.strip():
         _refuse(text, key, "is empty", f"Write {_FORMS}.")
     split = urllib.parse.urlsplit(text.strip())
@@ -117,13 +119,13 @@ def _checked_uri(text: str, key: str, base: Path) -> tuple[str, str | None]:
     _refuse(text, key, f"has a scheme ({scheme}:) receval does not log to", f"Write {_FORMS}.")
 
 
-def _sqlite_uri(
-    text: str, split: urllib.parse.SplitResult, key: str, base: Path
-) -> tuple[str, str | None]:
+def _sqlite_uri(text: str, split: SplitResult, key: str, base: Path) -> tuple[str, str | None]:
     """sqlite:///relative.db or sqlite:////absolute.db, its folder present."""
     if split.netloc or not split.path.startswith("/") or split.query or split.fragment:
         _refuse(text, key, "is not a sqlite file URI", "Write sqlite:///PATH.db.")
-    given = urllib.parse.unquote(split.path[1:])  # the part after sqlite:///
+    from urllib.parse import unquote
+
+    given = unquote(split.path[1:])  # the part after sqlite:///
     if not given or given == ":memory:":
         _refuse(
             text,
@@ -144,12 +146,14 @@ def _sqlite_uri(
     return f"sqlite:///{path}", (path.parent / "mlartifacts").as_uri()
 
 
-def _folder_uri(text: str, split: urllib.parse.SplitResult, key: str, base: Path) -> str:
+def _folder_uri(text: str, split: SplitResult, key: str, base: Path) -> str:
     """A folder store (a path, or file:///PATH): MLflow 3 opens it only when asked to."""
     if split.scheme:
         if split.netloc not in ("", "localhost"):
             _refuse(text, key, "names a folder on another host", "Write file:///PATH.")
-        given = Path(urllib.request.url2pathname(split.path))
+        from urllib.parse import unquote
+
+        given = Path(unquote(split.path))
     else:
         given = Path(text.strip())
     path = given if given.is_absolute() else base / given
