@@ -41,7 +41,6 @@ from receval_cli.report.comparability import (
     conventions_error,
     describe_differences,
 )
-from receval_cli.report.saved_report import read_saved_report
 
 DEFAULT_SPARK_BUCKETS = 64
 
@@ -480,6 +479,8 @@ class SavedBaseline:
 def read_baseline_report(path: Path, model: str | None) -> SavedBaseline:
     """The saved JSON report's model to compare with (its one model; of a several-model
     report: `model`, else the report's own baseline, else its first model)."""
+    from receval_cli.report.saved_report import read_saved_report  # pydantic models
+
     saved = read_saved_report(path, "baseline report")
     blocks = saved.blocks()
     chosen = (
