@@ -17,7 +17,14 @@ from typing import Any
 import golden_files
 import pytest
 import yaml
-from cli_helpers import assert_user_error, evaluate_written, hand_case, invoke, write_config
+from cli_helpers import (
+    assert_user_error,
+    evaluate_model,
+    evaluate_written,
+    hand_case,
+    invoke,
+    write_config,
+)
 from engine_parity import POLARS_ENGINES
 
 from receval_cli.metrics.dialects import spec_of
@@ -61,10 +68,6 @@ def config_for(dataset: str, metrics: list[Any], **extra: Any) -> dict[str, Any]
     }
 
 
-def run(folder: Path, config: dict[str, Any], name: str = "config.yaml") -> Any:
-    return evaluate_written(folder, config, name, per_user=True)
-
-
 def values(report: Any, metric: str) -> dict[str, float]:
     rows = report.per_user.filter(report.counted[metric])
     return {str(u): v for u, v in rows.select("user", metric).iter_rows()}
@@ -72,7 +75,7 @@ def values(report: Any, metric: str) -> dict[str, float]:
 
 @pytest.mark.parametrize("dataset", ["ties", "ties_int"])
 def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, dataset: str) -> None:
-    mixed = run(tmp_path, config_for(dataset, MIXED)).models["model"]
+    mixed = evaluate_model(tmp_path, config_for(dataset, MIXED), per_user=True)
     assert list(mixed.metrics) == [
         "ndcg@10",
         "precision@5",
@@ -83,15 +86,20 @@ def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, datase
         "RR@5",
         "ranx:ndcg@10",
     ]
-    own = run(tmp_path, config_for(dataset, ["ndcg@10", "precision@5"]), "own.yaml")
+    own = evaluate_written(
+        tmp_path, config_for(dataset, ["ndcg@10", "precision@5"]), "own.yaml", per_user=True
+    )
     for name in ("ndcg@10", "precision@5"):  # receval's own under the defaults
         assert mixed.metrics[name] == own.models["model"].metrics[name]
         assert values(mixed, name) == values(own.models["model"], name)
     for name, (preset, settings, spec) in ALONE.items():
         conventions = {"preset": preset, **settings}
-        alone = run(
-            tmp_path, config_for(dataset, [spec], conventions=conventions), f"{preset}.yaml"
-        ).models["model"]
+        alone = evaluate_model(
+            tmp_path,
+            config_for(dataset, [spec], conventions=conventions),
+            f"{preset}.yaml",
+            per_user=True,
+        )
         assert mixed.metrics[name] == alone.metrics[spec], name
         assert values(mixed, name) == values(alone, spec), name
     assert mixed.metrics["P_5"] != mixed.metrics["precision@5"]  # the conventions matter here
@@ -120,27 +128,37 @@ def test_a_list_in_one_tool_s_names_is_that_tool_s_run(tmp_path: Path) -> None:
     """Names receval shares with trec_eval (map, bpref) are trec_eval's in a list of
     trec_eval's names, and receval's beside receval's own; one pass runs a one-tool list,
     under the tool's conventions."""
-    trec = run(tmp_path, config_for("ties_int", ["map", "bpref", "P_10"]))
+    trec = evaluate_written(
+        tmp_path, config_for("ties_int", ["map", "bpref", "P_10"]), per_user=True
+    )
     assert set(trec.conventions["by_metric"]) == {"map", "bpref", "P_10"}
     assert trec.conventions["tie_break"] == "item_text_desc"  # the run's: trec_eval's
-    alone = run(
+    alone = evaluate_written(
         tmp_path,
         config_for("ties_int", ["map", "bpref"], conventions={"preset": "trec_eval"}),
         "alone.yaml",
+        per_user=True,
     )
     assert trec.models["model"].metrics["map"] == alone.models["model"].metrics["map"]
-    mine = run(tmp_path, config_for("ties_int", ["map", "ndcg@10"]), "mine.yaml")
+    mine = evaluate_written(
+        tmp_path, config_for("ties_int", ["map", "ndcg@10"]), "mine.yaml", per_user=True
+    )
     assert "by_metric" not in mine.conventions
-    ir = run(tmp_path, config_for("ties_int", ["infAP", "P@5"]), "ir.yaml")
+    ir = evaluate_written(
+        tmp_path, config_for("ties_int", ["infAP", "P@5"]), "ir.yaml", per_user=True
+    )
     assert ir.conventions["by_metric"]["infAP"]["tool"] == "ir_measures"
 
 
 @pytest.mark.parametrize("engine", list(POLARS_ENGINES))
 def test_mixed_names_agree_on_every_engine(tmp_path: Path, engine: str) -> None:
-    expected = run(tmp_path, config_for("ties_int", MIXED), "one.yaml").models["model"]
-    found = run(
-        tmp_path, config_for("ties_int", MIXED, **POLARS_ENGINES[engine]), "engine.yaml"
-    ).models["model"]
+    expected = evaluate_model(tmp_path, config_for("ties_int", MIXED), "one.yaml", per_user=True)
+    found = evaluate_model(
+        tmp_path,
+        config_for("ties_int", MIXED, **POLARS_ENGINES[engine]),
+        "engine.yaml",
+        per_user=True,
+    )
     assert found.metrics == expected.metrics
     assert found.users == expected.users
     for name in expected.metrics:
@@ -149,8 +167,10 @@ def test_mixed_names_agree_on_every_engine(tmp_path: Path, engine: str) -> None:
 
 @pytest.mark.spark
 def test_mixed_names_agree_on_spark(tmp_path: Path) -> None:
-    expected = run(tmp_path, config_for("ties_int", MIXED), "one.yaml").models["model"]
-    found = run(tmp_path, config_for("ties_int", MIXED, engine="spark"), "spark.yaml")
+    expected = evaluate_model(tmp_path, config_for("ties_int", MIXED), "one.yaml", per_user=True)
+    found = evaluate_written(
+        tmp_path, config_for("ties_int", MIXED, engine="spark"), "spark.yaml", per_user=True
+    )
     spark = found.models["model"]
     assert spark.metrics.keys() == expected.metrics.keys()
     for name, value in expected.metrics.items():
@@ -192,7 +212,7 @@ def test_models_intervals_segments_and_gates_on_mixed_names(tmp_path: Path) -> N
     for model in ("base", "other"):
         block = data["models"][model]
         assert list(block["metrics"]) == list(
-            run(tmp_path, config_for("ties_int", MIXED), "m.yaml").models["model"].metrics
+            evaluate_model(tmp_path, config_for("ties_int", MIXED), "m.yaml", per_user=True).metrics
         )
         assert set(block["confidence"]["intervals"]) == set(block["metrics"])
         evaluated = {n: s for n, s in block["segments"].items() if "not_evaluated" not in s}
@@ -256,7 +276,7 @@ def test_the_python_api_and_inspect_read_tools_names_as_the_run_does(tmp_path: P
 
     predictions, truth = golden_files.frames("ties_int")
     report = receval.evaluate(predictions, truth, MIXED, truth_columns={"relevance": "relevance"})
-    ran = run(tmp_path, config_for("ties_int", MIXED)).models["model"]
+    ran = evaluate_model(tmp_path, config_for("ties_int", MIXED), per_user=True)
     assert report.metrics == ran.metrics
     assert set(report.conventions["by_metric"]) == set(ran.metrics) - {"ndcg@10", "precision@5"}
     path = write_config(tmp_path, config_for("ties_int", MIXED), name="inspect.yaml")
@@ -299,7 +319,9 @@ def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
     data = json.loads(result.stdout)
     metrics = data["models"]["model"]["metrics"]
     assert list(metrics) == mixed
-    own = run(tmp_path, config_for("ties_int", ["mrr", "bpref"]), "own.yaml").models["model"]
+    own = evaluate_model(
+        tmp_path, config_for("ties_int", ["mrr", "bpref"]), "own.yaml", per_user=True
+    )
     assert metrics["recip_rank"] == own.metrics["mrr"]
     assert metrics["bpref"] == own.metrics["bpref"]
     assert set(data["conventions"]["by_metric"]) == {"P_5"}
@@ -320,12 +342,16 @@ def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
 def test_a_tool_name_read_as_a_receval_alias_keeps_its_key_alone(tmp_path: Path) -> None:
     """Without another tool's name, recip_rank is receval's mrr, keyed recip_rank (and
     at each cutoff, recip_rank@k); receval's own aliases (rr) keep receval's key."""
-    report = run(tmp_path, config_for("ties_int", ["recip_rank", "rr", "ndcg@10"]))
+    report = evaluate_written(
+        tmp_path, config_for("ties_int", ["recip_rank", "rr", "ndcg@10"]), per_user=True
+    )
     metrics = report.models["model"].metrics
     assert list(metrics) == ["recip_rank", "mrr", "ndcg@10"]
     assert metrics["recip_rank"] == metrics["mrr"]
     assert not any("names receval's" in w for w in report.warnings)
     assert spec_of("recip_rank").name == "mrr"  # what the key is, for intervals and gates
     assert str(spec_of("recip_rank")) == "recip_rank"
-    cut = run(tmp_path, config_for("ties_int", ["recip_rank"], cutoffs=[1, 5]), "cut.yaml")
+    cut = evaluate_written(
+        tmp_path, config_for("ties_int", ["recip_rank"], cutoffs=[1, 5]), "cut.yaml", per_user=True
+    )
     assert list(cut.models["model"].metrics) == ["recip_rank@1", "recip_rank@5"]

@@ -1,4 +1,5 @@
-"""Shared helpers for the CLI tests: a fixed-width runner, small files, error assertions.
+"""Shared helpers for the CLI tests: a fixed-width runner, small files, a config run to its
+report (through the CLI or in this process), error assertions.
 
 The hand-checkable case used throughout (binary relevance, default conventions):
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import polars as pl
 import yaml
 from message_words import assert_plain
 from typer.testing import CliRunner, Result
@@ -102,6 +104,54 @@ def run_json(config: Path, *args: str | Path, expect: int = 0) -> dict[str, Any]
     assert result.exit_code == expect, (result.exit_code, result.stdout, result.stderr)
     report: dict[str, Any] = json.loads(result.stdout)
     return report
+
+
+def run_report(
+    folder: Path,
+    config: dict[str, Any] | str | Path,
+    name: str,
+    *args: str | Path,
+    env: dict[str, str | None] | None = None,
+    per_user: bool = False,
+) -> dict[str, Any]:
+    """`receval run -q -o NAME.json` in this process, expecting a clean exit 0: the parsed
+    JSON report. The config (a dict or YAML text) is written as NAME.yaml in folder; a Path
+    is run as it is. With per_user the rows go to NAME.parquet too (`per_user_rows`)."""
+    path = config if isinstance(config, Path) else write_config(folder, config, f"{name}.yaml")
+    out = folder / f"{name}.json"
+    rows = ("--per-user", folder / f"{name}.parquet") if per_user else ()
+    result = invoke("run", path, "-q", "-o", out, *rows, *args, env=env)
+    assert_no_traceback(result)
+    assert result.exit_code == 0, (name, result.exit_code, result.stdout, result.stderr)
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report
+
+
+def per_user_rows(folder: Path, name: str) -> pl.DataFrame:
+    """The per-user rows `run_report(folder, ..., name, per_user=True)` wrote."""
+    return pl.read_parquet(folder / f"{name}.parquet")
+
+
+def report_metrics(report: dict[str, Any], model: str = "model") -> dict[str, Any]:
+    """A JSON report's metric values for one model (a one-file config's is "model")."""
+    metrics: dict[str, Any] = report["models"][model]["metrics"]
+    return metrics
+
+
+def run_metrics(
+    folder: Path, config: dict[str, Any] | str | Path, name: str = "config", *args: str | Path
+) -> dict[str, Any]:
+    """`run_report`'s metric values of the one model, "model"."""
+    return report_metrics(run_report(folder, config, name, *args))
+
+
+def evaluate_model(
+    folder: Path, config: dict[str, Any] | str, name: str = "config.yaml", **options: Any
+) -> Any:
+    """`evaluate_written` of a one-file config: its one model's Report."""
+    run = evaluate_written(folder, config, name, **options)
+    assert list(run.models) == ["model"]  # a one-file config: one model, named "model"
+    return run.models["model"]
 
 
 def assert_no_traceback(result: Result) -> None:
