@@ -26,6 +26,7 @@ from cli_helpers import (
     write_config,
 )
 from engine_parity import POLARS_ENGINES
+from golden_files import dataset_config
 
 from receval_cli.metrics.dialects import spec_of
 
@@ -56,18 +57,6 @@ ALONE = {
 }
 
 
-def config_for(dataset: str, metrics: list[Any], **extra: Any) -> dict[str, Any]:
-    return {
-        "predictions": {"path": str(DATA / f"{dataset}_predictions.csv")},
-        "ground_truth": {
-            "path": str(DATA / f"{dataset}_truth.csv"),
-            "columns": {"relevance": "relevance"},
-        },
-        "metrics": metrics,
-        **extra,
-    }
-
-
 def values(report: Any, metric: str) -> dict[str, float]:
     rows = report.per_user.filter(report.counted[metric])
     return {str(u): v for u, v in rows.select("user", metric).iter_rows()}
@@ -75,7 +64,7 @@ def values(report: Any, metric: str) -> dict[str, float]:
 
 @pytest.mark.parametrize("dataset", ["ties", "ties_int"])
 def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, dataset: str) -> None:
-    mixed = evaluate_model(tmp_path, config_for(dataset, MIXED), per_user=True)
+    mixed = evaluate_model(tmp_path, dataset_config(dataset, MIXED), per_user=True)
     assert list(mixed.metrics) == [
         "ndcg@10",
         "precision@5",
@@ -87,7 +76,7 @@ def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, datase
         "ranx:ndcg@10",
     ]
     own = evaluate_written(
-        tmp_path, config_for(dataset, ["ndcg@10", "precision@5"]), "own.yaml", per_user=True
+        tmp_path, dataset_config(dataset, ["ndcg@10", "precision@5"]), "own.yaml", per_user=True
     )
     for name in ("ndcg@10", "precision@5"):  # receval's own under the defaults
         assert mixed.metrics[name] == own.models["model"].metrics[name]
@@ -96,7 +85,7 @@ def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, datase
         conventions = {"preset": preset, **settings}
         alone = evaluate_model(
             tmp_path,
-            config_for(dataset, [spec], conventions=conventions),
+            dataset_config(dataset, [spec], conventions=conventions),
             f"{preset}.yaml",
             per_user=True,
         )
@@ -106,7 +95,7 @@ def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, datase
 
 
 def test_the_report_states_each_tool_name_s_conventions(tmp_path: Path) -> None:
-    path = write_config(tmp_path, config_for("ties_int", MIXED))
+    path = write_config(tmp_path, dataset_config("ties_int", MIXED))
     result = invoke("run", path, "-q", "--format", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -129,33 +118,35 @@ def test_a_list_in_one_tool_s_names_is_that_tool_s_run(tmp_path: Path) -> None:
     trec_eval's names, and receval's beside receval's own; one pass runs a one-tool list,
     under the tool's conventions."""
     trec = evaluate_written(
-        tmp_path, config_for("ties_int", ["map", "bpref", "P_10"]), per_user=True
+        tmp_path, dataset_config("ties_int", ["map", "bpref", "P_10"]), per_user=True
     )
     assert set(trec.conventions["by_metric"]) == {"map", "bpref", "P_10"}
     assert trec.conventions["tie_break"] == "item_text_desc"  # the run's: trec_eval's
     alone = evaluate_written(
         tmp_path,
-        config_for("ties_int", ["map", "bpref"], conventions={"preset": "trec_eval"}),
+        dataset_config("ties_int", ["map", "bpref"], conventions={"preset": "trec_eval"}),
         "alone.yaml",
         per_user=True,
     )
     assert trec.models["model"].metrics["map"] == alone.models["model"].metrics["map"]
     mine = evaluate_written(
-        tmp_path, config_for("ties_int", ["map", "ndcg@10"]), "mine.yaml", per_user=True
+        tmp_path, dataset_config("ties_int", ["map", "ndcg@10"]), "mine.yaml", per_user=True
     )
     assert "by_metric" not in mine.conventions
     ir = evaluate_written(
-        tmp_path, config_for("ties_int", ["infAP", "P@5"]), "ir.yaml", per_user=True
+        tmp_path, dataset_config("ties_int", ["infAP", "P@5"]), "ir.yaml", per_user=True
     )
     assert ir.conventions["by_metric"]["infAP"]["tool"] == "ir_measures"
 
 
 @pytest.mark.parametrize("engine", list(POLARS_ENGINES))
 def test_mixed_names_agree_on_every_engine(tmp_path: Path, engine: str) -> None:
-    expected = evaluate_model(tmp_path, config_for("ties_int", MIXED), "one.yaml", per_user=True)
+    expected = evaluate_model(
+        tmp_path, dataset_config("ties_int", MIXED), "one.yaml", per_user=True
+    )
     found = evaluate_model(
         tmp_path,
-        config_for("ties_int", MIXED, **POLARS_ENGINES[engine]),
+        dataset_config("ties_int", MIXED, **POLARS_ENGINES[engine]),
         "engine.yaml",
         per_user=True,
     )
@@ -167,9 +158,11 @@ def test_mixed_names_agree_on_every_engine(tmp_path: Path, engine: str) -> None:
 
 @pytest.mark.spark
 def test_mixed_names_agree_on_spark(tmp_path: Path) -> None:
-    expected = evaluate_model(tmp_path, config_for("ties_int", MIXED), "one.yaml", per_user=True)
+    expected = evaluate_model(
+        tmp_path, dataset_config("ties_int", MIXED), "one.yaml", per_user=True
+    )
     found = evaluate_written(
-        tmp_path, config_for("ties_int", MIXED, engine="spark"), "spark.yaml", per_user=True
+        tmp_path, dataset_config("ties_int", MIXED, engine="spark"), "spark.yaml", per_user=True
     )
     spark = found.models["model"]
     assert spark.metrics.keys() == expected.metrics.keys()
@@ -196,7 +189,7 @@ def test_models_intervals_segments_and_gates_on_mixed_names(tmp_path: Path) -> N
         "user,group\n" + "".join(f"{u},{'a' if i % 2 else 'b'}\n" for i, u in enumerate(users)),
         encoding="utf-8",
     )
-    config = config_for(
+    config = dataset_config(
         "ties_int",
         MIXED,
         predictions={"models": {"base": str(predictions), "other": str(other)}},
@@ -212,7 +205,9 @@ def test_models_intervals_segments_and_gates_on_mixed_names(tmp_path: Path) -> N
     for model in ("base", "other"):
         block = data["models"][model]
         assert list(block["metrics"]) == list(
-            evaluate_model(tmp_path, config_for("ties_int", MIXED), "m.yaml", per_user=True).metrics
+            evaluate_model(
+                tmp_path, dataset_config("ties_int", MIXED), "m.yaml", per_user=True
+            ).metrics
         )
         assert set(block["confidence"]["intervals"]) == set(block["metrics"])
         evaluated = {n: s for n, s in block["segments"].items() if "not_evaluated" not in s}
@@ -261,7 +256,7 @@ def test_receval_metrics_explains_a_tool_s_name(name: str, says: str) -> None:
 
 
 def test_the_html_and_markdown_reports_name_the_tools(tmp_path: Path) -> None:
-    path = write_config(tmp_path, config_for("ties_int", MIXED, gates={"P_5": {"min": 0}}))
+    path = write_config(tmp_path, dataset_config("ties_int", MIXED, gates={"P_5": {"min": 0}}))
     for fmt in ("markdown", "html", "latex", "csv", "junit"):  # github: a summary line
         result = invoke("run", path, "-q", "--format", fmt)
         assert result.exit_code == 0, (fmt, result.stderr)
@@ -276,10 +271,10 @@ def test_the_python_api_and_inspect_read_tools_names_as_the_run_does(tmp_path: P
 
     predictions, truth = golden_files.frames("ties_int")
     report = receval.evaluate(predictions, truth, MIXED, truth_columns={"relevance": "relevance"})
-    ran = evaluate_model(tmp_path, config_for("ties_int", MIXED), per_user=True)
+    ran = evaluate_model(tmp_path, dataset_config("ties_int", MIXED), per_user=True)
     assert report.metrics == ran.metrics
     assert set(report.conventions["by_metric"]) == set(ran.metrics) - {"ndcg@10", "precision@5"}
-    path = write_config(tmp_path, config_for("ties_int", MIXED), name="inspect.yaml")
+    path = write_config(tmp_path, dataset_config("ties_int", MIXED), name="inspect.yaml")
     shown = invoke("inspect", path, "--user", "3308", "--format", "json")
     assert shown.exit_code == 0, shown.stderr
     (user,) = json.loads(shown.stdout)["users"]
@@ -292,7 +287,7 @@ def test_a_tool_spelling_its_tool_refuses_is_receval_s_and_the_run_says_so(
 ) -> None:
     """RBP(p=0.8) is no ir_measures measure (its RBP needs rel), and receval reads it as its
     own rbp(p=0.8): keyed so, with a warning naming why."""
-    path = write_config(tmp_path, config_for("ties_int", ["RBP(p=0.8)", "ndcg@10"]))
+    path = write_config(tmp_path, dataset_config("ties_int", ["RBP(p=0.8)", "ndcg@10"]))
     result = invoke("run", path, "-q", "--format", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -313,14 +308,14 @@ def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
     trec_eval's names they are trec_eval's, without a word; a gate on mrr gates the
     metric written recip_rank."""
     mixed = ["P_5", "ndcg@10", "recip_rank", "bpref"]
-    path = write_config(tmp_path, config_for("ties_int", mixed, gates={"mrr": {"min": 0.0}}))
+    path = write_config(tmp_path, dataset_config("ties_int", mixed, gates={"mrr": {"min": 0.0}}))
     result = invoke("run", path, "-q", "--format", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     metrics = data["models"]["model"]["metrics"]
     assert list(metrics) == mixed
     own = evaluate_model(
-        tmp_path, config_for("ties_int", ["mrr", "bpref"]), "own.yaml", per_user=True
+        tmp_path, dataset_config("ties_int", ["mrr", "bpref"]), "own.yaml", per_user=True
     )
     assert metrics["recip_rank"] == own.metrics["mrr"]
     assert metrics["bpref"] == own.metrics["bpref"]
@@ -332,7 +327,7 @@ def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
     ) in data["warnings"]
     assert any(w.startswith("metrics: 'bpref' names receval's bpref") for w in data["warnings"])
     assert [g["metric"] for g in data["gates"]["results"]] == ["recip_rank"]
-    trec = write_config(tmp_path, config_for("ties_int", ["P_5", "recip_rank"]), "trec.yaml")
+    trec = write_config(tmp_path, dataset_config("ties_int", ["P_5", "recip_rank"]), "trec.yaml")
     found = json.loads(invoke("run", trec, "-q", "--format", "json").stdout)
     assert list(found["models"]["model"]["metrics"]) == ["P_5", "recip_rank"]
     assert found["conventions"]["by_metric"]["recip_rank"]["tool"] == "trec_eval"
@@ -343,7 +338,7 @@ def test_a_tool_name_read_as_a_receval_alias_keeps_its_key_alone(tmp_path: Path)
     """Without another tool's name, recip_rank is receval's mrr, keyed recip_rank (and
     at each cutoff, recip_rank@k); receval's own aliases (rr) keep receval's key."""
     report = evaluate_written(
-        tmp_path, config_for("ties_int", ["recip_rank", "rr", "ndcg@10"]), per_user=True
+        tmp_path, dataset_config("ties_int", ["recip_rank", "rr", "ndcg@10"]), per_user=True
     )
     metrics = report.models["model"].metrics
     assert list(metrics) == ["recip_rank", "mrr", "ndcg@10"]
@@ -352,6 +347,9 @@ def test_a_tool_name_read_as_a_receval_alias_keeps_its_key_alone(tmp_path: Path)
     assert spec_of("recip_rank").name == "mrr"  # what the key is, for intervals and gates
     assert str(spec_of("recip_rank")) == "recip_rank"
     cut = evaluate_written(
-        tmp_path, config_for("ties_int", ["recip_rank"], cutoffs=[1, 5]), "cut.yaml", per_user=True
+        tmp_path,
+        dataset_config("ties_int", ["recip_rank"], cutoffs=[1, 5]),
+        "cut.yaml",
+        per_user=True,
     )
     assert list(cut.models["model"].metrics) == ["recip_rank@1", "recip_rank@5"]

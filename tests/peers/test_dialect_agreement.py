@@ -153,19 +153,7 @@ def tool_golden(tool: str, version: str, dataset: str) -> dict[str, Any]:
 
 def on_csv(tmp_path: Path, dataset: str, metrics: list[str]) -> Any:
     """The metrics, as written, on a dataset's CSV files (no preset, no convention)."""
-    csv = golden_files.GOLDEN / "data"
-    return evaluate_model(
-        tmp_path,
-        {
-            "predictions": {"path": str(csv / f"{dataset}_predictions.csv")},
-            "ground_truth": {
-                "path": str(csv / f"{dataset}_truth.csv"),
-                "columns": {"relevance": "relevance"},
-            },
-            "metrics": metrics,
-        },
-        per_user=True,
-    )
+    return evaluate_model(tmp_path, golden_files.dataset_config(dataset, metrics), per_user=True)
 
 
 @pytest.mark.parametrize("dataset", DATASETS)

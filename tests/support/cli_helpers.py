@@ -32,6 +32,15 @@ from typer.testing import CliRunner, Result
 from receval_cli.cli.app import app
 
 REPO = Path(__file__).resolve().parents[2]  # the checkout the tests belong to
+SAMPLE = REPO / "sample_data"  # the bundled sample: ids user_id and item_id
+SAMPLE_CATALOG = {
+    "path": str(SAMPLE / "catalog.jsonl"),
+    "columns": {"item": "item_id", "category": "genre"},
+}
+SAMPLE_INTERACTIONS = {
+    "path": str(SAMPLE / "interactions.csv"),
+    "columns": {"user": "user_id", "item": "item_id"},
+}
 
 # A fixed terminal: 120 columns, no colour whatever the caller's environment says.
 ENV: dict[str, str | None] = {
@@ -84,19 +93,43 @@ def evaluate_written(
 
 
 def hand_case(
-    folder: Path, rows: str = PREDICTIONS_CSV, truth_rows: str = TRUTH_CSV, **extra: Any
+    folder: Path,
+    rows: str = PREDICTIONS_CSV,
+    truth_rows: str = TRUTH_CSV,
+    *,
+    files: tuple[str, str] = ("predictions.csv", "truth.csv"),
+    **extra: Any,
 ) -> Path:
-    """The two-user case of the module docstring (or the CSV texts given); extra keys are
-    added to the config."""
-    write(folder / "predictions.csv", rows)
-    write(folder / "truth.csv", truth_rows)
+    """The two-user case of the module docstring (or the CSV texts given), written as
+    `files` (predictions, ground truth); extra keys are added to the config."""
+    predictions, truth = files
+    write(folder / predictions, rows)
+    write(folder / truth, truth_rows)
     config: dict[str, Any] = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
+        "predictions": {"path": predictions},
+        "ground_truth": {"path": truth},
         "metrics": ["precision@1", "ndcg@2"],
     }
     config.update(extra)
     return write_config(folder, config)
+
+
+def sample_config(
+    metrics: list[Any],
+    predictions: Path = SAMPLE / "predictions.csv",
+    truth: Path = SAMPLE / "ground_truth.parquet",
+    **extra: Any,
+) -> dict[str, Any]:
+    """A config of the bundled sample's model (or other files with its columns: user_id,
+    item_id, score; the truth's rating as relevance), the metrics, then `extra`'s keys
+    (SAMPLE_CATALOG, SAMPLE_INTERACTIONS for the sample's catalog and log)."""
+    ids = {"user": "user_id", "item": "item_id"}
+    return {
+        "predictions": {"path": str(predictions), "columns": {**ids, "score": "score"}},
+        "ground_truth": {"path": str(truth), "columns": {**ids, "relevance": "rating"}},
+        "metrics": metrics,
+        **extra,
+    }
 
 
 def run_json(config: Path, *args: str | Path, expect: int = 0) -> dict[str, Any]:
