@@ -22,14 +22,16 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import yaml
 from message_words import assert_plain
 from typer.testing import CliRunner, Result
 
 from receval_cli.cli.app import app
+
+if TYPE_CHECKING:
+    import polars as pl
 
 REPO = Path(__file__).resolve().parents[2]  # the checkout the tests belong to
 SAMPLE = REPO / "sample_data"  # the bundled sample: ids user_id and item_id
@@ -162,6 +164,8 @@ def run_report(
 
 def per_user_rows(folder: Path, name: str) -> pl.DataFrame:
     """The per-user rows `run_report(folder, ..., name, per_user=True)` wrote."""
+    import polars as pl
+
     return pl.read_parquet(folder / f"{name}.parquet")
 
 
