@@ -205,8 +205,12 @@ def run() -> int:
         {
             "exit-code": str(code),
             "verdict": verdict,
-            "report": written["json"] if written["json"] and Path(written["json"]).is_file() else "",
-            "junit": written["junit"] if written["junit"] and Path(written["junit"]).is_file() else "",
+            "report": written["json"]
+            if written["json"] and Path(written["json"]).is_file()
+            else "",
+            "junit": written["junit"]
+            if written["junit"] and Path(written["junit"]).is_file()
+            else "",
         }
     )
     return code
