@@ -106,7 +106,7 @@ def test_ci_builds_checks_and_installs_the_wheel_before_the_extras() -> None:
         'uv build --quiet --out-dir "$scratch/dist"',
         'package_contents.py "$scratch/dist" --core compiled',
         'RECEVAL_EXPECT_CORE=compiled .ci/plain_install "$scratch"/dist/receval-*.whl',
-        "CC=false uv build --quiet --wheel",
+        'CC=false uv build --quiet --wheel --out-dir "$scratch/no-compiler" "$scratch"/dist/',
         "RECEVAL_EXPECT_CORE=absent .ci/action_from_wheel",
         "the same with and without the compiled core",
         "uv sync --frozen --extra spark",

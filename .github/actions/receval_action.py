@@ -193,6 +193,8 @@ def run() -> int:
         sys.stderr.flush()
         said.append(line)
     code = process.wait()
+    if code < 0:  # ended by a signal: the status a shell reports, 128 + the signal's number
+        code = 128 - code
     verdict = VERDICTS.get(code, "error")
     if verdict == "error":
         message = "".join(said[-20:]).strip() or "no message"

@@ -40,9 +40,12 @@ for flag, value in zip(args, args[1:]):
         kind, path = value.split(":", 1)
         with open(path, "a") as file:
             file.write(f"{kind} report\\n")
-print("::warning title=receval::a warning")
-print("error: something about the config", file=sys.stderr)
-sys.exit(int(os.environ["FAKE_CODE"]))
+print("::warning title=receval::a warning", flush=True)
+print("error: something about the config", file=sys.stderr, flush=True)
+code = int(os.environ["FAKE_CODE"])
+if code < 0:
+    os.kill(os.getpid(), -code)
+sys.exit(code)
 """
 
 
@@ -140,16 +143,18 @@ def test_action_yml_is_a_composite_action_of_the_script() -> None:
 
 
 @pytest.mark.parametrize(
-    ("code", "verdict"), [(0, "passed"), (1, "failed"), (2, "error"), (3, "error"), (143, "error")]
+    ("ends", "code", "verdict"),
+    [(0, 0, "passed"), (1, 1, "failed"), (2, 2, "error"), (3, 3, "error"), (-15, 143, "error")],
 )
 def test_the_exit_code_is_receval_s(
-    tmp_path: Path, fake: Path, monkeypatch: pytest.MonkeyPatch, code: int, verdict: str
+    tmp_path: Path, fake: Path, monkeypatch: pytest.MonkeyPatch, ends: int, code: int, verdict: str
 ) -> None:
-    """Whatever receval exits with is the step's exit code and its `exit-code` output;
-    the verdict is passed (0), failed (1: a gate) or error; receval's stdout (the
-    annotations) and stderr pass through; an error is annotated with its message and
-    told in the summary after what earlier steps wrote."""
-    monkeypatch.setenv("FAKE_CODE", str(code))
+    """Whatever receval exits with is the step's exit code and its `exit-code` output (a
+    stop by SIGTERM: 143, as a shell reports it); the verdict is passed (0), failed (1: a
+    gate) or error; receval's stdout (the annotations) and stderr pass through; an error
+    is annotated with its message and told in the summary after what earlier steps
+    wrote."""
+    monkeypatch.setenv("FAKE_CODE", str(ends))
     exit_code, out, err, outputs, summary = run_step(tmp_path, "run", {"config": "c.yaml"}, fake)
     assert exit_code == code
     assert outputs["exit-code"] == str(code)
