@@ -102,7 +102,7 @@ def venv_command(venv: Path, name: str) -> Path:
 
 def what_to_install() -> str:
     """pip's argument: the `package` input (a glob matched to its one file), else the
-    action's checkout; with `extras` appended to a path."""
+    action's checkout; an existing path made absolute, `extras` appended to it."""
     package = read_input("package")
     extras = read_input("extras").replace(" ", "")
     if not package:
@@ -116,29 +116,47 @@ def what_to_install() -> str:
             found = ", ".join(matches) or "nothing"
             raise ActionError(f"input package: {package} should match one file; it matches {found}")
         package = matches[0]
-    if extras:
-        if not Path(package).exists():
-            raise ActionError(
-                f"input extras: {extras} applies to a checkout, a folder or a wheel file; "
-                f"write them in the requirement instead (receval[{extras}]==VERSION)"
-            )
-        package = f"{Path(package).resolve()}[{extras}]"
-    return package
+    if Path(package).exists():  # a path, not a requirement ("folder", not on the index)
+        package = str(Path(package).resolve())
+    elif extras:
+        raise ActionError(
+            f"input extras: {extras} applies to a checkout, a folder or a wheel file; "
+            f"write them in the requirement instead (receval[{extras}]==VERSION)"
+        )
+    return f"{package}[{extras}]" if extras else package
 
 
 def install() -> int:
     """Make the virtual environment, pip install receval in it, set the output `receval`."""
     package = what_to_install()
+    if sys.version_info < (3, 11):  # noqa: UP036 (any runner Python runs this script)
+        raise ActionError(
+            f"receval needs Python 3.11 or newer; {sys.executable} is "
+            f"{sys.version.split()[0]}: name another in the python input, or run "
+            "actions/setup-python first"
+        )
     venv = Path(os.environ.get("RUNNER_TEMP") or ".") / "receval-venv"
-    print(f"receval: {sys.executable} -m venv {venv}; pip install {package}", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
     pip = [str(venv_command(venv, "python")), "-m", "pip", "install"]
-    done = subprocess.run([*pip, "--disable-pip-version-check", "--quiet", package], check=False)
-    if done.returncode != 0:
-        raise ActionError(f"pip could not install {package} (exit {done.returncode}): see above")
-    receval = venv_command(venv, "receval")
-    subprocess.run([str(receval), "--version"], check=True)
-    set_outputs({"receval": str(receval)})
+    steps = [
+        (
+            [sys.executable, "-m", "venv", "--clear", str(venv)],
+            "could not make a virtual environment",
+        ),
+        (
+            [*pip, "--disable-pip-version-check", "--quiet", package],
+            f"pip could not install {package}",
+        ),
+        ([str(venv_command(venv, "receval")), "--version"], "the installed receval does not start"),
+    ]
+    for command, failed in steps:
+        print("receval: " + shlex.join(command), flush=True)
+        try:
+            code = subprocess.run(command, check=False).returncode
+        except OSError as error:
+            raise ActionError(f"{failed}: {error}") from None
+        if code != 0:
+            raise ActionError(f"{failed} (exit {code}; the step's log says why)")
+    set_outputs({"receval": str(venv_command(venv, "receval"))})
     return 0
 
 

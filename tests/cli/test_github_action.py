@@ -292,3 +292,18 @@ def test_the_real_receval_on_the_sample_data(tmp_path: Path) -> None:
     assert "error: missing.yaml" in err
     assert "### receval exited 2 (bad usage, config or input)" in summary
     assert not (tmp_path / "receval-report.json").exists()  # the passing run's, removed
+
+
+@pytest.mark.slow  # a new virtual environment with pip in it
+def test_a_package_pip_cannot_install_is_exit_2(tmp_path: Path) -> None:
+    """The install step makes the environment, and pip refuses a folder that is no Python
+    project: exit 2 (not 1, a gate's) with an annotation that says so, no `receval` output.
+    (CI runs the step that installs a wheel: .ci/action_from_wheel.)"""
+    (tmp_path / "empty").mkdir()
+    code, out, _, outputs, _ = run_step(tmp_path, "install", {"package": "empty"})
+    assert code == 2
+    assert (
+        f"::error title=receval action::pip could not install {tmp_path / 'empty'} (exit 1" in out
+    )
+    assert outputs == {"exit-code": "2", "verdict": "error"}
+    assert (tmp_path / "receval-venv").is_dir()
