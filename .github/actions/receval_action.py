@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import uuid
+from collections import deque
 from pathlib import Path
 
 BAD_INPUT = 2  # receval's exit code for a bad config or input (receval_cli/exit_codes.py)
@@ -201,11 +202,11 @@ def run() -> int:
     print("receval: " + shlex.join(command), flush=True)
     written = {name: read_input(name, default) for name, default in FILES.items()}
     for path in written.values():
-        if path:
-            Path(path).unlink(missing_ok=True)  # a stale report would read as this run's
+        if path and Path(path).is_file():
+            Path(path).unlink()  # a stale report would read as this run's
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, errors="replace")
     assert process.stderr is not None
-    said = []
+    said: deque[str] = deque(maxlen=20)  # the end of what it said, for an error's annotation
     for line in process.stderr:
         sys.stderr.write(line)
         sys.stderr.flush()
@@ -215,7 +216,7 @@ def run() -> int:
         code = 128 - code
     verdict = VERDICTS.get(code, "error")
     if verdict == "error":
-        message = "".join(said[-20:]).strip() or "no message"
+        message = "".join(said).strip() or "no message"
         meaning = MEANINGS.get(code, "stopped")
         annotate(f"receval exited {code}", message)
         if summary:
