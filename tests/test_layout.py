@@ -81,8 +81,10 @@ def missing_test_paths(package: Path) -> list[str]:
         if path.suffix not in (".py", ".c") or "__pycache__" in path.parts:
             continue
         text = path.read_text(encoding="utf-8")
-        for named in re.findall(r"tests/[\w./-]*[\w/]", text):
-            if not (package.parent / named).exists():
+        for named in re.findall(r"tests/[\w./*-]*[\w/*]", text):
+            # a pattern (tests/peers/jurity/ctr_*.json) names the files it matches
+            matches = package.parent.glob(named) if "*" in named else [package.parent / named]
+            if not any(match.exists() for match in matches):
                 found.append(f"{path.relative_to(package.parent)}: {named}")
     return found
 
@@ -108,8 +110,13 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     ]
     package = tmp_path / "receval_cli"
     package.mkdir()
-    (package / "presets.py").write_text('checked = "golden files (tests/golden/ranx)"\n')
-    (package / "core.c").write_text("/* tests/metrics/test_ndcg.py compares them */\n")
+    (package / "presets.py").write_text(
+        'checked = "golden files (tests/golden/ranx, tests/metrics/ctr_*.json)"\n'
+    )
+    (package / "core.c").write_text("/* tests/metrics/test_*.py compares them */\n")
     (tmp_path / "tests" / "metrics").mkdir(parents=True)
     (tmp_path / "tests" / "metrics" / "test_ndcg.py").write_text("")
-    assert missing_test_paths(package) == ["receval_cli/presets.py: tests/golden/ranx"]
+    assert missing_test_paths(package) == [
+        "receval_cli/presets.py: tests/golden/ranx",
+        "receval_cli/presets.py: tests/metrics/ctr_*.json",  # a pattern matching nothing
+    ]

@@ -160,5 +160,6 @@ def test_ci_runs_the_smoke_matrix_in_both_plain_environments() -> None:
     assert -1 < ci.index("\n.ci/plain_install") < extras
     assert -1 < ci.index("--no-dev python .ci/smoke_plain_install.py") < extras
     script = (ROOT / ".ci" / "plain_install").read_text(encoding="utf-8")
-    assert 'pip" install --quiet --disable-pip-version-check .\n' in script
+    assert 'pip" install --quiet --disable-pip-version-check "$what"\n' in script
+    assert 'what="${1:-.}"' in script
     assert ".ci/smoke_plain_install.py" in script

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from receval_cli import console
 from receval_cli.analysis.gate_judging import (
     check_gates,
@@ -80,6 +82,7 @@ def evaluate_config(
         # with a comparison, compare_with_baseline() computes every model's intervals in one
         # resampling
         reports[name] = _with_intervals(report, plan)
+    reports = _one_user_type(reports)
     if not plan.comparing:
         return _run_report(loaded, reports, started)
     assert plan.confidence is not None
@@ -107,6 +110,37 @@ def evaluate_config(
             lists = compare_lists(plan)
     compared = Compared(plan.baseline, comparisons, plan.comparison, baseline_report, lists)
     return _run_report(loaded, reports, started, compared, warnings)
+
+
+def _one_user_type(reports: dict[str, Report]) -> dict[str, Report]:
+    """The models' per-user values with one user id type, as align_ids gives one type to
+    every input's ids (inputs/id_alignment.py: integers everywhere, else text), so that
+    comparisons and the --per-user table join them user by user. The polars engines read
+    every model's users in one type already (RunPlan.inputs); Spark aligns each model with
+    its own ground truth, so a model whose file holds the users as text meets one whose
+    file holds them as integers here."""
+    types = set()
+    for report in reports.values():
+        if report.per_user is not None:
+            types.add(report.per_user.schema["user"])
+        if report.per_user_rows is not None:
+            types.add(report.per_user_rows.collect_schema()["user"])
+    if len(types) < 2:
+        return reports
+    return {name: _users_as_text(report) for name, report in reports.items()}
+
+
+def _users_as_text(report: Report) -> Report:
+    text = pl.col("user").cast(pl.String)
+    return dataclasses.replace(
+        report,
+        per_user=None if report.per_user is None else report.per_user.with_columns(text),
+        counted=None if report.counted is None else report.counted.with_columns(text),
+        per_user_rows=(
+            None if report.per_user_rows is None else report.per_user_rows.with_columns(text)
+        ),
+        segments={name: _users_as_text(part) for name, part in report.segments.items()},
+    )
 
 
 def _with_intervals(report: Report, plan: RunPlan) -> Report:

@@ -41,7 +41,6 @@ from receval_cli.report.comparability import (
     conventions_error,
     describe_differences,
 )
-from receval_cli.report.saved_report import read_saved_report
 
 DEFAULT_SPARK_BUCKETS = 64
 
@@ -155,7 +154,7 @@ class RunPlan:
         sources.figures = self.figures
         read = (predictions, truth, *sources.given())
         types = {source.role: _id_types(source) for source in read}
-        align_ids(predictions, truth, *sources.given())
+        align_ids(predictions, truth, *sources.given(), user_types=self._user_types)
         check_sources(sources, config.conventions.duplicates)
         engine = self.engine.polars([predictions.path])
         return ModelInputs(name, file, predictions, truth, sources, engine, types)
@@ -185,6 +184,19 @@ class RunPlan:
         """Each user's segment values and the segments (None without segment_by), read
         once for every model, the gates on segments checked against them."""
         return self._segment_keys
+
+    @cached_property
+    def _user_types(self) -> list[Any]:
+        """Every model's user id type as its predictions are read (schemas only), so that
+        align_ids gives all models' users one type; none for a one-model run."""
+        if len(self.models) < 2:
+            return []
+        loaded = self.loaded
+        found = []
+        for file in self.models.values():
+            schema = read_predictions(file, loaded.resolve_path(file.path)).frame.collect_schema()
+            found.append(schema["user"])
+        return found
 
     @cached_property
     def _segment_keys(self) -> tuple[SegmentKeys, list[Segment]] | None:
@@ -480,6 +492,8 @@ class SavedBaseline:
 def read_baseline_report(path: Path, model: str | None) -> SavedBaseline:
     """The saved JSON report's model to compare with (its one model; of a several-model
     report: `model`, else the report's own baseline, else its first model)."""
+    from receval_cli.report.saved_report import read_saved_report  # pydantic models
+
     saved = read_saved_report(path, "baseline report")
     blocks = saved.blocks()
     chosen = (

@@ -57,6 +57,8 @@ from receval_cli.engines.spark_sources import (
     POPULARITY,
     SparkSources,
     arrow_schema,
+    checked_sources,
+    common_id_types,
     partition_frame,
     popularity_rows,
     read_spark_sources,
@@ -233,10 +235,12 @@ def canonical_inputs(
     loaded: LoadedConfig,
     file: PredictionsConfig,
     checked: dict[str, Input | None],
+    sources: SparkSources,
 ) -> tuple[SparkFrame, str, SparkFrame, dict[str, str], tuple[SparkFrame, Input]]:
     """Predictions (user, item, value) and truth (user, item, rel), mapped as the polars
     engines map them (engines/spark_inputs.py), the predictions' layout and mapping, and
-    the ground truth as read with its mapping."""
+    the ground truth as read with its mapping. The ids of both take one type with those of
+    the optional inputs read (`sources`: common_id_types)."""
     from pyspark.sql import functions as F
 
     raw, source = _source(spark, loaded, file, checked["predictions"], "predictions")
@@ -245,10 +249,8 @@ def canonical_inputs(
     truth_config: GroundTruthConfig = loaded.config.ground_truth
     traw, tsource = _source(spark, loaded, truth_config, checked["ground truth"], "ground truth")
     truth = canonical_truth(traw, tsource, truth_config.list_separator)
-    # one id type on both sides: integers stay integers, anything else is compared as text
-    for column in ("user", "item"):
-        types = {dict(predictions.dtypes)[column], dict(truth.dtypes)[column]}
-        target = "bigint" if types <= {"int", "bigint", "smallint", "tinyint"} else "string"
+    # one id type in every input: integers stay integers, anything else is compared as text
+    for column, target in common_id_types([predictions, truth, *sources.frames()]).items():
         predictions = predictions.withColumn(column, F.col(column).cast(target))
         truth = truth.withColumn(column, F.col(column).cast(target))
     return predictions, layout, truth, source.columns, (traw, tsource)
@@ -487,12 +489,13 @@ def _evaluate(
     config = loaded.config
     conventions = config.conventions
     specs = loaded.specs
+    read = read_spark_sources(session, loaded, local_sources)
     predictions, layout, truth, mapping, read_truth = canonical_inputs(
-        session, loaded, file, checked
+        session, loaded, file, checked, read
     )
     tmapping = read_truth[1].columns
     id_types = {c: dict(truth.dtypes)[c] for c in ("user", "item")}
-    side = read_spark_sources(session, loaded, local_sources, id_types)
+    side = checked_sources(read, id_types, conventions.duplicates)
     segments = read_spark_segments(session, loaded, read_truth, id_types["user"], segments_file)
     plan.check_segments([] if segments is None else segments.segments)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")

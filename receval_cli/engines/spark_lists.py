@@ -25,6 +25,7 @@ from receval_cli.engines.spark import (
     spark_session,
     stopped_from_outside,
 )
+from receval_cli.engines.spark_sources import read_spark_sources
 from receval_cli.engines.spark_watch import watched_jobs
 from receval_cli.evaluation.list_pairs import ListSum, list_sums
 from receval_cli.inputs.readers import Input
@@ -72,8 +73,9 @@ def _sums(
     assert plan.baseline is not None  # the planner refuses comparison.lists without one
 
     def predictions(name: str) -> tuple[SparkFrame, str]:
-        checked = plan.local_inputs(name).checked
-        found = canonical_inputs(session, plan.loaded, plan.models[name], checked)
+        local = plan.local_inputs(name)
+        sources = read_spark_sources(session, plan.loaded, local.sources)  # their id types
+        found = canonical_inputs(session, plan.loaded, plan.models[name], local.checked, sources)
         return found[0], found[1]
 
     baseline = predictions(plan.baseline)

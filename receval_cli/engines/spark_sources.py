@@ -68,33 +68,58 @@ class SparkSources:
     universe: SparkFrame | None = None
     universe_source: str = "none"
 
+    def frames(self) -> list[SparkFrame]:
+        """The inputs read (their ids as read, before checked_sources casts them)."""
+        return [f for f in (self.catalog, self.interactions, self.baseline) if f is not None]
 
-def read_spark_sources(
-    spark: SparkSession, loaded: LoadedConfig, local: Sources, id_types: dict[str, str]
-) -> SparkSources:
-    """Read and check the optional inputs on Spark. `local` holds the polars readers'
-    Inputs of the local files (their schemas checked, their rows not read); a table or
-    URI is mapped on its Spark schema. Ids are cast to the predictions' id types."""
+
+def read_spark_sources(spark: SparkSession, loaded: LoadedConfig, local: Sources) -> SparkSources:
+    """Read the optional inputs on Spark, mapped, their ids as read: `local` holds the polars
+    readers' Inputs of the local files (their schemas checked, their rows not read); a table
+    or URI is mapped on its Spark schema. Their ids take part in the run's one id type
+    (common_id_types, with the predictions' and the ground truth's), then checked_sources casts
+    them to it and checks their rows."""
     config = loaded.config
     found = SparkSources(Sources())
     if config.catalog is not None:
         frame, source = _read(spark, loaded, config.catalog, local.catalog, "catalog")
-        found.catalog = _cast_ids(_canonical_catalog(frame, source, config.catalog), id_types)
+        found.catalog = _canonical_catalog(frame, source, config.catalog)
         found.sources.catalog = source
     if config.interactions is not None:
         interactions = config.interactions
         frame, source = _read(spark, loaded, interactions, local.interactions, "interactions")
         cols = source.columns
-        canonical = frame.select(
+        found.interactions = frame.select(
             frame[cols["user"]].alias("user"), frame[cols["item"]].alias("item")
         )
-        found.interactions = _cast_ids(canonical, id_types)
         found.sources.interactions = source
     if config.baseline is not None:
         frame, source = _read(spark, loaded, config.baseline, local.baseline, "baseline")
-        canonical = canonical_predictions(frame, source, config.baseline.list_separator)
-        found.baseline = _cast_ids(canonical, id_types)
+        found.baseline = canonical_predictions(frame, source, config.baseline.list_separator)
         found.sources.baseline = source
+    return found
+
+
+def common_id_types(frames: list[SparkFrame]) -> dict[str, str]:
+    """The one Spark type of the user and of the item ids of every input, as align_ids
+    gives the polars engines theirs (inputs/id_alignment.py): integers where every input
+    holds integers, else text (an integer 7 matches the text "7", not "007")."""
+    found = {}
+    for column in ("user", "item"):
+        types = {dict(frame.dtypes)[column] for frame in frames if column in frame.columns}
+        found[column] = "bigint" if types <= {"int", "bigint", "smallint", "tinyint"} else "string"
+    return found
+
+
+def checked_sources(found: SparkSources, types: dict[str, str], duplicates: str) -> SparkSources:
+    """The optional inputs with their ids cast to the run's types (common_id_types), their rows
+    checked on the executors, and the universe of the global metrics."""
+    if found.catalog is not None:
+        found.catalog = _cast_ids(found.catalog, types)
+    if found.interactions is not None:
+        found.interactions = _cast_ids(found.interactions, types)
+    if found.baseline is not None:
+        found.baseline = _cast_ids(found.baseline, types)
     for given, rows, key in (
         (found.sources.catalog, found.catalog, "item"),
         (found.sources.interactions, found.interactions, "user"),
@@ -102,7 +127,7 @@ def read_spark_sources(
     ):
         if given is not None and rows is not None:
             checks = checks_on_executors(rows, given, key)
-            raise_for_checks(found.sources, given, checks, config.conventions.duplicates)
+            raise_for_checks(found.sources, given, checks, duplicates)
     if found.catalog is not None:
         found.universe, found.universe_source = found.catalog.select("item"), "catalog"
     elif found.interactions is not None:

@@ -4,6 +4,8 @@ integers where every file holds integers, else text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from receval_cli.errors import InputError
@@ -23,7 +25,9 @@ def _id_type(dtypes: list[pl.DataType]) -> pl.DataType:
     return pl.UInt64() if all(d.is_unsigned_integer() for d in dtypes) else pl.Int128()
 
 
-def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
+def align_ids(
+    predictions: Input, truth: Input, *others: Input, user_types: Sequence[pl.DataType] = ()
+) -> None:
     """Give user and item ids one type in every file.
 
     Integers everywhere stay integers (Int64); otherwise all are compared as strings, so
@@ -31,6 +35,9 @@ def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
     column is integers only when every value is a canonical integer (`_scan_csv`), so
     the text kept by the others (`0042`, `-5`) is compared as written. `others` are
     the optional inputs (catalog, interactions, baseline); a catalog has no user column.
+    `user_types`: the user id types of the run's other models' predictions, so that
+    every model's users get one type (their per-user values are joined user by user);
+    the item ids, which the tie-breaks order, are each model's own.
     """
     inputs = (predictions, truth, *others)
     schemas = [source.frame.collect_schema() for source in inputs]
@@ -48,7 +55,7 @@ def align_ids(predictions: Input, truth: Input, *others: Input) -> None:
                 )
     for column in ("user", "item"):
         dtypes = [schema[column] for schema in schemas if column in schema]
-        target = _id_type(dtypes)
+        target = _id_type(dtypes + (list(user_types) if column == "user" else []))
         for source, schema in zip(inputs, schemas, strict=True):
             if column in schema:
                 source.frame = source.frame.with_columns(pl.col(column).cast(target))

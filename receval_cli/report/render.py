@@ -15,7 +15,6 @@ import io
 import json
 import socket
 from typing import TYPE_CHECKING
-from xml.etree import ElementTree
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -294,6 +293,8 @@ def render_markdown(result: RunReport) -> str:
 def render_junit(result: RunReport) -> str:
     """JUnit XML as Ant writes it (read by Jenkins, GitLab, Azure DevOps, ...): one test
     suite, one test case per gate, a failure element for each failed gate."""
+    from xml.etree import ElementTree  # imported for JUnit alone
+
     failures = sum(g.state == "failed" for g in result.gates)
     skipped = sum(g.state == "waived" for g in result.gates)
     moment = datetime.datetime.now(datetime.UTC) if result.run is None else result.run.started_at

@@ -16,30 +16,17 @@ from typing import Any
 
 import golden_files
 import pytest
-from cli_helpers import assert_user_error, invoke, write_config
+from cli_helpers import assert_user_error, invoke, run_report, write_config
+from golden_files import dataset_config
 
 DATA = golden_files.GOLDEN / "data"
 METRICS = ["ndcg@10", "P_5", "recall@5", "entropy@5"]
 
 
-def config(file: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "predictions": {"path": str(DATA / file)},
-        "ground_truth": {
-            "path": str(DATA / "ties_int_truth.csv"),
-            "columns": {"relevance": "relevance"},
-        },
-        "metrics": METRICS,
-        **extra,
-    }
-
-
 def saved(tmp_path: Path, name: str, predictions: str, *flags: str) -> Path:
-    path = write_config(tmp_path, config(predictions), name=f"{name}.yaml")
-    out = tmp_path / f"{name}.json"
-    result = invoke("run", path, "-q", "--format", "json", "-o", out, *flags)
-    assert result.exit_code == 0, result.stderr
-    return out
+    """The saved JSON report of `predictions`' run (a dataset's name) on ties_int's truth."""
+    run_report(tmp_path, dataset_config("ties_int", METRICS, predictions), name, *flags)
+    return tmp_path / f"{name}.json"
 
 
 def compare_json(*args: str | Path) -> dict[str, Any]:
@@ -51,12 +38,13 @@ def compare_json(*args: str | Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("test", ["t", "wilcoxon"])
 def test_compare_tests_as_the_run_compares_its_models(tmp_path: Path, test: str) -> None:
-    base = saved(tmp_path, "base", "ties_int_predictions.csv", "--with-per-user")
-    other = saved(tmp_path, "other", "tiefree_int_predictions.csv", "--with-per-user")
+    base = saved(tmp_path, "base", "ties_int", "--with-per-user")
+    other = saved(tmp_path, "other", "tiefree_int", "--with-per-user")
     both = write_config(
         tmp_path,
-        config(
-            "ties_int_predictions.csv",
+        dataset_config(
+            "ties_int",
+            METRICS,
             predictions={
                 "models": {
                     "base": str(DATA / "ties_int_predictions.csv"),
@@ -101,7 +89,7 @@ def test_the_differences_intervals_are_at_the_comparisons_level_as_compare_draws
     }
     both = write_config(
         tmp_path,
-        config("ties_int_predictions.csv", predictions={"models": models}, **settings),
+        dataset_config("ties_int", METRICS, predictions={"models": models}, **settings),
         name="both.yaml",
     )
     ran = invoke("run", both, "-q", "--format", "json")
@@ -111,7 +99,8 @@ def test_the_differences_intervals_are_at_the_comparisons_level_as_compare_draws
     own_level = settings.get("confidence", settings["comparison"])["level"]
     assert report["models"]["other"]["confidence"]["level"] == own_level
     saved_paths = [
-        saved(tmp_path, name, Path(path).name, "--with-per-user") for name, path in models.items()
+        saved(tmp_path, name, Path(path).name.removesuffix("_predictions.csv"), "--with-per-user")
+        for name, path in models.items()
     ]
     found = compare_json(*saved_paths, "--level", "0.9")
     results = {r["metric"]: r for r in found["tests"]["results"]}
@@ -126,8 +115,8 @@ def test_the_differences_intervals_are_at_the_comparisons_level_as_compare_draws
 
 def test_p_values_agree_with_scipy(tmp_path: Path) -> None:
     scipy_stats = pytest.importorskip("scipy.stats")
-    base = saved(tmp_path, "base", "ties_int_predictions.csv", "--with-per-user")
-    other = saved(tmp_path, "other", "tiefree_int_predictions.csv", "--with-per-user")
+    base = saved(tmp_path, "base", "ties_int", "--with-per-user")
+    other = saved(tmp_path, "other", "tiefree_int", "--with-per-user")
     values = {
         name: json.loads(path.read_text())["models"]["model"]["per_user"]
         for name, path in (("base", base), ("other", other))
@@ -163,9 +152,9 @@ def test_p_values_agree_with_scipy(tmp_path: Path) -> None:
 def test_every_format_shows_the_tests_and_a_report_without_values_is_named(
     tmp_path: Path,
 ) -> None:
-    base = saved(tmp_path, "base", "ties_int_predictions.csv", "--with-per-user")
-    other = saved(tmp_path, "other", "tiefree_int_predictions.csv", "--with-per-user")
-    plain = saved(tmp_path, "plain", "tiefree_int_predictions.csv")
+    base = saved(tmp_path, "base", "ties_int", "--with-per-user")
+    other = saved(tmp_path, "other", "tiefree_int", "--with-per-user")
+    plain = saved(tmp_path, "plain", "tiefree_int")
     table = invoke("compare", base, other, plain)
     assert table.exit_code == 0, table.stderr
     text = " ".join(table.stdout.split())
@@ -182,7 +171,7 @@ def test_every_format_shows_the_tests_and_a_report_without_values_is_named(
 
 
 def test_a_damaged_per_user_block_is_refused(tmp_path: Path) -> None:
-    base = saved(tmp_path, "base", "ties_int_predictions.csv", "--with-per-user")
+    base = saved(tmp_path, "base", "ties_int", "--with-per-user")
     data = json.loads(base.read_text())
     data["models"]["model"]["per_user"]["values"]["P_5"].pop()
     damaged = tmp_path / "damaged.json"
@@ -208,7 +197,7 @@ def test_the_saved_per_user_values_are_the_same_on_a_partitioned_engine(
             for i, user in enumerate(block["users"])
         }
 
-    one = values(config("ties_int_predictions.csv"), "one.yaml")
-    found = values(config("ties_int_predictions.csv", **engine), "parts.yaml")
+    one = values(dataset_config("ties_int", METRICS), "one.yaml")
+    found = values(dataset_config("ties_int", METRICS, **engine), "parts.yaml")
     assert found == one
     assert len(one) > 60

@@ -5,14 +5,13 @@ bucket (evaluation/click_parts.py), and refuse a bad log with the same message."
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import assert_user_error, invoke, write, write_config
+from cli_helpers import assert_user_error, invoke, run_report, write, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,12 +81,7 @@ def comparable(report: dict[str, Any]) -> dict[str, Any]:
 def run(config: Path, folder: Path, tag: str, **setting: Any) -> dict[str, Any]:
     """`receval run` of the config with the settings (engine, partitions) over it: the
     report's models."""
-    text = yaml_with(config, setting)
-    path = write(folder / f"{tag}.yaml", text)
-    out = folder / f"{tag}.json"
-    result = invoke("run", path, "-q", "-f", "json", "-o", out)
-    assert result.exit_code == 0, (tag, result.stderr)
-    return comparable(json.loads(out.read_text(encoding="utf-8")))
+    return comparable(run_report(folder, yaml_with(config, setting), tag))
 
 
 def yaml_with(config: Path, setting: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import invoke, write_config
+from cli_helpers import evaluate_model, invoke, write_config
 from engine_parity import (
     BEYOND,
     CATALOG_SIZE,
@@ -33,7 +33,6 @@ from engine_parity import (
     matrix,
     parity_data,
     registry_data,
-    run,
     run_cli,
 )
 from suite_modules import load_test_module
@@ -48,15 +47,17 @@ from receval_cli.metrics.registry import REGISTRY
 def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
     config = parity_data(tmp_path)
     found = {
-        name: exact(run(tmp_path, {**config, **settings}, name.replace(" ", "_")))
+        name: exact(
+            evaluate_model(tmp_path, {**config, **settings}, f"{name.replace(' ', '_')}.yaml")
+        )
         for name, settings in POLARS_ENGINES.items()
     }
     expected = found.pop("in_memory")
     assert len(expected) == len(RANKING) + len(SETS) + len(RATING) + len(BEYOND) + 2
-    hashes = {
-        run(tmp_path, {**config, **settings}, "h").inputs["ground_truth"]["content_hash"]
-        for settings in POLARS_ENGINES.values()
-    }
+    hashes = set()
+    for settings in POLARS_ENGINES.values():
+        model = evaluate_model(tmp_path, {**config, **settings}, "h.yaml")
+        hashes.add(model.inputs["ground_truth"]["content_hash"])
     assert len(hashes) == 1  # the ground truth's fingerprint, whatever the engine
     for name, metrics in found.items():
         assert metrics == expected, name
@@ -66,7 +67,7 @@ def test_spark_agrees_bit_for_bit(spark: Any, tmp_path: Path) -> None:
     from receval_cli.engines.spark import evaluate_spark
 
     config = parity_data(tmp_path)  # accuracy and mcc too: the catalog's size, counted once
-    single = run(tmp_path, config, "single")
+    single = evaluate_model(tmp_path, config, "single.yaml")
     expected = exact(single)
     content_hash = single.inputs["ground_truth"]["content_hash"]
     loaded = load_config(write_config(tmp_path, {**config, "engine": "spark"}, "spark.yaml"))
@@ -87,7 +88,7 @@ def test_a_users_value_does_not_depend_on_the_others(tmp_path: Path) -> None:
     divides a column by a scalar through its reciprocal, which differs in the last bit
     from a true division, and only for batches of two rows or more)."""
     config = {**parity_data(tmp_path), "metrics": [*RANKING, *SETS, "novelty@10"]}
-    whole = run(tmp_path, config, "whole")
+    whole = evaluate_model(tmp_path, config, "whole.yaml")
     assert whole.per_user is not None
     truth = pl.read_csv(tmp_path / "truth.csv")
     predictions = pl.read_parquet(tmp_path / "predictions.parquet")
@@ -99,7 +100,7 @@ def test_a_users_value_does_not_depend_on_the_others(tmp_path: Path) -> None:
             (folder / name).write_bytes((tmp_path / name).read_bytes())
         predictions.filter(pl.col("user") == user).write_parquet(folder / "predictions.parquet")
         truth.filter(pl.col("user") == user).write_csv(folder / "truth.csv")
-        alone = run(folder, config, "alone")
+        alone = evaluate_model(folder, config, "alone.yaml")
         assert alone.per_user is not None
         mine = whole.per_user.filter(pl.col("user") == user).drop("status")
         for column in mine.columns[1:]:

@@ -6,14 +6,13 @@ of the ground truth; predictions in another order fall back to hash partitions."
 from __future__ import annotations
 
 import copy
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import invoke, write_config
+from cli_helpers import invoke, per_user_rows, run_report, write_config
 from engine_parity import comparable, differences, parity_data
 
 from receval_cli.engines import ranges
@@ -41,13 +40,9 @@ def _run(folder: Path, config: dict[str, Any], name: str, rows: int | None) -> d
     """The JSON report and per-user rows of a run; `rows`: ranges of that many prediction
     rows (None: one pass in memory)."""
     settings = {"engine": "auto"} if rows else {"engine": "in_memory"}
-    path = write_config(folder, {**config, **settings}, f"{name}.yaml")
     env = {"RECEVAL_RANGE_ROWS": str(rows) if rows else None}
-    out, per_user = folder / f"{name}.json", folder / f"{name}.parquet"
-    result = invoke("run", path, "-q", "-o", out, "--per-user", per_user, env=env)
-    assert result.exit_code == 0, result.stderr
-    report = json.loads(out.read_text(encoding="utf-8"))
-    return {"report": report, "per_user": pl.read_parquet(per_user)}
+    report = run_report(folder, {**config, **settings}, name, env=env, per_user=True)
+    return {"report": report, "per_user": per_user_rows(folder, name)}
 
 
 def _same(expected: dict[str, Any], got: dict[str, Any]) -> None:

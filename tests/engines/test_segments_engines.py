@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import evaluate_written, invoke, write_config
+from cli_helpers import evaluate_model, invoke, write_config
 from engine_parity import RANKING, parity_data
 
 from receval_cli.config.loading import load_config
@@ -60,13 +60,9 @@ def exact(report: Report) -> dict[str, Any]:
     return found
 
 
-def run(folder: Path, config: dict[str, Any], name: str) -> Report:
-    return evaluate_written(folder, config, f"{name}.yaml").models["model"]
-
-
 def test_segments_hold_what_the_data_says(tmp_path: Path) -> None:
     """The segment list and the (none) and unknown-value cases, on one engine."""
-    report = run(tmp_path, segmented(tmp_path), "one")
+    report = evaluate_model(tmp_path, segmented(tmp_path), "one.yaml")
     names = set(report.segments) | set(report.segments_skipped)
     assert names == {
         "band=low",
@@ -88,7 +84,7 @@ def test_a_segment_equals_the_run_on_its_users_alone(tmp_path: Path) -> None:
     """An independent check of two segments: the inputs filtered to the segment's users
     (ids compared as text, as the segments file writes them), run without segments."""
     config = segmented(tmp_path)
-    report = run(tmp_path, {**config, "partitions": 3}, "parts")
+    report = evaluate_model(tmp_path, {**config, "partitions": 3}, "parts.yaml")
     table = pl.read_csv(tmp_path / "segments.csv", schema_overrides={"uid": pl.String})
     predictions = pl.read_parquet(tmp_path / "predictions.parquet")
     truth = pl.read_csv(tmp_path / "truth.csv")
@@ -113,7 +109,7 @@ def test_a_segment_equals_the_run_on_its_users_alone(tmp_path: Path) -> None:
         predictions.filter(inside).write_parquet(folder / "predictions.parquet")
         truth.filter(inside).write_csv(folder / "truth.csv")
         plain = {k: v for k, v in config.items() if k not in ("segments", "segment_by")}
-        alone = run(folder, plain, "alone")
+        alone = evaluate_model(folder, plain, "alone.yaml")
         got = report.segments[name]
         assert {k: float.hex(v) for k, v in got.metrics.items() if v is not None} == {
             k: float.hex(v) for k, v in alone.metrics.items() if v is not None
@@ -131,12 +127,11 @@ ENGINES = {
 @pytest.mark.slow
 def test_every_polars_engine_gives_the_same_segments(tmp_path: Path) -> None:
     config = segmented(tmp_path)
-    expected = exact(run(tmp_path, config, "single"))
+    expected = exact(evaluate_model(tmp_path, config, "single.yaml"))
     assert len(expected) == 8
     for name, settings in ENGINES.items():
-        assert exact(run(tmp_path, {**config, **settings}, name.replace(" ", "_"))) == expected, (
-            name
-        )
+        found = evaluate_model(tmp_path, {**config, **settings}, f"{name.replace(' ', '_')}.yaml")
+        assert exact(found) == expected, name
 
 
 def test_segments_from_a_ground_truth_column_on_partitions(tmp_path: Path) -> None:
@@ -148,9 +143,9 @@ def test_segments_from_a_ground_truth_column_on_partitions(tmp_path: Path) -> No
         .otherwise((pl.col("user") % 2).cast(pl.String))
     ).write_csv(tmp_path / "truth.csv")
     own = {k: v for k, v in config.items() if k != "segments"} | {"segment_by": ["group"]}
-    expected = exact(run(tmp_path, own, "single"))
+    expected = exact(evaluate_model(tmp_path, own, "single.yaml"))
     assert set(expected) == {"group=0", "group=1", "group=(none)"}
-    assert exact(run(tmp_path, {**own, "partitions": 4}, "parts")) == expected
+    assert exact(evaluate_model(tmp_path, {**own, "partitions": 4}, "parts.yaml")) == expected
 
 
 def test_per_user_rows_carry_the_segment_values_on_partitions(tmp_path: Path) -> None:
@@ -189,7 +184,7 @@ def test_spark_gives_the_same_segments(spark: Any, tmp_path: Path) -> None:
     from receval_cli.engines.spark import evaluate_spark
 
     config = segmented(tmp_path)
-    expected = exact(run(tmp_path, config, "single"))
+    expected = exact(evaluate_model(tmp_path, config, "single.yaml"))
     loaded = load_config(write_config(tmp_path, {**config, "engine": "spark"}, "s.yaml"))
     for buckets in (3, 64):
         assert exact(evaluate_spark(loaded, spark, buckets=buckets)) == expected, buckets
@@ -205,7 +200,7 @@ def test_spark_gives_the_same_segments(spark: Any, tmp_path: Path) -> None:
     truth = pl.read_csv(tmp_path / "truth.csv")
     truth.with_columns(group=(pl.col("user") % 3).cast(pl.String)).write_csv(tmp_path / "truth.csv")
     own = {k: v for k, v in config.items() if k != "segments"} | {"segment_by": ["group"]}
-    expected = exact(run(tmp_path, own, "own"))
+    expected = exact(evaluate_model(tmp_path, own, "own.yaml"))
     loaded = load_config(write_config(tmp_path, {**own, "engine": "spark"}, "o.yaml"))
     assert exact(evaluate_spark(loaded, spark, buckets=4)) == expected
 

@@ -12,12 +12,12 @@ in neither (whose interactions still count in the co-occurrences and the split).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import invoke, write, write_config
+from cli_helpers import report_metrics, run_report, write
+from engine_parity import comparable
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -98,29 +98,14 @@ def write_data(folder: Path) -> dict[str, Any]:
     }
 
 
-def comparable(path: Path) -> dict[str, Any]:
-    """A JSON report less what names the run and the engine that ran it."""
-    report = json.loads(path.read_text())
-    kept = {k: v for k, v in report.items() if k not in ("run", "config", "elapsed_seconds")}
-    for model in kept["models"].values():
-        model["inputs"].pop("engine", None)
-    return kept
-
-
-def run(config: Path, out: Path, *args: str) -> dict[str, Any]:
-    result = invoke("run", config, "-q", "-o", out, *args)
-    assert result.exit_code == 0, result.stderr
-    return comparable(out)
-
-
 @pytest.mark.spark
 @pytest.mark.slow
 def test_fairness_config_on_spark_gives_the_in_memory_report(spark: Any, tmp_path: Path) -> None:
     """configs/fairness.yaml (rsp over the log's split, rsp, reo and exposure_disparity
     over the catalog's genres, compared between countries): the same JSON on Spark."""
     config = CONFIGS / "fairness.yaml"
-    expected = run(config, tmp_path / "memory.json")
-    got = run(config, tmp_path / "spark.json", "--engine", "spark")
+    expected = comparable(run_report(tmp_path, config, "memory"))
+    got = comparable(run_report(tmp_path, config, "spark", "--engine", "spark"))
     metrics = expected["models"]["model"]["metrics"]
     assert all(metrics[m] is not None for m in metrics if m.startswith(("rsp", "reo", "exp")))
     assert got == expected
@@ -137,17 +122,16 @@ def test_whole_log_and_catalog_metrics_on_spark(
     them empty or of one user)."""
     config = write_data(tmp_path)
     config["conventions"] = {"tie_break": tie_break, "relevance_threshold": 1}
-    path = write_config(tmp_path, config, "memory.yaml")
-    expected = run(path, tmp_path / "memory.json", "--per-user", str(tmp_path / "memory.csv"))
+    per_user = ("--per-user", str(tmp_path / "memory.csv"))
+    expected = comparable(run_report(tmp_path, config, "memory", *per_user))
     values = expected["models"]["model"]["metrics"]
     assert len(values) == len(METRICS)
     assert None not in values.values(), values
     spark_config = {**config, "engine": "spark", "partitions": buckets}
-    path = write_config(tmp_path, spark_config, "spark.yaml")
-    per_user = tmp_path / "spark.csv"
-    got = run(path, tmp_path / "spark.json", "--per-user", str(per_user))
+    per_user = ("--per-user", str(tmp_path / "spark.csv"))
+    got = comparable(run_report(tmp_path, spark_config, "spark", *per_user))
     assert got == expected
-    assert per_user.read_text() == (tmp_path / "memory.csv").read_text()
+    assert (tmp_path / "spark.csv").read_text() == (tmp_path / "memory.csv").read_text()
 
 
 @pytest.mark.slow
@@ -159,6 +143,5 @@ def test_the_tie_break_decides_the_popularity_split(tmp_path: Path) -> None:
     found = []
     for tie_break in ("item_text_desc", "item_asc"):
         config["conventions"] = {"tie_break": tie_break, "relevance_threshold": 1}
-        path = write_config(tmp_path, config, f"{tie_break}.yaml")
-        found.append(run(path, tmp_path / f"{tie_break}.json")["models"]["model"]["metrics"])
+        found.append(report_metrics(run_report(tmp_path, config, tie_break)))
     assert found[0] != found[1]

@@ -102,6 +102,22 @@ def test_optional_inputs_as_tables_and_uris(spark: Any, tmp_path: Path) -> None:
     assert local.metrics == expected.metrics
 
 
+def test_optional_inputs_with_text_ids_beside_integer_ones(spark: Any, tmp_path: Path) -> None:
+    """A catalog whose item ids are text (with "007" and "x1" beside "9", "10", "100") and
+    a log whose user ids are text, beside integer predictions and ground truth: every id
+    is compared as text, as the polars engines compare them (was a cast error, exit 3)."""
+    config = write_case(tmp_path)
+    catalog = pl.read_parquet(tmp_path / "catalog.parquet").with_columns(pl.col("item").cast(str))
+    extra = catalog.head(2).with_columns(pl.Series("item", ["007", "x1"]))
+    pl.concat([catalog, extra]).write_parquet(tmp_path / "catalog.parquet")
+    log = pl.read_parquet(tmp_path / "log.parquet").with_columns(pl.col("user").cast(str))
+    log.write_parquet(tmp_path / "log.parquet")
+    (expected,) = evaluate_written(tmp_path, config).models.values()
+    got = evaluate_spark(load_config(write_config(tmp_path, config, "s.yaml")), spark, 4)
+    assert got.metrics == expected.metrics  # bit for bit
+    assert got.items == expected.items
+
+
 def _unreadable_on_the_driver(sources: Sources) -> Sources:
     """The optional inputs' frames replaced by ones that fail when read: the driver may
     name them, never read their rows."""

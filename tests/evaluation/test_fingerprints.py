@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import polars as pl
 import pytest
-from cli_helpers import assert_user_error, invoke, write, write_config
+from cli_helpers import assert_user_error, invoke, run_json, write, write_config
 
 import receval_cli
 from receval_cli.evaluation import fingerprints
@@ -56,13 +56,6 @@ def setup(folder: Path, truth: pl.DataFrame = TRUTH, truth_name: str = "truth.cs
             "metrics": METRICS,
         },
     )
-
-
-def run_json(config: Path, *args: str | Path) -> dict[str, Any]:
-    result = invoke("run", config, "--format", "json", *args)
-    assert result.exit_code == 0, result.stderr
-    data: dict[str, Any] = json.loads(result.stdout)
-    return data
 
 
 def truth_block(report: dict[str, Any]) -> dict[str, Any]:

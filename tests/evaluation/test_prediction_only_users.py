@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import evaluate_written, write, write_config
+from cli_helpers import evaluate_model, write, write_config
 from engine_parity import POLARS_ENGINES
 
 from receval_cli.config.presets import PRESETS
@@ -36,7 +36,7 @@ def run(folder: Path, conventions: dict[str, Any], **extra: Any) -> Any:
         **extra,
     }
     name = f"c{len(list(folder.iterdir()))}.yaml"
-    return evaluate_written(folder, config, name, per_user=True).models["model"]
+    return evaluate_model(folder, config, name, per_user=True)
 
 
 def test_by_hand(tmp_path: Path) -> None:
@@ -112,5 +112,5 @@ def test_user_coverage_over_the_users_with_a_relevant_item(tmp_path: Path) -> No
         "metrics": ["user_coverage", "user_coverage(users=relevant)"],
     }
 
-    report = evaluate_written(tmp_path, config).models["model"]
+    report = evaluate_model(tmp_path, config)
     assert report.metrics == {"user_coverage": 2 / 3, "user_coverage(users=relevant)": 0.5}

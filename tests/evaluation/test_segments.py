@@ -8,11 +8,18 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import assert_user_error, invoke, run_json, write, write_config
+from cli_helpers import (
+    SAMPLE,
+    SAMPLE_INTERACTIONS,
+    assert_user_error,
+    invoke,
+    run_json,
+    sample_config,
+    write,
+    write_config,
+)
 
-SAMPLE = Path(__file__).parents[2] / "sample_data"
 METRICS = ["ndcg@10", "precision@5", "map@10", "catalog_coverage@10", "rmse"]
-IDS = {"user": "user_id", "item": "item_id"}
 
 
 def attributes(folder: Path) -> pl.DataFrame:
@@ -31,15 +38,11 @@ def attributes(folder: Path) -> pl.DataFrame:
 
 
 def config(folder: Path, predictions: Path, truth: Path, name: str, **extra: Any) -> Path:
-    data: dict[str, Any] = {
-        "predictions": {"path": str(predictions), "columns": {**IDS, "score": "score"}},
-        "ground_truth": {"path": str(truth), "columns": {**IDS, "relevance": "rating"}},
-        "interactions": {"path": str(SAMPLE / "interactions.csv"), "columns": IDS},
-        "metrics": METRICS,
-        "conventions": {"relevance_threshold": 4, "unpredicted": "ignore"},
-        **extra,
-    }
-    return write_config(folder, data, name)
+    conventions = {"relevance_threshold": 4, "unpredicted": "ignore"}
+    data = sample_config(
+        METRICS, predictions, truth, interactions=SAMPLE_INTERACTIONS, conventions=conventions
+    )
+    return write_config(folder, data | extra, name)
 
 
 @pytest.mark.slow

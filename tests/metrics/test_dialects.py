@@ -17,8 +17,16 @@ from typing import Any
 import golden_files
 import pytest
 import yaml
-from cli_helpers import assert_user_error, evaluate_written, hand_case, invoke, write_config
+from cli_helpers import (
+    assert_user_error,
+    evaluate_model,
+    evaluate_written,
+    hand_case,
+    invoke,
+    write_config,
+)
 from engine_parity import POLARS_ENGINES
+from golden_files import dataset_config
 
 from receval_cli.metrics.dialects import spec_of
 
@@ -49,22 +57,6 @@ ALONE = {
 }
 
 
-def config_for(dataset: str, metrics: list[Any], **extra: Any) -> dict[str, Any]:
-    return {
-        "predictions": {"path": str(DATA / f"{dataset}_predictions.csv")},
-        "ground_truth": {
-            "path": str(DATA / f"{dataset}_truth.csv"),
-            "columns": {"relevance": "relevance"},
-        },
-        "metrics": metrics,
-        **extra,
-    }
-
-
-def run(folder: Path, config: dict[str, Any], name: str = "config.yaml") -> Any:
-    return evaluate_written(folder, config, name, per_user=True)
-
-
 def values(report: Any, metric: str) -> dict[str, float]:
     rows = report.per_user.filter(report.counted[metric])
     return {str(u): v for u, v in rows.select("user", metric).iter_rows()}
@@ -72,7 +64,7 @@ def values(report: Any, metric: str) -> dict[str, float]:
 
 @pytest.mark.parametrize("dataset", ["ties", "ties_int"])
 def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, dataset: str) -> None:
-    mixed = run(tmp_path, config_for(dataset, MIXED)).models["model"]
+    mixed = evaluate_model(tmp_path, dataset_config(dataset, MIXED), per_user=True)
     assert list(mixed.metrics) == [
         "ndcg@10",
         "precision@5",
@@ -83,22 +75,27 @@ def test_a_tool_name_beside_others_gives_its_number_alone(tmp_path: Path, datase
         "RR@5",
         "ranx:ndcg@10",
     ]
-    own = run(tmp_path, config_for(dataset, ["ndcg@10", "precision@5"]), "own.yaml")
+    own = evaluate_written(
+        tmp_path, dataset_config(dataset, ["ndcg@10", "precision@5"]), "own.yaml", per_user=True
+    )
     for name in ("ndcg@10", "precision@5"):  # receval's own under the defaults
         assert mixed.metrics[name] == own.models["model"].metrics[name]
         assert values(mixed, name) == values(own.models["model"], name)
     for name, (preset, settings, spec) in ALONE.items():
         conventions = {"preset": preset, **settings}
-        alone = run(
-            tmp_path, config_for(dataset, [spec], conventions=conventions), f"{preset}.yaml"
-        ).models["model"]
+        alone = evaluate_model(
+            tmp_path,
+            dataset_config(dataset, [spec], conventions=conventions),
+            f"{preset}.yaml",
+            per_user=True,
+        )
         assert mixed.metrics[name] == alone.metrics[spec], name
         assert values(mixed, name) == values(alone, spec), name
     assert mixed.metrics["P_5"] != mixed.metrics["precision@5"]  # the conventions matter here
 
 
 def test_the_report_states_each_tool_name_s_conventions(tmp_path: Path) -> None:
-    path = write_config(tmp_path, config_for("ties_int", MIXED))
+    path = write_config(tmp_path, dataset_config("ties_int", MIXED))
     result = invoke("run", path, "-q", "--format", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -120,27 +117,39 @@ def test_a_list_in_one_tool_s_names_is_that_tool_s_run(tmp_path: Path) -> None:
     """Names receval shares with trec_eval (map, bpref) are trec_eval's in a list of
     trec_eval's names, and receval's beside receval's own; one pass runs a one-tool list,
     under the tool's conventions."""
-    trec = run(tmp_path, config_for("ties_int", ["map", "bpref", "P_10"]))
+    trec = evaluate_written(
+        tmp_path, dataset_config("ties_int", ["map", "bpref", "P_10"]), per_user=True
+    )
     assert set(trec.conventions["by_metric"]) == {"map", "bpref", "P_10"}
     assert trec.conventions["tie_break"] == "item_text_desc"  # the run's: trec_eval's
-    alone = run(
+    alone = evaluate_written(
         tmp_path,
-        config_for("ties_int", ["map", "bpref"], conventions={"preset": "trec_eval"}),
+        dataset_config("ties_int", ["map", "bpref"], conventions={"preset": "trec_eval"}),
         "alone.yaml",
+        per_user=True,
     )
     assert trec.models["model"].metrics["map"] == alone.models["model"].metrics["map"]
-    mine = run(tmp_path, config_for("ties_int", ["map", "ndcg@10"]), "mine.yaml")
+    mine = evaluate_written(
+        tmp_path, dataset_config("ties_int", ["map", "ndcg@10"]), "mine.yaml", per_user=True
+    )
     assert "by_metric" not in mine.conventions
-    ir = run(tmp_path, config_for("ties_int", ["infAP", "P@5"]), "ir.yaml")
+    ir = evaluate_written(
+        tmp_path, dataset_config("ties_int", ["infAP", "P@5"]), "ir.yaml", per_user=True
+    )
     assert ir.conventions["by_metric"]["infAP"]["tool"] == "ir_measures"
 
 
 @pytest.mark.parametrize("engine", list(POLARS_ENGINES))
 def test_mixed_names_agree_on_every_engine(tmp_path: Path, engine: str) -> None:
-    expected = run(tmp_path, config_for("ties_int", MIXED), "one.yaml").models["model"]
-    found = run(
-        tmp_path, config_for("ties_int", MIXED, **POLARS_ENGINES[engine]), "engine.yaml"
-    ).models["model"]
+    expected = evaluate_model(
+        tmp_path, dataset_config("ties_int", MIXED), "one.yaml", per_user=True
+    )
+    found = evaluate_model(
+        tmp_path,
+        dataset_config("ties_int", MIXED, **POLARS_ENGINES[engine]),
+        "engine.yaml",
+        per_user=True,
+    )
     assert found.metrics == expected.metrics
     assert found.users == expected.users
     for name in expected.metrics:
@@ -149,8 +158,12 @@ def test_mixed_names_agree_on_every_engine(tmp_path: Path, engine: str) -> None:
 
 @pytest.mark.spark
 def test_mixed_names_agree_on_spark(tmp_path: Path) -> None:
-    expected = run(tmp_path, config_for("ties_int", MIXED), "one.yaml").models["model"]
-    found = run(tmp_path, config_for("ties_int", MIXED, engine="spark"), "spark.yaml")
+    expected = evaluate_model(
+        tmp_path, dataset_config("ties_int", MIXED), "one.yaml", per_user=True
+    )
+    found = evaluate_written(
+        tmp_path, dataset_config("ties_int", MIXED, engine="spark"), "spark.yaml", per_user=True
+    )
     spark = found.models["model"]
     assert spark.metrics.keys() == expected.metrics.keys()
     for name, value in expected.metrics.items():
@@ -176,7 +189,7 @@ def test_models_intervals_segments_and_gates_on_mixed_names(tmp_path: Path) -> N
         "user,group\n" + "".join(f"{u},{'a' if i % 2 else 'b'}\n" for i, u in enumerate(users)),
         encoding="utf-8",
     )
-    config = config_for(
+    config = dataset_config(
         "ties_int",
         MIXED,
         predictions={"models": {"base": str(predictions), "other": str(other)}},
@@ -192,7 +205,9 @@ def test_models_intervals_segments_and_gates_on_mixed_names(tmp_path: Path) -> N
     for model in ("base", "other"):
         block = data["models"][model]
         assert list(block["metrics"]) == list(
-            run(tmp_path, config_for("ties_int", MIXED), "m.yaml").models["model"].metrics
+            evaluate_model(
+                tmp_path, dataset_config("ties_int", MIXED), "m.yaml", per_user=True
+            ).metrics
         )
         assert set(block["confidence"]["intervals"]) == set(block["metrics"])
         evaluated = {n: s for n, s in block["segments"].items() if "not_evaluated" not in s}
@@ -241,7 +256,7 @@ def test_receval_metrics_explains_a_tool_s_name(name: str, says: str) -> None:
 
 
 def test_the_html_and_markdown_reports_name_the_tools(tmp_path: Path) -> None:
-    path = write_config(tmp_path, config_for("ties_int", MIXED, gates={"P_5": {"min": 0}}))
+    path = write_config(tmp_path, dataset_config("ties_int", MIXED, gates={"P_5": {"min": 0}}))
     for fmt in ("markdown", "html", "latex", "csv", "junit"):  # github: a summary line
         result = invoke("run", path, "-q", "--format", fmt)
         assert result.exit_code == 0, (fmt, result.stderr)
@@ -256,10 +271,10 @@ def test_the_python_api_and_inspect_read_tools_names_as_the_run_does(tmp_path: P
 
     predictions, truth = golden_files.frames("ties_int")
     report = receval.evaluate(predictions, truth, MIXED, truth_columns={"relevance": "relevance"})
-    ran = run(tmp_path, config_for("ties_int", MIXED)).models["model"]
+    ran = evaluate_model(tmp_path, dataset_config("ties_int", MIXED), per_user=True)
     assert report.metrics == ran.metrics
     assert set(report.conventions["by_metric"]) == set(ran.metrics) - {"ndcg@10", "precision@5"}
-    path = write_config(tmp_path, config_for("ties_int", MIXED), name="inspect.yaml")
+    path = write_config(tmp_path, dataset_config("ties_int", MIXED), name="inspect.yaml")
     shown = invoke("inspect", path, "--user", "3308", "--format", "json")
     assert shown.exit_code == 0, shown.stderr
     (user,) = json.loads(shown.stdout)["users"]
@@ -272,7 +287,7 @@ def test_a_tool_spelling_its_tool_refuses_is_receval_s_and_the_run_says_so(
 ) -> None:
     """RBP(p=0.8) is no ir_measures measure (its RBP needs rel), and receval reads it as its
     own rbp(p=0.8): keyed so, with a warning naming why."""
-    path = write_config(tmp_path, config_for("ties_int", ["RBP(p=0.8)", "ndcg@10"]))
+    path = write_config(tmp_path, dataset_config("ties_int", ["RBP(p=0.8)", "ndcg@10"]))
     result = invoke("run", path, "-q", "--format", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -293,13 +308,15 @@ def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
     trec_eval's names they are trec_eval's, without a word; a gate on mrr gates the
     metric written recip_rank."""
     mixed = ["P_5", "ndcg@10", "recip_rank", "bpref"]
-    path = write_config(tmp_path, config_for("ties_int", mixed, gates={"mrr": {"min": 0.0}}))
+    path = write_config(tmp_path, dataset_config("ties_int", mixed, gates={"mrr": {"min": 0.0}}))
     result = invoke("run", path, "-q", "--format", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     metrics = data["models"]["model"]["metrics"]
     assert list(metrics) == mixed
-    own = run(tmp_path, config_for("ties_int", ["mrr", "bpref"]), "own.yaml").models["model"]
+    own = evaluate_model(
+        tmp_path, dataset_config("ties_int", ["mrr", "bpref"]), "own.yaml", per_user=True
+    )
     assert metrics["recip_rank"] == own.metrics["mrr"]
     assert metrics["bpref"] == own.metrics["bpref"]
     assert set(data["conventions"]["by_metric"]) == {"P_5"}
@@ -310,7 +327,7 @@ def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
     ) in data["warnings"]
     assert any(w.startswith("metrics: 'bpref' names receval's bpref") for w in data["warnings"])
     assert [g["metric"] for g in data["gates"]["results"]] == ["recip_rank"]
-    trec = write_config(tmp_path, config_for("ties_int", ["P_5", "recip_rank"]), "trec.yaml")
+    trec = write_config(tmp_path, dataset_config("ties_int", ["P_5", "recip_rank"]), "trec.yaml")
     found = json.loads(invoke("run", trec, "-q", "--format", "json").stdout)
     assert list(found["models"]["model"]["metrics"]) == ["P_5", "recip_rank"]
     assert found["conventions"]["by_metric"]["recip_rank"]["tool"] == "trec_eval"
@@ -320,12 +337,19 @@ def test_a_name_both_receval_s_and_a_tool_s_keeps_its_key_and_says_whose_ran(
 def test_a_tool_name_read_as_a_receval_alias_keeps_its_key_alone(tmp_path: Path) -> None:
     """Without another tool's name, recip_rank is receval's mrr, keyed recip_rank (and
     at each cutoff, recip_rank@k); receval's own aliases (rr) keep receval's key."""
-    report = run(tmp_path, config_for("ties_int", ["recip_rank", "rr", "ndcg@10"]))
+    report = evaluate_written(
+        tmp_path, dataset_config("ties_int", ["recip_rank", "rr", "ndcg@10"]), per_user=True
+    )
     metrics = report.models["model"].metrics
     assert list(metrics) == ["recip_rank", "mrr", "ndcg@10"]
     assert metrics["recip_rank"] == metrics["mrr"]
     assert not any("names receval's" in w for w in report.warnings)
     assert spec_of("recip_rank").name == "mrr"  # what the key is, for intervals and gates
     assert str(spec_of("recip_rank")) == "recip_rank"
-    cut = run(tmp_path, config_for("ties_int", ["recip_rank"], cutoffs=[1, 5]), "cut.yaml")
+    cut = evaluate_written(
+        tmp_path,
+        dataset_config("ties_int", ["recip_rank"], cutoffs=[1, 5]),
+        "cut.yaml",
+        per_user=True,
+    )
     assert list(cut.models["model"].metrics) == ["recip_rank@1", "recip_rank@5"]

@@ -17,7 +17,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cli_helpers import assert_user_error, evaluate_written, invoke, write, write_config
+from cli_helpers import (
+    assert_user_error,
+    evaluate_model,
+    invoke,
+    write,
+    write_config,
+)
 
 from receval_cli.metrics.sampled import correction, full_metric, sampled_rank_probabilities
 
@@ -166,18 +172,15 @@ def candidate_lists(folder: Path, users: int = 60, m: int = 9) -> dict[str, Any]
     }
 
 
-def run_on(folder: Path, config: dict[str, Any], name: str) -> Any:
-
-    return evaluate_written(folder, config, name=name, per_user=True)
-
-
 @pytest.mark.parametrize("engine", ["streaming", "partitions 3", "partitions 7"])
 def test_every_engine_agrees(tmp_path: Path, engine: str) -> None:
     from engine_parity import POLARS_ENGINES
 
     config = candidate_lists(tmp_path)
-    expected = run_on(tmp_path, {**config, "engine": "in_memory"}, "one.yaml").models["model"]
-    found = run_on(tmp_path, {**config, **POLARS_ENGINES[engine]}, "e.yaml").models["model"]
+    expected = evaluate_model(
+        tmp_path, {**config, "engine": "in_memory"}, "one.yaml", per_user=True
+    )
+    found = evaluate_model(tmp_path, {**config, **POLARS_ENGINES[engine]}, "e.yaml", per_user=True)
     assert found.metrics == expected.metrics
     assert found.users == expected.users
 
@@ -185,8 +188,10 @@ def test_every_engine_agrees(tmp_path: Path, engine: str) -> None:
 @pytest.mark.spark
 def test_spark_agrees(tmp_path: Path) -> None:
     config = candidate_lists(tmp_path)
-    expected = run_on(tmp_path, {**config, "engine": "in_memory"}, "one.yaml").models["model"]
-    found = run_on(tmp_path, {**config, "engine": "spark"}, "s.yaml").models["model"]
+    expected = evaluate_model(
+        tmp_path, {**config, "engine": "in_memory"}, "one.yaml", per_user=True
+    )
+    found = evaluate_model(tmp_path, {**config, "engine": "spark"}, "s.yaml", per_user=True)
     assert found.metrics == expected.metrics
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from cli_helpers import evaluate_written, invoke, write_config
+from cli_helpers import evaluate_model, evaluate_written, invoke, write_config
 from engine_parity import (
     CONVENTIONS,
     ENGINES,
@@ -28,7 +28,6 @@ from engine_parity import (
     exact,
     matrix,
     parity_data,
-    run,
 )
 
 from receval_cli.api import evaluate
@@ -260,8 +259,8 @@ def test_without_ties_every_value_is_the_plain_one_bit_for_bit(tmp_path: Path) -
     specs = [s for s in tie_aware_specs() if "catalog" not in s]
     plain = {**config, "metrics": specs, "conventions": {**CONVENTIONS, "tie_break": "item_asc"}}
     averaged = {**plain, "conventions": EXPECTED_TIES}
-    expected_report = run(tmp_path, averaged, "expected")
-    assert exact(expected_report) == exact(run(tmp_path, plain, "plain"))
+    expected_report = evaluate_model(tmp_path, averaged, "expected.yaml")
+    assert exact(expected_report) == exact(evaluate_model(tmp_path, plain, "plain.yaml"))
     assert expected_report.users["ties"] == {
         "tied_positions": 0,
         "tied_groups": 0,

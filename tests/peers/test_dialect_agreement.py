@@ -26,15 +26,11 @@ from typing import Any
 
 import golden_files
 import pytest
-from cli_helpers import evaluate_written
+from cli_helpers import evaluate_model
 
 HERE = golden_files.GOLDEN / "dialects"
 DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
 TOLERANCE = 1e-9
-
-
-def run(tmp_path: Path, config: dict[str, Any]) -> Any:
-    return evaluate_written(tmp_path, config, per_user=True).models["model"]
 
 
 def per_user(report: Any) -> dict[str, dict[str, Any]]:
@@ -113,7 +109,7 @@ def test_trec_eval_names_give_trec_eval_numbers(
     }
     if output in COMPLETE:
         config["conventions"] = {"preset": "trec_eval", "users_without_recommendations": "zero"}
-    report = run(tmp_path, config)
+    report = evaluate_model(tmp_path, config, per_user=True)
     assert set(printed) <= set(report.metrics), sorted(set(printed) - set(report.metrics))
     rows = per_user(report)
     compared = 0
@@ -157,18 +153,7 @@ def tool_golden(tool: str, version: str, dataset: str) -> dict[str, Any]:
 
 def on_csv(tmp_path: Path, dataset: str, metrics: list[str]) -> Any:
     """The metrics, as written, on a dataset's CSV files (no preset, no convention)."""
-    csv = golden_files.GOLDEN / "data"
-    return run(
-        tmp_path,
-        {
-            "predictions": {"path": str(csv / f"{dataset}_predictions.csv")},
-            "ground_truth": {
-                "path": str(csv / f"{dataset}_truth.csv"),
-                "columns": {"relevance": "relevance"},
-            },
-            "metrics": metrics,
-        },
-    )
+    return evaluate_model(tmp_path, golden_files.dataset_config(dataset, metrics), per_user=True)
 
 
 @pytest.mark.parametrize("dataset", DATASETS)

@@ -519,11 +519,14 @@ NEW_METRICS = [
 
 @pytest.mark.slow
 def test_polars_engines_agree_bit_for_bit(tmp_path: Path) -> None:
-    from engine_parity import POLARS_ENGINES, exact, parity_data, run
+    from cli_helpers import evaluate_model
+    from engine_parity import POLARS_ENGINES, exact, parity_data
 
     config = {**parity_data(tmp_path), "metrics": NEW_METRICS}
     found = {
-        name: exact(run(tmp_path, {**config, **settings}, name.replace(" ", "_")))
+        name: exact(
+            evaluate_model(tmp_path, {**config, **settings}, f"{name.replace(' ', '_')}.yaml")
+        )
         for name, settings in POLARS_ENGINES.items()
     }
     expected = found.pop("in_memory")

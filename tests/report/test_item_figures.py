@@ -9,39 +9,24 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
-from cli_helpers import run_json, write_config
+from cli_helpers import (
+    SAMPLE_CATALOG,
+    SAMPLE_INTERACTIONS,
+    run_json,
+    sample_config,
+    write_config,
+)
 
 from receval_cli.analysis.runs import evaluate_config
 from receval_cli.config.loading import load_config
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-
 
 def _config(folder: Path, metrics: list[str]) -> Path:
     """The bundled sample model with the catalog and the log declared."""
-    return write_config(
-        folder,
-        {
-            "predictions": {
-                "path": str(SAMPLE / "predictions.csv"),
-                "columns": {"user": "user_id", "item": "item_id", "score": "score"},
-            },
-            "ground_truth": {
-                "path": str(SAMPLE / "ground_truth.parquet"),
-                "columns": {"user": "user_id", "item": "item_id", "relevance": "rating"},
-            },
-            "catalog": {
-                "path": str(SAMPLE / "catalog.jsonl"),
-                "columns": {"item": "item_id", "category": "genre"},
-            },
-            "interactions": {
-                "path": str(SAMPLE / "interactions.csv"),
-                "columns": {"user": "user_id", "item": "item_id"},
-            },
-            "cutoffs": [5, 10],
-            "metrics": metrics,
-        },
+    config = sample_config(
+        metrics, catalog=SAMPLE_CATALOG, interactions=SAMPLE_INTERACTIONS, cutoffs=[5, 10]
     )
+    return write_config(folder, config)
 
 
 def _figures_refused(monkeypatch: pytest.MonkeyPatch) -> None:

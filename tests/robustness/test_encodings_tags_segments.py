@@ -24,6 +24,7 @@ from cli_helpers import (
     assert_user_error,
     hand_case,
     invoke,
+    run_json,
     write,
     write_config,
 )
@@ -248,18 +249,11 @@ def many_segments(folder: Path) -> tuple[Path, pl.DataFrame, pl.DataFrame, pl.Da
     return config, predictions, truth, table
 
 
-def run_report(config: Path) -> dict[str, Any]:
-    result = invoke("run", config, "--format", "json")
-    assert result.exit_code == 0, result.stderr
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
-
-
 # many segments
 @pytest.mark.slow
 def test_many_segments_equal_runs_on_the_filtered_inputs(tmp_path: Path) -> None:
     config, predictions, truth, table = many_segments(tmp_path)
-    report = run_report(config)
+    report = run_json(config)
     found = report["models"]["model"]["segments"]
     assert len(found) == VALUES + 1  # every value, and group=(none)
     # a sample: segments of every size (1 to 5 users), the first and last, and (none)
@@ -316,7 +310,7 @@ def test_segments_are_not_one_evaluation_each(
 
     monkeypatch.setattr(plan, "per_user_frame", counted)
     monkeypatch.setattr(assembly, "per_user_frame", counted)
-    report = run_report(config)
+    report = run_json(config)
     assert len(report["models"]["model"]["segments"]) == VALUES + 1
     assert len(builds) == 1
 
@@ -326,7 +320,7 @@ def test_a_segment_with_no_user_in_the_data_is_not_evaluated(tmp_path: Path) -> 
     """A value whose users are in no input: the reason a run on no rows gives."""
     write(tmp_path / "users.csv", "user,group\nu1,a\nu2,b\nzz,c\n")
     config = hand_case(tmp_path, segments={"path": "users.csv"}, segment_by=["group"])
-    report = run_report(config)
+    report = run_json(config)
     assert report["models"]["model"]["segments"]["group=a"]["metrics"]["precision@1"] == 0.0
     assert report["models"]["model"]["segments"]["group=b"]["metrics"]["precision@1"] == 1.0
     assert (
@@ -356,7 +350,7 @@ def test_a_one_user_segment_equals_a_run_on_that_user(tmp_path: Path) -> None:
         segments={"path": "users.csv"},
         segment_by=["group"],
     )
-    report = run_report(config)
+    report = run_json(config)
     assert report["models"]["model"]["segments"]["group=x"]["metrics"]["precision@5"] == 3 / 5
     for user, value in (("u1", "x"), ("u2", "y"), ("u3", "z")):
         alone = hand_case(
@@ -367,7 +361,7 @@ def test_a_one_user_segment_equals_a_run_on_that_user(tmp_path: Path) -> None:
         )
         assert (
             report["models"]["model"]["segments"][f"group={value}"]["metrics"]
-            == run_report(alone)["models"]["model"]["metrics"]
+            == run_json(alone)["models"]["model"]["metrics"]
         )
 
 

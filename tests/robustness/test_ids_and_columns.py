@@ -29,24 +29,11 @@ from cli_helpers import (
     assert_no_traceback,
     assert_user_error,
     invoke,
+    run_metrics,
+    run_report,
     write,
     write_config,
 )
-
-
-def run(folder: Path, config: dict[str, Any], *args: str) -> dict[str, Any]:
-    """Write the config into folder, run it, expect exit 0, return the JSON report."""
-    path = write_config(folder, config)
-    result = invoke("run", path, "--format", "json", *args)
-    assert_no_traceback(result)
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
-
-
-def metrics_of(folder: Path, config: dict[str, Any]) -> dict[str, float]:
-    found: dict[str, float] = run(folder, config)["models"]["model"]["metrics"]
-    return found
 
 
 def long_truth(folder: Path, fmt: str, users: list[str], items: list[str]) -> str:
@@ -82,7 +69,7 @@ def test_padded_csv_ids_match_the_same_text_in_a_typed_file(tmp_path: Path, fmt:
         "ground_truth": {"path": truth},
         "metrics": ["precision@1", "recall@2"],
     }
-    report = run(tmp_path, config)
+    report = run_report(tmp_path, config, "config")
     assert report["models"]["model"]["metrics"] == {"precision@1": 1.0, "recall@2": 1.0}
     assert report["warnings"] == []
     assert report["models"]["model"]["users"]["evaluated"] == 3
@@ -104,7 +91,7 @@ def test_padded_csv_ids_on_spark(spark: Any, tmp_path: Path, truth_format: str) 
         "metrics": ["precision@1", "recall@2"],
         "engine": "spark",
     }
-    report = run(tmp_path, config)
+    report = run_report(tmp_path, config, "config")
     assert report["models"]["model"]["metrics"] == {"precision@1": 1.0, "recall@2": 1.0}
     write(tmp_path / "p2.csv", "user,item,score\n9,100,0.9\n9,10,0.5\n10,9,0.9\n10,100,0.5\n")
     write(tmp_path / "t2.csv", "user,item\n9,10\n10,9\n")
@@ -113,9 +100,9 @@ def test_padded_csv_ids_on_spark(spark: Any, tmp_path: Path, truth_format: str) 
         "ground_truth": {"path": "t2.csv"},
         "metrics": ["precision@1", "mrr"],
     }
-    on_spark = run(tmp_path, {**plain, "engine": "spark"})["models"]["model"]["metrics"]
+    on_spark = run_metrics(tmp_path, {**plain, "engine": "spark"})
     assert on_spark == {"precision@1": 0.5, "mrr": 0.75}
-    assert on_spark == run(tmp_path, plain)["models"]["model"]["metrics"]
+    assert on_spark == run_metrics(tmp_path, plain)
 
 
 # ids from text formats
@@ -128,7 +115,7 @@ def test_padded_ids_in_a_tsv_file(tmp_path: Path) -> None:
         "ground_truth": {"path": truth},
         "metrics": ["precision@1"],
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
+    assert run_metrics(tmp_path, config) == {"precision@1": 1.0}
 
 
 # ids from text formats
@@ -142,7 +129,7 @@ def test_padded_ids_on_both_sides_compare_as_written(tmp_path: Path) -> None:
         "ground_truth": {"path": "truth.csv"},
         "metrics": ["precision@1", "recall@2"],
     }
-    report = run(tmp_path, config)
+    report = run_report(tmp_path, config, "config")
     assert report["models"]["model"]["metrics"] == {"precision@1": 0.0, "recall@2": 0.0}
     assert report["models"]["model"]["users"]["in_both"] == 1
 
@@ -176,7 +163,7 @@ def test_padded_and_canonical_ids_in_one_column_are_text(tmp_path: Path) -> None
         "ground_truth": {"path": "truth.csv"},
         "metrics": ["precision@1", "precision@2"],
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
+    assert run_metrics(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
 # ids from text formats
@@ -192,7 +179,7 @@ def test_padded_ids_are_not_merged_by_the_max_score_convention(tmp_path: Path) -
         "metrics": ["precision@1", "recall@2", "recall@3"],
         "conventions": {"duplicates": "max_score"},
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "recall@2": 0.0, "recall@3": 1.0}
+    assert run_metrics(tmp_path, config) == {"precision@1": 0.0, "recall@2": 0.0, "recall@3": 1.0}
 
 
 # ids from text formats
@@ -221,7 +208,7 @@ def test_canonical_integer_ids_still_tie_in_number_order(
         "metrics": ["precision@1"],
         "conventions": {"tie_break": tie_break},
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": expected}
+    assert run_metrics(tmp_path, config) == {"precision@1": expected}
 
 
 # ids from text formats
@@ -236,7 +223,7 @@ def test_canonical_csv_ids_are_integers_beside_a_parquet_of_integers(tmp_path: P
         "metrics": ["precision@1"],
         "conventions": {"tie_break": "item_desc"},
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
+    assert run_metrics(tmp_path, config) == {"precision@1": 1.0}
     result = invoke("validate", tmp_path / "config.yaml", "--format", "json")
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert '"compared_as": "integer"' in result.stdout
@@ -261,7 +248,7 @@ def test_negative_integer_ids_are_integers(tmp_path: Path, truth_format: str) ->
         "metrics": ["precision@1"],
         "conventions": {"tie_break": "item_desc"},
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
+    assert run_metrics(tmp_path, config) == {"precision@1": 1.0}
 
 
 # ids from text formats
@@ -276,7 +263,7 @@ def test_padded_negative_ids_are_text(tmp_path: Path) -> None:
         "ground_truth": {"path": "truth.csv"},
         "metrics": ["precision@1", "precision@2"],
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
+    assert run_metrics(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
 # ids from text formats
@@ -290,7 +277,7 @@ def test_minus_zero_is_text(tmp_path: Path) -> None:
         "ground_truth": {"path": "truth.csv"},
         "metrics": ["precision@1", "precision@2"],
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
+    assert run_metrics(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
 # ids from text formats
@@ -304,7 +291,7 @@ def test_plus_signed_ids_are_text(tmp_path: Path) -> None:
         "ground_truth": {"path": "truth.parquet"},
         "metrics": ["precision@1", "precision@2"],
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
+    assert run_metrics(tmp_path, config) == {"precision@1": 0.0, "precision@2": 0.5}
 
 
 # ids from text formats
@@ -319,12 +306,12 @@ def test_ids_beyond_64_bits_are_text(tmp_path: Path) -> None:
         "ground_truth": {"path": truth},
         "metrics": ["precision@1"],
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
+    assert run_metrics(tmp_path, config) == {"precision@1": 1.0}
     largest = str(2**63 - 1)
     write(tmp_path / "predictions.csv", f"user,item,score\nu1,{largest},0.9\nu1,1,0.5\n")
     write(tmp_path / "truth.csv", f"user,item\nu1,{largest}\n")
     config["ground_truth"] = {"path": "truth.csv"}
-    assert metrics_of(tmp_path, config) == {"precision@1": 1.0}
+    assert run_metrics(tmp_path, config) == {"precision@1": 1.0}
 
 
 # ids from text formats
@@ -342,7 +329,7 @@ def test_a_padded_id_past_the_inferred_rows_makes_the_column_text(tmp_path: Path
         "ground_truth": {"path": "truth.csv"},
         "metrics": ["precision@1", "recall@2"],
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 0.0, "recall@2": 1 / 10_002}
+    assert run_metrics(tmp_path, config) == {"precision@1": 0.0, "recall@2": 1 / 10_002}
 
 
 # ids from text formats
@@ -358,7 +345,7 @@ def test_padded_ids_in_a_catalog_are_distinct_items(tmp_path: Path) -> None:
         "catalog": {"path": "catalog.csv"},
         "metrics": ["catalog_coverage@2"],
     }
-    assert metrics_of(tmp_path, config) == {"catalog_coverage@2": pytest.approx(2 / 3)}
+    assert run_metrics(tmp_path, config) == {"catalog_coverage@2": pytest.approx(2 / 3)}
 
 
 # ids from text formats
@@ -377,7 +364,7 @@ def test_padded_ids_in_interactions_and_baseline(tmp_path: Path) -> None:
         "baseline": {"path": "baseline.csv"},
         "metrics": ["arp@1", "unexpectedness@1"],
     }
-    assert metrics_of(tmp_path, config) == {"arp@1": 2.0, "unexpectedness@1": 1.0}
+    assert run_metrics(tmp_path, config) == {"arp@1": 2.0, "unexpectedness@1": 1.0}
 
 
 # ids from text formats
@@ -399,7 +386,7 @@ def test_padded_user_ids_in_a_segments_file(tmp_path: Path) -> None:
         "segment_by": ["group"],
         "metrics": ["precision@1"],
     }
-    report = run(tmp_path, config)
+    report = run_report(tmp_path, config, "config")
     assert report["models"]["model"]["metrics"] == {"precision@1": 0.5}
     segments = report["models"]["model"]["segments"]
     assert segments["group=a"]["metrics"] == {"precision@1": 1.0}
@@ -465,21 +452,21 @@ def test_extra_columns_named_like_internal_ones_change_nothing(tmp_path: Path) -
     extra column of both files; the layout is still score (named, and found by default)."""
     write(tmp_path / "predictions.csv", with_extra_columns(PREDICTIONS_CSV, INTERNAL))
     write(tmp_path / "truth.csv", with_extra_columns(TRUTH_CSV, INTERNAL))
-    assert metrics_of(tmp_path, hand_config()) == HAND
+    assert run_metrics(tmp_path, hand_config()) == HAND
     checked = invoke("validate", tmp_path / "config.yaml", "--format", "json")
     assert checked.exit_code == 0, (checked.stdout, checked.stderr)
     named = {
         "path": "predictions.csv",
         "columns": {"user": "user", "item": "item", "score": "score"},
     }
-    assert metrics_of(tmp_path, hand_config(predictions=named)) == HAND
+    assert run_metrics(tmp_path, hand_config(predictions=named)) == HAND
     for policy in ("first", "max_score"):
         conventions = {
             "duplicates": policy,
             "truth_duplicates": "first",
             "tie_break": "input_order",
         }
-        assert metrics_of(tmp_path, hand_config(conventions=conventions)) == HAND
+        assert run_metrics(tmp_path, hand_config(conventions=conventions)) == HAND
 
 
 # ids and columns on every polars engine: the reader is shared, and so must be the numbers
@@ -503,7 +490,7 @@ def test_padded_ids_and_internal_names_on_every_polars_engine(
         "metrics": ["precision@1", "recall@2"],
         **engine,
     }
-    assert metrics_of(tmp_path, config) == {"precision@1": 1.0, "recall@2": 1.0}
+    assert run_metrics(tmp_path, config) == {"precision@1": 1.0, "recall@2": 1.0}
 
 
 # columns named like receval's
@@ -512,7 +499,7 @@ def test_a_rank_column_named_row(tmp_path: Path) -> None:
     write(tmp_path / "predictions.csv", "user,item,row\nu1,a,1\nu1,b,2\nu1,c,3\nu2,d,1\nu2,e,2\n")
     write(tmp_path / "truth.csv", TRUTH_CSV)
     predictions = {"path": "predictions.csv", "columns": {"rank": "row"}}
-    assert metrics_of(tmp_path, hand_config(predictions=predictions)) == HAND
+    assert run_metrics(tmp_path, hand_config(predictions=predictions)) == HAND
 
 
 # columns named like receval's
@@ -524,7 +511,7 @@ def test_list_layouts_with_extra_columns_named_row_and_rank(tmp_path: Path) -> N
         predictions={"path": "predictions.csv", "columns": {"items": "items"}},
         ground_truth={"path": "truth.csv", "columns": {"items": "items"}},
     )
-    assert metrics_of(tmp_path, config) == HAND
+    assert run_metrics(tmp_path, config) == HAND
 
 
 # columns named like receval's
@@ -541,7 +528,7 @@ def test_id_columns_swapped_with_internal_names(tmp_path: Path) -> None:
         },
         ground_truth={"path": "truth.csv", "columns": {"user": "rank", "item": "row"}},
     )
-    assert metrics_of(tmp_path, config) == HAND
+    assert run_metrics(tmp_path, config) == HAND
 
 
 # columns named like receval's
@@ -572,7 +559,7 @@ def test_optional_inputs_with_a_row_column(tmp_path: Path) -> None:
         baseline={"path": "baseline.csv"},
         metrics=["precision@1", "catalog_coverage@1", "unexpectedness@1"],
     )
-    assert metrics_of(tmp_path, config) == {
+    assert run_metrics(tmp_path, config) == {
         "precision@1": PRECISION_1,
         "catalog_coverage@1": pytest.approx(2 / 6),
         "unexpectedness@1": 0.5,
@@ -599,4 +586,4 @@ def test_validate_with_mapped_columns_named_like_its_counts(tmp_path: Path) -> N
     block = json.loads(result.stdout)["models"]["model"]["predictions"]
     assert block["rows"] == 5
     assert block["nulls"] == {"rows": 0, "pairs": 0, "score": 0}
-    assert metrics_of(tmp_path, hand_config(predictions=predictions)) == HAND
+    assert run_metrics(tmp_path, hand_config(predictions=predictions)) == HAND

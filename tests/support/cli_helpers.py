@@ -1,4 +1,5 @@
-"""Shared helpers for the CLI tests: a fixed-width runner, small files, error assertions.
+"""Shared helpers for the CLI tests: a fixed-width runner, small files, a config run to its
+report (through the CLI or in this process), error assertions.
 
 The hand-checkable case used throughout (binary relevance, default conventions):
 
@@ -21,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from message_words import assert_plain
@@ -29,7 +30,19 @@ from typer.testing import CliRunner, Result
 
 from receval_cli.cli.app import app
 
+if TYPE_CHECKING:
+    import polars as pl
+
 REPO = Path(__file__).resolve().parents[2]  # the checkout the tests belong to
+SAMPLE = REPO / "sample_data"  # the bundled sample: ids user_id and item_id
+SAMPLE_CATALOG = {
+    "path": str(SAMPLE / "catalog.jsonl"),
+    "columns": {"item": "item_id", "category": "genre"},
+}
+SAMPLE_INTERACTIONS = {
+    "path": str(SAMPLE / "interactions.csv"),
+    "columns": {"user": "user_id", "item": "item_id"},
+}
 
 # A fixed terminal: 120 columns, no colour whatever the caller's environment says.
 ENV: dict[str, str | None] = {
@@ -82,19 +95,43 @@ def evaluate_written(
 
 
 def hand_case(
-    folder: Path, rows: str = PREDICTIONS_CSV, truth_rows: str = TRUTH_CSV, **extra: Any
+    folder: Path,
+    rows: str = PREDICTIONS_CSV,
+    truth_rows: str = TRUTH_CSV,
+    *,
+    files: tuple[str, str] = ("predictions.csv", "truth.csv"),
+    **extra: Any,
 ) -> Path:
-    """The two-user case of the module docstring (or the CSV texts given); extra keys are
-    added to the config."""
-    write(folder / "predictions.csv", rows)
-    write(folder / "truth.csv", truth_rows)
+    """The two-user case of the module docstring (or the CSV texts given), written as
+    `files` (predictions, ground truth); extra keys are added to the config."""
+    predictions, truth = files
+    write(folder / predictions, rows)
+    write(folder / truth, truth_rows)
     config: dict[str, Any] = {
-        "predictions": {"path": "predictions.csv"},
-        "ground_truth": {"path": "truth.csv"},
+        "predictions": {"path": predictions},
+        "ground_truth": {"path": truth},
         "metrics": ["precision@1", "ndcg@2"],
     }
     config.update(extra)
     return write_config(folder, config)
+
+
+def sample_config(
+    metrics: list[Any],
+    predictions: Path = SAMPLE / "predictions.csv",
+    truth: Path = SAMPLE / "ground_truth.parquet",
+    **extra: Any,
+) -> dict[str, Any]:
+    """A config of the bundled sample's model (or other files with its columns: user_id,
+    item_id, score; the truth's rating as relevance), the metrics, then `extra`'s keys
+    (SAMPLE_CATALOG, SAMPLE_INTERACTIONS for the sample's catalog and log)."""
+    ids = {"user": "user_id", "item": "item_id"}
+    return {
+        "predictions": {"path": str(predictions), "columns": {**ids, "score": "score"}},
+        "ground_truth": {"path": str(truth), "columns": {**ids, "relevance": "rating"}},
+        "metrics": metrics,
+        **extra,
+    }
 
 
 def run_json(config: Path, *args: str | Path, expect: int = 0) -> dict[str, Any]:
@@ -102,6 +139,56 @@ def run_json(config: Path, *args: str | Path, expect: int = 0) -> dict[str, Any]
     assert result.exit_code == expect, (result.exit_code, result.stdout, result.stderr)
     report: dict[str, Any] = json.loads(result.stdout)
     return report
+
+
+def run_report(
+    folder: Path,
+    config: dict[str, Any] | str | Path,
+    name: str,
+    *args: str | Path,
+    env: dict[str, str | None] | None = None,
+    per_user: bool = False,
+) -> dict[str, Any]:
+    """`receval run -q -o NAME.json` in this process, expecting a clean exit 0: the parsed
+    JSON report. The config (a dict or YAML text) is written as NAME.yaml in folder; a Path
+    is run as it is. With per_user the rows go to NAME.parquet too (`per_user_rows`)."""
+    path = config if isinstance(config, Path) else write_config(folder, config, f"{name}.yaml")
+    out = folder / f"{name}.json"
+    rows = ("--per-user", folder / f"{name}.parquet") if per_user else ()
+    result = invoke("run", path, "-q", "-o", out, *rows, *args, env=env)
+    assert_no_traceback(result)
+    assert result.exit_code == 0, (name, result.exit_code, result.stdout, result.stderr)
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report
+
+
+def per_user_rows(folder: Path, name: str) -> pl.DataFrame:
+    """The per-user rows `run_report(folder, ..., name, per_user=True)` wrote."""
+    import polars as pl
+
+    return pl.read_parquet(folder / f"{name}.parquet")
+
+
+def report_metrics(report: dict[str, Any], model: str = "model") -> dict[str, Any]:
+    """A JSON report's metric values for one model (a one-file config's is "model")."""
+    metrics: dict[str, Any] = report["models"][model]["metrics"]
+    return metrics
+
+
+def run_metrics(
+    folder: Path, config: dict[str, Any] | str | Path, name: str = "config", *args: str | Path
+) -> dict[str, Any]:
+    """`run_report`'s metric values of the one model, "model"."""
+    return report_metrics(run_report(folder, config, name, *args))
+
+
+def evaluate_model(
+    folder: Path, config: dict[str, Any] | str, name: str = "config.yaml", **options: Any
+) -> Any:
+    """`evaluate_written` of a one-file config: its one model's Report."""
+    run = evaluate_written(folder, config, name, **options)
+    assert list(run.models) == ["model"]  # a one-file config: one model, named "model"
+    return run.models["model"]
 
 
 def assert_no_traceback(result: Result) -> None:

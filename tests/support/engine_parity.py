@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from cli_helpers import evaluate_written, invoke, write_config
+from cli_helpers import invoke, write_config
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.metrics import MetricSpec, lookup
@@ -168,12 +168,6 @@ def exact(report: Report) -> dict[str, str]:
         name: None if value is None else float.hex(value)
         for name, value in report.to_dict()["metrics"].items()
     }
-
-
-def run(folder: Path, config: dict[str, Any], name: str) -> Report:
-    run = evaluate_written(folder, config, f"{name}.yaml")
-    assert list(run.models) == ["model"]  # a one-file config: one model, named "model"
-    return run.models["model"]
 
 
 POLARS_ENGINES = {

@@ -61,6 +61,24 @@ def users_averaged(report: Any, metric: str) -> int:
     return count
 
 
+def dataset_config(
+    dataset: str, metrics: list[Any], predictions: str | None = None, /, **extra: Any
+) -> dict[str, Any]:
+    """A one-model config on a shared dataset's files: its predictions (or those of the
+    dataset named by the third argument), its graded truth, the metrics, then `extra`'s keys
+    (a `predictions` key among them replaces the predictions)."""
+    data = GOLDEN / "data"
+    return {
+        "predictions": {"path": str(data / f"{predictions or dataset}_predictions.csv")},
+        "ground_truth": {
+            "path": str(data / f"{dataset}_truth.csv"),
+            "columns": {"relevance": "relevance"},
+        },
+        "metrics": metrics,
+        **extra,
+    }
+
+
 def two_models(metrics: list[str], **extra: Any) -> dict[str, Any]:
     """A config of two models on the shared integer-id data: `base` (ties_int, tied
     scores) and `other` (tiefree_int), against ties_int's graded truth."""

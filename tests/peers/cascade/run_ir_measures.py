@@ -17,8 +17,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 import ir_measures
-from common import qrels_and_run, write
 from ir_measures import ERR, RBP, nERR_IA
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import qrels_and_run, write_metrics
 
 HERE = Path(__file__).parent
 CUTOFFS = (1, 3, 5, 10, 30)
@@ -53,7 +55,7 @@ def run_dataset(dataset: str) -> None:
         "fed": "Qrel(user, item, int(grade)) for every truth row; ScoredDoc(user, item, score)",
         "call": "ir_measures.iter_calc([measure], qrels, run)",
     }
-    write(HERE / f"ir_measures_{dataset}.json", head, metrics)
+    write_metrics(HERE / f"ir_measures_{dataset}.json", head, metrics)
 
 
 if __name__ == "__main__":

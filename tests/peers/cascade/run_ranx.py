@@ -16,8 +16,10 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from common import qrels_and_run, write
 from ranx import Qrels, Run, evaluate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import qrels_and_run, write_metrics
 
 HERE = Path(__file__).parent
 NAMES = ["hits@1", "hits@3", "hits@5", "hits@10", "hits@30", "hits", "rbp.9", "rbp.5", "rbp.95"]
@@ -41,7 +43,7 @@ def run_dataset(dataset: str) -> None:
         "fed": "Qrels.from_dict with every truth row; Run.from_dict; make_comparable=True",
         "means": {n: float(means[n]) for n in NAMES},
     }
-    write(HERE / f"ranx_{dataset}.json", head, metrics)
+    write_metrics(HERE / f"ranx_{dataset}.json", head, metrics)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ tests/peers/ir_measures/judged_<dataset>.json.
 
 from __future__ import annotations
 
-import csv
 import json
 import platform
 import sys
@@ -26,23 +25,15 @@ from pathlib import Path
 import ir_measures
 from ir_measures import Judged
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import qrels_and_run
+
 HERE = Path(__file__).parent
-DATA = HERE.parent / "data"
 CUTOFFS = (1, 3, 5, 10, 30)  # 30: beyond every list (the longest has 24 items)
 
 
-def read(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def run_dataset(name: str) -> dict:
-    qrels: dict[str, dict[str, int]] = {}
-    for row in read(DATA / f"{name}_truth.csv"):
-        qrels.setdefault(row["user"], {})[row["item"]] = int(float(row["relevance"]))
-    run: dict[str, dict[str, float]] = {}
-    for row in read(DATA / f"{name}_predictions.csv"):
-        run.setdefault(row["user"], {})[row["item"]] = float(row["score"])
+    qrels, run = qrels_and_run(name)  # grades truncated: int(float(grade))
     measures = [Judged @ k for k in CUTOFFS] + [Judged]
     per_user: dict[str, dict[str, float]] = {}
     for metric in ir_measures.iter_calc(measures, qrels, run):

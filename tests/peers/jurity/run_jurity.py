@@ -24,10 +24,8 @@ same metric on that one user's rows alone.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
-import platform
 import sys
 import warnings
 from pathlib import Path
@@ -36,6 +34,9 @@ import numpy as np
 import pandas as pd
 from jurity import utils as jurity_utils
 from jurity.recommenders import MAP, NDCG, Precision, Recall
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import read_frames, versions
 
 
 def no_cache() -> None:
@@ -77,13 +78,7 @@ POPULATION = {
 
 
 def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    ids = (
-        {"user": "int64", "item": "int64"}
-        if dataset.endswith("_int")
-        else {"user": str, "item": str}
-    )
-    predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)
-    truth = pd.read_csv(DATA / f"{dataset}_truth.csv", dtype=ids)
+    predictions, truth = read_frames(dataset)
     actual = pd.DataFrame(
         {
             "user_id": truth["user"],
@@ -154,11 +149,7 @@ def run(dataset: str) -> dict[str, object]:
                     labels[u] for u in differ
                 ]
     return {
-        "library": "jurity",
-        "version": importlib.metadata.version("jurity"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
+        **versions("jurity"),
         "dataset": dataset,
         "per_user_keys": "the user id as text (integer ids too)",
         "feeding": FEEDING,

@@ -25,19 +25,19 @@ How Jurity 2.1.0 computes it (recommenders/auc.py, read from the installed sourc
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
-import platform
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import sklearn
 from jurity import utils as jurity_utils
 from jurity.recommenders import AUC
 from sklearn.metrics import roc_auc_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import read_frames, versions
 
 
 def no_cache() -> None:
@@ -75,13 +75,7 @@ PAIRS_RULE = (
 
 
 def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    ids = (
-        {"user": "int64", "item": "int64"}
-        if dataset.endswith("_int")
-        else {"user": str, "item": str}
-    )
-    predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)
-    truth = pd.read_csv(DATA / f"{dataset}_truth.csv", dtype=ids)
+    predictions, truth = read_frames(dataset)
     actual = pd.DataFrame(
         {USER: truth["user"], ITEM: truth["item"], CLICK: (truth["relevance"] >= 1).astype(int)}
     )
@@ -124,12 +118,7 @@ def run(dataset: str) -> dict[str, object]:
     predicted_pairs = set(zip(predicted[USER], predicted[ITEM], strict=True))
     tied_scores = int(both[f"{CLICK}_r"].duplicated(keep=False).sum())
     return {
-        "library": "jurity",
-        "version": importlib.metadata.version("jurity"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__,
+        **versions("jurity", "scikit-learn"),
         "dataset": dataset,
         "feeding": FEEDING,
         "metric": "AUC(click)",
@@ -203,12 +192,7 @@ def run_k(dataset: str) -> dict[str, object]:
             "per_user": per_user,
         }
     return {
-        "library": "jurity",
-        "version": importlib.metadata.version("jurity"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__,
+        **versions("jurity", "scikit-learn"),
         "dataset": dataset,
         "feeding": {
             **FEEDING,

@@ -37,10 +37,8 @@ each label is checked by running the metric on that user's rows alone (stored at
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
-import platform
 import sys
 import warnings
 from collections.abc import Callable
@@ -48,10 +46,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy
-import sklearn
 from jurity.recommenders import InterListDiversity, IntraListDiversity
 from scipy.spatial.distance import jaccard
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import output, versions
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "beyond_data"
@@ -170,13 +169,7 @@ def run() -> dict[str, object]:
                 entries[key] = intra(predicted, tables[feature], metric, k)
         results[dataset] = entries
     return {
-        "library": "jurity",
-        "version": importlib.metadata.version("jurity"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__,
-        "scipy": scipy.__version__,
+        **versions("jurity", "scikit-learn", "scipy"),
         "data": "tests/peers/beyond_data (make_data.py)",
         "feeding": {
             "predicted_results": (
@@ -202,7 +195,7 @@ def run() -> dict[str, object]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "beyond.json"
+    out = output(HERE / "beyond.json")
     out.write_text(json.dumps(run(), indent=1) + "\n")
     print(f"wrote {out}")
 

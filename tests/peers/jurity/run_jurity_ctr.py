@@ -22,12 +22,16 @@ import importlib.metadata
 import json
 import math
 import platform
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from jurity import utils as jurity_utils
 from jurity.recommenders import CTR
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import id_types
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data"
@@ -38,11 +42,7 @@ DATASETS = {"tiefree": "logged.csv", "tiefree_int": "logged_int.csv"}
 
 
 def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    ids = (
-        {"user": "int64", "item": "int64"}
-        if dataset.endswith("_int")
-        else {"user": str, "item": str}
-    )
+    ids = id_types(dataset)
     log = pd.read_csv(DATA / DATASETS[dataset], dtype=ids)
     log = log.rename(columns={"user": USER, "item": ITEM})
     predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)

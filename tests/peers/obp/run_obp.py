@@ -22,7 +22,6 @@ definition to 1e-12; the script stops on any difference.
 
 from __future__ import annotations
 
-import csv
 import importlib.metadata
 import json
 import math
@@ -40,6 +39,9 @@ from obp.ope import (
     SelfNormalizedInverseProbabilityWeighting,
     SwitchDoublyRobust,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import read_rows
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data"
@@ -75,25 +77,20 @@ ESTIMATORS = {
 }
 
 
-def read(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def rounds(name: str, k: int | None) -> list[tuple[float, bool, int, float]]:
     """One (score, matched, click, propensity) per recommendation (per top-k one), in the
     predictions file's order; an unmatched round gets click 0 and propensity 1."""
     log_file, pred_file, _, integer = DATASETS[name]
     ident = int if integer else str
     log = {}
-    for row in read(DATA / log_file):
+    for row in read_rows(DATA / log_file):
         key = (ident(row["user"]), ident(row["item"]))
         if key in log:
             raise SystemExit(f"{log_file}: duplicate row {key}")
         log[key] = (int(row["click"]), float(row["propensity"]))
     predictions = [
         (ident(row["user"]), ident(row["item"]), float(row["score"]))
-        for row in read(DATA / pred_file)
+        for row in read_rows(DATA / pred_file)
     ]
     if len({(user, item) for user, item, _ in predictions}) != len(predictions):
         raise SystemExit(f"{pred_file}: duplicate (user, item)")

@@ -15,8 +15,6 @@ other setting is ranx's default. Writes tests/peers/ranx/<dataset>.json.
 
 from __future__ import annotations
 
-import csv
-import json
 import platform
 import sys
 from importlib.metadata import version
@@ -24,31 +22,21 @@ from pathlib import Path
 
 from ranx import Qrels, Run, evaluate
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import qrels_and_run, write_compact
+
 HERE = Path(__file__).parent
-DATA = HERE.parent / "data"
 CUTOFFS = (1, 3, 5, 10, 30)  # 30: beyond every list (the longest has 24 items)
 DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
 LIMIT = 15  # numba's argsort keeps input order on ties only in lists of at most 15 items
 METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "ndcg_burges")
 
 
-def read(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def run_dataset(name: str) -> dict:
-    truth_rows = read(DATA / f"{name}_truth.csv")
-    pred_rows = read(DATA / f"{name}_predictions.csv")
     # ids stay the text of the file (ranx takes string ids only; for the _int datasets that
     # is the number's text); grades as numbers, as they are: Qrels.from_dict stores them
     # with np.array(grades, dtype=int), which truncates 2.5 to 2 (and keeps -1).
-    qrels_dict: dict[str, dict[str, float]] = {}
-    for row in truth_rows:
-        qrels_dict.setdefault(row["user"], {})[row["item"]] = float(row["relevance"])
-    run_dict: dict[str, dict[str, float]] = {}
-    for row in pred_rows:
-        run_dict.setdefault(row["user"], {})[row["item"]] = float(row["score"])
+    qrels_dict, run_dict = qrels_and_run(name, grade=float)
 
     qrels = Qrels.from_dict(qrels_dict)
     run = Run.from_dict(run_dict)
@@ -111,26 +99,10 @@ def run_dataset(name: str) -> dict:
     }
 
 
-def write(path: Path, result: dict) -> None:
-    """Compact JSON: one line per metric."""
-    head = {k: v for k, v in result.items() if k not in ("users", "metrics")}
-    lines = ["{"]
-    lines += [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    lines.append(f'  "users": {json.dumps(result["users"], separators=(",", ":"))},')
-    lines.append('  "metrics": {')
-    items = list(result["metrics"].items())
-    for i, (name, value) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        lines.append(f"    {json.dumps(name)}: {json.dumps(value, separators=(',', ':'))}{comma}")
-    lines += ["  }", "}", ""]
-    path.write_text("\n".join(lines))
-    json.loads(path.read_text())
-
-
 def main() -> None:
     for name in sys.argv[1:] or DATASETS:
         result = run_dataset(name)
-        write(HERE / f"{name}.json", result)
+        write_compact(HERE / f"{name}.json", result)
         print(
             name,
             result["users_evaluated"],

@@ -37,17 +37,17 @@ How 0.1.5 computes them (recmetrics/metrics.py, read from the installed source):
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
-import platform
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import recmetrics
-import sklearn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import output, versions
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "beyond_data"
@@ -123,12 +123,7 @@ def run() -> dict[str, object]:
             entry["per_user"] = {user: float(v) for user, v in zip(users, per_list, strict=True)}
         metrics[f"novelty@{k}"] = entry
     return {
-        "library": "recmetrics",
-        "version": importlib.metadata.version("recmetrics"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__,
+        **versions("recmetrics", "scikit-learn"),
         "data": "tests/peers/beyond_data (make_data.py)",
         "dataset": DATASET,
         "feeding": {
@@ -159,7 +154,7 @@ def run() -> dict[str, object]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / f"{DATASET}.json"
+    out = output(HERE / f"{DATASET}.json")
     out.write_text(json.dumps(run(), indent=1) + "\n")
     print(f"wrote {out}")
 

@@ -27,10 +27,8 @@ gives the function's value on the whole data).
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
-import platform
 import sys
 import warnings
 from collections.abc import Callable
@@ -39,6 +37,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from recommenders.evaluation import python_evaluation as pe
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import read_frames, versions
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 CUTOFFS = (1, 3, 5, 10, 30)  # 30: beyond every list (the longest has 24 items)
@@ -69,13 +70,7 @@ POPULATION = {
 
 
 def load(dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    ids = (
-        {"user": "int64", "item": "int64"}
-        if dataset.endswith("_int")
-        else {"user": str, "item": str}
-    )
-    predictions = pd.read_csv(DATA / f"{dataset}_predictions.csv", dtype=ids)
-    truth = pd.read_csv(DATA / f"{dataset}_truth.csv", dtype=ids)
+    predictions, truth = read_frames(dataset)
     relevant = truth[truth["relevance"] >= 1].reset_index(drop=True)
     rating_true = pd.DataFrame(
         {"userID": relevant["user"], "itemID": relevant["item"], "rating": relevant["relevance"]}
@@ -146,11 +141,7 @@ def run(dataset: str) -> dict[str, object]:
             entry["per_user"] = per_user
         metrics[key] = entry
     return {
-        "library": "recommenders",
-        "version": importlib.metadata.version("recommenders"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
+        **versions("recommenders"),
         "dataset": dataset,
         "per_user_keys": "the user id as text (integer ids too)",
         "feeding": FEEDING,

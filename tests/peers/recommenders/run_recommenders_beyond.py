@@ -40,10 +40,8 @@ user's reco rows alone (the mean over that user's recommendations).
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
-import platform
 import sys
 import warnings
 from pathlib import Path
@@ -51,6 +49,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from recommenders.evaluation import python_evaluation as pe
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import output, versions
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "beyond_data"
@@ -141,11 +142,7 @@ def run() -> dict[str, object]:
             for key, value in run_cutoff(train_df, rating_pred, tables, k).items()
         }
     return {
-        "library": "recommenders",
-        "version": importlib.metadata.version("recommenders"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
+        **versions("recommenders"),
         "data": "tests/peers/beyond_data (make_data.py)",
         "feeding": {
             "train_df": "log.csv as (userID, itemID), ids as strings",
@@ -177,7 +174,7 @@ def main() -> None:
     # pandas 2.3 warns in the library (chained fillna, Series[0], a copy); values unaffected
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=pd.errors.SettingWithCopyWarning)
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "beyond.json"
+    out = output(HERE / "beyond.json")
     out.write_text(json.dumps(run(), indent=1) + "\n")
     print(f"wrote {out}")
 

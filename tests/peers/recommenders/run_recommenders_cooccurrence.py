@@ -30,17 +30,17 @@ k = 1, 3, 5, 10, 30 (30: beyond every list).
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
-import platform
 import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from recommenders.evaluation import python_evaluation as pe
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import output, versions
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "peer_metrics_data"
@@ -90,7 +90,7 @@ def main() -> None:
     # pandas 2.3 warns in the library (chained fillna, a copy); values unaffected
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=pd.errors.SettingWithCopyWarning)
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "cooccurrence.json"
+    out = output(HERE / "cooccurrence.json")
     train = read("log.csv")
     assert not train.duplicated().any()
     predictions = read("fresh_predictions.csv").rename(columns={"score": PREDICTION})
@@ -99,11 +99,7 @@ def main() -> None:
     for k in CUTOFFS:
         metrics |= run_cutoff(train, predictions, truth, k)
     result = {
-        "library": "recommenders",
-        "version": importlib.metadata.version("recommenders"),
-        "python": platform.python_version(),
-        "pandas": pd.__version__,
-        "numpy": np.__version__,
+        **versions("recommenders"),
         "data": "tests/peers/peer_metrics_data (make_data.py), ids as int64",
         "calls": {
             "diversity": "diversity(train_df, reco_df); per_user: user_diversity(same)",

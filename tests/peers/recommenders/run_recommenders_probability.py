@@ -40,6 +40,9 @@ import sklearn
 from recommenders.evaluation import python_evaluation as pe
 from sklearn.metrics import explained_variance_score, log_loss
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import output
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "peer_metrics_data"
 KEYS = ["userID", "itemID"]
@@ -82,7 +85,7 @@ def run(which: str, truth_file: str, pred_file: str) -> dict[str, object]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "probability.json"
+    out = output(HERE / "probability.json")
     result = {
         "library": "recommenders",
         "version": importlib.metadata.version("recommenders"),

@@ -18,7 +18,6 @@ for SufficientReco and Intersection. Every user RecTools reports is recorded per
 
 from __future__ import annotations
 
-import json
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -43,6 +42,9 @@ from rectools.metrics import (
     SufficientReco,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import compact_sorted
+
 HERE = Path(__file__).parent
 CUTOFFS = (1, 3, 5, 10, 30)
 
@@ -62,18 +64,6 @@ def ranked(frame: pd.DataFrame) -> pd.DataFrame:
 
 def per_user(series: pd.Series) -> list[list[object]]:
     return [[u.item() if hasattr(u, "item") else u, float(v)] for u, v in series.items()]
-
-
-def compact(out: dict[str, object]) -> str:
-    """The JSON with one line per metric (small, and a diff shows which metric moved)."""
-    metrics = out.pop("metrics")
-    assert isinstance(metrics, dict)
-    head = json.dumps(out, sort_keys=True)[:-1]
-    lines = [
-        f"  {json.dumps(n)}: {json.dumps(v, separators=(',', ':'))}"
-        for n, v in sorted(metrics.items())
-    ]
-    return head + ', "metrics": {\n' + ",\n".join(lines) + "\n}}\n"
 
 
 def main(ids: str) -> None:
@@ -124,7 +114,7 @@ def main(ids: str) -> None:
         "dataset": ids,
         "metrics": results,
     }
-    (HERE / f"{ids}.json").write_text(compact(out))
+    (HERE / f"{ids}.json").write_text(compact_sorted(out))
 
 
 if __name__ == "__main__":

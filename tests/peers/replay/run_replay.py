@@ -15,7 +15,6 @@ Writes tests/peers/replay/<dataset>.json.
 
 from __future__ import annotations
 
-import json
 import math
 import platform
 import sys
@@ -24,6 +23,9 @@ from pathlib import Path
 
 import polars as pl
 from replay.metrics import MAP, MRR, NDCG, HitRate, Mean, PerUser, Precision, Recall
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import write_compact
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data"
@@ -115,26 +117,10 @@ def run_dataset(name: str) -> dict:
     }
 
 
-def write(path: Path, result: dict) -> None:
-    """Compact JSON: one line per metric."""
-    head = {k: v for k, v in result.items() if k not in ("users", "metrics")}
-    lines = ["{"]
-    lines += [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    lines.append(f'  "users": {json.dumps(result["users"], separators=(",", ":"))},')
-    lines.append('  "metrics": {')
-    items = list(result["metrics"].items())
-    for i, (name, value) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        lines.append(f"    {json.dumps(name)}: {json.dumps(value, separators=(',', ':'))}{comma}")
-    lines += ["  }", "}", ""]
-    path.write_text("\n".join(lines))
-    json.loads(path.read_text())
-
-
 def main() -> None:
     for name in sys.argv[1:] or DATASETS:
         result = run_dataset(name)
-        write(HERE / f"{name}.json", result)
+        write_compact(HERE / f"{name}.json", result)
         print(name, result["users_evaluated"], "users")
 
 

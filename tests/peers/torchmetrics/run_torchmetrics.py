@@ -12,7 +12,6 @@ user's query alone; mean: the metric on all queries at once.
 
 from __future__ import annotations
 
-import json
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -20,6 +19,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 from torchmetrics.retrieval import RetrievalFallOut
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/peers/: golden_runs
+from golden_runs import compact_sorted
 
 DATA = Path(__file__).parent.parent / "rectools" / "data"
 HERE = Path(__file__).parent
@@ -56,18 +58,6 @@ def compute(frame: pd.DataFrame, k: int | None, action: str) -> float | None:
     return float(value)
 
 
-def compact(out: dict[str, object]) -> str:
-    """The JSON with one line per metric (small, and a diff shows which metric moved)."""
-    metrics = out.pop("metrics")
-    assert isinstance(metrics, dict)
-    head = json.dumps(out, sort_keys=True)[:-1]
-    lines = [
-        f"  {json.dumps(n)}: {json.dumps(v, separators=(',', ':'))}"
-        for n, v in sorted(metrics.items())
-    ]
-    return head + ', "metrics": {\n' + ",\n".join(lines) + "\n}}\n"
-
-
 def main(ids: str) -> None:
     frame = queries(ids)
     results = {}
@@ -88,7 +78,7 @@ def main(ids: str) -> None:
         "dataset": ids,
         "metrics": results,
     }
-    (HERE / f"fall_out_{ids}.json").write_text(compact(out))
+    (HERE / f"fall_out_{ids}.json").write_text(compact_sorted(out))
 
 
 if __name__ == "__main__":

@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from cli_helpers import evaluate_model
 
 import receval_cli
-from receval_cli.analysis.runs import evaluate_config as evaluate
-from receval_cli.config.loading import load_config
 from receval_cli.metrics import MetricSpec
 from receval_cli.metrics.tool_trec_eval import TREC_EVAL_NAMES
 
@@ -91,9 +89,7 @@ def run_receval(tmp_path: Path, run: str, qrels: str, extra: dict[str, Any], spe
         "metrics": specs,
         "conventions": {"preset": "trec_eval", **extra},
     }
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return evaluate(load_config(path)).models["model"]  # a one-file config's model
+    return evaluate_model(tmp_path, config)
 
 
 def printed(measure: str, value: float) -> str:

@@ -8,7 +8,6 @@ ranked them, whatever the tie-break and the id type. The reference is pytrec_eva
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 import pytrec_eval
-from cli_helpers import invoke, write_config
+from cli_helpers import invoke, run_metrics, write_config
 
 # user 1: items 56 and 7 tied at the top, 7 relevant; user 2: 100, 10 and 9 tied, 9 relevant
 HAND_PREDICTIONS = {"user": [1, 1, 1, 2, 2, 2], "item": [56, 7, 3, 100, 10, 9]}
@@ -36,17 +35,14 @@ def write_hand_case(folder: Path, fmt: str, ids: str) -> tuple[Path, Path]:
     return paths
 
 
-def run_metrics(folder: Path, predictions: Path, truth: Path, conventions: dict[str, Any]) -> Any:
+def hand_metrics(folder: Path, predictions: Path, truth: Path, conventions: dict[str, Any]) -> Any:
     config = {
         "predictions": {"path": str(predictions)},
         "ground_truth": {"path": str(truth)},
         "metrics": ["precision@1", "mrr"],
         "conventions": conventions,
     }
-    result = invoke("run", write_config(folder, config, "c.yaml"), "--format", "json")
-    assert result.exit_code == 0, result.stderr
-    report = json.loads(result.stdout)
-    return report["models"]["model"]["metrics"]
+    return run_metrics(folder, config, "c")
 
 
 @pytest.mark.parametrize("ids", ["integer", "text"])
@@ -56,7 +52,7 @@ def test_the_preset_breaks_ties_by_docno_as_text(tmp_path: Path, fmt: str, ids: 
     so 9 (relevant) ranks first: precision@1 = 1 for both, as trec_eval says, whatever the
     id type and the file format."""
     predictions, truth = write_hand_case(tmp_path, fmt, ids)
-    got = run_metrics(tmp_path, predictions, truth, {"preset": "trec_eval"})
+    got = hand_metrics(tmp_path, predictions, truth, {"preset": "trec_eval"})
     qrels = {
         str(u): {str(i): 1} for u, i in zip(HAND_TRUTH["user"], HAND_TRUTH["item"], strict=True)
     }
@@ -74,11 +70,11 @@ def test_item_desc_orders_integer_ids_as_numbers(tmp_path: Path) -> None:
     """item_desc keeps the ids' own order: 56 before 7, 100 before 10 before 9, so neither
     user's relevant item is first (the rule receval's default and RePlay follow)."""
     predictions, truth = write_hand_case(tmp_path, "parquet", "integer")
-    got = run_metrics(tmp_path, predictions, truth, {"tie_break": "item_desc"})
+    got = hand_metrics(tmp_path, predictions, truth, {"tie_break": "item_desc"})
     assert got == {"precision@1": 0.0, "mrr": (1 / 2 + 1 / 3) / 2}
-    text = run_metrics(tmp_path, predictions, truth, {"tie_break": "item_text_desc"})
+    text = hand_metrics(tmp_path, predictions, truth, {"tie_break": "item_text_desc"})
     assert text == {"precision@1": 1.0, "mrr": 1.0}
-    ascending = run_metrics(tmp_path, predictions, truth, {"tie_break": "item_text_asc"})
+    ascending = hand_metrics(tmp_path, predictions, truth, {"tie_break": "item_text_asc"})
     # as text ascending: "56" < "7", and "10" < "100" < "9"
     assert ascending == {"precision@1": 0.0, "mrr": (1 / 2 + 1 / 3) / 2}
 

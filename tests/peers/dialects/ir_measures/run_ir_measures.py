@@ -17,9 +17,7 @@ raises is recorded under "unsupported" with its error text. Writes <dataset>.jso
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import platform
 import sys
 from importlib.metadata import version
@@ -27,8 +25,10 @@ from pathlib import Path
 
 import ir_measures
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/peers/: golden_runs
+import golden_runs
+
 HERE = Path(__file__).parent
-DATA = HERE.parent.parent / "data"
 
 MEASURES = [
     "P@1",
@@ -95,18 +95,8 @@ FED = (
 )
 
 
-def read(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def qrels_and_run(dataset: str) -> tuple[list, list]:
-    qrels: dict[str, dict[str, int]] = {}
-    for row in read(DATA / f"{dataset}_truth.csv"):
-        qrels.setdefault(row["user"], {})[row["item"]] = math.trunc(float(row["relevance"]))
-    run: dict[str, dict[str, float]] = {}
-    for row in read(DATA / f"{dataset}_predictions.csv"):
-        run.setdefault(row["user"], {})[row["item"]] = float(row["score"])
+    qrels, run = golden_runs.qrels_and_run(dataset)  # grades truncated toward zero
     return (
         [ir_measures.Qrel(u, d, g) for u, docs in qrels.items() for d, g in docs.items()],
         [ir_measures.ScoredDoc(u, d, s) for u, docs in run.items() for d, s in docs.items()],

@@ -26,7 +26,6 @@ Writes tests/peers/dialects/ranx/<dataset>.json (json.dumps(indent=1, sort_keys=
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -42,8 +41,10 @@ from ranx import Qrels, Run, evaluate
 from ranx.meta.evaluate import extract_metric_and_params
 from ranx.metrics.bpref import _bpref
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/peers/: golden_runs
+from golden_runs import qrels_and_run
+
 HERE = Path(__file__).parent
-DATA = HERE.parent.parent / "data"
 DATASETS = ("tiefree", "ties", "tiefree_int", "ties_int")
 LIMIT = 15  # numba's argsort keeps input order on ties only in lists of at most 15 items
 BASES = (
@@ -67,27 +68,12 @@ NAMES = [
 ] + ["rbp.5", "rbp.8", "rbp.95", "rbp.8-l2"]
 
 
-def read(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-def load(name: str) -> tuple[dict, dict]:
-    qrels_dict: dict[str, dict[str, float]] = {}
-    for row in read(DATA / f"{name}_truth.csv"):
-        qrels_dict.setdefault(row["user"], {})[row["item"]] = float(row["relevance"])
-    run_dict: dict[str, dict[str, float]] = {}
-    for row in read(DATA / f"{name}_predictions.csv"):
-        run_dict.setdefault(row["user"], {})[row["item"]] = float(row["score"])
-    return qrels_dict, run_dict
-
-
 def same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
 def run_dataset(name: str) -> tuple[dict, list[str]]:
-    qrels_dict, run_dict = load(name)
+    qrels_dict, run_dict = qrels_and_run(name, grade=float)
     users: list[str] | None = None
     metrics: dict[str, dict] = {}
     unsupported: dict[str, str] = {}
