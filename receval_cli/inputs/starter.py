@@ -227,6 +227,11 @@ _TEMPLATE_OPTIONAL = f"""
 #   check: true                   # false: skip the count (a pass over the lists)
 
 # history: runs/history           # append each run's values here (receval history PATH)
+
+# tracking:                       # log each run to MLflow (the mlflow extra: docs/tracking.md)
+#   mlflow:
+#     uri: sqlite:///mlflow.db    # a database file beside this config, or http://HOST:PORT
+#     experiment: receval         # made when missing
 """
 
 
