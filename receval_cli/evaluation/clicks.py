@@ -22,7 +22,7 @@ from receval_cli.evaluation.prepare import (
     keep_first,
     with_score_precision,
 )
-from receval_cli.inputs.propensities import TINY
+from receval_cli.inputs.propensities import LEAST
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics import MetricSpec
 from receval_cli.wording import setting
@@ -51,9 +51,9 @@ def _rules(has_propensity: bool) -> dict[str, tuple[pl.Expr, str, str]]:
     rules = {"bad_clicks": (~pl.col("rel").is_in([0.0, 1.0]), "rel", "0 or 1")}
     if has_propensity:
         p = pl.col("propensity")
-        # at least the smallest normal float: below it the weight 1/p is infinite
-        need = f"in (0, 1] and at least {TINY!r} (1/p finite)"
-        rules["bad_propensities"] = (p.is_nan() | (p < TINY) | (p > 1), "propensity", need)
+        # at least LEAST (about 5.56e-309): below it the weight 1/p is infinite
+        need = f"in (0, 1] and at least {LEAST!r} (1/p finite)"
+        rules["bad_propensities"] = (p.is_nan() | (p < LEAST) | (p > 1), "propensity", need)
     return rules
 
 

@@ -458,7 +458,7 @@ def test_every_engine_gives_the_polars_cores_report(
         **ENGINE_SETTINGS[engine],
     }
     ran: list[str] = []
-    for function in ("evaluate", "evaluate_batches"):
+    for function in ("evaluate_compiled", "evaluate_batches"):
         original = getattr(kernel_core, function)
 
         def watched(*args: Any, _original: Any = original, _name: str = function) -> Any:
@@ -477,7 +477,7 @@ def test_every_engine_gives_the_polars_cores_report(
         reports[name] = comparable(json.loads((tmp_path / f"{name}.json").read_text()))
         if name == "compiled":  # once per bucket; in batches where the rows are grouped
             buckets = ENGINE_SETTINGS[engine].get("partitions", 1)
-            assert ran == ["evaluate_batches" if grouped else "evaluate"] * buckets
+            assert ran == ["evaluate_batches" if grouped else "evaluate_compiled"] * buckets
     assert not differences(reports["polars"], reports["compiled"])
     compiled = pl.read_parquet(tmp_path / "compiled.parquet")
     reference = pl.read_parquet(tmp_path / "polars.parquet")

@@ -126,12 +126,12 @@ def test_propensities_must_be_in_0_1(tmp_path: Path) -> None:
 def test_a_propensity_whose_weight_overflows_is_refused(
     tmp_path: Path, engine: dict[str, int]
 ) -> None:
-    """A logging propensity in (0, 1] below the smallest normal float (1e-310) would weigh
+    """A logging propensity in (0, 1] below 5.56e-309 (1e-310; 1e-308 is taken) would weigh
     its row 1/p = inf: refused by its row, not an overflow of the sums blamed on scores."""
     config = logged_config(tmp_path, "user,item,click,propensity\nu,a,1,0.5\nu,b,0,1e-310\n")
     if engine:
         config = write(config, config.read_text(encoding="utf-8") + "partitions: 2\n")
-    words = ("log.csv", "at least 2.2250738585072014e-308 (1/p finite)", "row 2", "1e-310")
+    words = ("log.csv", "at least 5.56268464626801e-309 (1/p finite)", "row 2", "1e-310")
     assert_user_error(invoke("run", config), *words)
 
 

@@ -389,13 +389,13 @@ def test_bad_propensities_are_named(tmp_path: Path, values: str, words: list[str
 def test_a_propensity_whose_weight_overflows_is_named(
     tmp_path: Path, engine: dict[str, Any]
 ) -> None:
-    """A propensity in (0, 1] below the smallest normal float (1e-310) would weigh its item
+    """A propensity in (0, 1] below 5.56e-309 (1e-310; 1e-308 weighs 1e308) would weigh its item
     1/p = inf: exit 2 naming the file, the column, the value and the least propensity
     allowed, not an overflow of the sums blamed on the scores."""
     config = {**hand_config(tmp_path, ["psp@5(propensity=catalog)"]), **engine}
     write(tmp_path / "catalog.csv", "item,p\n9,0.5\n10,1e-310\n100,0.2\n")
     result = invoke("run", write_config(tmp_path, config))
-    words = ("catalog.csv", "'p'", "1 value(s) below 2.2250738585072014e-308", "1e-310", "1/p")
+    words = ("catalog.csv", "'p'", "1 value(s) below 5.56268464626801e-309", "1e-310", "1/p")
     assert_user_error(result, *words)
 
 
