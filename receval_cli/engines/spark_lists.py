@@ -72,10 +72,13 @@ def _sums(
 ) -> dict[str, list[ListSum]]:
     assert plan.baseline is not None  # the planner refuses comparison.lists without one
 
+    base = plan.local_inputs(plan.baseline)
+    # the optional inputs are the run's, not a model's: read once, for their id types
+    sources = read_spark_sources(session, plan.loaded, base.sources)
+
     def predictions(name: str) -> tuple[SparkFrame, str]:
-        local = plan.local_inputs(name)
-        sources = read_spark_sources(session, plan.loaded, local.sources)  # their id types
-        found = canonical_inputs(session, plan.loaded, plan.models[name], local.checked, sources)
+        checked = (base if name == plan.baseline else plan.local_inputs(name)).checked
+        found = canonical_inputs(session, plan.loaded, plan.models[name], checked, sources)
         return found[0], found[1]
 
     baseline = predictions(plan.baseline)
