@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -99,7 +100,9 @@ class BucketTask:
     in-the-mean flags (a one-bucket run), "none" neither. `list_specs` only deepen the
     lists (validate ranks them as deep as run would); `extra` queries are collected in
     the same pass, into `Partial.extra`. `reference`: the items the recommended ones are
-    checked against, for a one-bucket run (see `Partial.unknown`). `segments`: each
+    checked against, for a one-bucket run (see `Partial.unknown`); `reference_ahead`
+    reads it while the metrics are computed (for a reference no larger than the ground
+    truth a one-bucket run reads whole anyway). `segments`: each
     user's segment values; the bucket's users are then also split by segment
     (`Partial.segments`, evaluation/segment_split.py) and its kept per-user rows carry
     their values. `log_items`: the run's distinct logged items, for the click metrics
@@ -115,6 +118,7 @@ class BucketTask:
     reference: pl.LazyFrame | None = None
     segments: SegmentKeys | None = None
     log_items: int | None = None
+    reference_ahead: bool = False
 
 
 def bucket_partial(
@@ -133,6 +137,12 @@ def bucket_partial(
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     deepening = (*global_specs, *task.list_specs)
+    # the truth's digest (and the reference's items) do not depend on the lists: read
+    # while the lists are (polars releases the GIL), not after them
+    early = [truth_digest(truth)]
+    if task.reference is not None and task.reference_ahead:
+        early.append(task.reference)
+    early_tables = _collect_meanwhile(early, engine)
     plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening, engine)
     users = plan.frame if plan.users is None else plan.users
     sides = state_sides(truth, sources, conventions)
@@ -165,11 +175,16 @@ def bucket_partial(
     if pair_specs:
         joined = pair_join(predictions, truth, pair_specs, conventions)
         groups["pairs"] = pair_queries(joined, pair_specs, conventions)
+    try:
+        digest, *reference = (table.lazy() for table in early_tables.result())
+    except READ_ERRORS as error:
+        raise diagnose(error, predictions, truth) from None
     groups["unknown"] = []
     if task.reference is not None:
         recommended = plan.recommended_items()
-        groups["unknown"] = [unknown_items.unknown_query(recommended, task.reference)]
-    groups["digest"] = [truth_digest(truth)]
+        reference_items = reference[0] if reference else task.reference
+        groups["unknown"] = [unknown_items.unknown_query(recommended, reference_items)]
+    groups["digest"] = [digest]
     groups["extra"] = list(task.extra)
     # what the segments' global and rating metrics are computed from, split by segment
     segment_tables: dict[str, pl.LazyFrame] = {}
@@ -237,6 +252,14 @@ def bucket_partial(
     if logged_specs:
         _add_clicks(partial, predictions, truth, logged_specs, conventions, task)
     return partial
+
+
+def _collect_meanwhile(queries: list[pl.LazyFrame], engine: Any) -> Future[list[pl.DataFrame]]:
+    """The queries, collected on another thread from now on (its thread ends with them)."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="receval-ahead")
+    collected = pool.submit(pl.collect_all, queries, engine=engine)
+    pool.shutdown(wait=False)
+    return collected
 
 
 def _add_clicks(
@@ -627,6 +650,7 @@ def evaluate_aligned(
         "all",
         reference=None if reference is None else reference[1],
         segments=None if segments is None else segments[0],
+        reference_ahead=reference is not None and reference[0] == "ground truth",
     )
     partial = bucket_partial(predictions, truth, specs, conventions, sources, task)
     run = FinishContext(predictions, truth, specs, conventions, sources, reference)

@@ -32,8 +32,9 @@ import importlib
 import itertools
 import os
 import re
+import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
@@ -371,6 +372,7 @@ def evaluate_batches(
     depth: int | None,
     engine: Any,
     ranks: bool = False,
+    numpy_import: threading.Thread | None = None,
 ) -> KernelTables | str | None:
     """evaluate_compiled, with the predictions read in batches of about BATCH_ROWS rows (polars
     reads the next while the kernel works): memory for a batch, not the whole file. The
@@ -378,9 +380,12 @@ def evaluate_batches(
     next batch (_Rows), and each call gets its users' slice of the (whole, sorted) truth,
     held as arrays alone. UNORDERED where the file is not so grouped (the caller then
     reads it whole: evaluate_compiled); None where it holds what the polars core must see."""
+    batches = read_batches(predictions, BATCH_ROWS, engine)  # the first batch, meanwhile
+    truth = indexed_truth.collect(engine=engine)
+    if numpy_import is not None:  # imported while polars read (it releases the GIL)
+        numpy_import.join()
     import numpy as np
 
-    truth = indexed_truth.collect(engine=engine)
     if _has_nulls(truth):
         return None
     truth = _grouped(truth.with_columns(user_key=pl.col("user"), item_key=pl.col("item")))
@@ -393,7 +398,6 @@ def evaluate_batches(
     rows = _Rows()
     done_truth = 0  # truth rows handed to the kernel so far
     last_user: int | None = None
-    batches = read_batches(predictions, BATCH_ROWS, engine)
     for batch in itertools.chain(batches, [None]):
         if batch is not None:
             if _has_nulls(batch):
@@ -532,10 +536,18 @@ def read_batches(frame: pl.LazyFrame, rows: int, engine: Any) -> Iterator[pl.Dat
 
 def ahead(batches: Iterable[T]) -> Iterator[T]:
     """The batches, each next one read on another thread while the caller works on the
-    current one (polars and the kernel both release the GIL)."""
+    current one (polars and the kernel both release the GIL). The first is read from the
+    call on, before the caller asks for it."""
     found = iter(batches)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="receval-read") as reader:
-        coming = reader.submit(next, found, None)
+    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="receval-read")
+    return _handed(reader, found, reader.submit(next, found, None))
+
+
+def _handed(
+    reader: ThreadPoolExecutor, found: Iterator[T], coming: Future[T | None]
+) -> Iterator[T]:
+    # an iterator never started lets its reader's thread end when both are collected
+    with reader:
         while (batch := coming.result()) is not None:
             coming = reader.submit(next, found, None)
             yield batch

@@ -199,8 +199,9 @@ def per_user_rows(
 
 
 def _smallest(per_user: pl.DataFrame, mask: pl.Expr) -> list[Any]:
-    users = per_user.filter(mask).get_column("user").drop_nulls()
-    return users.bottom_k(SAMPLES).sort().to_list()
+    # the user column filtered alone: filtering the whole table copied every column
+    users = pl.col("user").filter(mask).drop_nulls()
+    return per_user.select(users.bottom_k(SAMPLES).sort()).to_series().to_list()
 
 
 def _metric_totals(

@@ -380,11 +380,9 @@ def _compiled(
     try:
         tables: kernel_core.KernelTables | str | None = kernel_core.UNORDERED
         if kernel_core.streams(rows, conventions):
-            if numpy_import is not None:
-                numpy_import.join()
             indexed = index_truth(truth.frame, conventions)
             tables = kernel_core.evaluate_batches(
-                module, wanted, rows, indexed, conventions, depth, engine, ranks
+                module, wanted, rows, indexed, conventions, depth, engine, ranks, numpy_import
             )
         if tables == kernel_core.UNORDERED:  # read whole, sorted by user
             read, whole_truth = pl.collect_all(
