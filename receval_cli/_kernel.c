@@ -12,7 +12,7 @@
  * as the polars expressions round it. The discount tables come from polars (its log
  * differs from C's log2 in the last bit), so are passed in.
  *
- * Two functions:
+ * Its functions:
  *   scan(users, t_users, scores, t_rel) -> (status, union users, longest list, largest
  *       truth): status 0 clean, 1 predictions not grouped ascending, 2 truth not, 3 a NaN
  *       score, 4 a NaN or infinite grade.
@@ -22,8 +22,9 @@
  *   distinct(values, mask, out) -> count: the distinct values of the masked rows (the
  *       recommended items): ascending where the ids span a dense range, else in the order
  *       first met.
+ *   exact_sum(values) -> the exact sum of float64 values (metrics/exact_sum.py).
  *
- * One file (about 820 lines) on purpose: the extension is one translation unit, built by
+ * One file (about 950 lines) on purpose: the extension is one translation unit, built by
  * setuptools from this source alone.
  */
 
@@ -868,6 +869,81 @@ static PyObject *marked(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong((long long)count);
 }
 
+/* exact_sum(values) -> (lanes, nan, pos_inf, neg_inf): the sum of the finite float64
+ * values, exactly, times 2^1075 (metrics/exact_sum.py's `scaled`): the integer
+ * sum(lanes[i] << (32 * i)). A finite value is m * 2^(e - 1075) with m below 2^53 and e
+ * from 1 (subnormals: e = 1, no implicit bit), so it adds m << e; that is split into
+ * 32-bit parts added to signed 64-bit lanes, whose carries are moved up every 2^20
+ * values (each lane then stays within +-2^53) and at the end. */
+#define SUM_LANES 70 /* 2046 + 53 bits of one value, 63 more of a count, and the sign */
+
+static void carry_lanes(int64_t *lane) {
+    for (int i = 0; i < SUM_LANES - 1; i++) {
+        int64_t carry = lane[i] >> 32; /* arithmetic: floor(lane / 2^32) */
+        lane[i] -= (int64_t)((uint64_t)carry << 32);
+        lane[i + 1] += carry;
+    }
+}
+
+static PyObject *exact_sum(PyObject *self, PyObject *args) {
+    Py_buffer values;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*", &values))
+        return NULL;
+    const uint64_t *bits = values.buf;
+    Py_ssize_t n = values.len / 8;
+    int64_t lane[SUM_LANES] = {0};
+    int nan = 0, pos_inf = 0, neg_inf = 0;
+    Py_BEGIN_ALLOW_THREADS;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        uint64_t b = bits[j], m = b & ((1ULL << 52) - 1);
+        int e = (int)((b >> 52) & 0x7FF), negative = (int)(b >> 63);
+        if (e == 0x7FF) {
+            if (m)
+                nan = 1;
+            else if (negative)
+                neg_inf = 1;
+            else
+                pos_inf = 1;
+            continue;
+        }
+        if (e)
+            m |= 1ULL << 52;
+        else
+            e = 1;
+        unsigned __int128 v = (unsigned __int128)m << (e & 31);
+        int64_t *at = lane + (e >> 5);
+        int64_t p0 = (int64_t)(uint32_t)v, p1 = (int64_t)(uint32_t)(v >> 32);
+        int64_t p2 = (int64_t)(uint32_t)(v >> 64);
+        if (negative) {
+            at[0] -= p0;
+            at[1] -= p1;
+            at[2] -= p2;
+        } else {
+            at[0] += p0;
+            at[1] += p1;
+            at[2] += p2;
+        }
+        if ((j & ((1 << 20) - 1)) == (1 << 20) - 1)
+            carry_lanes(lane);
+    }
+    carry_lanes(lane);
+    Py_END_ALLOW_THREADS;
+    PyBuffer_Release(&values);
+    PyObject *lanes = PyTuple_New(SUM_LANES);
+    if (lanes == NULL)
+        return NULL;
+    for (int i = 0; i < SUM_LANES; i++) {
+        PyObject *one = PyLong_FromLongLong((long long)lane[i]);
+        if (one == NULL) {
+            Py_DECREF(lanes);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(lanes, i, one);
+    }
+    return Py_BuildValue("Niii", lanes, nan, pos_inf, neg_inf);
+}
+
 static PyMethodDef methods[] = {
     {"mark", mark, METH_VARARGS, "mark(values, mask, bits) -> status: see _kernel.c."},
     {"marked", marked, METH_VARARGS, "marked(bits, out) -> count: the set bits, ascending."},
@@ -875,6 +951,8 @@ static PyMethodDef methods[] = {
      "distinct(values, mask, out) -> count: the distinct values where mask is set."},
     {"scan", scan, METH_VARARGS, "Check the inputs' order and values; count the users."},
     {"evaluate", evaluate, METH_VARARGS, "The per-user statistics (see _kernel.c)."},
+    {"exact_sum", exact_sum, METH_VARARGS,
+     "exact_sum(values) -> (lanes, nan, pos_inf, neg_inf): see _kernel.c."},
     {NULL, NULL, 0, NULL},
 };
 

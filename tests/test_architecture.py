@@ -179,7 +179,17 @@ def test_one_planner_reads_a_runs_inputs() -> None:
 # other. docs/architecture.md writes the same order (checked below).
 LAYERS = (
     ("exit_codes",),
-    ("errors", "wording", "escaping", "version", "choices", "formats", "streams", "signals"),
+    (
+        "errors",
+        "wording",
+        "escaping",
+        "version",
+        "choices",
+        "formats",
+        "streams",
+        "signals",
+        "compiled",
+    ),
     ("console",),
     ("results",),
     ("metrics",),

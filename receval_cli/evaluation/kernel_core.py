@@ -28,9 +28,7 @@ it reads, the C calls, the polars core's table) reads in one place, beside its C
 
 from __future__ import annotations
 
-import importlib
 import itertools
-import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -60,17 +58,6 @@ _HELPER_ROWS = re.compile(r"^(dcg\[.*\]|hits_so_far|precision_sum)$")
 _AT = re.compile(r"^(hits|rr|precision_sum)@(\d+|all)$")
 _DCG = re.compile(r"^dcg@(\d+|all)\[(.+),(log2|jarvelin)\]$")
 _IDEAL = re.compile(r"^ideal_dcg\[(.+),(log2|jarvelin)\]$")
-
-
-def extension(name: str = "receval_cli._kernel") -> ModuleType | None:
-    """A compiled extension (the kernel, or evaluation/list_sums.py's walk), or None (not
-    built here, or RECEVAL_CORE=polars)."""
-    if os.environ.get("RECEVAL_CORE", "").strip().lower() == "polars":
-        return None
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
 
 
 @dataclass(frozen=True)

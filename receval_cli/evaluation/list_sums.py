@@ -31,6 +31,7 @@ from types import ModuleType
 
 import polars as pl
 
+from receval_cli.compiled import extension
 from receval_cli.evaluation import kernel_core, list_walk
 from receval_cli.evaluation.list_walk import WALK
 from receval_cli.metrics.beyond import similarity_to_earlier
@@ -41,7 +42,7 @@ _rank = pl.col("rank")
 
 def compiled_list_walk() -> ModuleType | None:
     """The compiled walk, or None (not built here, or RECEVAL_CORE=polars)."""
-    return kernel_core.extension("receval_cli._list_sums")
+    return extension("receval_cli._list_sums")
 
 
 def _columns(name: str, cutoffs: set[int | None]) -> list[tuple[int | None, str]]:

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from receval_cli import console
+from receval_cli.compiled import extension
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, RecEvalError
@@ -362,7 +363,7 @@ def _compiled(
     the run reads the ranked lists (the recs table of the beyond-accuracy metrics, the
     global metrics, the items' exposure with a catalog), they are built from the rows the
     compiled core ranked (KernelTables.ranked), not ranked again."""
-    module = kernel_core.extension()
+    module = extension()
     if module is None or engine not in ("auto", "in-memory", "streaming"):  # GPU: polars'
         return None
     wanted = kernel_core.requests(stats)

@@ -18,8 +18,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from receval_cli.compiled import extension
 from receval_cli.engines import choice, memory
-from receval_cli.evaluation import kernel_core
 
 pytestmark = pytest.mark.slow  # left out of `uv run pytest`; .ci/run runs it
 
@@ -166,7 +166,7 @@ def test_a_run_fits_a_cgroup_limit(tmp_path: Path, limited_cgroup: Path, core: s
     into hash partitions (a single pass of the polars core peaks near 1.3 GiB and is
     killed; the memory left would not hold the least range of users); the compiled core
     reads each partition's rows in batches."""
-    if core == "compiled" and kernel_core.extension() is None:
+    if core == "compiled" and extension() is None:
         pytest.skip("the compiled core is not built here")
     rows = pl.int_range(0, 20_000_000, eager=True, dtype=pl.Int64)
     pl.DataFrame(

@@ -34,6 +34,7 @@ from engine_parity import (
 )
 
 from receval_cli.api import _input
+from receval_cli.compiled import extension
 from receval_cli.config.conventions import Conventions
 from receval_cli.config.presets import PRESETS
 from receval_cli.errors import InputError, RecEvalError
@@ -47,9 +48,7 @@ from receval_cli.metrics import MetricSpec, lookup
 from receval_cli.metrics.registry import REGISTRY, resolve
 from receval_cli.metrics.stats import OrderDependent
 
-pytestmark = pytest.mark.skipif(
-    kernel_core.extension() is None, reason="the compiled core is not built here"
-)
+pytestmark = pytest.mark.skipif(extension() is None, reason="the compiled core is not built here")
 
 CLASSIC = ["ndcg@10", "precision@5", "recall@20", "map@10", "mrr", "hit_rate@3", "r_precision"]
 
@@ -363,9 +362,9 @@ def test_what_the_polars_core_must_report_goes_to_it(
 
 def test_the_polars_core_is_chosen_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECEVAL_CORE", "polars")
-    assert kernel_core.extension() is None
+    assert extension() is None
     monkeypatch.setenv("RECEVAL_CORE", "")
-    assert kernel_core.extension() is not None
+    assert extension() is not None
 
 
 def test_the_extension_ships_its_source(tmp_path: Path) -> None:

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from receval_cli.evaluation import kernel_core, seen_items
+from receval_cli.compiled import extension
+from receval_cli.evaluation import seen_items
 from receval_cli.evaluation.seen_items import SeenItems
 
-MODULE = kernel_core.extension()
+MODULE = extension()
 pytestmark = pytest.mark.skipif(MODULE is None, reason="the compiled core is not built here")
 LIMIT = 300  # SEEN_IDS in these tests
 IDS = st.one_of(st.integers(0, 200), st.integers(-3, -1), st.integers(LIMIT - 2, LIMIT + 2))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 
 import numpy as np
@@ -12,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from receval_cli.compiled import extension
 from receval_cli.metrics import exact_sum as module
 from receval_cli.metrics.exact_sum import (
     SCALE_BITS,
@@ -28,13 +32,55 @@ def rational(values: list[float]) -> Fraction:
     return sum((Fraction(v) for v in values), Fraction(0))
 
 
+@contextmanager
+def numpy_path() -> Iterator[None]:
+    """The sums without the compiled core (RECEVAL_CORE=polars): numpy's bincounts."""
+    saved = os.environ.get("RECEVAL_CORE")
+    os.environ["RECEVAL_CORE"] = "polars"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["RECEVAL_CORE"]
+        else:
+            os.environ["RECEVAL_CORE"] = saved
+
+
+def both_paths(values: np.ndarray) -> list[ExactSum]:
+    """The exact sum as this machine computes it (the compiled core where built) and as
+    numpy does."""
+    found = exact_sum(values)
+    with numpy_path():
+        return [found, exact_sum(values)]
+
+
 @settings(max_examples=300)
 @given(st.lists(FINITE, max_size=60))
 def test_the_sum_is_exact(values: list[float]) -> None:
-    """Any finite floats, subnormals and near-overflow values included."""
-    found = exact_sum(np.array(values, dtype=np.float64))
-    assert Fraction(found.scaled, 1 << SCALE_BITS) == rational(values)
-    assert found.fraction() == rational(values)
+    """Any finite floats, subnormals and near-overflow values included, on both paths."""
+    for found in both_paths(np.array(values, dtype=np.float64)):
+        assert Fraction(found.scaled, 1 << SCALE_BITS) == rational(values)
+        assert found.fraction() == rational(values)
+
+
+@pytest.mark.skipif(extension() is None, reason="the compiled core is not built here")
+def test_the_compiled_sum_is_numpys_on_every_kind_of_value() -> None:
+    """Both paths give the same ExactSum: random bit patterns (NaN, infinities, subnormals
+    of both signs), the largest values again and again (the lanes' carries), and more than
+    2^20 values (the carries moved up during the pass, not only at its end)."""
+    rng = np.random.default_rng(7)
+    largest = np.finfo(np.float64).max
+    columns = [
+        rng.integers(-(2**63), 2**63, size=20_000, dtype=np.int64).view(np.float64),
+        np.concatenate([np.full(5000, largest), np.full(3000, -largest), [5e-324, -0.0]]),
+        rng.normal(size=3_000_000) * 10.0 ** rng.integers(-300, 300, size=3_000_000),
+        np.full(2_500_000, largest),
+        np.array([]),
+    ]
+    for column in columns:
+        compiled, by_numpy = both_paths(column)
+        assert compiled == by_numpy
+    assert both_paths(np.full(2_500_000, largest))[0].fraction() == Fraction(largest) * 2_500_000
 
 
 @settings(max_examples=200)
