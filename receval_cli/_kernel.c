@@ -265,10 +265,11 @@ typedef struct {
                            truth rows' places */
     uint8_t *in_top;    /* per prediction row: ranked within depth */
     /* the ranked rows, NULL where not asked (the lists and the recs table read them): for
-       a user's rows i .. i + m - 1, top_row[i + r] is the row ranked r + 1 and top_rank
-       its rank, for r below depth; the places left are -1 and 0 */
+       a user's rows i .. i + m - 1, top_row[i + r] is the row ranked r + 1, top_item its
+       item and top_rank its rank, for r below depth; the places left are -1, unset and 0 */
     uint32_t *top_rank;
     int64_t *top_row;
+    int64_t *top_item;
     uint8_t *top_relevant; /* beside them: 1 relevant, 0 not, 2 not in the ground truth */
     int64_t n_out;
 } Job;
@@ -355,6 +356,7 @@ static int evaluate_part(const Job *J, int64_t i, int64_t n, int64_t t, int64_t 
                 if (J->top_rank) {
                     J->top_rank[i + r] = (uint32_t)(r + 1);
                     J->top_row[i + r] = row;
+                    J->top_item[i + r] = item;
                 }
                 uint8_t *top_relevant = J->top_rank ? J->top_relevant + i + r : NULL;
                 if (tl > 0) { /* the first truth item not below it: a branchless search */
@@ -696,18 +698,18 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
      * out_flags (uint8, n_out), out_stats (float64, requests x n_out), out_valid (uint8,
      * requests x n_out), out_ideal (float64, ideal x truth rows), in_top (uint8 per
      * prediction row, zeroed), top_rank (uint32 per prediction row, zeroed), top_row
-     * (int64 per prediction row, -1) and top_relevant (uint8 per prediction row), or all
-     * three empty: not asked */
-    enum { N_BUFFERS = 22 };
+     * (int64 per prediction row, -1), top_relevant (uint8 per prediction row) and top_item
+     * (int64 per prediction row), or all four empty: not asked */
+    enum { N_BUFFERS = 23 };
     Py_buffer b[N_BUFFERS];
     int tie, threads;
     long long depth, n_out;
     (void)self;
     memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLiw*w*w*w*w*w*w*w*w*w*w*w*", &b[0], &b[1],
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*iLLiw*w*w*w*w*w*w*w*w*w*w*w*w*", &b[0], &b[1],
                           &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9], &tie, &depth,
                           &n_out, &threads, &b[10], &b[11], &b[12], &b[13], &b[14], &b[15],
-                          &b[16], &b[17], &b[18], &b[19], &b[20], &b[21]))
+                          &b[16], &b[17], &b[18], &b[19], &b[20], &b[21], &b[22]))
         return NULL;
     Job J;
     J.n = b[0].len / 8;
@@ -743,7 +745,8 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
              need(&b[18], J.n, 1, "in_top") == 0 &&
              (b[19].len == 0 || need(&b[19], J.n, 4, "top_rank") == 0) &&
              need(&b[20], b[19].len ? J.n : 0, 8, "top_row") == 0 &&
-             need(&b[21], b[19].len ? J.n : 0, 1, "top_relevant") == 0;
+             need(&b[21], b[19].len ? J.n : 0, 1, "top_relevant") == 0 &&
+             need(&b[22], b[19].len ? J.n : 0, 8, "top_item") == 0;
     /* every list is read to the deepest position a discount is asked at */
     if (ok && n_disc && J.disc_len < 1) {
         PyErr_SetString(PyExc_ValueError, "empty discount tables");
@@ -773,6 +776,7 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
         J.top_rank = b[19].len ? b[19].buf : NULL;
         J.top_row = b[19].len ? b[20].buf : NULL;
         J.top_relevant = b[19].len ? b[21].buf : NULL;
+        J.top_item = b[19].len ? b[22].buf : NULL;
         Py_BEGIN_ALLOW_THREADS;
         status = evaluate_job(&J, threads);
         Py_END_ALLOW_THREADS;

@@ -36,8 +36,10 @@ def item_popularity(
     totals = log.select(pl.len().cast(pl.Int64).alias("log_rows"), distinct.alias("log_users"))
     if not ranks:
         counted = None if users else _counted(log)
-        if counted is not None:
-            return counted.lazy().join(totals, how="cross")
+        if counted is not None:  # the log's rows: the counts' sum (no second read of it)
+            rows = pl.col("count").sum().cast(pl.Int64).alias("log_rows")
+            read = counted.select(rows, log_users=pl.lit(None, pl.Int64))
+            return counted.lazy().join(read.lazy(), how="cross")
         return log.group_by("item").agg(counts).join(totals, how="cross")
     per_item = log.group_by("item").agg(*counts, pl.col("row").min().alias("first_row"))
     second, descending = tie_order(tie_break, row="first_row")

@@ -256,7 +256,7 @@ class _Kernel:
             threads(len(arrays["users"])),
             out["user"], out["list_rows"], out["truth_items"], out["n_relevant"], out["flags"],
             out["stats"], out["valid"], out["ideal"], out["in_top"], out["top_rank"],
-            out["top_row"], out["top_relevant"],
+            out["top_row"], out["top_relevant"], out["top_item"],
         )  # fmt: skip
         if status == -1:
             raise MemoryError("the compiled core ran out of memory")
@@ -268,10 +268,11 @@ class _Kernel:
         allocator keeps: the peak grew by about 20 MiB a batch)."""
         import numpy as np
 
-        kinds: dict[str, tuple[Any, int]] = {"in_top": (np.uint8, 0)}
+        # each buffer's type and fill (None: only the places the kernel writes are read)
+        kinds: dict[str, tuple[Any, int | None]] = {"in_top": (np.uint8, 0)}
         if self.ranks:
             kinds |= {"top_rank": (np.uint32, 0), "top_row": (np.int64, -1)}
-            kinds |= {"top_relevant": (np.uint8, 0)}
+            kinds |= {"top_relevant": (np.uint8, 0), "top_item": (np.int64, None)}
         if n > self.row_capacity or not self.row_buffers:
             self.row_capacity = max(n, self.row_capacity + self.row_capacity // 4)
             self.row_buffers = {
@@ -279,9 +280,11 @@ class _Kernel:
             }
         views: dict[str, Any] = {"top_rank": np.zeros(0, np.uint32)}
         views |= {"top_row": np.zeros(0, np.int64), "top_relevant": np.zeros(0, np.uint8)}
+        views |= {"top_item": np.zeros(0, np.int64)}
         for name, (_, fill) in kinds.items():
             views[name] = self.row_buffers[name][:n]
-            views[name].fill(fill)
+            if fill is not None:
+                views[name].fill(fill)
         return views
 
 
@@ -409,7 +412,7 @@ def evaluate_batches(
         in_top = out.pop("in_top")
         seen.add(rows.arrays["items"][:cut], in_top, partial(rows.distinct, module, in_top, cut))
         if ranks:
-            ranked.append(_ranked(pl.DataFrame(rows.ids(out["top_row"])), out))
+            ranked.append(_ranked(pl.DataFrame(rows.ids(out)), out))
         raw.append(_raw(out, wanted))
         done_truth, last_user = end, int(users[cut - 1])
         rows.keep_from(cut)
@@ -486,10 +489,13 @@ class _Rows:
             self.found = np.empty(len(self.buffers["items"]), np.int64)
         return _distinct(module, self.arrays["items"][:cut], in_top, self.found[:cut])
 
-    def ids(self, top_row: Any) -> dict[str, Any]:
-        """(user, item) of the ranked rows (top_row's places, -1 for the rest left out)."""
-        kept = top_row[top_row >= 0]
-        return {"user": self.arrays["users"][kept], "item": self.arrays["items"][kept]}
+    def ids(self, out: dict[str, Any]) -> dict[str, Any]:
+        """(user, item) of the ranked rows, in the kernel's places: a user's ranked rows
+        take its own rows' places, so the users are the rows' own; the kernel wrote each
+        ranked row's item (top_item). No gather of the rows by top_row."""
+        kept = out["top_rank"] > 0
+        users = self.arrays["users"][: len(kept)]
+        return {"user": users[kept], "item": out["top_item"][kept]}
 
 
 def _sliced(frame: pl.LazyFrame) -> bool:

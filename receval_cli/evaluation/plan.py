@@ -300,10 +300,13 @@ def ranked_lists(ranked: pl.DataFrame, per_user: pl.DataFrame) -> pl.LazyFrame:
 def placed_rows(ranked: pl.DataFrame) -> pl.LazyFrame:
     """(user, item, rank, length): the compiled core's ranked rows, which are the lists'
     items one per row (ranked_lists), each with its list's length: its rows (counted
-    here, not read from the lists, which are then built only where something reads them)."""
+    here, not read from the lists, which are then built only where something reads them).
+    A user's rows come together in rank order (1, 2, ...), so its length is the rank of
+    its last row, the row before the next rank 1: filled backward, no grouping."""
     rows = ranked.lazy().select("user", "item", "rank")
-    lengths = rows.group_by("user").agg(pl.len().cast(pl.UInt32).alias("length"))
-    return rows.join(lengths, on="user", how="left").cache()
+    last = pl.col("rank").shift(-1, fill_value=1) == 1
+    length = pl.when(last).then(pl.col("rank")).backward_fill().cast(pl.UInt32)
+    return rows.with_columns(length.alias("length")).cache()
 
 
 def _with_known(ranked: pl.DataFrame, stats: Stats, sources: Sources) -> pl.DataFrame:

@@ -30,9 +30,10 @@ _EXAMPLES = 5
 
 
 def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
-    """The reference's name and its distinct items."""
-    if sources.catalog is not None:
-        return "catalog", sources.catalog.frame.select(pl.col("item").unique())
+    """The reference's name and its items (distinct, but for the catalog's: an anti join
+    needs no distinct keys, and the catalog has each item once)."""
+    if sources.catalog is not None:  # each item once (inputs/optional.py checks it)
+        return "catalog", sources.catalog.frame.select("item")
     if sources.interactions is not None:
         return "interactions log", sources.interactions.frame.select(pl.col("item").unique())
     # an expression's unique: faster than a one-column frame's (a row hash each)
