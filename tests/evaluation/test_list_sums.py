@@ -80,17 +80,35 @@ def counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return walked
 
 
-@pytest.mark.parametrize("engine", ["in_memory", "streaming"])
+@pytest.mark.parametrize(
+    ("engine", "batches"), [("in_memory", False), ("streaming", False), ("in_memory", True)]
+)
 def test_every_walked_metric_of_the_registry_gives_the_polars_forms_bits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str, batches: bool
 ) -> None:
     """The registry matrix's novelty, serendipity and intra-list diversity specs (every
     parameter, cutoff and feature) and its global metrics, with the classic ranking
     metrics, on data with ties, short and long lists, a zero and opposite embeddings and
     empty tag sets: the report and the per-user file are the same as the polars core's;
     the compiled core ranked the lists for both, and the walk ran for the sums and the tag
-    pairs."""
+    pairs. `batches`: the predictions grouped by user, read in batches of 37 rows (a
+    user's rows across two batches), so the ranked rows are the batches' (their users,
+    the items the kernel wrote, the lists' lengths filled from their ranks)."""
     graded = registry_data(tmp_path, seed=5)["graded"]
+    if batches:
+        predictions = tmp_path / graded["predictions"]["path"]
+        grouped = pl.read_parquet(predictions).sort("user", maintain_order=True)
+        grouped.write_parquet(predictions)
+        monkeypatch.setattr(kernel_core, "BATCH_ROWS", 37)
+        calls: list[str] = []
+        original = kernel_core.evaluate_batches
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            found = original(*args, **kwargs)
+            calls.append("batches" if isinstance(found, kernel_core.KernelTables) else "whole")
+            return found
+
+        monkeypatch.setattr(kernel_core, "evaluate_batches", watched)
     specs = [s for s in graded["metrics"] if MetricSpec.parse(s).name in WALKED]
     # the global metrics read the lists the compiled core ranked (plan.ranked_lists)
     specs += [s for s in graded["metrics"] if lookup(MetricSpec.parse(s).name).scope == "global"]
@@ -104,6 +122,8 @@ def test_every_walked_metric_of_the_registry_gives_the_polars_forms_bits(
     assert code == 0, stderr
     assert walked.count(True) == 3, walked  # the sums table, the tag and category pairs
     assert kernel == [True], kernel  # the ranking metrics and the recs table's rows
+    if batches:
+        assert calls == ["batches"]
     monkeypatch.setenv("RECEVAL_CORE", "polars")
     code, stderr = run_cli(tmp_path, config, "polars")
     assert code == 0, stderr
