@@ -26,18 +26,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich._ratio import ratio_distribute
-from rich.console import Console, RenderableType
-from rich.measure import Measurement
-from rich.table import Column, Table
-from rich.text import Text
 
 from receval_cli import signals, streams
 from receval_cli.errors import EXIT_STDOUT_CLOSED
 from receval_cli.escaping import json_text, printable
+
+if TYPE_CHECKING:  # rich loads when something is printed with it (a JSON run may print nothing)
+    from rich.console import Console, RenderableType
+    from rich.measure import Measurement
+    from rich.table import Column, Table
+    from rich.text import Text
 
 
 class LogFormat(StrEnum):
@@ -101,6 +103,8 @@ def reset() -> None:
 
 def shown(text: object, style: str = "") -> Text:
     """A table cell or header from data or a config: printable, never read as markup."""
+    from rich.text import Text
+
     return Text(printable(text), style=style)
 
 
@@ -121,18 +125,30 @@ def stdout_closed() -> typer.Exit:
     return typer.Exit(EXIT_STDOUT_CLOSED)
 
 
-class _Console(Console):
-    """A rich Console whose closed stdout is the BrokenPipeError that cli/app.py turns
-    into a quiet exit 141 (see stdout_closed), not rich's silent exit 1, which would read
-    as a failed gate."""
+@cache
+def _consoles() -> tuple[type[Console], type[Console]]:
+    """The consoles' classes (rich imported here, when the first is needed): stdout's,
+    whose closed stdout is the BrokenPipeError that cli/app.py turns into a quiet exit 141
+    (see stdout_closed), not rich's silent exit 1, which would read as a failed gate; and
+    stderr's, whose reader went away (`2>&1 | head -1`): the message is dropped and stderr
+    pointed at /dev/null; the command goes on (rich would exit 1)."""
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    class StderrConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            streams.release(sys.stderr)
+
+    return StdoutConsole, StderrConsole
 
 
 def out(width: int | None = None) -> Console:
     """The console for results on stdout."""
-    return _Console(
+    return _consoles()[0](
         highlight=False,
         markup=False,  # text from data or a config is never read as markup ([/x], [bold])
         width=width,
@@ -141,19 +157,10 @@ def out(width: int | None = None) -> Console:
     )
 
 
-class _ErrConsole(Console):
-    """A rich Console for stderr whose reader went away (`2>&1 | head -1`): the message is
-    dropped and stderr pointed at /dev/null; the command goes on (rich would exit 1)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        streams.release(sys.stderr)
-
-
 def err() -> Console:
     """The console for errors, warnings and logs on stderr (soft-wrapped: long paths stay
     whole)."""
-    return _ErrConsole(
+    return _consoles()[1](
         stderr=True,
         highlight=False,
         markup=False,
@@ -179,6 +186,9 @@ def fit(console: Console, renderable: RenderableType, width: int) -> int:
     allows, the room left to `width` shared among the columns that wrap, up to their
     natural width; a table that needs more than `width` makes the output wider. Text
     beside the tables wraps at spaces too."""
+    from rich.measure import Measurement
+    from rich.table import Table
+
     unbounded = console.options.update(width=1_000_000)
     needed = [width]
     for part in _parts(renderable):
@@ -193,6 +203,8 @@ def _fix_columns(console: Console, table: Table, width: int) -> int:
     """Give each column of `table` a fixed width (see `fit`); return the table's width.
     rich's own layout cannot be left to do it: narrowing a table to the console, it takes
     from the widest column first, below that column's longest word."""
+    from rich._ratio import ratio_distribute
+
     unbounded = console.options.update(width=1_000_000)
     # rich's column measure (long stable, not public): cells, header and padding
     measured = [table._measure_column(console, unbounded, c) for c in table.columns]
@@ -231,6 +243,8 @@ def _parts(renderable: RenderableType) -> Iterator[RenderableType]:
 def plain_text(renderable: RenderableType, width: int) -> str:
     """A renderable as plain text for a file: no colour, `width` columns or more (as
     `show` widens off a terminal)."""
+    from rich.console import Console
+
     buffer = io.StringIO()
     plain = {"no_color": True, "highlight": False, "markup": False, "emoji": False}
     probe = Console(file=buffer, width=width, **plain)  # type: ignore[arg-type]
@@ -268,6 +282,8 @@ def emit(
     elif level == "info":
         target.print(f"{_now()} INFO {message}", markup=False)
     else:
+        from rich.text import Text
+
         prefix = _PREFIXES[level] if prefixed else ""
         target.print(Text(prefix, style=_STYLES[level]) + Text(message))
 

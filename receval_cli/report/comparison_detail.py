@@ -5,12 +5,15 @@ alike the models' lists are to the baseline's (comparison.lists)."""
 
 from __future__ import annotations
 
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from receval_cli.escaping import markdown_code, markdown_text
 from receval_cli.report.table import titled_table
 from receval_cli.results.comparison import Comparison
 from receval_cli.results.report import RunReport
+
+if TYPE_CHECKING:  # rich loads when a table is drawn, not for JSON or CSV
+    from rich.table import Table
 
 
 def detailed(result: RunReport) -> list[Comparison]:

@@ -6,15 +6,15 @@ text, made once here; table, Markdown and HTML only lay them out."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from rich.console import RenderableType
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from receval_cli.escaping import html_text, markdown_code, markdown_text
 from receval_cli.report.html_parts import table_html
 from receval_cli.results.report import Report
+
+if TYPE_CHECKING:  # rich loads when a table is drawn, not for JSON or CSV
+    from rich.console import RenderableType
+
 
 ITEM_HEADERS = (
     "group",
@@ -126,6 +126,9 @@ def fairness_tables(block: dict[str, Any], model: str | None = None) -> list[Fai
 
 def fairness_renderables(report: Report, model: str | None = None) -> list[RenderableType]:
     """The terminal's tables and lines (none without a fairness block)."""
+    from rich.table import Table
+    from rich.text import Text
+
     if report.fairness is None:
         return []
     parts: list[RenderableType] = []

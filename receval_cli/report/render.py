@@ -16,10 +16,6 @@ import json
 import socket
 from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
 from receval_cli.console import plain_text, shown
 from receval_cli.escaping import (
     csv_cell,
@@ -55,7 +51,10 @@ from receval_cli.report.table import (
 from receval_cli.results.gates import GateResult, summary
 from receval_cli.results.report import RunReport
 
-if TYPE_CHECKING:  # numpy, imported meanwhile by the evaluation when it runs
+if TYPE_CHECKING:  # rich loads when a table is drawn, not for JSON or CSV
+    from rich.console import RenderableType
+
+    # numpy, imported meanwhile by the evaluation when it runs
     from receval_cli.results.comparison import Comparison
 
 _MARKS = {"win": " ▲", "loss": " ▼"}
@@ -84,6 +83,10 @@ def render(result: RunReport, fmt: str, width: int = 100) -> str:
 def models_table(result: RunReport) -> RenderableType:
     """Models side by side: the best value of each metric in bold with *, each model's
     difference from the baseline with ▲ / ▼ for a significant win / loss."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     names = list(result.models)
     title = f"receval: {len(names)} models"
     if result.baseline is not None:

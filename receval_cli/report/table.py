@@ -7,11 +7,7 @@ Values are never rounded in the Report; only these renderings round, when printi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from receval_cli.console import shown
 from receval_cli.escaping import printable
@@ -21,10 +17,19 @@ from receval_cli.results.gates import GateResult
 from receval_cli.results.report import Report, RunReport
 from receval_cli.wording import possessive
 
+if TYPE_CHECKING:  # rich loads when a table is drawn, not for JSON or CSV
+    from rich.console import RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
 
 def one_model_table(result: RunReport) -> RenderableType:
     """A one-model run (RunReport.alone): the metric table with gate verdicts, then the
     user counts and the conventions."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     report = result.alone
     assert report is not None
     verdicts = gates_by_row(result.gates)
@@ -73,6 +78,8 @@ def one_model_table(result: RunReport) -> RenderableType:
 
 def titled_table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> Table:
     """A table of text cells under a title, its columns never wrapped."""
+    from rich.table import Table
+
     grid = Table(title=shown(title), title_justify="left")
     for header in headers:
         grid.add_column(header, no_wrap=True)
@@ -127,6 +134,8 @@ def table_footer(
 def segment_tables(report: Report, model: str | None = None) -> list[RenderableType]:
     """One table per segment_by attribute: metrics down, its segments across (with their
     evaluated users); then the segments that could not be evaluated."""
+    from rich.table import Table
+
     by_attribute: dict[str, list[str]] = {}
     for name in report.segments:
         by_attribute.setdefault(name.split("=", 1)[0], []).append(name)
@@ -173,6 +182,8 @@ def gates_by_row(gates: list[GateResult]) -> dict[str, list[GateResult]]:
 def gate_cell(gates: list[GateResult]) -> Text:
     """`ok >= 0.4`, `FAIL <= 0.2`, `waived: 3 of 7 past runs`, one per gate (with its
     model), `; ` between (GateResult.cell words each)."""
+    from rich.text import Text
+
     styles = {"passed": "green", "failed": "bold red", "waived": "yellow"}
     cell = Text()
     for index, gate in enumerate(gates):

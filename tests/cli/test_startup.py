@@ -47,12 +47,15 @@ COMMANDS = ["run", "convert", "compare", "metrics", "init", "schema", "validate"
 
 
 def imported(
-    args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+    args: list[str],
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    watched: tuple[str, ...] = HEAVY,
 ) -> tuple[str, int, list[str]]:
     """Run the CLI with `args` in a fresh interpreter: its stdout, its exit code and the
-    heavy modules it imported."""
+    `watched` modules (the heavy ones) it imported."""
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(args), json.dumps(HEAVY)],
+        [sys.executable, "-c", CHILD, json.dumps(args), json.dumps(watched)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -140,6 +143,24 @@ def test_run_end_to_end(tmp_path: Path) -> None:
     }
     assert {"polars", "receval_cli.config.model", "receval_cli.metrics"} <= set(heavy)
     assert "mlflow" not in heavy  # no tracking asked
+
+
+@pytest.mark.slow
+def test_a_quiet_run_to_a_file_draws_no_table(tmp_path: Path) -> None:
+    """A run that prints nothing (--quiet, the report in a file: a pipeline's or a cron
+    job's) does not load rich, about 30 ms of a run's start; the same run printing its
+    table does (the check can fail)."""
+    config = hand_case(tmp_path)
+    rich = ("rich.console", "rich.table")
+    args = ["run", str(config), "--quiet", "--output", str(tmp_path / "r.json")]
+    _, code, loaded = imported(args, cwd=tmp_path, watched=rich)
+    assert code == 0
+    assert json.loads((tmp_path / "r.json").read_text())["models"]["model"]["metrics"]
+    assert loaded == []
+    out, code, loaded = imported(["run", str(config)], cwd=tmp_path, watched=rich)
+    assert code == 0
+    assert "ndcg@2" in out
+    assert loaded == list(rich)
 
 
 @pytest.mark.slow
