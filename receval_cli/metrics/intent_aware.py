@@ -45,29 +45,127 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass
 
-# the measures a per-user computation returns, by key (name, cutoff): cutoff None for NRBP
-MEASURES = ("alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp", "p_ia", "s_recall")
+import polars as pl
+
+from receval_cli.metrics.registry import Param, Params, register
+from receval_cli.metrics.stats import IntentRequest, Stats
+
 WHOLE_LIST = ("nrbp", "nnrbp")  # the measures over the whole list (no cutoff)
 
+ALPHA = Param(
+    "alpha",
+    "redundancy: each item relevant to an intent already covered c times gains "
+    "(1 - alpha)^c for it, in (0, 1] (ndeval: 0.5)",
+    default=0.5,
+    share=True,
+)
+BETA = Param(
+    "beta",
+    "patience: the chance the user goes on to the next rank, in (0, 1) (ndeval: 0.5)",
+    default=0.5,
+    share=True,
+    below_one=True,
+)
+_INTENTS = (
+    "over the ground truth's intents (ground_truth.columns.intent; without it, one intent); "
+    "ndeval's conventions (docs/conventions.md, 'Intent-aware measures')"
+)
 
-@dataclass(frozen=True)
-class IntentRequest:
-    """One intent-aware value a metric asks for: the measure (MEASURES), its cutoff (None:
-    the whole list, for nrbp and nnrbp), alpha and beta (beta: NRBP's patience; 0.5 where
-    the measure does not read it)."""
 
-    measure: str
-    k: int | None
-    alpha: float
-    beta: float = 0.5
+def _request(measure: str, k: int | None, p: Params) -> IntentRequest:
+    beta = float(p["beta"]) if "beta" in p else 0.5
+    return IntentRequest(measure, k, float(p["alpha"]), beta)
 
-    @property
-    def column(self) -> str:
-        """The per-user table's column of this value."""
-        at = "" if self.k is None else f"@{self.k}"
-        return f"intent[{self.measure},{self.alpha!r},{self.beta!r}]{at}"
+
+@register(
+    "alpha_ndcg",
+    summary=f"alpha-nDCG@k (Clarke et al. 2008), normalised by ndeval's greedy ideal, {_INTENTS}",
+    formula="sum over r <= k of g(r) / log2(r + 1), over the same of the greedy ideal list; "
+    "g(r) = sum over the intents j of item r of (1 - alpha)^(items above r relevant to j)",
+    params=(ALPHA,),
+    needs_cutoff=True,
+)
+def alpha_ndcg(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """alpha-nDCG@k, ndeval's: the run's alpha-DCG@k over the greedy ideal list's (0 when
+    the run gains nothing). See the module's docstring for g(r) and the ideal."""
+    return s.intent(_request("alpha_ndcg", k, p))
+
+
+@register(
+    "err_ia",
+    summary=f"intent-aware ERR@k as ndeval computes it (alpha-discounted gains), {_INTENTS}",
+    formula="sum over r <= k of g(r) / r, over sum over r <= k of N (1 - alpha)^(r - 1) / r "
+    "(N: the user's intents with a relevant item)",
+    params=(ALPHA,),
+    needs_cutoff=True,
+)
+def err_ia(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """ERR-IA@k, ndeval's "collection-independent" normalisation: every intent covered at
+    every rank is 1. ndeval leaves ERR-IA@1 unnormalised; receval divides it too."""
+    return s.intent(_request("err_ia", k, p))
+
+
+@register(
+    "nerr_ia",
+    summary=f"intent-aware ERR@k normalised by ndeval's greedy ideal list, {_INTENTS}",
+    formula="sum over r <= k of g(r) / r, over the same of the greedy ideal list",
+    params=(ALPHA,),
+    needs_cutoff=True,
+)
+def nerr_ia(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """nERR-IA@k, ndeval's: ERR-IA@k over that of the greedy ideal (0 when the run gains
+    nothing)."""
+    return s.intent(_request("nerr_ia", k, p))
+
+
+@register(
+    "nrbp",
+    summary=f"novelty- and rank-biased precision (Clarke et al. 2009), {_INTENTS}",
+    formula="(1 - (1 - alpha) beta) / N * sum over r of g(r) beta^(r - 1), the whole list",
+    params=(ALPHA, BETA),
+    takes_cutoff=False,
+)
+def nrbp(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """NRBP over the whole list (after max_depth), ndeval's normalisation by the user's
+    intents N."""
+    return s.intent(_request("nrbp", k, p))
+
+
+@register(
+    "nnrbp",
+    summary=f"NRBP normalised by that of ndeval's greedy ideal list, {_INTENTS}",
+    formula="NRBP / NRBP of the greedy ideal list (its whole length)",
+    params=(ALPHA, BETA),
+    takes_cutoff=False,
+)
+def nnrbp(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """nNRBP: NRBP over the ideal's (0 for a user with no relevant item, where ndeval
+    divides 0 by 0)."""
+    return s.intent(_request("nnrbp", k, p))
+
+
+@register(
+    "p_ia",
+    summary=f"intent-aware precision@k (Agrawal et al. 2009), {_INTENTS}",
+    formula="sum over r <= k of (the intents item r is relevant to) / (k N)",
+    needs_cutoff=True,
+)
+def p_ia(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """P-IA@k: precision@k of each intent, averaged over the user's intents (k in the
+    denominator however short the list)."""
+    return s.intent(IntentRequest("p_ia", k, 0.5))
+
+
+@register(
+    "s_recall",
+    summary=f"subtopic recall@k (Zhai et al. 2003): the share of intents covered, {_INTENTS}",
+    formula="|the intents of the items at ranks <= k| / N",
+    needs_cutoff=True,
+)
+def s_recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
+    """S-recall@k: the share of the user's intents with a relevant item in the top k."""
+    return s.intent(IntentRequest("s_recall", k, 0.5))
 
 
 def _text(item: Hashable) -> str:
@@ -145,7 +243,8 @@ def intent_values(
     """One user's value of every request: `ranked` the user's list in rank order (as deep as
     the requests read it), `judged` its relevant (item, intent) pairs (each pair once)."""
     intents_of: dict[Hashable, list[Hashable]] = {}
-    for item, intent in judged:
+    # in one order whatever the rows' order (a gain adds its intents' weights in it)
+    for item, intent in sorted(judged, key=lambda pair: (_text(pair[0]), _text(pair[1]))):
         intents_of.setdefault(item, []).append(intent)
     n = len({intent for _, intent in judged})
     if n == 0:
