@@ -69,7 +69,7 @@ BETA = Param(
 )
 _INTENTS = (
     "over the ground truth's intents (ground_truth.columns.intent; without it, one intent); "
-    "ndeval's conventions (docs/conventions.md, 'Intent-aware measures')"
+    "ndeval's conventions (docs/metrics.md, 'Intent-aware diversity')"
 )
 
 
