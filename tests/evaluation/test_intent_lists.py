@@ -5,6 +5,7 @@ read of it (each item's highest grade over its intents)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,26 @@ def test_ndevals_unnormalised_err_ia_at_1_is_refused_by_its_name(tmp_path: Path)
     config["metrics"] = ["ir_measures:ERR_IA@1"]
     result = invoke("run", write_config(tmp_path, config))
     assert_user_error(result, "ERR_IA@1", "unnormalised", "err_ia@1")
+
+
+def test_inspect_lists_each_item_once_with_its_highest_grade(tmp_path: Path) -> None:
+    config = write_config(tmp_path, diversity(tmp_path))
+    result = invoke("inspect", config, "--user", "1", "--k", "3", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    found = json.loads(result.stdout)
+    user = found["users"][0]
+    listed = [(r["item"], r["relevance"]) for r in user["recommendations"]]
+    assert listed == [(9, 1.0), (100, 0.0), (10, 2.0)]
+    assert user["relevant"] == 2
+
+
+def test_relstrings_read_each_items_highest_grade() -> None:
+    import polars as pl
+
+    from receval_cli.api import relstrings
+
+    preds = pl.DataFrame({"user": [1, 1, 1], "item": [9, 100, 10], "score": [0.9, 0.8, 0.7]})
+    truth = pl.read_csv(TRUTH.encode())
+    columns = {"intent": "intent", "relevance": "rel"}
+    found = relstrings(preds, truth, truth_columns=columns)
+    assert found.filter(pl.col("user") == 1)["relstring"].to_list() == ["102"]
