@@ -4,59 +4,22 @@ hand-computed cases, and properties."""
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from ndeval_golden import GOLDEN, parsed, peer_inputs
 
-from receval_cli.metrics.intent_aware import IntentRequest, ideal_order, intent_values
-
-PEER = Path(__file__).parents[1] / "peers" / "ndeval"
-_NAME = re.compile(r"(?P<name>\w+)(?:\((?P<params>[^)]*)\))?(?:@(?P<k>\d+))?")
-_MEASURE = {
-    "alpha_nDCG": "alpha_ndcg",
-    "ERR_IA": "err_ia",
-    "nERR_IA": "nerr_ia",
-    "NRBP": "nrbp",
-    "nNRBP": "nnrbp",
-    "P_IA": "p_ia",
-    "StRecall": "s_recall",
-}
+from receval_cli.metrics.intent_aware import ideal_order, intent_values
+from receval_cli.metrics.stats import IntentRequest
 
 
 def golden_request(name: str) -> IntentRequest:
-    """ir_measures' printed name (defaults left out) as a request."""
-    match = _NAME.fullmatch(name)
-    assert match is not None, name
-    params = dict(p.split("=") for p in (match["params"] or "").split(",") if p)
-    k = None if match["k"] is None else int(match["k"])
-    alpha, beta = float(params.get("alpha", 0.5)), float(params.get("beta", 0.5))
-    return IntentRequest(_MEASURE[match["name"]], k, alpha, beta)
-
-
-def peer_inputs() -> tuple[dict[str, list[str]], dict[str, list[tuple[str, str]]]]:
-    """Each user's list ranked as pyndeval ranks it (score descending, then the id's text
-    ascending) and each user of the qrels' relevant (item, intent) pairs (rel >= 1)."""
-    scored: dict[str, list[tuple[float, str]]] = {}
-    with open(PEER / "diversity_run.csv", encoding="utf-8") as file:
-        for row in csv.DictReader(file):
-            scored.setdefault(row["user"], []).append((-float(row["score"]), row["item"]))
-    lists = {user: [item for _, item in sorted(rows)] for user, rows in scored.items()}
-    judged: dict[str, list[tuple[str, str]]] = {}
-    with open(PEER / "diversity_truth.csv", encoding="utf-8") as file:
-        for row in csv.DictReader(file):
-            pairs = judged.setdefault(row["user"], [])
-            if int(row["rel"]) >= 1:
-                pairs.append((row["item"], row["intent"]))
-    return lists, judged
-
-
-GOLDEN = json.loads((PEER / "ndeval_golden.json").read_text(encoding="utf-8"))["measures"]
+    """ir_measures' printed name as a request of the per-user computation."""
+    measure, k, params = parsed(name)
+    alpha, beta = (float(params.get(key, 0.5)) for key in ("alpha", "beta"))
+    return IntentRequest(measure, k, alpha, beta)
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))

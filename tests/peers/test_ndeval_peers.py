@@ -16,30 +16,15 @@ in a config), and its nNRBP of a user without relevant items is 0 / 0 (NaN; rece
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 from cli_helpers import per_user_rows, report_metrics, run_report
+from ndeval_golden import GOLDEN, PEER, intent_counts, parsed
 
-PEER = Path(__file__).parent / "ndeval"
-GOLDEN: dict[str, Any] = json.loads((PEER / "ndeval_golden.json").read_text(encoding="utf-8"))[
-    "measures"
-]
-_NAME = re.compile(r"(?P<name>\w+)(?:\((?P<params>[^)]*)\))?(?:@(?P<k>\d+))?")
-_RECEVAL = {
-    "alpha_nDCG": "alpha_ndcg",
-    "ERR_IA": "err_ia",
-    "nERR_IA": "nerr_ia",
-    "NRBP": "nrbp",
-    "nNRBP": "nnrbp",
-    "P_IA": "p_ia",
-    "StRecall": "s_recall",
-}
 NDEVAL = {
     "tie_break": "item_text_asc",
     "score_precision": "float64",
@@ -51,11 +36,10 @@ NDEVAL = {
 def receval_spec(measure: str) -> str:
     """ir_measures' printed name as receval's spec: alpha_nDCG(alpha=0.3)@5 is
     alpha_ndcg@5(alpha=0.3)."""
-    match = _NAME.fullmatch(measure)
-    assert match is not None, measure
-    at = "" if match["k"] is None else f"@{match['k']}"
-    params = f"({match['params']})" if match["params"] else ""
-    return f"{_RECEVAL[match['name']]}{at}{params}"
+    metric, k, params = parsed(measure)
+    at = "" if k is None else f"@{k}"
+    given = ",".join(f"{key}={value}" for key, value in params.items())
+    return f"{metric}{at}({given})" if given else f"{metric}{at}"
 
 
 # the receval specs this module checks (tests/metrics/test_registry_coverage.py)
@@ -75,18 +59,12 @@ def config(metrics: list[str], **settings: Any) -> dict[str, Any]:
     }
 
 
-def intents_of() -> dict[str, int]:
-    truth = pl.read_csv(PEER / "diversity_truth.csv").filter(pl.col("rel") >= 1)
-    counts = truth.group_by("user").agg(pl.col("intent").n_unique())
-    return {str(u): n for u, n in counts.iter_rows()}
-
-
 def test_agrees_with_ndeval_per_user_and_mean(tmp_path: Path) -> None:
     report = run_report(tmp_path, config(list(CHECKED_SPECS)), "ndeval", per_user=True)
     metrics = report_metrics(report)
     rows = per_user_rows(tmp_path, "ndeval").filter(pl.col("status") == "evaluated")
     found = {str(row["user"]): row for row in rows.iter_rows(named=True)}
-    n = intents_of()
+    n = intent_counts()
     for measure, golden in GOLDEN.items():
         spec = receval_spec(measure)
         assert set(found) == set(golden["per_user"]), measure  # every user of the qrels
