@@ -44,7 +44,7 @@ ndeval computes to depth 20 at most; receval at any depth, by the same definitio
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 
 import polars as pl
 
@@ -168,15 +168,11 @@ def s_recall(s: Stats, k: int | None, p: Params) -> pl.Expr:
     return s.intent(IntentRequest("s_recall", k, 0.5))
 
 
-def _text(item: Hashable) -> str:
-    """An item's id as ndeval compares it: its text (an integer id: its decimal text)."""
-    return item if isinstance(item, str) else str(item)
-
-
 def run_gains(
-    ranked: Sequence[Hashable], intents_of: Mapping[Hashable, Collection[Hashable]], alpha: float
+    ranked: Sequence[Hashable], intents_of: Mapping[Hashable, Sequence[Hashable]], alpha: float
 ) -> list[float]:
-    """g(r) for every rank of the list, in rank order (ndeval's computeDCG loop)."""
+    """g(r) for every rank of the list, in rank order (ndeval's computeDCG loop): each
+    item's intents added in the order `intents_of` lists them."""
     seen: dict[Hashable, float] = {}
     gains = []
     for item in ranked:
@@ -190,12 +186,12 @@ def run_gains(
 
 
 def ideal_order(
-    intents_of: Mapping[Hashable, Collection[Hashable]], alpha: float, depth: int | None
+    intents_of: Mapping[Hashable, Sequence[Hashable]], alpha: float, depth: int | None
 ) -> list[Hashable]:
     """ndeval's greedy ideal list (idealResult), `depth` items long (None: every relevant
     item): at each rank the item of the largest gain given those above it; among equal
-    gains, the item whose id's text is last."""
-    left = sorted(intents_of, key=_text)  # ascending text: the later of equals wins
+    gains, the item whose id's text is last (an integer id: its decimal text)."""
+    left = sorted(intents_of, key=str)  # ascending text: the later of equals wins
     weight: dict[Hashable, float] = {}
     order: list[Hashable] = []
     limit = len(left) if depth is None else min(depth, len(left))
@@ -214,25 +210,39 @@ def ideal_order(
     return order
 
 
+_DISCOUNTS = [0.0]  # ndeval's discount at 1-based rank r: log(2) / log(r + 1)
+
+
 def _discount(rank: int) -> float:
-    """ndeval's discount at 1-based rank r: log(2) / log(r + 1) = 1 / log2(r + 1)."""
-    return math.log(2.0) / math.log(rank + 1.0)
+    while len(_DISCOUNTS) <= rank:
+        _DISCOUNTS.append(math.log(2.0) / math.log(len(_DISCOUNTS) + 1.0))
+    return _DISCOUNTS[rank]
 
 
-def _cumulative(gains: Sequence[float], k: int, weight: Callable[[int], float]) -> float:
-    """sum over r <= k of gains[r - 1] * weight(r), added in rank order."""
-    total = 0.0
-    for rank in range(1, min(k, len(gains)) + 1):
-        total += gains[rank - 1] * weight(rank)
-    return total
+class _Sums:
+    """One list's running sums (rank order, as ndeval adds them): alpha-DCG's
+    g(r) * discount(r) and ERR's g(r) / r, read at any cutoff."""
 
+    def __init__(self, gains: list[float]) -> None:
+        self.gains = gains
+        self.dcg: list[float] = []
+        self.err: list[float] = []
+        dcg = err = 0.0
+        for rank, gain in enumerate(gains, start=1):
+            dcg += gain * _discount(rank)
+            err += gain / rank
+            self.dcg.append(dcg)
+            self.err.append(err)
 
-def _nrbp_sum(gains: Sequence[float], beta: float) -> float:
-    total, decay = 0.0, 1.0
-    for gain in gains:
-        total += gain * decay
-        decay *= beta
-    return total
+    def at(self, sums: list[float], k: int) -> float:
+        return sums[min(k, len(sums)) - 1] if sums else 0.0
+
+    def nrbp(self, alpha: float, beta: float, n: int) -> float:
+        total, decay = 0.0, 1.0
+        for gain in self.gains:
+            total += gain * decay
+            decay *= beta
+        return total * ((1.0 - (1.0 - alpha) * beta) / n)
 
 
 def intent_values(
@@ -241,58 +251,58 @@ def intent_values(
     requests: Collection[IntentRequest],
 ) -> dict[IntentRequest, float]:
     """One user's value of every request: `ranked` the user's list in rank order (as deep as
-    the requests read it), `judged` its relevant (item, intent) pairs (each pair once)."""
+    the requests read it), `judged` its relevant (item, intent) pairs (each pair once, in
+    any order)."""
     intents_of: dict[Hashable, list[Hashable]] = {}
-    # in one order whatever the rows' order (a gain adds its intents' weights in it)
-    for item, intent in sorted(judged, key=lambda pair: (_text(pair[0]), _text(pair[1]))):
+    for item, intent in judged:
         intents_of.setdefault(item, []).append(intent)
-    n = len({intent for _, intent in judged})
-    if n == 0:
+    if not intents_of:
         return dict.fromkeys(requests, 0.0)
-    # per alpha: the run's gains and the greedy ideal's, as deep as the requests read it
+    for intents in intents_of.values():  # one order whatever the rows' (a float sum's)
+        intents.sort(key=str)
+    n = len({intent for _, intent in judged})
+    # per alpha: the run's sums and the greedy ideal's, as deep as the requests read it
     deepest: dict[float, int | None] = {}
     for request in requests:
         old = deepest.get(request.alpha, 0)
-        deeper = None if request.k is None or old is None else max(request.k, old)
-        deepest[request.alpha] = deeper
-    by_alpha = {
+        deepest[request.alpha] = None if request.k is None or old is None else max(request.k, old)
+    sums = {
         alpha: (
-            run_gains(ranked, intents_of, alpha),
-            run_gains(ideal_order(intents_of, alpha, depth), intents_of, alpha),
+            _Sums(run_gains(ranked, intents_of, alpha)),
+            _Sums(run_gains(ideal_order(intents_of, alpha, depth), intents_of, alpha)),
         )
         for alpha, depth in deepest.items()
     }
-    values: dict[IntentRequest, float] = {}
-    for request in requests:
-        values[request] = _value(request, ranked, intents_of, n, *by_alpha[request.alpha])
-    return values
+    return {r: _value(r, ranked, intents_of, n, *sums[r.alpha]) for r in requests}
 
 
 def _value(
     request: IntentRequest,
     ranked: Sequence[Hashable],
-    intents_of: Mapping[Hashable, Collection[Hashable]],
+    intents_of: Mapping[Hashable, Sequence[Hashable]],
     n: int,
-    gains: list[float],
-    ideal: list[float],
+    run: _Sums,
+    ideal: _Sums,
 ) -> float:
     measure, k, alpha, beta = request.measure, request.k, request.alpha, request.beta
     if measure in WHOLE_LIST:
-        nrbp = _nrbp_sum(gains, beta) * ((1.0 - (1.0 - alpha) * beta) / n)
+        nrbp = run.nrbp(alpha, beta, n)
         if measure == "nrbp":
             return nrbp
-        best = _nrbp_sum(ideal, beta) * ((1.0 - (1.0 - alpha) * beta) / n)
-        return nrbp / best if nrbp else 0.0
+        return nrbp / ideal.nrbp(alpha, beta, n) if nrbp else 0.0
     assert k is not None
     if measure == "alpha_ndcg":
-        dcg = _cumulative(gains, k, _discount)
-        return dcg / _cumulative(ideal, k, _discount) if dcg else 0.0
-    if measure in ("err_ia", "nerr_ia"):
-        err = _cumulative(gains, k, lambda rank: 1.0 / rank)
-        if measure == "nerr_ia":
-            return err / _cumulative(ideal, k, lambda rank: 1.0 / rank) if err else 0.0
-        everything = [n * (1.0 - alpha) ** (rank - 1) for rank in range(1, k + 1)]
-        return err / _cumulative(everything, k, lambda rank: 1.0 / rank)
+        dcg = run.at(run.dcg, k)
+        return dcg / ideal.at(ideal.dcg, k) if dcg else 0.0
+    if measure == "nerr_ia":
+        err = run.at(run.err, k)
+        return err / ideal.at(ideal.err, k) if err else 0.0
+    if measure == "err_ia":  # over every intent covered at every rank ("ideal ideal")
+        everything, weight = 0.0, float(n)
+        for rank in range(1, k + 1):
+            everything += weight / rank
+            weight *= 1.0 - alpha
+        return run.at(run.err, k) / everything
     top = ranked[:k]
     if measure == "p_ia":
         return sum(len(intents_of.get(item, ())) for item in top) / (k * n)
