@@ -135,6 +135,12 @@ def duplicates_error(source: Input, policy_key: str, found: DuplicatesFound) -> 
         f"user {user!r}, item {item!r} ({copies} rows)" for user, item, copies in found.examples
     )
     fix = f"Remove the duplicates, or set conventions.{policy_key} to say which row counts."
+    intent = _intent_like(source)
+    if intent is not None:  # diversity qrels: each row grades the item for one intent
+        fix = (
+            f"If the rows grade each item per intent ('{intent}'), set "
+            f"ground_truth.columns.intent: {intent}; else {fix[0].lower()}{fix[1:]}"
+        )
     return InputError(
         f"{source.role} file {source.path}: {found.pairs} (user, item) pair(s) appear more "
         f"than once, e.g. {shown}. {fix}",
@@ -143,3 +149,15 @@ def duplicates_error(source: Input, policy_key: str, found: DuplicatesFound) -> 
         found=[{"user": u, "item": i, "rows": n} for u, i, n in found.examples],
         fix=fix,
     )
+
+
+_INTENT_NAMES = ("intent", "subtopic", "iteration", "aspect", "facet")
+
+
+def _intent_like(source: Input) -> str | None:
+    """A ground truth's column whose name says it holds intents (TREC qrels: iteration),
+    where no intent column is set; else None."""
+    if source.role != "ground truth" or "intent" in source.columns:
+        return None
+    names = source.raw.collect_schema().names()
+    return next((n for n in names if n.lower() in _INTENT_NAMES), None)

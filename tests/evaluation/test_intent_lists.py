@@ -149,3 +149,20 @@ def test_relstrings_read_each_items_highest_grade() -> None:
     columns = {"intent": "intent", "relevance": "rel"}
     found = relstrings(preds, truth, truth_columns=columns)
     assert found.filter(pl.col("user") == 1)["relstring"].to_list() == ["102"]
+
+
+@pytest.mark.parametrize("column", ["intent", "subtopic"])
+def test_repeated_items_of_a_truth_with_an_intent_like_column_name_it(
+    tmp_path: Path, column: str
+) -> None:
+    config = diversity(tmp_path, TRUTH.replace("intent", column), columns={"relevance": "rel"})
+    result = invoke("run", write_config(tmp_path, config))
+    assert_user_error(result, "appear more than once", f"ground_truth.columns.intent: {column}")
+
+
+def test_repeated_items_of_trec_qrels_name_the_iteration(tmp_path: Path) -> None:
+    write(tmp_path / "truth.qrels", "1 1 10 1\n1 2 10 1\n")
+    config = diversity(tmp_path)
+    config["ground_truth"] = {"path": "truth.qrels"}
+    result = invoke("run", write_config(tmp_path, config))
+    assert_user_error(result, "appear more than once", "ground_truth.columns.intent: iteration")
