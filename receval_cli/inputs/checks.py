@@ -15,6 +15,7 @@ import polars as pl
 
 from receval_cli.errors import InputError
 from receval_cli.inputs.readers import Input
+from receval_cli.wording import current_audience, setting
 
 _EXAMPLES = 3
 
@@ -137,9 +138,11 @@ def duplicates_error(source: Input, policy_key: str, found: DuplicatesFound) -> 
     fix = f"Remove the duplicates, or set conventions.{policy_key} to say which row counts."
     intent = _intent_like(source)
     if intent is not None:  # diversity qrels: each row grades the item for one intent
+        named = setting("ground_truth", "columns", "intent")
+        given = f"{named}: {intent}" if current_audience() == "config" else f"{named} = '{intent}'"
         fix = (
-            f"If the rows grade each item per intent ('{intent}'), set "
-            f"ground_truth.columns.intent: {intent}; else {fix[0].lower()}{fix[1:]}"
+            f"If the rows grade each item per intent ('{intent}'), set {given}; else "
+            f"{fix[0].lower()}{fix[1:]}"
         )
     return InputError(
         f"{source.role} file {source.path}: {found.pairs} (user, item) pair(s) appear more "
@@ -158,6 +161,8 @@ def _intent_like(source: Input) -> str | None:
     """A ground truth's column whose name says it holds intents (TREC qrels: iteration),
     where no intent column is set; else None."""
     if source.role != "ground truth" or "intent" in source.columns:
+        return None
+    if current_audience() == "convert":  # its options name no intent column
         return None
     names = source.raw.collect_schema().names()
     return next((n for n in names if n.lower() in _INTENT_NAMES), None)

@@ -166,3 +166,26 @@ def test_repeated_items_of_trec_qrels_name_the_iteration(tmp_path: Path) -> None
     config["ground_truth"] = {"path": "truth.qrels"}
     result = invoke("run", write_config(tmp_path, config))
     assert_user_error(result, "appear more than once", "ground_truth.columns.intent: iteration")
+
+
+def test_the_api_names_its_own_argument_for_the_intent_column() -> None:
+    import polars as pl
+
+    import receval
+    from receval_cli.errors import InputError
+
+    preds = pl.read_csv(RUN.encode())
+    truth = pl.read_csv(TRUTH.encode())
+    columns = {"user": "user", "item": "item", "relevance": "rel"}
+    with pytest.raises(InputError, match=r"set truth_columns\['intent'\] = 'intent'"):
+        receval.evaluate(preds, truth, metrics=["ndcg@3"], truth_columns=columns)
+
+
+def test_convert_names_no_intent_setting_it_does_not_have(tmp_path: Path) -> None:
+    write(tmp_path / "truth.csv", TRUTH)
+    result = invoke(
+        "convert", tmp_path / "truth.csv", "--qrels", "--relevance", "rel", "-o", tmp_path / "q"
+    )
+    message = assert_user_error(result, "appear more than once")
+    assert "per intent" not in message
+    assert "columns.intent" not in message
