@@ -189,3 +189,36 @@ def test_convert_names_no_intent_setting_it_does_not_have(tmp_path: Path) -> Non
     message = assert_user_error(result, "appear more than once")
     assert "per intent" not in message
     assert "columns.intent" not in message
+
+
+@pytest.mark.parametrize("dataset", ["ties_int", "tiefree"])
+def test_one_intent_reduces_to_the_plain_measures(tmp_path: Path, dataset: str) -> None:
+    """Without an intent column (one intent), per user: nERR-IA@k is ERR@k with binary
+    grades and R = 1/2 (alpha = 0.5: the same terms, halved, over the same ideal), to
+    1e-12; S-recall@k is hit_rate@k and P-IA@k precision@k, to the bit."""
+    import polars as pl
+    from cli_helpers import per_user_rows
+    from golden_files import GOLDEN
+
+    data = GOLDEN / "data"
+    pairs = [
+        ("nerr_ia@{}", "nerr@{}(grades=binary,max_grade=1)"),
+        ("s_recall@{}", "hit_rate@{}"),
+        ("p_ia@{}", "precision@{}"),
+    ]
+    metrics = [m.format(k) for pair in pairs for m in pair for k in (1, 3, 10)]
+    config = {
+        "predictions": {"path": str(data / f"{dataset}_predictions.csv")},
+        "ground_truth": {"path": str(data / f"{dataset}_truth.csv")},
+        "metrics": metrics,
+    }
+    run_report(tmp_path, config, "one", per_user=True)
+    rows = per_user_rows(tmp_path, "one").filter(pl.col("status") == "evaluated")
+    assert rows.height > 10
+    for intent_aware, plain in pairs:
+        for k in (1, 3, 10):
+            found, expected = rows[intent_aware.format(k)], rows[plain.format(k)]
+            if intent_aware.startswith("nerr"):
+                assert (found - expected).abs().max() < 1e-12
+            else:
+                assert found.equals(expected), (intent_aware, k)
