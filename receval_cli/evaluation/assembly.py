@@ -34,12 +34,7 @@ from receval_cli.evaluation.global_metrics import (
     state_sides,
     universe_of,
 )
-from receval_cli.evaluation.intent_lists import (
-    REPEATED,
-    intent_checks,
-    repeated_error,
-    split_intents,
-)
+from receval_cli.evaluation.intent_lists import REPEATED, intent_checks, split_intents
 from receval_cli.evaluation.item_exposure import exposure_depth, item_exposure, same_exposure
 from receval_cli.evaluation.item_facts import ItemFacts, describes_items, item_facts
 from receval_cli.evaluation.metric_users import guard_ranges
@@ -70,6 +65,7 @@ from receval_cli.evaluation.segment_split import (
 from receval_cli.inputs.checks import (
     duplicates_error,
     find_duplicates,
+    intents_repeated_error,
     raise_for,
     raw_rows,
     totals,
@@ -328,7 +324,7 @@ def raise_checks(merged: Partial, run: FinishContext, facts: ItemFacts) -> Users
     for role, source in zip(ROLES, (predictions, truth), strict=True):
         raise_for(source, {**merged.rows.get(role, {"raw_rows": 1}), **merged.checks[role]})
     if merged.checks["truth"].get(REPEATED):
-        raise repeated_error(truth, merged.checks["truth"][REPEATED])
+        raise intents_repeated_error(truth, merged.checks["truth"][REPEATED])
     for role, source, key in (
         ("predictions", predictions, "duplicates"),
         ("truth", truth, "truth_duplicates"),

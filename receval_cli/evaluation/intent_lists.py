@@ -26,12 +26,10 @@ from collections.abc import Collection
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.errors import InputError
 from receval_cli.evaluation.prepare import graded_rows
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.intent_aware import intent_values
 from receval_cli.metrics.stats import IntentRequest
-from receval_cli.wording import setting
 
 INTENT = "intent"
 _TRIPLE = ["user", INTENT, "item"]
@@ -77,23 +75,6 @@ def intent_checks(rows: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
         repeated = pl.len() - pl.struct(_TRIPLE).n_unique()
         checks.append(repeated.cast(pl.Int64).alias(REPEATED))
     return rows.select(checks)
-
-
-def repeated_error(truth: Input, count: int) -> InputError:
-    """The error of a ground truth whose (user, intent, item) rows repeat."""
-    key = "conventions.truth_duplicates"
-    fix = f"Remove the repeated rows, or set {key} to first or max."
-    column = truth.source_column(INTENT)
-    return InputError(
-        f"{truth.role} file {truth.path}: {count} row(s) repeat a (user, {column}, item) "
-        f"of an earlier row (with {setting('ground_truth', 'columns', 'intent')}, an item "
-        f"is graded once per intent). {fix}",
-        key=key,
-        path=truth.path,
-        column=column,
-        found={"repeated_rows": count},
-        fix=fix,
-    )
 
 
 def intent_table(

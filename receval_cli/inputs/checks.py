@@ -166,3 +166,21 @@ def _intent_like(source: Input) -> str | None:
         return None
     names = source.raw.collect_schema().names()
     return next((n for n in names if n.lower() in _INTENT_NAMES), None)
+
+
+def intents_repeated_error(truth: Input, count: int) -> InputError:
+    """The error of a ground truth read with an intent column whose (user, intent, item)
+    rows repeat (`count` rows repeat an earlier one)."""
+    key = "conventions.truth_duplicates"
+    fix = f"Remove the repeated rows, or set {key} to first or max."
+    column = truth.source_column("intent")
+    return InputError(
+        f"{truth.role} file {truth.path}: {count} row(s) repeat a (user, {column}, item) "
+        f"of an earlier row (with {setting('ground_truth', 'columns', 'intent')}, an item "
+        f"is graded once per intent). {fix}",
+        key=key,
+        path=truth.path,
+        column=column,
+        found={"repeated_rows": count},
+        fix=fix,
+    )

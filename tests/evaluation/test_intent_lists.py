@@ -222,3 +222,28 @@ def test_one_intent_reduces_to_the_plain_measures(tmp_path: Path, dataset: str) 
                 assert (found - expected).abs().max() < 1e-12
             else:
                 assert found.equals(expected), (intent_aware, k)
+
+
+def test_convert_writes_trec_diversity_qrels(tmp_path: Path) -> None:
+    write(tmp_path / "truth.csv", TRUTH)
+    out = tmp_path / "truth.qrels"
+    args = ("--qrels", "--relevance", "rel", "--intent", "intent", "-o", out)
+    result = invoke("convert", tmp_path / "truth.csv", *args)
+    assert result.exit_code == 0, result.stderr
+    # sorted by user, intent, item; the intent in the iteration field
+    assert out.read_text() == "1 a 9 1\n1 a 10 1\n1 b 10 2\n1 b 100 0\n2 x 9 1\n"
+    config = diversity(tmp_path)
+    config["conventions"] = {"tie_break": "item_text_desc"}
+    csv = report_metrics(run_report(tmp_path, config, "csv"))
+    config["ground_truth"] = {"path": "truth.qrels", "columns": {"intent": "iteration"}}
+    assert report_metrics(run_report(tmp_path, config, "trec")) == csv
+
+
+def test_convert_refuses_repeated_intent_rows_and_intent_for_runs(tmp_path: Path) -> None:
+    write(tmp_path / "truth.csv", TRUTH + "1,a,9,2\n")
+    args = ("--qrels", "--relevance", "rel", "--intent", "intent", "-o", tmp_path / "q")
+    result = invoke("convert", tmp_path / "truth.csv", *args)
+    assert_user_error(result, "1 row(s) repeat a (user, intent, item)")
+    write(tmp_path / "run.csv", RUN)
+    result = invoke("convert", tmp_path / "run.csv", "--intent", "x", "-o", tmp_path / "r")
+    assert_user_error(result, "--intent is for --qrels only")
