@@ -36,6 +36,11 @@ def audience(name: str) -> Iterator[None]:
         _AUDIENCE.reset(token)
 
 
+def current_audience() -> str:
+    """Who set the settings being worded: "config", "api" or "convert"."""
+    return _AUDIENCE.get()
+
+
 def setting(section: str, *field: str) -> str:
     """The name of a setting: `section` is the input's config section ("predictions",
     "ground_truth", ...), `field` the keys below it (("columns", "user"), ("separator",))."""

@@ -12,7 +12,9 @@ catalog.jsonl (every item: title, genre, tags, an 8-number embedding) and intera
 (a training log that favours popular items) feed the beyond-accuracy metrics
 (configs/beyond.yaml). popular_predictions.csv is a most-popular baseline model
 (configs/compare.yaml). users.csv gives each user a country and whether they are new
-(configs/segments.yaml).
+(configs/segments.yaml). diversity_qrels.txt and diversity_run.txt are TREC diversity qrels
+(`topic intent doc rel`: 12 ambiguous queries of 2-4 intents each) and a run of 10
+documents per query (configs/diversity.yaml).
 """
 
 from __future__ import annotations
@@ -158,6 +160,27 @@ def build_users() -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["user_id", "country", "new_user"], orient="row")
 
 
+def build_diversity() -> tuple[str, str]:
+    """TREC diversity qrels and a run, as text: each query has 2-4 intents and 30 judged
+    documents, a document relevant to one or two of them (grades 0-2); the run lists 10
+    documents per query, favouring the first intent (a system that misses the others)."""
+    rng = random.Random(5252)
+    qrels, run = [], []
+    for topic in range(101, 113):
+        intents = rng.randint(2, 4)
+        docs = [f"d{topic}-{n:02d}" for n in range(1, 31)]
+        weight = {}
+        for doc in docs:
+            for intent in rng.sample(range(1, intents + 1), rng.choice([1, 1, 2])):
+                grade = rng.choice([0, 1, 1, 2])
+                qrels.append(f"{topic} {intent} {doc} {grade}")
+                weight[doc] = weight.get(doc, 0.0) + grade * (2.0 if intent == 1 else 0.5)
+        ranked = sorted(docs, key=lambda d: weight.get(d, 0.0) + rng.random(), reverse=True)
+        for rank, doc in enumerate(ranked[:10], start=1):
+            run.append(f"{topic} Q0 {doc} {rank} {round(20 - rank * 1.5, 2)} sample")
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
+
+
 def _sigmoid(x: float) -> float:
     return 1 / (1 + math.exp(-x))
 
@@ -177,6 +200,9 @@ def main() -> None:
             handle.write(json.dumps(row) + "\n")
     truth.write_parquet(HERE / "ground_truth.parquet")
     build_users().write_csv(HERE / "users.csv")
+    qrels, run = build_diversity()
+    (HERE / "diversity_qrels.txt").write_text(qrels, encoding="utf-8")
+    (HERE / "diversity_run.txt").write_text(run, encoding="utf-8")
     lists = predictions.sort(["user_id", "score", "item_id"], descending=[False, True, True])
     lists = lists.group_by("user_id", maintain_order=True).agg(pl.col("item_id").alias("items"))
     with open(HERE / "predictions_lists.jsonl", "w", encoding="utf-8") as handle:

@@ -44,6 +44,9 @@ def test_shipped_files_are_the_generator_output() -> None:
     assert_frame_equal(popular, generator().build_popular_model(predictions, interactions))
     users = pl.read_csv(ROOT / "sample_data" / "users.csv")
     assert_frame_equal(users, generator().build_users())
+    qrels, run = generator().build_diversity()
+    assert (ROOT / "sample_data" / "diversity_qrels.txt").read_text(encoding="utf-8") == qrels
+    assert (ROOT / "sample_data" / "diversity_run.txt").read_text(encoding="utf-8") == run
 
 
 def test_bundled_configs_run() -> None:
@@ -51,6 +54,6 @@ def test_bundled_configs_run() -> None:
 
     from receval_cli.cli.app import app
 
-    for config in ("quickstart", "ratings", "ctr", "beyond", "compare", "segments"):
+    for config in ("quickstart", "ratings", "ctr", "beyond", "compare", "segments", "diversity"):
         result = CliRunner().invoke(app, ["run", str(ROOT / "configs" / f"{config}.yaml")])
         assert result.exit_code == 0, (config, result.stderr)

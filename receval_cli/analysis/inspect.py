@@ -22,6 +22,7 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.engines.run_plan import plan_reading
 from receval_cli.errors import InputError, InternalError, UsageError, did_you_mean
 from receval_cli.evaluation.assembly import evaluate_aligned
+from receval_cli.evaluation.intent_lists import split_intents
 from receval_cli.evaluation.metric_groups import merged_report
 from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.evaluation.prepare import (
@@ -198,7 +199,8 @@ def _gather(
     ranked = ranked_items(lists)
     if by == "score":
         ranked = ranked.join(deduped.select(*_KEY, "score"), on=_KEY, how="left")
-    judged = index_truth(truth.frame.filter(chosen_users), conventions).rename({"rel": "relevance"})
+    items = split_intents(truth, conventions)[0]  # each item once, its highest grade
+    judged = index_truth(items.frame.filter(chosen_users), conventions).rename({"rel": "relevance"})
     top = (
         ranked.filter(pl.col("rank") <= k)
         .join(judged, on=_KEY, how="left")

@@ -63,6 +63,13 @@ def convert(
         str | None,
         typer.Option(help="--qrels: with --items, a list column of grades."),
     ] = None,
+    intent: Annotated[
+        str | None,
+        typer.Option(
+            help="--qrels: the intent (subtopic) column: write TREC diversity qrels "
+            "(`query intent docno grade`)."
+        ),
+    ] = None,
     file_format: Annotated[
         str | None, typer.Option("--format", help="csv, tsv, parquet, jsonl or trec.")
     ] = None,
@@ -89,7 +96,7 @@ def convert(
         runs_only = {"--score": score is not None, "--rank": rank is not None}
         runs_only |= {"--tie-break": tie_break != "item_desc", "--tag": tag != "receval"}
         columns = {"user": user, "item": item, "items": items}
-        columns |= {"relevance": relevance, "relevances": relevances}
+        columns |= {"relevance": relevance, "relevances": relevances, "intent": intent}
 
         def qrels_config() -> GroundTruthConfig:
             for name, value in runs_only.items():
@@ -103,8 +110,9 @@ def convert(
             source, output, qrels_config, lambda c: trec_qrels(read_ground_truth(c, source))
         )
         return
-    if relevance is not None or relevances is not None:
-        name = "--relevance" if relevance is not None else "--relevances"
+    qrels_only = {"--relevance": relevance, "--relevances": relevances, "--intent": intent}
+    if any(value is not None for value in qrels_only.values()):
+        name = next(key for key, value in qrels_only.items() if value is not None)
         fix = "add --qrels to write a ground truth as qrels, or leave it out."
         raise error_exit(UsageError(f"{name} is for --qrels only; {fix}", key=name, fix=fix))
     columns = {"user": user, "item": item, "score": score, "rank": rank, "items": items}

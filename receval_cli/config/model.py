@@ -84,6 +84,11 @@ class TruthColumns(_Strict):
     propensity: str | None = Field(
         None, description="Logged data: the logging policy's probability of the item (ctr)."
     )
+    intent: str | None = Field(
+        None,
+        description="The intent (subtopic) each row grades the item for: the intent-aware "
+        "metrics' key (user, intent, item); TREC diversity qrels: iteration.",
+    )
 
 
 class _FileConfig(_Strict):

@@ -287,7 +287,10 @@ def evaluate_bucket(
     rows = truth if kinds is None else truth.filter(kinds == "truth")
     p = _input("predictions", layout, predictions)
     logged = ["propensity"] if shipped.get("log_propensity") else []  # a click log's
-    t = _input("ground truth", "graded", rows.select("user", "item", "rel", *logged))
+    intent = ["intent"] if shipped.get("truth_intent") else []  # the rows' intents
+    t = _input("ground truth", "graded", rows.select("user", "item", "rel", *logged, *intent))
+    if intent:  # read with an intent column (evaluation/intent_lists.py)
+        t = dataclasses.replace(t, columns={"intent": "intent"})
     sources = Sources()
     if kinds is not None and shipped.get("interactions"):
         known = truth.filter(kinds == "known").select("user", "item")
@@ -521,6 +524,7 @@ def _evaluate(
     shipped["unknown_items"] = config.unknown_items.check
     # the click log's propensities (a catalog's, of kind "catalog", share the column)
     shipped["log_propensity"] = "propensity" in tmapping
+    shipped["truth_intent"] = "intent" in tmapping
     if any(lookup(s.name).scope == "logged" for s in specs) and "propensity" not in tmapping:
         shipped["log_items"] = truth.select("item").distinct().count()  # 1 / it: the propensity
     spool = PerUserSpool() if per_user else None

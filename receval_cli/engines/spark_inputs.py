@@ -250,7 +250,7 @@ def canonical_predictions(frame: SparkFrame, source: Input, separator: str) -> S
 
 
 def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFrame:
-    """(user, item, rel[, propensity]) by the mapping of `source` (polars'
+    """(user, item, rel[, propensity][, intent]) by the mapping of `source` (polars'
     map_ground_truth): one row per item, or lists of items with or without their grades."""
     from pyspark.sql import functions as F
 
@@ -280,6 +280,9 @@ def canonical_truth(frame: SparkFrame, source: Input, separator: str) -> SparkFr
         if "propensity" in cols
         else []
     )
+    # the intent each row grades the item for (the intent-aware metrics)
+    if "intent" in cols:
+        logged.append(F.col(cols["intent"]).cast("string").alias("intent"))
     return frame.select(user, F.col(cols["item"]).alias("item"), rel.alias("rel"), *logged)
 
 

@@ -35,6 +35,7 @@ from receval_cli.evaluation.global_metrics import (
     state_sides,
     universe_of,
 )
+from receval_cli.evaluation.intent_lists import REPEATED, intent_checks, split_intents
 from receval_cli.evaluation.item_exposure import exposure_depth, item_exposure, same_exposure
 from receval_cli.evaluation.item_facts import ItemFacts, describes_items, item_facts
 from receval_cli.evaluation.metric_users import guard_ranges
@@ -65,6 +66,7 @@ from receval_cli.evaluation.segment_split import (
 from receval_cli.inputs.checks import (
     duplicates_error,
     find_duplicates,
+    intents_repeated_error,
     raise_for,
     raw_rows,
     totals,
@@ -133,17 +135,21 @@ def bucket_partial(
     its checks and its counts, and what `task` asks beside them."""
     engine, segments = task.engine, task.segments
     sources = sources or Sources()
+    read_truth = truth  # as read: its rows counted and fingerprinted
+    truth, intents = split_intents(truth, conventions)
     user_specs = tuple(s for s in specs if lookup(s.name).scope == "user")
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
     pair_specs = tuple(s for s in specs if lookup(s.name).scope == "pairs")
     deepening = (*global_specs, *task.list_specs)
     # the truth's digest (and the reference's items) do not depend on the lists: read
     # while the lists are (polars releases the GIL), not after them
-    early = [truth_digest(truth)]
+    early = [truth_digest(read_truth)]
     if task.reference is not None and task.reference_ahead:
         early.append(task.reference)
     early_tables = _collect_meanwhile(early, engine)
-    plan = per_user_frame(predictions, truth, user_specs, conventions, sources, deepening, engine)
+    plan = per_user_frame(
+        predictions, truth, user_specs, conventions, sources, deepening, engine, intents
+    )
     users = plan.frame if plan.users is None else plan.users
     sides = state_sides(truth, sources, conventions)
     states = state_queries(
@@ -159,9 +165,10 @@ def bucket_partial(
     # every query of the bucket, by what it is for; collected together in one pass
     groups: dict[str, list[pl.LazyFrame]] = {"rows": [], "recommended": [], "exposure": []}
     if task.count_rows == "raw":
-        groups["rows"] = [raw_rows(predictions), raw_rows(truth)]
+        groups["rows"] = [raw_rows(predictions), raw_rows(read_truth)]
     elif task.count_rows == "bucket":
-        groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in (predictions, truth)]
+        read = (predictions, read_truth)
+        groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in read]
     if listed:
         groups["recommended"] = [plan.recommended_items()]
     exposure_state = None  # the state that is the report's exposure already, if any
@@ -185,6 +192,7 @@ def bucket_partial(
         reference_items = reference[0] if reference else task.reference
         groups["unknown"] = [unknown_items.unknown_query(recommended, reference_items)]
     groups["digest"] = [digest]
+    groups["intents"] = [] if intents is None else [intent_checks(intents, conventions)]
     groups["extra"] = list(task.extra)
     # what the segments' global and rating metrics are computed from, split by segment
     segment_tables: dict[str, pl.LazyFrame] = {}
@@ -223,6 +231,9 @@ def bucket_partial(
         "predictions": _counts(apart.get(PREDICTION_CHECKS, per_user), PREDICTION_CHECKS),
         "truth": _counts(apart.get(TRUTH_CHECKS, per_user), TRUTH_CHECKS),
     }
+    for table in found["intents"]:
+        counts = table.row(0, named=True).items()
+        partial.checks["truth"].update({k: int(v or 0) for k, v in counts})
     partial.duplicates = _duplicates(per_user, predictions, truth)
     partial.states = {name: [table] for name, table in zip(states, found["states"], strict=True)}
     partial.recommended = found["recommended"]
@@ -335,6 +346,8 @@ def raise_checks(merged: Partial, run: FinishContext, facts: ItemFacts) -> Users
     predictions, truth = run.predictions, run.truth
     for role, source in zip(ROLES, (predictions, truth), strict=True):
         raise_for(source, {**merged.rows.get(role, {"raw_rows": 1}), **merged.checks[role]})
+    if merged.checks["truth"].get(REPEATED):
+        raise intents_repeated_error(truth, merged.checks["truth"][REPEATED])
     for role, source, key in (
         ("predictions", predictions, "duplicates"),
         ("truth", truth, "truth_duplicates"),

@@ -94,7 +94,7 @@ def _gain(kind: str) -> int | None:
 def requests(stats: Stats) -> Requests | None:
     """The kernel's requests for these statistics, or None when one is not the kernel's
     (none under tie_break expected: the kernel ranks in one order)."""
-    if stats.expected_ties or stats.lists.aggregations:
+    if stats.expected_ties or stats.lists.aggregations or stats.intents:
         return None
     if stats.needs_catalog or stats.truth_columns_on_hits or stats.list_columns_on_hits:
         return None

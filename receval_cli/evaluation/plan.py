@@ -19,6 +19,7 @@ from receval_cli.config.loading import LoadedConfig
 from receval_cli.errors import InputError, RecEvalError
 from receval_cli.evaluation import kernel_core, list_sums, list_walk
 from receval_cli.evaluation.global_metrics import recommended_items
+from receval_cli.evaluation.intent_lists import intent_table
 from receval_cli.evaluation.metric_users import EVALUATED
 from receval_cli.evaluation.numpy_ahead import import_numpy_meanwhile
 from receval_cli.evaluation.prepare import (
@@ -191,6 +192,7 @@ def per_user_frame(
     sources: Sources | None = None,
     list_specs: tuple[MetricSpec, ...] = (),
     engine: Any = "auto",
+    intents: pl.LazyFrame | None = None,
 ) -> Plan:
     """The lazy per-user table: statistics, checks, status and one column per metric.
 
@@ -198,7 +200,8 @@ def per_user_frame(
     ground truth (|R|, ideal DCGs, checks), the hits (every statistic of the recommended
     items that are in the ground truth) and, for beyond-accuracy metrics, the recs (every
     recommended item with its side columns). `list_specs` (global metrics) only deepen the
-    lists.
+    lists. `intents`: the ground truth's intent rows, for the intent-aware metrics
+    (evaluation/intent_lists.py; None: one intent).
     """
     sources = sources or Sources()
     stats, exprs = metric_exprs(specs, conventions, sources)
@@ -266,6 +269,9 @@ def per_user_frame(
         ranked = ranked_items(lists)
         recs = recs_aggregates(ranked, stats, sources, indexed, conventions, recs_depth)
         frame = frame.join(recs, on="user", how="left")
+    if stats.intents:
+        table = intent_table(lists, truth.frame, intents, stats.intents, conventions)
+        frame = frame.join(table, on="user", how="left")
     if stats.needs_catalog:
         assert sources.catalog is not None  # metric_exprs refuses the metric without it
         size = sources.catalog.frame.select(pl.len().cast(pl.Int64).alias("catalog_items"))

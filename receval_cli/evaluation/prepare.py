@@ -140,12 +140,20 @@ def index_truth(frame: pl.LazyFrame, conventions: Conventions) -> pl.LazyFrame:
         frame = keep_first(frame)
     elif conventions.truth_duplicates == "max":
         frame = frame.group_by(_KEY).agg(pl.col("rel").max())
+    return graded_rows(frame, conventions)
+
+
+def graded_rows(
+    frame: pl.LazyFrame, conventions: Conventions, keep: tuple[str, ...] = ()
+) -> pl.LazyFrame:
+    """(user, item, *keep, rel, relevant): the grades read as `fractional_grades` says,
+    and the relevant items marked (rel >= relevance_threshold)."""
     grade = pl.col("rel")
     if conventions.fractional_grades == "truncate":  # toward zero, as C's atol reads "2.5"
         grade = grade.cast(pl.Float64)
         grade = pl.when(grade >= 0).then(grade.floor()).otherwise(grade.ceil())
     relevant = grade >= conventions.relevance_threshold
-    return frame.select("user", "item", grade.alias("rel"), relevant.alias("relevant"))
+    return frame.select("user", "item", *keep, grade.alias("rel"), relevant.alias("relevant"))
 
 
 def join_hits(ranked: pl.LazyFrame, truth: pl.LazyFrame) -> pl.LazyFrame:

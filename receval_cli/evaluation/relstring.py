@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
+from receval_cli.evaluation.intent_lists import split_intents
 from receval_cli.evaluation.prepare import (
     dedupe_predictions,
     index_truth,
@@ -53,7 +54,8 @@ def relstring_table(
     deduped = dedupe_predictions(scored, by, conventions.duplicates)
     limit = length if conventions.max_depth is None else min(length, conventions.max_depth)
     lists = rank_lists(deduped, by, conventions.tie_break, limit, [])
-    indexed = index_truth(truth.frame, conventions)
+    items = split_intents(truth, conventions)[0]  # each item once, its highest grade
+    indexed = index_truth(items.frame, conventions)
     rows = ranked_items(lists).join(indexed, on=["user", "item"], how="left")
     texts = rows.group_by("user").agg(
         relstring_char(pl.col("rel")).sort_by(pl.col("rank")).str.join("").alias("relstring")

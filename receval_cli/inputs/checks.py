@@ -15,6 +15,7 @@ import polars as pl
 
 from receval_cli.errors import InputError
 from receval_cli.inputs.readers import Input
+from receval_cli.wording import current_audience, setting
 
 _EXAMPLES = 3
 
@@ -135,11 +136,51 @@ def duplicates_error(source: Input, policy_key: str, found: DuplicatesFound) -> 
         f"user {user!r}, item {item!r} ({copies} rows)" for user, item, copies in found.examples
     )
     fix = f"Remove the duplicates, or set conventions.{policy_key} to say which row counts."
+    intent = _intent_like(source)
+    if intent is not None:  # diversity qrels: each row grades the item for one intent
+        named = setting("ground_truth", "columns", "intent")
+        given = f"{named}: {intent}" if current_audience() == "config" else f"{named} = '{intent}'"
+        fix = (
+            f"If the rows grade each item per intent ('{intent}'), set {given}; else "
+            f"{fix[0].lower()}{fix[1:]}"
+        )
     return InputError(
         f"{source.role} file {source.path}: {found.pairs} (user, item) pair(s) appear more "
         f"than once, e.g. {shown}. {fix}",
         key=f"conventions.{policy_key}",
         path=source.path,
         found=[{"user": u, "item": i, "rows": n} for u, i, n in found.examples],
+        fix=fix,
+    )
+
+
+_INTENT_NAMES = ("intent", "subtopic", "iteration", "aspect", "facet")
+
+
+def _intent_like(source: Input) -> str | None:
+    """A ground truth's column whose name says it holds intents (TREC qrels: iteration),
+    where no intent column is set; else None."""
+    if source.role != "ground truth" or "intent" in source.columns:
+        return None
+    if current_audience() == "convert":  # its options name no intent column
+        return None
+    names = source.raw.collect_schema().names()
+    return next((n for n in names if n.lower() in _INTENT_NAMES), None)
+
+
+def intents_repeated_error(truth: Input, count: int) -> InputError:
+    """The error of a ground truth read with an intent column whose (user, intent, item)
+    rows repeat (`count` rows repeat an earlier one)."""
+    key = "conventions.truth_duplicates"
+    fix = f"Remove the repeated rows, or set {key} to first or max."
+    column = truth.source_column("intent")
+    return InputError(
+        f"{truth.role} file {truth.path}: {count} row(s) repeat a (user, {column}, item) "
+        f"of an earlier row (with {setting('ground_truth', 'columns', 'intent')}, an item "
+        f"is graded once per intent). {fix}",
+        key=key,
+        path=truth.path,
+        column=column,
+        found={"repeated_rows": count},
         fix=fix,
     )

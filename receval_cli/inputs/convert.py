@@ -22,6 +22,7 @@ from receval_cli.inputs.checks import (
     check_exprs,
     duplicates_error,
     find_duplicates,
+    intents_repeated_error,
     raise_for,
     raw_rows,
     totals,
@@ -90,15 +91,18 @@ def trec_run(source: Input, tie_break: str, tag: str) -> pl.DataFrame:
 
 
 def trec_qrels(source: Input) -> tuple[pl.DataFrame, list[str]]:
-    """The ground truth as TREC qrels: user, 0, item, grade, sorted by user then item, a
+    """The ground truth as TREC qrels: user, 0, item, grade, sorted by user then item (read
+    with an intent column, TREC diversity qrels: user, intent, item, grade, sorted by user,
+    intent, item), a
     user's grades in the file's order otherwise (the frame); and what to tell the user
     (a grade trec_eval reads otherwise). Grades are written as integers where every one
     is whole, as written otherwise; the input checks run first (nulls, NaN, infinite
     grades, repeated pairs)."""
-    grouped = _checked_lists(
-        source, (pl.col("item"), pl.col("rel")), "rel", "truth_duplicates", "qrels"
-    )
-    qrels = grouped.select("user", "item", "rel").explode(["item", "rel"]).sort("user", "item")
+    intent = ["intent"] if "intent" in source.columns else []  # diversity qrels
+    columns = (pl.col("item"), pl.col("rel"), *map(pl.col, intent))
+    grouped = _checked_lists(source, columns, "rel", "truth_duplicates", "qrels")
+    listed = ["item", "rel", *intent]
+    qrels = grouped.select("user", *listed).explode(listed).sort("user", *intent, "item")
     grades = qrels.get_column("rel")
     whole = bool((grades == grades.floor()).all())
     notes = []
@@ -112,7 +116,7 @@ def trec_qrels(source: Input) -> tuple[pl.DataFrame, list[str]]:
     grade = pl.col("rel").cast(pl.Int64) if whole else pl.col("rel")
     frame = qrels.select(
         pl.col("user").cast(pl.String),
-        pl.lit("0").alias("iteration"),
+        (pl.col("intent") if intent else pl.lit("0")).alias("iteration"),
         pl.col("item").cast(pl.String),
         grade.alias("relevance"),
     )
@@ -125,11 +129,15 @@ def _checked_lists(
     """Each user's `columns` as lists, once the input checks pass: the file readable,
     rows, no null or NaN (nor an infinite grade), no repeated (user, item) (`policy`: the
     convention that would say which row counts), no id a TREC `kind` cannot carry."""
+    intent = "intent" in source.columns  # key (user, intent, item): diversity qrels
+    key = pl.struct("intent", "item") if intent else pl.col("item")
+    checks = [pl.col("intent").null_count().alias(f"{_CHECKS}null:intent")] if intent else []
     lists = source.frame.group_by("user").agg(
         *columns,
-        pl.col("item").n_unique().alias("distinct"),
+        key.n_unique().alias("distinct"),
         pl.len().alias("rows"),
         *check_exprs(_CHECKS, value),
+        *checks,
     )
     try:
         grouped, rows = pl.collect_all([lists, raw_rows(source)])
@@ -141,6 +149,9 @@ def _checked_lists(
             found=first,
         ) from None
     raise_for(source, {**totals(grouped, _CHECKS), **rows.row(0, named=True)})
+    if intent and (grouped["rows"] != grouped["distinct"]).any():
+        repeated = int((grouped["rows"] - grouped["distinct"]).sum())
+        raise intents_repeated_error(source, repeated)
     if (grouped["rows"] != grouped["distinct"]).any():
         raise duplicates_error(source, policy, find_duplicates(source.frame))
     _refuse_blanks(grouped, source, kind)
@@ -149,7 +160,7 @@ def _checked_lists(
 
 def _refuse_blanks(grouped: pl.DataFrame, source: Input, kind: str = "run") -> None:
     """TREC fields are separated by white space, so an id may not contain any."""
-    for column in ("user", "item"):
+    for column in ("user", "item", *(["intent"] if "intent" in grouped.columns else [])):
         values = grouped.get_column(column)
         if values.dtype == pl.List:
             values = values.explode()

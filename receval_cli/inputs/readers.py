@@ -280,6 +280,18 @@ def map_ground_truth(
     role = "ground truth"
     schema, user = user_column(raw, cols.user, role, path)
     mapping = {"user": cols.user}
+    if cols.items is not None and cols.intent is not None:
+        key = setting("ground_truth", "columns", "intent")
+        item_key = setting("ground_truth", "columns", "item")
+        fix = f"Write one row per (user, intent, item) and set {item_key}."
+        raise InputError(
+            f"{role} file {path}: {key} needs one row per item, and "
+            f"{setting('ground_truth', 'columns', 'items')} is a list layout. {fix}",
+            key=key,
+            path=path,
+            found=cols.items,
+            fix=fix,
+        )
     if cols.items is not None:
         require_column(schema, cols.items, role, path, "items")
         items = list_items(raw, schema, cols.items, list_separator, role, path)
@@ -335,6 +347,10 @@ def map_ground_truth(
             check_numeric(raw, schema, propensity, role, path, "propensity")
             columns["propensity"] = pl.col(propensity).cast(pl.Float64)
             mapping["propensity"] = propensity
+        if cols.intent is not None:
+            require_column(schema, cols.intent, role, path, "intent")
+            columns["intent"] = pl.col(cols.intent).cast(pl.String)
+            mapping["intent"] = cols.intent
         frame = with_row(raw, columns)
         layout = "graded" if relevance is not None else "binary"
     return Input(role, path, fmt, layout, mapping, frame, raw)

@@ -3,6 +3,7 @@
 from receval_cli.metrics import ranking as ranking  # noqa: I001 (registry order)
 from receval_cli.metrics import trec_gain as trec_gain
 from receval_cli.metrics import cascade as cascade
+from receval_cli.metrics import intent_aware as intent_aware
 from receval_cli.metrics import counts as counts
 from receval_cli.metrics import judged as judged
 from receval_cli.metrics import classification as classification

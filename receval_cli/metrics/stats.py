@@ -273,6 +273,25 @@ def calibration_column(request: CalibrationRequest, k: int | None, alpha: float)
     return f"miscalibration[{feature},{weights},{alpha!r}]@{cutoff_label(k)}"
 
 
+@dataclass(frozen=True)
+class IntentRequest:
+    """One intent-aware value a metric asks for (metrics/intent_aware.py): the measure, its
+    cutoff (None: the whole list, for nrbp and nnrbp), alpha and beta (NRBP's patience;
+    0.5 where the measure does not read it). Its per-user table is
+    evaluation/intent_lists.py's."""
+
+    measure: str
+    k: int | None
+    alpha: float
+    beta: float = 0.5
+
+    @property
+    def column(self) -> str:
+        """The per-user table's column of this value."""
+        at = "" if self.k is None else f"@{self.k}"
+        return f"intent[{self.measure},{self.alpha!r},{self.beta!r}]{at}"
+
+
 class OrderDependent(ValueError):
     """Under tie_break expected: the metric, as asked, has no closed-form expected value
     over the orders of tied items (metrics/tie_expectation.py)."""
@@ -321,6 +340,8 @@ class Stats:
         # per-row weight and discount, and the cutoffs it is read at
         self.ideal_terms: dict[str, tuple[pl.Expr, str | None]] = {}
         self.ideal_cutoffs: dict[str, set[int | None]] = {}
+        # the intent-aware values asked for (intent): one per-user table computes them all
+        self.intents: set[IntentRequest] = set()
 
     def side(self, name: str) -> pl.Expr:
         """A side column of the recs table; the evaluation joins it in (see SIDES)."""
@@ -441,6 +462,12 @@ class Stats:
         self.recs_cutoffs.add(k)
         self.calibration.setdefault((feature, weights), set()).add((k, alpha))
         return pl.col(calibration_column((feature, weights), k, alpha))
+
+    def intent(self, request: IntentRequest) -> pl.Expr:
+        """An intent-aware value of the user (evaluation/intent_lists.py); 0 for a user
+        with no relevant item."""
+        self.intents.add(request)
+        return pl.col(request.column).fill_null(0.0)
 
     def n_relevant(self) -> pl.Expr:
         """Relevant items in the ground truth (|R|)."""

@@ -4,6 +4,7 @@ what each means in receval, with the conventions of the provider that computes i
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -62,9 +63,17 @@ IR_MEASURES: dict[str, _IrMeasure] = {
         "judged@{k}(denominator=list_length,negative_grades=judged)", "judged", _DOCNO_ASC, ()
     ),
     "ERR": _IrMeasure("err@{k}", "gdeval", _GDEVAL, (), "required"),
-    "nERR_IA": _IrMeasure(
-        "nerr@{k}(grades=binary,max_grade=1)", "pyndeval", _DOCNO_ASC, cutoff="required"
+    # pyndeval (ndeval's C code): the qrels' iteration is the intent (a plain qrels file:
+    # one intent); receval reads it from ground_truth.columns.intent (metrics/intent_aware.py)
+    "alpha_nDCG": _IrMeasure(
+        "alpha_ndcg@{k}", "pyndeval", _DOCNO_ASC, ("rel", "alpha"), "required"
     ),
+    "ERR_IA": _IrMeasure("err_ia@{k}", "pyndeval", _DOCNO_ASC, cutoff="required"),
+    "nERR_IA": _IrMeasure("nerr_ia@{k}", "pyndeval", _DOCNO_ASC, cutoff="required"),
+    "NRBP": _IrMeasure("nrbp", "pyndeval", _DOCNO_ASC, ("rel", "alpha", "beta"), "none"),
+    "nNRBP": _IrMeasure("nnrbp", "pyndeval", _DOCNO_ASC, ("rel", "alpha", "beta"), "none"),
+    "P_IA": _IrMeasure("p_ia@{k}", "pyndeval", _DOCNO_ASC, cutoff="required"),
+    "StRecall": _IrMeasure("s_recall@{k}", "pyndeval", _DOCNO_ASC, cutoff="required"),
     "RBP": _IrMeasure("rbp(gain=binary)", "cwl_eval", _CWL, ("rel", "p"), "none"),
 }
 # each measure's own parameters in ir_measures 0.4.3 (measures/*.py: SUPPORTED_PARAMS),
@@ -88,7 +97,13 @@ IR_MEASURES_PARAMS: dict[str, tuple[str, ...]] = {
     "NumRet": ("rel",),
     "Judged": (),
     "ERR": (),
+    "alpha_nDCG": ("alpha", "rel", "judged_only"),
+    "ERR_IA": ("rel", "judged_only"),
     "nERR_IA": ("rel", "judged_only"),
+    "NRBP": ("alpha", "beta", "rel"),
+    "nNRBP": ("alpha", "beta", "rel"),
+    "P_IA": ("rel", "judged_only"),
+    "StRecall": ("rel",),
     "RBP": ("p", "rel"),
 }
 # ir_measures' other names for the same measures (written with the ir_measures: prefix
@@ -184,6 +199,14 @@ def _ir_measure(
                 "RBP(p=0.8,rel=1)"
             )
         template = template.replace(")", f",p={float(params.get('p', 0.8))!r})")
+    if name == "ERR_IA" and at is not None and at.isdigit() and int(at) == 1:
+        raise DialectError(
+            f"'{text}': ndeval leaves ERR-IA@1 unnormalised (up to the user's number of "
+            "intents), where receval's err_ia@1 divides it by them; write err_ia@1 for "
+            "receval's, or a cutoff of 2 or more"
+        )
+    if name in ("alpha_nDCG", "NRBP", "nNRBP"):
+        template += _novelty_params(params, text)
     if name == "nDCG" and params.get("dcg", "log2") != "log2":
         if params["dcg"] != "exp-log2" or at is None:
             raise DialectError(
@@ -204,13 +227,38 @@ def _ir_measure(
     return ToolMeasure("ir_measures", label, spec, "pytrec_eval", settings, measure.provider)
 
 
+def _novelty_params(params: dict[str, str], text: str) -> str:
+    """alpha (in (0, 1]) and beta (in (0, 1)) as receval's parameters, "" without them."""
+    drawn = {}
+    for key in ("alpha", "beta"):
+        if key not in params:
+            continue
+        try:
+            value = float(params[key])
+        except ValueError:
+            value = math.nan
+        if not 0 < value <= 1 or (key == "beta" and value == 1):
+            bounds = "(0, 1]" if key == "alpha" else "(0, 1)"
+            raise DialectError(f"'{text}': {key} is a number in {bounds}, not '{params[key]}'")
+        drawn[key] = value
+    return "(" + ",".join(f"{k}={v!r}" for k, v in drawn.items()) + ")" if drawn else ""
+
+
 def _whole(value: str, text: str, key: str) -> int:
     if not value.lstrip("-").isdigit():
         raise DialectError(f"'{text}': {key} is a whole grade in ir_measures, not '{value}'")
     return int(value)
 
 
-_IR_DEFAULTS = {"rel": "1", "p": "0.8", "dcg": "log2", "beta": "1.0", "relative": "False"}
+_IR_DEFAULTS = {
+    "rel": "1",
+    "p": "0.8",
+    "dcg": "log2",
+    "beta": "1.0",
+    "relative": "False",
+    "alpha": "0.5",
+}
+_NRBP_DEFAULTS = {"beta": "0.5"}  # NRBP's patience (SetF's beta is 1.0)
 
 
 def _ir_printed(name: str, params: dict[str, str], at: str | None, measure: _IrMeasure) -> str:
@@ -219,6 +267,8 @@ def _ir_printed(name: str, params: dict[str, str], at: str | None, measure: _IrM
     shown = []
     for key, value in params.items():
         default = None if (name, key) == ("RBP", "rel") else _IR_DEFAULTS.get(key)
+        if name in ("NRBP", "nNRBP"):
+            default = _NRBP_DEFAULTS.get(key, default)
         if default is not None and _same(value, default):
             continue
         quoted = f"'{value}'" if key == "dcg" else value

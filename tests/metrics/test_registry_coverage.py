@@ -113,6 +113,12 @@ REFERENCES = (
         lambda m: m.CHECKED_SPECS,
     ),
     Reference(
+        "ndeval 4.5 (pyndeval 0.0.8 through ir_measures 0.4.3, golden)",
+        "test_ndeval_peers",
+        ("test_agrees_with_ndeval_per_user_and_mean",),
+        lambda m: m.CHECKED_SPECS,
+    ),
+    Reference(
         "RePlay 0.22.0 (golden)",
         "test_preset_replay",
         ("test_agrees_with_replay",),
