@@ -61,6 +61,13 @@ def setting(section: str, *field: str) -> str:
     return ".".join((section, *field))
 
 
+def assigned(value: str, section: str, *field: str) -> str:
+    """A setting given a value, for the audience that sets it: `ground_truth.columns.intent:
+    iteration` in a config, `truth_columns['intent'] = 'iteration'` in the API."""
+    named = setting(section, *field)
+    return f"{named}: {value}" if _AUDIENCE.get() == "config" else f"{named} = '{value}'"
+
+
 def missing_file_fix(section: str) -> str:
     """What to do when an input's file does not exist."""
     who = _AUDIENCE.get()

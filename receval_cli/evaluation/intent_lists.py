@@ -26,7 +26,7 @@ from collections.abc import Collection
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
-from receval_cli.evaluation.prepare import graded_rows
+from receval_cli.evaluation.prepare import graded_rows, keep_first
 from receval_cli.inputs.readers import Input
 from receval_cli.metrics.intent_aware import intent_values
 from receval_cli.metrics.stats import IntentRequest
@@ -50,7 +50,7 @@ def split_intents(truth: Input, conventions: Conventions) -> tuple[Input, pl.Laz
         return truth, None
     rows = truth.frame
     if conventions.truth_duplicates == "first":
-        rows = rows.filter(pl.col("row") == pl.col("row").min().over(_TRIPLE))
+        rows = keep_first(rows, _TRIPLE)
     elif conventions.truth_duplicates == "max":
         rows = rows.group_by(_TRIPLE).agg(pl.col("rel").max(), pl.col("row").min())
     rel = pl.col("rel")

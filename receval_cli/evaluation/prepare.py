@@ -5,6 +5,8 @@ The results are the `lists`, `truth` and `hits` tables described in metrics/stat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from receval_cli.config.conventions import Conventions
@@ -14,9 +16,9 @@ from receval_cli.inputs.readers import Input
 _KEY = ["user", "item"]
 
 
-def keep_first(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """The first row (in file order) of each (user, item)."""
-    return frame.filter(pl.col("row") == pl.col("row").min().over(_KEY))
+def keep_first(frame: pl.LazyFrame, key: Sequence[str] = _KEY) -> pl.LazyFrame:
+    """The first row (in file order) of each `key` (user, item)."""
+    return frame.filter(pl.col("row") == pl.col("row").min().over(key))
 
 
 def with_score_precision(frame: pl.LazyFrame, by: str, precision: str) -> pl.LazyFrame:

@@ -15,7 +15,7 @@ import polars as pl
 
 from receval_cli.errors import InputError
 from receval_cli.inputs.readers import Input
-from receval_cli.wording import current_audience, setting
+from receval_cli.wording import assigned, current_audience, setting
 
 _EXAMPLES = 3
 
@@ -138,8 +138,7 @@ def duplicates_error(source: Input, policy_key: str, found: DuplicatesFound) -> 
     fix = f"Remove the duplicates, or set conventions.{policy_key} to say which row counts."
     intent = _intent_like(source)
     if intent is not None:  # diversity qrels: each row grades the item for one intent
-        named = setting("ground_truth", "columns", "intent")
-        given = f"{named}: {intent}" if current_audience() == "config" else f"{named} = '{intent}'"
+        given = assigned(intent, "ground_truth", "columns", "intent")
         fix = (
             f"If the rows grade each item per intent ('{intent}'), set {given}; else "
             f"{fix[0].lower()}{fix[1:]}"
