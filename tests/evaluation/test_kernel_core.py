@@ -271,7 +271,7 @@ EVERY_SIGN = [
 
 def every_sign(seed: int) -> tuple[pl.DataFrame, ...]:
     """data() with scores drawn from EVERY_SIGN, and users with lists of 17 to 300 items
-    (the sort's insertion runs are 16 long, then merges), a third of them graded."""
+    (the sort's networks take 16 keys, then merges), a third of them graded."""
     rng = random.Random(seed)
     predictions, truth = data(seed=seed)
     scores = [rng.choice(EVERY_SIGN) for _ in range(predictions.height)]
@@ -290,6 +290,37 @@ def every_sign(seed: int) -> tuple[pl.DataFrame, ...]:
         ),
         pl.concat([truth, pl.DataFrame(graded, schema=truth.columns, orient="row")]),
     )
+
+
+def ulps_apart(seed: int) -> tuple[pl.DataFrame, ...]:
+    """Lists of 1, 15, 16, 17, 129 and 1,000 items whose scores differ only in their last
+    bits (a few ulps above 1.0, or below -1.0, some tied): the kernel sorts keys whose lowest
+    bits are the rows' places (_kernel.c, rank_scores), so these rank by a second pass."""
+    rng = random.Random(seed)
+    rows, graded = [], []
+    for user, length in enumerate((1, 15, 16, 17, 129, 1000), start=1):
+        base = rng.choice([1.0, -1.0])
+        for item in rng.sample(range(1, 5000), length):
+            score = base
+            for _ in range(rng.randrange(12)):
+                score = float(np.nextafter(score, 2.0))
+            rows.append((user, item, score))
+            if rng.random() < 0.3:
+                graded.append((user, item, rng.choice(GRADES)))
+    rng.shuffle(rows)  # not grouped by user: read whole (evaluate_compiled, counted)
+    predictions = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
+    truth = pl.DataFrame(graded, schema=["user", "item", "relevance"], orient="row")
+    return predictions, truth
+
+
+@pytest.mark.parametrize("tie_break", ["item_desc", "input_order"])
+def test_scores_a_few_ulps_apart_rank_as_in_the_polars_core(
+    monkeypatch: pytest.MonkeyPatch, tie_break: str
+) -> None:
+    conventions = Conventions(relevance_threshold=1.0, tie_break=tie_break)
+    compiled, reference, runs = both(monkeypatch, ulps_apart(5), CLASSIC, conventions)
+    assert runs == 1
+    assert_same(compiled, reference)
 
 
 @pytest.mark.parametrize("tie_break", ["item_desc", "item_asc", "input_order", "item_text_asc"])
