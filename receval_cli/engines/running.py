@@ -146,8 +146,8 @@ class Running:
     def merged(self) -> Partial:
         if self.total is None:
             raise ValueError("no bucket was evaluated")
-        if self.items is not None:
-            self.total.recommended = [self.items.table()]
+        if self.items is not None:  # made where read (item_facts)
+            self.total.recommended, self.total.recommended_later = [], self.items.table
         return self.total
 
 

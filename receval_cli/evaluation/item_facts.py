@@ -13,6 +13,8 @@ that merges the buckets, so the driver receives only these few values (engines/s
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +50,7 @@ class ItemTables:
     exposure: list[pl.DataFrame]  # (item, lists)
     states: dict[str, list[pl.DataFrame]]  # per global metric state
     unknown: pl.DataFrame | None = None  # a one-bucket run's unknown-items row, if counted
+    recommended_later: Callable[[], pl.DataFrame] | None = None  # Partial's: made if read
 
 
 @dataclass
@@ -128,15 +131,18 @@ def item_facts(
     `with_popularity_bias` False: no popularity-bias table (Spark's merging executor has
     no whole log to rank the items by)."""
     global_specs = tuple(s for s in specs if lookup(s.name).scope == "global")
-    recommended = distinct_items(tables.recommended) if tables.recommended else None
+    # the distinct recommended items, made where read: a run of ranking metrics alone,
+    # its unknown items counted by the buckets, never reads them (73M items at 1B rows)
+    listed = bool(tables.recommended) or tables.recommended_later is not None
+    recommended = functools.cache(lambda: _distinct_recommended(tables))
     facts = ItemFacts({})
     try:
         require_universe(global_specs, universe)
-        if sources.catalog is not None and recommended is not None:
+        if sources.catalog is not None and listed:
             featured = FEATURES & recs_sides(specs, conventions, sources)
             # with a catalog, the universe is the catalog: outside = items without features
             assert universe.items is not None
-            outside = recommended.join(universe.items, on="item", how="anti")
+            outside = recommended().join(universe.items, on="item", how="anti")
             if featured:
                 raise_unknown_features(outside, sources.catalog, featured)
     except InputError as error:
@@ -158,13 +164,14 @@ def item_facts(
         not sources.figures
         and describes_items(global_specs, recs_sides(specs, conventions, sources), sources)
     )
-    if described and recommended is not None:
-        facts.items = describe_items(recommended, universe, outside_universe(recommended, universe))
-    if reference is not None and recommended is not None:
+    if described and listed:
+        items = recommended()
+        facts.items = describe_items(items, universe, outside_universe(items, universe))
+    if reference is not None and listed:
         found = tables.unknown
         if found is None:
             # streaming: the reference (the whole ground truth's items, say) read in batches
-            query = unknown_items.unknown_query(recommended.lazy(), reference)
+            query = unknown_items.unknown_query(recommended().lazy(), reference)
             found = query.collect(engine="streaming")
         facts.unknown = found
     if tables.exposure:
@@ -185,6 +192,11 @@ def item_facts(
                 popular = item_popularity(log, conventions.tie_break, users=False)
             facts.popularity_bias = popularity_bias(summed, popular)
     return facts
+
+
+def _distinct_recommended(tables: ItemTables) -> pl.DataFrame:
+    later = tables.recommended_later
+    return distinct_items(tables.recommended or ([later()] if later is not None else []))
 
 
 def describes_items(

@@ -10,7 +10,7 @@ Partial per segment of its users (evaluation/segment_split.py), merged segment b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,9 +105,14 @@ class Partial:
     facts: ItemFacts | None = None
     # the click metrics' sums over these users and log rows (click_parts.py)
     clicks: ClickParts | None = None
+    # in place of `recommended`, where the buckets kept their items as flags: the table,
+    # made when read (73M item ids at 1B rows; a run of ranking metrics never reads it)
+    recommended_later: Callable[[], pl.DataFrame] | None = field(default=None, repr=False)
 
     def item_tables(self) -> ItemTables:
-        return ItemTables(self.recommended, self.exposure, self.states, self.unknown)
+        return ItemTables(
+            self.recommended, self.exposure, self.states, self.unknown, self.recommended_later
+        )
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data (tables as base64 Arrow IPC), for Spark's executors."""
