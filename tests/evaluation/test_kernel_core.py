@@ -313,22 +313,20 @@ def ulps_apart(seed: int) -> tuple[pl.DataFrame, ...]:
     return predictions, truth
 
 
-@pytest.mark.parametrize("tie_break", ["item_desc", "input_order"])
-def test_scores_a_few_ulps_apart_rank_as_in_the_polars_core(
-    monkeypatch: pytest.MonkeyPatch, tie_break: str
+@pytest.mark.parametrize(
+    ("scores", "tie_break"),
+    [
+        *((every_sign, t) for t in ("item_desc", "item_asc", "input_order", "item_text_asc")),
+        *((ulps_apart, t) for t in ("item_desc", "input_order")),
+    ],
+)
+def test_scores_of_every_sign_and_a_few_ulps_apart_rank_as_in_the_polars_core(
+    monkeypatch: pytest.MonkeyPatch,
+    scores: Callable[[int], tuple[pl.DataFrame, ...]],
+    tie_break: str,
 ) -> None:
     conventions = Conventions(relevance_threshold=1.0, tie_break=tie_break)
-    compiled, reference, runs = both(monkeypatch, ulps_apart(5), CLASSIC, conventions)
-    assert runs == 1
-    assert_same(compiled, reference)
-
-
-@pytest.mark.parametrize("tie_break", ["item_desc", "item_asc", "input_order", "item_text_asc"])
-def test_scores_of_every_sign_rank_as_in_the_polars_core(
-    monkeypatch: pytest.MonkeyPatch, tie_break: str
-) -> None:
-    conventions = Conventions(relevance_threshold=1.0, tie_break=tie_break)
-    compiled, reference, runs = both(monkeypatch, every_sign(21), CLASSIC, conventions)
+    compiled, reference, runs = both(monkeypatch, scores(21), CLASSIC, conventions)
     assert runs == 1
     assert_same(compiled, reference)
 
