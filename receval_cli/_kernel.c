@@ -230,17 +230,17 @@ static void sort16(uint64_t *a) {
     uint64_t v0 = a[0], v1 = a[1], v2 = a[2], v3 = a[3], v4 = a[4], v5 = a[5], v6 = a[6],
              v7 = a[7], v8 = a[8], v9 = a[9], v10 = a[10], v11 = a[11], v12 = a[12],
              v13 = a[13], v14 = a[14], v15 = a[15];
-        CX(v0, v1); CX(v2, v3); CX(v0, v2); CX(v1, v3); CX(v1, v2); CX(v4, v5); CX(v6, v7);
-        CX(v4, v6); CX(v5, v7); CX(v5, v6); CX(v0, v4); CX(v2, v6); CX(v2, v4); CX(v1, v5);
-        CX(v3, v7); CX(v3, v5); CX(v1, v2); CX(v3, v4); CX(v5, v6); CX(v8, v9);
-        CX(v10, v11); CX(v8, v10); CX(v9, v11); CX(v9, v10); CX(v12, v13); CX(v14, v15);
-        CX(v12, v14); CX(v13, v15); CX(v13, v14); CX(v8, v12); CX(v10, v14); CX(v10, v12);
-        CX(v9, v13); CX(v11, v15); CX(v11, v13); CX(v9, v10); CX(v11, v12); CX(v13, v14);
-        CX(v0, v8); CX(v4, v12); CX(v4, v8); CX(v2, v10); CX(v6, v14); CX(v6, v10);
-        CX(v2, v4); CX(v6, v8); CX(v10, v12); CX(v1, v9); CX(v5, v13); CX(v5, v9);
-        CX(v3, v11); CX(v7, v15); CX(v7, v11); CX(v3, v5); CX(v7, v9); CX(v11, v13);
-        CX(v1, v2); CX(v3, v4); CX(v5, v6); CX(v7, v8); CX(v9, v10); CX(v11, v12);
-        CX(v13, v14);
+    CX(v0, v1); CX(v2, v3); CX(v0, v2); CX(v1, v3); CX(v1, v2); CX(v4, v5); CX(v6, v7);
+    CX(v4, v6); CX(v5, v7); CX(v5, v6); CX(v0, v4); CX(v2, v6); CX(v2, v4); CX(v1, v5);
+    CX(v3, v7); CX(v3, v5); CX(v1, v2); CX(v3, v4); CX(v5, v6); CX(v8, v9);
+    CX(v10, v11); CX(v8, v10); CX(v9, v11); CX(v9, v10); CX(v12, v13); CX(v14, v15);
+    CX(v12, v14); CX(v13, v15); CX(v13, v14); CX(v8, v12); CX(v10, v14); CX(v10, v12);
+    CX(v9, v13); CX(v11, v15); CX(v11, v13); CX(v9, v10); CX(v11, v12); CX(v13, v14);
+    CX(v0, v8); CX(v4, v12); CX(v4, v8); CX(v2, v10); CX(v6, v14); CX(v6, v10);
+    CX(v2, v4); CX(v6, v8); CX(v10, v12); CX(v1, v9); CX(v5, v13); CX(v5, v9);
+    CX(v3, v11); CX(v7, v15); CX(v7, v11); CX(v3, v5); CX(v7, v9); CX(v11, v13);
+    CX(v1, v2); CX(v3, v4); CX(v5, v6); CX(v7, v8); CX(v9, v10); CX(v11, v12);
+    CX(v13, v14);
     a[0] = v0, a[1] = v1, a[2] = v2, a[3] = v3, a[4] = v4, a[5] = v5, a[6] = v6, a[7] = v7;
     a[8] = v8, a[9] = v9, a[10] = v10, a[11] = v11, a[12] = v12, a[13] = v13, a[14] = v14;
     a[15] = v15;
@@ -1062,12 +1062,7 @@ static PyObject *exact_sum(PyObject *self, PyObject *args) {
         return NULL;
     const uint64_t *bits = values.buf;
     Py_ssize_t n = values.len / 8;
-    /* four sets of lanes, a value to each in turn: the adds to one lane do not wait on
-     * each other (values of one size share their lanes), then the sets are added up */
-    enum { SETS = 4 };
-    int64_t sets[SETS][SUM_LANES];
-    memset(sets, 0, sizeof sets);
-    int64_t *lane = sets[0];
+    int64_t lane[SUM_LANES] = {0};
     int nan = 0, pos_inf = 0, neg_inf = 0;
     Py_BEGIN_ALLOW_THREADS;
     for (Py_ssize_t j = 0; j < n; j++) {
@@ -1085,19 +1080,13 @@ static PyObject *exact_sum(PyObject *self, PyObject *args) {
         m |= (uint64_t)(e != 0) << 52; /* without branches: zeros and values mix */
         e += e == 0;
         unsigned __int128 v = (unsigned __int128)m << (e & 31);
-        int64_t *at = sets[j & (SETS - 1)] + (e >> 5), sign = -(int64_t)negative;
+        int64_t *at = lane + (e >> 5), sign = -(int64_t)negative;
         at[0] += ((int64_t)(uint32_t)v ^ sign) - sign;
         at[1] += ((int64_t)(uint32_t)(v >> 32) ^ sign) - sign;
         at[2] += ((int64_t)(uint32_t)(v >> 64) ^ sign) - sign;
         if ((j & ((1 << 20) - 1)) == (1 << 20) - 1)
-            for (int k = 0; k < SETS; k++)
-                carry_lanes(sets[k]);
+            carry_lanes(lane);
     }
-    for (int k = 0; k < SETS; k++)
-        carry_lanes(sets[k]);
-    for (int k = 1; k < SETS; k++)
-        for (int i = 0; i < SUM_LANES; i++)
-            lane[i] += sets[k][i];
     carry_lanes(lane);
     Py_END_ALLOW_THREADS;
     PyBuffer_Release(&values);
