@@ -47,7 +47,13 @@ from receval_cli.evaluation.partial import (
     per_user_rows,
     table_partial,
 )
-from receval_cli.evaluation.plan import PREDICTION_CHECKS, TRUTH_CHECKS, diagnose, per_user_frame
+from receval_cli.evaluation.plan import (
+    PREDICTION_CHECKS,
+    TRUTH_CHECKS,
+    Plan,
+    diagnose,
+    per_user_frame,
+)
 from receval_cli.evaluation.rating_pairs import (
     finish_pairs,
     pair_join,
@@ -104,7 +110,10 @@ class BucketTask:
     the same pass, into `Partial.extra`. `reference`: the items the recommended ones are
     checked against, for a one-bucket run (see `Partial.unknown`); `reference_ahead`
     reads it while the metrics are computed (for a reference no larger than the ground
-    truth a one-bucket run reads whole anyway). `segments`: each
+    truth a one-bucket run reads whole anyway); `items_when_read`: the Partial goes
+    straight to finish (not merged, shipped or read by validate), so the recommended
+    items the core has at hand are made only if finish reads them
+    (`Partial.recommended_later`). `segments`: each
     user's segment values; the bucket's users are then also split by segment
     (`Partial.segments`, evaluation/segment_split.py) and its kept per-user rows carry
     their values. `log_items`: the run's distinct logged items, for the click metrics
@@ -121,6 +130,7 @@ class BucketTask:
     segments: SegmentKeys | None = None
     log_items: int | None = None
     reference_ahead: bool = False
+    items_when_read: bool = False
 
 
 def bucket_partial(
@@ -169,7 +179,9 @@ def bucket_partial(
     elif task.count_rows == "bucket":
         read = (predictions, read_truth)
         groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in read]
-    if listed:
+    # the core's items, where the Partial goes straight to finish: made only if it reads them
+    later = task.items_when_read and plan.recommended is not None
+    if listed and not later:
         groups["recommended"] = [plan.recommended_items()]
     exposure_state = None  # the state that is the report's exposure already, if any
     if items and sources.figures:
@@ -183,15 +195,13 @@ def bucket_partial(
         joined = pair_join(predictions, truth, pair_specs, conventions)
         groups["pairs"] = pair_queries(joined, pair_specs, conventions)
     try:
-        digest, *reference = (table.lazy() for table in early_tables.result())
+        digest, *reference = early_tables.result()
     except READ_ERRORS as error:
         raise diagnose(error, predictions, truth) from None
     groups["unknown"] = []
     if task.reference is not None:
-        recommended = plan.recommended_items()
-        reference_items = reference[0] if reference else task.reference
-        groups["unknown"] = [unknown_items.unknown_query(recommended, reference_items)]
-    groups["digest"] = [digest]
+        groups["unknown"] = [_unknown_query(plan, reference, task.reference)]
+    groups["digest"] = [digest.lazy()]
     groups["intents"] = [] if intents is None else [intent_checks(intents, conventions)]
     groups["extra"] = list(task.extra)
     # what the segments' global and rating metrics are computed from, split by segment
@@ -237,6 +247,9 @@ def bucket_partial(
     partial.duplicates = _duplicates(per_user, predictions, truth)
     partial.states = {name: [table] for name, table in zip(states, found["states"], strict=True)}
     partial.recommended = found["recommended"]
+    if listed and later:
+        assert plan.recommended is not None
+        partial.recommended_later = plan.recommended.collect
     partial.exposure = found["exposure"]
     if exposure_state is not None:
         partial.exposure = list(partial.states[exposure_state])
@@ -263,6 +276,20 @@ def bucket_partial(
     if logged_specs:
         _add_clicks(partial, predictions, truth, logged_specs, conventions, task)
     return partial
+
+
+def _unknown_query(
+    plan: Plan, collected: list[pl.DataFrame], reference: pl.LazyFrame
+) -> pl.LazyFrame:
+    """unknown_items.unknown_query's row: counted on the core's bits of the recommended
+    items where it kept them and the reference was read ahead (SeenItems.missing_from),
+    else a query of the distinct items against the reference."""
+    if plan.seen is not None and collected:
+        found = plan.seen.missing_from(collected[0].get_column("item"))
+        if found is not None:
+            return found.lazy()
+    reference_items = collected[0].lazy() if collected else reference
+    return unknown_items.unknown_query(plan.recommended_items(), reference_items)
 
 
 def _collect_meanwhile(queries: list[pl.LazyFrame], engine: Any) -> Future[list[pl.DataFrame]]:
@@ -664,6 +691,7 @@ def evaluate_aligned(
         reference=None if reference is None else reference[1],
         segments=None if segments is None else segments[0],
         reference_ahead=reference is not None and reference[0] == "ground truth",
+        items_when_read=True,
     )
     partial = bucket_partial(predictions, truth, specs, conventions, sources, task)
     run = FinishContext(predictions, truth, specs, conventions, sources, reference)

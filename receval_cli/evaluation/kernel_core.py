@@ -182,9 +182,12 @@ class KernelTables:
 
     per_user: pl.DataFrame
     top_rows: pl.LazyFrame | None  # (user, item, score[, row]) within depth (None: not kept)
-    recommended: pl.DataFrame  # (item): the distinct items of top_rows
+    # (item): the distinct items of top_rows; from batches, made only where a query reads
+    # it (3.4M ids from a catalog of 100M items, which a run of ranking metrics never reads)
+    recommended: pl.LazyFrame
     # (user, item, rank) within depth, where asked (the recs table's rows: plan.py)
     ranked: pl.DataFrame | None = None
+    seen: SeenItems | None = None  # from batches: the recommended items' bits
 
 
 class _Kernel:
@@ -321,7 +324,7 @@ def evaluate_compiled(
     return KernelTables(
         per_user,
         top_rows.filter("in_top").drop("in_top"),
-        _recommended(module, arrays["items"], out["in_top"], sorted_ids),
+        _recommended(module, arrays["items"], out["in_top"], sorted_ids).lazy(),
         ranked,
     )
 
@@ -432,8 +435,8 @@ def evaluate_batches(
         return None
     per_user = _per_user(raw, wanted)
     ranked_rows = pl.concat(ranked) if ranked else pl.DataFrame(schema=_RANKED)
-    items = seen.series().to_frame()
-    return KernelTables(per_user, None, items, ranked_rows if ranks else None)
+    items = pl.defer(lambda: seen.series().to_frame(), schema={"item": pl.Int64})
+    return KernelTables(per_user, None, items, ranked_rows if ranks else None, seen)
 
 
 class _Rows:

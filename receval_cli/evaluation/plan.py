@@ -30,6 +30,7 @@ from receval_cli.evaluation.prepare import (
     ranked_items,
     with_score_precision,
 )
+from receval_cli.evaluation.seen_items import SeenItems
 from receval_cli.evaluation.side_columns import missing_input, recs_aggregates
 from receval_cli.inputs.checks import check_exprs
 from receval_cli.inputs.diagnosis import READ_ERRORS, first_line
@@ -157,6 +158,9 @@ class Plan:
     # (user, item, rank, length): the lists' items one per row, where the core has them
     # at hand (StateInputs.ranked; else the states explode `lists`)
     placed: pl.LazyFrame | None = None
+    # the recommended items' bits, where the core read the predictions in batches: the
+    # unknown items counted on them (SeenItems.missing_from), no table of the items made
+    seen: SeenItems | None = None
 
     def recommended_items(self) -> pl.LazyFrame:
         """The distinct items in the (capped) lists."""
@@ -432,13 +436,14 @@ def _compiled(
         lists,
         rows.select("user", "item"),
         set(stats.sides),
-        recommended=tables.recommended.lazy(),
+        recommended=tables.recommended,
         users=tables.per_user.lazy().select(
             "user",
             *_user_facts(conventions),
             *(["n_relevant"] if "n_relevant" in tables.per_user.columns else []),
         ),
         placed=None if tables.ranked is None else placed_rows(tables.ranked),
+        seen=tables.seen,
     )
 
 

@@ -19,6 +19,8 @@ from typing import Any
 import polars as pl
 
 SEEN_IDS = 2**28  # ids below this are marked one bit each (32 MiB at most)
+EXAMPLES = 5  # unknown ids named (unknown_items.unknown_query's)
+_SLICE = 2**20  # ids looked up at once by missing_from
 
 
 class SeenItems:
@@ -30,6 +32,7 @@ class SeenItems:
         self.module = module
         self.bits: Any = np.zeros(0, np.uint64)
         self.others: list[Any] = []  # each a batch's distinct items (ids the bits cannot hold)
+        self.found: pl.Series | None = None  # `series`, once read
 
     def add(self, items: Any, in_top: Any, distinct: Callable[[], Any]) -> None:
         """Mark the `items` (int64) where `in_top` is set; `distinct()` gives the batch's
@@ -47,7 +50,13 @@ class SeenItems:
             self.others.append(distinct())
 
     def series(self) -> pl.Series:
-        """The distinct items, ascending (flagged sorted where no batch had other ids)."""
+        """The distinct items, ascending (flagged sorted where no batch had other ids),
+        made once."""
+        if self.found is None:
+            self.found = self._series()
+        return self.found
+
+    def _series(self) -> pl.Series:
         import numpy as np
 
         out = np.empty(int(np.bitwise_count(self.bits).sum()), np.int64)
@@ -57,3 +66,52 @@ class SeenItems:
             return found.set_sorted()
         parts = [found, *(pl.Series("item", part) for part in self.others)]
         return pl.concat(parts).unique().sort()
+
+    def missing_from(self, reference: pl.Series) -> pl.DataFrame | None:
+        """unknown_items.unknown_query's row (the distinct items, those the distinct ids of
+        `reference` lack, the smallest 5 of them), counted on the bits: each reference id
+        looked up in them, no table of the items made and nothing the size of the bits.
+        None where a batch had other ids, or the reference's ids are not integers: the
+        query counts them."""
+        import numpy as np
+
+        if self.others or not reference.dtype.is_integer():
+            return None
+        ids = reference.drop_nulls().cast(pl.Int64).to_numpy()
+        ids = ids[(ids >= 0) & (ids < 64 * len(self.bits))]  # others are not recommended
+        recommended = int(np.bitwise_count(self.bits).sum())
+        known = 0
+        for start in range(0, len(ids), _SLICE):
+            part = ids[start : start + _SLICE]
+            known += int(
+                np.count_nonzero((self.bits[part >> 6] >> (part & 63).astype(np.uint64)) & 1)
+            )
+        unknown = recommended - known
+        return pl.DataFrame(
+            {
+                "recommended": pl.Series([recommended], dtype=pl.UInt32),
+                "unknown": pl.Series([unknown], dtype=pl.UInt32),
+                "examples": [pl.Series(self._smallest_outside(ids, min(unknown, EXAMPLES)))],
+            }
+        )
+
+    def _smallest_outside(self, ids: Any, count: int) -> Any:
+        """The `count` smallest marked ids not among `ids`: the bits read a slice at a time
+        from the start, until that many are found."""
+        import numpy as np
+
+        found = np.zeros(0, np.int64)
+        if count == 0:
+            return found
+        ids = np.sort(ids)
+        out, words = np.empty(_SLICE, np.int64), _SLICE // 64
+        for start in range(0, len(self.bits), words):
+            marked = out[: self.module.marked(self.bits[start : start + words], out)]
+            marked += 64 * start
+            places = np.searchsorted(ids, marked)
+            inside = places < len(ids)
+            inside[inside] = ids[places[inside]] == marked[inside]
+            found = np.concatenate([found, marked[~inside][: count - len(found)]])
+            if len(found) == count:
+                break
+        return found

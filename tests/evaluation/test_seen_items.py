@@ -5,12 +5,13 @@ whatever their range (ids past the bits and negative ids kept apart), whatever t
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from receval_cli.compiled import extension
-from receval_cli.evaluation import seen_items
+from receval_cli.evaluation import seen_items, unknown_items
 from receval_cli.evaluation.seen_items import SeenItems
 
 MODULE = extension()
@@ -51,3 +52,40 @@ def test_mark_says_how_many_bits_an_id_needs() -> None:
     out = np.empty(5, np.int64)
     assert MODULE.marked(bits, out) == 2
     assert out[:2].tolist() == [3, 70]  # 5 is not within depth
+
+
+@given(
+    st.lists(st.integers(0, 400), max_size=60),
+    st.lists(st.one_of(st.integers(-5, 450), st.none()), max_size=60),
+)
+def test_the_unknown_items_row_is_the_querys(recommended: list[int], reference: list[int]) -> None:
+    """missing_from, on the bits, against unknown_items.unknown_query over the items'
+    table: the same row (values and types); the bits read 128 ids a slice."""
+    seen = SeenItems(MODULE)
+    items = np.array(recommended, np.int64)
+    seen.add(items, np.ones(len(items), np.uint8), lambda: np.unique(items))
+    known = pl.Series("item", reference, dtype=pl.Int64).unique()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(seen_items, "_SLICE", 128)
+        found = seen.missing_from(known)
+    assert found is not None
+    query = unknown_items.unknown_query(seen.series().to_frame().lazy(), known.to_frame().lazy())
+    expected = query.collect()
+    assert found.schema == expected.schema
+    assert found.drop("examples").rows() == expected.drop("examples").rows()
+    outside = sorted(set(recommended) - set(reference))
+    assert found.item(0, "unknown") == len(outside)
+    assert found.item(0, "examples").to_list() == outside[:5]
+
+
+def test_the_unknown_items_are_left_to_the_query_where_the_bits_do_not_hold_them() -> None:
+    seen = SeenItems(MODULE)
+    items = np.array([9, 10, -100], np.int64)
+    seen.add(items, np.ones(3, np.uint8), lambda: np.unique(items))
+    assert seen.missing_from(pl.Series("item", [9])) is None  # -100: not in the bits
+    seen = SeenItems(MODULE)
+    seen.add(items[:2], np.ones(2, np.uint8), lambda: np.unique(items[:2]))
+    assert seen.missing_from(pl.Series("item", ["9"])) is None  # text ids
+    found = seen.missing_from(pl.Series("item", [10, 100], dtype=pl.Int32))
+    assert found is not None
+    assert found.to_dicts() == [{"recommended": 2, "unknown": 1, "examples": [9]}]

@@ -140,16 +140,24 @@ def test_partitions_give_the_same_block(tmp_path: Path) -> None:
     assert split["warnings"][0].startswith("56 of the 60")
 
 
+@pytest.mark.parametrize("core", ["compiled", "polars"])
+@pytest.mark.parametrize("wide", [False, True])
 @pytest.mark.parametrize("seed", range(5))
-def test_agrees_with_plain_sets(seed: int) -> None:
-    """Random lists and truths: the share is |top-k items - truth items| / |top-k items|."""
+def test_agrees_with_plain_sets(
+    seed: int, wide: bool, core: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Random lists and truths: the share is |top-k items - truth items| / |top-k items|,
+    with the compiled core (the items counted on its bits; `wide`: with negative and
+    large ids, which its bits do not hold) and the polars core."""
+    monkeypatch.setenv("RECEVAL_CORE", core)
     rng = random.Random(seed)
     k = rng.randint(1, 6)
+    ids = [*range(30), 100, *([-7, -1, 2**40] if wide else [])]
     rows, truth = [], []
     for user in range(rng.randint(1, 8)):
-        for item in rng.sample(range(30), rng.randint(1, 10)):
+        for item in rng.sample(ids, rng.randint(1, 10)):
             rows.append((user, item, rng.random()))
-        truth += [(user, item) for item in rng.sample(range(40), rng.randint(1, 6))]
+        truth += [(user, item) for item in rng.sample([*ids, *range(30, 40)], rng.randint(1, 6))]
     predictions = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
     ground = pl.DataFrame(truth, schema=["user", "item"], orient="row")
     report = receval_cli.evaluate(
