@@ -299,11 +299,13 @@ def evaluate_compiled(
     conventions: Conventions,
     depth: int | None,
     ranks: bool = False,
+    rank_depth: int | None = None,
 ) -> KernelTables | None:
     """Run the kernel over collected inputs: predictions (user, item, score[, row]) and
     indexed truth (user, item, rel, relevant). None where they hold what the polars core
     must see (nulls, NaN, a duplicate): it reports them or computes with them. `ranks`:
-    keep the ranked rows (KernelTables.ranked)."""
+    keep the ranked rows (KernelTables.ranked), those up to `rank_depth` (None: within
+    depth)."""
     if any(_has_nulls(frame) for frame in (predictions, truth)):
         return None
     predictions, truth, sorted_ids = with_codes(predictions, truth, conventions.tie_break)
@@ -314,8 +316,9 @@ def evaluate_compiled(
         return None
     ranked = None
     if ranks:
-        places = out["top_row"][out["top_rank"] > 0]
-        ranked = _ranked(predictions.select("user", "item").gather(places), out)
+        kept = _kept(out, rank_depth)
+        places = out["top_row"][kept]
+        ranked = _ranked(predictions.select("user", "item").gather(places), out, kept)
     per_user = _per_user([_raw(out, wanted)], wanted)
     if "user" in sorted_ids:
         per_user = per_user.with_columns(sorted_ids["user"].gather(per_user.get_column("user")))
@@ -329,12 +332,20 @@ def evaluate_compiled(
     )
 
 
-def _ranked(ids: pl.DataFrame, out: dict[str, Any]) -> pl.DataFrame:
-    """(user, item, rank, relevant) of the rows ranked within depth, grouped by user in
-    the users' order, each user's in rank order: `ids` holds their (user, item), in the
+def _kept(out: dict[str, Any], rank_depth: int | None) -> Any:
+    """Which rows' ranks are kept: those ranked within depth, up to `rank_depth` (None:
+    all). Beside an ndcg@100, metrics of the lists at @10 read a tenth of the rows."""
+    top_rank = out["top_rank"]
+    if rank_depth is None or rank_depth >= ALL:
+        return top_rank > 0
+    return (top_rank > 0) & (top_rank <= rank_depth)
+
+
+def _ranked(ids: pl.DataFrame, out: dict[str, Any], kept: Any) -> pl.DataFrame:
+    """(user, item, rank, relevant) of the `kept` rows (_kept), grouped by user in the
+    users' order, each user's in rank order: `ids` holds their (user, item), in the
     places the kernel's top_row names; `relevant` as the ground truth says it, null for
     an item not in it."""
-    kept = out["top_rank"] > 0
     found = pl.Series(out["top_relevant"][kept])
     relevant = pl.when(found < 2).then(found == 1).alias("relevant")
     return ids.with_columns(pl.Series("rank", out["top_rank"][kept])).with_columns(
@@ -366,6 +377,7 @@ def evaluate_batches(
     engine: Any,
     ranks: bool = False,
     numpy_import: threading.Thread | None = None,
+    rank_depth: int | None = None,
 ) -> KernelTables | str | None:
     """evaluate_compiled, with the predictions read in batches of about BATCH_ROWS rows (polars
     reads the next while the kernel works): memory for a batch, not the whole file. The
@@ -415,7 +427,8 @@ def evaluate_batches(
         in_top = out.pop("in_top")
         seen.add(rows.arrays["items"][:cut], in_top, partial(rows.distinct, module, in_top, cut))
         if ranks:
-            ranked.append(_ranked(pl.DataFrame(rows.ids(out)), out))
+            kept = _kept(out, rank_depth)
+            ranked.append(_ranked(pl.DataFrame(rows.ids(out, kept)), out, kept))
         raw.append(_raw(out, wanted))
         done_truth, last_user = end, int(users[cut - 1])
         rows.keep_from(cut)
@@ -492,11 +505,10 @@ class _Rows:
             self.found = np.empty(len(self.buffers["items"]), np.int64)
         return _distinct(module, self.arrays["items"][:cut], in_top, self.found[:cut])
 
-    def ids(self, out: dict[str, Any]) -> dict[str, Any]:
-        """(user, item) of the ranked rows, in the kernel's places: a user's ranked rows
-        take its own rows' places, so the users are the rows' own; the kernel wrote each
-        ranked row's item (top_item). No gather of the rows by top_row."""
-        kept = out["top_rank"] > 0
+    def ids(self, out: dict[str, Any], kept: Any) -> dict[str, Any]:
+        """(user, item) of the `kept` ranked rows, in the kernel's places: a user's ranked
+        rows take its own rows' places, so the users are the rows' own; the kernel wrote
+        each ranked row's item (top_item). No gather of the rows by top_row."""
         users = self.arrays["users"][: len(kept)]
         return {"user": users[kept], "item": out["top_item"][kept]}
 

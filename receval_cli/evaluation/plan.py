@@ -390,13 +390,23 @@ def _compiled(
     ranks = (
         _reads_recs(stats) or bool(list_specs) or (sources.catalog is not None and sources.figures)
     )
+    rank_depth = _rank_depth(stats, list_specs, sources, conventions) if ranks else None
     numpy_import = import_numpy_meanwhile()  # the kernel reads numpy arrays
     try:
         tables: kernel_core.KernelTables | str | None = kernel_core.UNORDERED
         if kernel_core.streams(rows, conventions):
             indexed = index_truth(truth.frame, conventions)
             tables = kernel_core.evaluate_batches(
-                module, wanted, rows, indexed, conventions, depth, engine, ranks, numpy_import
+                module,
+                wanted,
+                rows,
+                indexed,
+                conventions,
+                depth,
+                engine,
+                ranks,
+                numpy_import,
+                rank_depth,
             )
         if tables == kernel_core.UNORDERED:  # read whole, sorted by user
             read, whole_truth = pl.collect_all(
@@ -405,7 +415,7 @@ def _compiled(
             if numpy_import is not None:
                 numpy_import.join()
             tables = kernel_core.evaluate_compiled(
-                module, wanted, read, whole_truth, conventions, depth, ranks
+                module, wanted, read, whole_truth, conventions, depth, ranks, rank_depth
             )
     except READ_ERRORS as error:  # a panic too: a damaged Parquet page can make one
         raise diagnose(error, predictions, truth) from None
@@ -445,6 +455,22 @@ def _compiled(
         placed=None if tables.ranked is None else placed_rows(tables.ranked),
         seen=tables.seen,
     )
+
+
+def _rank_depth(
+    stats: Stats, list_specs: tuple[MetricSpec, ...], sources: Sources, conventions: Conventions
+) -> int | None:
+    """How deep the ranked rows the compiled core keeps go (None: as deep as the metrics'
+    lists): as deep as what reads them, the recs table (Stats.recs_depth) and the global
+    metrics' lists (their deepest cutoff), but the item figures' exposure, with a catalog,
+    reads every metric's depth. novelty@10 beside an ndcg@100 then keeps 10 rows a user."""
+    if sources.catalog is not None and sources.figures:
+        return None
+    deepest = max_depth(list_specs, conventions.max_depth) if list_specs else 0
+    if deepest is not None and _reads_recs(stats):
+        recs = stats.recs_depth(conventions.max_depth)
+        deepest = None if recs is None else max(deepest, recs)
+    return deepest
 
 
 def _capped(length: pl.Expr, limit: int | None) -> pl.Expr:
