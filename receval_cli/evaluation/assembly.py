@@ -247,6 +247,8 @@ def bucket_partial(
     partial.duplicates = _duplicates(per_user, predictions, truth)
     partial.states = {name: [table] for name, table in zip(states, found["states"], strict=True)}
     partial.recommended = found["recommended"]
+    if plan.seen is not None and not later:  # its items are read: its bits to the next bucket
+        plan.seen.release()
     if listed and later:
         assert plan.recommended is not None
         partial.recommended_later = plan.recommended.collect

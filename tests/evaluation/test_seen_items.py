@@ -89,3 +89,21 @@ def test_the_unknown_items_are_left_to_the_query_where_the_bits_do_not_hold_them
     found = seen.missing_from(pl.Series("item", [10, 100], dtype=pl.Int32))
     assert found is not None
     assert found.to_dicts() == [{"recommended": 2, "unknown": 1, "examples": [9]}]
+
+
+def test_a_released_sets_bits_serve_the_next_set_cleared() -> None:
+    """Ranges make a set each: the next takes the last one's bits, cleared, so a range
+    neither finds the ids of the one before nor grows (and marks again) its bits."""
+    first = SeenItems(MODULE)
+    items = np.array([5, 700, 9], np.int64)
+    first.add(items, np.ones(3, np.uint8), lambda: np.unique(items))
+    bits = first.bits
+    first.release()
+    assert len(first.bits) == 0 and first.series().to_list() == []
+    second = SeenItems(MODULE)
+    assert second.bits is bits  # the same words, no new pages
+    assert not second.bits.any()
+    second.add(items[:1], np.ones(1, np.uint8), lambda: items[:1])
+    assert second.series().to_list() == [5]
+    assert second.bits is bits  # 5 fits: not grown
+    assert SeenItems(MODULE).bits is not bits  # one set at a time holds them
