@@ -99,7 +99,8 @@ def test_a_released_sets_bits_serve_the_next_set_cleared() -> None:
     first.add(items, np.ones(3, np.uint8), lambda: np.unique(items))
     bits = first.bits
     first.release()
-    assert len(first.bits) == 0 and first.series().to_list() == []
+    assert len(first.bits) == 0
+    assert first.series().to_list() == []
     second = SeenItems(MODULE)
     assert second.bits is bits  # the same words, no new pages
     assert not second.bits.any()
