@@ -32,6 +32,7 @@ from engine_parity import (
     parity_rows,
     run_cli,
 )
+from kernel_readers import watch_readers
 
 from receval_cli.api import _input
 from receval_cli.compiled import extension
@@ -485,17 +486,7 @@ def test_every_engine_gives_the_polars_cores_report(
         "conventions": {"relevance_threshold": 1.0},
         **ENGINE_SETTINGS[engine],
     }
-    ran: list[str] = []
-    for function in ("evaluate_compiled", "evaluate_batches"):
-        original = getattr(kernel_core, function)
-
-        def watched(*args: Any, _original: Any = original, _name: str = function) -> Any:
-            result = _original(*args)
-            if isinstance(result, kernel_core.KernelTables):
-                ran.append(_name)
-            return result
-
-        monkeypatch.setattr(kernel_core, function, watched)
+    ran = watch_readers(monkeypatch)
     reports = {}
     for core in ("", "polars"):
         monkeypatch.setenv("RECEVAL_CORE", core)

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from cli_helpers import invoke, write_config
 from engine_parity import BEYOND, comparable, differences, parity_data
+from kernel_readers import watch_readers
 
 from receval_cli.compiled import extension
 from receval_cli.evaluation import kernel_core
@@ -28,18 +29,8 @@ AT_K = [spec for spec in BEYOND if "@" in spec]
 
 def _watched(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[int | None]]:
     """Which of the compiled core's two readers gave tables, and each `_kept`'s depth."""
-    ran: list[str] = []
+    ran = watch_readers(monkeypatch)
     depths: list[int | None] = []
-    for function in ("evaluate_compiled", "evaluate_batches"):
-        original = getattr(kernel_core, function)
-
-        def watched(*args: Any, _original: Any = original, _name: str = function) -> Any:
-            result = _original(*args)
-            if isinstance(result, kernel_core.KernelTables):
-                ran.append(_name)
-            return result
-
-        monkeypatch.setattr(kernel_core, function, watched)
     kept = kernel_core._kept
 
     def recorded(out: dict[str, Any], rank_depth: int | None) -> Any:
