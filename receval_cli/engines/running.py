@@ -19,6 +19,7 @@ import polars as pl
 
 from receval_cli.config.conventions import Conventions
 from receval_cli.evaluation.partial import Partial, compact, merge
+from receval_cli.evaluation.unknown_items import EXAMPLES, unknown_row
 from receval_cli.metrics import MetricSpec
 
 FLAG_IDS = 2**28  # integer ids below this are flagged one byte each (256 MiB at most)
@@ -26,7 +27,6 @@ FLAG_IDS = 2**28  # integer ids below this are flagged one byte each (256 MiB at
 _FLAGGED = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 COMPACT_FROM = 4_000_000  # table rows held before the first compaction
 _SLICE_IDS = 2**24  # ids compared at once by ItemSet.missing_from
-_EXAMPLES = 5  # unknown ids named (unknown_items.unknown_query's)
 
 
 class ItemSet:
@@ -84,17 +84,11 @@ class ItemSet:
             shared = min(len(mine), len(theirs))  # either set's flags may end first
             mine[:shared] &= theirs[:shared] == 0
             lacking = int(np.count_nonzero(mine))
-            if lacking and len(examples) < _EXAMPLES:
-                found = np.flatnonzero(mine)[: _EXAMPLES - len(examples)] + start
+            if lacking and len(examples) < EXAMPLES:
+                found = np.flatnonzero(mine)[: EXAMPLES - len(examples)] + start
                 examples = np.concatenate([examples, found])
             unknown += lacking
-        return pl.DataFrame(
-            {
-                "recommended": pl.Series([recommended], dtype=pl.UInt32),
-                "unknown": pl.Series([unknown], dtype=pl.UInt32),
-                "examples": [pl.Series(examples).cast(self.dtype)],
-            }
-        )
+        return unknown_row(recommended, unknown, pl.Series(examples).cast(self.dtype))
 
     def _other(self, items: pl.Series) -> None:
         self.others.append(items)

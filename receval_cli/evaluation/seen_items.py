@@ -18,8 +18,9 @@ from typing import Any
 
 import polars as pl
 
+from receval_cli.evaluation.unknown_items import EXAMPLES, unknown_row
+
 SEEN_IDS = 2**28  # ids below this are marked one bit each (32 MiB at most)
-EXAMPLES = 5  # unknown ids named (unknown_items.unknown_query's)
 _SLICE = 2**20  # ids looked up at once by missing_from
 _SPARE: list[Any] = []  # the bits of the set released last, cleared (SeenItems.release)
 
@@ -103,13 +104,8 @@ class SeenItems:
                 np.count_nonzero((self.bits[part >> 6] >> (part & 63).astype(np.uint64)) & 1)
             )
         unknown = recommended - known
-        return pl.DataFrame(
-            {
-                "recommended": pl.Series([recommended], dtype=pl.UInt32),
-                "unknown": pl.Series([unknown], dtype=pl.UInt32),
-                "examples": [pl.Series(self._smallest_outside(ids, min(unknown, EXAMPLES)))],
-            }
-        )
+        examples = self._smallest_outside(ids, min(unknown, EXAMPLES))
+        return unknown_row(recommended, unknown, pl.Series(examples))
 
     def _smallest_outside(self, ids: Any, count: int) -> Any:
         """The `count` smallest marked ids not among `ids`: the bits read a slice at a time

@@ -26,7 +26,7 @@ from receval_cli.results.report import Report
 from receval_cli.wording import setting
 
 METRIC = "unknown_items"
-_EXAMPLES = 5
+EXAMPLES = 5  # unknown ids named: the smallest
 
 
 def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
@@ -49,10 +49,22 @@ def unknown_query(recommended: pl.LazyFrame, reference: pl.LazyFrame) -> pl.Lazy
             unknown.select(
                 pl.len().alias("unknown"),
                 # the smallest: no sort of every unknown item (millions with a large catalog)
-                pl.col("item").bottom_k(_EXAMPLES).sort().implode().alias("examples"),
+                pl.col("item").bottom_k(EXAMPLES).sort().implode().alias("examples"),
             ),
         ],
         how="horizontal",
+    )
+
+
+def unknown_row(recommended: int, unknown: int, examples: pl.Series) -> pl.DataFrame:
+    """unknown_query's row from counts made elsewhere (the ranges' item flags, the compiled
+    core's bits): the same columns and types."""
+    return pl.DataFrame(
+        {
+            "recommended": pl.Series([recommended], dtype=pl.UInt32),
+            "unknown": pl.Series([unknown], dtype=pl.UInt32),
+            "examples": [examples],
+        }
     )
 
 
