@@ -105,6 +105,7 @@ def evaluate_buckets(
                 keep="rows" if spool is not None else "none",
                 segments=None if keys is None else keys[0],
                 log_items=items,
+                items_into=running.items.add_bits,
             )
             partial = bucket_partial(mine_p, mine_t, loaded.specs, conventions, sources, task)
             if known is not None:
@@ -127,8 +128,8 @@ def evaluate_buckets(
     if keys is not None:
         run.segment_keys, run.segments = keys
     merged = running.merged()
-    if known is not None and running.items is not None:
-        # None where either set holds ids other than flags: finish's query counts them
+    if known is not None:
+        # None where either set holds ids other than bits: finish's query counts them
         merged.unknown = running.items.missing_from(known)
     return finish(merged, run)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +114,10 @@ class BucketTask:
     truth a one-bucket run reads whole anyway); `items_when_read`: the Partial goes
     straight to finish (not merged, shipped or read by validate), so the recommended
     items the core has at hand are made only if finish reads them
-    (`Partial.recommended_later`). `segments`: each
+    (`Partial.recommended_later`); `items_into`: takes the bucket's recommended items as
+    bits (numpy uint64 words, evaluation/seen_items.py) where the compiled core kept them
+    so, in place of a table of them in `Partial.recommended` (a run's buckets added up by
+    engines/running.py). `segments`: each
     user's segment values; the bucket's users are then also split by segment
     (`Partial.segments`, evaluation/segment_split.py) and its kept per-user rows carry
     their values. `log_items`: the run's distinct logged items, for the click metrics
@@ -131,6 +135,7 @@ class BucketTask:
     log_items: int | None = None
     reference_ahead: bool = False
     items_when_read: bool = False
+    items_into: Callable[[Any], None] | None = None
 
 
 def bucket_partial(
@@ -181,7 +186,10 @@ def bucket_partial(
         groups["rows"] = [f.frame.select(pl.len().alias("raw_rows")) for f in read]
     # the core's items, where the Partial goes straight to finish: made only if it reads them
     later = task.items_when_read and plan.recommended is not None
-    if listed and not later:
+    # or handed over as the core's bits, where the run takes them so (no table made)
+    bits = None if plan.seen is None or later else plan.seen.bits_alone()
+    handed = listed and bits is not None and task.items_into is not None
+    if listed and not later and not handed:
         groups["recommended"] = [plan.recommended_items()]
     exposure_state = None  # the state that is the report's exposure already, if any
     if items and sources.figures:
@@ -247,6 +255,9 @@ def bucket_partial(
     partial.duplicates = _duplicates(per_user, predictions, truth)
     partial.states = {name: [table] for name, table in zip(states, found["states"], strict=True)}
     partial.recommended = found["recommended"]
+    if handed:
+        assert task.items_into is not None
+        task.items_into(bits)
     if plan.seen is not None and not later:  # its items are read: its bits to the next bucket
         plan.seen.release()
     if listed and later:

@@ -54,6 +54,11 @@ class SeenItems:
         if status != 0:  # a negative id, or one of SEEN_IDS or more
             self.others.append(distinct())
 
+    def bits_alone(self) -> Any:
+        """The bits (numpy uint64 words: bit i % 64 of word i // 64 for the id i) where
+        they hold every item added; None where a batch had other ids."""
+        return None if self.others else self.bits
+
     def release(self) -> None:
         """Hand the bits, cleared, to the next set made (`_SPARE`): ranges of users make one
         set each, one after the other, and a set of 100M ids would otherwise take 12 MiB

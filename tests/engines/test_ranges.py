@@ -15,7 +15,8 @@ import pytest
 from cli_helpers import invoke, per_user_rows, run_report, write_config
 from engine_parity import comparable, differences, parity_data
 
-from receval_cli.engines import ranges
+from receval_cli.compiled import extension
+from receval_cli.engines import ranges, running
 
 METRICS = [
     "ndcg@5",
@@ -126,11 +127,21 @@ def test_text_ids_in_text_order(tmp_path: Path, case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("ids", ["numbers", "negative", "text"])
 @pytest.mark.parametrize("rows", [1, 13])
 def test_unknown_items_against_the_truth_as_in_one_pass(
-    tmp_path: Path, case: dict[str, Any], ids: str, rows: int
+    tmp_path: Path, case: dict[str, Any], ids: str, rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without a catalog or a log the ground truth is the unknown-items reference: its
-    items are gathered range by range (flags for numbers, tables for negative ids and
-    text), and the block (count, share, the smallest examples) is one pass's."""
+    items are gathered range by range (bits for numbers, tables for negative ids and
+    text), and the block (count, share, the smallest examples) is one pass's. With the
+    compiled core, each range hands its recommended items over as its bits (numbers; a range
+    with a negative id makes a table)."""
+    handed: list[int] = []
+    add_bits = running.ItemSet.add_bits
+
+    def counted(self: running.ItemSet, bits: Any) -> None:
+        handed.append(len(bits))
+        add_bits(self, bits)
+
+    monkeypatch.setattr(running.ItemSet, "add_bits", counted)
     config = {k: v for k, v in case.items() if k not in ("catalog", "interactions")}
     config["metrics"] = ["ndcg@5", "precision@3", "recall@10", "mrr"]
     if ids != "numbers":
@@ -147,6 +158,10 @@ def test_unknown_items_against_the_truth_as_in_one_pass(
     assert block["reference"] == "ground truth"
     assert 0 < block["unknown"] < block["recommended"], block
     assert _engine(got)["ranges"] > 2
+    if extension() is None or ids == "text":
+        assert not handed
+    elif ids == "numbers":  # negative ids: the ranges without any hand their bits over
+        assert len(handed) >= 2
 
 
 def _refusals(folder: Path, config: dict[str, Any]) -> list[str]:
