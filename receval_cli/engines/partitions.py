@@ -31,8 +31,10 @@ from receval_cli.evaluation.assembly import (
     finish,
 )
 from receval_cli.evaluation.click_parts import log_items
+from receval_cli.evaluation.kernel_core import BATCH_ROWS as ROWS
+from receval_cli.evaluation.kernel_core import read_batches
 from receval_cli.evaluation.segment_split import Segment, SegmentKeys
-from receval_cli.inputs.readers import Input
+from receval_cli.inputs.readers import Input, PartOf
 from receval_cli.metrics import lookup
 from receval_cli.results.report import Report
 
@@ -55,7 +57,7 @@ def evaluate_partitioned(
     def buckets() -> Iterator[Bucket]:
         for bucket in range(partitions):
             mine = (pl.col("user").hash(seed=0) % partitions) == bucket
-            mine_p = dataclasses.replace(predictions, frame=predictions.frame.filter(mine))
+            mine_p = PartOf.of(predictions, mine)  # read as filtered slices of the file
             mine_t = dataclasses.replace(truth, frame=truth.frame.filter(mine))
             yield f"partition {bucket + 1}/{partitions}", mine_p, mine_t
 
@@ -128,6 +130,12 @@ def evaluate_buckets(
     if keys is not None:
         run.segment_keys, run.segments = keys
     merged = running.merged()
+    if reference is not None and known is None and running.items.bits_alone():
+        # the reference's items read a batch at a time into bits, where the buckets' are
+        # bits too: no table of either made (finish's query would make both)
+        known = ItemSet()
+        for batch in read_batches(unknown_items.reference_rows(truth, sources), ROWS, engine):
+            known.add(batch)
     if known is not None:
         # None where either set holds ids other than bits: finish's query counts them
         merged.unknown = running.items.missing_from(known)

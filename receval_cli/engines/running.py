@@ -29,12 +29,12 @@ BIT_IDS = 2**28  # integer ids below this are kept one bit each (32 MiB at most)
 # the id types kept as bits (numpy holds them; UInt64 and Int128 ids go to the tables)
 _BITS_HOLD = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 COMPACT_FROM = 4_000_000  # table rows held before the first compaction
-_SLICE_WORDS = 2**18  # words of bits compared or read back at once (2**24 ids)
+_SLICE_WORDS = 2**15  # words of bits compared or read back at once (2**21 ids)
 
 
 class ItemSet:
-    """Distinct item ids, added table by table (`add`) or as bits (`add_bits`), read back
-    as one table sorted by id (`table`)."""
+    """Distinct item ids, added table by table (`add`, nulls left out) or as bits
+    (`add_bits`), read back as one table sorted by id (`table`)."""
 
     def __init__(self) -> None:
         # numpy uint64 words: bit i % 64 of word i // 64 is set where the id i was added
@@ -48,13 +48,19 @@ class ItemSet:
         """Whether anything was added (an empty table or bits included)."""
         return self.bits is not None or bool(self.others)
 
+    def bits_alone(self) -> bool:
+        """Whether the set holds bits and nothing else (missing_from counts on them)."""
+        return self.bits is not None and not self.others
+
     def add(self, table: pl.DataFrame) -> None:
         import numpy as np
 
         items = table.get_column("item")
         if self.dtype is None:
             self.dtype = items.dtype
-        if items.dtype not in _BITS_HOLD or items.null_count():
+        if items.null_count():  # no id: a reference's nulls match no recommended item
+            items = items.drop_nulls()
+        if items.dtype not in _BITS_HOLD:
             self._other(items)
             return
         values = items.to_numpy().astype(np.int64, copy=False)
@@ -109,9 +115,10 @@ class ItemSet:
             shared = min(len(lacking), len(theirs))  # either set's bits may end first
             lacking[:shared] &= ~theirs[:shared]
             count = int(np.bitwise_count(lacking).sum())
-            if count and len(examples) < EXAMPLES:
-                found = set_bits(lacking)[: EXAMPLES - len(examples)] + 64 * start
-                examples = np.concatenate([examples, found])
+            if count and len(examples) < EXAMPLES:  # from the first words that hold any
+                words = np.flatnonzero(lacking)[: EXAMPLES - len(examples)]
+                found = [set_bits(lacking[w : w + 1]) + 64 * (start + w) for w in words]
+                examples = np.concatenate([examples, *found])[:EXAMPLES]
             unknown += count
         return unknown_row(recommended, unknown, pl.Series(examples).cast(self.dtype))
 

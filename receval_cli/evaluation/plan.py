@@ -386,6 +386,11 @@ def _compiled(
     if conventions.tie_break == "input_order":
         columns.append("row")
     rows = scored.select(columns)
+    # a hash partition's rows: read as slices of the whole file, each filtered
+    parted = predictions.parted()
+    if parted is not None:
+        by, precision = predictions.value_column, conventions.score_precision
+        parted = (with_score_precision(parted[0], by, precision).select(columns), parted[1])
     # the lists, ranked: what the metrics read, and with a catalog the item figures'
     ranks = (
         _reads_recs(stats) or bool(list_specs) or (sources.catalog is not None and sources.figures)
@@ -407,6 +412,7 @@ def _compiled(
                 ranks,
                 numpy_import,
                 rank_depth,
+                parted,
             )
         if tables == kernel_core.UNORDERED:  # read whole, sorted by user
             read, whole_truth = pl.collect_all(

@@ -40,6 +40,14 @@ def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
     return "ground truth", truth.frame.select(pl.col("item").drop_nulls().unique())
 
 
+def reference_rows(truth: Input, sources: Sources) -> pl.LazyFrame:
+    """reference_of's items row by row, repeats and nulls (which match no recommended
+    item) and all: for a reader that gathers them as they pass (engines/running.py's
+    ItemSet), a slice of the file at a time."""
+    source = sources.catalog or sources.interactions or truth
+    return source.frame.select("item")
+
+
 def unknown_query(recommended: pl.LazyFrame, reference: pl.LazyFrame) -> pl.LazyFrame:
     """One row: the distinct recommended items, those the reference lacks, and examples."""
     unknown = recommended.join(reference, on="item", how="anti")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
@@ -45,6 +45,23 @@ from receval_cli.inputs.scanning import config_key, detect_format, no_rows_error
 from receval_cli.wording import setting
 
 
+@dataclass(frozen=True)
+class PartOf:
+    """A part of an input's rows: `frame` is `whole.filter(keep)`. A reader may read it as
+    slices of `whole`, each filtered (evaluation/kernel_core.py `read_batches`): polars'
+    streaming batches of the filtered scan decode the file ahead of the reader."""
+
+    whole: pl.LazyFrame
+    keep: pl.Expr
+    frame: pl.LazyFrame
+
+    @staticmethod
+    def of(source: Input, keep: pl.Expr) -> Input:
+        """`source` with only the rows `keep` selects, its whole frame kept beside."""
+        frame = source.frame.filter(keep)
+        return replace(source, frame=frame, part=PartOf(source.frame, keep, frame))
+
+
 @dataclass
 class Input:
     """A scanned input file in canonical columns, with what the report says about it."""
@@ -58,6 +75,14 @@ class Input:
     raw: pl.LazyFrame = field(repr=False)
     separator: str | None = None  # the CSV separator the config gives, to explain failures
     location: str | None = None  # a Spark table or URI as written (Path collapses "//")
+    # a hash partition's rows (engines/partitions.py): `frame` made as `whole.filter(keep)`
+    part: PartOf | None = field(default=None, repr=False)
+
+    def parted(self) -> tuple[pl.LazyFrame, pl.Expr] | None:
+        """(the whole input, the filter that keeps this part's rows) where `frame` is still
+        the partition's filtered frame (a frame replaced since is not); else None."""
+        part = self.part
+        return None if part is None or part.frame is not self.frame else (part.whole, part.keep)
 
     @property
     def value_column(self) -> str:

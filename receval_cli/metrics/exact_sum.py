@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
@@ -101,7 +102,7 @@ def exact_sum(values: pl.Series | np.ndarray) -> ExactSum:
     return exact_sums([values])[0]
 
 
-def exact_sums(columns: list[pl.Series | np.ndarray]) -> list[ExactSum]:
+def exact_sums(columns: Sequence[pl.Series | np.ndarray]) -> list[ExactSum]:
     """The exact sum of each column (nulls left out), the columns shared among a thread
     per core where they are many values (numpy and the compiled core release the GIL)."""
     import numpy as np

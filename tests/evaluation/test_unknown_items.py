@@ -15,6 +15,8 @@ import pytest
 from cli_helpers import invoke, write, write_config
 
 import receval_cli
+from receval_cli.compiled import extension
+from receval_cli.engines import running
 
 
 def _files(folder: Path, truth_items: list[str], users: int = 4, per_user: int = 5) -> Path:
@@ -176,6 +178,61 @@ def test_agrees_with_plain_sets(
         **({"examples": sorted(unknown)[:5]} if unknown else {}),
     }
     assert bool(report.warnings) == (len(unknown) / len(top) > 0.9)
+
+
+@pytest.mark.parametrize("reference", ["ground truth", "catalog"])
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_partitions_count_as_plain_sets(
+    tmp_path: Path, seed: int, wide: bool, reference: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`partitions: 3`: the buckets' items and the reference's (read a slice at a time)
+    counted on bits where both are (engines/running.py), else by finish's query (`wide`:
+    negative and large ids); the block is that of plain sets either way."""
+    counted: list[object] = []
+    missing_from = running.ItemSet.missing_from
+
+    def watched(self: running.ItemSet, other: running.ItemSet) -> object:
+        counted.append(found := missing_from(self, other))
+        return found
+
+    monkeypatch.setattr(running.ItemSet, "missing_from", watched)
+    rng = random.Random(seed)
+    ids = [*range(30), 100, *([-7, 2**40] if wide else [])]
+    rows = [(u, i, rng.random()) for u in range(12) for i in rng.sample(ids, rng.randint(1, 8))]
+    truth = [(u, i) for u in range(12) for i in rng.sample([*ids, *range(30, 40)], 3)]
+    catalog = rng.sample([*ids, *range(30, 60)], 25)
+    pl.DataFrame(rows, schema=["user", "item", "score"], orient="row").write_parquet(
+        tmp_path / "p.parquet"
+    )
+    pl.DataFrame(truth, schema=["user", "item"], orient="row").write_parquet(tmp_path / "t.parquet")
+    pl.DataFrame({"item": catalog}).write_parquet(tmp_path / "c.parquet")
+    config = {
+        "predictions": {"path": "p.parquet"},
+        "ground_truth": {"path": "t.parquet"},
+        "metrics": ["hit_rate@3"],
+        "partitions": 3,
+        "conventions": {"tie_break": "item_asc"},
+        **({"catalog": {"path": "c.parquet"}} if reference == "catalog" else {}),
+    }
+    result = invoke("run", write_config(tmp_path, config), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    top: set[int] = set()
+    for user in {r[0] for r in rows}:
+        ranked = sorted((r for r in rows if r[0] == user), key=lambda r: (-r[2], r[1]))
+        top |= {r[1] for r in ranked[:3]}
+    known = set(catalog) if reference == "catalog" else {t[1] for t in truth}
+    unknown = top - known
+    assert json.loads(result.stdout)["models"]["model"]["unknown_items"] == {
+        "reference": reference,
+        "recommended": len(top),
+        "unknown": len(unknown),
+        "share": len(unknown) / len(top),
+        **({"examples": sorted(unknown)[:5]} if unknown else {}),
+    }
+    on_bits = [found for found in counted if found is not None]
+    if extension() is not None and not wide:
+        assert on_bits, "the count was not made on bits"
 
 
 def test_check_false_skips_the_count(tmp_path: Path) -> None:
