@@ -22,6 +22,7 @@ from receval_cli.evaluation.unknown_items import EXAMPLES, unknown_row
 
 SEEN_IDS = 2**28  # ids below this are marked one bit each (32 MiB at most)
 _SLICE = 2**20  # ids looked up at once by missing_from
+_FIRST_WINDOW = 2**12  # ids of the first window read for the examples (_smallest_outside)
 _SPARE: list[Any] = []  # the bits of the set released last, cleared (SeenItems.release)
 
 
@@ -113,22 +114,25 @@ class SeenItems:
         return unknown_row(recommended, unknown, pl.Series(examples))
 
     def _smallest_outside(self, ids: Any, count: int) -> Any:
-        """The `count` smallest marked ids not among `ids`: the bits read a slice at a time
-        from the start, until that many are found."""
+        """The `count` smallest marked ids not among `ids`: windows of the bits from the
+        start, each twice as wide as the last (from _FIRST_WINDOW ids), until that many
+        are found, the window's own ids of `ids` marked in bits of their own (no sort of
+        `ids`: a whole slice's marked ids looked up in them took 50 ms at 10M rows)."""
         import numpy as np
 
         found = np.zeros(0, np.int64)
-        if count == 0:
-            return found
-        ids = np.sort(ids)
-        out, words = np.empty(_SLICE, np.int64), _SLICE // 64
-        for start in range(0, len(self.bits), words):
-            marked = out[: self.module.marked(self.bits[start : start + words], out)]
-            marked += 64 * start
-            places = np.searchsorted(ids, marked)
-            inside = places < len(ids)
-            inside[inside] = ids[places[inside]] == marked[inside]
-            found = np.concatenate([found, marked[~inside][: count - len(found)]])
-            if len(found) == count:
-                break
+        start, width, end = 0, _FIRST_WINDOW, 64 * len(self.bits)
+        out = np.empty(0, np.int64)
+        while len(found) < count and start < end:
+            stop = min(start + width, end)  # both multiples of 64
+            lacking = self.bits[start // 64 : stop // 64].copy()
+            inside = ids[(ids >= start) & (ids < stop)] - start
+            known = np.zeros_like(lacking)
+            self.module.mark(inside, np.ones(len(inside), np.uint8), known)
+            lacking &= ~known
+            if len(out) < 64 * len(lacking):
+                out = np.empty(64 * len(lacking), np.int64)
+            marked = out[: self.module.marked(lacking, out)] + start
+            found = np.concatenate([found, marked[: count - len(found)]])
+            start, width = stop, 2 * width
         return found

@@ -60,13 +60,15 @@ def test_mark_says_how_many_bits_an_id_needs() -> None:
 )
 def test_the_unknown_items_row_is_the_querys(recommended: list[int], reference: list[int]) -> None:
     """missing_from, on the bits, against unknown_items.unknown_query over the items'
-    table: the same row (values and types); the bits read 128 ids a slice."""
+    table: the same row (values and types); the bits read 128 ids a slice, the examples
+    from windows of 64, 128, 256, ... ids."""
     seen = SeenItems(MODULE)
     items = np.array(recommended, np.int64)
     seen.add(items, np.ones(len(items), np.uint8), lambda: np.unique(items))
     known = pl.Series("item", reference, dtype=pl.Int64).unique()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(seen_items, "_SLICE", 128)
+        patch.setattr(seen_items, "_FIRST_WINDOW", 64)
         found = seen.missing_from(known)
     assert found is not None
     query = unknown_items.unknown_query(seen.series().to_frame().lazy(), known.to_frame().lazy())
