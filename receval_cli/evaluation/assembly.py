@@ -187,7 +187,7 @@ def bucket_partial(
     # the core's items, where the Partial goes straight to finish: made only if it reads them
     later = task.items_when_read and plan.recommended is not None
     # or handed over as the core's bits, where the run takes them so (no table made)
-    bits = None if plan.seen is None or later else plan.seen.bits_alone()
+    bits = None if plan.seen is None or later else plan.seen.held_bits()
     handed = listed and bits is not None and task.items_into is not None
     if listed and not later and not handed:
         groups["recommended"] = [plan.recommended_items()]

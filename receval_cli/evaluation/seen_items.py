@@ -55,7 +55,7 @@ class SeenItems:
         if status != 0:  # a negative id, or one of SEEN_IDS or more
             self.others.append(distinct())
 
-    def bits_alone(self) -> Any:
+    def held_bits(self) -> Any:
         """The bits (numpy uint64 words: bit i % 64 of word i // 64 for the id i) where
         they hold every item added; None where a batch had other ids."""
         return None if self.others else self.bits

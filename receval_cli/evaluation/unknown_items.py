@@ -32,20 +32,28 @@ EXAMPLES = 5  # unknown ids named: the smallest
 def reference_of(truth: Input, sources: Sources) -> tuple[str, pl.LazyFrame]:
     """The reference's name and its items (distinct, but for the catalog's: an anti join
     needs no distinct keys, and the catalog has each item once)."""
-    if sources.catalog is not None:  # each item once (inputs/optional.py checks it)
-        return "catalog", sources.catalog.frame.select("item")
-    if sources.interactions is not None:
-        return "interactions log", sources.interactions.frame.select(pl.col("item").unique())
+    name, source = _reference(truth, sources)
+    if name == "catalog":  # each item once (inputs/optional.py checks it)
+        return name, source.frame.select("item")
     # an expression's unique: faster than a one-column frame's (a row hash each)
-    return "ground truth", truth.frame.select(pl.col("item").drop_nulls().unique())
+    return name, source.frame.select(pl.col("item").drop_nulls().unique())
 
 
 def reference_rows(truth: Input, sources: Sources) -> pl.LazyFrame:
     """reference_of's items row by row, repeats and nulls (which match no recommended
     item) and all: for a reader that gathers them as they pass (engines/running.py's
     ItemSet), a slice of the file at a time."""
-    source = sources.catalog or sources.interactions or truth
-    return source.frame.select("item")
+    return _reference(truth, sources)[1].frame.select("item")
+
+
+def _reference(truth: Input, sources: Sources) -> tuple[str, Input]:
+    """The unknown-items reference: the catalog, else the interactions log, else the
+    ground truth."""
+    if sources.catalog is not None:
+        return "catalog", sources.catalog
+    if sources.interactions is not None:
+        return "interactions log", sources.interactions
+    return "ground truth", truth
 
 
 def unknown_query(recommended: pl.LazyFrame, reference: pl.LazyFrame) -> pl.LazyFrame:
@@ -65,7 +73,7 @@ def unknown_query(recommended: pl.LazyFrame, reference: pl.LazyFrame) -> pl.Lazy
 
 
 def unknown_row(recommended: int, unknown: int, examples: pl.Series) -> pl.DataFrame:
-    """unknown_query's row from counts made elsewhere (the ranges' item flags, the compiled
+    """unknown_query's row from counts made elsewhere (the buckets' item bits, the compiled
     core's bits): the same columns and types."""
     return pl.DataFrame(
         {
